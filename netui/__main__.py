@@ -1,0 +1,3 @@
+from netui.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,155 @@
+"""Turn the raw texts read from a node into a NodeSample.
+
+Every transport gathers the same texts under the same keys (``PROC_FILES`` plus, per
+interface, the ``IFACE_ATTRS`` of /sys/class/net/<if>), so the local file reader, the SSH
+sampler and a replayed capture all meet here and run the same parsers. A text that is
+missing (None) or does not parse leaves its part of the sample None and adds a line to
+``NodeSample.problems``; it never raises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from netui.collectors import procfs
+from netui.model.samples import InterfaceCounters, InterfaceSample, NodeSample, TcpSample
+
+# key -> path under the procfs root
+PROC_FILES: dict[str, str] = {
+    "net/dev": "net/dev",
+    "net/snmp": "net/snmp",
+    "net/netstat": "net/netstat",
+    "stat": "stat",
+    "softirqs": "softirqs",
+    "net/softnet_stat": "net/softnet_stat",
+    "boot_id": "sys/kernel/random/boot_id",
+    "hostname": "sys/kernel/hostname",
+}
+
+# files read under /sys/class/net/<if>/ ; "link" is where the class symlink points
+IFACE_ATTRS: tuple[str, ...] = ("mtu", "speed", "operstate", "carrier", "ifindex", "type")
+
+ARPHRD_LOOPBACK = 772
+
+_VIRTUAL_PREFIXES = (
+    ("veth", "veth"),
+    ("docker", "bridge"),
+    ("br-", "bridge"),
+    ("virbr", "bridge"),
+    ("cni", "bridge"),
+    ("ifb", "ifb"),
+    ("dummy", "dummy"),
+    ("tun", "tun"),
+    ("tap", "tun"),
+)
+
+
+def kind_from_sysfs(name: str, link: str | None, type_: int | None, extras: frozenset[str]) -> str | None:
+    """Classify an interface from what /sys/class/net/<if> shows.
+
+    ``link`` is the target of the class symlink (None in a copied tree, where the entry is
+    a plain directory); ``extras`` names the marker entries present (``bridge``, ``bonding``,
+    ``device``).
+    """
+    if type_ == ARPHRD_LOOPBACK or name == "lo":
+        return "loopback"
+    if "bridge" in extras:
+        return "bridge"
+    if "bonding" in extras:
+        return "bond"
+    if "device" in extras:
+        return "physical"
+    if link is not None:
+        if "/devices/virtual/" not in link:
+            return "physical"
+        for prefix, kind in _VIRTUAL_PREFIXES:
+            if name.startswith(prefix):
+                return kind
+        return "virtual"
+    return None
+
+
+def interfaces_from_texts(
+    net_dev: Mapping[str, InterfaceCounters],
+    attrs: Mapping[str, Mapping[str, str | None]],
+) -> dict[str, InterfaceSample]:
+    """Join /proc/net/dev counters with each interface's sysfs attributes."""
+    out: dict[str, InterfaceSample] = {}
+    for name, counters in net_dev.items():
+        a = attrs.get(name, {})
+        extras = frozenset(k for k in ("bridge", "bonding", "device") if a.get(k) is not None)
+        type_ = procfs.parse_int_file(a.get("type"))
+        kind = kind_from_sysfs(name, a.get("link"), type_, extras)
+        out[name] = InterfaceSample(
+            name=name,
+            counters=counters,
+            mtu=procfs.parse_int_file(a.get("mtu")),
+            operstate=procfs.parse_operstate(a.get("operstate")),
+            carrier=procfs.parse_carrier(a.get("carrier")),
+            speed_mbps=procfs.parse_speed_mbps(a.get("speed")),
+            ifindex=procfs.parse_int_file(a.get("ifindex")),
+            kind=kind,
+        )
+    return out
+
+
+def sample_from_texts(
+    texts: Mapping[str, str | None],
+    iface_attrs: Mapping[str, Mapping[str, str | None]],
+    *,
+    wall_s: float,
+    mono_s: float,
+    interfaces: dict[str, InterfaceSample] | None = None,
+    problems: list[str] | None = None,
+) -> NodeSample:
+    """Build a NodeSample from raw texts keyed as in PROC_FILES.
+
+    ``interfaces`` may be given by a collector that has them from another source (netlink);
+    /proc/net/dev is then not needed.
+    """
+    problems = list(problems or ())
+
+    def parse(key, parser):
+        text = texts.get(key)
+        if text is None:
+            problems.append(f"{PROC_FILES.get(key, key)}: not readable")
+            return None
+        try:
+            return parser(text)
+        except procfs.ParseError as exc:
+            problems.append(f"{PROC_FILES.get(key, key)}: {exc}")
+            return None
+
+    if interfaces is None:
+        net_dev = parse("net/dev", procfs.parse_net_dev)
+        interfaces = interfaces_from_texts(net_dev, iface_attrs) if net_dev is not None else {}
+
+    snmp = parse("net/snmp", procfs.parse_keyed_pairs)
+    netstat = texts.get("net/netstat")
+    ext: dict[str, int] = {}
+    if netstat is not None:
+        try:
+            ext = procfs.parse_keyed_pairs(netstat).get("TcpExt", {})
+        except procfs.ParseError as exc:
+            problems.append(f"net/netstat: {exc}")
+    tcp = None
+    if snmp is not None:
+        if "Tcp" in snmp:
+            tcp = TcpSample(snmp["Tcp"], ext)
+        else:
+            problems.append("net/snmp: no Tcp: lines")
+
+    boot_id = (texts.get("boot_id") or "").strip() or None
+    hostname = (texts.get("hostname") or "").strip() or None
+    return NodeSample(
+        wall_s=wall_s,
+        mono_s=mono_s,
+        boot_id=boot_id,
+        interfaces=interfaces,
+        tcp=tcp,
+        cpu=parse("stat", procfs.parse_stat_cpus),
+        softirqs=parse("softirqs", procfs.parse_softirqs),
+        softnet=parse("net/softnet_stat", procfs.parse_softnet_stat),
+        hostname=hostname,
+        problems=tuple(problems),
+    )

@@ -1,0 +1,178 @@
+"""Read this host's counters: from /proc and /sys, or from a captured copy of them.
+
+``TreeReader`` reads any procfs/sysfs root (``--procfs``/``--sysfs``, as node_exporter's
+``--path.procfs``): a host's /proc mounted into a container, or a captured tree.
+``LiveReader`` is the default for this host: the interface list and stats64 come from
+netlink (pyroute2) in one dump instead of many file reads, link speed from psutil, and the
+rest from the /proc parsers.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+
+from netui.collectors.assemble import IFACE_ATTRS, PROC_FILES, sample_from_texts
+from netui.model.samples import InterfaceCounters, InterfaceSample, NodeSample
+
+
+def read_text(path: str) -> str | None:
+    """A file's text, or None when it is missing or unreadable (EINVAL, EACCES, ...)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def read_iface_attrs(sysfs: str, name: str) -> dict[str, str | None]:
+    """The sysfs attributes of one interface, plus where its class entry links to."""
+    base = os.path.join(sysfs, "class", "net", name)
+    attrs: dict[str, str | None] = {a: read_text(os.path.join(base, a)) for a in IFACE_ATTRS}
+    try:
+        attrs["link"] = os.readlink(base)
+    except OSError:
+        attrs["link"] = None
+    for marker in ("bridge", "bonding", "device"):
+        attrs[marker] = "" if os.path.exists(os.path.join(base, marker)) else None
+    return attrs
+
+
+class TreeReader:
+    """Samples a procfs/sysfs tree by reading its files; no netlink, no psutil."""
+
+    def __init__(self, procfs: str = "/proc", sysfs: str = "/sys") -> None:
+        self.procfs = procfs
+        self.sysfs = sysfs
+        self.name = self._hostname() or "localhost"
+
+    def _hostname(self) -> str | None:
+        text = read_text(os.path.join(self.procfs, PROC_FILES["hostname"]))
+        return text.strip() if text else None
+
+    def read_texts(self) -> dict[str, str | None]:
+        return {key: read_text(os.path.join(self.procfs, rel)) for key, rel in PROC_FILES.items()}
+
+    def sample(self) -> NodeSample:
+        mono = time.monotonic()
+        wall = time.time()
+        texts = self.read_texts()
+        attrs = {}
+        net_dev = texts.get("net/dev")
+        if net_dev:
+            for line in net_dev.splitlines()[2:]:
+                name = line.partition(":")[0].strip()
+                if name and "/" not in name and name not in (".", ".."):
+                    attrs[name] = read_iface_attrs(self.sysfs, name)
+        return sample_from_texts(texts, attrs, wall_s=wall, mono_s=mono)
+
+
+# netlink link kinds (IFLA_INFO_KIND) mapped to what netui calls them
+_NETLINK_KINDS = {
+    "veth": "veth",
+    "bridge": "bridge",
+    "openvswitch": "bridge",
+    "bond": "bond",
+    "team": "bond",
+    "vlan": "vlan",
+    "macvlan": "vlan",
+    "ipvlan": "vlan",
+    "ifb": "ifb",
+    "dummy": "dummy",
+    "tun": "tun",
+}
+_IFF_LOOPBACK = 0x8
+
+
+def counters_from_stats64(s: dict) -> InterfaceCounters:
+    """rtnl_link_stats64 → the /proc/net/dev columns (the same sums the kernel prints)."""
+    g = s.get
+    return InterfaceCounters(
+        rx_bytes=g("rx_bytes", 0),
+        rx_packets=g("rx_packets", 0),
+        rx_errors=g("rx_errors", 0),
+        rx_dropped=g("rx_dropped", 0) + g("rx_missed_errors", 0),
+        rx_fifo=g("rx_fifo_errors", 0),
+        rx_frame=g("rx_length_errors", 0) + g("rx_over_errors", 0) + g("rx_crc_errors", 0) + g("rx_frame_errors", 0),
+        rx_compressed=g("rx_compressed", 0),
+        rx_multicast=g("multicast", 0),
+        tx_bytes=g("tx_bytes", 0),
+        tx_packets=g("tx_packets", 0),
+        tx_errors=g("tx_errors", 0),
+        tx_dropped=g("tx_dropped", 0),
+        tx_fifo=g("tx_fifo_errors", 0),
+        tx_colls=g("collisions", 0),
+        tx_carrier=g("tx_carrier_errors", 0) + g("tx_aborted_errors", 0) + g("tx_window_errors", 0) + g("tx_heartbeat_errors", 0),
+        tx_compressed=g("tx_compressed", 0),
+    )
+
+
+class LiveReader(TreeReader):
+    """This host, live: netlink for interfaces, psutil for link speed, /proc for the rest."""
+
+    def __init__(self) -> None:
+        super().__init__("/proc", "/sys")
+        self.name = socket.gethostname() or self.name
+        self._ipr = None
+
+    def _links(self) -> dict[str, InterfaceSample] | None:
+        import psutil
+        from pyroute2 import IPRoute
+
+        try:
+            if self._ipr is None:
+                self._ipr = IPRoute()
+            links = self._ipr.get_links()
+        except Exception:  # netlink unavailable (seccomp, odd container): fall back to files
+            self.close()
+            return None
+        try:
+            speeds = {n: s.speed for n, s in psutil.net_if_stats().items()}
+        except (OSError, RuntimeError):
+            speeds = {}
+        out: dict[str, InterfaceSample] = {}
+        for link in links:
+            name = link.get("IFLA_IFNAME")
+            stats = link.get("IFLA_STATS64")
+            if not name or stats is None:
+                continue
+            info_kind = link.get(("IFLA_LINKINFO", "IFLA_INFO_KIND"))
+            if link["flags"] & _IFF_LOOPBACK:
+                kind = "loopback"
+            elif info_kind:
+                kind = _NETLINK_KINDS.get(info_kind, "virtual")
+            else:
+                kind = "physical"
+            carrier = link.get("IFLA_CARRIER")
+            operstate = link.get("IFLA_OPERSTATE")
+            speed = speeds.get(name)
+            out[name] = InterfaceSample(
+                name=name,
+                counters=counters_from_stats64(stats),
+                mtu=link.get("IFLA_MTU"),
+                operstate=operstate.lower() if isinstance(operstate, str) else None,
+                carrier=None if carrier is None else bool(carrier),
+                speed_mbps=speed if speed and speed > 0 else None,
+                ifindex=link.get("index"),
+                kind=kind,
+            )
+        return out
+
+    def sample(self) -> NodeSample:
+        mono = time.monotonic()
+        wall = time.time()
+        interfaces = self._links()
+        if interfaces is None:
+            return super().sample()
+        texts = self.read_texts()
+        texts["net/dev"] = None  # netlink already gave the interfaces
+        return sample_from_texts(texts, {}, wall_s=wall, mono_s=mono, interfaces=interfaces)
+
+    def close(self) -> None:
+        if self._ipr is not None:
+            try:
+                self._ipr.close()
+            except Exception:
+                pass
+            self._ipr = None

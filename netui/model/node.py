@@ -1,0 +1,187 @@
+"""A node as netui knows it: connection state, last sample, rates, summary, health, history.
+
+No I/O here: collectors hand samples to ``Node.observe``; transports report failures with
+``Node.fail``. Everything the UI and the JSON output show about a node comes from this.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from netui.model import units
+from netui.model.health import HEALTHY, Health, Level, Threshold, assess
+from netui.model.history import Ring, capacity_for
+from netui.model.rates import NodeRates, node_rates
+from netui.model.samples import InterfaceSample, NodeSample
+
+HIDDEN_KINDS = frozenset({"loopback", "virtual", "veth", "bridge", "ifb", "dummy", "tun"})
+
+
+class NodeState(str, Enum):
+    CONNECTING = "connecting"
+    UP = "up"
+    STALE = "stale"
+    DOWN = "down"
+    AUTH_FAILED = "auth failed"
+    HOST_KEY_UNKNOWN = "host key unknown"
+    HOST_KEY_CHANGED = "host key changed"
+    UNSUPPORTED = "unsupported"
+    PARSE_ERROR = "parse error"
+
+    @property
+    def healthy(self) -> bool:
+        return self is NodeState.UP
+
+
+def is_hidden(iface: InterfaceSample) -> bool:
+    """Loopback and software devices (veth, bridges, docker, ifb, ...) are hidden by default."""
+    return iface.kind in HIDDEN_KINDS or (iface.kind is None and iface.name == "lo")
+
+
+def data_plane(interfaces: dict[str, InterfaceSample]) -> list[str]:
+    """Names of the interfaces that carry the node's traffic, as the summary counts them.
+
+    The non-hidden ones; when a node has none (a container or a lab node with only a veth),
+    every interface but loopback.
+    """
+    names = [n for n, s in interfaces.items() if not is_hidden(s)]
+    if not names:
+        names = [n for n, s in interfaces.items() if s.kind != "loopback" and n != "lo"]
+    return sorted(names)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSummary:
+    """One row of the cluster grid: the node's data-plane totals for the last interval."""
+
+    rx_bytes_per_s: float | None = None
+    tx_bytes_per_s: float | None = None
+    drops_per_s: float | None = None
+    errors_per_s: float | None = None
+    retrans_segs_per_s: float | None = None
+    retrans_ratio: float | None = None
+    hottest_cpu: int | None = None
+    hottest_softirq_percent: float | None = None
+    net_rx_per_s: float | None = None
+    softnet_drops_per_s: float | None = None
+    time_squeeze_per_s: float | None = None
+    max_link_percent: float | None = None
+
+
+def _sum(values) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
+def summarize(sample: NodeSample, rates: NodeRates | None) -> tuple[NodeSummary, list[tuple[str, float | None, str]]]:
+    """The grid row and the health findings of one interval."""
+    if rates is None:
+        return NodeSummary(), []
+    findings: list[tuple[str, float | None, str]] = []
+    names = [n for n in data_plane(sample.interfaces) if n in rates.interfaces]
+    ifs = [rates.interfaces[n] for n in names]
+    for r in ifs:
+        drops = _sum((r.rx_dropped_per_s, r.tx_dropped_per_s))
+        errs = _sum((r.rx_errors_per_s, r.tx_errors_per_s))
+        findings.append(("drops_per_s", drops, f"{r.name} drops {units.per_s(drops)}/s"))
+        findings.append(("errors_per_s", errs, f"{r.name} errors {units.per_s(errs)}/s"))
+        findings.append(("link_percent", r.link_percent, f"{r.name} at {units.percent(r.link_percent)} of link speed"))
+    summary = dict(
+        rx_bytes_per_s=_sum(r.rx_bytes_per_s for r in ifs),
+        tx_bytes_per_s=_sum(r.tx_bytes_per_s for r in ifs),
+        drops_per_s=_sum(_sum((r.rx_dropped_per_s, r.tx_dropped_per_s)) for r in ifs),
+        errors_per_s=_sum(_sum((r.rx_errors_per_s, r.tx_errors_per_s)) for r in ifs),
+        max_link_percent=max((r.link_percent for r in ifs if r.link_percent is not None), default=None),
+    )
+    if rates.tcp is not None:
+        summary["retrans_segs_per_s"] = rates.tcp.retrans_segs_per_s
+        summary["retrans_ratio"] = rates.tcp.retrans_ratio
+        findings.append(
+            ("retrans_ratio", rates.tcp.retrans_ratio, f"TCP retransmits {units.ratio_percent(rates.tcp.retrans_ratio)} of segments")
+        )
+    if rates.cpu is not None:
+        hot = rates.cpu.hottest()
+        if hot is not None:
+            summary["hottest_cpu"], summary["hottest_softirq_percent"] = hot
+            findings.append(("softirq_percent", hot[1], f"CPU{hot[0]} {hot[1]:.0f}% in softirq"))
+        summary["net_rx_per_s"] = _sum(rates.cpu.net_rx_per_s)
+    if rates.softnet is not None:
+        d = sum(rates.softnet.dropped_per_s)
+        s = sum(rates.softnet.time_squeeze_per_s)
+        summary["softnet_drops_per_s"], summary["time_squeeze_per_s"] = d, s
+        findings.append(("softnet_drops_per_s", d, f"backlog drops {units.per_s(d)}/s"))
+        findings.append(("time_squeeze_per_s", s, f"NET_RX squeezed {units.per_s(s)}/s"))
+    return NodeSummary(**summary), findings
+
+
+# Series kept per node (grid sparklines, node charts) and per interface.
+NODE_SERIES = ("rx_bytes_per_s", "tx_bytes_per_s", "drops_per_s", "retrans_segs_per_s", "hottest_softirq_percent")
+
+
+class Node:
+    """Everything netui holds about one node. Mutated only by observe/fail/set_state."""
+
+    def __init__(self, name: str, *, history_s: float = 900.0, interval_s: float = 1.0,
+                 thresholds: dict[str, Threshold] | None = None) -> None:
+        self.name = name
+        self.state = NodeState.CONNECTING
+        self.error: str | None = None
+        self.sample: NodeSample | None = None
+        self.rates: NodeRates | None = None
+        self.summary = NodeSummary()
+        self.health: Health = HEALTHY
+        self.thresholds = thresholds
+        self.samples_seen = 0
+        self._capacity = capacity_for(history_s, interval_s)
+        self.history: dict[str, Ring] = {k: Ring(self._capacity) for k in NODE_SERIES}
+        self.iface_history: dict[str, tuple[Ring, Ring]] = {}
+
+    def observe(self, sample: NodeSample) -> None:
+        """Take a new sample: compute rates against the previous one, update everything."""
+        prev = self.sample
+        self.rates = node_rates(prev, sample)
+        self.sample = sample
+        self.samples_seen += 1
+        self.summary, findings = summarize(sample, self.rates)
+        self.health = assess(findings, self.thresholds)
+        if sample.problems and not sample.interfaces and sample.cpu is None:
+            self.state, self.error = NodeState.PARSE_ERROR, "; ".join(sample.problems)
+        else:
+            self.state = NodeState.UP
+            self.error = "; ".join(sample.problems) or None
+        for key, ring in self.history.items():
+            ring.append(getattr(self.summary, key))
+        if self.rates is not None:
+            for name, r in self.rates.interfaces.items():
+                rings = self.iface_history.get(name)
+                if rings is None:
+                    rings = self.iface_history[name] = (Ring(self._capacity), Ring(self._capacity))
+                rings[0].append(r.rx_bytes_per_s)
+                rings[1].append(r.tx_bytes_per_s)
+            for gone in self.iface_history.keys() - self.rates.interfaces.keys():
+                del self.iface_history[gone]
+
+    def fail(self, state: NodeState, reason: str) -> None:
+        """The transport reports a failure; the last sample stays for display, rates go."""
+        self.state = state
+        self.error = reason
+        self.rates = None
+        self.summary = NodeSummary()
+        self.health = Health(Level.CRITICAL, (f"{state.value}: {reason}",))
+
+    def set_state(self, state: NodeState, reason: str | None = None) -> None:
+        self.state = state
+        self.error = reason
+        if state is NodeState.STALE:
+            self.health = Health(Level.WARNING, (f"stale: {reason or 'no recent sample'}",))
+
+    @property
+    def level(self) -> Level:
+        if self.state is NodeState.UP:
+            return self.health.level
+        if self.state in (NodeState.CONNECTING,):
+            return Level.OK
+        if self.state is NodeState.STALE:
+            return Level.WARNING
+        return Level.CRITICAL

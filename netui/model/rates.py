@@ -1,0 +1,237 @@
+"""Rates: a pure function of (previous sample, current sample).
+
+Rates are per second over the interval between the two samples' node-side monotonic
+clocks. A rate is ``None`` ("unknown", shown as "—") whenever the counters cannot be
+trusted across the two samples: a counter went backwards (driver reload, reset), the boot
+id changed (reboot), an interface was recreated (new ifindex under the same name), or the
+interval is not positive. 32-bit counters (/proc/softirqs, softnet_stat) wrap modulo 2**32.
+Never a negative or absurd rate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from netui.model.samples import InterfaceSample, NodeSample
+
+U32 = 1 << 32
+
+
+def delta_u64(prev: int, cur: int) -> int | None:
+    """Increase of a 64-bit counter, or None when it went backwards (a reset)."""
+    d = cur - prev
+    return d if d >= 0 else None
+
+
+def delta_u32(prev: int, cur: int) -> int:
+    """Increase of a 32-bit counter that wraps at 2**32."""
+    return (cur - prev) % U32
+
+
+@dataclass(frozen=True, slots=True)
+class InterfaceRates:
+    """Per-second rates of one interface (bytes, packets, drops, errors)."""
+
+    name: str
+    rx_bytes_per_s: float | None
+    tx_bytes_per_s: float | None
+    rx_packets_per_s: float | None
+    tx_packets_per_s: float | None
+    rx_dropped_per_s: float | None
+    tx_dropped_per_s: float | None
+    rx_errors_per_s: float | None
+    tx_errors_per_s: float | None
+    speed_mbps: int | None
+
+    @property
+    def rx_bits_per_s(self) -> float | None:
+        return None if self.rx_bytes_per_s is None else self.rx_bytes_per_s * 8
+
+    @property
+    def tx_bits_per_s(self) -> float | None:
+        return None if self.tx_bytes_per_s is None else self.tx_bytes_per_s * 8
+
+    @property
+    def link_percent(self) -> float | None:
+        """The busier direction in % of link speed (None when the speed is unknown)."""
+        if not self.speed_mbps:
+            return None
+        busiest = max((r for r in (self.rx_bytes_per_s, self.tx_bytes_per_s) if r is not None), default=None)
+        return None if busiest is None else busiest * 8 / (self.speed_mbps * 1e6) * 100
+
+
+@dataclass(frozen=True, slots=True)
+class TcpRates:
+    """TCP segment rates and the retransmit ratio ΔRetransSegs/ΔOutSegs (0..1)."""
+
+    retrans_segs_per_s: float | None
+    out_segs_per_s: float | None
+    in_segs_per_s: float | None
+    retrans_ratio: float | None
+    ext_per_s: dict[str, float]  # TcpExt counters that moved in this interval
+
+
+@dataclass(frozen=True, slots=True)
+class CpuRates:
+    """Per-CPU softirq load, one tuple per column indexed like ``cpus``.
+
+    ``softirq_percent`` is the share of the CPU's time spent in softirq (0..100);
+    ``net_rx_per_s``/``net_tx_per_s`` are NET_RX/NET_TX softirq invocations per second.
+    """
+
+    cpus: tuple[int, ...]
+    softirq_percent: tuple[float | None, ...]
+    net_rx_per_s: tuple[float | None, ...]
+    net_tx_per_s: tuple[float | None, ...]
+
+    def hottest(self) -> tuple[int, float] | None:
+        """(cpu, softirq %) of the CPU with the most softirq time, or None."""
+        best = None
+        for cpu, pct in zip(self.cpus, self.softirq_percent):
+            if pct is not None and (best is None or pct > best[1]):
+                best = (cpu, pct)
+        return best
+
+
+@dataclass(frozen=True, slots=True)
+class SoftnetRates:
+    cpus: tuple[int, ...]
+    processed_per_s: tuple[float, ...]
+    dropped_per_s: tuple[float, ...]
+    time_squeeze_per_s: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class NodeRates:
+    """All rates of a node over one interval (``interval_s`` seconds, node clock)."""
+
+    interval_s: float
+    interfaces: dict[str, InterfaceRates]
+    tcp: TcpRates | None
+    cpu: CpuRates | None
+    softnet: SoftnetRates | None
+
+
+_IFACE_FIELDS = (
+    ("rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "rx_dropped", "tx_dropped", "rx_errors", "tx_errors")
+)
+
+
+def interface_rates(prev: InterfaceSample | None, cur: InterfaceSample, dt: float) -> InterfaceRates:
+    """Rates of one interface; all None when there is no comparable previous sample."""
+    if prev is None or (prev.ifindex is not None and cur.ifindex is not None and prev.ifindex != cur.ifindex):
+        return InterfaceRates(cur.name, None, None, None, None, None, None, None, None, cur.speed_mbps)
+    p, c = prev.counters, cur.counters
+    values = []
+    for f in _IFACE_FIELDS:
+        d = getattr(c, f) - getattr(p, f)
+        values.append(d / dt if d >= 0 else None)
+    return InterfaceRates(cur.name, *values, cur.speed_mbps)
+
+
+def _tcp_rates(prev: NodeSample, cur: NodeSample, dt: float) -> TcpRates | None:
+    if prev.tcp is None or cur.tcp is None:
+        return None
+    pt, ct = prev.tcp.tcp, cur.tcp.tcp
+
+    def rate(key: str) -> float | None:
+        if key not in pt or key not in ct:
+            return None
+        d = delta_u64(pt[key], ct[key])
+        return None if d is None else d / dt
+
+    retrans = rate("RetransSegs")
+    out = rate("OutSegs")
+    ratio = None
+    if retrans is not None and out is not None and out > 0:
+        ratio = retrans / out
+    elif retrans == 0.0 and out == 0.0:
+        ratio = 0.0
+    pe = prev.tcp.ext
+    moved: dict[str, float] = {}
+    for key, value in cur.tcp.ext.items():
+        before = pe.get(key)
+        if before is not None and value > before:
+            moved[key] = (value - before) / dt
+    return TcpRates(retrans, out, rate("InSegs"), ratio, moved)
+
+
+def _cpu_rates(prev: NodeSample, cur: NodeSample, dt: float) -> CpuRates | None:
+    pc, cc = prev.cpu, cur.cpu
+    if cc is None and cur.softirqs is None:
+        return None
+    cpus = cc.cpus if cc is not None else cur.softirqs.cpus
+    # softirq % of each CPU's time
+    if pc is not None and cc is not None:
+        if pc.cpus == cc.cpus:
+            pct = []
+            for ps, cs, pt, ct in zip(pc.softirq, cc.softirq, pc.total, cc.total):
+                dtot = ct - pt
+                dsoft = cs - ps
+                pct.append(dsoft * 100.0 / dtot if dtot > 0 and 0 <= dsoft <= dtot else None)
+            softirq_percent = tuple(pct)
+        else:  # CPUs went on- or offline: match by id
+            before = {cpu: (s, t) for cpu, s, t in zip(pc.cpus, pc.softirq, pc.total)}
+            pct = []
+            for cpu, cs, ct in zip(cc.cpus, cc.softirq, cc.total):
+                ps, pt = before.get(cpu, (None, None))
+                if ps is None:
+                    pct.append(None)
+                    continue
+                dtot, dsoft = ct - pt, cs - ps
+                pct.append(dsoft * 100.0 / dtot if dtot > 0 and 0 <= dsoft <= dtot else None)
+            softirq_percent = tuple(pct)
+    else:
+        softirq_percent = (None,) * len(cpus)
+    # NET_RX / NET_TX per second, from /proc/softirqs (u32), aligned to ``cpus``
+    ps_, cs_ = prev.softirqs, cur.softirqs
+    if ps_ is not None and cs_ is not None and ps_.cpus == cs_.cpus:
+        rx = {cpu: delta_u32(a, b) / dt for cpu, a, b in zip(cs_.cpus, ps_.net_rx, cs_.net_rx)}
+        tx = {cpu: delta_u32(a, b) / dt for cpu, a, b in zip(cs_.cpus, ps_.net_tx, cs_.net_tx)}
+        net_rx = tuple(rx.get(cpu) for cpu in cpus)
+        net_tx = tuple(tx.get(cpu) for cpu in cpus)
+    else:
+        net_rx = net_tx = (None,) * len(cpus)
+    return CpuRates(cpus, softirq_percent, net_rx, net_tx)
+
+
+def _softnet_rates(prev: NodeSample, cur: NodeSample, dt: float) -> SoftnetRates | None:
+    p, c = prev.softnet, cur.softnet
+    if p is None or c is None:
+        return None
+    if p.cpus == c.cpus:
+        return SoftnetRates(
+            c.cpus,
+            tuple(delta_u32(a, b) / dt for a, b in zip(p.processed, c.processed)),
+            tuple(delta_u32(a, b) / dt for a, b in zip(p.dropped, c.dropped)),
+            tuple(delta_u32(a, b) / dt for a, b in zip(p.time_squeeze, c.time_squeeze)),
+        )
+    before = {cpu: i for i, cpu in enumerate(p.cpus)}
+    cpus, proc, drop, squeeze = [], [], [], []
+    for i, cpu in enumerate(c.cpus):
+        j = before.get(cpu)
+        if j is None:
+            continue
+        cpus.append(cpu)
+        proc.append(delta_u32(p.processed[j], c.processed[i]) / dt)
+        drop.append(delta_u32(p.dropped[j], c.dropped[i]) / dt)
+        squeeze.append(delta_u32(p.time_squeeze[j], c.time_squeeze[i]) / dt)
+    return SoftnetRates(tuple(cpus), tuple(proc), tuple(drop), tuple(squeeze))
+
+
+def node_rates(prev: NodeSample | None, cur: NodeSample) -> NodeRates | None:
+    """Rates between two samples of one node, or None when they are not comparable.
+
+    Not comparable: no previous sample, a different boot id (the node rebooted), or a node
+    clock that did not advance.
+    """
+    if prev is None:
+        return None
+    if prev.boot_id is not None and cur.boot_id is not None and prev.boot_id != cur.boot_id:
+        return None
+    dt = cur.mono_s - prev.mono_s
+    if not dt > 0:
+        return None
+    pi = prev.interfaces
+    interfaces = {name: interface_rates(pi.get(name), s, dt) for name, s in cur.interfaces.items()}
+    return NodeRates(dt, interfaces, _tcp_rates(prev, cur, dt), _cpu_rates(prev, cur, dt), _softnet_rates(prev, cur, dt))

@@ -1,0 +1,70 @@
+"""How numbers are shown: auto-scaled, fixed width, "—" for unknown."""
+
+from __future__ import annotations
+
+import math
+
+UNKNOWN = "—"
+
+_SI = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+
+
+def si(value: float | None, unit: str = "", *, width: int = 0) -> str:
+    """Auto-scaled SI value: ``si(2.5e9, "b/s") == "2.50 Gb/s"``; None → "—"."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        text = UNKNOWN
+    else:
+        for factor, prefix in _SI:
+            if abs(value) >= factor:
+                scaled = value / factor
+                text = f"{scaled:.3g}" if scaled < 100 else f"{scaled:.0f}"
+                text = f"{text} {prefix}{unit}"
+                break
+        else:
+            text = f"{value:.3g} {unit}" if value else f"0 {unit}"
+        text = text.rstrip()
+    return text.rjust(width) if width else text
+
+
+def bits_per_s(bytes_per_s: float | None, *, as_bytes: bool = False, width: int = 0) -> str:
+    """Throughput from bytes/s, in bits/s (default) or bytes/s, auto-scaled."""
+    if bytes_per_s is None:
+        return si(None, width=width)
+    return si(bytes_per_s, "B/s", width=width) if as_bytes else si(bytes_per_s * 8, "b/s", width=width)
+
+
+def per_s(value: float | None, *, width: int = 0) -> str:
+    """An event rate (packets, drops, errors per second): "0", "3.5", "12k"; None → "—"."""
+    if value is None:
+        text = UNKNOWN
+    elif value == 0:
+        text = "0"
+    elif value < 10:
+        text = f"{value:.1f}"
+    else:
+        text = si(value)
+    return text.rjust(width) if width else text
+
+
+def percent(value: float | None, *, digits: int = 0, width: int = 0) -> str:
+    text = UNKNOWN if value is None else f"{value:.{digits}f}%"
+    return text.rjust(width) if width else text
+
+
+def ratio_percent(value: float | None, *, width: int = 0) -> str:
+    """A 0..1 ratio as a percentage with enough digits for small loss ratios."""
+    if value is None:
+        text = UNKNOWN
+    elif value == 0:
+        text = "0%"
+    elif value < 0.001:
+        text = f"{value * 100:.3f}%"
+    else:
+        text = f"{value * 100:.2f}%"
+    return text.rjust(width) if width else text
+
+
+def speed(mbps: int | None) -> str:
+    if mbps is None:
+        return UNKNOWN
+    return f"{mbps // 1000}G" if mbps >= 1000 and mbps % 1000 == 0 else f"{mbps}M"
