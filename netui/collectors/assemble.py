@@ -59,14 +59,13 @@ def kind_from_sysfs(name: str, link: str | None, type_: int | None, extras: froz
         return "bond"
     if "device" in extras:
         return "physical"
-    if link is not None:
-        if "/devices/virtual/" not in link:
-            return "physical"
-        for prefix, kind in _VIRTUAL_PREFIXES:
-            if name.startswith(prefix):
-                return kind
-        return "virtual"
-    return None
+    if link is not None and "/devices/virtual/" not in link:
+        return "physical"
+    for prefix, kind in _VIRTUAL_PREFIXES:
+        if name.startswith(prefix):
+            return kind
+    # a software device, or (copied tree, no link) nothing tells us
+    return "virtual" if link is not None else None
 
 
 def interfaces_from_texts(

@@ -1,0 +1,36 @@
+"""All the nodes netui watches, in the order the user named them."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from netui.model.health import Threshold
+from netui.model.node import Node, NodeState
+
+
+class Fleet:
+    def __init__(self, names: list[str], *, history_s: float = 900.0, interval_s: float = 1.0,
+                 thresholds: dict[str, Threshold] | None = None) -> None:
+        self.nodes: dict[str, Node] = {
+            n: Node(n, history_s=history_s, interval_s=interval_s, thresholds=thresholds) for n in names
+        }
+
+    def __iter__(self):
+        return iter(self.nodes.values())
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def __getitem__(self, name: str) -> Node:
+        return self.nodes[name]
+
+    def count_by_state(self) -> dict[NodeState, int]:
+        """How many nodes are in each state, in the order of NodeState."""
+        counts = Counter(n.state for n in self.nodes.values())
+        return {s: counts[s] for s in NodeState if counts[s]}
+
+    def totals(self) -> tuple[float | None, float | None]:
+        """Cluster RX and TX, bytes/s, over the nodes that are up."""
+        rx = [n.summary.rx_bytes_per_s for n in self if n.summary.rx_bytes_per_s is not None]
+        tx = [n.summary.tx_bytes_per_s for n in self if n.summary.tx_bytes_per_s is not None]
+        return (sum(rx) if rx else None, sum(tx) if tx else None)

@@ -1,0 +1,125 @@
+"""The cluster grid's columns, declared once: label, width, how to sort, how to show."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from netui.model import units
+from netui.model.health import DEFAULT_THRESHOLDS, Level
+from netui.model.node import Node
+from netui.ui.render import spark
+
+SPARK_WIDTH = 12
+
+
+@dataclass(frozen=True)
+class GridOptions:
+    as_bytes: bool = False
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    label: str
+    width: int
+    text: Callable[[Node, GridOptions], str]
+    sort_value: Callable[[Node], float | str] | None = None
+    threshold: str | None = None  # colour the cell by this metric's level
+    value: Callable[[Node], float | None] | None = None
+    right: bool = True
+    priority: int = 99
+
+
+def _v(x: float | None) -> float:
+    return -1.0 if x is None else x
+
+
+def _hot(n: Node) -> str:
+    s = n.summary
+    if s.hottest_softirq_percent is None:
+        return units.UNKNOWN
+    return f"{s.hottest_softirq_percent:3.0f}% c{s.hottest_cpu}"
+
+
+def _trend(n: Node, o: GridOptions) -> str:
+    rx = n.history["rx_bytes_per_s"].values(SPARK_WIDTH)
+    tx = n.history["tx_bytes_per_s"].values(SPARK_WIDTH)
+    both = [None if a is None and b is None else (a or 0) + (b or 0) for a, b in zip(rx, tx)]
+    return spark(both, SPARK_WIDTH)
+
+
+def _state(n: Node, o: GridOptions) -> str:
+    return n.state.value
+
+
+def _health(n: Node, o: GridOptions) -> str:
+    if n.error and n.state.value != "up":
+        return n.error
+    return "; ".join(n.health.reasons[:2]) or n.health.label
+
+
+# Display order. ``priority``: lower is kept longer when the terminal is narrow.
+COLUMNS: tuple[Column, ...] = (
+    Column("node", "Node", 13, lambda n, o: n.name, lambda n: n.name, right=False, priority=0),
+    Column("state", "State", 11, _state, lambda n: n.state.value, right=False, priority=1),
+    Column("rx", "RX", 10, lambda n, o: units.bits_per_s(n.summary.rx_bytes_per_s, as_bytes=o.as_bytes),
+           lambda n: _v(n.summary.rx_bytes_per_s), priority=2),
+    Column("tx", "TX", 10, lambda n, o: units.bits_per_s(n.summary.tx_bytes_per_s, as_bytes=o.as_bytes),
+           lambda n: _v(n.summary.tx_bytes_per_s), priority=3),
+    Column("trend", "RX+TX trend", SPARK_WIDTH, _trend, right=False, priority=7),
+    Column("drops", "Drops/s", 8, lambda n, o: units.per_s(n.summary.drops_per_s),
+           lambda n: _v(n.summary.drops_per_s), "drops_per_s", lambda n: n.summary.drops_per_s, priority=4),
+    Column("errors", "Err/s", 6, lambda n, o: units.per_s(n.summary.errors_per_s),
+           lambda n: _v(n.summary.errors_per_s), "errors_per_s", lambda n: n.summary.errors_per_s, priority=8),
+    Column("retrans", "Retr/s", 7, lambda n, o: units.per_s(n.summary.retrans_segs_per_s),
+           lambda n: _v(n.summary.retrans_segs_per_s), priority=9),
+    Column("ratio", "Retr%", 7, lambda n, o: units.ratio_percent(n.summary.retrans_ratio),
+           lambda n: _v(n.summary.retrans_ratio), "retrans_ratio", lambda n: n.summary.retrans_ratio, priority=5),
+    Column("softirq", "SoftIRQ", 10, lambda n, o: _hot(n),
+           lambda n: _v(n.summary.hottest_softirq_percent), "softirq_percent",
+           lambda n: n.summary.hottest_softirq_percent, priority=6),
+    Column("netrx", "NET_RX/s", 9, lambda n, o: units.per_s(n.summary.net_rx_per_s),
+           lambda n: _v(n.summary.net_rx_per_s), priority=10),
+    Column("health", "Health", 24, _health, right=False, priority=11),
+)
+
+
+def fit_columns(width: int) -> tuple[Column, ...]:
+    """The columns that fit in ``width`` cells, most important first, in display order.
+
+    The last column (Health) grows to take what is left.
+    """
+    chosen: set[str] = set()
+    used = 0
+    for c in sorted(COLUMNS, key=lambda c: c.priority):
+        if used + c.width + 1 <= width:
+            chosen.add(c.key)
+            used += c.width + 1
+    return tuple(c for c in COLUMNS if c.key in chosen)
+
+
+# Sort orders offered by the `s` key, in cycling order. "worst" is the default.
+SORTS: tuple[str, ...] = ("worst", "node", "rx", "tx", "drops", "errors", "retrans", "ratio", "softirq")
+SORT_LABELS = {"worst": "worst first"} | {c.key: c.label for c in COLUMNS}
+
+
+def sort_key(sort: str) -> Callable[[Node], tuple]:
+    """Key for ``sorted``: worst first, or the column descending (names ascending)."""
+    if sort == "worst":
+        return lambda n: (-int(n.level), -_v(n.summary.drops_per_s), -_v(n.summary.retrans_ratio),
+                          -_v(n.summary.hottest_softirq_percent), n.name)
+    if sort == "node":
+        return lambda n: (n.name,)
+    col = next(c for c in COLUMNS if c.key == sort)
+    assert col.sort_value is not None
+    return lambda n: (-col.sort_value(n), n.name)  # type: ignore[operator]
+
+
+def cell_level(col: Column, node: Node) -> Level | None:
+    """The level a cell is coloured with; None for plain cells."""
+    if col.key in ("node", "state", "health"):
+        return node.level
+    if col.threshold and col.value:
+        return DEFAULT_THRESHOLDS[col.threshold].level(col.value(node))
+    return None

@@ -1,0 +1,96 @@
+"""The node screen: one node in depth — interfaces, per-CPU softirq, TCP, softnet."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from netui.model import units
+from netui.model.node import data_plane
+from netui.ui.panels import CpuPanel, InterfacePanel, SoftnetPanel, TcpPanel
+from netui.ui.render import level_styles
+from netui.ui.status import StatusBar
+
+WIDE = 120  # from this width the panels sit in two columns
+
+
+class NodeScreen(Screen):
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back"),
+    ]
+
+    def __init__(self, node_name: str) -> None:
+        super().__init__()
+        self.node_name = node_name
+        self._ifaces: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar(id="status")
+        yield Static(id="node-head")
+        with VerticalScroll(id="node-body"):
+            yield Grid(id="ifaces")
+            with Grid(id="host-panels"):
+                yield CpuPanel(id="cpu")
+                with VerticalScroll(id="right-col"):
+                    yield TcpPanel(id="tcp")
+                    yield SoftnetPanel(id="softnet")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.refresh_data()
+
+    def on_resize(self, event) -> None:
+        wide = self.size.width >= WIDE
+        self.query_one("#ifaces").set_class(wide, "-wide")
+        self.query_one("#host-panels").set_class(wide, "-wide")
+        self.refresh_data()
+
+    def shown_interfaces(self) -> list[str]:
+        node = self.app.monitor.fleet[self.node_name]  # type: ignore[attr-defined]
+        if node.sample is None:
+            return []
+        if self.app.show_all:  # type: ignore[attr-defined]
+            return sorted(node.sample.interfaces)
+        return data_plane(node.sample.interfaces)
+
+    def refresh_data(self) -> None:
+        app = self.app
+        node = app.monitor.fleet[self.node_name]  # type: ignore[attr-defined]
+        styles = level_styles(app.theme_variables)
+        self.query_one(StatusBar).update_from(app, title=f"› {node.name}")
+        head = Text()
+        head.append(f"{node.name}", style="bold")
+        if node.sample and node.sample.hostname and node.sample.hostname != node.name:
+            head.append(f" ({node.sample.hostname})")
+        head.append(f"  {node.state.value}", style=styles[node.level])
+        s = node.summary
+        head.append(f"   RX {units.bits_per_s(s.rx_bytes_per_s, as_bytes=app.grid_options.as_bytes)}"
+                    f"  TX {units.bits_per_s(s.tx_bytes_per_s, as_bytes=app.grid_options.as_bytes)}")
+        hidden = 0
+        if node.sample:
+            hidden = len(node.sample.interfaces) - len(self.shown_interfaces())
+        if hidden:
+            head.append(f"   ({hidden} hidden: a shows all)", style="dim")
+        if node.error:
+            head.append(f"\n{node.error}", style=styles[node.level])
+        for reason in node.health.reasons[:3]:
+            head.append(f"\n! {reason}", style=styles[node.health.level])
+        self.query_one("#node-head", Static).update(head)
+
+        wanted = self.shown_interfaces()
+        box = self.query_one("#ifaces", Grid)
+        if wanted != self._ifaces:
+            box.remove_children()
+            box.mount_all([InterfacePanel(name) for name in wanted])
+            self._ifaces = wanted
+            self.call_after_refresh(self.refresh_data)
+        for panel in box.query(InterfacePanel):
+            panel.show(node, as_bytes=app.grid_options.as_bytes, interval_s=app.monitor.interval_s)
+        cpu = self.query_one(CpuPanel)
+        cpu.show(node, styles, max(40, cpu.content_size.width or self.size.width - 4))
+        self.query_one(TcpPanel).show(node, styles)
+        self.query_one(SoftnetPanel).show(node, styles)

@@ -1,0 +1,216 @@
+"""The panels of the node screen. Each takes the Node and shows it; none computes a rate."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Label, Sparkline, Static
+from textual_plotext import PlotextPlot
+
+from netui.model import units
+from netui.model.health import DEFAULT_THRESHOLDS, Level
+from netui.model.node import Node
+
+CHART_SECONDS = 300  # the chart shows the last five minutes
+
+
+class InterfacePanel(Vertical):
+    """One interface: state line, RX/TX sparklines with rates, drops/errors, a chart."""
+
+    DEFAULT_CSS = """
+    InterfacePanel {
+        height: auto;
+        border: round $primary 60%;
+        border-title-color: $text;
+        padding: 0 1;
+    }
+    InterfacePanel.-down { border: round $error; }
+    InterfacePanel .iface-info { height: 1; color: $text-muted; }
+    InterfacePanel .row { height: 1; }
+    InterfacePanel .row Label { width: 16; }
+    InterfacePanel .row Sparkline { width: 1fr; }
+    InterfacePanel .counts { height: 1; }
+    InterfacePanel PlotextPlot { height: 9; }
+    """
+
+    def __init__(self, iface: str, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.iface = iface
+        self.border_title = iface
+        self._ready = False
+
+    def on_mount(self) -> None:
+        self._ready = True
+
+    def compose(self) -> ComposeResult:
+        yield Static(classes="iface-info")
+        with Horizontal(classes="row"):
+            yield Label("RX", classes="rx-label")
+            yield Sparkline([], classes="rx-spark")
+        with Horizontal(classes="row"):
+            yield Label("TX", classes="tx-label")
+            yield Sparkline([], classes="tx-spark")
+        yield Static(classes="counts")
+        yield PlotextPlot(classes="chart")
+
+    def show(self, node: Node, *, as_bytes: bool, interval_s: float) -> None:
+        s = node.sample.interfaces.get(self.iface) if node.sample else None
+        r = node.rates.interfaces.get(self.iface) if node.rates else None
+        if s is None or not self._ready:
+            return
+        self.set_class(s.operstate == "down" or s.carrier is False, "-down")
+        self.query_one(".iface-info", Static).update(
+            f"{s.operstate or '—'}  {units.speed(s.speed_mbps)}  MTU {s.mtu if s.mtu is not None else '—'}"
+            f"  {s.kind or ''}"
+            + (f"  {units.percent(r.link_percent)} of link" if r and r.link_percent is not None else "")
+        )
+        rx_ring, tx_ring = node.iface_history.get(self.iface, (None, None))
+        rx_rate = r.rx_bytes_per_s if r else None
+        tx_rate = r.tx_bytes_per_s if r else None
+        self.query_one(".rx-label", Label).update(f"RX {units.bits_per_s(rx_rate, as_bytes=as_bytes, width=11)}")
+        self.query_one(".tx-label", Label).update(f"TX {units.bits_per_s(tx_rate, as_bytes=as_bytes, width=11)}")
+        rx_values = [v or 0.0 for v in rx_ring.values(120)] if rx_ring else []
+        tx_values = [v or 0.0 for v in tx_ring.values(120)] if tx_ring else []
+        self.query_one(".rx-spark", Sparkline).data = rx_values
+        self.query_one(".tx-spark", Sparkline).data = tx_values
+        c = s.counters
+        drops = f"drops {units.per_s(r.rx_dropped_per_s)}/{units.per_s(r.tx_dropped_per_s)}/s" if r else "drops —"
+        errs = f"errors {units.per_s(r.rx_errors_per_s)}/{units.per_s(r.tx_errors_per_s)}/s" if r else "errors —"
+        pkts = f"pkts {units.per_s(r.rx_packets_per_s)}/{units.per_s(r.tx_packets_per_s)}/s" if r else "pkts —"
+        total = f"total drops {c.rx_dropped + c.tx_dropped}  errors {c.rx_errors + c.tx_errors}"
+        self.query_one(".counts", Static).update(f"{pkts}   {drops}   {errs}   {total}")
+        self._chart(rx_ring, tx_ring, as_bytes=as_bytes, interval_s=interval_s)
+
+    def _chart(self, rx_ring, tx_ring, *, as_bytes: bool, interval_s: float) -> None:
+        plot = self.query_one(PlotextPlot)
+        plt = plot.plt
+        plt.clear_data()
+        plt.clear_figure()
+        if rx_ring is None or len(rx_ring) == 0:
+            plot.refresh()
+            return
+        n = max(2, int(CHART_SECONDS / interval_s))
+        scale, unit = (1.0, "B/s") if as_bytes else (8.0, "b/s")
+        rx = [(v or 0.0) * scale for v in rx_ring.values(n)]
+        tx = [(v or 0.0) * scale for v in tx_ring.values(n)]
+        top = max(rx + tx + [1.0])
+        factor, prefix = next(((f, p) for f, p in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")) if top >= f), (1.0, ""))
+        xs = [-(len(rx) - 1 - i) * interval_s for i in range(len(rx))]
+        plt.plot(xs, [v / factor for v in rx], label="RX", marker="braille")
+        plt.plot(xs, [v / factor for v in tx], label="TX", marker="braille")
+        plt.ylim(0, top / factor * 1.1)
+        plt.ylabel(f"{prefix}{unit}")
+        plt.xlabel("seconds ago")
+        plot.refresh()
+
+
+class CpuPanel(Static):
+    """Per-CPU softirq %, NET_RX/s and NET_TX/s; the hottest CPU picked out."""
+
+    DEFAULT_CSS = """
+    CpuPanel { height: auto; border: round $primary 60%; padding: 0 1; }
+    """
+
+    def on_mount(self) -> None:
+        self.border_title = "CPU softirq"
+
+    def show(self, node: Node, styles, width: int) -> None:
+        cr = node.rates.cpu if node.rates else None
+        if cr is None:
+            self.update("waiting for a second sample…" if node.sample else "no data")
+            return
+        hot = cr.hottest()
+        thr = DEFAULT_THRESHOLDS["softirq_percent"]
+        cells = []
+        for cpu, pct, rx, tx in zip(cr.cpus, cr.softirq_percent, cr.net_rx_per_s, cr.net_tx_per_s):
+            level = thr.level(pct)
+            bar = _bar(pct, 8)
+            t = Text(f"cpu{cpu:<3} {bar} {units.percent(pct, width=4)} rx {units.per_s(rx, width=5)} tx {units.per_s(tx, width=5)}")
+            if hot is not None and cpu == hot[0] and (pct or 0) > 0:
+                t.stylize("bold reverse")
+            elif level > Level.OK:
+                t.stylize(styles[level])
+            cells.append(t)
+        per_row = max(1, width // 44)
+        grid = Table.grid(padding=(0, 2))
+        for _ in range(per_row):
+            grid.add_column()
+        for i in range(0, len(cells), per_row):
+            grid.add_row(*cells[i : i + per_row])
+        head = Text(f"hottest: cpu{hot[0]} {hot[1]:.0f}%\n" if hot else "hottest: —\n", style="bold")
+        self.update(Group(head, grid))
+
+
+def _bar(pct: float | None, width: int) -> str:
+    if pct is None:
+        return " " * width
+    full = pct / 100 * width
+    n = int(full)
+    frac = full - n
+    partial = " ▏▎▍▌▋▊▉"[int(frac * 8)] if n < width else ""
+    return ("█" * n + partial).ljust(width)[:width]
+
+
+class TcpPanel(Static):
+    DEFAULT_CSS = """
+    TcpPanel { height: auto; border: round $primary 60%; padding: 0 1; }
+    """
+
+    def on_mount(self) -> None:
+        self.border_title = "TCP"
+
+    def show(self, node: Node, styles) -> None:
+        s = node.sample.tcp if node.sample else None
+        t = node.rates.tcp if node.rates else None
+        if s is None:
+            self.update("no TCP counters (net/snmp unreadable)")
+            return
+        lines = Text()
+        ratio_level = DEFAULT_THRESHOLDS["retrans_ratio"].level(t.retrans_ratio if t else None)
+        lines.append(f"retransmits {units.per_s(t.retrans_segs_per_s if t else None)}/s  ")
+        lines.append(f"ratio {units.ratio_percent(t.retrans_ratio if t else None)}",
+                     style=styles[ratio_level] if ratio_level > Level.OK else "")
+        lines.append(f"\nsegments out {units.per_s(t.out_segs_per_s if t else None)}/s"
+                     f"  in {units.per_s(t.in_segs_per_s if t else None)}/s"
+                     f"  established {s.tcp.get('CurrEstab', '—')}")
+        lines.append(f"\ntotal RetransSegs {s.tcp.get('RetransSegs', '—')}  OutSegs {s.tcp.get('OutSegs', '—')}")
+        moved = sorted((t.ext_per_s if t else {}).items(), key=lambda kv: -kv[1])
+        if moved:
+            lines.append("\nTcpExt that moved:", style="bold")
+            for key, rate in moved[:12]:
+                lines.append(f"\n  {key:<28}{units.per_s(rate, width=8)}/s")
+        else:
+            lines.append("\nTcpExt: nothing moved")
+        self.update(lines)
+
+
+class SoftnetPanel(Static):
+    DEFAULT_CSS = """
+    SoftnetPanel { height: auto; border: round $primary 60%; padding: 0 1; }
+    """
+
+    def on_mount(self) -> None:
+        self.border_title = "softnet backlog"
+
+    def show(self, node: Node, styles) -> None:
+        r = node.rates.softnet if node.rates else None
+        if r is None:
+            self.update("waiting for a second sample…" if node.sample and node.sample.softnet else "no softnet_stat")
+            return
+        drops, squeeze = sum(r.dropped_per_s), sum(r.time_squeeze_per_s)
+        text = Text()
+        dl = DEFAULT_THRESHOLDS["softnet_drops_per_s"].level(drops)
+        sl = DEFAULT_THRESHOLDS["time_squeeze_per_s"].level(squeeze)
+        text.append(f"backlog drops {units.per_s(drops)}/s", style=styles[dl] if dl else "")
+        text.append("   ")
+        text.append(f"time squeezes {units.per_s(squeeze)}/s", style=styles[sl] if sl else "")
+        busy = [(c, d, q) for c, d, q in zip(r.cpus, r.dropped_per_s, r.time_squeeze_per_s) if d or q]
+        for cpu, d, q in busy[:8]:
+            text.append(f"\n  cpu{cpu:<3} drops {units.per_s(d)}/s  squeezes {units.per_s(q)}/s")
+        if node.sample and node.sample.softnet:
+            sn = node.sample.softnet
+            text.append(f"\ntotal drops {sum(sn.dropped)}  squeezes {sum(sn.time_squeeze)}", style="dim")
+        self.update(text)

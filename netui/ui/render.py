@@ -1,0 +1,53 @@
+"""Small renderables shared by the screens: text sparklines and level colours."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.style import Style
+from rich.text import Text
+
+from netui.model.health import Level
+
+BARS = "▁▂▃▄▅▆▇█"
+
+
+def spark(values: Sequence[float | None], width: int) -> str:
+    """A one-line sparkline of the last ``width`` values, scaled to their own maximum.
+
+    Unknown values are blanks; an all-zero series is a flat floor line.
+    """
+    tail = list(values)[-width:]
+    known = [v for v in tail if v is not None]
+    top = max(known, default=0.0)
+    out = []
+    for v in tail:
+        if v is None:
+            out.append(" ")
+        elif top <= 0:
+            out.append(BARS[0])
+        else:
+            out.append(BARS[min(len(BARS) - 1, int(v / top * (len(BARS) - 1) + 0.5))])
+    return "".join(out).rjust(width)
+
+
+# Theme variable carrying each level's colour.
+LEVEL_VARIABLES = {
+    Level.OK: "success",
+    Level.CAREFUL: "accent",
+    Level.WARNING: "warning",
+    Level.CRITICAL: "error",
+}
+
+
+def level_styles(theme_variables: dict[str, str]) -> dict[Level, Style]:
+    """Rich styles for the health levels, from the app theme's variables."""
+    styles = {}
+    for level, var in LEVEL_VARIABLES.items():
+        color = theme_variables.get(var)
+        styles[level] = Style(color=color, bold=level >= Level.WARNING) if color else Style()
+    return styles
+
+
+def styled(text: str, style: Style | None, *, justify: str = "left") -> Text:
+    return Text(text, style=style or "", justify=justify)  # type: ignore[arg-type]

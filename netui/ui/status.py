@@ -1,0 +1,52 @@
+"""The one-line status bar at the top of every screen."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from netui.model import units
+from netui.model.node import NodeState
+
+
+class StatusBar(Static):
+    DEFAULT_CSS = """
+    StatusBar {
+        height: 1;
+        background: $panel;
+        color: $text;
+        padding: 0 1;
+    }
+    StatusBar.-paused {
+        background: $warning 40%;
+    }
+    """
+
+    def update_from(self, app, *, sort: str | None = None, filter: str | None = None, title: str | None = None) -> None:
+        fleet = app.monitor.fleet
+        counts = fleet.count_by_state()
+        theme = app.theme_variables
+        text = Text()
+        text.append("netui", style="bold")
+        if title:
+            text.append(f" {title}", style="bold")
+        text.append("  ")
+        text.append(f"{len(fleet)} node{'s' if len(fleet) != 1 else ''}: ")
+        for i, (state, count) in enumerate(counts.items()):
+            if i:
+                text.append(", ")
+            color = theme.get("success") if state is NodeState.UP else (
+                theme.get("warning") if state in (NodeState.CONNECTING, NodeState.STALE) else theme.get("error"))
+            text.append(f"{count} {state.value}", style=color or "")
+        rx, tx = fleet.totals()
+        as_bytes = app.grid_options.as_bytes
+        text.append(f"  │ RX {units.bits_per_s(rx, as_bytes=as_bytes)}  TX {units.bits_per_s(tx, as_bytes=as_bytes)}")
+        text.append(f"  │ every {app.monitor.interval_s:g}s")
+        if sort:
+            text.append(f"  │ sort: {sort}")
+        if filter:
+            text.append(f"  │ filter: {filter}")
+        if app.paused:
+            text.append("  │ PAUSED", style="bold")
+        self.set_class(app.paused, "-paused")
+        self.update(text)

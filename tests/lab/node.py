@@ -1,0 +1,270 @@
+"""One node of the lab: a network namespace with its own hostname and an sshd.
+
+Every process of a node — sshd, `exec`, `popen` — starts as
+
+    ip netns exec netui-<lab>-node<K> unshare --uts sh -c 'hostname "$0" && exec "$@"' nodeK …
+
+so it sees the node's network (lo, eth0; `ip netns exec` also remounts /sys) and the node's
+hostname (lab-notes pitfall 7). Each step execs the next, so the Popen pid is the pid of
+the command itself.
+
+The fault helpers are all reversible, and `heal()` reverses whichever were used.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from . import network, ssh_files
+from .processes import kill_and_wait, port_open, send_signal
+
+if TYPE_CHECKING:
+    from .cluster import Lab
+
+EXEC_TIMEOUT_S = 30.0
+SSHD_STOP_TIMEOUT_S = 3.0
+_SET_HOSTNAME = 'hostname "$0" && exec "$@"'
+
+
+class LabError(RuntimeError):
+    """The lab could not do what was asked (sshd did not start, leftovers remain, …)."""
+
+
+class LabNode:
+    """Node K of a lab: name 'nodeK', address 198.18.0.x, namespace netui-<lab>-nodeK."""
+
+    def __init__(self, lab: Lab, k: int):
+        self.lab = lab
+        self.k = k
+        self.name = f"node{k}"
+        self.namespace = network.namespace_name(lab.name, k)
+        self._sshd: subprocess.Popen | None = None
+        self._processes: list[subprocess.Popen] = []
+        self._faults: set[str] = set()
+
+    def __repr__(self) -> str:
+        return f"<LabNode {self.name} {self.namespace} {self.address}>"
+
+    @property
+    def address(self) -> str:
+        """The node's IPv4 address on eth0, e.g. '198.18.0.1'."""
+        return network.node_address(self.lab.first_host + self.k - 1)
+
+    @property
+    def directory(self) -> Path:
+        return self.lab.directory / self.name
+
+    @property
+    def host_key(self) -> Path:
+        return self.directory / "ssh_host_ed25519_key"
+
+    @property
+    def sshd_config(self) -> Path:
+        return self.directory / "sshd_config"
+
+    @property
+    def sshd_log(self) -> Path:
+        """sshd's stderr (`-e`): one line per connection, errors at start-up."""
+        return self.directory / "sshd.log"
+
+    @property
+    def sshd_pid(self) -> int | None:
+        """Pid of the listening sshd, None when it is not running."""
+        return self._sshd.pid if self.sshd_running else None
+
+    @property
+    def sshd_running(self) -> bool:
+        return self._sshd is not None and self._sshd.poll() is None
+
+    # ---- running things in the node ----------------------------------------------
+    def command(self, args: str | Sequence[str]) -> list[str]:
+        """argv that runs `args` inside the node; a string is run by `sh -c`."""
+        argv = ["sh", "-c", args] if isinstance(args, str) else list(args)
+        return ["ip", "netns", "exec", self.namespace,
+                "unshare", "--uts", "sh", "-c", _SET_HOSTNAME, self.name, *argv]
+
+    def exec(self, args: str | Sequence[str], *, timeout_s: float = EXEC_TIMEOUT_S,
+             check: bool = False, **kw) -> subprocess.CompletedProcess:
+        """Run `args` inside the node and wait at most `timeout_s` seconds.
+
+        Output is captured as text unless the caller passes stdout/stderr; stdin is
+        /dev/null unless `input` is given. On timeout the process is killed and
+        subprocess.TimeoutExpired raised.
+        """
+        if "input" not in kw:
+            kw.setdefault("stdin", subprocess.DEVNULL)
+        if not {"stdout", "stderr", "capture_output"} & kw.keys():
+            kw["capture_output"] = True
+        kw.setdefault("text", True)
+        return subprocess.run(self.command(args), timeout=timeout_s, check=check, **kw)
+
+    def popen(self, args: str | Sequence[str], **kw) -> subprocess.Popen:
+        """Start `args` inside the node in the background; the lab kills it at teardown.
+
+        stdin/stdout/stderr default to /dev/null (a pipe nobody reads would block it).
+        """
+        for stream in ("stdin", "stdout", "stderr"):
+            kw.setdefault(stream, subprocess.DEVNULL)
+        kw.setdefault("start_new_session", True)
+        proc = subprocess.Popen(self.command(args), **kw)
+        self._processes.append(proc)
+        return proc
+
+    def pids(self) -> list[int]:
+        """Every process in the node's namespace (what `ip netns pids` lists)."""
+        return network.namespace_pids([self.namespace])[self.namespace]
+
+    def tracked_processes(self) -> list[subprocess.Popen]:
+        return [p for p in [self._sshd, *self._processes] if p is not None]
+
+    def forget_processes(self) -> None:
+        self._sshd = None
+        self._processes = []
+
+    def _reap(self) -> None:
+        for proc in self.tracked_processes():
+            proc.poll()
+
+    # ---- sshd --------------------------------------------------------------------
+    def write_sshd_config(self) -> None:
+        ssh_files.write_sshd_config(self.sshd_config, address=self.address,
+                                    host_key=self.host_key,
+                                    pid_file=self.directory / "sshd.pid",
+                                    authorized_keys=self.lab.authorized_keys)
+
+    def start_sshd(self, wait: bool = True) -> None:
+        """Start the listener (no-op when it runs); with `wait`, return once it accepts."""
+        if self.sshd_running:
+            return
+        with open(self.sshd_log, "ab") as log:  # never the caller's stdio (pitfall 8)
+            self._sshd = subprocess.Popen(
+                self.command([ssh_files.SSHD, "-D", "-e", "-f", str(self.sshd_config)]),
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+        if wait:
+            self.wait_for_sshd(time.monotonic() + 10.0)
+
+    def wait_for_sshd(self, deadline: float) -> None:
+        """Return once port 22 accepts connections; LabError (with sshd's log) otherwise."""
+        while True:
+            if not self.sshd_running:
+                raise LabError(f"sshd of {self.name} is not running:\n{self._log_tail()}")
+            if port_open(self.address, 22):
+                return
+            if time.monotonic() > deadline:
+                raise LabError(f"sshd of {self.name} does not accept on {self.address}:22"
+                               f"\n{self._log_tail()}")
+            time.sleep(0.01)
+
+    def stop_sshd(self) -> None:
+        """End the listener: new connections are refused. Open sessions live on.
+
+        A root session (`sshd: root@notty`) is a child of the listener but survives it
+        (lab-notes pitfall 5); use kill_all() for a node that is really gone.
+        """
+        if self._sshd is None:
+            return
+        if self._sshd.poll() is None:
+            send_signal([self._sshd.pid], signal.SIGCONT)  # a frozen sshd ignores TERM
+            self._sshd.terminate()
+            try:
+                self._sshd.wait(timeout=SSHD_STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self._sshd.kill()
+                self._sshd.wait(timeout=SSHD_STOP_TIMEOUT_S)
+        self._sshd = None
+
+    def kill_all(self) -> None:
+        """SIGKILL every process in the namespace: the node is dead (start_sshd revives)."""
+        alive = kill_and_wait(self.pids(), reap=self._reap)
+        self._reap()
+        if alive:
+            raise LabError(f"{self.name}: processes {alive} survived SIGKILL")
+        self._sshd = None
+        self._faults.discard("frozen")
+
+    def _log_tail(self, lines: int = 20) -> str:
+        try:
+            return "\n".join(self.sshd_log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no sshd log)"
+
+    # ---- faults ------------------------------------------------------------------
+    def freeze(self, pid: int | None = None) -> None:
+        """SIGSTOP `pid`, or every process in the namespace: connections hang, not fail."""
+        send_signal([pid] if pid is not None else self.pids(), signal.SIGSTOP)
+        self._faults.add("frozen")
+
+    def thaw(self, pid: int | None = None) -> None:
+        """SIGCONT `pid`, or every process in the namespace."""
+        send_signal([pid] if pid is not None else self.pids(), signal.SIGCONT)
+        if pid is None:
+            self._faults.discard("frozen")
+
+    def regenerate_host_key(self, trust: bool = False) -> None:
+        """Give the node a new host key and restart sshd.
+
+        With `trust=False` the lab's known_hosts keeps the old key, so a client with
+        StrictHostKeyChecking sees "REMOTE HOST IDENTIFICATION HAS CHANGED".
+        """
+        original = self.host_key.with_name(self.host_key.name + ".orig")
+        if not original.exists():
+            shutil.copy2(self.host_key, original)
+            shutil.copy2(f"{self.host_key}.pub", f"{original}.pub")
+        ssh_files.generate_keys([self.host_key], comment=self.name)
+        self._faults.add("host_key")
+        if trust:
+            self.lab.write_client_files()
+        self._restart_sshd()
+
+    def restore_host_key(self) -> None:
+        """Put the node's first host key back (known_hosts rewritten) and restart sshd."""
+        original = self.host_key.with_name(self.host_key.name + ".orig")
+        if original.exists():
+            shutil.move(original, self.host_key)
+            shutil.move(f"{original}.pub", f"{self.host_key}.pub")
+            self.lab.write_client_files()
+            self._restart_sshd()
+        self._faults.discard("host_key")
+
+    def _restart_sshd(self) -> None:
+        if self.sshd_running:
+            self.stop_sshd()
+            self.start_sshd()
+
+    def slow_link(self, rate: str | int = "100mbit", latency_ms: int = 50) -> None:
+        """Cap what the node sends on eth0 to `rate` ('100mbit', or bits per second).
+
+        A tbf qdisc on the node's own eth0: its TCP senders slow down without drops;
+        what others send to it is not limited.
+        """
+        network.shape_egress(self.namespace, rate, latency_ms)
+        self._faults.add("slow_link")
+
+    def clear_link(self) -> None:
+        """Remove the rate cap of slow_link()."""
+        network.clear_egress(self.namespace)
+        self._faults.discard("slow_link")
+
+    @property
+    def faults(self) -> frozenset[str]:
+        """The faults now applied: 'frozen', 'host_key', 'slow_link'."""
+        return frozenset(self._faults)
+
+    def heal(self) -> None:
+        """Undo every fault: thaw, clear the link, restore the host key, restart sshd."""
+        if "frozen" in self._faults:
+            self.thaw()
+        if "slow_link" in self._faults:
+            self.clear_link()
+        if "host_key" in self._faults:
+            self.restore_host_key()
+        self._processes = [p for p in self._processes if p.poll() is None]
+        if not self.sshd_running:
+            self.start_sshd()
+
