@@ -40,29 +40,33 @@ class InterfacePanel(Vertical):
         super().__init__(**kwargs)
         self.iface = iface
         self.border_title = iface
-        self._ready = False
-
-    def on_mount(self) -> None:
-        self._ready = True
+        # children are built here so that show() can run before they are mounted
+        self._info = Static(classes="iface-info")
+        self._rx_label = Label("RX")
+        self._tx_label = Label("TX")
+        self._rx_spark = Sparkline([])
+        self._tx_spark = Sparkline([])
+        self._counts = Static(classes="counts")
+        self._plot = PlotextPlot(classes="chart")
 
     def compose(self) -> ComposeResult:
-        yield Static(classes="iface-info")
+        yield self._info
         with Horizontal(classes="row"):
-            yield Label("RX", classes="rx-label")
-            yield Sparkline([], classes="rx-spark")
+            yield self._rx_label
+            yield self._rx_spark
         with Horizontal(classes="row"):
-            yield Label("TX", classes="tx-label")
-            yield Sparkline([], classes="tx-spark")
-        yield Static(classes="counts")
-        yield PlotextPlot(classes="chart")
+            yield self._tx_label
+            yield self._tx_spark
+        yield self._counts
+        yield self._plot
 
     def show(self, node: Node, *, as_bytes: bool, interval_s: float) -> None:
         s = node.sample.interfaces.get(self.iface) if node.sample else None
         r = node.rates.interfaces.get(self.iface) if node.rates else None
-        if s is None or not self._ready:
+        if s is None:
             return
         self.set_class(s.operstate == "down" or s.carrier is False, "-down")
-        self.query_one(".iface-info", Static).update(
+        self._info.update(
             f"{s.operstate or '—'}  {units.speed(s.speed_mbps)}  MTU {s.mtu if s.mtu is not None else '—'}"
             f"  {s.kind or ''}"
             + (f"  {units.percent(r.link_percent)} of link" if r and r.link_percent is not None else "")
@@ -70,22 +74,20 @@ class InterfacePanel(Vertical):
         rx_ring, tx_ring = node.iface_history.get(self.iface, (None, None))
         rx_rate = r.rx_bytes_per_s if r else None
         tx_rate = r.tx_bytes_per_s if r else None
-        self.query_one(".rx-label", Label).update(f"RX {units.bits_per_s(rx_rate, as_bytes=as_bytes, width=11)}")
-        self.query_one(".tx-label", Label).update(f"TX {units.bits_per_s(tx_rate, as_bytes=as_bytes, width=11)}")
-        rx_values = [v or 0.0 for v in rx_ring.values(120)] if rx_ring else []
-        tx_values = [v or 0.0 for v in tx_ring.values(120)] if tx_ring else []
-        self.query_one(".rx-spark", Sparkline).data = rx_values
-        self.query_one(".tx-spark", Sparkline).data = tx_values
+        self._rx_label.update(f"RX {units.bits_per_s(rx_rate, as_bytes=as_bytes, width=11)}")
+        self._tx_label.update(f"TX {units.bits_per_s(tx_rate, as_bytes=as_bytes, width=11)}")
+        self._rx_spark.data = [v or 0.0 for v in rx_ring.values(120)] if rx_ring else []
+        self._tx_spark.data = [v or 0.0 for v in tx_ring.values(120)] if tx_ring else []
         c = s.counters
         drops = f"drops {units.per_s(r.rx_dropped_per_s)}/{units.per_s(r.tx_dropped_per_s)}/s" if r else "drops —"
         errs = f"errors {units.per_s(r.rx_errors_per_s)}/{units.per_s(r.tx_errors_per_s)}/s" if r else "errors —"
         pkts = f"pkts {units.per_s(r.rx_packets_per_s)}/{units.per_s(r.tx_packets_per_s)}/s" if r else "pkts —"
         total = f"total drops {c.rx_dropped + c.tx_dropped}  errors {c.rx_errors + c.tx_errors}"
-        self.query_one(".counts", Static).update(f"{pkts}   {drops}   {errs}   {total}")
+        self._counts.update(f"{pkts}   {drops}   {errs}   {total}")
         self._chart(rx_ring, tx_ring, as_bytes=as_bytes, interval_s=interval_s)
 
     def _chart(self, rx_ring, tx_ring, *, as_bytes: bool, interval_s: float) -> None:
-        plot = self.query_one(PlotextPlot)
+        plot = self._plot
         plt = plot.plt
         plt.clear_data()
         plt.clear_figure()

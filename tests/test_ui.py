@@ -1,0 +1,182 @@
+"""Pilot tests: press the keys a user presses and check what the screen shows."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+from textual.widgets import DataTable
+
+from netui.engine.monitor import Monitor
+from netui.ui.app import make_app
+from netui.ui.cluster import ClusterScreen, NodeGrid
+from netui.ui.help import HelpScreen
+from netui.ui.node import NodeScreen
+from netui.ui.panels import InterfacePanel
+from tests.synth import ScriptedSource, demo_sources, node_sample
+
+
+def demo_app(polls_sources=None):
+    monitor = Monitor(polls_sources or demo_sources(), interval_s=1.0, history_s=120)
+    return make_app(monitor, autostart=False)
+
+
+async def poll(app, pilot, n=3):
+    for _ in range(n):
+        await app.monitor.poll_once()
+    await pilot.pause()
+
+
+def plain(widget) -> str:
+    """What a Static shows, as plain text."""
+    console = Console(width=200, file=io.StringIO(), record=True, color_system=None)
+    console.print(widget.content)
+    return console.export_text()
+
+
+def grid_rows(app) -> list[list[str]]:
+    grid = app.screen.query_one(NodeGrid)
+    return [[str(c).strip() for c in grid.get_row_at(i)] for i in range(grid.row_count)]
+
+
+def column(app, key: str) -> list[str]:
+    grid = app.screen.query_one(NodeGrid)
+    index = [c.key for c in grid._columns].index(key)
+    return [row[index] for row in grid_rows(app)]
+
+
+async def test_cluster_grid_worst_first_and_values():
+    app = demo_app()
+    async with app.run_test(size=(160, 30)) as pilot:
+        await poll(app, pilot)
+        assert column(app, "node") == ["gpu03", "gpu02", "gpu01"]
+        assert column(app, "state") == ["down", "up", "up"]
+        rows = {r[0]: r for r in grid_rows(app)}
+        assert "40 Gb/s" in rows["gpu01"]
+        assert "250" in rows["gpu02"]  # drops/s
+        assert "3.00%" in rows["gpu02"]  # 2400 retransmits per 80000 segments
+        assert "85% c1" in rows["gpu02"]
+        assert "connection refused" in " ".join(rows["gpu03"])
+        status = plain(app.screen.query_one("#status"))
+        assert "3 nodes" in status and "2 up" in status and "1 down" in status
+        assert "RX 49 Gb/s" in status
+
+
+async def test_unknown_is_a_dash_until_two_samples():
+    app = demo_app([ScriptedSource("n1", lambda k: node_sample(k, rx_bps=1e9))])
+    async with app.run_test(size=(120, 24)) as pilot:
+        await poll(app, pilot, 1)
+        assert column(app, "rx") == ["—"]
+        await poll(app, pilot, 1)
+        assert column(app, "rx") == ["1 Gb/s"]
+
+
+async def test_counter_reset_shows_dash_not_negative():
+    def script(k):
+        if k < 3:
+            return node_sample(k, rx_bps=8e9)
+        return node_sample(k - 3, rx_bps=8e9, mono0=1003)  # counters restart from 0, same boot
+    app = demo_app([ScriptedSource("n1", script)])
+    async with app.run_test(size=(120, 24)) as pilot:
+        await poll(app, pilot, 4)
+        assert column(app, "rx") == ["—"]
+        await poll(app, pilot, 1)
+        assert column(app, "rx") == ["8 Gb/s"]
+
+
+async def test_sort_filter_and_bytes_keys():
+    app = demo_app()
+    async with app.run_test(size=(160, 30)) as pilot:
+        await poll(app, pilot)
+        await pilot.press("s")
+        assert column(app, "node") == ["gpu01", "gpu02", "gpu03"]
+        await pilot.press("s")
+        assert column(app, "node")[0] == "gpu01"  # RX, descending
+        await pilot.press("slash", "0", "2")
+        assert column(app, "node") == ["gpu02"]
+        await pilot.press("escape")
+        assert len(column(app, "node")) == 3
+        await pilot.press("b")
+        assert any("GB/s" in v for v in column(app, "rx"))
+
+
+async def test_enter_opens_node_then_escape_back_and_all_interfaces():
+    app = demo_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await poll(app, pilot)
+        await pilot.press("s")  # by node: gpu01 first
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, NodeScreen) and app.screen.node_name == "gpu01"
+        await poll(app, pilot, 1)
+        panels = [p.iface for p in app.screen.query(InterfacePanel)]
+        assert panels == ["eth0"]  # loopback hidden by default
+        await pilot.press("a")
+        await pilot.pause()
+        await pilot.pause()
+        assert sorted(p.iface for p in app.screen.query(InterfacePanel)) == ["eth0", "lo"]
+        text = plain(app.screen.query_one("#tcp"))
+        assert "ratio 0%" in text
+        cpu = plain(app.screen.query_one("#cpu"))
+        assert "hottest: cpu1 12%" in cpu
+        await pilot.press("escape")
+        assert isinstance(app.screen, ClusterScreen)
+
+
+async def test_pause_freezes_display_but_sampling_goes_on():
+    app = demo_app([ScriptedSource("n1", lambda k: node_sample(k, rx_bps=1e9 * (k + 1)))])
+    async with app.run_test(size=(120, 24)) as pilot:
+        await poll(app, pilot, 2)
+        before = column(app, "rx")
+        await pilot.press("p")
+        await poll(app, pilot, 3)
+        assert column(app, "rx") == before
+        assert "PAUSED" in plain(app.screen.query_one("#status"))
+        await pilot.press("p")
+        await pilot.pause()
+        assert column(app, "rx") != before
+
+
+async def test_interval_keys_and_help():
+    app = demo_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("plus")
+        assert app.monitor.interval_s == 2.0
+        await pilot.press("minus", "minus")
+        assert app.monitor.interval_s == 0.5
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        assert isinstance(app.screen, ClusterScreen)
+
+
+async def test_command_palette_runs_actions():
+    app = demo_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        for ch in "Pause / resume":
+            await pilot.press("space" if ch == " " else "slash" if ch == "/" else ch)
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.paused
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30), (200, 50)])
+async def test_fits_small_and_uses_wide_terminals(size):
+    app = demo_app()
+    async with app.run_test(size=size) as pilot:
+        await poll(app, pilot)
+        keys = [c.key for c in app.screen.query_one(NodeGrid)._columns]
+        for essential in ("node", "state", "rx", "tx", "drops"):
+            assert essential in keys
+        if size[0] >= 160:
+            assert "health" in keys and "netrx" in keys
+        # nothing overflows the terminal width
+        grid = app.screen.query_one(DataTable)
+        assert grid.virtual_size.width <= size[0]
+        await pilot.press("enter")
+        await poll(app, pilot, 1)
+        assert isinstance(app.screen, NodeScreen)
