@@ -63,7 +63,8 @@ class TreeReader:
         if net_dev:
             for line in net_dev.splitlines()[2:]:
                 name = line.partition(":")[0].strip()
-                if name and "/" not in name and name not in (".", ".."):
+                # a garbage file must not name a path we cannot open (NUL → ValueError)
+                if name and "/" not in name and "\0" not in name and name not in (".", ".."):
                     attrs[name] = read_iface_attrs(self.sysfs, name)
         return sample_from_texts(texts, attrs, wall_s=wall, mono_s=mono)
 

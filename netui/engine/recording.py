@@ -70,13 +70,13 @@ def dump_lines(records: Iterable[tuple[str, NodeSample]]) -> Iterator[str]:
 def load_recording(path: str) -> dict[str, list[NodeSample]]:
     """Samples per node, in file order. Raises RecordingError with the line number."""
     out: dict[str, list[NodeSample]] = {}
-    with open(path, encoding="utf-8") as f:
+    with open(path, "rb") as f:  # bytes: a corrupt line must not fail outside the try
         for n, line in enumerate(f, 1):
             if not line.strip():
                 continue
             try:
                 rec = json.loads(line)
                 out.setdefault(str(rec["node"]), []).append(sample_from_dict(rec["sample"]))
-            except (json.JSONDecodeError, KeyError, TypeError, RecordingError) as exc:
+            except (ValueError, KeyError, TypeError) as exc:  # incl. JSON, UTF-8, RecordingError
                 raise RecordingError(f"{path}:{n}: {exc}") from None
     return out

@@ -35,6 +35,8 @@ class NodeGrid(DataTable):
         self._columns: tuple[Column, ...] = ()
         self._order: list[str] = []
         self._cells: dict[str, list] = {}
+        self._followed: str | None = None  # the node the user put the cursor on
+        self._placed: str | None = None  # the node show() put the cursor on
 
     def _wanted_columns(self) -> tuple[Column, ...]:
         return fit_columns(self.width_cells)
@@ -67,14 +69,15 @@ class NodeGrid(DataTable):
         nodes = self.visible_nodes(fleet)
         order = [n.name for n in nodes]
         rows = {n.name: [self._cell(c, n, styles) for c in self._columns] for n in nodes}
-        selected = self._selected_name()
         if order != self._order:
             self.clear()
             for name in order:
                 self.add_row(*rows[name], key=name)
             self._order = order
-            if selected in order:
-                self.move_cursor(row=order.index(selected), animate=False)
+            # the cursor stays on the node the user chose; until then, on the worst one
+            row = order.index(self._followed) if self._followed in order else 0
+            self._placed = order[row] if order else None
+            self.move_cursor(row=row, animate=False)
         else:
             for name in order:
                 old = self._cells.get(name)
@@ -101,6 +104,12 @@ class NodeGrid(DataTable):
     @property
     def selected(self) -> str | None:
         return self._selected_name()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        key = event.row_key.value
+        if key is not None and key != self._placed:
+            self._followed = str(key)
+            self._placed = None
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

@@ -30,7 +30,7 @@ class StatusBar(Static):
         text.append("netui", style="bold")
         if title:
             text.append(f" {title}", style="bold")
-        text.append("  ")
+        text.append(" ")
         text.append(f"{len(fleet)} node{'s' if len(fleet) != 1 else ''}: ")
         for i, (state, count) in enumerate(counts.items()):
             if i:
@@ -40,13 +40,13 @@ class StatusBar(Static):
             text.append(f"{count} {state.value}", style=color or "")
         rx, tx = fleet.totals()
         as_bytes = app.grid_options.as_bytes
-        text.append(f"  │ RX {units.bits_per_s(rx, as_bytes=as_bytes)}  TX {units.bits_per_s(tx, as_bytes=as_bytes)}")
-        text.append(f"  │ every {app.monitor.interval_s:g}s")
-        if sort:
-            text.append(f"  │ sort: {sort}")
-        if filter:
-            text.append(f"  │ filter: {filter}")
+        text.append(f" │ RX {units.bits_per_s(rx, as_bytes=as_bytes)} TX {units.bits_per_s(tx, as_bytes=as_bytes)}")
+        text.append(f" │ {app.monitor.interval_s:g}s")
         if app.paused:
-            text.append("  │ PAUSED", style="bold")
+            text.append(" │ PAUSED", style="bold")
+        if sort:
+            text.append(f" │ sort: {sort}")
+        if filter:
+            text.append(f" │ filter: {filter}")
         self.set_class(app.paused, "-paused")
         self.update(text)

@@ -1,0 +1,38 @@
+"""SVG snapshots of both screens, fed by the scripted cluster (deterministic pictures).
+
+After an intended change of the look: `pytest tests/test_snapshots.py --snapshot-update`,
+then look at the report before committing the new SVGs.
+"""
+
+from __future__ import annotations
+
+from netui.engine.monitor import Monitor
+from netui.ui.app import make_app
+from tests.synth import demo_sources
+
+
+def demo_app():
+    return make_app(Monitor(demo_sources(), interval_s=1.0, history_s=120), autostart=False)
+
+
+async def _polled(pilot, n=20):
+    for _ in range(n):
+        await pilot.app.monitor.poll_once()
+    await pilot.pause()
+
+
+def test_cluster_screen_80x24(snap_compare):
+    assert snap_compare(demo_app(), terminal_size=(80, 24), run_before=_polled)
+
+
+def test_cluster_screen_wide(snap_compare):
+    assert snap_compare(demo_app(), terminal_size=(160, 30), run_before=_polled)
+
+
+def test_node_screen(snap_compare):
+    async def open_worst_up_node(pilot):
+        await _polled(pilot)
+        await pilot.press("down", "enter")  # gpu02: the first row is gpu03 (down)
+        await _polled(pilot, 2)
+
+    assert snap_compare(demo_app(), terminal_size=(120, 40), run_before=open_worst_up_node)

@@ -1,0 +1,64 @@
+"""netui as a user runs it: the real command in an 80×24 tmux pane, keyboard only."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (tests/run.sh installs it as root)")
+
+
+def capture(session: str) -> str:
+    return subprocess.run(["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True).stdout
+
+
+def wait_for(session: str, text: str, timeout_s: float = 15) -> str:
+    deadline = time.monotonic() + timeout_s
+    screen = ""
+    while time.monotonic() < deadline:
+        screen = capture(session)
+        if text in screen:
+            return screen
+        time.sleep(0.2)
+    raise AssertionError(f"{text!r} never appeared; screen was:\n{screen}")
+
+
+@pytest.fixture
+def tmux_session():
+    name = f"netui-test-{uuid.uuid4().hex[:8]}"
+    yield name
+    subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+
+
+def test_netui_live_in_80x24_tmux(tmux_session):
+    cmd = f"{sys.executable} -m netui --interval 0.5"
+    subprocess.run(["tmux", "new-session", "-d", "-s", tmux_session, "-x", "80", "-y", "24", cmd], check=True)
+    screen = wait_for(tmux_session, " up ")
+    host = socket.gethostname()
+    lines = screen.splitlines()
+    assert lines[0].lstrip().startswith("netui") and "1 node: 1 up" in lines[0]
+    assert any(line.startswith("Node") and "RX" in line and "TX" in line for line in lines)
+    assert any(line.startswith(host[:12]) for line in lines)
+    assert all(len(line) <= 80 for line in lines)
+    assert "Quit" in lines[-1]
+    # the row updates: rates appear after the second sample
+    screen = wait_for(tmux_session, "b/s      ")
+    subprocess.run(["tmux", "send-keys", "-t", tmux_session, "Enter"], check=True)
+    screen = wait_for(tmux_session, "CPU softirq")
+    assert f"› {host}" in screen.splitlines()[0]
+    subprocess.run(["tmux", "send-keys", "-t", tmux_session, "Escape"], check=True)
+    wait_for(tmux_session, "Node ")
+    subprocess.run(["tmux", "send-keys", "-t", tmux_session, "q"], check=True)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        alive = subprocess.run(["tmux", "has-session", "-t", tmux_session], capture_output=True).returncode == 0
+        if not alive:
+            break
+        time.sleep(0.2)
+    assert not alive, "netui did not quit on q"
