@@ -1,7 +1,7 @@
 """The multi-node lab itself: real namespaces, real sshd, real traffic.
 
 Every traffic run is bounded (iperf3 -t 2, one client per server) and every wait has a
-timeout; the whole file takes ~15 s.
+timeout; the whole file takes ~12 s.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -43,16 +44,23 @@ def run_iperf(client: LabNode, server: LabNode) -> float:
     return report["end"]["sum_received"]["bits_per_second"]
 
 
-def ssh_all(lab: Lab, command: str, timeout_s: float = 15) -> dict[str, subprocess.CompletedProcess]:
+def ssh_all(lab: Lab, command: str,
+            timeout_s: float = 15) -> dict[str, subprocess.CompletedProcess]:
     """Run `command` on every node at once with the OpenSSH client."""
     procs = {node.name: subprocess.Popen(lab.ssh_command(node, command),
                                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                          stderr=subprocess.PIPE, text=True)
              for node in lab.nodes}
     results = {}
-    for name, proc in procs.items():
-        out, err = proc.communicate(timeout=timeout_s)
-        results[name] = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    try:
+        for name, proc in procs.items():
+            out, err = proc.communicate(timeout=timeout_s)
+            results[name] = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
     return results
 
 
@@ -78,9 +86,11 @@ def test_each_node_sees_only_lo_and_eth0(lab: Lab) -> None:
     for node in lab.nodes:
         lines = node.exec(["cat", "/proc/net/dev"], check=True).stdout.splitlines()[2:]
         assert sorted(line.split(":")[0].strip() for line in lines) == ["eth0", "lo"]
-    # Over SSH the same: a collector reads the node's own namespace.
-    over_ssh = lab.ssh("node3", "cat /proc/net/dev", check=True).stdout.splitlines()[2:]
-    assert sorted(line.split(":")[0].strip() for line in over_ssh) == ["eth0", "lo"]
+    # Over SSH the same, /sys too: a collector reads the node's own namespace.
+    over_ssh = lab.ssh("node3", "ls /sys/class/net; cat /proc/net/dev", check=True)
+    lines = over_ssh.stdout.splitlines()
+    assert lines[:2] == ["eth0", "lo"]
+    assert sorted(line.split(":")[0].strip() for line in lines[4:]) == ["eth0", "lo"]
 
 
 def test_nodes_use_only_the_lab_range_and_no_default_route(lab: Lab) -> None:
@@ -231,3 +241,18 @@ def test_leftovers_of_a_crashed_lab_are_cleaned_at_start() -> None:
         assert lab.ssh("node2", "hostname", check=True).stdout.strip() == "node2"
         directory = lab.directory
     _nothing_left(name, directory, [])
+
+
+def test_a_lab_that_fails_halfway_is_removed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.lab import LabError, ssh_files
+    from tests.lab.pytest_plugin import lab_unavailable_reason
+
+    if reason := lab_unavailable_reason():
+        pytest.skip(reason)
+    monkeypatch.setattr(ssh_files, "SSHD", "/bin/false")  # every sshd exits at once
+    lab = Lab(2, name="broken")
+    with pytest.raises(LabError, match="sshd of node1 is not running"):
+        lab.start()
+    assert lab.directory is None
+    assert not list(Path(tempfile.gettempdir()).glob("netui-broken*"))
+    _nothing_left("broken", Path("/nonexistent"), [])

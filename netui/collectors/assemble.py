@@ -92,6 +92,10 @@ def interfaces_from_texts(
     return out
 
 
+def _TCP_ONLY(text: str) -> dict[str, dict[str, int]]:
+    return procfs.parse_keyed_pairs(text, ("Tcp",))
+
+
 def sample_from_texts(
     texts: Mapping[str, str | None],
     iface_attrs: Mapping[str, Mapping[str, str | None]],
@@ -123,12 +127,12 @@ def sample_from_texts(
         net_dev = parse("net/dev", procfs.parse_net_dev)
         interfaces = interfaces_from_texts(net_dev, iface_attrs) if net_dev is not None else {}
 
-    snmp = parse("net/snmp", procfs.parse_keyed_pairs)
+    snmp = parse("net/snmp", _TCP_ONLY)
     netstat = texts.get("net/netstat")
     ext: dict[str, int] = {}
     if netstat is not None:
         try:
-            ext = procfs.parse_keyed_pairs(netstat).get("TcpExt", {})
+            ext = procfs.parse_keyed_pairs(netstat, ("TcpExt",)).get("TcpExt", {})
         except procfs.ParseError as exc:
             problems.append(f"net/netstat: {exc}")
     tcp = None

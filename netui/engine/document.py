@@ -72,7 +72,7 @@ def node_document(node: Node) -> dict:
                 "retrans_segs_per_s": _num(t.retrans_segs_per_s) if t else None,
                 "out_segs_per_s": _num(t.out_segs_per_s) if t else None,
                 "in_segs_per_s": _num(t.in_segs_per_s) if t else None,
-                "retrans_ratio": None if t is None or t.retrans_ratio is None else round(t.retrans_ratio, 6),
+                "retrans_ratio": None if t is None or t.retrans_ratio is None else float(f"{t.retrans_ratio:.6g}"),
                 "ext_per_s": {k: _num(v) for k, v in sorted(t.ext_per_s.items())} if t else {},
             },
         }

@@ -26,7 +26,10 @@ class RecordingError(ValueError):
 
 
 def sample_to_dict(s: NodeSample) -> dict:
-    d = asdict(s)
+    d = asdict(s)  # NamedTuples (interfaces, counters) stay tuples here: name their fields
+    d["interfaces"] = {
+        name: i._asdict() | {"counters": i.counters._asdict()} for name, i in s.interfaces.items()
+    }
     d["problems"] = list(s.problems)
     return d
 

@@ -6,6 +6,7 @@ threshold adds a reason in words ("eth0 RX drops 120/s"), worst first.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -65,9 +66,13 @@ class Health:
 
 HEALTHY = Health(Level.OK, ())
 
+# (metric, value, reason): the reason is text, or a callable making it (worded only when
+# the value crosses a threshold — most findings of a healthy fleet never are)
+Finding = tuple[str, "float | None", "str | Callable[[], str]"]
 
-def assess(findings: list[tuple[str, float | None, str]], thresholds: dict[str, Threshold] | None = None) -> Health:
-    """Health from ``(metric, value, reason text)`` findings.
+
+def assess(findings: list[Finding], thresholds: dict[str, Threshold] | None = None) -> Health:
+    """Health from ``(metric, value, reason)`` findings.
 
     ``metric`` names a threshold; a finding whose metric has none is ignored.
     """
@@ -79,7 +84,7 @@ def assess(findings: list[tuple[str, float | None, str]], thresholds: dict[str, 
             continue
         level = t.level(value)
         if level > Level.OK:
-            rated.append((level, text))
+            rated.append((level, text if isinstance(text, str) else text()))
     if not rated:
         return HEALTHY
     rated.sort(key=lambda x: -x[0])

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from netui.model import units
-from netui.model.health import HEALTHY, Health, Level, Threshold, assess
+from netui.model.health import HEALTHY, Finding, Health, Level, Threshold, assess
 from netui.model.history import Ring, capacity_for
 from netui.model.rates import NodeRates, node_rates
 from netui.model.samples import InterfaceSample, NodeSample
@@ -70,48 +70,58 @@ class NodeSummary:
 
 
 def _sum(values) -> float | None:
-    known = [v for v in values if v is not None]
-    return sum(known) if known else None
+    """Sum of the known values; None when none is known."""
+    total = None
+    for v in values:
+        if v is not None:
+            total = v if total is None else total + v
+    return total
 
 
-def summarize(sample: NodeSample, rates: NodeRates | None) -> tuple[NodeSummary, list[tuple[str, float | None, str]]]:
+def summarize(sample: NodeSample, rates: NodeRates | None) -> tuple[NodeSummary, list[Finding]]:
     """The grid row and the health findings of one interval."""
     if rates is None:
         return NodeSummary(), []
-    findings: list[tuple[str, float | None, str]] = []
+    findings: list[Finding] = []
     names = [n for n in data_plane(sample.interfaces) if n in rates.interfaces]
     ifs = [rates.interfaces[n] for n in names]
+    all_drops, all_errs, links = [], [], []
     for r in ifs:
         drops = _sum((r.rx_dropped_per_s, r.tx_dropped_per_s))
         errs = _sum((r.rx_errors_per_s, r.tx_errors_per_s))
-        findings.append(("drops_per_s", drops, f"{r.name} drops {units.per_s(drops)}/s"))
-        findings.append(("errors_per_s", errs, f"{r.name} errors {units.per_s(errs)}/s"))
-        findings.append(("link_percent", r.link_percent, f"{r.name} at {units.percent(r.link_percent)} of link speed"))
+        link = r.link_percent
+        all_drops.append(drops)
+        all_errs.append(errs)
+        if link is not None:
+            links.append(link)
+        # reasons are only worded when a threshold is crossed (assess() decides)
+        findings.append(("drops_per_s", drops, lambda r=r, d=drops: f"{r.name} drops {units.per_s(d)}/s"))
+        findings.append(("errors_per_s", errs, lambda r=r, e=errs: f"{r.name} errors {units.per_s(e)}/s"))
+        findings.append(("link_percent", link, lambda r=r, lk=link: f"{r.name} at {units.percent(lk)} of link speed"))
     summary = dict(
-        rx_bytes_per_s=_sum(r.rx_bytes_per_s for r in ifs),
-        tx_bytes_per_s=_sum(r.tx_bytes_per_s for r in ifs),
-        drops_per_s=_sum(_sum((r.rx_dropped_per_s, r.tx_dropped_per_s)) for r in ifs),
-        errors_per_s=_sum(_sum((r.rx_errors_per_s, r.tx_errors_per_s)) for r in ifs),
-        max_link_percent=max((r.link_percent for r in ifs if r.link_percent is not None), default=None),
+        rx_bytes_per_s=_sum([r.rx_bytes_per_s for r in ifs]),
+        tx_bytes_per_s=_sum([r.tx_bytes_per_s for r in ifs]),
+        drops_per_s=_sum(all_drops),
+        errors_per_s=_sum(all_errs),
+        max_link_percent=max(links, default=None),
     )
     if rates.tcp is not None:
         summary["retrans_segs_per_s"] = rates.tcp.retrans_segs_per_s
         summary["retrans_ratio"] = rates.tcp.retrans_ratio
-        findings.append(
-            ("retrans_ratio", rates.tcp.retrans_ratio, f"TCP retransmits {units.ratio_percent(rates.tcp.retrans_ratio)} of segments")
-        )
+        ratio = rates.tcp.retrans_ratio
+        findings.append(("retrans_ratio", ratio, lambda: f"TCP retransmits {units.ratio_percent(ratio)} of segments"))
     if rates.cpu is not None:
         hot = rates.cpu.hottest()
         if hot is not None:
             summary["hottest_cpu"], summary["hottest_softirq_percent"] = hot
-            findings.append(("softirq_percent", hot[1], f"CPU{hot[0]} {hot[1]:.0f}% in softirq"))
+            findings.append(("softirq_percent", hot[1], lambda: f"CPU{hot[0]} {hot[1]:.0f}% in softirq"))
         summary["net_rx_per_s"] = _sum(rates.cpu.net_rx_per_s)
     if rates.softnet is not None:
         d = sum(rates.softnet.dropped_per_s)
         s = sum(rates.softnet.time_squeeze_per_s)
         summary["softnet_drops_per_s"], summary["time_squeeze_per_s"] = d, s
-        findings.append(("softnet_drops_per_s", d, f"backlog drops {units.per_s(d)}/s"))
-        findings.append(("time_squeeze_per_s", s, f"NET_RX squeezed {units.per_s(s)}/s"))
+        findings.append(("softnet_drops_per_s", d, lambda: f"backlog drops {units.per_s(d)}/s"))
+        findings.append(("time_squeeze_per_s", s, lambda: f"NET_RX squeezed {units.per_s(s)}/s"))
     return NodeSummary(**summary), findings
 
 

@@ -11,6 +11,7 @@ Never a negative or absurd rate.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from netui.model.samples import InterfaceSample, NodeSample
 
@@ -28,8 +29,7 @@ def delta_u32(prev: int, cur: int) -> int:
     return (cur - prev) % U32
 
 
-@dataclass(frozen=True, slots=True)
-class InterfaceRates:
+class InterfaceRates(NamedTuple):
     """Per-second rates of one interface (bytes, packets, drops, errors)."""
 
     name: str
@@ -112,9 +112,8 @@ class NodeRates:
     softnet: SoftnetRates | None
 
 
-_IFACE_FIELDS = (
-    ("rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "rx_dropped", "tx_dropped", "rx_errors", "tx_errors")
-)
+# positions in InterfaceCounters of rx/tx bytes, packets, dropped, errors (InterfaceRates order)
+_IFACE_INDEX = (0, 8, 1, 9, 3, 11, 2, 10)
 
 
 def interface_rates(prev: InterfaceSample | None, cur: InterfaceSample, dt: float) -> InterfaceRates:
@@ -122,11 +121,10 @@ def interface_rates(prev: InterfaceSample | None, cur: InterfaceSample, dt: floa
     if prev is None or (prev.ifindex is not None and cur.ifindex is not None and prev.ifindex != cur.ifindex):
         return InterfaceRates(cur.name, None, None, None, None, None, None, None, None, cur.speed_mbps)
     p, c = prev.counters, cur.counters
-    values = []
-    for f in _IFACE_FIELDS:
-        d = getattr(c, f) - getattr(p, f)
-        values.append(d / dt if d >= 0 else None)
-    return InterfaceRates(cur.name, *values, cur.speed_mbps)
+    inv = 1.0 / dt
+    return InterfaceRates(
+        cur.name, *[(c[i] - p[i]) * inv if c[i] >= p[i] else None for i in _IFACE_INDEX], cur.speed_mbps
+    )
 
 
 def _tcp_rates(prev: NodeSample, cur: NodeSample, dt: float) -> TcpRates | None:
@@ -156,6 +154,12 @@ def _tcp_rates(prev: NodeSample, cur: NodeSample, dt: float) -> TcpRates | None:
     return TcpRates(retrans, out, rate("InSegs"), ratio, moved)
 
 
+def _softirq_pct(ps: int, cs: int, pt: int, ct: int) -> float | None:
+    dtot = ct - pt
+    dsoft = cs - ps
+    return dsoft * 100.0 / dtot if dtot > 0 and 0 <= dsoft <= dtot else None
+
+
 def _cpu_rates(prev: NodeSample, cur: NodeSample, dt: float) -> CpuRates | None:
     pc, cc = prev.cpu, cur.cpu
     if cc is None and cur.softirqs is None:
@@ -164,12 +168,7 @@ def _cpu_rates(prev: NodeSample, cur: NodeSample, dt: float) -> CpuRates | None:
     # softirq % of each CPU's time
     if pc is not None and cc is not None:
         if pc.cpus == cc.cpus:
-            pct = []
-            for ps, cs, pt, ct in zip(pc.softirq, cc.softirq, pc.total, cc.total):
-                dtot = ct - pt
-                dsoft = cs - ps
-                pct.append(dsoft * 100.0 / dtot if dtot > 0 and 0 <= dsoft <= dtot else None)
-            softirq_percent = tuple(pct)
+            softirq_percent = tuple(map(_softirq_pct, pc.softirq, cc.softirq, pc.total, cc.total))
         else:  # CPUs went on- or offline: match by id
             before = {cpu: (s, t) for cpu, s, t in zip(pc.cpus, pc.softirq, pc.total)}
             pct = []
@@ -186,10 +185,15 @@ def _cpu_rates(prev: NodeSample, cur: NodeSample, dt: float) -> CpuRates | None:
     # NET_RX / NET_TX per second, from /proc/softirqs (u32), aligned to ``cpus``
     ps_, cs_ = prev.softirqs, cur.softirqs
     if ps_ is not None and cs_ is not None and ps_.cpus == cs_.cpus:
-        rx = {cpu: delta_u32(a, b) / dt for cpu, a, b in zip(cs_.cpus, ps_.net_rx, cs_.net_rx)}
-        tx = {cpu: delta_u32(a, b) / dt for cpu, a, b in zip(cs_.cpus, ps_.net_tx, cs_.net_tx)}
-        net_rx = tuple(rx.get(cpu) for cpu in cpus)
-        net_tx = tuple(tx.get(cpu) for cpu in cpus)
+        inv = 1.0 / dt
+        rx_all = tuple([(b - a) % U32 * inv for a, b in zip(ps_.net_rx, cs_.net_rx)])
+        tx_all = tuple([(b - a) % U32 * inv for a, b in zip(ps_.net_tx, cs_.net_tx)])
+        if cs_.cpus == cpus:
+            net_rx, net_tx = rx_all, tx_all
+        else:  # /proc/softirqs lists every possible CPU, /proc/stat only the online ones
+            index = {cpu: i for i, cpu in enumerate(cs_.cpus)}
+            net_rx = tuple(rx_all[index[c]] if c in index else None for c in cpus)
+            net_tx = tuple(tx_all[index[c]] if c in index else None for c in cpus)
     else:
         net_rx = net_tx = (None,) * len(cpus)
     return CpuRates(cpus, softirq_percent, net_rx, net_tx)
@@ -200,11 +204,12 @@ def _softnet_rates(prev: NodeSample, cur: NodeSample, dt: float) -> SoftnetRates
     if p is None or c is None:
         return None
     if p.cpus == c.cpus:
+        inv = 1.0 / dt
         return SoftnetRates(
             c.cpus,
-            tuple(delta_u32(a, b) / dt for a, b in zip(p.processed, c.processed)),
-            tuple(delta_u32(a, b) / dt for a, b in zip(p.dropped, c.dropped)),
-            tuple(delta_u32(a, b) / dt for a, b in zip(p.time_squeeze, c.time_squeeze)),
+            tuple([(b - a) % U32 * inv for a, b in zip(p.processed, c.processed)]),
+            tuple([(b - a) % U32 * inv for a, b in zip(p.dropped, c.dropped)]),
+            tuple([(b - a) % U32 * inv for a, b in zip(p.time_squeeze, c.time_squeeze)]),
         )
     before = {cpu: i for i, cpu in enumerate(p.cpus)}
     cpus, proc, drop, squeeze = [], [], [], []

@@ -10,11 +10,11 @@ Unknown is ``None``, never 0.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class InterfaceCounters:
+class InterfaceCounters(NamedTuple):
     """The 16 columns of /proc/net/dev (u64, since boot or since the device was created).
 
     ``rx_dropped`` is the kernel's rx_dropped + rx_missed_errors, ``rx_frame`` sums the
@@ -41,12 +41,15 @@ class InterfaceCounters:
 
 
 # Names of InterfaceCounters in /proc/net/dev column order.
-INTERFACE_COUNTER_NAMES: tuple[str, ...] = tuple(f.name for f in fields(InterfaceCounters))
+INTERFACE_COUNTER_NAMES: tuple[str, ...] = InterfaceCounters._fields
 
 
-@dataclass(frozen=True, slots=True)
-class InterfaceSample:
-    """One network interface as seen in one sample."""
+class InterfaceSample(NamedTuple):
+    """One network interface as seen in one sample.
+
+    (Counters and interfaces are NamedTuples: immutable and typed like the dataclasses
+    here, and several times cheaper to build — a fleet builds thousands per second.)
+    """
 
     name: str
     counters: InterfaceCounters

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from . import network, ssh_files
 from .node import LabError, LabNode
-from .processes import cmdline_pids, kill_and_wait
+from .processes import cmdline_pids, kill_until_gone
 
 STATE_FILE = "lab.json"
 SSHD_READY_TIMEOUT_S = 10.0
@@ -32,11 +32,16 @@ SSHD_READY_TIMEOUT_S = 10.0
 class Lab:
     """`n` nodes, each a network namespace with eth0 on one bridge and a real sshd.
 
+    `name` (1–6 of [a-z0-9]) tells labs apart: starting a lab replaces any lab of the
+    same name (a crashed one, say); labs of different names run side by side. The CLI's
+    lab is called "lab", the pytest fixture's "pt".
+
     Use as a context manager (or call `start()` and `close()`); `close()` always
     tears down, also after a half-built start.
     """
 
-    def __init__(self, n: int = 4, *, name: str = "lab", directory: str | Path | None = None):
+    def __init__(self, n: int = 4, *, name: str = "adhoc",
+                 directory: str | Path | None = None):
         if not 1 <= n <= network.LAST_NODE_HOST:
             raise ValueError(f"a lab has 1 to {network.LAST_NODE_HOST} nodes, got {n}")
         self.n = n
@@ -45,6 +50,7 @@ class Lab:
         self.directory: Path | None = None
         self.nodes: list[LabNode] = []
         self.first_host = 0
+        self._live = False  # from start() until close(): close() only touches its own lab
 
     # ---- paths a client uses -------------------------------------------------------
     @property
@@ -79,6 +85,9 @@ class Lab:
 
     def start(self) -> Lab:
         """Build namespaces, keys, configs and sshds; return when every sshd listens."""
+        if self._live:
+            raise LabError(f"lab {self.name!r} is already started")
+        self._live = True
         atexit.register(self.close)
         try:
             remove_lab(self.name, [self._fixed_directory] if self._fixed_directory else [])
@@ -115,6 +124,9 @@ class Lab:
         of the lab is still there afterwards.
         """
         atexit.unregister(self.close)
+        if not self._live:
+            return
+        self._live = False
         procs = [p for node in self.nodes for p in node.tracked_processes()]
         for proc in procs:
             if proc.poll() is None:
@@ -173,7 +185,8 @@ class Lab:
     def _make_directory(self) -> Path:
         if self._fixed_directory is None:
             return Path(tempfile.mkdtemp(prefix=f"netui-{self.name}."))
-        self._fixed_directory.mkdir(mode=0o700, parents=True)  # remove_lab emptied it
+        self._fixed_directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._fixed_directory.chmod(0o700)  # remove_lab refused it unless it was empty
         return self._fixed_directory
 
     def _save_state(self) -> None:
@@ -216,18 +229,22 @@ def remove_lab(name: str, directories: Sequence[Path] = (), reap=lambda: None) -
     """Remove everything of the lab called `name`: its processes, network and directories.
 
     Processes are found three ways: inside the lab's namespaces (sessions, iperf3, …),
-    by sshd's `-f <dir>/` on the command line (a listener outside any namespace after a
-    crash), and the caller's own children, reaped through `reap`.
+    by sshd's `-f <dir>/` on the command line (a listener whose namespace is already
+    gone), and the caller's own children, reaped through `reap`. Killing repeats until
+    nothing is found, so a child forked meanwhile does not escape.
     """
     directories = lab_directories(name, directories)
-    namespaces = network.lab_namespaces(name)
-    pids = {pid for pids in network.namespace_pids(namespaces).values() for pid in pids}
-    for directory in directories:
-        pids.update(cmdline_pids(f"-f {directory}/"))
-    alive = kill_and_wait(pids, reap=reap)
+
+    def find() -> set[int]:
+        by_ns = network.namespace_pids(network.lab_namespaces(name))
+        pids = {pid for pids in by_ns.values() for pid in pids}
+        for directory in directories:
+            pids.update(cmdline_pids(f"-f {directory}/"))
+        return pids
+
+    alive = kill_until_gone(find, reap=reap)
     if alive:
-        send = ", ".join(map(str, alive))
-        raise LabError(f"lab {name!r}: processes {send} survived SIGKILL")
+        raise LabError(f"lab {name!r}: processes {alive} survived SIGKILL")
     with network.lab_lock():
         network.remove_network(name)
     for directory in directories:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import network, ssh_files
-from .processes import kill_and_wait, port_open, send_signal
+from .processes import kill_until_gone, port_open, send_signal
 
 if TYPE_CHECKING:
     from .cluster import Lab
@@ -181,7 +181,7 @@ class LabNode:
 
     def kill_all(self) -> None:
         """SIGKILL every process in the namespace: the node is dead (start_sshd revives)."""
-        alive = kill_and_wait(self.pids(), reap=self._reap)
+        alive = kill_until_gone(self.pids, reap=self._reap)
         self._reap()
         if alive:
             raise LabError(f"{self.name}: processes {alive} survived SIGKILL")

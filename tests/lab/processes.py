@@ -48,21 +48,22 @@ def send_signal(pids: Iterable[int], sig: int) -> None:
             pass
 
 
-def kill_and_wait(pids: Iterable[int], timeout_s: float = 5.0,
-                  reap: Callable[[], None] = lambda: None) -> list[int]:
-    """SIGKILL every pid and wait until all are gone; returns the ones still alive.
+def kill_until_gone(find: Callable[[], Iterable[int]], timeout_s: float = 5.0,
+                    reap: Callable[[], None] = lambda: None) -> list[int]:
+    """SIGKILL whatever `find()` returns, again and again, until it finds nothing alive.
 
-    `reap` is called while waiting so the caller can collect its own children (a child
-    that is never waited for stays a zombie, which is_gone already accepts).
+    Looping matters: a listener may fork a child (a new SSH connection) between the
+    moment its namespace is listed and the moment it is killed. Returns the pids still
+    alive at the deadline (normally none). `reap` is called while waiting so the caller
+    can collect its own children.
     """
-    pids = list(pids)
-    send_signal(pids, signal.SIGKILL)
     deadline = time.monotonic() + timeout_s
     while True:
         reap()
-        alive = [pid for pid in pids if not is_gone(pid)]
+        alive = [pid for pid in set(find()) if not is_gone(pid)]
         if not alive or time.monotonic() > deadline:
             return alive
+        send_signal(alive, signal.SIGKILL)
         time.sleep(0.01)
 
 

@@ -1,4 +1,6 @@
-"""pytest fixtures for the multi-node lab. Load with `pytest_plugins = ["tests.lab.pytest_plugin"]`.
+"""pytest fixtures for the multi-node lab.
+
+Load with `pytest_plugins = ["tests.lab.pytest_plugin"]` in tests/conftest.py.
 
 - `lab`: a 4-node `Lab`, one per test module. After every test that used it, the fault
   helpers are undone (`Lab.heal`), so each test starts from a healthy cluster.
@@ -29,9 +31,11 @@ def lab_unavailable_reason() -> str | None:
     """Why this machine cannot host a lab, or None when it can."""
     if os.geteuid() != 0:
         return "the lab needs root (network namespaces, veths, sshd)"
-    for tool in ("ip", "/usr/sbin/sshd", "ssh-keygen", "unshare"):
+    for tool, package in [("ip", "iproute2"), ("/usr/sbin/sshd", "openssh-server"),
+                          ("ssh-keygen", "openssh-client"), ("ssh", "openssh-client"),
+                          ("unshare", "util-linux")]:
         if shutil.which(tool) is None:
-            return f"the lab needs {tool} (iproute2, openssh-server, util-linux)"
+            return f"the lab needs {tool} (Debian package {package})"
     try:
         from pyroute2 import netns
     except ImportError as e:

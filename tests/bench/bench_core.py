@@ -1,0 +1,57 @@
+"""Benchmark: parse + rates for one node-sample of a 128-CPU, 16-interface node.
+
+Run: python -m tests.bench.bench_core
+Prints µs per node-sample for netui's path (texts → NodeSample → Node.observe: rates,
+summary, health, history) and, side by side in the same run, the floor of merely
+tokenising the same texts (str.split of every file), as a ratio. Target: ≤ 150 µs.
+"""
+
+from __future__ import annotations
+
+import time
+
+from netui.collectors.assemble import sample_from_texts
+from netui.model.node import Node
+from tests.bench.node128 import NCPU, NIFACE, iface_attrs, proc_texts
+
+ROUNDS = 5
+SAMPLES = 200
+
+
+def _netui(texts, attrs) -> float:
+    node = Node("gpu001", history_s=900, interval_s=1)
+    t0 = time.perf_counter()
+    for i, t in enumerate(texts):
+        node.observe(sample_from_texts(t, attrs, wall_s=float(i), mono_s=float(i)))
+    elapsed = time.perf_counter() - t0
+    assert node.rates is not None and len(node.rates.cpu.cpus) == NCPU
+    assert len(node.rates.interfaces) == NIFACE and node.summary.rx_bytes_per_s > 0
+    return elapsed / len(texts)
+
+
+def _floor(texts, attrs) -> float:
+    t0 = time.perf_counter()
+    n = 0
+    for t in texts:
+        for text in t.values():
+            n += len(text.split())
+        for a in attrs.values():
+            for v in a.values():
+                if v:
+                    n += len(v.split())
+    return (time.perf_counter() - t0) / len(texts)
+
+
+def main() -> None:
+    texts = [proc_texts(s) for s in range(SAMPLES)]
+    attrs = iface_attrs()
+    best_netui = min(_netui(texts, attrs) for _ in range(ROUNDS))
+    best_floor = min(_floor(texts, attrs) for _ in range(ROUNDS))
+    print(f"node-sample: {NCPU} CPUs, {NIFACE} interfaces, {sum(map(len, texts[0].values()))} bytes of /proc text")
+    print(f"netui parse + rates + health + history: {best_netui * 1e6:8.1f} µs per node-sample (target ≤ 150)")
+    print(f"floor (str.split of the same texts):     {best_floor * 1e6:8.1f} µs per node-sample")
+    print(f"ratio netui / floor:                      {best_netui / best_floor:8.1f}×")
+
+
+if __name__ == "__main__":
+    main()
