@@ -10,6 +10,7 @@ missing (None) or does not parse leaves its part of the sample None and adds a l
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 
 from netui.collectors import procfs
 from netui.model.samples import InterfaceCounters, InterfaceSample, NodeSample, TcpSample
@@ -68,6 +69,30 @@ def kind_from_sysfs(name: str, link: str | None, type_: int | None, extras: froz
     return "virtual" if link is not None else None
 
 
+_ATTR_KEYS = ("mtu", "operstate", "carrier", "speed", "ifindex", "type", "link", "bridge", "bonding", "device")
+
+
+@lru_cache(maxsize=8192)
+def _iface_meta(name: str, mtu, operstate, carrier, speed, ifindex, type_, link, bridge, bonding, device) -> tuple:
+    """(mtu, operstate, carrier, speed_mbps, ifindex, kind) from sysfs texts.
+
+    Cached on the texts: they rarely change between samples, and a fleet has many.
+    """
+    extras = frozenset(k for k, v in (("bridge", bridge), ("bonding", bonding), ("device", device)) if v is not None)
+    kind = kind_from_sysfs(name, link, procfs.parse_int_file(type_), extras)
+    return (
+        procfs.parse_int_file(mtu),
+        procfs.parse_operstate(operstate),
+        procfs.parse_carrier(carrier),
+        procfs.parse_speed_mbps(speed),
+        procfs.parse_int_file(ifindex),
+        kind,
+    )
+
+
+_NO_ATTRS: dict[str, str | None] = {}
+
+
 def interfaces_from_texts(
     net_dev: Mapping[str, InterfaceCounters],
     attrs: Mapping[str, Mapping[str, str | None]],
@@ -75,20 +100,9 @@ def interfaces_from_texts(
     """Join /proc/net/dev counters with each interface's sysfs attributes."""
     out: dict[str, InterfaceSample] = {}
     for name, counters in net_dev.items():
-        a = attrs.get(name, {})
-        extras = frozenset(k for k in ("bridge", "bonding", "device") if a.get(k) is not None)
-        type_ = procfs.parse_int_file(a.get("type"))
-        kind = kind_from_sysfs(name, a.get("link"), type_, extras)
-        out[name] = InterfaceSample(
-            name=name,
-            counters=counters,
-            mtu=procfs.parse_int_file(a.get("mtu")),
-            operstate=procfs.parse_operstate(a.get("operstate")),
-            carrier=procfs.parse_carrier(a.get("carrier")),
-            speed_mbps=procfs.parse_speed_mbps(a.get("speed")),
-            ifindex=procfs.parse_int_file(a.get("ifindex")),
-            kind=kind,
-        )
+        a = attrs.get(name, _NO_ATTRS)
+        meta = _iface_meta(name, *[a.get(k) for k in _ATTR_KEYS])
+        out[name] = InterfaceSample(name, counters, *meta)
     return out
 
 

@@ -18,6 +18,7 @@ other exception escapes. The traps of these formats are handled here:
 from __future__ import annotations
 
 import json
+import re
 import sys
 from array import array
 from functools import lru_cache
@@ -47,7 +48,7 @@ def ints(tokens: list[str]) -> list[int]:
     if not tokens:
         return []
     joined = ",".join(tokens)
-    if joined.replace(",", "").replace("-", "").isdigit():
+    if joined.isascii() and not joined.encode().translate(None, b"0123456789,-"):
         try:
             values = _json_loads("[" + joined + "]")
             if len(values) == len(tokens):
@@ -63,6 +64,14 @@ def _cpu_ids(labels: tuple[str, ...], prefix_len: int) -> tuple[int, ...]:
     return tuple(int(label[prefix_len:]) for label in labels)
 
 
+@lru_cache(maxsize=64)
+def _softirq_header(line: str) -> tuple[int, ...]:
+    labels = line.split()
+    if not all(label.startswith("CPU") for label in labels):
+        raise ValueError("not a CPUn header")
+    return _cpu_ids(tuple(labels), 3)
+
+
 _LITTLE_ENDIAN = sys.byteorder == "little"
 
 
@@ -76,10 +85,12 @@ def parse_net_dev(text: str) -> dict[str, InterfaceCounters]:
     names: list[str] = []
     tokens: list[str] = []
     fast = True
-    for line in text.split("\n")[2:]:
+    for line in text.split("\n"):
+        if "|" in line:
+            continue  # the two header lines
         name, sep, rest = line.partition(":")
         values = rest.split()
-        if not sep or len(values) != 16 or "|" in line:
+        if not sep or len(values) != 16:
             if line.strip():
                 fast = False
                 break
@@ -167,10 +178,10 @@ def parse_stat_cpus(text: str) -> CpuTimes:
     not accounted separately there. Lines that do not parse are skipped. Raises ParseError
     when there is no valid ``cpuN`` line.
     """
-    lines = [line for line in text.split("\n") if line.startswith("cpu") and not line.startswith("cpu ")]
-    fast = _stat_cpus_fast(lines)
+    fast = _stat_cpus_fast(text)
     if fast is not None:
         return fast
+    lines = [line for line in text.split("\n") if line.startswith("cpu") and not line.startswith("cpu ")]
     cpus: list[int] = []
     rows: list[list[int]] = []
     for line in lines:
@@ -195,23 +206,31 @@ def parse_stat_cpus(text: str) -> CpuTimes:
     return CpuTimes(tuple(cpus), *cols, total)
 
 
-def _add8(a, b, c, d, e, f, g, h):
-    return a + b + c + d + e + f + g + h
+_CPU_BLOCK_END = re.compile(r"\n(?!cpu)")
 
 
-def _stat_cpus_fast(lines: list[str]) -> CpuTimes | None:
-    """All cpuN lines at once when they share one width; None sends to the careful path."""
-    if not lines:
+def _stat_cpus_fast(text: str) -> CpuTimes | None:
+    """The cpuN block decoded at once when its lines share one width; None: careful path."""
+    start = text.find("\ncpu")
+    if start < 0 or not text.startswith("cpu "):
         return None
-    tokens = " ".join(lines).split()
-    width = len(lines[0].split())
-    n = len(lines)
+    end = _CPU_BLOCK_END.search(text, start + 1)
+    block = text[start + 1 : end.start() if end else len(text)]
+    first = block[: block.find("\n")] if "\n" in block else block
+    width = first.count(" ") + 1
+    n = block.count("\n") + (0 if block.endswith("\n") else 1)
+    tokens = block.split()
     if width < 5 or len(tokens) != width * n:
         return None
     labels = tuple(tokens[::width])
     if "".join(labels).count("cpu") != n:
         return None
     del tokens[::width]
+    step = width - 1
+    if step > _CPU_COLUMNS:  # guest and guest_nice are already in user and nice
+        for _ in range(step - _CPU_COLUMNS):
+            del tokens[_CPU_COLUMNS::step]
+            step -= 1
     try:
         cpus = _cpu_ids(labels, 3)
         values = ints(tokens)
@@ -219,11 +238,10 @@ def _stat_cpus_fast(lines: list[str]) -> CpuTimes | None:
         return None
     if min(values) < 0 or min(cpus) < 0:
         return None
-    step = width - 1
-    cols = [tuple(values[c::step]) for c in range(min(_CPU_COLUMNS, step))]
+    cols = [tuple(values[c::step]) for c in range(step)]
     while len(cols) < _CPU_COLUMNS:
         cols.append((0,) * n)
-    total = tuple(map(_add8, *cols))
+    total = tuple([a + b + c + d + e + f + g + h for a, b, c, d, e, f, g, h in zip(*cols)])
     return CpuTimes(cpus, *cols, total)
 
 
@@ -245,21 +263,18 @@ def parse_softirqs(text: str) -> SoftirqCounts:
     remote sampler sends). Raises ParseError when the header or a NET row is missing or
     the row is not as wide as the header.
     """
-    header: list[str] | None = None
-    rows: dict[str, list[str]] = {}
-    for line in text.split("\n"):
-        stripped = line.strip()
-        if header is None and stripped.startswith("CPU"):
-            header = stripped.split()
-            continue
-        if stripped.startswith("NET_"):
-            name, sep, rest = stripped.partition(":")
-            if sep and name in ("NET_RX", "NET_TX"):
-                rows[name] = rest.split()
-    if header is None:
+    head_end = text.find("\n")
+    header_line = text[:head_end] if head_end >= 0 else text
+    if not header_line.strip().startswith("CPU"):
         raise ParseError("/proc/softirqs: no CPU header")
+    rows: dict[str, list[str]] = {}
+    for name in ("NET_RX", "NET_TX"):
+        at = text.find(f"{name}:")
+        if at >= 0 and text[:at].endswith((" ", "\n")):
+            end = text.find("\n", at)
+            rows[name] = text[at + len(name) + 1 : end if end >= 0 else len(text)].split()
     try:
-        cpus = _cpu_ids(tuple(header), 3)
+        cpus = _softirq_header(header_line)
     except ValueError as exc:
         raise ParseError(f"/proc/softirqs: bad header: {exc}") from None
     out: dict[str, tuple[int, ...]] = {}
