@@ -1,0 +1,157 @@
+"""History rings and the way numbers are shown."""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from netui.model import units
+from netui.model.history import Ring, capacity_for
+
+# --- Ring ------------------------------------------------------------------------------------
+
+
+def test_ring_keeps_the_newest_values_oldest_first():
+    ring = Ring(3)
+    for v in (1, 2, 3, 4, 5):
+        ring.append(v)
+
+    assert ring.values() == [3, 4, 5]
+    assert len(ring) == 3 and ring.capacity == 3
+    assert ring.latest() == 5
+
+
+def test_ring_before_it_is_full():
+    ring = Ring(4)
+    assert ring.values() == [] and ring.latest() is None and len(ring) == 0
+
+    ring.append(7)
+    ring.append(8)
+
+    assert ring.values() == [7, 8] and len(ring) == 2
+
+
+def test_ring_stores_unknown_as_nan_and_gives_back_none():
+    ring = Ring(3)
+    ring.append(None)
+    ring.append(1.5)
+    ring.append(math.nan)
+
+    assert ring.values() == [None, 1.5, None]
+    assert ring.latest() is None
+
+
+def test_ring_last_n_values_across_the_wrap():
+    ring = Ring(4)
+    for v in range(1, 7):  # 1..6: the buffer has wrapped
+        ring.append(v)
+
+    assert ring.values(last=2) == [5, 6]
+    assert ring.values(last=3) == [4, 5, 6]
+    assert ring.values(last=100) == [3, 4, 5, 6]
+
+
+def test_ring_is_float32():
+    ring = Ring(1)
+    ring.append(0.1)
+
+    assert ring.values()[0] == pytest.approx(0.1, rel=1e-6)
+    assert ring.values()[0] != 0.1  # 4 bytes per value, not 8
+
+
+def test_ring_needs_room_for_one_value():
+    with pytest.raises(ValueError):
+        Ring(0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 8), st.lists(st.one_of(st.none(), st.integers(-1000, 1000))), st.integers(0, 10))
+def test_ring_behaves_like_a_bounded_deque(capacity, values, last):
+    ring, model = Ring(capacity), deque(maxlen=capacity)
+    for v in values:
+        ring.append(v)
+        model.append(v)
+
+    assert ring.values() == list(model)
+    assert ring.values(last=last) == list(model)[len(model) - min(last, len(model)):]
+    assert ring.latest() == (model[-1] if model else None)
+
+
+@pytest.mark.parametrize(
+    ("history_s", "interval_s", "capacity"),
+    [(900, 1, 900), (900, 0.25, 3600), (900, 30, 30), (10, 3, 4), (1, 10, 2), (60, 0, 6000)],
+)
+def test_capacity_for_holds_the_history_window(history_s, interval_s, capacity):
+    assert capacity_for(history_s, interval_s) == capacity
+
+
+# --- units -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (None, "—"),
+        (math.nan, "—"),
+        (0, "0 b/s"),
+        (0.5, "0.5 b/s"),
+        (999, "999 b/s"),
+        (1_000, "1 kb/s"),
+        (1_500, "1.5 kb/s"),
+        (12.5e6, "12.5 Mb/s"),
+        (1.25e9, "1.25 Gb/s"),
+        (250e9, "250 Gb/s"),
+        (3e12, "3 Tb/s"),
+    ],
+)
+def test_si_auto_scales(value, text):
+    assert units.si(value, "b/s") == text
+
+
+def test_si_pads_to_a_fixed_width():
+    assert units.si(1.25e9, "b/s", width=11) == "  1.25 Gb/s"
+    assert units.si(None, "b/s", width=4) == "   —"
+
+
+def test_bits_per_s_takes_bytes_and_shows_bits():
+    assert units.bits_per_s(125_000_000) == "1 Gb/s"  # 125 MB/s is a gigabit
+    assert units.bits_per_s(125_000_000, as_bytes=True) == "125 MB/s"
+    assert units.bits_per_s(3_125_000_000) == "25 Gb/s"
+    assert units.bits_per_s(None) == "—"
+    assert units.bits_per_s(None, width=6) == "     —"
+
+
+@pytest.mark.parametrize(
+    ("value", "text"), [(None, "—"), (0, "0"), (0.3, "0.3"), (3.5, "3.5"), (42, "42"), (950, "950")]
+)
+def test_per_s(value, text):
+    assert units.per_s(value) == text
+
+
+def test_per_s_scales_large_event_rates():
+    assert units.per_s(12_345).replace(" ", "") == "12.3k"
+    assert units.per_s(2_500_000).replace(" ", "") == "2.5M"
+    assert units.per_s(None, width=5) == "    —"
+
+
+@pytest.mark.parametrize(
+    ("ratio", "text"),
+    [(None, "—"), (0, "0%"), (0.0004, "0.040%"), (0.005, "0.50%"), (0.02, "2.00%"), (0.25, "25.00%"),
+     (1.0, "100.00%")],
+)
+def test_ratio_percent(ratio, text):
+    assert units.ratio_percent(ratio) == text
+
+
+def test_percent_and_speed():
+    assert units.percent(95.4) == "95%"
+    assert units.percent(12.345, digits=1) == "12.3%"
+    assert units.percent(None) == "—"
+    assert units.speed(25_000) == "25G"
+    assert units.speed(100) == "100M"
+    assert units.speed(2_500) == "2500M"
+    assert units.speed(None) == "—"
