@@ -14,6 +14,7 @@ from netui.engine.document import fleet_document
 from netui.engine.monitor import Monitor
 from netui.engine.recording import RecordingError, dump_lines, load_recording
 from netui.engine.sources import LocalSource, ReplaySource
+from netui.model.node import NodeState
 
 COMMANDS = ("snapshot", "record")
 
@@ -28,12 +29,44 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
 def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("hosts", nargs="*", metavar="HOST",
+                   help="nodes to watch over SSH: [user@]host[:port] or ranges like gpu[001-128]; "
+                        "none: this host")
     p.add_argument("--interval", "-n", type=_positive_float, default=1.0, metavar="S",
                    help="seconds between samples (default 1)")
-    p.add_argument("--procfs", metavar="PATH", help="read /proc from PATH (a mounted or captured tree)")
-    p.add_argument("--sysfs", metavar="PATH", help="read /sys from PATH (with --procfs)")
-    p.add_argument("--replay", metavar="FILE", help="replay a recording (JSON lines) instead of live data")
+    inv = p.add_argument_group("which nodes")
+    inv.add_argument("-f", "--file", dest="files", action="append", default=[], metavar="FILE",
+                     help="read hosts or ranges from FILE, one per line (# comments)")
+    inv.add_argument("--slurm", nargs="?", const=None, default=False, metavar="JOBID",
+                     help="the nodes of a Slurm job ($SLURM_JOB_NODELIST, or JOBID via scontrol)")
+    inv.add_argument("--local", action="store_true", help="watch this host too, alongside the SSH nodes")
+    ssh = p.add_argument_group("SSH")
+    ssh.add_argument("-F", dest="ssh_config", action="append", default=[], metavar="FILE",
+                     help="ssh_config file (default ~/.ssh/config)")
+    ssh.add_argument("-l", dest="user", metavar="USER", help="login user where the host names none")
+    ssh.add_argument("-i", dest="identity", action="append", default=[], metavar="KEY",
+                     help="private key file (default: ssh-agent and ~/.ssh keys)")
+    ssh.add_argument("--connect-timeout", type=_positive_float, default=10.0, metavar="S",
+                     help="seconds to connect and log in (default 10)")
+    ssh.add_argument("--fanout", type=_positive_int, default=64, metavar="N",
+                     help="SSH handshakes at once (default 64)")
+    ssh.add_argument("--accept-new-host-keys", action="store_true",
+                     help="record the keys of hosts not yet in known_hosts (a changed key is always refused)")
+    src = p.add_argument_group("other sources")
+    src.add_argument("--procfs", metavar="PATH", help="read /proc from PATH (a mounted or captured tree)")
+    src.add_argument("--sysfs", metavar="PATH", help="read /sys from PATH (with --procfs)")
+    src.add_argument("--replay", metavar="FILE", help="replay a recording (JSON lines) instead of live data")
 
 
 def build_parser(command: str | None) -> argparse.ArgumentParser:
@@ -58,8 +91,64 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
     return p
 
 
-def build_sources(args) -> list:
+def _ssh_sources(args) -> tuple[list, object | None]:
+    from netui.collectors.ssh import SshConnector, SshSettings, SshSource
+    from netui.inventory import InventoryError, build_targets
+
+    try:
+        targets = build_targets(args.hosts, files=args.files, slurm=args.slurm, local=args.local, user=args.user)
+    except (InventoryError, OSError) as exc:
+        raise SystemExit(f"netui: {exc}") from None
+    for path in args.ssh_config + args.identity:
+        if not os.path.isfile(os.path.expanduser(path)):
+            raise SystemExit(f"netui: {path}: no such file")
+    settings = SshSettings(
+        config_paths=[os.path.expanduser(p) for p in args.ssh_config],
+        user=args.user,
+        identity=[os.path.expanduser(p) for p in args.identity],
+        connect_timeout_s=args.connect_timeout,
+        fanout=args.fanout,
+        accept_new_host_keys=args.accept_new_host_keys,
+    )
+    connector = SshConnector(settings)
+    _raise_open_files_limit(len(targets))
+    sources: list = []
+    for t in targets:
+        if t.local:
+            source = LocalSource(LiveReader())
+            source.name = t.name
+            sources.append(source)
+        else:
+            sources.append(SshSource(t.name, t.host, connector, user=t.user, port=t.port))
+    return sources, connector
+
+
+def _raise_open_files_limit(nodes: int) -> None:
+    """A connection per node needs descriptors: raise the soft limit towards the hard one."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        want = min(hard if hard != resource.RLIM_INFINITY else 1 << 20, max(soft, 4 * nodes + 256))
+        if want > soft:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
+def build_monitor(args, *, history_s: float) -> Monitor:
+    sources, connector = build_sources(args)
+    monitor = Monitor(sources, interval_s=args.interval, history_s=history_s)
+    monitor.connector = connector  # closed with the monitor
+    return monitor
+
+
+def build_sources(args) -> tuple[list, object | None]:
     """The sources named by the arguments; raises SystemExit with a message on bad input."""
+    if args.hosts or args.files or args.slurm is not False:
+        if args.replay or args.procfs or args.sysfs:
+            raise SystemExit("netui: hosts and --replay/--procfs/--sysfs do not go together")
+        return _ssh_sources(args)
     if args.replay:
         try:
             recording = load_recording(args.replay)
@@ -67,20 +156,33 @@ def build_sources(args) -> list:
             raise SystemExit(f"netui: cannot replay {args.replay}: {exc}") from None
         if not recording:
             raise SystemExit(f"netui: {args.replay} holds no samples")
-        return [ReplaySource(name, samples) for name, samples in recording.items()]
+        return [ReplaySource(name, samples) for name, samples in recording.items()], None
     if args.procfs or args.sysfs:
         procfs = args.procfs or "/proc"
         sysfs = args.sysfs or "/sys"
         for path in (procfs, sysfs):
             if not os.path.isdir(path):
                 raise SystemExit(f"netui: {path}: not a directory")
-        return [LocalSource(TreeReader(procfs, sysfs))]
-    return [LocalSource(LiveReader())]
+        return [LocalSource(TreeReader(procfs, sysfs))], None
+    return [LocalSource(LiveReader())], None
 
 
-async def _snapshot(monitor: Monitor) -> dict:
-    await monitor.run(polls=2)
-    await monitor.close()
+_SETTLED = frozenset({NodeState.DOWN, NodeState.AUTH_FAILED, NodeState.HOST_KEY_UNKNOWN,
+                      NodeState.HOST_KEY_CHANGED, NodeState.UNSUPPORTED, NodeState.PARSE_ERROR})
+
+
+async def _snapshot(monitor: Monitor, connect_timeout_s: float) -> dict:
+    """Every node with two samples (so rates), or with a failure to report; then one document."""
+    def settled() -> bool:
+        return all(n.samples_seen >= 2 or n.state in _SETTLED for n in monitor.fleet)
+
+    try:
+        await monitor.run_until(settled, timeout_s=connect_timeout_s + 3 * monitor.interval_s + 5)
+    finally:
+        await monitor.close()
+    for n in monitor.fleet:
+        if n.state is NodeState.CONNECTING:
+            n.fail(NodeState.DOWN, "no answer in time")
     return fleet_document(monitor.fleet)
 
 
@@ -115,16 +217,16 @@ def _add(a, b):
 
 
 async def _record(monitor: Monitor, path: str, count: int | None) -> int:
+    """Write every sample as it arrives (raw counters, one JSON line each) for ``count`` ticks."""
     written = 0
     with open(path, "w", encoding="utf-8") as out:
-        def write() -> None:
+        def write(name: str, sample) -> None:
             nonlocal written
-            records = [(n.name, n.sample) for n in monitor.fleet if n.sample is not None]
-            out.writelines(dump_lines(records))
-            out.flush()
+            out.writelines(dump_lines([(name, sample)]))
             written += 1
 
-        monitor.on_update = write
+        monitor.on_sample = write
+        monitor.on_update = out.flush
         try:
             await monitor.run(polls=count)
         finally:
@@ -136,14 +238,13 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = argv[0] if argv and argv[0] in COMMANDS else None
     args = build_parser(command).parse_args(argv[1:] if command else argv)
-    sources = build_sources(args)
     if command == "snapshot":
-        monitor = Monitor(sources, interval_s=args.interval, history_s=60)
-        doc = asyncio.run(_snapshot(monitor))
+        monitor = build_monitor(args, history_s=60)
+        doc = asyncio.run(_snapshot(monitor, args.connect_timeout))
         print(json.dumps(doc, indent=2) if args.json else _text_report(doc))
-        return 0
+        return 0 if all(n["state"] == "up" for n in doc["nodes"]) else 1
     if command == "record":
-        monitor = Monitor(sources, interval_s=args.interval, history_s=60)
+        monitor = build_monitor(args, history_s=60)
         try:
             n = asyncio.run(_record(monitor, args.output, args.count))
         except KeyboardInterrupt:
@@ -152,6 +253,6 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from netui.ui.app import make_app
 
-    monitor = Monitor(sources, interval_s=args.interval, history_s=args.history)
+    monitor = build_monitor(args, history_s=args.history)
     make_app(monitor).run()
     return 0

@@ -1,21 +1,26 @@
-"""The poll loop: owns time, asks every source for a sample, feeds the fleet.
+"""The engine: owns time, feeds the fleet from every source, tells the UI once per tick.
 
-The next poll is scheduled when the current one ends, so polls never overlap: a slow
-source delays the next tick instead of queueing reads. Works headless; the UI only
-registers ``on_update``.
+Two kinds of source: *pull* sources (this host, a replay) are asked for a sample each tick;
+*push* sources (SSH nodes) stream samples on their own and report their state. Each tick
+polls the pull sources, marks push nodes that went quiet as stale, and calls ``on_update``
+once — the UI repaints in one batch however many frames arrived. The next tick is scheduled
+when the current one ends, so ticks never overlap. Works headless.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable
 
 from netui.engine.sources import SourceError
 from netui.model.fleet import Fleet
 from netui.model.node import NodeState
+from netui.model.samples import NodeSample
 
 INTERVALS_S = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
+STALE_INTERVALS = 3  # a node with no sample for this many intervals is stale
 
 
 class Monitor:
@@ -28,47 +33,101 @@ class Monitor:
         self.fleet = Fleet([s.name for s in sources], history_s=history_s, interval_s=interval_s,
                            thresholds=thresholds)
         self.on_update: Callable[[], None] | None = None
-        self.polls = 0
-        self.last_poll_s: float | None = None  # how long the last poll took
+        self.on_sample: Callable[[str, NodeSample], None] | None = None  # e.g. a recorder
+        self.ticks = 0
+        self.last_tick_s: float | None = None  # how long the last tick took
+        self._pull = [s for s in sources if not getattr(s, "push", False)]
+        self._push = [s for s in sources if getattr(s, "push", False)]
+        self._arrival: dict[str, float] = {}
+        self._tasks: list[asyncio.Task] = []
         self._wake = asyncio.Event()
         self._stopped = False
 
-    async def poll_once(self) -> None:
-        """Ask every source once, concurrently, and apply the results."""
+    # the sink that push sources report to ---------------------------------------------------
+    def observe(self, name: str, sample: NodeSample) -> None:
+        self.fleet[name].observe(sample)
+        self._arrival[name] = time.monotonic()
+        if self.on_sample is not None:
+            self.on_sample(name, sample)
+
+    def report(self, name: str, state: NodeState, reason: str | None) -> None:
+        node = self.fleet[name]
+        if state in (NodeState.CONNECTING, NodeState.STALE, NodeState.UP):
+            node.set_state(state, reason)
+        else:
+            node.fail(state, reason or state.value)
+
+    # ticks ------------------------------------------------------------------------------------
+    async def tick(self) -> None:
+        """Poll the pull sources, check the push nodes for silence, tell the UI."""
         started = time.monotonic()
-        results = await asyncio.gather(*(s.sample() for s in self.sources), return_exceptions=True)
-        for source, result in zip(self.sources, results):
+        self._start_push()
+        if self._pull:
+            results = await asyncio.gather(*(s.sample() for s in self._pull), return_exceptions=True)
+            for source, result in zip(self._pull, results):
+                if isinstance(result, SourceError):
+                    self.report(source.name, result.state, result.reason)
+                elif isinstance(result, BaseException):
+                    self.report(source.name, NodeState.PARSE_ERROR, f"{type(result).__name__}: {result}")
+                else:
+                    self.observe(source.name, result)
+        quiet_s = STALE_INTERVALS * self.interval_s
+        now = time.monotonic()
+        for source in self._push:
             node = self.fleet[source.name]
-            if isinstance(result, SourceError):
-                node.fail(result.state, result.reason)
-            elif isinstance(result, BaseException):
-                node.fail(NodeState.PARSE_ERROR, f"{type(result).__name__}: {result}")
-            else:
-                node.observe(result)
-        self.polls += 1
-        self.last_poll_s = time.monotonic() - started
+            last = self._arrival.get(source.name)
+            if node.state is NodeState.UP and last is not None and now - last > quiet_s:
+                node.set_state(NodeState.STALE, f"no sample for {now - last:.0f} s")
+        self.ticks += 1
+        self.last_tick_s = time.monotonic() - started
         if self.on_update is not None:
             self.on_update()
 
+    # kept for callers that think in polls
+    poll_once = tick
+
+    def _start_push(self) -> None:
+        if self._tasks or not self._push or self._stopped:
+            return
+        self._tasks = [asyncio.ensure_future(s.run(self)) for s in self._push]
+
     async def run(self, *, polls: int | None = None) -> None:
-        """Poll until stopped (or ``polls`` times); sleep ``interval_s`` after each poll ends."""
+        """Tick until stopped (or ``polls`` times); sleep ``interval_s`` after each tick ends."""
         count = 0
         while not self._stopped:
-            await self.poll_once()
+            await self.tick()
             count += 1
             if polls is not None and count >= polls:
                 break
-            self._wake.clear()
-            try:
-                await asyncio.wait_for(self._wake.wait(), timeout=self.interval_s)
-            except asyncio.TimeoutError:
-                pass
+            await self._sleep(self.interval_s)
+
+    async def run_until(self, done: Callable[[], bool], *, timeout_s: float) -> bool:
+        """Tick until ``done()`` or the timeout; True when done."""
+        deadline = time.monotonic() + timeout_s
+        while not self._stopped:
+            await self.tick()
+            if done():
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            await self._sleep(min(self.interval_s, left))
+        return done()
+
+    async def _sleep(self, seconds: float) -> None:
+        self._wake.clear()
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), timeout=seconds)
 
     def set_interval(self, interval_s: float) -> None:
-        """Change the poll interval; the sleep in progress is cut short."""
+        """Change the interval; the sleep in progress is cut short, samplers are told."""
         if interval_s <= 0:
             raise ValueError("interval must be positive")
         self.interval_s = interval_s
+        for s in self._push:
+            set_interval = getattr(s, "set_interval", None)
+            if set_interval is not None:
+                set_interval(interval_s)
         self._wake.set()
 
     def step_interval(self, direction: int) -> float:
@@ -83,6 +142,15 @@ class Monitor:
         self._wake.set()
 
     async def close(self) -> None:
+        """Stop, end every stream (the samplers end with their channels) and close sources."""
         self.stop()
+        for task in self._tasks:
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks = []
         for s in self.sources:
             await s.close()
+        closer = getattr(self, "connector", None)
+        if closer is not None:
+            await closer.close()

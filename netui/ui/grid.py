@@ -1,0 +1,249 @@
+"""The cluster grid: the fleet as a virtual table that paints only the rows on screen.
+
+A tick costs a filter, a sort and a ``refresh()``; cells are formatted when a row is painted,
+once per node per tick. Line 0 is the header and does not scroll; line ``y`` below it shows
+row ``scroll_y + y - 1``.
+"""
+
+from __future__ import annotations
+
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from netui.model.fleet import Fleet
+from netui.model.health import Level
+from netui.model.node import Node
+from netui.ui.columns import Column, GridOptions, cell_level, fit_columns, sort_key
+from netui.ui.render import level_styles
+
+Cells = list[tuple[str, Style | None]]  # per column: the padded text and its level style
+
+
+class FleetGrid(ScrollView, can_focus=True):
+    """One row per node, sorted and filtered; a row cursor that follows the node it is on."""
+
+    DEFAULT_CSS = """
+    FleetGrid {
+        background: $surface;
+        color: $foreground;
+        overflow-x: hidden;
+        overflow-y: auto;
+        & > .fleet-grid--header {
+            text-style: bold;
+            background: $panel;
+            color: $foreground;
+        }
+        &:ansi > .fleet-grid--header {
+            background: ansi_bright_blue;
+            color: ansi_default;
+        }
+        & > .fleet-grid--cursor {
+            background: $block-cursor-blurred-background;
+            color: $block-cursor-blurred-foreground;
+            text-style: $block-cursor-blurred-text-style;
+        }
+        &:focus {
+            background-tint: $foreground 5%;
+            & > .fleet-grid--cursor {
+                background: $block-cursor-background;
+                color: $block-cursor-foreground;
+                text-style: $block-cursor-text-style;
+            }
+        }
+    }
+    """
+    COMPONENT_CLASSES = {"fleet-grid--header", "fleet-grid--cursor"}
+    BINDINGS = [
+        Binding("up", "cursor_up", "Up", show=False),
+        Binding("down", "cursor_down", "Down", show=False),
+        Binding("pageup", "page_up", "Page up", show=False),
+        Binding("pagedown", "page_down", "Page down", show=False),
+        Binding("home", "first", "First", show=False),
+        Binding("end", "last", "Last", show=False),
+        Binding("enter", "choose", "Open node", show=False),
+    ]
+
+    class NodeChosen(Message):
+        """The user opened a node (Enter, or a click on the highlighted row)."""
+
+        def __init__(self, name: str) -> None:
+            super().__init__()
+            self.name = name
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.sort = "worst"
+        self.filter = ""
+        self.options = GridOptions()
+        self.width_cells = 80  # set by the screen; the row spans width_cells - 1
+        self._columns: tuple[Column, ...] = ()
+        self._widths: tuple[int, ...] = ()
+        self._shown: list[Node] = []
+        self._cursor = 0
+        self._followed: str | None = None  # the node the user put the cursor on
+        self._level_styles: dict[Level, Style] = {}
+        self._cells: dict[str, Cells] = {}  # formatted this tick, for the rows painted so far
+        # styles of the paint in progress, resolved once per render_lines
+        self._base = Style()
+        self._header_style = Style()
+        self._cursor_pre = Style()
+        self._cursor_post = Style()
+
+    # what tests and the screen read ----------------------------------------------------------
+    @property
+    def columns(self) -> tuple[Column, ...]:
+        """The columns shown, in display order."""
+        return self._columns
+
+    @property
+    def row_count(self) -> int:
+        return len(self._shown)
+
+    @property
+    def selected(self) -> str | None:
+        """The name of the node under the cursor, or None when no row is shown."""
+        return self._shown[self._cursor].name if self._shown else None
+
+    def rows_text(self) -> list[list[str]]:
+        """The plain text of every cell, row by row in display order, stripped of padding."""
+        return [[text.strip() for text, _ in self._row_cells(n)] for n in self._shown]
+
+    def visible_nodes(self, fleet: Fleet) -> list[Node]:
+        """The nodes that pass the filter (substring of name or state), in the grid's sort."""
+        needle = self.filter.lower()
+        nodes = [n for n in fleet if not needle or needle in n.name.lower() or needle in n.state.value]
+        return sorted(nodes, key=sort_key(self.sort))
+
+    # one tick -----------------------------------------------------------------------------
+    def show(self, fleet: Fleet) -> None:
+        """Take the fleet as it is now: filter, sort, place the cursor, repaint what is on screen."""
+        self._columns = fit_columns(self.width_cells)
+        self._widths = tuple(self._column_width(c, self._columns) for c in self._columns)
+        self._level_styles = level_styles(self.app.theme_variables)
+        cursor_was_in_view = self._in_view(self._cursor)
+        self._shown = self.visible_nodes(fleet)
+        self._cells = {}
+        # the cursor stays on the node the user chose; until then (or while it is filtered out), on top
+        self._cursor = next((i for i, n in enumerate(self._shown) if n.name == self._followed), 0)
+        self.virtual_size = Size(sum(w + 1 for w in self._widths), len(self._shown) + 1)
+        if cursor_was_in_view:  # a user who scrolled away with the wheel is not pulled back
+            self._scroll_to_cursor()
+        self.refresh()
+
+    def _column_width(self, col: Column, columns: tuple[Column, ...]) -> int:
+        if col is columns[-1] and col.key == "health":  # Health takes what the others leave
+            return max(col.width, self.width_cells - sum(c.width + 1 for c in columns[:-1]) - 2)
+        return col.width
+
+    def _row_cells(self, node: Node) -> Cells:
+        cells = self._cells.get(node.name)
+        if cells is None:
+            cells = self._cells[node.name] = [self._cell(c, w, node) for c, w in zip(self._columns, self._widths)]
+        return cells
+
+    def _cell(self, col: Column, width: int, node: Node) -> tuple[str, Style | None]:
+        level = cell_level(col, node)
+        # names and states always wear their level's colour; metrics only when not ok
+        style = self._level_styles.get(level) if level is not None and (col.key in ("node", "state") or level > 0) else None
+        text = col.text(node, self.options)
+        if len(text) > width:
+            text = text[: width - 1] + "…"
+        # one blank cell after every column separates it from the next
+        return (text.rjust(width) if col.right else text.ljust(width)) + " ", style
+
+    # painting -----------------------------------------------------------------------------
+    def render_lines(self, crop: Region) -> list[Strip]:
+        self._base = self.rich_style
+        self._header_style = self._base + self.get_component_rich_style("fleet-grid--header")
+        cursor = self.get_component_rich_style("fleet-grid--cursor")
+        # as DataTable does: the cursor's colours win over a cell's level colour, its boldness stays
+        self._cursor_pre = self._base + cursor
+        self._cursor_post = Style.from_color(cursor.color, cursor.bgcolor)
+        return super().render_lines(crop)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        if y == 0:
+            style = self._header_style
+            labels = [
+                Segment((c.label.rjust(c.width) if c.right else c.label).ljust(w) + " ", style)
+                for c, w in zip(self._columns, self._widths)
+            ]
+            return Strip(labels).adjust_cell_length(width, style)
+        index = self.scroll_offset.y + y - 1
+        if index >= len(self._shown):
+            return Strip.blank(width, self._base)
+        cells = self._row_cells(self._shown[index])
+        if index == self._cursor:
+            pre, post = self._cursor_pre, self._cursor_post
+            segments = [Segment(text, pre + style + post if style else pre) for text, style in cells]
+        else:
+            base = self._base
+            segments = [Segment(text, base + style if style else base) for text, style in cells]
+        return Strip(segments).adjust_cell_length(width, self._base)
+
+    # the cursor ---------------------------------------------------------------------------
+    @property
+    def _page_rows(self) -> int:
+        return max(1, self.scrollable_content_region.height - 1)  # less the header
+
+    def _in_view(self, index: int) -> bool:
+        top = self.scroll_offset.y
+        return top <= index < top + self._page_rows
+
+    def _scroll_to_cursor(self) -> None:
+        top, rows = self.scroll_offset.y, self._page_rows
+        if self._cursor < top:
+            self.scroll_to(y=self._cursor, animate=False)
+        elif self._cursor >= top + rows:
+            self.scroll_to(y=self._cursor - rows + 1, animate=False)
+
+    def move_cursor(self, index: int) -> None:
+        """Put the cursor on row ``index`` (clamped) and follow that node from now on."""
+        if not self._shown:
+            return
+        self._cursor = max(0, min(index, len(self._shown) - 1))
+        self._followed = self._shown[self._cursor].name
+        self._scroll_to_cursor()
+        self.refresh()
+
+    def action_cursor_up(self) -> None:
+        self.move_cursor(self._cursor - 1)
+
+    def action_cursor_down(self) -> None:
+        self.move_cursor(self._cursor + 1)
+
+    def action_page_up(self) -> None:
+        self.move_cursor(self._cursor - self._page_rows)
+
+    def action_page_down(self) -> None:
+        self.move_cursor(self._cursor + self._page_rows)
+
+    def action_first(self) -> None:
+        self.move_cursor(0)
+
+    def action_last(self) -> None:
+        self.move_cursor(len(self._shown) - 1)
+
+    def action_choose(self) -> None:
+        if self.selected is not None:
+            self.post_message(self.NodeChosen(self.selected))
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None or offset.y < 1:
+            return
+        index = self.scroll_offset.y + offset.y - 1
+        if index >= len(self._shown):
+            return
+        event.stop()
+        if index == self._cursor:
+            self.action_choose()
+        else:
+            self.move_cursor(index)
