@@ -74,9 +74,10 @@ Finding = tuple[str, "float | None", "str | Callable[[], str]"]
 def assess(findings: list[Finding], thresholds: dict[str, Threshold] | None = None) -> Health:
     """Health from ``(metric, value, reason)`` findings.
 
-    ``metric`` names a threshold; a finding whose metric has none is ignored.
+    ``metric`` names a threshold; a finding whose metric has none is ignored. ``thresholds``
+    overrides the defaults metric by metric (the others keep their defaults).
     """
-    thresholds = thresholds or DEFAULT_THRESHOLDS
+    thresholds = DEFAULT_THRESHOLDS if not thresholds else DEFAULT_THRESHOLDS | thresholds
     rated: list[tuple[Level, str]] = []
     for metric, value, text in findings:
         t = thresholds.get(metric)

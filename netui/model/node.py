@@ -157,6 +157,7 @@ class Node:
         self.health = assess(findings, self.thresholds)
         if sample.problems and not sample.interfaces and sample.cpu is None:
             self.state, self.error = NodeState.PARSE_ERROR, "; ".join(sample.problems)
+            self.health = Health(Level.CRITICAL, (f"parse error: {self.error}",))
         else:
             self.state = NodeState.UP
             self.error = "; ".join(sample.problems) or None

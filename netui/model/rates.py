@@ -62,7 +62,11 @@ class InterfaceRates(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class TcpRates:
-    """TCP segment rates and the retransmit ratio ΔRetransSegs/ΔOutSegs (0..1)."""
+    """TCP segment rates and the retransmit ratio ΔRetransSegs/ΔOutSegs.
+
+    The ratio is usually well below 1 but is not capped: OutSegs does not count segments
+    that only carry retransmitted data, so on a path losing almost everything it can pass 1.
+    """
 
     retrans_segs_per_s: float | None
     out_segs_per_s: float | None

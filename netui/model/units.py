@@ -10,14 +10,16 @@ _SI = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 
 
 def si(value: float | None, unit: str = "", *, width: int = 0) -> str:
-    """Auto-scaled SI value: ``si(2.5e9, "b/s") == "2.50 Gb/s"``; None → "—"."""
+    """Auto-scaled SI value, 3 significant digits: ``si(2.5e9, "b/s") == "2.5 Gb/s"``,
+    ``si(123456, "b/s") == "123 kb/s"``; None or NaN → "—"."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         text = UNKNOWN
     else:
         for factor, prefix in _SI:
-            if abs(value) >= factor:
+            # pick the prefix after rounding, so 999.6e6 is "1 G", not "1000 M"
+            if abs(value) >= factor * 0.9995:
                 scaled = value / factor
-                text = f"{scaled:.3g}" if scaled < 100 else f"{scaled:.0f}"
+                text = f"{scaled:.3g}" if scaled < 99.95 else f"{scaled:.0f}"
                 text = f"{text} {prefix}{unit}"
                 break
         else:
@@ -34,7 +36,8 @@ def bits_per_s(bytes_per_s: float | None, *, as_bytes: bool = False, width: int 
 
 
 def per_s(value: float | None, *, width: int = 0) -> str:
-    """An event rate (packets, drops, errors per second): "0", "3.5", "12k"; None → "—"."""
+    """An event rate (packets, drops, errors per second): "0", "3.5", "250", "12.3 k";
+    None → "—"."""
     if value is None:
         text = UNKNOWN
     elif value == 0:
