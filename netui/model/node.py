@@ -13,9 +13,9 @@ from netui.model import units
 from netui.model.health import HEALTHY, Finding, Health, Level, Threshold, assess
 from netui.model.history import Ring, capacity_for
 from netui.model.rates import NodeRates, node_rates
-from netui.model.samples import InterfaceSample, NodeSample
+from netui.model.samples import SOFTWARE_KINDS, InterfaceSample, NodeSample
 
-HIDDEN_KINDS = frozenset({"loopback", "virtual", "veth", "bridge", "ifb", "dummy", "tun"})
+HIDDEN_KINDS = SOFTWARE_KINDS
 
 
 class NodeState(str, Enum):

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from netui.model.samples import InterfaceSample, NodeSample
+from netui.model.samples import SOFTWARE_KINDS, InterfaceSample, NodeSample
 
 U32 = 1 << 32
 
@@ -121,14 +121,17 @@ _IFACE_INDEX = (0, 8, 1, 9, 3, 11, 2, 10)
 
 
 def interface_rates(prev: InterfaceSample | None, cur: InterfaceSample, dt: float) -> InterfaceRates:
-    """Rates of one interface; all None when there is no comparable previous sample."""
+    """Rates of one interface; all None when there is no comparable previous sample.
+
+    ``speed_mbps`` (for % of link) is left out for software devices: a veth's 10000 is
+    nominal, and 13 Gbit/s through it is not 130 % of anything.
+    """
+    speed = None if cur.kind in SOFTWARE_KINDS else cur.speed_mbps
     if prev is None or (prev.ifindex is not None and cur.ifindex is not None and prev.ifindex != cur.ifindex):
-        return InterfaceRates(cur.name, None, None, None, None, None, None, None, None, cur.speed_mbps)
+        return InterfaceRates(cur.name, None, None, None, None, None, None, None, None, speed)
     p, c = prev.counters, cur.counters
     inv = 1.0 / dt
-    return InterfaceRates(
-        cur.name, *[(c[i] - p[i]) * inv if c[i] >= p[i] else None for i in _IFACE_INDEX], cur.speed_mbps
-    )
+    return InterfaceRates(cur.name, *[(c[i] - p[i]) * inv if c[i] >= p[i] else None for i in _IFACE_INDEX], speed)
 
 
 def _tcp_rates(prev: NodeSample, cur: NodeSample, dt: float) -> TcpRates | None:

@@ -44,6 +44,10 @@ class InterfaceCounters(NamedTuple):
 INTERFACE_COUNTER_NAMES: tuple[str, ...] = InterfaceCounters._fields
 
 
+# Software devices: no wire of their own, and a nominal "speed" (veth says 10000).
+SOFTWARE_KINDS = frozenset({"loopback", "virtual", "veth", "bridge", "ifb", "dummy", "tun"})
+
+
 class InterfaceSample(NamedTuple):
     """One network interface as seen in one sample.
 
