@@ -243,3 +243,23 @@ async def test_interval_change_reaches_the_samplers(lab):
     finally:
         await m.close()
         task.cancel()
+
+
+async def test_proxyjump_uses_one_shared_jump_connection(lab, tmp_path):
+    import psutil
+
+    config = tmp_path / "ssh_config"
+    config.write_text(Path(lab.ssh_config).read_text() + "\nHost node2 node3 node4\n    ProxyJump node1\n")
+    m = monitor_for(lab, ["node2", "node3", "node4"], settings=settings_for(lab, config_paths=[str(config)]))
+    task = await started(m)
+    try:
+        await wait_for(lambda: all(n.samples_seen >= 2 for n in m.fleet), 8, "all up through node1", m)
+        mine = psutil.Process().net_connections(kind="tcp")
+        peers = [c.raddr for c in mine if c.raddr and c.status == psutil.CONN_ESTABLISHED]
+        jump = lab.node(1).address
+        assert sum(1 for p in peers if p.ip == jump and p.port == 22) == 1
+        # and no direct connection to the targets: everything goes through the jump host
+        assert not any(p.ip in {lab.node(k).address for k in (2, 3, 4)} for p in peers)
+    finally:
+        await m.close()
+        task.cancel()

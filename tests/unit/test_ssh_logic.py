@@ -1,0 +1,71 @@
+"""The SSH collector's decisions that need no network: backoff, states from errors, config."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import asyncssh
+import pytest
+
+from netui.collectors.frames import FrameError
+from netui.collectors.ssh import ResolvedHost, SshSettings, backoff_s, classify, resolve
+from netui.model.node import NodeState
+
+
+def test_backoff_doubles_is_capped_and_jittered():
+    rng = random.Random(1)
+    delays = [[backoff_s(a, 1.0, 60.0, rng) for a in range(10)] for _ in range(50)]
+    for attempt in range(10):
+        d = min(60.0, 2.0 ** attempt)
+        values = [row[attempt] for row in delays]
+        assert all(d / 2 <= v <= d for v in values)
+        assert len({round(v, 6) for v in values}) > 40  # jitter: no two nodes in lockstep
+    assert max(max(row) for row in delays) <= 60.0
+
+
+def test_many_nodes_failing_together_do_not_retry_together():
+    # 1,000 nodes failing at the same moment, third attempt: spread over 2 s, not a storm
+    delays = sorted(backoff_s(3, 1.0, 60.0, random.Random(i)) for i in range(1000))
+    assert delays[0] >= 4.0 and delays[-1] <= 8.0
+    per_100ms = [sum(1 for d in delays if t / 10 <= d < (t + 1) / 10) for t in range(40, 80)]
+    assert max(per_100ms) < 60
+
+
+@pytest.mark.parametrize("exc, state, words", [
+    (asyncssh.PermissionDenied("no more methods"), NodeState.AUTH_FAILED, "authentication failed"),
+    (ConnectionRefusedError(111, "Connection refused"), NodeState.DOWN, "connection refused"),
+    (asyncio.TimeoutError(), NodeState.DOWN, "timed out"),
+    (OSError(113, "No route to host"), NodeState.DOWN, "No route to host"),
+    (asyncssh.ConnectionLost("peer closed"), NodeState.DOWN, "connection lost"),
+    (FrameError("truncated frame"), NodeState.PARSE_ERROR, "bad data"),
+    (asyncio.IncompleteReadError(b"abc", 10), NodeState.PARSE_ERROR, "bad data"),
+])
+def test_errors_become_node_states_with_reasons(exc, state, words):
+    failure = classify(exc, None)
+    assert failure.state is state
+    assert words in failure.reason
+
+
+def test_unverifiable_host_key_is_unknown_or_changed_by_known_hosts(tmp_path):
+    key = asyncssh.generate_private_key("ssh-ed25519")
+    known = tmp_path / "known_hosts"
+    known.write_text("")
+    resolved = ResolvedHost("198.18.0.9", 22, "root", [str(known)], None, "n9")
+    exc = asyncssh.HostKeyNotVerifiable("Host key is not trusted")
+    assert classify(exc, resolved).state is NodeState.HOST_KEY_UNKNOWN
+    known.write_text(f"198.18.0.9 {key.export_public_key().decode()}")
+    assert classify(exc, resolved).state is NodeState.HOST_KEY_CHANGED
+
+
+def test_resolve_applies_ssh_config(tmp_path):
+    config = tmp_path / "ssh_config"
+    config.write_text(
+        "Host gpu*\n    HostName 198.18.0.%h\n    User trainer\n    Port 2222\n"
+        "    UserKnownHostsFile /tmp/kh1\n    ProxyJump bastion\n"
+        "Host other\n    HostName 198.18.0.7\n"
+    )
+    r = resolve(SshSettings(config_paths=[str(config)]), "gpu5", None, None)
+    assert (r.port, r.user, r.proxy_jump, r.known_hosts) == (2222, "trainer", "bastion", ["/tmp/kh1"])
+    r = resolve(SshSettings(config_paths=[str(config)], user="alice"), "other", None, 22)
+    assert (r.host, r.user, r.proxy_jump) == ("198.18.0.7", "alice", None)
