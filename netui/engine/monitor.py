@@ -69,7 +69,7 @@ class Monitor:
                     self.report(source.name, result.state, result.reason)
                 elif isinstance(result, BaseException):
                     self.report(source.name, NodeState.PARSE_ERROR, f"{type(result).__name__}: {result}")
-                else:
+                elif result is not None:  # None: nothing new (a replay that has ended)
                     self.observe(source.name, result)
         quiet_s = STALE_INTERVALS * self.interval_s
         now = time.monotonic()

@@ -40,7 +40,8 @@ class LocalSource:
 
 
 class ReplaySource:
-    """Samples from a recording, one per poll, in order; the last one repeats at the end.
+    """Samples from a recording, one per poll, in order; None once it is all played (the
+    node then keeps showing its last state).
 
     The node clock of the recording drives the rates, so a replay is deterministic.
     """
@@ -52,8 +53,10 @@ class ReplaySource:
         self.samples = samples
         self.position = 0
 
-    async def sample(self) -> NodeSample:
-        s = self.samples[min(self.position, len(self.samples) - 1)]
+    async def sample(self) -> NodeSample | None:
+        if self.position >= len(self.samples):
+            return None
+        s = self.samples[self.position]
         self.position += 1
         return s
 

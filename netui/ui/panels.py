@@ -84,7 +84,9 @@ class InterfacePanel(Vertical):
         pkts = f"pkts {units.per_s(r.rx_packets_per_s)}/{units.per_s(r.tx_packets_per_s)}/s" if r else "pkts —"
         total = f"total drops {c.rx_dropped + c.tx_dropped}  errors {c.rx_errors + c.tx_errors}"
         self._counts.update(f"{pkts}   {drops}   {errs}   {total}")
-        self._chart(rx_ring, tx_ring, as_bytes=as_bytes, interval_s=interval_s)
+        # the node's own sample spacing (a replay may run faster than it was recorded)
+        step_s = node.rates.interval_s if node.rates else interval_s
+        self._chart(rx_ring, tx_ring, as_bytes=as_bytes, interval_s=step_s)
 
     def _chart(self, rx_ring, tx_ring, *, as_bytes: bool, interval_s: float) -> None:
         plot = self._plot
