@@ -106,6 +106,19 @@ def interfaces_from_texts(
     return out
 
 
+# The TcpExt counters netui keeps: retransmission, loss recovery, receive-side drops.
+# (Kernels name and order them differently; missing ones are simply absent.)
+TCPEXT_FIELDS = frozenset({
+    "TCPLostRetransmit", "TCPFastRetrans", "TCPSlowStartRetrans", "TCPTimeouts", "TCPSynRetrans",
+    "TCPRetransFail", "TCPLossProbes", "TCPLossProbeRecovery", "TCPSpuriousRTOs",
+    "TCPSpuriousRtxHostQueues", "TCPLossUndo", "TCPSackRecovery", "TCPRenoRecovery",
+    "TCPForwardRetrans", "TCPLoss", "TCPAbortOnTimeout", "TCPDSACKRecv", "TCPDSACKRecvSegs",
+    "TCPDSACKOldSent", "TCPSACKReorder", "TCPOFOQueue", "TCPOFODrop", "TCPRcvQDrop",
+    "TCPBacklogDrop", "TCPZeroWindowDrop", "TCPRcvCollapsed", "ListenOverflows", "ListenDrops",
+    "TCPMemoryPressures", "TCPAbortOnMemory", "PruneCalled",
+})
+
+
 def _TCP_ONLY(text: str) -> dict[str, dict[str, int]]:
     return procfs.parse_keyed_pairs(text, ("Tcp",))
 
@@ -146,7 +159,7 @@ def sample_from_texts(
     ext: dict[str, int] = {}
     if netstat is not None:
         try:
-            ext = procfs.parse_keyed_pairs(netstat, ("TcpExt",)).get("TcpExt", {})
+            ext = procfs.parse_keyed_pairs(netstat, ("TcpExt",), TCPEXT_FIELDS).get("TcpExt", {})
         except procfs.ParseError as exc:
             problems.append(f"net/netstat: {exc}")
     tcp = None

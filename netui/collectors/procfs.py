@@ -135,13 +135,15 @@ def _parse_net_dev_lines(text: str) -> dict[str, InterfaceCounters]:
     return result
 
 
-def parse_keyed_pairs(text: str, only: tuple[str, ...] | None = None) -> dict[str, dict[str, int]]:
+def parse_keyed_pairs(text: str, only: tuple[str, ...] | None = None,
+                      fields: frozenset[str] | None = None) -> dict[str, dict[str, int]]:
     """Parse /proc/net/snmp or /proc/net/netstat into {prefix: {field: value}}.
 
     Each protocol is a names line followed by a values line with the same ``Prefix:``.
     A pair whose lengths differ or whose values are not integers is dropped (truncated
-    file); the other pairs are kept. ``only`` limits the result to those prefixes (the
-    others are not converted). Raises ParseError if no wanted pair is valid.
+    file); the other pairs are kept. ``only`` limits the result to those prefixes and
+    ``fields`` to those field names (the others are not converted). Raises ParseError if
+    no wanted pair is valid.
     """
     result: dict[str, dict[str, int]] = {}
     lines = text.splitlines()
@@ -158,6 +160,9 @@ def parse_keyed_pairs(text: str, only: tuple[str, ...] | None = None) -> dict[st
             keys = names.split()
             vals = values.split()
             if len(keys) == len(vals) and keys:
+                if fields is not None:
+                    kept = [(k, v) for k, v in zip(keys, vals) if k in fields]
+                    keys, vals = [k for k, _ in kept], [v for _, v in kept]
                 try:
                     result[head] = dict(zip(keys, ints(vals)))
                 except ValueError:

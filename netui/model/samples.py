@@ -72,7 +72,8 @@ class TcpSample:
     """TCP counters keyed by the kernel's own names.
 
     ``tcp`` holds the ``Tcp:`` pair of /proc/net/snmp (RetransSegs, OutSegs, InSegs, ...;
-    CurrEstab is a gauge, MaxConn is -1), ``ext`` the ``TcpExt:`` pair of /proc/net/netstat.
+    CurrEstab is a gauge, MaxConn is -1), ``ext`` the retransmission- and loss-related
+    counters of the ``TcpExt:`` pair of /proc/net/netstat (collectors.assemble.TCPEXT_FIELDS).
     """
 
     tcp: dict[str, int]

@@ -7,6 +7,9 @@ row ``scroll_y + y - 1``.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -22,7 +25,13 @@ from netui.model.node import Node
 from netui.ui.columns import Column, GridOptions, cell_level, fit_columns, sort_key
 from netui.ui.render import level_styles
 
-Cells = list[tuple[str, Style | None]]  # per column: the padded text and its level style
+
+class FormattedRow(NamedTuple):
+    """A node's row as painted this tick."""
+
+    texts: list[str]  # per column, padded to its width plus the blank that separates columns
+    runs: list[tuple[str, Style | None]]  # adjacent cells of the same level style, joined
+    cell_length: int
 
 
 class FleetGrid(ScrollView, can_focus=True):
@@ -81,19 +90,21 @@ class FleetGrid(ScrollView, can_focus=True):
         self.sort = "worst"
         self.filter = ""
         self.options = GridOptions()
-        self.width_cells = 80  # set by the screen; the row spans width_cells - 1
+        self.width_cells = 80  # set by the screen: its width less the scrollbar
         self._columns: tuple[Column, ...] = ()
         self._widths: tuple[int, ...] = ()
         self._shown: list[Node] = []
         self._cursor = 0
         self._followed: str | None = None  # the node the user put the cursor on
         self._level_styles: dict[Level, Style] = {}
-        self._cells: dict[str, Cells] = {}  # formatted this tick, for the rows painted so far
+        self._formatted: dict[str, FormattedRow] = {}  # this tick's rows painted so far, by node
         # styles of the paint in progress, resolved once per render_lines
         self._base = Style()
         self._header_style = Style()
-        self._cursor_pre = Style()
-        self._cursor_post = Style()
+        self._row_styles: dict[Style | None, Style] = {}
+        self._cursor_styles: dict[Style | None, Style] = {}
+        self._paint_width = 0
+        self._paint_top = 0
 
     # what tests and the screen read ----------------------------------------------------------
     @property
@@ -112,7 +123,7 @@ class FleetGrid(ScrollView, can_focus=True):
 
     def rows_text(self) -> list[list[str]]:
         """The plain text of every cell, row by row in display order, stripped of padding."""
-        return [[text.strip() for text, _ in self._row_cells(n)] for n in self._shown]
+        return [[text.strip() for text in self._row(n).texts] for n in self._shown]
 
     def visible_nodes(self, fleet: Fleet) -> list[Node]:
         """The nodes that pass the filter (substring of name or state), in the grid's sort."""
@@ -128,7 +139,7 @@ class FleetGrid(ScrollView, can_focus=True):
         self._level_styles = level_styles(self.app.theme_variables)
         cursor_was_in_view = self._in_view(self._cursor)
         self._shown = self.visible_nodes(fleet)
-        self._cells = {}
+        self._formatted = {}
         # the cursor stays on the node the user chose; until then (or while it is filtered out), on top
         self._cursor = next((i for i, n in enumerate(self._shown) if n.name == self._followed), 0)
         self.virtual_size = Size(sum(w + 1 for w in self._widths), len(self._shown) + 1)
@@ -141,34 +152,54 @@ class FleetGrid(ScrollView, can_focus=True):
             return max(col.width, self.width_cells - sum(c.width + 1 for c in columns[:-1]) - 2)
         return col.width
 
-    def _row_cells(self, node: Node) -> Cells:
-        cells = self._cells.get(node.name)
-        if cells is None:
-            cells = self._cells[node.name] = [self._cell(c, w, node) for c, w in zip(self._columns, self._widths)]
-        return cells
+    def _row(self, node: Node) -> FormattedRow:
+        row = self._formatted.get(node.name)
+        if row is None:
+            row = self._formatted[node.name] = self._format(node)
+        return row
 
-    def _cell(self, col: Column, width: int, node: Node) -> tuple[str, Style | None]:
-        level = cell_level(col, node)
-        # names and states always wear their level's colour; metrics only when not ok
-        style = self._level_styles.get(level) if level is not None and (col.key in ("node", "state") or level > 0) else None
-        text = col.text(node, self.options)
-        if len(text) > width:
-            text = text[: width - 1] + "…"
-        # one blank cell after every column separates it from the next
-        return (text.rjust(width) if col.right else text.ljust(width)) + " ", style
+    def _format(self, node: Node) -> FormattedRow:
+        texts: list[str] = []
+        runs: list[tuple[str, Style | None]] = []
+        run: list[str] = []
+        run_style: Style | None = None
+        for col, width in zip(self._columns, self._widths):
+            level = cell_level(col, node)
+            # names and states always wear their level's colour; metrics only when not ok
+            if level is not None and (level > 0 or col.key in ("node", "state")):
+                style: Style | None = self._level_styles[level]
+            else:
+                style = None
+            text = col.text(node, self.options)
+            if len(text) > width:
+                text = text[: width - 1] + "…"
+            # one blank cell after every column separates it from the next
+            text = (text.rjust(width) if col.right else text.ljust(width)) + " "
+            texts.append(text)
+            if run and style is not run_style:
+                runs.append(("".join(run), run_style))
+                run = []
+            run.append(text)
+            run_style = style
+        if run:
+            runs.append(("".join(run), run_style))
+        return FormattedRow(texts, runs, sum(cell_len(text) for text, _ in runs))
 
     # painting -----------------------------------------------------------------------------
     def render_lines(self, crop: Region) -> list[Strip]:
-        self._base = self.rich_style
-        self._header_style = self._base + self.get_component_rich_style("fleet-grid--header")
+        base = self._base = self.rich_style
+        self._header_style = base + self.get_component_rich_style("fleet-grid--header")
         cursor = self.get_component_rich_style("fleet-grid--cursor")
         # as DataTable does: the cursor's colours win over a cell's level colour, its boldness stays
-        self._cursor_pre = self._base + cursor
-        self._cursor_post = Style.from_color(cursor.color, cursor.bgcolor)
+        pre, post = base + cursor, Style.from_color(cursor.color, cursor.bgcolor)
+        self._row_styles = {None: base} | {s: base + s for s in self._level_styles.values()}
+        self._cursor_styles = {None: pre} | {s: pre + s + post for s in self._level_styles.values()}
+        self._paint_width = self.scrollable_content_region.width
+        self._paint_top = self.scroll_offset.y
         return super().render_lines(crop)
 
     def render_line(self, y: int) -> Strip:
-        width = self.scrollable_content_region.width
+        width = self._paint_width
         if y == 0:
             style = self._header_style
             labels = [
@@ -176,17 +207,17 @@ class FleetGrid(ScrollView, can_focus=True):
                 for c, w in zip(self._columns, self._widths)
             ]
             return Strip(labels).adjust_cell_length(width, style)
-        index = self.scroll_offset.y + y - 1
+        index = self._paint_top + y - 1
         if index >= len(self._shown):
             return Strip.blank(width, self._base)
-        cells = self._row_cells(self._shown[index])
-        if index == self._cursor:
-            pre, post = self._cursor_pre, self._cursor_post
-            segments = [Segment(text, pre + style + post if style else pre) for text, style in cells]
-        else:
-            base = self._base
-            segments = [Segment(text, base + style if style else base) for text, style in cells]
-        return Strip(segments).adjust_cell_length(width, self._base)
+        row = self._row(self._shown[index])
+        styles = self._cursor_styles if index == self._cursor else self._row_styles
+        segments = [Segment(text, styles[style]) for text, style in row.runs]
+        if row.cell_length > width:
+            return Strip(segments, row.cell_length).crop(0, width)
+        if row.cell_length < width:  # the cursor bar spans the whole width
+            segments.append(Segment(" " * (width - row.cell_length), styles[None]))
+        return Strip(segments, width)
 
     # the cursor ---------------------------------------------------------------------------
     @property
