@@ -6,11 +6,11 @@ import io
 
 import pytest
 from rich.console import Console
-from textual.widgets import DataTable
 
 from netui.engine.monitor import Monitor
 from netui.ui.app import make_app
-from netui.ui.cluster import ClusterScreen, NodeGrid
+from netui.ui.cluster import ClusterScreen
+from netui.ui.grid import FleetGrid
 from netui.ui.help import HelpScreen
 from netui.ui.node import NodeScreen
 from netui.ui.panels import InterfacePanel
@@ -36,14 +36,27 @@ def plain(widget) -> str:
 
 
 def grid_rows(app) -> list[list[str]]:
-    grid = app.screen.query_one(NodeGrid)
-    return [[str(c).strip() for c in grid.get_row_at(i)] for i in range(grid.row_count)]
+    return app.screen.query_one(FleetGrid).rows_text()
 
 
 def column(app, key: str) -> list[str]:
-    grid = app.screen.query_one(NodeGrid)
-    index = [c.key for c in grid._columns].index(key)
+    grid = app.screen.query_one(FleetGrid)
+    index = [c.key for c in grid.columns].index(key)
     return [row[index] for row in grid_rows(app)]
+
+
+def painted(app) -> list[str]:
+    """The grid's lines as they are painted now: the header, then the rows in view."""
+    grid = app.screen.query_one(FleetGrid)
+    return [strip.text.rstrip() for strip in grid.render_lines(grid.size.region)]
+
+
+def highlighted(app) -> list[str]:
+    """The painted lines that wear the cursor's background."""
+    grid = app.screen.query_one(FleetGrid)
+    cursor = grid.get_component_rich_style("fleet-grid--cursor").bgcolor
+    strips = grid.render_lines(grid.size.region)
+    return [s.text.rstrip() for s in strips if list(s)[0].style.bgcolor == cursor]
 
 
 async def test_cluster_grid_worst_first_and_values():
@@ -138,6 +151,18 @@ async def test_pause_freezes_display_but_sampling_goes_on():
         assert column(app, "rx") != before
 
 
+async def test_pause_freezes_rows_scrolled_into_view_too():
+    app = demo_app([ScriptedSource(f"n{i:02d}", lambda k: node_sample(k, rx_bps=1e9 * (k + 1))) for i in range(40)])
+    async with app.run_test(size=(120, 24)) as pilot:
+        await poll(app, pilot, 2)
+        await pilot.press("p")
+        frozen_rx = painted(app)[1].split()[2:4]  # every node moves alike: n00's RX is n39's
+        await poll(app, pilot, 3)
+        await pilot.press("end")
+        last = painted(app)[-1].split()
+        assert last[0] == "n39" and last[2:4] == frozen_rx
+
+
 async def test_interval_keys_and_help():
     app = demo_app()
     async with app.run_test(size=(100, 30)) as pilot:
@@ -169,14 +194,106 @@ async def test_fits_small_and_uses_wide_terminals(size):
     app = demo_app()
     async with app.run_test(size=size) as pilot:
         await poll(app, pilot)
-        keys = [c.key for c in app.screen.query_one(NodeGrid)._columns]
+        keys = [c.key for c in app.screen.query_one(FleetGrid).columns]
         for essential in ("node", "state", "rx", "tx", "drops"):
             assert essential in keys
         if size[0] >= 160:
             assert "health" in keys and "netrx" in keys
         # nothing overflows the terminal width
-        grid = app.screen.query_one(DataTable)
+        grid = app.screen.query_one(FleetGrid)
         assert grid.virtual_size.width <= size[0]
+        assert all(len(line) <= size[0] for line in painted(app))
         await pilot.press("enter")
         await poll(app, pilot, 1)
         assert isinstance(app.screen, NodeScreen)
+
+
+async def test_cursor_keys_and_clicks_choose_the_node_under_the_cursor():
+    app = demo_app()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await poll(app, pilot)
+        grid = app.screen.query_one(FleetGrid)
+        assert grid.selected == "gpu03"  # worst first, the cursor on top
+        assert [line.split()[0] for line in highlighted(app)] == ["gpu03"]
+        await pilot.press("down", "down")
+        assert grid.selected == "gpu01"
+        assert [line.split()[0] for line in highlighted(app)] == ["gpu01"]
+        await pilot.press("down")  # the last row stays the last
+        assert grid.selected == "gpu01"
+        await pilot.press("up")
+        assert grid.selected == "gpu02"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, NodeScreen) and app.screen.node_name == "gpu02"
+        await pilot.press("escape")
+        assert isinstance(app.screen, ClusterScreen)
+        # a click selects a row (line 0 is the header); a click on the selected row opens it
+        await pilot.click(FleetGrid, offset=(2, 1))
+        assert grid.selected == "gpu03" and isinstance(app.screen, ClusterScreen)
+        await pilot.click(FleetGrid, offset=(2, 1))
+        await pilot.pause()
+        assert isinstance(app.screen, NodeScreen) and app.screen.node_name == "gpu03"
+
+
+def _quiet_then_dropping():
+    """n1..n3 healthy (n1 the busiest CPU, so first); n3 starts dropping at the 4th poll."""
+    return [
+        ScriptedSource("n1", lambda k: node_sample(k, rx_bps=1e9, softirq_pct=9)),
+        ScriptedSource("n2", lambda k: node_sample(k, rx_bps=1e9, softirq_pct=8)),
+        ScriptedSource("n3", lambda k: node_sample(k, rx_bps=1e9, softirq_pct=7, drops_per_s=200 if k >= 3 else 0)),
+    ]
+
+
+async def test_cursor_stays_on_top_until_moved_then_follows_its_node():
+    app = demo_app(_quiet_then_dropping())
+    async with app.run_test(size=(120, 30)) as pilot:
+        await poll(app, pilot, 2)
+        grid = app.screen.query_one(FleetGrid)
+        assert column(app, "node") == ["n1", "n2", "n3"] and grid.selected == "n1"
+        await poll(app, pilot, 2)
+        assert column(app, "node") == ["n3", "n1", "n2"]
+        assert grid.selected == "n3"  # not moved by the user: on the worst node
+        await pilot.press("down")
+        assert grid.selected == "n1"
+        await pilot.press("s")  # by name: n1 moves to the top, the cursor with it
+        assert column(app, "node") == ["n1", "n2", "n3"] and grid.selected == "n1"
+        await pilot.press("down")
+        assert grid.selected == "n2"
+        await pilot.press(*"s" * 8)  # round the sorts back to worst first: n2 last, the cursor on it
+        assert grid.sort == "worst" and column(app, "node") == ["n3", "n1", "n2"] and grid.selected == "n2"
+        await poll(app, pilot, 1)
+        assert grid.selected == "n2"
+
+
+def _fleet(n: int) -> list[ScriptedSource]:
+    return [ScriptedSource(f"gpu{i:04d}", lambda k, i=i: node_sample(k, rx_bps=1e7 * (i + 1), ncpus=8))
+            for i in range(n)]
+
+
+async def test_a_thousand_nodes_scroll_and_filter():
+    app = demo_app(_fleet(1024))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await poll(app, pilot, 2)
+        grid = app.screen.query_one(FleetGrid)
+        rows = grid.rows_text()
+        assert grid.row_count == len(rows) == 1024
+        assert [r[0] for r in rows] == sorted(r[0] for r in rows)  # all healthy, all alike: by name
+        lines = painted(app)
+        assert lines[0].startswith("Node") and lines[1].startswith("gpu0000")
+        shown = len([line for line in lines[1:] if line.startswith("gpu")])
+        assert 20 <= shown < 30  # only the rows in view are painted
+        await pilot.press("pagedown")
+        assert grid.selected == rows[shown][0]
+        assert any(line.startswith(grid.selected) for line in painted(app))
+        await pilot.press("end")
+        assert grid.selected == "gpu1023"
+        assert painted(app)[-1].startswith("gpu1023")
+        await poll(app, pilot, 1)  # a new tick keeps the cursor and the view on it
+        assert grid.selected == "gpu1023" and painted(app)[-1].startswith("gpu1023")
+        await pilot.press("slash", *"gpu0777", "enter")
+        assert grid.row_count == 1 and column(app, "node") == ["gpu0777"]
+        assert painted(app)[1].startswith("gpu0777")
+        await pilot.press("escape")
+        assert grid.row_count == 1024 and grid.selected == "gpu1023"
+        await pilot.press("home")
+        assert grid.selected == "gpu0000" and painted(app)[1].startswith("gpu0000")

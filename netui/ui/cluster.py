@@ -43,6 +43,7 @@ class ClusterScreen(Screen):
     def refresh_data(self) -> None:
         app = self.app
         self.grid.options = app.grid_options  # type: ignore[attr-defined]
+        self.grid.frozen = app.paused  # type: ignore[attr-defined]
         self.grid.show(app.monitor.fleet)  # type: ignore[attr-defined]
         self.query_one(StatusBar).update_from(app, sort=SORT_LABELS[self.grid.sort], filter=self.grid.filter)
 

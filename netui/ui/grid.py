@@ -1,7 +1,8 @@
 """The cluster grid: the fleet as a virtual table that paints only the rows on screen.
 
 A tick costs a filter, a sort and a ``refresh()``; cells are formatted when a row is painted,
-once per node per tick. Line 0 is the header and does not scroll; line ``y`` below it shows
+once per node per tick (all at once when the display is paused, so that scrolling shows the
+frozen values). Line 0 is the header and does not scroll; line ``y`` below it shows
 row ``scroll_y + y - 1``.
 """
 
@@ -91,6 +92,7 @@ class FleetGrid(ScrollView, can_focus=True):
         self.filter = ""
         self.options = GridOptions()
         self.width_cells = 80  # set by the screen: its width less the scrollbar
+        self.frozen = False  # set while the display is paused: rows show what show() saw
         self._columns: tuple[Column, ...] = ()
         self._widths: tuple[int, ...] = ()
         self._shown: list[Node] = []
@@ -140,6 +142,9 @@ class FleetGrid(ScrollView, can_focus=True):
         cursor_was_in_view = self._in_view(self._cursor)
         self._shown = self.visible_nodes(fleet)
         self._formatted = {}
+        if self.frozen:  # nodes go on changing: format every row now, not when scrolled to
+            for node in self._shown:
+                self._row(node)
         # the cursor stays on the node the user chose; until then (or while it is filtered out), on top
         self._cursor = next((i for i, n in enumerate(self._shown) if n.name == self._followed), 0)
         self.virtual_size = Size(sum(w + 1 for w in self._widths), len(self._shown) + 1)
