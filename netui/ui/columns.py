@@ -16,6 +16,9 @@ SPARK_WIDTH = 12
 @dataclass(frozen=True)
 class GridOptions:
     as_bytes: bool = False
+    # the scale of the trend sparklines: the busiest node's RX+TX (bytes/s), so a node
+    # moving a tenth of what its peers move shows a tenth of their bars
+    trend_top: float | None = None
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,20 @@ def _trend(n: Node, o: GridOptions) -> str:
     rx = n.history["rx_bytes_per_s"].values(SPARK_WIDTH)
     tx = n.history["tx_bytes_per_s"].values(SPARK_WIDTH)
     both = [None if a is None and b is None else (a or 0) + (b or 0) for a, b in zip(rx, tx)]
-    return spark(both, SPARK_WIDTH)
+    return spark(both, SPARK_WIDTH, top=o.trend_top)
+
+
+def trend_top(nodes) -> float | None:
+    """The busiest node's recent RX+TX (bytes/s): the common scale of the trend column."""
+    top = None
+    for n in nodes:
+        rx, tx = n.history["rx_bytes_per_s"], n.history["tx_bytes_per_s"]
+        for a, b in zip(rx.values(SPARK_WIDTH), tx.values(SPARK_WIDTH)):
+            if a is not None or b is not None:
+                v = (a or 0) + (b or 0)
+                if top is None or v > top:
+                    top = v
+    return top
 
 
 def _state(n: Node, o: GridOptions) -> str:

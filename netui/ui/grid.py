@@ -8,6 +8,8 @@ row ``scroll_y + y - 1``.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from typing import NamedTuple
 
 from rich.cells import cell_len
@@ -23,7 +25,7 @@ from textual.strip import Strip
 from netui.model.fleet import Fleet
 from netui.model.health import Level
 from netui.model.node import Node
-from netui.ui.columns import Column, GridOptions, cell_level, fit_columns, sort_key
+from netui.ui.columns import Column, GridOptions, cell_level, fit_columns, sort_key, trend_top
 from netui.ui.render import level_styles
 
 
@@ -141,6 +143,7 @@ class FleetGrid(ScrollView, can_focus=True):
         self._level_styles = level_styles(self.app.theme_variables)
         cursor_was_in_view = self._in_view(self._cursor)
         self._shown = self.visible_nodes(fleet)
+        self.options = replace(self.options, trend_top=trend_top(self._shown))
         self._formatted = {}
         if self.frozen:  # nodes go on changing: format every row now, not when scrolled to
             for node in self._shown:

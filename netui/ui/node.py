@@ -83,6 +83,7 @@ class NodeScreen(Screen):
 
         wanted = self.shown_interfaces()
         box = self.query_one("#ifaces", Grid)
+        box.set_class(len(wanted) == 1, "-single")
         if wanted != self._ifaces:
             box.remove_children()
             box.mount_all([InterfacePanel(name) for name in wanted])

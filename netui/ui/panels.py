@@ -7,14 +7,38 @@ from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Label, Sparkline, Static
+from textual.widget import Widget
+from textual.widgets import Label, Static
 from textual_plotext import PlotextPlot
 
 from netui.model import units
 from netui.model.health import DEFAULT_THRESHOLDS, Level
 from netui.model.node import Node
+from netui.ui.render import spark
 
 CHART_SECONDS = 300  # the chart shows the last five minutes
+
+
+class TrendLine(Widget):
+    """A one-line sparkline with an explicit scale, so RX and TX bars compare (Textual's
+    Sparkline scales each series to its own range: 2 Mb/s would look as full as 2 Gb/s)."""
+
+    DEFAULT_CSS = """
+    TrendLine { height: 1; width: 1fr; color: $accent; }
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.values: list[float | None] = []
+        self.top: float | None = None
+
+    def set(self, values: list[float | None], top: float | None) -> None:
+        self.values, self.top = values, top
+        self.refresh()
+
+    def render(self) -> str:
+        width = self.size.width
+        return spark(self.values[-width:], width, top=self.top) if width else ""
 
 
 class InterfacePanel(Vertical):
@@ -31,7 +55,7 @@ class InterfacePanel(Vertical):
     InterfacePanel .iface-info { height: 1; color: $text-muted; }
     InterfacePanel .row { height: 1; }
     InterfacePanel .row Label { width: 16; }
-    InterfacePanel .row Sparkline { width: 1fr; }
+    InterfacePanel .row TrendLine { width: 1fr; }
     InterfacePanel .counts { height: 1; }
     InterfacePanel PlotextPlot { height: 9; }
     """
@@ -44,8 +68,8 @@ class InterfacePanel(Vertical):
         self._info = Static(classes="iface-info")
         self._rx_label = Label("RX")
         self._tx_label = Label("TX")
-        self._rx_spark = Sparkline([])
-        self._tx_spark = Sparkline([])
+        self._rx_spark = TrendLine()
+        self._tx_spark = TrendLine()
         self._counts = Static(classes="counts")
         self._plot = PlotextPlot(classes="chart")
 
@@ -76,8 +100,11 @@ class InterfacePanel(Vertical):
         tx_rate = r.tx_bytes_per_s if r else None
         self._rx_label.update(f"RX {units.bits_per_s(rx_rate, as_bytes=as_bytes, width=11)}")
         self._tx_label.update(f"TX {units.bits_per_s(tx_rate, as_bytes=as_bytes, width=11)}")
-        self._rx_spark.data = [v or 0.0 for v in rx_ring.values(120)] if rx_ring else []
-        self._tx_spark.data = [v or 0.0 for v in tx_ring.values(120)] if tx_ring else []
+        rx_values = rx_ring.values(200) if rx_ring else []
+        tx_values = tx_ring.values(200) if tx_ring else []
+        top = max((v for v in rx_values + tx_values if v is not None), default=None)
+        self._rx_spark.set(rx_values, top)
+        self._tx_spark.set(tx_values, top)
         c = s.counters
         drops = f"drops {units.per_s(r.rx_dropped_per_s)}/{units.per_s(r.tx_dropped_per_s)}/s" if r else "drops —"
         errs = f"errors {units.per_s(r.rx_errors_per_s)}/{units.per_s(r.tx_errors_per_s)}/s" if r else "errors —"

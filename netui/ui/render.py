@@ -12,14 +12,15 @@ from netui.model.health import Level
 BARS = "▁▂▃▄▅▆▇█"
 
 
-def spark(values: Sequence[float | None], width: int) -> str:
-    """A one-line sparkline of the last ``width`` values, scaled to their own maximum.
+def spark(values: Sequence[float | None], width: int, *, top: float | None = None) -> str:
+    """A one-line sparkline of the last ``width`` values, scaled to ``top`` (values above it
+    are clipped) or, without one, to their own maximum.
 
     Unknown values are blanks; an all-zero series is a flat floor line.
     """
     tail = list(values)[-width:]
-    known = [v for v in tail if v is not None]
-    top = max(known, default=0.0)
+    if top is None:
+        top = max((v for v in tail if v is not None), default=0.0)
     out = []
     for v in tail:
         if v is None:
@@ -27,7 +28,7 @@ def spark(values: Sequence[float | None], width: int) -> str:
         elif top <= 0:
             out.append(BARS[0])
         else:
-            out.append(BARS[min(len(BARS) - 1, int(v / top * (len(BARS) - 1) + 0.5))])
+            out.append(BARS[max(0, min(len(BARS) - 1, int(v / top * (len(BARS) - 1) + 0.5)))])
     return "".join(out).rjust(width)
 
 

@@ -1,0 +1,57 @@
+"""Regenerate the SVG screenshots from the replayed lab capture (never drawn by hand).
+
+    python screenshots/make.py
+
+The capture (tests/data/lab-capture.jsonl) was recorded over SSH from the 4-node lab by
+`python -m tests.lab.capture`: node1 → node2 at full speed, node3 → node4 through a lossy
+link (TCP retransmits on node3), oversized don't-fragment pings dropped by node4's MTU.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+
+from netui.engine.monitor import Monitor  # noqa: E402
+from netui.engine.recording import load_recording  # noqa: E402
+from netui.engine.sources import ReplaySource  # noqa: E402
+from netui.ui.app import make_app  # noqa: E402
+
+CAPTURE = ROOT / "tests" / "data" / "lab-capture.jsonl"
+TICKS = 30  # into the capture: traffic has been flowing for ~25 s
+
+
+def replay_app():
+    recording = load_recording(str(CAPTURE))
+    sources = [ReplaySource(name, samples) for name, samples in sorted(recording.items())]
+    return make_app(Monitor(sources, interval_s=1.0, history_s=900), autostart=False)
+
+
+async def shoot(size: tuple[int, int], name: str, keys: tuple[str, ...] = ()) -> None:
+    app = replay_app()
+    async with app.run_test(size=size) as pilot:
+        for _ in range(TICKS):
+            await app.monitor.tick()
+        await pilot.pause()
+        if keys:
+            await pilot.press(*keys)
+            await app.monitor.tick()
+            await pilot.pause()
+        await pilot.pause(0.2)
+        path = app.save_screenshot(filename=f"{name}.svg", path=str(HERE))
+        print(path)
+
+
+async def main() -> None:
+    await shoot((100, 30), "cluster")
+    await shoot((160, 30), "cluster-wide")
+    await shoot((120, 48), "node", ("enter",))  # the worst node: node3, retransmitting
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
