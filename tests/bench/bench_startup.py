@@ -1,0 +1,56 @@
+"""Benchmark: `netui` start to the first painted frame with data, in a real tmux pane.
+
+Run: python -m tests.bench.bench_startup
+Side by side in the same run: the floor, a minimal Textual app that paints one line.
+Each is started RUNS times; the median wall time from launch until the text is on the
+tmux screen is printed, with the ratio. Target: netui ≤ 1 s.
+"""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+
+RUNS = 5
+FLOOR_APP = (
+    "from textual.app import App\n"
+    "from textual.widgets import Static\n"
+    "class A(App):\n"
+    "    def compose(self):\n"
+    "        yield Static('floor-ready')\n"
+    "A().run()\n"
+)
+
+
+def time_to_screen(command: str, marker: str, timeout_s: float = 20) -> float:
+    session = f"netui-bench-{uuid.uuid4().hex[:6]}"
+    t0 = time.monotonic()
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "100", "-y", "30", command], check=True)
+    try:
+        while time.monotonic() - t0 < timeout_s:
+            screen = subprocess.run(["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True).stdout
+            if marker in screen:
+                return time.monotonic() - t0
+            time.sleep(0.005)
+        raise RuntimeError(f"{marker!r} did not appear within {timeout_s} s")
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+
+
+def main() -> None:
+    if shutil.which("tmux") is None:
+        raise SystemExit("tmux is needed (apt-get install tmux)")
+    netui = [time_to_screen(f"{sys.executable} -m netui", " up ") for _ in range(RUNS)]
+    floor = [time_to_screen(f"{sys.executable} -c \"{FLOOR_APP}\"", "floor-ready") for _ in range(RUNS)]
+    n, f = statistics.median(netui), statistics.median(floor)
+    print(f"netui start → first frame with the node row: {n * 1000:6.0f} ms median of {RUNS} (target ≤ 1000 ms)")
+    print(f"floor: minimal Textual app → first frame:    {f * 1000:6.0f} ms median of {RUNS}")
+    print(f"ratio netui / floor:                          {n / f:6.2f}×")
+
+
+if __name__ == "__main__":
+    main()
