@@ -89,12 +89,18 @@ _OBJECT_START = re.compile(r"^\{", re.MULTILINE)
 _PROGRAM_PREFIX = re.compile(r"^iperf3:\s*", re.MULTILINE)
 
 
+# each failed decode costs O(len(text)) (the error counts lines), so garbage made of many
+# "{" lines would be quadratic: give up after a few and keep the rest as text
+_MAX_DECODE_FAILURES = 20
+
+
 def _json_documents(text: str) -> tuple[list[dict], str]:
     """Every JSON object in ``text`` (in order) and the text outside them."""
     docs: list[dict] = []
     rest: list[str] = []
     pos = 0
-    while True:
+    failures = 0
+    while failures < _MAX_DECODE_FAILURES:
         m = _OBJECT_START.search(text, pos)
         if m is None:
             break
@@ -103,14 +109,12 @@ def _json_documents(text: str) -> tuple[list[dict], str]:
             value, end = _decode(text, start)
         except (ValueError, RecursionError):
             # not JSON after all (or truncated): keep it as text and look further on
+            failures += 1
             rest.append(text[pos : m.end()])
             pos = m.end()
             continue
         rest.append(text[pos:start])
-        if isinstance(value, dict):
-            docs.append(value)
-        else:
-            rest.append(text[start:end])
+        docs.append(value)  # a dict: it starts with "{"
         pos = end
     rest.append(text[pos:])
     return docs, "".join(rest).strip()

@@ -110,6 +110,8 @@ _GID = re.compile(r"Incompatibility issue with GID types")
 _WAITING = re.compile(r"Waiting for client( rdma_cm QP)? to connect")
 # column names in a table header: "#bytes", "BW peak[Gb/sec]", "99% percentile[usec]", ...
 _COLUMN = re.compile(r"#\w+|tps average|[\w.%]+(?: [\w.%]+)?\[[^\]]*\]")
+# real header lines are < 200 chars; the cap keeps the regexes linear on garbage
+_MAX_HEADER_CHARS = 1000
 _SETTING = re.compile(r"([A-Za-z][^:\t]*?)\s*:\s*([^\t]*?)\s*(?=\t|$)")
 
 _LATENCY_FIELDS = {
@@ -241,7 +243,7 @@ def parse_perftest(stdout: str, stderr: str = "", exit_status: int | None = 0) -
             in_table = False
             continue
         if stripped.startswith("#bytes"):
-            table = _table(stripped)
+            table = _table(stripped[:_MAX_HEADER_CHARS])
             unit = unit or table.unit
             in_table = True
             continue
@@ -259,7 +261,7 @@ def parse_perftest(stdout: str, stderr: str = "", exit_status: int | None = 0) -
             if test is None and ":" not in stripped:
                 test = stripped
                 continue
-            for key, value in _SETTING.findall(line):
+            for key, value in _SETTING.findall(line[:_MAX_HEADER_CHARS]):
                 settings.append((key.strip(), value))
             continue
         if rules == 0 and (stripped.startswith("*") or _WAITING.search(stripped)):
@@ -275,7 +277,7 @@ def parse_perftest(stdout: str, stderr: str = "", exit_status: int | None = 0) -
         test=test,
         device=setting.get("Device") or None,
         link_type=setting.get("Link type") or None,
-        gid_index=int(gid) if gid.isdigit() else None,
+        gid_index=int(gid) if gid.isascii() and gid.isdigit() else None,
         unit=unit,
         settings=tuple(settings),
         warnings=tuple(warnings),

@@ -105,7 +105,8 @@ class PortAllocator:
                     self._in_use.setdefault(node, set()).add(port)
                 self._next = (offset + 1) % self.span
                 return port
-        raise PortsExhausted(f"no free port in {self.base}..{self.base + self.span - 1} on {', '.join(nodes)}")
+        last = self.base + self.span - 1
+        raise PortsExhausted(f"no free port in {self.base}..{last} on {', '.join(nodes)}")
 
     def release(self, port: int, *nodes: str) -> None:
         """Give ``port`` back on ``nodes`` (a port not held is ignored)."""
@@ -199,16 +200,19 @@ class Verdict:
 
 
 def _fmt(gbps: float) -> str:
-    return f"{gbps:.3g}" if gbps < 10 else f"{gbps:.1f}"
+    return f"{gbps:#.3g}" if gbps < 10 else f"{gbps:.1f}"
 
 
 def _pct(value: float) -> str:
     return f"{value:g}"
 
 
-def _speed(link_speed_mbps: Mapping[str, int | None], node: str) -> int | None:
+def _speed(link_speed_mbps: Mapping[str, int | None], node: str) -> float | None:
+    """Mbit/s, or None when unknown (missing, None, or the -1/0 of a link that is down)."""
     speed = link_speed_mbps.get(node)
-    return speed if isinstance(speed, int) and speed > 0 else None
+    if isinstance(speed, bool) or not isinstance(speed, (int, float)) or not speed > 0:
+        return None
+    return speed
 
 
 def _outliers(results: list[PairResult], median: float | None) -> list[PairResult]:
@@ -316,7 +320,7 @@ def judge(
         text = f"all {n} pairs pass ({rule})"
         low = [r for r in outliers if r.gbps is not None and median is not None and r.gbps < median]
         if low:
-            shown = ", ".join(f"{r.sender}→{r.receiver} {_fmt(r.gbps)}" for r in low[:3])
+            shown = ", ".join(f"{r.sender}→{r.receiver} {_fmt(r.gbps)} Gbit/s" for r in low[:3])
             text += f"; low outliers against the median {_fmt(median)} Gbit/s: {shown}"
     else:
         text = _failure_text(failing, suspects, n, rule)
