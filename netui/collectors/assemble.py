@@ -92,17 +92,36 @@ def _iface_meta(name: str, mtu, operstate, carrier, speed, ifindex, type_, link,
 
 _NO_ATTRS: dict[str, str | None] = {}
 
+# The remote sampler sends an interface's sysfs texts as one record in this order,
+# separated by \x1f, with \x1e for a file it could not read (see collectors/sampler.py).
+PACKED_ATTRS = _ATTR_KEYS
+
+
+@lru_cache(maxsize=8192)
+def unpack_attrs(record: str) -> tuple | None:
+    """The sampler's packed interface record as _iface_meta arguments, or None if malformed.
+
+    Cached on the record's text: it changes only when a link changes.
+    """
+    parts = record.split("\x1f")
+    if len(parts) != len(PACKED_ATTRS):
+        return None
+    return tuple(None if p == "\x1e" else p for p in parts)
+
 
 def interfaces_from_texts(
     net_dev: Mapping[str, InterfaceCounters],
-    attrs: Mapping[str, Mapping[str, str | None]],
+    attrs: Mapping[str, Mapping[str, str | None] | tuple],
 ) -> dict[str, InterfaceSample]:
-    """Join /proc/net/dev counters with each interface's sysfs attributes."""
+    """Join /proc/net/dev counters with each interface's sysfs attributes.
+
+    ``attrs[name]`` is a mapping of attribute texts, or a tuple in PACKED_ATTRS order.
+    """
     out: dict[str, InterfaceSample] = {}
     for name, counters in net_dev.items():
         a = attrs.get(name, _NO_ATTRS)
-        meta = _iface_meta(name, *[a.get(k) for k in _ATTR_KEYS])
-        out[name] = InterfaceSample(name, counters, *meta)
+        packed = a if isinstance(a, tuple) else tuple(a.get(k) for k in _ATTR_KEYS)
+        out[name] = InterfaceSample(name, counters, *_iface_meta(name, *packed))
     return out
 
 
@@ -169,6 +188,15 @@ def sample_from_texts(
         else:
             problems.append("net/snmp: no Tcp: lines")
 
+    # the remote sampler's summaries stand in for /proc/stat and softnet_stat
+    if texts.get("cpu") is not None:
+        cpu = parse("cpu", procfs.parse_cpu_compact)
+    else:
+        cpu = parse("stat", procfs.parse_stat_cpus)
+    if texts.get("softnet") is not None:
+        softnet = parse("softnet", procfs.parse_softnet_compact)
+    else:
+        softnet = parse("net/softnet_stat", procfs.parse_softnet_stat)
     boot_id = (texts.get("boot_id") or "").strip() or None
     hostname = (texts.get("hostname") or "").strip() or None
     return NodeSample(
@@ -177,9 +205,9 @@ def sample_from_texts(
         boot_id=boot_id,
         interfaces=interfaces,
         tcp=tcp,
-        cpu=parse("stat", procfs.parse_stat_cpus),
+        cpu=cpu,
         softirqs=parse("softirqs", procfs.parse_softirqs),
-        softnet=parse("net/softnet_stat", procfs.parse_softnet_stat),
+        softnet=softnet,
         hostname=hostname,
         problems=tuple(problems),
     )

@@ -2,12 +2,14 @@
 
 A frame is ``b"NETUI1 <length>\\n"`` followed by ``length`` bytes of payload: NUL-separated
 key/value pairs. Keys are those of collectors.assemble.PROC_FILES, ``wall``/``mono`` (the
-node's clocks when it read the counters) and ``if/<name>/<attr>`` for /sys/class/net.
+node's clocks when it read the counters), ``cpu`` and ``softnet`` (the sampler's per-CPU
+summaries of /proc/stat and softnet_stat) and ``if/<name>`` (an interface's sysfs texts,
+packed in assemble.PACKED_ATTRS order).
 """
 
 from __future__ import annotations
 
-from netui.collectors.assemble import sample_from_texts
+from netui.collectors.assemble import sample_from_texts, unpack_attrs
 from netui.collectors.procfs import ParseError
 from netui.model.samples import NodeSample
 
@@ -34,20 +36,20 @@ def frame_length(header: bytes) -> int:
 
 def decode_frame(payload: bytes) -> NodeSample:
     """The NodeSample carried by one payload. FrameError when it is not well formed."""
-    parts = payload.split(b"\0")
-    if len(parts) < 5 or parts[-1] != b"" or len(parts) % 2 == 0:
+    parts = payload.decode("utf-8", "replace").split("\0")
+    if len(parts) < 5 or parts[-1] != "" or len(parts) % 2 == 0:
         raise FrameError("truncated frame")
     texts: dict[str, str | None] = {}
-    attrs: dict[str, dict[str, str | None]] = {}
+    attrs: dict[str, tuple] = {}
     for i in range(0, len(parts) - 1, 2):
-        key = parts[i].decode("ascii", "replace")
-        value = parts[i + 1].decode("utf-8", "replace")
+        key = parts[i]
         if key.startswith("if/"):
-            _, name, attr = key.split("/", 2) if key.count("/") >= 2 else ("", "", "")
-            if name and attr:
-                attrs.setdefault(name, {})[attr] = value
+            packed = unpack_attrs(parts[i + 1])
+            if packed is None:
+                raise FrameError(f"bad interface record for {key[3:]!r}")
+            attrs[key[3:]] = packed
         else:
-            texts[key] = value
+            texts[key] = parts[i + 1]
     try:
         wall = float(texts.pop("wall"))  # type: ignore[arg-type]
         mono = float(texts.pop("mono"))  # type: ignore[arg-type]

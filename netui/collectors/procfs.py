@@ -353,6 +353,40 @@ def _softnet_fast(text: str) -> SoftnetStat | None:
     return SoftnetStat(cpus, tuple(values[0::width]), tuple(values[1::width]), tuple(values[2::width]))
 
 
+def parse_cpu_compact(text: str) -> CpuTimes:
+    """The remote sampler's per-CPU summary: lines ``CPU SOFTIRQ TOTAL`` (decimal ticks).
+
+    Raises ParseError on anything else.
+    """
+    tokens = text.split()
+    if not tokens or len(tokens) % 3:
+        raise ParseError("cpu summary: not CPU SOFTIRQ TOTAL triples")
+    try:
+        values = ints(tokens)
+    except ValueError:
+        raise ParseError("cpu summary: not numeric") from None
+    cpus, softirq, total = tuple(values[0::3]), tuple(values[1::3]), tuple(values[2::3])
+    if min(values) < 0:
+        raise ParseError("cpu summary: negative values")
+    return CpuTimes(cpus, None, None, None, None, None, None, softirq, None, total)
+
+
+def parse_softnet_compact(text: str) -> SoftnetStat:
+    """The remote sampler's softnet summary: hex lines ``PROCESSED DROPPED SQUEEZE CPU``."""
+    body = text.rstrip("\n")
+    rows = body.count("\n") + 1
+    try:
+        values = array("I", bytes.fromhex(body))
+    except ValueError:
+        raise ParseError("softnet summary: not hex") from None
+    # 4 values of 8 digits a row: the sizes tell a well-formed table from a ragged one
+    if not body or len(body) != 36 * rows - 1 or len(values) != 4 * rows:
+        raise ParseError("softnet summary: not 4 columns of 8 hex digits")
+    if _LITTLE_ENDIAN:
+        values.byteswap()
+    return SoftnetStat(tuple(values[3::4]), tuple(values[0::4]), tuple(values[1::4]), tuple(values[2::4]))
+
+
 def parse_int_file(text: str | None) -> int | None:
     """A sysfs integer file (mtu, speed, carrier, ifindex): None when empty or not a number."""
     if text is None:

@@ -37,7 +37,7 @@ def sample_to_dict(s: NodeSample) -> dict:
 def _tuples(d: dict | None, cls):
     if d is None:
         return None
-    return cls(**{k: tuple(v) for k, v in d.items()})
+    return cls(**{k: None if v is None else tuple(v) for k, v in d.items()})
 
 
 def sample_from_dict(d: dict) -> NodeSample:

@@ -85,18 +85,20 @@ class CpuTimes:
     """Per-CPU times from /proc/stat in USER_HZ ticks, one tuple per column.
 
     ``total`` is user+nice+system+idle+iowait+irq+softirq+steal (guest time is already in
-    user/nice and is not added again).
+    user/nice and is not added again). ``softirq`` and ``total`` are always there; the other
+    columns are None when the source sent only those two (the remote sampler sums each
+    CPU's line on the node, so a 128-CPU node costs the monitor 256 numbers, not 1,280).
     """
 
     cpus: tuple[int, ...]
-    user: tuple[int, ...]
-    nice: tuple[int, ...]
-    system: tuple[int, ...]
-    idle: tuple[int, ...]
-    iowait: tuple[int, ...]
-    irq: tuple[int, ...]
+    user: tuple[int, ...] | None
+    nice: tuple[int, ...] | None
+    system: tuple[int, ...] | None
+    idle: tuple[int, ...] | None
+    iowait: tuple[int, ...] | None
+    irq: tuple[int, ...] | None
     softirq: tuple[int, ...]
-    steal: tuple[int, ...]
+    steal: tuple[int, ...] | None
     total: tuple[int, ...]
 
 

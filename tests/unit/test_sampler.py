@@ -59,8 +59,22 @@ def test_it_reads_only_what_the_model_needs():
     texts = dict(zip(parts[0::2], parts[1::2]))
     assert b"Udp:" not in texts[b"net/snmp"] and b"Tcp:" in texts[b"net/snmp"]
     assert b"IpExt:" not in texts[b"net/netstat"]
-    assert b"intr" not in texts[b"stat"]
     assert b"TIMER" not in texts[b"softirqs"] and b"NET_RX" in texts[b"softirqs"]
+    # /proc/stat and softnet_stat arrive summarised per CPU: 3 and 4 numbers a CPU
+    assert b"stat" not in texts and b"net/softnet_stat" not in texts
+    ncpu = os.cpu_count()
+    cpu_lines = texts[b"cpu"].split(b"\n")
+    assert len(cpu_lines) == ncpu and all(len(line.split()) == 3 for line in cpu_lines)
+    softnet_lines = texts[b"softnet"].split(b"\n")
+    assert len(softnet_lines) == ncpu and all(len(line) == 35 for line in softnet_lines)
+    # the summaries agree with the kernel's files read here at the same moment, within a tick
+    from netui.collectors import procfs
+
+    full = procfs.parse_stat_cpus(open("/proc/stat").read())
+    compact = procfs.parse_cpu_compact(texts[b"cpu"].decode())
+    assert compact.cpus == full.cpus
+    assert all(abs(a - b) <= 5 for a, b in zip(compact.total, full.total))
+    assert all(abs(a - b) <= 5 for a, b in zip(compact.softirq, full.softirq))
 
 
 def test_stdin_changes_the_interval_and_its_end_stops_the_sampler():
@@ -121,3 +135,16 @@ def test_any_payload_is_a_sample_or_a_frame_error(data):
         decode_frame(data)
     except FrameError:
         pass
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="0123456789abcdef \n-x", max_size=300))
+def test_the_summaries_parse_or_raise_parse_error(text):
+    from netui.collectors import procfs
+
+    for parse in (procfs.parse_cpu_compact, procfs.parse_softnet_compact):
+        try:
+            result = parse(text)
+        except procfs.ParseError:
+            continue
+        assert len(result.cpus) >= 1
