@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from netui.model import units
-from netui.model.health import HEALTHY, Finding, Health, Level, Threshold, assess
+from netui.model.health import DEFAULT_THRESHOLDS, HEALTHY, Finding, Health, Level, Threshold, assess
 from netui.model.history import Ring, capacity_for
 from netui.model.rates import NodeRates, node_rates
 from netui.model.samples import SOFTWARE_KINDS, InterfaceSample, NodeSample
@@ -78,50 +78,75 @@ def _sum(values) -> float | None:
     return total
 
 
-def summarize(sample: NodeSample, rates: NodeRates | None) -> tuple[NodeSummary, list[Finding]]:
-    """The grid row and the health findings of one interval."""
+def _pair(a: float | None, b: float | None) -> float | None:
+    return None if a is None and b is None else (a or 0.0) + (b or 0.0)
+
+
+def careful_bounds(thresholds: dict[str, Threshold] | None) -> dict[str, float]:
+    """The lowest level that is not ok, per metric: findings below it are not even made."""
+    merged = DEFAULT_THRESHOLDS if not thresholds else DEFAULT_THRESHOLDS | thresholds
+    return {k: t.careful for k, t in merged.items()}
+
+
+_DEFAULT_CAREFUL = careful_bounds(None)
+
+
+def summarize(sample: NodeSample, rates: NodeRates | None,
+              careful: dict[str, float] | None = None) -> tuple[NodeSummary, list[Finding]]:
+    """The grid row, and the findings of one interval that cross a ``careful`` bound.
+
+    Healthy metrics make no finding at all: at a thousand nodes a second, the common case
+    must cost nothing.
+    """
     if rates is None:
         return NodeSummary(), []
+    careful = careful or _DEFAULT_CAREFUL
     findings: list[Finding] = []
-    names = [n for n in data_plane(sample.interfaces) if n in rates.interfaces]
-    ifs = [rates.interfaces[n] for n in names]
-    all_drops, all_errs, links = [], [], []
-    for r in ifs:
-        drops = _sum((r.rx_dropped_per_s, r.tx_dropped_per_s))
-        errs = _sum((r.rx_errors_per_s, r.tx_errors_per_s))
-        link = r.link_percent
-        all_drops.append(drops)
-        all_errs.append(errs)
-        if link is not None:
-            links.append(link)
-        # reasons are only worded when a threshold is crossed (assess() decides)
-        findings.append(("drops_per_s", drops, lambda r=r, d=drops: f"{r.name} drops {units.per_s(d)}/s"))
-        findings.append(("errors_per_s", errs, lambda r=r, e=errs: f"{r.name} errors {units.per_s(e)}/s"))
-        findings.append(("link_percent", link, lambda r=r, lk=link: f"{r.name} at {units.percent(lk)} of link speed"))
-    summary = dict(
-        rx_bytes_per_s=_sum([r.rx_bytes_per_s for r in ifs]),
-        tx_bytes_per_s=_sum([r.tx_bytes_per_s for r in ifs]),
-        drops_per_s=_sum(all_drops),
-        errors_per_s=_sum(all_errs),
-        max_link_percent=max(links, default=None),
-    )
+    c_drops, c_errs, c_link = careful["drops_per_s"], careful["errors_per_s"], careful["link_percent"]
+    rx = tx = drops_total = errs_total = link_max = None
+    for name in data_plane(sample.interfaces):
+        r = rates.interfaces.get(name)
+        if r is None:
+            continue
+        rx = _pair(rx, r.rx_bytes_per_s)
+        tx = _pair(tx, r.tx_bytes_per_s)
+        drops = _pair(r.rx_dropped_per_s, r.tx_dropped_per_s)
+        errs = _pair(r.rx_errors_per_s, r.tx_errors_per_s)
+        drops_total = _pair(drops_total, drops)
+        errs_total = _pair(errs_total, errs)
+        if drops is not None and drops >= c_drops:
+            findings.append(("drops_per_s", drops, f"{name} drops {units.per_s(drops)}/s"))
+        if errs is not None and errs >= c_errs:
+            findings.append(("errors_per_s", errs, f"{name} errors {units.per_s(errs)}/s"))
+        if r.speed_mbps:
+            link = r.link_percent
+            if link is not None:
+                link_max = link if link_max is None else max(link_max, link)
+                if link >= c_link:
+                    findings.append(("link_percent", link, f"{name} at {units.percent(link)} of link speed"))
+    summary = dict(rx_bytes_per_s=rx, tx_bytes_per_s=tx, drops_per_s=drops_total, errors_per_s=errs_total,
+                   max_link_percent=link_max)
     if rates.tcp is not None:
-        summary["retrans_segs_per_s"] = rates.tcp.retrans_segs_per_s
-        summary["retrans_ratio"] = rates.tcp.retrans_ratio
         ratio = rates.tcp.retrans_ratio
-        findings.append(("retrans_ratio", ratio, lambda: f"TCP retransmits {units.ratio_percent(ratio)} of segments"))
+        summary["retrans_segs_per_s"] = rates.tcp.retrans_segs_per_s
+        summary["retrans_ratio"] = ratio
+        if ratio is not None and ratio >= careful["retrans_ratio"]:
+            findings.append(("retrans_ratio", ratio, f"TCP retransmits {units.ratio_percent(ratio)} of segments"))
     if rates.cpu is not None:
         hot = rates.cpu.hottest()
         if hot is not None:
             summary["hottest_cpu"], summary["hottest_softirq_percent"] = hot
-            findings.append(("softirq_percent", hot[1], lambda: f"CPU{hot[0]} {hot[1]:.0f}% in softirq"))
+            if hot[1] >= careful["softirq_percent"]:
+                findings.append(("softirq_percent", hot[1], f"CPU{hot[0]} {hot[1]:.0f}% in softirq"))
         summary["net_rx_per_s"] = _sum(rates.cpu.net_rx_per_s)
     if rates.softnet is not None:
         d = sum(rates.softnet.dropped_per_s)
-        s = sum(rates.softnet.time_squeeze_per_s)
-        summary["softnet_drops_per_s"], summary["time_squeeze_per_s"] = d, s
-        findings.append(("softnet_drops_per_s", d, lambda: f"backlog drops {units.per_s(d)}/s"))
-        findings.append(("time_squeeze_per_s", s, lambda: f"NET_RX squeezed {units.per_s(s)}/s"))
+        q = sum(rates.softnet.time_squeeze_per_s)
+        summary["softnet_drops_per_s"], summary["time_squeeze_per_s"] = d, q
+        if d >= careful["softnet_drops_per_s"]:
+            findings.append(("softnet_drops_per_s", d, f"backlog drops {units.per_s(d)}/s"))
+        if q >= careful["time_squeeze_per_s"]:
+            findings.append(("time_squeeze_per_s", q, f"NET_RX squeezed {units.per_s(q)}/s"))
     return NodeSummary(**summary), findings
 
 
@@ -142,6 +167,7 @@ class Node:
         self.summary = NodeSummary()
         self.health: Health = HEALTHY
         self.thresholds = thresholds
+        self._careful = careful_bounds(thresholds)
         self.samples_seen = 0
         self._capacity = capacity_for(history_s, interval_s)
         self.history: dict[str, Ring] = {k: Ring(self._capacity) for k in NODE_SERIES}
@@ -153,7 +179,7 @@ class Node:
         self.rates = node_rates(prev, sample)
         self.sample = sample
         self.samples_seen += 1
-        self.summary, findings = summarize(sample, self.rates)
+        self.summary, findings = summarize(sample, self.rates, self._careful)
         self.health = assess(findings, self.thresholds)
         if sample.problems and not sample.interfaces and sample.cpu is None:
             self.state, self.error = NodeState.PARSE_ERROR, "; ".join(sample.problems)
