@@ -90,11 +90,11 @@ class CpuRates:
 
     def hottest(self) -> tuple[int, float] | None:
         """(cpu, softirq %) of the CPU with the most softirq time, or None."""
-        best = None
-        for cpu, pct in zip(self.cpus, self.softirq_percent):
-            if pct is not None and (best is None or pct > best[1]):
-                best = (cpu, pct)
-        return best
+        known = [(pct, -i) for i, pct in enumerate(self.softirq_percent) if pct is not None]
+        if not known:
+            return None
+        pct, i = max(known)  # ties go to the lowest CPU
+        return self.cpus[-i], pct
 
 
 @dataclass(frozen=True, slots=True)
