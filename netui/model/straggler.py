@@ -1,0 +1,111 @@
+"""The short plank of the barrel: which node is holding the cluster back, in words.
+
+Data-parallel training waits for the slowest all-reduce, so what matters is not whether a
+node is busy but whether it is *unlike its peers*. While the cluster is busy (median
+throughput above a floor), a node is a straggler when its throughput is far below the
+median, or when its retransmits, drops or softirq load are far above it. "Far" is robust:
+median and MAD (median absolute deviation), so one bad node cannot hide itself by
+dragging the mean, and a fleet that is uniformly slow flags nobody.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from statistics import median
+
+from netui.model import units
+from netui.model.node import Node, NodeState
+
+MAD_TO_SIGMA = 1.4826  # MAD of a normal distribution × this = its standard deviation
+
+
+@dataclass(frozen=True)
+class StragglerRules:
+    """When a node counts as a straggler. Units: bytes/s, ratios 0..1, percent."""
+
+    busy_floor_bytes_per_s: float = 12.5e6  # 100 Mbit/s median RX+TX: the cluster is working
+    min_nodes: int = 3  # fewer peers cannot say who is odd
+    robust_z: float = 3.5  # how many (robust) standard deviations from the median
+    slow_fraction: float = 0.5  # and throughput below this fraction of the median
+    # an excess is only worth saying when it is also bad in absolute terms
+    min_retrans_ratio: float = 0.001
+    min_drops_per_s: float = 1.0
+    min_softirq_percent: float = 50.0
+
+
+@dataclass(frozen=True)
+class Straggler:
+    node: str
+    metric: str  # "rx", "tx", "retrans", "drops", "softirq"
+    value: float
+    median: float
+    reason: str  # "node07: RX 11 Gb/s vs cluster median 92 Gb/s (12 %)"
+
+
+def _spread(values: list[float], mid: float) -> float:
+    """Robust standard deviation, never below 5 % of the median (a near-identical fleet
+    must not flag a node for a 1 % difference)."""
+    mad = median(abs(v - mid) for v in values) * MAD_TO_SIGMA
+    return max(mad, abs(mid) * 0.05, 1e-12)
+
+
+def find_stragglers(nodes: Iterable[Node], rules: StragglerRules | None = None) -> list[Straggler]:
+    """Stragglers among the nodes that are up, worst first; [] while the cluster is idle."""
+    rules = rules or StragglerRules()
+    up = [n for n in nodes if n.state is NodeState.UP and n.rates is not None]
+    if len(up) < rules.min_nodes:
+        return []
+    found: list[tuple[float, Straggler]] = []
+
+    def low(metric: str, label: str, get) -> None:
+        pairs = [(n, get(n)) for n in up]
+        values = [v for _, v in pairs if v is not None]
+        if len(values) < rules.min_nodes:
+            return
+        mid = median(values)
+        spread = _spread(values, mid)
+        for n, v in pairs:
+            if v is None:
+                continue
+            z = (mid - v) / spread
+            if z >= rules.robust_z and v < mid * rules.slow_fraction:
+                pct = v / mid * 100 if mid else 0.0
+                reason = (f"{n.name}: {label} {units.bits_per_s(v)} vs cluster median "
+                          f"{units.bits_per_s(mid)} ({pct:.0f} %)")
+                found.append((z, Straggler(n.name, metric, v, mid, reason)))
+
+    def high(metric: str, label: str, get, floor: float, show) -> None:
+        pairs = [(n, get(n)) for n in up]
+        values = [v for _, v in pairs if v is not None]
+        if len(values) < rules.min_nodes:
+            return
+        mid = median(values)
+        spread = _spread(values, mid)
+        for n, v in pairs:
+            if v is None or v < floor:  # far above a clean fleet, but still harmless
+                continue
+            z = (v - mid) / spread
+            if z >= rules.robust_z:
+                reason = f"{n.name}: {label} {show(v)} vs cluster median {show(mid)}"
+                found.append((z, Straggler(n.name, metric, v, mid, reason)))
+
+    busy = [(n.summary.rx_bytes_per_s or 0.0) + (n.summary.tx_bytes_per_s or 0.0) for n in up]
+    if median(busy) >= rules.busy_floor_bytes_per_s:
+        low("rx", "RX", lambda n: n.summary.rx_bytes_per_s)
+        low("tx", "TX", lambda n: n.summary.tx_bytes_per_s)
+    high("retrans", "TCP retransmits", lambda n: n.summary.retrans_ratio, rules.min_retrans_ratio,
+         units.ratio_percent)
+    high("drops", "drops", lambda n: n.summary.drops_per_s, rules.min_drops_per_s,
+         lambda v: f"{units.per_s(v)}/s")
+    high("softirq", "softirq", lambda n: n.summary.hottest_softirq_percent, rules.min_softirq_percent,
+         lambda v: units.percent(v))
+    found.sort(key=lambda zs: -zs[0])
+    # one line per node: its strongest reason
+    seen: set[str] = set()
+    out = []
+    for _, s in found:
+        if s.node not in seen:
+            seen.add(s.node)
+            out.append(s)
+    return out

@@ -1,0 +1,48 @@
+"""Straggler detection: the node unlike its peers, said in words."""
+
+from __future__ import annotations
+
+from netui.model.node import Node, NodeState
+from netui.model.straggler import StragglerRules, find_stragglers
+from tests.synth import node_sample
+
+
+def cluster(rates_gbps: dict[str, float], **extra) -> list[Node]:
+    nodes = []
+    for name, gbps in rates_gbps.items():
+        n = Node(name, history_s=10)
+        kw = extra.get(name, {})
+        for k in range(3):
+            n.observe(node_sample(k, rx_bps=gbps * 1e9, tx_bps=gbps * 1e9, **kw))
+        nodes.append(n)
+    return nodes
+
+
+def test_the_slow_node_is_named_with_numbers():
+    speeds = {f"node{i:02d}": 92.0 + (i % 3) for i in range(1, 9)}
+    speeds["node07"] = 11.0
+    found = find_stragglers(cluster(speeds))
+    assert [s.node for s in found] == ["node07"]
+    assert found[0].reason.startswith("node07: RX 11 Gb/s vs cluster median 93 Gb/s (12 %)")
+
+
+def test_a_uniform_or_idle_cluster_flags_nobody():
+    assert find_stragglers(cluster({f"n{i}": 50.0 + i * 0.5 for i in range(8)})) == []
+    idle = {f"n{i}": 0.0 for i in range(8)}
+    idle["n3"] = 0.00001
+    assert find_stragglers(cluster(idle)) == []
+
+
+def test_a_retransmitting_node_is_flagged_even_at_full_speed():
+    speeds = {f"n{i}": 40.0 for i in range(6)}
+    found = find_stragglers(cluster(speeds, n4={"retrans_per_s": 8000}))
+    assert [s.node for s in found] == ["n4"]
+    assert "TCP retransmits 10.00% vs cluster median 0%" in found[0].reason
+
+
+def test_two_of_three_cannot_outvote_and_down_nodes_do_not_count():
+    nodes = cluster({"a": 90.0, "b": 90.0, "c": 5.0})
+    assert [s.node for s in find_stragglers(nodes)] == ["c"]
+    nodes[0].fail(NodeState.DOWN, "gone")
+    assert find_stragglers(nodes) == []  # two nodes up: too few to tell who is odd
+    assert find_stragglers(cluster({"a": 90.0, "b": 90.0, "c": 5.0}), StragglerRules(min_nodes=4)) == []
