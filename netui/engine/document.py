@@ -19,6 +19,11 @@ def _num(v):
     return None if v is None else round(v, 3)
 
 
+def _reasons(node: Node) -> list[str]:
+    lead = [node.straggler.reason] if node.straggler is not None else []
+    return lead + list(node.health.reasons)
+
+
 def node_document(node: Node) -> dict:
     s, r = node.sample, node.rates
     doc: dict = {
@@ -33,7 +38,7 @@ def node_document(node: Node) -> dict:
         "tcp": None,
         "cpus": [],
         "softnet": [],
-        "health": {"level": node.level.label, "reasons": list(node.health.reasons)},
+        "health": {"level": node.level.label, "reasons": _reasons(node)},
     }
     if s is None:
         return doc
@@ -101,6 +106,10 @@ def fleet_document(fleet: Fleet) -> dict:
     return {
         "version": SCHEMA_VERSION,
         "nodes": [node_document(n) for n in fleet],
+        "stragglers": [
+            {"node": s.node, "metric": s.metric, "value": _num(s.value), "median": _num(s.median), "reason": s.reason}
+            for s in fleet.stragglers
+        ],
         "totals": {
             "rx_bits_per_s": None if rx is None else round(rx * 8, 3),
             "tx_bits_per_s": None if tx is None else round(tx * 8, 3),

@@ -78,6 +78,7 @@ class Monitor:
             last = self._arrival.get(source.name)
             if node.state is NodeState.UP and last is not None and now - last > quiet_s:
                 node.set_state(NodeState.STALE, f"no sample for {now - last:.0f} s")
+        self.fleet.update_stragglers()
         self.ticks += 1
         self.last_tick_s = time.monotonic() - started
         if self.on_update is not None:

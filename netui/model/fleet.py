@@ -6,6 +6,7 @@ from collections import Counter
 
 from netui.model.health import Threshold
 from netui.model.node import Node, NodeState
+from netui.model.straggler import Straggler, StragglerRules, find_stragglers
 
 
 class Fleet:
@@ -14,6 +15,16 @@ class Fleet:
         self.nodes: dict[str, Node] = {
             n: Node(n, history_s=history_s, interval_s=interval_s, thresholds=thresholds) for n in names
         }
+        self.straggler_rules = StragglerRules()
+        self.stragglers: list[Straggler] = []
+
+    def update_stragglers(self) -> list[Straggler]:
+        """Compare the nodes with each other once per tick; mark each node's straggler."""
+        self.stragglers = find_stragglers(self.nodes.values(), self.straggler_rules)
+        flagged = {s.node: s for s in self.stragglers}
+        for node in self.nodes.values():
+            node.straggler = flagged.get(node.name)
+        return self.stragglers
 
     def __iter__(self):
         return iter(self.nodes.values())

@@ -169,6 +169,7 @@ class Node:
         self.thresholds = thresholds
         self._careful = careful_bounds(thresholds)
         self.samples_seen = 0
+        self.straggler = None  # a model.straggler.Straggler while the fleet says so
         self._capacity = capacity_for(history_s, interval_s)
         self.history: dict[str, Ring] = {k: Ring(self._capacity) for k in NODE_SERIES}
         self.iface_history: dict[str, tuple[Ring, Ring]] = {}
@@ -216,6 +217,8 @@ class Node:
     @property
     def level(self) -> Level:
         if self.state is NodeState.UP:
+            if self.straggler is not None:  # unlike its peers: at least a warning
+                return max(self.health.level, Level.WARNING)
             return self.health.level
         if self.state in (NodeState.CONNECTING,):
             return Level.OK

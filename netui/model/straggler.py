@@ -15,7 +15,11 @@ from dataclasses import dataclass
 from statistics import median
 
 from netui.model import units
+from netui.model.health import DEFAULT_THRESHOLDS, Level
 from netui.model.node import Node, NodeState
+
+# how bad an excess is in itself, to order stragglers (a slow link is at least a warning)
+_METRIC_THRESHOLD = {"retrans": "retrans_ratio", "drops": "drops_per_s", "softirq": "softirq_percent"}
 
 MAD_TO_SIGMA = 1.4826  # MAD of a normal distribution × this = its standard deviation
 
@@ -56,7 +60,12 @@ def find_stragglers(nodes: Iterable[Node], rules: StragglerRules | None = None) 
     up = [n for n in nodes if n.state is NodeState.UP and n.rates is not None]
     if len(up) < rules.min_nodes:
         return []
-    found: list[tuple[float, Straggler]] = []
+    found: list[tuple[tuple[int, float], Straggler]] = []
+
+    def severity(metric: str, value: float, z: float) -> tuple[int, float]:
+        t = _METRIC_THRESHOLD.get(metric)
+        level = DEFAULT_THRESHOLDS[t].level(value) if t else Level.WARNING
+        return (int(level), min(z, 1e6))
 
     def low(metric: str, label: str, get) -> None:
         pairs = [(n, get(n)) for n in up]
@@ -73,7 +82,7 @@ def find_stragglers(nodes: Iterable[Node], rules: StragglerRules | None = None) 
                 pct = v / mid * 100 if mid else 0.0
                 reason = (f"{n.name}: {label} {units.bits_per_s(v)} vs cluster median "
                           f"{units.bits_per_s(mid)} ({pct:.0f} %)")
-                found.append((z, Straggler(n.name, metric, v, mid, reason)))
+                found.append((severity(metric, v, z), Straggler(n.name, metric, v, mid, reason)))
 
     def high(metric: str, label: str, get, floor: float, show) -> None:
         pairs = [(n, get(n)) for n in up]
@@ -88,7 +97,7 @@ def find_stragglers(nodes: Iterable[Node], rules: StragglerRules | None = None) 
             z = (v - mid) / spread
             if z >= rules.robust_z:
                 reason = f"{n.name}: {label} {show(v)} vs cluster median {show(mid)}"
-                found.append((z, Straggler(n.name, metric, v, mid, reason)))
+                found.append((severity(metric, v, z), Straggler(n.name, metric, v, mid, reason)))
 
     busy = [(n.summary.rx_bytes_per_s or 0.0) + (n.summary.tx_bytes_per_s or 0.0) for n in up]
     if median(busy) >= rules.busy_floor_bytes_per_s:
@@ -100,7 +109,7 @@ def find_stragglers(nodes: Iterable[Node], rules: StragglerRules | None = None) 
          lambda v: f"{units.per_s(v)}/s")
     high("softirq", "softirq", lambda n: n.summary.hottest_softirq_percent, rules.min_softirq_percent,
          lambda v: units.percent(v))
-    found.sort(key=lambda zs: -zs[0])
+    found.sort(key=lambda sz: (-sz[0][0], -sz[0][1]))  # the worst level first, then the farthest
     # one line per node: its strongest reason
     seen: set[str] = set()
     out = []

@@ -72,7 +72,10 @@ def _state(n: Node, o: GridOptions) -> str:
 def _health(n: Node, o: GridOptions) -> str:
     if n.error and n.state.value != "up":
         return n.error
-    return "; ".join(n.health.reasons[:2]) or n.health.label
+    reasons = list(n.health.reasons[:2])
+    if n.straggler is not None:
+        reasons.insert(0, "straggler: " + n.straggler.reason.split(": ", 1)[-1])
+    return "; ".join(reasons) or n.health.label
 
 
 # Display order. ``priority``: lower is kept longer when the terminal is narrow.
@@ -123,8 +126,8 @@ SORT_LABELS = {"worst": "worst first"} | {c.key: c.label for c in COLUMNS}
 def sort_key(sort: str) -> Callable[[Node], tuple]:
     """Key for ``sorted``: worst first, or the column descending (names ascending)."""
     if sort == "worst":
-        return lambda n: (-int(n.level), -_v(n.summary.drops_per_s), -_v(n.summary.retrans_ratio),
-                          -_v(n.summary.hottest_softirq_percent), n.name)
+        return lambda n: (-int(n.level), n.straggler is None, -_v(n.summary.drops_per_s),
+                          -_v(n.summary.retrans_ratio), -_v(n.summary.hottest_softirq_percent), n.name)
     if sort == "node":
         return lambda n: (n.name,)
     col = next(c for c in COLUMNS if c.key == sort)

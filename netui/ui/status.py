@@ -44,6 +44,10 @@ class StatusBar(Static):
         text.append(f" │ {app.monitor.interval_s:g}s")
         if app.paused:
             text.append(" │ PAUSED", style="bold")
+        if fleet.stragglers:
+            s = fleet.stragglers[0]
+            more = f" (+{len(fleet.stragglers) - 1})" if len(fleet.stragglers) > 1 else ""
+            text.append(f" │ straggler {s.reason}{more}", style=f"bold {theme.get('warning', '')}".strip())
         if sort:
             text.append(f" │ sort: {sort}")
         if filter:
