@@ -301,6 +301,16 @@ class SshSource:
             return Failure(NodeState.UNSUPPORTED, words or "no /proc/net/dev on this node")
         return Failure(NodeState.DOWN, f"sampler exited (status {status})" + (f": {words}" if words else ""))
 
+    @property
+    def connection(self) -> asyncssh.SSHClientConnection | None:
+        """The node's live connection while it streams (None while down or connecting).
+
+        Other commands (pair tests, engine/shell.py) open their own channels on it: no
+        second handshake, and they end when it does.
+        """
+        conn = self._conn
+        return conn if conn is not None and self._process is not None and not conn.is_closed() else None
+
     def set_interval(self, interval_s: float) -> None:
         proc = self._process
         if proc is not None and not proc.stdin.is_closing():
