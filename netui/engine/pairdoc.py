@@ -1,0 +1,210 @@
+"""A pair test's report as a document: JSON (``netui bench --json``, the UI's export), CSV,
+and plain text for the terminal; and back from JSON, so a saved run can be shown again.
+
+Gbit/s are 10^9 bit/s of goodput; ``null`` is unknown or not measured. Field names never
+change meaning; new fields may be added (``version`` changes when a field does).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import time
+from pathlib import Path
+
+from netui.engine.pairtest import PairTestReport
+from netui.engine.pairtools import DIRECTION_LABELS, PairSettings
+from netui.model.paircounters import COUNTER_KEYS
+from netui.model.pairs import PairResult
+
+SCHEMA_VERSION = 1
+
+
+def _num(value, digits: int = 3):
+    return None if value is None else round(value, digits)
+
+
+def summary(report: PairTestReport) -> str:
+    """The verdict in words, led by what could not be tested and whether it was cancelled."""
+    parts = []
+    if report.cancelled:
+        parts.append(f"Cancelled after {report.tests_done} of {report.tests_total} tests")
+    if report.problems:
+        names = ", ".join(report.problems)
+        parts.append(f"Not tested: {names} ({'; '.join(dict.fromkeys(report.problems.values()))})")
+    if report.verdict is not None:
+        parts.append(report.verdict.text)
+    return ". ".join(p.rstrip(".") for p in parts)
+
+
+def pair_rows(report: PairTestReport) -> list[dict]:
+    """One dict per result: the numbers, pass/fail, outlier, both ends' counters."""
+    verdict = report.verdict or report.judge()
+    failing = {id(r) for r in verdict.failing}
+    outliers = {id(r) for r in verdict.outliers}
+    rows = []
+    for r in report.results:
+        need = verdict.required_gbps.get(r.pair)
+        rows.append({
+            "sender": r.sender,
+            "receiver": r.receiver,
+            "tool": r.tool,
+            "gbps": _num(r.gbps),
+            "ok": r.ok,
+            "pass": id(r) not in failing,
+            "required_gbps": _num(need),
+            "outlier": id(r) in outliers,
+            "error": r.error,
+            "kind": r.kind,
+            "retransmits": r.retransmits,
+            "counters": dict(r.counters),
+        })
+    return rows
+
+
+def report_document(report: PairTestReport) -> dict:
+    verdict = report.verdict or report.judge()
+    matrix = verdict.matrix(report.nodes)
+    return {
+        "version": SCHEMA_VERSION,
+        "kind": "pair-test",
+        "tool": report.settings.tool,
+        "settings": report.settings.to_dict(),
+        "nodes": list(report.nodes),
+        "matrix": report.matrix,
+        "network": report.how,
+        "addresses": dict(report.addresses),
+        "interfaces": dict(report.interfaces),
+        "link_speeds_mbps": dict(report.link_speeds_mbps),
+        "problems": dict(report.problems),
+        "started": _num(report.started_wall_s),
+        "elapsed_s": _num(report.elapsed_s),
+        "rounds": report.rounds,
+        "tests_done": report.tests_done,
+        "tests_total": report.tests_total,
+        "cancelled": report.cancelled,
+        "pairs": pair_rows(report),
+        "gbps_matrix": [[_num(v) for v in row] for row in matrix],  # row = sender, column = receiver
+        "verdict": {
+            "passed": verdict.passed,
+            "text": verdict.text,
+            "suspects": list(verdict.suspects),
+            "median_gbps": _num(verdict.median_gbps),
+        },
+        "summary": summary(report),
+    }
+
+
+def load_report(doc: dict) -> PairTestReport:
+    """A report from its JSON document (the verdict is judged again from the results)."""
+    if not isinstance(doc, dict) or doc.get("kind") != "pair-test":
+        raise ValueError("not a netui pair-test document")
+    settings = PairSettings.from_dict(doc.get("settings") or {})
+    results = [
+        PairResult(p["sender"], p["receiver"], p.get("tool") or settings.tool, p.get("gbps"), bool(p.get("ok")),
+                   error=p.get("error"), retransmits=p.get("retransmits"), kind=p.get("kind"),
+                   counters=dict(p.get("counters") or {}))
+        for p in doc.get("pairs") or []
+    ]
+    report = PairTestReport(settings, list(doc.get("nodes") or []), bool(doc.get("matrix")), results=results,
+                            addresses=dict(doc.get("addresses") or {}), interfaces=dict(doc.get("interfaces") or {}),
+                            how=doc.get("network") or "", problems=dict(doc.get("problems") or {}),
+                            link_speeds_mbps=dict(doc.get("link_speeds_mbps") or {}), rounds=int(doc.get("rounds") or 0),
+                            started_wall_s=float(doc.get("started") or 0), elapsed_s=float(doc.get("elapsed_s") or 0),
+                            cancelled=bool(doc.get("cancelled")), tests_done=int(doc.get("tests_done") or 0),
+                            tests_total=int(doc.get("tests_total") or 0))
+    report.judge()
+    return report
+
+
+_CSV_FIELDS = ("sender", "receiver", "tool", "gbps", "ok", "pass", "required_gbps", "outlier", "retransmits",
+               "kind", "error")
+
+
+def report_csv(report: PairTestReport) -> str:
+    """One line per result; both ends' counters as ``sender_<key>``/``receiver_<key>``."""
+    out = io.StringIO()
+    keys = [f"{end}_{k}" for end in ("sender", "receiver") for k in COUNTER_KEYS]
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([*_CSV_FIELDS, *keys])
+    for row in pair_rows(report):
+        counters = row["counters"]
+        ends = {"sender": row["sender"], "receiver": row["receiver"]}
+        values = [counters.get(f"{ends[key.split('_', 1)[0]]}.{key.split('_', 1)[1]}") for key in keys]
+        writer.writerow([_csv(row[f]) for f in _CSV_FIELDS] + [_csv(v) for v in values])
+    return out.getvalue()
+
+
+def _csv(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def export(report: PairTestReport, directory: str | Path = ".") -> tuple[Path, Path]:
+    """Write ``netui-<tool>-<time>.csv`` and ``.json`` into ``directory``; their paths."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(report.started_wall_s or time.time()))
+    base = Path(directory) / f"netui-{report.settings.tool}-{stamp}"
+    csv_path, json_path = base.with_suffix(".csv"), base.with_suffix(".json")
+    csv_path.write_text(report_csv(report), encoding="utf-8")
+    json_path.write_text(json.dumps(report_document(report), indent=2) + "\n", encoding="utf-8")
+    return csv_path, json_path
+
+
+# --- the terminal --------------------------------------------------------------------------
+
+
+def gbps_text(gbps: float | None) -> str:
+    """Gbit/s with three significant digits ("9.87", "24.1", "0.191"); "—" when unknown."""
+    if gbps is None:
+        return "—"
+    return f"{gbps:.3g}" if gbps < 100 else f"{gbps:.0f}"
+
+
+def counters_text(result: PairResult) -> str:
+    """Both ends' counters in a few words: "retrans 47/9 · drops 0/0 · softirq 35%/33%"."""
+    c = result.counters
+    if not c:
+        return ""
+    ends = (result.sender, result.receiver)
+
+    def both(key: str, fmt=str) -> str:
+        values = [c.get(f"{n}.{key}") for n in ends]
+        return "/".join("—" if v is None else fmt(v) for v in values)
+
+    return (f"retrans {both('retrans')} · drops {both('drops')} · "
+            f"softirq {both('softirq_percent', lambda v: f'{v:.0f}%')}")
+
+
+def text_report(report: PairTestReport) -> str:
+    """The matrix (row sends, column receives), every result, and the verdict."""
+    verdict = report.verdict or report.judge()
+    s = report.settings
+    nodes = report.nodes
+    lines = [f"{s.tool} {report.how or ''} · {len(nodes)} nodes · {DIRECTION_LABELS[s.direction]} · "
+             f"{report.rounds} rounds of {s.duration_s} s · {report.elapsed_s:.1f} s"]
+    failing = {r.pair for r in verdict.failing}
+    by_pair = {r.pair: r for r in report.results}
+    width = max([len(n) for n in nodes] + [7])
+    lines.append("Gbit/s".ljust(width) + "".join(n.rjust(width + 2) for n in nodes) + "   (row sends, column receives)")
+    for a in nodes:
+        cells = []
+        for b in nodes:
+            r = by_pair.get((a, b))
+            if a == b or r is None:
+                cells.append("·".rjust(width + 2))
+            else:
+                mark = "✗" if (a, b) in failing else " "
+                cells.append((("failed" if not r.ok else gbps_text(r.gbps)) + mark).rjust(width + 2))
+        lines.append(a.ljust(width) + "".join(cells))
+    lines.append("")
+    for r in report.results:
+        state = "FAIL" if r.pair in failing else "pass"
+        what = gbps_text(r.gbps) + " Gbit/s" if r.ok else f"failed: {r.error}"
+        extra = counters_text(r)
+        lines.append(f"{r.sender}→{r.receiver}  {state}  {what}" + (f"  ({extra})" if extra else ""))
+    lines += ["", summary(report)]
+    return "\n".join(lines)

@@ -1,0 +1,489 @@
+"""The pair-test runner: one pair or the all-pairs matrix, over the monitor's connections.
+
+    test = PairTest(monitor, ["node1", "node2", "node3", "node4"], PairSettings(duration_s=2))
+    report = await test.run()          # test.cancel() from elsewhere ends it early
+
+Before anything starts, every node is probed once (one guarded command): the tool is there,
+its IPv4 addresses (the test address is chosen from them), its RDMA ports for perftest.
+A node that fails the probe fails its pairs with the reason ("iperf3 missing on node3");
+the other pairs still run.
+
+Then the rounds (circle method, ``model.pairs``): a round's tests run at once, a node is
+in at most one test at a time, and the next round starts when this one has ended. Each
+test starts its server, waits until it listens, then starts the client. While a round
+runs, the next round's commands are already *staged*: their SSH channels and shells are
+up and wait for ``go`` (engine/shell.py), so a round starts without a channel open or a
+shell start-up on its critical path. Staged commands hold no port, use no CPU, and die
+with their channel like everything else.
+
+Progress and results are reported through callbacks as they happen; the report at the end
+holds every result and the verdict. Cancel (``cancel()`` or cancelling the task) kills
+both ends of every test, running or staged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import shlex
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from netui.collectors.probe import parse_probe, probe_command
+from netui.engine.pairtools import (
+    BOTH_WAYS,
+    FIRST_PORT,
+    IB_WRITE_BW,
+    Endpoint,
+    PairSettings,
+    client_command,
+    client_tail,
+    pair_failed,
+    pair_results,
+    server_command,
+    server_failure,
+    server_ready,
+    server_tail,
+)
+from netui.engine.shell import CommandFailed, Running, guarded, shells_for
+from netui.model.node import NodeState
+from netui.model.paircounters import pair_counters
+from netui.model.pairs import Pair, PairResult, PortAllocator, Verdict, all_pairs_rounds, judge, one_at_a_time
+from netui.model.testnet import Probe, choose_addresses, choose_rdma, link_speeds_mbps
+
+PROBE_TIMEOUT_S = 10.0
+STAGE_TIMEOUT_S = PROBE_TIMEOUT_S + 5  # for a staged command's shell to come up (and probe)
+
+
+def plan_rounds(nodes: Sequence[str], *, matrix: bool, direction: str, one_by_one: bool) -> list[list[Pair]]:
+    """The rounds of tests: all pairs (matrix) or the first two nodes; both ways doubles them."""
+    nodes = list(dict.fromkeys(nodes))
+    if len(nodes) < 2:
+        return []
+    if matrix:
+        rounds = all_pairs_rounds(nodes, directed=direction == BOTH_WAYS)
+    else:
+        a, b = nodes[0], nodes[1]
+        rounds = [[(a, b)], [(b, a)]] if direction == BOTH_WAYS else [[(a, b)]]
+    return one_at_a_time(rounds) if one_by_one else rounds
+
+
+@dataclass(frozen=True)
+class PairProgress:
+    """Where a test is. ``round`` counts from 1 (0 while checking the nodes)."""
+
+    phase: str  # "checking", "running", "done", "cancelled"
+    round: int
+    rounds: int
+    done: int  # tests finished (a bidirectional test counts once)
+    total: int
+    elapsed_s: float
+    eta_s: float | None  # seconds left, estimated from the rounds so far
+    running: tuple[Pair, ...] = ()
+
+    @property
+    def words(self) -> str:
+        if self.phase == "checking":
+            return "checking the nodes…"
+        eta = "" if self.eta_s is None else f" · about {self.eta_s:.0f} s left"
+        head = {"running": f"round {self.round} of {self.rounds}", "done": "done",
+                "cancelled": "cancelled"}.get(self.phase, self.phase)
+        return f"{head} · {self.done}/{self.total} tests · {self.elapsed_s:.0f} s{eta if self.phase == 'running' else ''}"
+
+
+@dataclass
+class PairTestReport:
+    """What a pair test found. ``results`` in the order they finished."""
+
+    settings: PairSettings
+    nodes: list[str]
+    matrix: bool
+    results: list[PairResult] = field(default_factory=list)
+    verdict: Verdict | None = None
+    addresses: dict[str, str] = field(default_factory=dict)
+    interfaces: dict[str, str] = field(default_factory=dict)
+    how: str = ""  # which network, in words
+    problems: dict[str, str] = field(default_factory=dict)  # node → why it could not take part
+    link_speeds_mbps: dict[str, int | None] = field(default_factory=dict)
+    rounds: int = 0
+    tests_done: int = 0  # a bidirectional test counts once
+    tests_total: int = 0
+    started_wall_s: float = 0.0
+    elapsed_s: float = 0.0
+    cancelled: bool = False
+
+    def judge(self) -> Verdict:
+        s = self.settings
+        self.verdict = judge(self.results, threshold_gbps=s.threshold_gbps, threshold_percent=s.threshold_percent,
+                             link_speed_mbps=self.link_speeds_mbps)
+        return self.verdict
+
+
+@dataclass
+class _Staged:
+    pair: Pair
+    port: int
+    server: Running | None = None
+    client: Running | None = None
+    error: str | None = None  # could not stage
+    went: bool = False  # the client was told to go (or the test ended without it)
+
+
+class PairTest:
+    """One run of pair tests over ``nodes`` (names of ``monitor.fleet``)."""
+
+    def __init__(self, monitor, nodes: Sequence[str], settings: PairSettings, *, matrix: bool = True,
+                 shells: dict | None = None,
+                 on_progress: Callable[[PairProgress], None] | None = None,
+                 on_result: Callable[[PairResult], None] | None = None) -> None:
+        self.monitor = monitor
+        self.nodes = list(dict.fromkeys(nodes))
+        self.settings = settings.check()
+        self.matrix = matrix
+        self.shells = shells if shells is not None else shells_for(monitor.sources)
+        self.on_progress = on_progress
+        self.on_result = on_result
+        self.report = PairTestReport(settings, self.nodes, matrix)
+        self._ports = PortAllocator(FIRST_PORT[settings.tool], 200)
+        self._cancel = asyncio.Event()
+        self._live: set[Running] = set()  # everything started and not yet stopped
+        self._killed: list[Running] = []  # killed by cancel(), to be reaped
+        self._t0 = 0.0
+        self._round = 0
+        self._rounds = 0
+        self._done = 0
+        self._total = 0
+        self._round_times: list[float] = []
+        self._round_started = 0.0
+        self._running: tuple[Pair, ...] = ()
+
+    def cancel(self) -> None:
+        """End the test early: every command is killed; ``run`` returns what it has."""
+        self._cancel.set()
+        self._kill_all()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    # the run ------------------------------------------------------------------------------
+    async def run(self) -> PairTestReport:
+        report = self.report
+        report.started_wall_s = time.time()
+        self._t0 = time.monotonic()
+        s = self.settings
+        rounds = plan_rounds(self.nodes, matrix=self.matrix, direction=s.direction, one_by_one=s.one_at_a_time)
+        self._total = report.tests_total = sum(len(r) for r in rounds)
+        self._rounds = report.rounds = len(rounds)
+        try:
+            self._progress("checking")
+            for node in self.nodes:
+                problem = self._unavailable(node)
+                if problem:
+                    report.problems[node] = problem
+            # the first round is staged and its nodes probed in the same sessions
+            first = [p for p in rounds[0] if not self._blocked(p)] if rounds else []
+            checked = await self._until_cancelled(self._check_nodes(first))
+            endpoints, staged = checked if checked is not None else ({}, [])
+            runnable: list[list[Pair]] = []
+            for pairs in rounds:  # pairs with a node that cannot take part fail before anything starts
+                keep = []
+                for pair in pairs:
+                    why = self._blocked(pair)
+                    if why:
+                        self._finished(pair_failed(s, *pair, why, "unavailable"))
+                    else:
+                        keep.append(pair)
+                if keep:
+                    runnable.append(keep)
+            self._rounds = report.rounds = len(runnable)
+            # staged tests whose pair cannot run are dropped; if the first round lost every
+            # pair, the next one is staged afresh
+            keep = [st for st in staged if runnable and st.pair in runnable[0]]
+            for st in staged:
+                if st not in keep:
+                    self._discard(st)
+            if runnable and len(keep) != len(runnable[0]):
+                for st in keep:
+                    self._discard(st)
+                keep = []
+            if not self.cancelled:
+                await self._run_rounds(runnable, keep, endpoints)
+        finally:
+            self._kill_all()
+            await self._reap()
+            report.elapsed_s = time.monotonic() - self._t0
+            report.cancelled = self.cancelled
+        report.judge()
+        self._progress("cancelled" if self.cancelled else "done")
+        return report
+
+    def _blocked(self, pair: Pair) -> str | None:
+        """Why a pair cannot run (its nodes' problems), or None."""
+        why = [self.report.problems[n] for n in pair if n in self.report.problems]
+        return "; ".join(why) or None
+
+    async def _check_nodes(self, first: list[Pair]) -> tuple[dict[str, Endpoint], list[_Staged]]:
+        """Probe every node once and stage the first round; record who cannot take part.
+
+        A node of the first round is probed by the preamble of its staged command (one SSH
+        session per node before the start, not two); the others by a probe of their own.
+        """
+        s = self.settings
+        report = self.report
+        staging = asyncio.ensure_future(self._stage_round(first, probe=True))
+        in_first = {n for pair in first for n in pair}
+        others = [n for n in self.nodes if n not in report.problems and n not in in_first]
+        texts: dict[str, str] = {}
+        try:
+            for node, text in await asyncio.gather(*(self._probe(n) for n in others)):
+                if text is not None:
+                    texts[node] = text
+        finally:
+            staged = await staging
+        for st in staged:
+            for node, running in ((st.pair[1], st.server), (st.pair[0], st.client)):
+                if running is not None and running.preamble is not None:
+                    texts[node] = running.preamble
+                else:
+                    report.problems.setdefault(node, st.error or f"cannot check {node}")
+        probes: dict[str, Probe] = {}
+        for node, text in texts.items():
+            parsed = parse_probe(text)
+            if parsed.tool_path is None:
+                report.problems[node] = f"{s.tool} missing on {node}"
+            else:
+                probes[node] = parsed
+        samples = {n: self.monitor.fleet[n].sample for n in probes}
+        choice = choose_addresses(probes, s.test_net, samples)
+        report.how = choice.how
+        report.addresses = dict(choice.addresses)
+        report.interfaces = dict(choice.interfaces)
+        for node, problem in choice.problems.items():
+            report.problems.setdefault(node, problem)
+        report.link_speeds_mbps = link_speeds_mbps(samples, choice.interfaces)
+        endpoints: dict[str, Endpoint] = {}
+        for node in self.nodes:
+            if node in report.problems or node not in choice.addresses:
+                continue
+            rdma = None
+            if s.tool == IB_WRITE_BW:
+                rdma = choose_rdma(node, probes[node], device=s.device, ib_port=s.ib_port,
+                                   gid_index=s.gid_index, address=choice.addresses[node])
+                if rdma.problem:
+                    report.problems[node] = rdma.problem
+                    continue
+            endpoints[node] = Endpoint(node, choice.addresses[node], rdma)
+        return endpoints, staged
+
+    def _probe_script(self) -> str:
+        s = self.settings
+        return probe_command(s.tool, rdma=s.tool == IB_WRITE_BW)
+
+    async def _probe(self, node: str) -> tuple[str, str | None]:
+        """A node's probe output, or None (and a problem recorded) when it failed."""
+        command = "sh -c " + shlex.quote(self._probe_script())
+        try:
+            running = await self._start(node, guarded(command, PROBE_TIMEOUT_S, line_buffered=False))
+        except CommandFailed as exc:
+            self.report.problems[node] = str(exc)
+            return node, None
+        try:
+            result = await running.result(PROBE_TIMEOUT_S + 2)
+        finally:
+            await running.stop()
+            self._live.discard(running)
+        if result.exit_status != 0 or result.timed_out:
+            words = (result.stderr or result.stdout).strip().splitlines()
+            why = "timed out" if result.timed_out else (words[-1] if words else f"exit status {result.exit_status}")
+            self.report.problems[node] = f"cannot check {node}: {why}"
+            return node, None
+        return node, result.stdout
+
+    def _unavailable(self, node: str) -> str | None:
+        fleet = self.monitor.fleet
+        if node not in fleet.nodes:
+            return f"{node} is not one of the watched nodes"
+        if node not in self.shells:
+            return f"{node} cannot run commands (a replay or a captured tree)"
+        n = fleet[node]
+        if n.state not in (NodeState.UP, NodeState.STALE):
+            return f"{node} is {n.state.value}" + (f" ({n.error})" if n.error else "")
+        return None
+
+    async def _run_rounds(self, rounds: list[list[Pair]], staged: list[_Staged],
+                          endpoints: dict[str, Endpoint]) -> None:
+        if not rounds:
+            return
+        if not staged:
+            staged = await self._until_cancelled(self._stage_round(rounds[0]))
+        for k, pairs in enumerate(rounds):
+            if self.cancelled:
+                break
+            self._round = k + 1
+            self._running = tuple(pairs)
+            started = self._round_started = time.monotonic()
+            self._progress("running")
+            tests = [asyncio.ensure_future(self._run_test(st, endpoints)) for st in staged]
+            upcoming = None
+            if k + 1 < len(rounds):
+                # stage the next round while this one runs (once its tests have been told to go)
+                upcoming = asyncio.ensure_future(self._stage_after_start(rounds[k + 1], staged))
+            try:
+                await self._until_cancelled(asyncio.gather(*tests))
+            finally:
+                for t in tests:
+                    t.cancel()
+                await asyncio.gather(*tests, return_exceptions=True)
+                if upcoming is not None and self.cancelled:
+                    upcoming.cancel()
+            self._round_times.append(time.monotonic() - started)
+            if upcoming is None or self.cancelled:
+                break
+            staged = await upcoming
+        if self.cancelled:
+            for st in staged:
+                self._discard(st)
+
+    async def _stage_after_start(self, pairs: list[Pair], current: list[_Staged]) -> list[_Staged]:
+        """Stage ``pairs`` once every test of the current round has been told to go."""
+        deadline = time.monotonic() + self.settings.ready_timeout_s
+        while time.monotonic() < deadline and not self.cancelled:
+            if all(st.went for st in current):
+                break
+            await asyncio.sleep(0.02)
+        return await self._stage_round(pairs)
+
+    async def _stage_round(self, pairs: list[Pair], *, probe: bool = False) -> list[_Staged]:
+        return list(await asyncio.gather(*(self._stage(p, probe=probe) for p in pairs)))
+
+    async def _stage(self, pair: Pair, *, probe: bool = False) -> _Staged:
+        """Open both ends' channels and shells, gated; a port taken on both nodes. With
+        ``probe``, each end probes its node first (the preamble)."""
+        s = self.settings
+        a, b = pair
+        port = self._ports.acquire(a, b)
+        st = _Staged(pair, port)
+        # long enough to wait for the probes or the round in progress, then to run
+        gate_s = 2 * (s.server_timeout_s + 5) + PROBE_TIMEOUT_S
+        preamble = self._probe_script() if probe else None
+        try:
+            st.server = await self._start(b, guarded(server_command(s, port), s.server_timeout_s,
+                                                     gate_timeout_s=gate_s, preamble=preamble,
+                                                     preamble_timeout_s=PROBE_TIMEOUT_S))
+            st.client = await self._start(a, guarded(client_command(s, port), s.client_timeout_s,
+                                                     gate_timeout_s=gate_s, preamble=preamble,
+                                                     preamble_timeout_s=PROBE_TIMEOUT_S))
+            ups = await asyncio.gather(st.server.wait_gated(STAGE_TIMEOUT_S), st.client.wait_gated(STAGE_TIMEOUT_S))
+            if not all(ups):
+                late = [r.node for r, up in zip((st.server, st.client), ups) if not up]
+                st.error = f"could not start a shell on {', '.join(late)} within {STAGE_TIMEOUT_S:g} s"
+        except CommandFailed as exc:
+            st.error = str(exc)
+        return st
+
+    def _discard(self, st: _Staged) -> None:
+        """Kill a staged test that will not run (reaped at the end) and give its port back."""
+        for running in (st.server, st.client):
+            if running is not None:
+                running.kill()
+                self._live.discard(running)
+                self._killed.append(running)
+        self._ports.release(st.port, *st.pair)
+
+    async def _start(self, node: str, script: str) -> Running:
+        running = await self.shells[node].start(script)
+        self._live.add(running)
+        if self.cancelled:
+            running.kill()
+        return running
+
+    async def _run_test(self, st: _Staged, endpoints: dict[str, Endpoint]) -> None:
+        s = self.settings
+        a, b = st.pair
+        fleet = self.monitor.fleet
+        try:
+            if st.error:
+                self._finished(pair_failed(s, a, b, st.error, "unavailable"))
+                return
+            assert st.server is not None and st.client is not None
+            before = {n: fleet[n].sample for n in (a, b)}
+            st.server.go(*server_tail(s, endpoints[b]))
+            ready = await st.server.wait_for(lambda out, err: server_ready(s.tool, out, err), s.ready_timeout_s)
+            if not ready:
+                server = await st.server.result(1.0) if st.server.output_ended else None
+                self._finished(server_failure(s, a, b, server, "exited" if server is not None else "timeout"))
+                return
+            st.client.go(*client_tail(s, endpoints[a], endpoints[b]))
+            st.went = True
+            client = await st.client.result(s.client_timeout_s + 2)
+            server = await st.server.result(3.0)
+            results = pair_results(s, a, b, client, server)
+            after = {n: fleet[n].sample for n in (a, b)}
+            counters = pair_counters(a, before[a], after[a]) | pair_counters(b, before[b], after[b])
+            self._finished([dataclasses.replace(r, counters=dict(counters)) for r in results])
+        finally:
+            st.went = True
+            for running in (st.server, st.client):
+                if running is not None:
+                    await running.stop(wait_s=1.0)
+                    self._live.discard(running)
+            self._ports.release(st.port, a, b)
+
+    # plumbing ------------------------------------------------------------------------------
+    async def _until_cancelled(self, awaitable):
+        """Await ``awaitable`` unless ``cancel()`` comes first (then it is cancelled and
+        the answer is None)."""
+        work = asyncio.ensure_future(awaitable)
+        stop = asyncio.ensure_future(self._cancel.wait())
+        try:
+            await asyncio.wait({work, stop}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop.cancel()
+            if not work.done():
+                work.cancel()
+                await asyncio.gather(work, return_exceptions=True)
+        if work.cancelled() or (self.cancelled and isinstance(work.exception(), asyncio.CancelledError)):
+            return None
+        return work.result()
+
+    def _kill_all(self) -> None:
+        for running in list(self._live):
+            running.kill()
+            self._killed.append(running)
+        self._live.clear()
+
+    async def _reap(self, wait_s: float = 2.0) -> None:
+        """Wait (a little) for what was killed to end, so no process is left unreaped."""
+        killed, self._killed = self._killed, []
+        if killed:
+            await asyncio.gather(*(r.stop(wait_s=wait_s) for r in killed), return_exceptions=True)
+
+    def _finished(self, results: list[PairResult]) -> None:
+        self._done += 1
+        self.report.tests_done = self._done
+        self.report.results.extend(results)
+        if self.on_result is not None:
+            for r in results:
+                self.on_result(r)
+        self._running = tuple(p for p in self._running if p != results[0].pair)
+        self._progress("running" if self._round else "checking")
+
+    def _eta_s(self) -> float:
+        """Rounds left times the mean round so far (the duration plus ½ s before the first)."""
+        if self._round_times:
+            per_round = sum(self._round_times) / len(self._round_times)
+        else:
+            per_round = self.settings.duration_s + 0.5
+        if self._round == 0:
+            return per_round * self._rounds
+        in_this_one = time.monotonic() - self._round_started
+        return per_round * (self._rounds - self._round) + max(0.0, per_round - in_this_one)
+
+    def _progress(self, phase: str) -> None:
+        if self.on_progress is None:
+            return
+        eta = self._eta_s() if phase in ("running", "checking") else None
+        self.on_progress(PairProgress(phase, self._round, self._rounds, self._done, self._total,
+                                      time.monotonic() - self._t0, eta, self._running))
