@@ -1,0 +1,128 @@
+"""``netui bench``: pair bandwidth tests without a screen.
+
+    netui bench iperf3 node1 node2                    # one pair: node1 sends to node2
+    netui bench iperf3 node[1-4] --matrix --json      # all pairs, in rounds
+    netui bench ib_write_bw gpu[01-16] --matrix --test-net 10.10.0.0/16
+
+Connects to the nodes as ``netui`` does (the usual SSH options), waits until they are up,
+runs the test over those connections, prints the matrix and the verdict (or the JSON
+document), and exits 1 when any pair fails (2 on bad arguments).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+
+from netui.engine.pairtools import DIRECTIONS, TOOLS, PairSettings
+
+EXIT_FAILED = 1
+
+
+def _settings(args) -> PairSettings:
+    return PairSettings(
+        tool=args.tool, duration_s=args.duration, streams=args.parallel, direction=args.direction,
+        one_at_a_time=args.one_at_a_time, test_net=args.test_net or "", size_bytes=args.size, qps=args.qps,
+        device=args.device or "", ib_port=args.ib_port, gid_index=args.gid_index,
+        threshold_gbps=args.threshold_gbps, threshold_percent=args.threshold_percent,
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from netui.cli import _common, _positive_float, _positive_int
+
+    p = argparse.ArgumentParser(
+        prog="netui bench",
+        description="Pair bandwidth tests over SSH: the first two hosts, or every pair with --matrix. "
+                    "Exit status 1 when any pair fails.")
+    p.add_argument("tool", choices=TOOLS, help="iperf3 (TCP) or ib_write_bw (RDMA, perftest)")
+    test = p.add_argument_group("the test")
+    test.add_argument("--matrix", action="store_true", help="every pair of the hosts, in rounds of disjoint pairs")
+    test.add_argument("--json", action="store_true", help="print the JSON document instead of text")
+    test.add_argument("--duration", "-t", type=_positive_int, default=10, metavar="S",
+                      help="seconds per test (default 10)")
+    test.add_argument("-P", "--parallel", type=_positive_int, default=1, metavar="N",
+                      help="parallel streams per test (iperf3 -P, default 1)")
+    test.add_argument("--direction", choices=DIRECTIONS, default="oneway",
+                      help="oneway (default), both (each direction its own test) or bidir (iperf3 --bidir)")
+    test.add_argument("--one-at-a-time", action="store_true",
+                      help="one test at a time (nodes behind a shared uplink)")
+    test.add_argument("--test-net", metavar="CIDR|IFACE",
+                      help="test on this subnet or interface (default: the fastest subnet all nodes share)")
+    test.add_argument("--threshold-gbps", type=_positive_float, metavar="X",
+                      help="a pair passes at X Gbit/s or more")
+    test.add_argument("--threshold-percent", type=_positive_float, default=90.0, metavar="P",
+                      help="... else at P %% of the slower end's link speed, or of the median when "
+                           "speeds are unknown (default 90)")
+    rdma = p.add_argument_group("ib_write_bw (perftest); unset: suggested from /sys/class/infiniband")
+    rdma.add_argument("--size", type=_positive_int, default=65536, metavar="BYTES", help="message size (-s)")
+    rdma.add_argument("--qps", type=_positive_int, default=1, metavar="N", help="queue pairs (-q)")
+    rdma.add_argument("--device", metavar="DEV", help="RDMA device (-d), e.g. mlx5_0")
+    rdma.add_argument("--ib-port", type=_positive_int, metavar="N", help="RDMA port (-i)")
+    rdma.add_argument("--gid-index", type=int, metavar="N", help="GID index (-x); RoCE v2 is preferred")
+    _common(p)
+    p.set_defaults(interval=0.5)  # the counters beside each result: samples twice a second
+    for action in p._actions:
+        if action.dest == "interval":
+            action.help = "seconds between samples (default 0.5, for the counters beside each result)"
+    return p
+
+
+async def _bench(monitor, nodes: list[str], settings: PairSettings, *, matrix: bool, connect_timeout_s: float,
+                 quiet: bool):
+    from netui.cli import _SETTLED
+    from netui.engine.pairtest import PairTest
+
+    runner = asyncio.ensure_future(monitor.run())
+    try:
+        def settled() -> bool:
+            return all(monitor.fleet[n].samples_seen >= 1 or monitor.fleet[n].state in _SETTLED for n in nodes)
+
+        deadline = asyncio.get_running_loop().time() + connect_timeout_s + 5
+        while not settled() and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.05)
+        last = [""]
+
+        def progress(p) -> None:
+            line = p.words.split(" · ")[0]
+            if not quiet and line != last[0]:
+                last[0] = line
+                print(f"netui bench: {p.words}", file=sys.stderr)
+
+        test = PairTest(monitor, nodes, settings, matrix=matrix, on_progress=progress)
+        return await test.run()
+    finally:
+        await monitor.close()
+        runner.cancel()
+        await asyncio.gather(runner, return_exceptions=True)
+
+
+def main(argv: list[str]) -> int:
+    from netui.cli import build_sources
+    from netui.engine.monitor import Monitor
+    from netui.engine.pairdoc import report_document, text_report
+
+    args = build_parser().parse_intermixed_args(argv)
+    try:
+        settings = _settings(args).check()
+    except ValueError as exc:
+        print(f"netui bench: {exc}", file=sys.stderr)
+        return 2
+    sources, connector = build_sources(args)
+    names = [s.name for s in sources]
+    if len(names) < 2:
+        print("netui bench: name at least two hosts", file=sys.stderr)
+        return 2
+    nodes = names if args.matrix else names[:2]
+    monitor = Monitor(sources, interval_s=args.interval, history_s=60)
+    monitor.connector = connector
+    try:
+        report = asyncio.run(_bench(monitor, nodes, settings, matrix=args.matrix,
+                                    connect_timeout_s=args.connect_timeout, quiet=False))
+    except KeyboardInterrupt:
+        print("netui bench: interrupted; every test was stopped", file=sys.stderr)
+        return 130
+    print(json.dumps(report_document(report), indent=2) if args.json else text_report(report))
+    return 0 if report.verdict is not None and report.verdict.passed else EXIT_FAILED

@@ -1,0 +1,261 @@
+"""Pair bandwidth tests against the real lab: OpenSSH in network namespaces, iperf3 3.12,
+perftest 4.5 without an RDMA device.
+
+Traffic only between lab namespaces (198.18.0.0/15); every test is a few seconds long;
+every shaping or mount is undone in ``finally``. After each test no iperf3, ib_write_bw or
+staged netui shell is left in any namespace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from netui.collectors.ssh import SshConnector, SshSettings, SshSource
+from netui.engine.monitor import Monitor
+from netui.engine.pairtest import PairTest
+from netui.engine.pairtools import BOTH_WAYS, IB_WRITE_BW, PairSettings
+from netui.model.node import NodeState
+from tests.lab.network import veth_name
+
+pytestmark = pytest.mark.skipif(shutil.which("iperf3") is None,
+                                reason="iperf3 is not installed (tests/run.sh installs it as root)")
+
+NODES = ["node1", "node2", "node3", "node4"]
+LEFTOVER_MARKS = (b"iperf3", b"ib_write_bw", b"netui-gated")
+
+
+def lab_monitor(lab, names=NODES) -> Monitor:
+    settings = SshSettings(config_paths=[str(lab.ssh_config)], connect_timeout_s=5, keepalive_s=2,
+                           backoff_first_s=0.3, backoff_max_s=1.5)
+    connector = SshConnector(settings)
+    monitor = Monitor([SshSource(n, n, connector) for n in names], interval_s=0.5, history_s=60)
+    monitor.connector = connector
+    return monitor
+
+
+async def started(monitor: Monitor) -> asyncio.Task:
+    task = asyncio.ensure_future(monitor.run())
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if all(n.state is NodeState.UP and n.samples_seen >= 2 for n in monitor.fleet):
+            return task
+        await asyncio.sleep(0.05)
+    raise AssertionError({n.name: (n.state.value, n.error) for n in monitor.fleet})
+
+
+async def stop(monitor: Monitor, task: asyncio.Task) -> None:
+    await monitor.close()
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+
+
+def leftovers(lab) -> dict[str, list[str]]:
+    """Test processes still alive in any namespace of the lab: node → command lines."""
+    found = {}
+    for node in lab.nodes:
+        for pid in node.pids():
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+                state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+            except OSError:
+                continue
+            if state not in ("Z", "X") and any(m in cmdline for m in LEFTOVER_MARKS):
+                found.setdefault(node.name, []).append(cmdline.replace(b"\0", b" ").decode()[:120])
+    return found
+
+
+def iperf3_running(lab) -> int:
+    """How many iperf3 processes run in the lab's namespaces (servers and clients)."""
+    return sum(c.startswith("iperf3 ") for cs in leftovers(lab).values() for c in cs)
+
+
+async def nothing_left(lab, within_s: float = 4.0) -> dict[str, list[str]]:
+    deadline = time.monotonic() + within_s
+    while (left := leftovers(lab)) and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+    return left
+
+
+@contextmanager
+def shaped_towards(lab, k: int):
+    """tbf on node k's root-side veth: what the bridge sends to node k goes at 200 Mbit/s."""
+    dev = veth_name(lab.name, k)
+    subprocess.run(["tc", "qdisc", "add", "dev", dev, "root", "tbf", "rate", "200mbit", "burst", "64kb",
+                    "latency", "50ms"], check=True, capture_output=True, timeout=10)
+    try:
+        yield
+    finally:
+        subprocess.run(["tc", "qdisc", "del", "dev", dev, "root"], capture_output=True, timeout=10)
+
+
+@contextmanager
+def without_iperf3(lab, k: int):
+    """iperf3 hidden on node k only: /dev/null bound over it in the mount namespace that
+    node k's sshd and its sessions share (`ip netns exec` made it; nothing leaks out)."""
+    pid = str(lab.node(k).sshd_pid)
+    path = shutil.which("iperf3")
+    subprocess.run(["nsenter", "-t", pid, "-m", "mount", "--bind", "/dev/null", path], check=True,
+                   capture_output=True, timeout=10)
+    try:
+        yield
+    finally:
+        subprocess.run(["nsenter", "-t", pid, "-m", "umount", path], capture_output=True, timeout=10)
+
+
+async def test_four_node_matrix_in_about_three_rounds_with_a_number_for_every_pair(lab):
+    monitor = lab_monitor(lab)
+    task = await started(monitor)
+    progress = []
+    try:
+        test = PairTest(monitor, NODES, PairSettings(duration_s=2), on_progress=progress.append)
+        t0 = time.monotonic()
+        report = await test.run()
+        took = time.monotonic() - t0
+    finally:
+        await stop(monitor, task)
+    assert report.rounds == 3 and report.tests_done == 6
+    assert took <= 1.15 * 3 * 2, f"{took:.2f} s for 3 rounds of 2 s"
+    assert len({frozenset(r.pair) for r in report.results}) == 6
+    assert all(r.ok and r.gbps > 0.5 for r in report.results), [(r.pair, r.gbps, r.error) for r in report.results]
+    assert set(report.addresses) == set(NODES) and report.how.startswith("on 198.18.0.0/24 (eth0")
+    for r in report.results:  # both ends' counters over the test
+        for node in r.pair:
+            assert r.counters[f"{node}.retrans"] is not None and 1.0 <= r.counters[f"{node}.window_s"] <= 3.5
+    rounds_seen = [p.round for p in progress if p.phase == "running"]
+    assert sorted(set(rounds_seen)) == [1, 2, 3] and progress[-1].phase == "done"
+    assert not await nothing_left(lab)
+
+
+async def test_tbf_towards_node3_fails_every_test_into_node3_and_the_verdict_names_it(lab):
+    monitor = lab_monitor(lab)
+    task = await started(monitor)
+    try:
+        with shaped_towards(lab, 3):
+            settings = PairSettings(duration_s=1, direction=BOTH_WAYS, threshold_gbps=1.0)
+            report = await PairTest(monitor, NODES, settings).run()
+    finally:
+        await stop(monitor, task)
+    assert report.tests_done == 12
+    failing = {r.pair for r in report.verdict.failing}
+    assert failing == {("node1", "node3"), ("node2", "node3"), ("node4", "node3")}, \
+        [(r.pair, r.gbps) for r in report.results]
+    for r in report.results:
+        if r.receiver == "node3":
+            assert r.ok and r.gbps < 0.25  # measured, and slow: the 200 Mbit/s cap
+    assert report.verdict.suspects == ["node3"]
+    assert "node3 is in 3 of 3 failing pairs — suspect node3's link" in report.verdict.text
+    assert not await nothing_left(lab)
+
+
+def netui(*args: str, timeout: float = 90) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "netui", *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_headless_matrix_with_tbf_on_node3_exits_1_and_names_node3(lab):
+    with shaped_towards(lab, 3):
+        result = netui("bench", "iperf3", lab.host_pattern(), "--matrix", "--json", "-F", str(lab.ssh_config),
+                       "--duration", "2", "--threshold-gbps", "1")
+    assert result.returncode == 1, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["nodes"] == NODES and doc["rounds"] == 3
+    assert doc["verdict"]["suspects"] == ["node3"] and "suspect node3" in doc["verdict"]["text"]
+    for pair in doc["pairs"]:
+        into_node3 = pair["receiver"] == "node3"
+        assert pair["pass"] is not into_node3 and pair["gbps"] is not None
+    index = {n: i for i, n in enumerate(NODES)}
+    assert doc["gbps_matrix"][index["node1"]][index["node3"]] < 0.25
+    assert "round 3 of 3" in result.stderr
+    assert not leftovers(lab)
+
+
+def test_headless_single_pair_passes_and_exits_0(lab):
+    result = netui("bench", "iperf3", "node1", "node2", "-F", str(lab.ssh_config), "--duration", "1")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "node1→node2  pass" in result.stdout and "all 1 pairs pass" in result.stdout
+
+
+async def test_ib_write_bw_without_an_rdma_device_says_so_cleanly(lab):
+    if shutil.which("ib_write_bw") is None:
+        pytest.skip("perftest is not installed (tests/run.sh installs it as root)")
+    monitor = lab_monitor(lab, ["node1", "node2"])
+    task = await started(monitor)
+    try:
+        report = await PairTest(monitor, ["node1", "node2"], PairSettings(tool=IB_WRITE_BW, duration_s=2),
+                                matrix=False).run()
+    finally:
+        await stop(monitor, task)
+    (r,) = report.results
+    assert not r.ok and r.error.startswith("no RDMA device on node1")
+    assert report.problems["node1"] == "no RDMA device on node1 (/sys/class/infiniband is empty)"
+    assert report.elapsed_s < 3
+    assert not await nothing_left(lab)
+
+
+async def test_iperf3_missing_on_one_node_is_reported_before_anything_starts(lab):
+    monitor = lab_monitor(lab)
+    task = await started(monitor)
+    events = []
+    try:
+        with without_iperf3(lab, 3):
+            test = PairTest(monitor, NODES, PairSettings(duration_s=1),
+                            on_progress=lambda p: events.append(("progress", p.phase)),
+                            on_result=lambda r: events.append(("result", r)))
+            report = await test.run()
+    finally:
+        await stop(monitor, task)
+    first_run = events.index(("progress", "running"))
+    early = [e[1] for e in events[:first_run] if e[0] == "result"]
+    assert {frozenset(r.pair) for r in early} == {frozenset(("node3", n)) for n in ("node1", "node2", "node4")}
+    assert all(r.error == "iperf3 missing on node3" and not r.ok for r in early)
+    others = [r for r in report.results if "node3" not in r.pair]
+    assert len(others) == 3 and all(r.ok and r.gbps > 0.5 for r in others)
+    assert report.problems == {"node3": "iperf3 missing on node3"}
+    assert not await nothing_left(lab)
+
+
+async def test_cancel_mid_round_leaves_no_iperf3_in_any_namespace(lab):
+    monitor = lab_monitor(lab)
+    task = await started(monitor)
+    try:
+        test = PairTest(monitor, NODES, PairSettings(duration_s=20))
+        run = asyncio.ensure_future(test.run())
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and iperf3_running(lab) < 4:
+            await asyncio.sleep(0.1)
+        assert iperf3_running(lab) == 4, leftovers(lab)  # two tests: two servers, two clients
+        await asyncio.sleep(1.0)  # the next round is staged by now
+        test.cancel()
+        report = await asyncio.wait_for(run, 5)
+        assert report.cancelled and report.tests_done == 0
+    finally:
+        await stop(monitor, task)
+    assert not await nothing_left(lab)
+
+
+def test_netui_killed_mid_test_leaves_nothing_behind(lab):
+    """SIGKILL: no cleanup code runs on our side; the nodes clean up when the connections go."""
+    proc = subprocess.Popen([sys.executable, "-m", "netui", "bench", "iperf3", lab.host_pattern(), "--matrix",
+                             "-F", str(lab.ssh_config), "--duration", "30"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and iperf3_running(lab) < 4:
+            time.sleep(0.1)
+        assert iperf3_running(lab) == 4, leftovers(lab)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    deadline = time.monotonic() + 5
+    while leftovers(lab) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not leftovers(lab)
