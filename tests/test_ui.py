@@ -73,7 +73,9 @@ async def test_cluster_grid_worst_first_and_values():
         assert "connection refused" in " ".join(rows["gpu03"])
         status = plain(app.screen.query_one("#status"))
         assert "3 nodes" in status and "2 up" in status and "1 down" in status
-        assert "RX 49 Gb/s" in status
+        totals = plain(app.screen.query_one("#totals"))
+        assert "Σ 3 nodes" in totals and "RX 49 Gb/s" in totals and "TX 46 Gb/s" in totals
+        assert "drops 250/s" in totals and "retransmits 2.4 k/s" in totals
 
 
 async def test_unknown_is_a_dash_until_two_samples():

@@ -40,6 +40,18 @@ class Fleet:
         counts = Counter(n.state for n in self.nodes.values())
         return {s: counts[s] for s in NodeState if counts[s]}
 
+    def sums(self) -> dict[str, float | None]:
+        """Cluster totals of the grid's per-second columns over the nodes that are up."""
+        keys = ("rx_bytes_per_s", "tx_bytes_per_s", "drops_per_s", "errors_per_s", "retrans_segs_per_s")
+        out: dict[str, float | None] = dict.fromkeys(keys)
+        for n in self.nodes.values():
+            s = n.summary
+            for k in keys:
+                v = getattr(s, k)
+                if v is not None:
+                    out[k] = v if out[k] is None else out[k] + v  # type: ignore[operator]
+        return out
+
     def totals(self) -> tuple[float | None, float | None]:
         """Cluster RX and TX, bytes/s, over the nodes that are up."""
         rx = [n.summary.rx_bytes_per_s for n in self if n.summary.rx_bytes_per_s is not None]

@@ -7,7 +7,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widgets import Footer, Input, Static
+
+from netui.model import units
 
 from netui.ui.columns import SORT_LABELS, SORTS
 from netui.ui.grid import FleetGrid
@@ -25,6 +27,7 @@ class ClusterScreen(Screen):
         yield StatusBar(id="status")
         with Vertical(id="grid-box"):
             yield FleetGrid(id="grid")
+        yield Static(id="totals")
         yield Input(placeholder="filter nodes by name or state — Enter to keep, Esc to clear", id="filter")
         yield Footer()
 
@@ -45,7 +48,22 @@ class ClusterScreen(Screen):
         self.grid.options = app.grid_options  # type: ignore[attr-defined]
         self.grid.frozen = app.paused  # type: ignore[attr-defined]
         self.grid.show(app.monitor.fleet)  # type: ignore[attr-defined]
-        self.query_one(StatusBar).update_from(app, sort=SORT_LABELS[self.grid.sort], filter=self.grid.filter)
+        self.query_one(StatusBar).update_from(app, sort=SORT_LABELS[self.grid.sort], filter=self.grid.filter,
+                                              totals=False)
+        self._show_totals(app)
+
+    def _show_totals(self, app) -> None:
+        fleet = app.monitor.fleet
+        sums = fleet.sums()
+        as_bytes = app.grid_options.as_bytes
+        shown = self.grid.row_count
+        scope = f"{shown} of {len(fleet)} nodes" if shown != len(fleet) else f"{len(fleet)} nodes"
+        self.query_one("#totals", Static).update(
+            f"Σ {scope}   RX {units.bits_per_s(sums['rx_bytes_per_s'], as_bytes=as_bytes)}"
+            f"   TX {units.bits_per_s(sums['tx_bytes_per_s'], as_bytes=as_bytes)}"
+            f"   drops {units.per_s(sums['drops_per_s'])}/s   errors {units.per_s(sums['errors_per_s'])}/s"
+            f"   retransmits {units.per_s(sums['retrans_segs_per_s'])}/s"
+        )
 
     def action_cycle_sort(self) -> None:
         i = SORTS.index(self.grid.sort)

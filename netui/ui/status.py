@@ -22,7 +22,9 @@ class StatusBar(Static):
     }
     """
 
-    def update_from(self, app, *, sort: str | None = None, filter: str | None = None, title: str | None = None) -> None:
+    def update_from(self, app, *, sort: str | None = None, filter: str | None = None, title: str | None = None,
+                    totals: bool = True) -> None:
+        """``totals``: show cluster RX/TX (the cluster screen has its own totals row)."""
         fleet = app.monitor.fleet
         counts = fleet.count_by_state()
         theme = app.theme_variables
@@ -38,16 +40,17 @@ class StatusBar(Static):
             color = theme.get("success") if state is NodeState.UP else (
                 theme.get("warning") if state in (NodeState.CONNECTING, NodeState.STALE) else theme.get("error"))
             text.append(f"{count} {state.value}", style=color or "")
-        rx, tx = fleet.totals()
-        as_bytes = app.grid_options.as_bytes
-        text.append(f" │ RX {units.bits_per_s(rx, as_bytes=as_bytes)} TX {units.bits_per_s(tx, as_bytes=as_bytes)}")
-        text.append(f" │ {app.monitor.interval_s:g}s")
-        if app.paused:
-            text.append(" │ PAUSED", style="bold")
-        if fleet.stragglers:
+        if fleet.stragglers:  # the short plank first: it is why the user is here
             s = fleet.stragglers[0]
             more = f" (+{len(fleet.stragglers) - 1})" if len(fleet.stragglers) > 1 else ""
             text.append(f" │ straggler {s.reason}{more}", style=f"bold {theme.get('warning', '')}".strip())
+        if totals:
+            rx, tx = fleet.totals()
+            as_bytes = app.grid_options.as_bytes
+            text.append(f" │ RX {units.bits_per_s(rx, as_bytes=as_bytes)} TX {units.bits_per_s(tx, as_bytes=as_bytes)}")
+        text.append(f" │ {app.monitor.interval_s:g}s")
+        if app.paused:
+            text.append(" │ PAUSED", style="bold")
         if sort:
             text.append(f" │ sort: {sort}")
         if filter:
