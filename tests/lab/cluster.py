@@ -34,7 +34,7 @@ class Lab:
 
     `name` (1–6 of [a-z0-9]) tells labs apart: starting a lab replaces any lab of the
     same name (a crashed one, say); labs of different names run side by side. The CLI's
-    lab is called "lab", the pytest fixture's "pt".
+    lab is called "lab", the pytest fixture's "t<pid in base 36>".
 
     Use as a context manager (or call `start()` and `close()`); `close()` always
     tears down, also after a half-built start.

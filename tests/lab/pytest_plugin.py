@@ -55,9 +55,38 @@ def _skip_unless_possible() -> None:
         pytest.skip(reason)
 
 
-def _worker_digits() -> str:
-    """'3' under pytest-xdist worker gw3, '' otherwise: parallel workers get own labs."""
-    return "".join(c for c in os.environ.get("PYTEST_XDIST_WORKER", "") if c.isdigit())
+def _base36(n: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        n, r = divmod(n, 36)
+        out = digits[r] + out
+        if not n:
+            return out
+
+
+def _run_token(width: int) -> str:
+    """This test process in base 36: labs of two test runs at once never share a name."""
+    return _base36(os.getpid() % 36**width)
+
+
+def _remove_orphan_labs() -> None:
+    """Labs left by test processes that are gone (a crash, a kill -9): removed at start."""
+    import re
+
+    from pyroute2 import netns
+
+    from .cluster import remove_lab
+
+    names = set()
+    for ns in netns.listnetns():
+        m = re.match(r"^netui-(t[0-9a-z]{1,5}|m[0-9a-z][0-9a-z]{1,4})-node\d+$", ns)
+        if m:
+            names.add(m.group(1))
+    for name in names:
+        token = name[1:] if name.startswith("t") else name[2:]
+        if not os.path.exists(f"/proc/{int(token, 36)}"):
+            remove_lab(name)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -78,7 +107,8 @@ def lab() -> Iterator:
     _skip_unless_possible()
     from .cluster import Lab
 
-    with Lab(LAB_NODES, name=f"pt{_worker_digits()}") as started:
+    _remove_orphan_labs()
+    with Lab(LAB_NODES, name=f"t{_run_token(5)}") as started:
         _active_labs.append(started)
         try:
             yield started
@@ -103,8 +133,8 @@ def make_lab() -> Iterator[Callable[..., object]]:
 
     def make(n: int = 2) -> Lab:
         _skip_unless_possible()
-        serial = next(_make_lab_serial) % 100
-        new = Lab(n, name=f"m{serial:02d}{_worker_digits()}")
+        serial = next(_make_lab_serial) % 36
+        new = Lab(n, name=f"m{_base36(serial)}{_run_token(4)}")
         made.append(new)
         return new.start()
 
