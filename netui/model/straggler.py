@@ -32,6 +32,9 @@ class StragglerRules:
     min_nodes: int = 3  # fewer peers cannot say who is odd
     robust_z: float = 3.5  # how many (robust) standard deviations from the median
     slow_fraction: float = 0.5  # and throughput below this fraction of the median
+    far_fraction: float = 0.25  # below this fraction of the median: a straggler whatever the spread
+    # (a 4-node lab has too few peers for a robust z to reach 3.5; a node at 9 % of the
+    # median is the short plank all the same)
     # an excess is only worth saying when it is also bad in absolute terms
     min_retrans_ratio: float = 0.001
     min_drops_per_s: float = 1.0
@@ -60,12 +63,16 @@ def find_stragglers(nodes: Iterable[Node], rules: StragglerRules | None = None) 
     up = [n for n in nodes if n.state is NodeState.UP and n.rates is not None]
     if len(up) < rules.min_nodes:
         return []
-    found: list[tuple[tuple[int, float], Straggler]] = []
+    found: list[tuple[tuple, Straggler]] = []
 
-    def severity(metric: str, value: float, z: float) -> tuple[int, float]:
+    def severity(metric: str, value: float, z: float, fraction: float | None = None) -> tuple:
+        """Order: the worst level first; then slow links (the lowest share of the median
+        first, a slow TX before the RX it starves), then excesses by distance."""
         t = _METRIC_THRESHOLD.get(metric)
         level = DEFAULT_THRESHOLDS[t].level(value) if t else Level.WARNING
-        return (int(level), min(z, 1e6))
+        if fraction is not None:
+            return (-int(level), 0, round(fraction, 2), metric != "tx")
+        return (-int(level), 1, -min(z, 1e6), 0)
 
     def low(metric: str, label: str, get) -> None:
         pairs = [(n, get(n)) for n in up]
@@ -78,11 +85,11 @@ def find_stragglers(nodes: Iterable[Node], rules: StragglerRules | None = None) 
             if v is None:
                 continue
             z = (mid - v) / spread
-            if z >= rules.robust_z and v < mid * rules.slow_fraction:
-                pct = v / mid * 100 if mid else 0.0
+            fraction = v / mid if mid else 1.0
+            if fraction < rules.far_fraction or (z >= rules.robust_z and fraction < rules.slow_fraction):
                 reason = (f"{n.name}: {label} {units.bits_per_s(v)} vs cluster median "
-                          f"{units.bits_per_s(mid)} ({pct:.0f} %)")
-                found.append((severity(metric, v, z), Straggler(n.name, metric, v, mid, reason)))
+                          f"{units.bits_per_s(mid)} ({fraction * 100:.0f} %)")
+                found.append((severity(metric, v, z, fraction), Straggler(n.name, metric, v, mid, reason)))
 
     def high(metric: str, label: str, get, floor: float, show) -> None:
         pairs = [(n, get(n)) for n in up]
@@ -109,7 +116,7 @@ def find_stragglers(nodes: Iterable[Node], rules: StragglerRules | None = None) 
          lambda v: f"{units.per_s(v)}/s")
     high("softirq", "softirq", lambda n: n.summary.hottest_softirq_percent, rules.min_softirq_percent,
          lambda v: units.percent(v))
-    found.sort(key=lambda sz: (-sz[0][0], -sz[0][1]))  # the worst level first, then the farthest
+    found.sort(key=lambda sz: sz[0])
     # one line per node: its strongest reason
     seen: set[str] = set()
     out = []

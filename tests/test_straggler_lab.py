@@ -1,0 +1,47 @@
+"""Straggler detection in the lab: traffic on every node, one slow link, named live."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+
+import pytest
+
+from tests.test_ssh_lab import monitor_for, started, wait_for
+
+pytestmark = pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 is not installed")
+
+
+async def test_a_slow_link_is_flagged_within_two_intervals_and_clears(lab):
+    nodes = lab.nodes
+    # a ring, as an all-reduce moves data: every node sends to the next and receives
+    for i, node in enumerate(nodes):
+        node.popen(["iperf3", "-s", "-1", "-B", node.address])
+    await asyncio.sleep(0.5)
+    for i, node in enumerate(nodes):
+        peer = nodes[(i + 1) % len(nodes)]
+        node.popen(["iperf3", "-c", peer.address, "-t", "14", "-b", "3G"])
+    m = monitor_for(lab, interval_s=1.0)
+    task = await started(m)
+    try:
+        await wait_for(lambda: all((n.summary.tx_bytes_per_s or 0) * 8 > 1e9 for n in m.fleet), 8,
+                       "traffic on every node", m)
+        assert m.fleet.stragglers == []
+        await asyncio.to_thread(lab.node(3).slow_link, "200mbit")  # pyroute2 runs its own loop
+        try:
+            took = await wait_for(lambda: any(s.node == "node3" for s in m.fleet.stragglers), 3.5,
+                                  "node3 flagged", m)
+        except AssertionError:
+            rates = {n.name: (round((n.summary.rx_bytes_per_s or 0) * 8e-9, 2),
+                              round((n.summary.tx_bytes_per_s or 0) * 8e-9, 2)) for n in m.fleet}
+            raise AssertionError(f"node3 not flagged; Gbit/s (rx, tx) per node: {rates}") from None
+        assert took <= 3.5  # two intervals after the next sample, plus a sample in flight
+        flag = next(s for s in m.fleet.stragglers if s.node == "node3")
+        assert flag.metric == "tx" and "node3: TX" in flag.reason and "vs cluster median" in flag.reason
+        assert m.fleet["node3"].level >= 2
+        await asyncio.to_thread(lab.node(3).clear_link)
+        await wait_for(lambda: not any(s.node == "node3" for s in m.fleet.stragglers), 5,
+                       "flag cleared", m)
+    finally:
+        await m.close()
+        task.cancel()
