@@ -5,6 +5,10 @@
 The capture (tests/data/lab-capture.jsonl) was recorded over SSH from the 4-node lab by
 `python -m tests.lab.capture`: node1 → node2 at full speed, node3 → node4 through a lossy
 link (TCP retransmits on node3), oversized don't-fragment pings dropped by node4's MTU.
+
+The matrix screen shows a saved pair test of the lab (tests/data/pairtest-lab-tbf-node3.json):
+`netui bench iperf3 node[1-4] --matrix --json --direction both -t 2 --threshold-gbps 2`
+with `tc qdisc add dev <node3's root-side veth> root tbf rate 200mbit burst 64kb latency 50ms`.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from netui.engine.sources import ReplaySource  # noqa: E402
 from netui.ui.app import make_app  # noqa: E402
 
 CAPTURE = ROOT / "tests" / "data" / "lab-capture.jsonl"
+PAIR_TEST = ROOT / "tests" / "data" / "pairtest-lab-tbf-node3.json"
 TICKS = 30  # into the capture: traffic has been flowing for ~25 s
 
 
@@ -47,10 +52,27 @@ async def shoot(size: tuple[int, int], name: str, keys: tuple[str, ...] = ()) ->
         print(path)
 
 
+async def shoot_matrix(size: tuple[int, int], name: str) -> None:
+    import json
+
+    from netui.engine.pairdoc import load_report
+    from netui.ui.matrix import MatrixScreen
+
+    app = replay_app()
+    async with app.run_test(size=size) as pilot:
+        for _ in range(TICKS):
+            await app.monitor.tick()
+        app.push_screen(MatrixScreen(report=load_report(json.loads(PAIR_TEST.read_text()))))
+        await pilot.pause()
+        await pilot.pause(0.2)
+        print(app.save_screenshot(filename=f"{name}.svg", path=str(HERE)))
+
+
 async def main() -> None:
     await shoot((100, 30), "cluster")
     await shoot((160, 30), "cluster-wide")
     await shoot((120, 48), "node", ("enter",))  # the worst node: node3, retransmitting
+    await shoot_matrix((110, 32), "matrix")  # a pair test: tbf towards node3
 
 
 if __name__ == "__main__":

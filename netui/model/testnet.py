@@ -154,7 +154,7 @@ def choose_addresses(probes: Mapping[str, Probe], test_net: str = "",
             return AddressChoice(problems=problems, how="no shared subnet")
         wanted, _ = suggestion
         names = sorted(set(suggestion[1].values()))
-        how = f"on {wanted} ({'/'.join(names)}; suggested: the fastest subnet all nodes share)"
+        how = f"on {wanted} ({'/'.join(names)}, suggested)"
     elif isinstance(wanted, ipaddress.IPv4Network):
         how = f"on {wanted}"
     else:

@@ -10,10 +10,14 @@ from textual.message import Message
 from textual.screen import Screen
 
 from netui.engine.monitor import Monitor
+from netui.engine.pairtools import PairSettings
+from netui.model.testnet import suggest_interface
 from netui.ui.cluster import ClusterScreen
 from netui.ui.columns import GridOptions
 from netui.ui.help import HelpScreen
+from netui.ui.matrix import MatrixScreen
 from netui.ui.node import NodeScreen
+from netui.ui.pairdialog import PairTestDialog
 
 
 class FleetUpdated(Message):
@@ -43,6 +47,7 @@ class NetuiApp(App):
         self.paused = False
         self.show_all = False
         self.grid_options = GridOptions()
+        self.pair_settings = PairSettings()  # the last pair test's, offered again next time
         monitor.on_update = lambda: self.post_message(FleetUpdated())
 
     def on_mount(self) -> None:
@@ -65,6 +70,19 @@ class NetuiApp(App):
 
     def open_node(self, name: str) -> None:
         self.push_screen(NodeScreen(name))
+
+    def start_pair_test(self, tool: str, nodes: list[str], *, matrix: bool) -> None:
+        """Ask for the settings (the last ones offered), then run the test on its screen."""
+        settings = PairSettings.from_dict(self.pair_settings.to_dict() | {"tool": tool})
+        samples = {n: self.monitor.fleet[n].sample for n in nodes}
+
+        def start(chosen: PairSettings | None) -> None:
+            if chosen is not None:
+                self.pair_settings = chosen
+                self.push_screen(MatrixScreen(nodes=nodes, settings=chosen, matrix=matrix))
+
+        self.push_screen(PairTestDialog(settings, nodes, matrix=matrix,
+                                        suggested_interface=suggest_interface(samples)), start)
 
     # actions -------------------------------------------------------------------------------
     def action_help(self) -> None:
@@ -103,6 +121,20 @@ class NetuiApp(App):
         if isinstance(screen, ClusterScreen):
             yield SystemCommand("Sort", "Cycle the grid's sort order (s)", screen.action_cycle_sort)
             yield SystemCommand("Filter", "Filter nodes by name or state (/)", screen.action_filter)
+            yield SystemCommand("Mark node", "Mark or unmark the node under the cursor for a pair test (space)",
+                                screen.grid.action_toggle_mark)
+            yield SystemCommand("iperf3 pair test", "Between the two marked nodes (t)",
+                                lambda: screen.action_pair_test("iperf3"))
+            yield SystemCommand("iperf3 matrix", "All pairs of the marked nodes, or of all (T)",
+                                lambda: screen.action_pair_matrix("iperf3"))
+            yield SystemCommand("ib_write_bw pair test", "RDMA between the two marked nodes (r)",
+                                lambda: screen.action_pair_test("ib_write_bw"))
+            yield SystemCommand("ib_write_bw matrix", "RDMA, all pairs of the marked nodes, or of all (R)",
+                                lambda: screen.action_pair_matrix("ib_write_bw"))
+        if isinstance(screen, MatrixScreen):
+            yield SystemCommand("Export pair test", "Write the results as CSV and JSON (e)", screen.action_export)
+            yield SystemCommand("Cancel pair test / back", "Stop every test, or leave the matrix (Esc)",
+                                screen.action_back)
 
 
 def make_app(monitor: Monitor, *, autostart: bool = True) -> NetuiApp:

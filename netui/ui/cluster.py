@@ -21,6 +21,11 @@ class ClusterScreen(Screen):
         Binding("s", "cycle_sort", "Sort"),
         Binding("slash", "filter", "Filter", key_display="/"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
+        # pair bandwidth tests (the marks are the grid's: space)
+        Binding("t", "pair_test('iperf3')", "iperf3 pair", show=False),
+        Binding("T", "pair_matrix('iperf3')", "iperf3 matrix", show=False, key_display="T"),
+        Binding("r", "pair_test('ib_write_bw')", "RDMA pair", show=False),
+        Binding("R", "pair_matrix('ib_write_bw')", "RDMA matrix", show=False, key_display="R"),
     ]
 
     def compose(self) -> ComposeResult:
@@ -101,3 +106,47 @@ class ClusterScreen(Screen):
 
     def on_fleet_grid_node_chosen(self, event: FleetGrid.NodeChosen) -> None:
         self.app.open_node(event.name)  # type: ignore[attr-defined]
+
+    # pair tests --------------------------------------------------------------------------
+    def _marked(self) -> list[str]:
+        """The marked nodes, in the order the user named them."""
+        marked = self.grid.marked
+        return [n.name for n in self.app.monitor.fleet if n.name in marked]  # type: ignore[attr-defined]
+
+    def pair_to_test(self) -> tuple[str, str] | None:
+        """The two marked nodes; else the node under the cursor and the next marked one
+        below it (wrapping); None when that makes no pair."""
+        marked = self._marked()
+        if len(marked) == 2:
+            return marked[0], marked[1]
+        selected = self.grid.selected
+        if selected is None:
+            return None
+        shown = [n.name for n in self.grid.visible_nodes(self.app.monitor.fleet)]  # type: ignore[attr-defined]
+        if selected not in shown:
+            return None
+        at = shown.index(selected)
+        for name in shown[at + 1:] + shown[:at]:
+            if name in self.grid.marked:
+                return selected, name
+        return None
+
+    def action_pair_test(self, tool: str) -> None:
+        pair = self.pair_to_test()
+        if pair is None:
+            self.notify("mark two nodes with space (or one, and put the cursor on the other)",
+                        severity="warning", timeout=3)
+            return
+        self.app.start_pair_test(tool, list(pair), matrix=False)  # type: ignore[attr-defined]
+
+    def action_pair_matrix(self, tool: str) -> None:
+        nodes = self._marked() or [n.name for n in self.app.monitor.fleet]  # type: ignore[attr-defined]
+        if len(nodes) < 2:
+            self.notify("a matrix needs at least two nodes", severity="warning", timeout=3)
+            return
+        self.app.start_pair_test(tool, nodes, matrix=True)  # type: ignore[attr-defined]
+
+    def on_fleet_grid_marks_changed(self, event: FleetGrid.MarksChanged) -> None:
+        count = len(event.marked)
+        hint = "t or r: a pair test" if count == 2 else "T or R: the matrix over them" if count > 2 else ""
+        self.notify(f"{count} marked" + (f" — {hint}" if hint else ""), timeout=1.5)

@@ -79,7 +79,10 @@ class FleetGrid(ScrollView, can_focus=True):
         Binding("home", "first", "First", show=False),
         Binding("end", "last", "Last", show=False),
         Binding("enter", "choose", "Open node", show=False),
+        Binding("space", "toggle_mark", "Mark", show=False),
     ]
+
+    MARK = "● "  # before the name of a marked node (pair tests: t, T, r, R)
 
     class NodeChosen(Message):
         """The user opened a node (Enter, or a click on the highlighted row)."""
@@ -88,6 +91,13 @@ class FleetGrid(ScrollView, can_focus=True):
             super().__init__()
             self.name = name
 
+    class MarksChanged(Message):
+        """The user marked or unmarked a node (space)."""
+
+        def __init__(self, marked: frozenset[str]) -> None:
+            super().__init__()
+            self.marked = marked
+
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.sort = "worst"
@@ -95,6 +105,7 @@ class FleetGrid(ScrollView, can_focus=True):
         self.options = GridOptions()
         self.width_cells = 80  # set by the screen: its width less the scrollbar
         self.frozen = False  # set while the display is paused: rows show what show() saw
+        self.marked: set[str] = set()  # nodes marked with space, for pair tests
         self._columns: tuple[Column, ...] = ()
         self._widths: tuple[int, ...] = ()
         self._shown: list[Node] = []
@@ -179,6 +190,8 @@ class FleetGrid(ScrollView, can_focus=True):
             else:
                 style = None
             text = col.text(node, self.options)
+            if col.key == "node" and node.name in self.marked:
+                text = self.MARK + text
             if len(text) > width:
                 text = text[: width - 1] + "…"
             # one blank cell after every column separates it from the next
@@ -273,6 +286,19 @@ class FleetGrid(ScrollView, can_focus=True):
     def action_choose(self) -> None:
         if self.selected is not None:
             self.post_message(self.NodeChosen(self.selected))
+
+    def action_toggle_mark(self) -> None:
+        """Mark or unmark the node under the cursor, then move down (as file managers do)."""
+        name = self.selected
+        if name is None:
+            return
+        self.marked.symmetric_difference_update({name})
+        self._formatted.pop(name, None)  # repaint its row with or without the mark
+        self.post_message(self.MarksChanged(frozenset(self.marked)))
+        if self._cursor < len(self._shown) - 1:
+            self.move_cursor(self._cursor + 1)
+        else:
+            self.refresh()
 
     def on_click(self, event: events.Click) -> None:
         offset = event.get_content_offset(self)

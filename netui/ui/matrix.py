@@ -1,0 +1,274 @@
+"""The pair-test screen: progress while it runs, then the heatmap and the verdict.
+
+Row = sender, column = receiver, Gbit/s in each cell, coloured on a scale from the theme
+(error → warning → success as the pair nears the best one measured). ✗ marks a pair that
+fails the threshold, ! an outlier against the median. Esc cancels a running test (both ends
+of every test are killed) and goes back once it has ended; ``e`` exports CSV and JSON.
+
+The test runs in a named, exclusive worker; it reports back with typed messages.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Group
+from rich.style import Style
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.color import Color
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from netui.engine.pairdoc import counters_text, export, gbps_text, summary
+from netui.engine.pairtest import PairProgress, PairTest, PairTestReport
+from netui.engine.pairtools import DIRECTION_LABELS, PairSettings
+from netui.model.pairs import Pair, PairResult, Verdict
+
+SCALE_VARIABLES = ("error", "warning", "success")  # low → high
+
+
+def scale_colors(theme_variables: dict[str, str]) -> list[Color]:
+    return [Color.parse(theme_variables.get(v) or "grey") for v in SCALE_VARIABLES]
+
+
+def scale_color(colors: list[Color], share: float) -> Color:
+    """The colour at ``share`` (0..1) of the way along the scale."""
+    share = max(0.0, min(1.0, share))
+    if share <= 0.5:
+        return colors[0].blend(colors[1], share * 2)
+    return colors[1].blend(colors[2], (share - 0.5) * 2)
+
+
+def scale_share(gbps: float, need: float | None, top: float) -> float:
+    """Where a result sits on the scale: below the pass mark ``need`` in the lower half
+    (red → yellow), above it in the upper half (yellow → green at the best result ``top``);
+    without a pass mark, simply against ``top``."""
+    if top <= 0:
+        return 1.0
+    if need is None or need <= 0:
+        return gbps / top
+    if gbps < need:
+        return 0.5 * gbps / need
+    return 0.5 + 0.5 * ((gbps - need) / (top - need) if top > need else 1.0)
+
+
+class Heatmap(Static):
+    """The matrix of one pair test. Set by the screen with ``show``."""
+
+    DEFAULT_CSS = """
+    Heatmap { height: auto; width: auto; padding: 0 1; }
+    """
+
+    def show(self, nodes: list[str], results: list[PairResult], verdict: Verdict | None,
+             running: tuple[Pair, ...] = ()) -> None:
+        colors = scale_colors(self.app.theme_variables)
+        muted = Style(dim=True)
+        by_pair = {r.pair: r for r in results}
+        measured = [r.gbps for r in results if r.ok and r.gbps is not None]
+        top = max(measured, default=0.0)
+        failing = {r.pair for r in verdict.failing} if verdict else set()
+        outliers = {r.pair for r in verdict.outliers} if verdict else set()
+        table = Table(box=None, pad_edge=False, padding=(0, 1), show_edge=False)
+        table.add_column(Text("send ↓  recv →", style=muted), no_wrap=True)
+        for node in nodes:
+            table.add_column(node, justify="right", no_wrap=True, min_width=7)
+        for a in nodes:
+            cells: list[Text] = []
+            for b in nodes:
+                r = by_pair.get((a, b))
+                if a == b:
+                    cells.append(Text("·", style=muted))
+                elif r is None:
+                    cells.append(Text("…" if (a, b) in running or (b, a) in running else "", style=muted))
+                elif not r.ok or r.gbps is None:
+                    cells.append(Text("fail ✗", style=Style(color=colors[0].rich_color, bold=True)))
+                else:
+                    need = verdict.required_gbps.get(r.pair) if verdict else None
+                    bg = scale_color(colors, scale_share(r.gbps, need, top))
+                    mark = "✗" if r.pair in failing else "!" if r.pair in outliers else " "
+                    cells.append(Text(f"{gbps_text(r.gbps)} {mark}", style=Style(
+                        bgcolor=bg.rich_color, color=bg.get_contrast_text().rich_color, bold=r.pair in failing)))
+            table.add_row(Text(a, style="bold"), *cells)
+        best = f" ({gbps_text(top)})" if top > 0 else ""
+        legend = Text(f"colour: the pass mark mid-scale, the best pair{best} at the top · ✗ fails · "
+                      "! outlier against the median", style=muted)
+        self.update(Group(table, legend))
+
+
+class MatrixScreen(Screen):
+    """A pair test: started here (``settings``), or a finished ``report`` shown again."""
+
+    BINDINGS = [
+        Binding("escape", "back", "Cancel / back"),
+        Binding("e", "export", "Export CSV+JSON"),
+    ]
+    DEFAULT_CSS = """
+    MatrixScreen { layout: vertical; }
+    MatrixScreen #matrix-head { height: auto; background: $panel; padding: 0 1; text-style: bold; }
+    MatrixScreen #matrix-progress { height: auto; padding: 0 1; color: $text-muted; }
+    MatrixScreen #matrix-verdict { height: auto; padding: 1 1 0 1; }
+    MatrixScreen #matrix-verdict.-failed { color: $error; }
+    MatrixScreen #matrix-verdict.-passed { color: $success; }
+    MatrixScreen VerticalScroll { height: 1fr; }
+    MatrixScreen #matrix-results { height: auto; padding: 1 1 0 1; }
+    """
+
+    class Progress(Message):
+        """Where the test is; a newer one replaces an unhandled older one."""
+
+        def __init__(self, progress: PairProgress) -> None:
+            super().__init__()
+            self.progress = progress
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, MatrixScreen.Progress)
+
+    class ResultIn(Message):
+        def __init__(self, result: PairResult) -> None:
+            super().__init__()
+            self.result = result
+
+    class Finished(Message):
+        def __init__(self, report: PairTestReport | None, error: str | None = None) -> None:
+            super().__init__()
+            self.report = report
+            self.error = error
+
+    def __init__(self, *, nodes: list[str] | None = None, settings: PairSettings | None = None,
+                 matrix: bool = True, report: PairTestReport | None = None) -> None:
+        super().__init__()
+        if report is None and (settings is None or not nodes):
+            raise ValueError("a pair test needs nodes and settings, or a report")
+        self.report = report
+        self.settings = report.settings if report is not None else settings
+        self.nodes = list(report.nodes if report is not None else nodes)
+        self.matrix = report.matrix if report is not None else matrix
+        self.test: PairTest | None = None
+        self.results: list[PairResult] = list(report.results) if report is not None else []
+        self.progress: PairProgress | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.test is not None and self.report is None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="matrix-head")
+        with VerticalScroll():
+            yield Heatmap(id="heatmap")
+            yield Static(id="matrix-verdict")
+            yield Static(id="matrix-results")
+        yield Static(id="matrix-progress")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        if self.report is None:
+            self.test = PairTest(self.app.monitor, self.nodes, self.settings, matrix=self.matrix,  # type: ignore[attr-defined]
+                                 on_progress=lambda p: self.post_message(self.Progress(p)),
+                                 on_result=lambda r: self.post_message(self.ResultIn(r)))
+            self.run_worker(self._run(self.test), name="pairtest", group="pairtest", exclusive=True,
+                            exit_on_error=False)
+        self._show()
+
+    async def _run(self, test: PairTest) -> None:
+        try:
+            report = await test.run()
+        except Exception as exc:  # noqa: BLE001 - shown, not raised: the app goes on
+            self.post_message(self.Finished(None, f"{type(exc).__name__}: {exc}"))
+            return
+        self.post_message(self.Finished(report))
+
+    # messages from the worker -------------------------------------------------------------
+    def on_matrix_screen_progress(self, message: Progress) -> None:
+        self.progress = message.progress
+        self._show()
+
+    def on_matrix_screen_result_in(self, message: ResultIn) -> None:
+        self.results.append(message.result)
+        self._show()
+
+    def on_matrix_screen_finished(self, message: Finished) -> None:
+        if message.report is None:
+            self.report = PairTestReport(self.settings, self.nodes, self.matrix, results=list(self.results))
+            self.report.judge()
+            self.query_one("#matrix-progress", Static).update(f"the test stopped: {message.error}")
+        else:
+            self.report = message.report
+            self.results = list(message.report.results)
+        self._show()
+
+    # showing ----------------------------------------------------------------------------
+    def _show(self) -> None:
+        s = self.settings
+        report = self.report if self.report is not None else (self.test.report if self.test else None)
+        where = f" · {report.how}" if report is not None and report.how else ""
+        what = f"{len(self.nodes)} nodes" if self.matrix else f"{self.nodes[0]} → {self.nodes[1]}"
+        self.query_one("#matrix-head", Static).update(
+            f"{s.tool} · {what} · {DIRECTION_LABELS[s.direction]} · {s.duration_s} s per test{where}")
+        verdict = self.report.verdict if self.report is not None else None
+        running = self.progress.running if self.progress is not None and self.running else ()
+        self.query_one(Heatmap).show(self.nodes, self.results, verdict, running)
+        self._show_results(verdict)
+        box = self.query_one("#matrix-verdict", Static)
+        if self.report is not None:
+            box.update(summary(self.report))
+            box.set_class(bool(verdict and not verdict.passed), "-failed")
+            box.set_class(bool(verdict and verdict.passed), "-passed")
+            if self.progress is None or self.progress.phase in ("done", "cancelled"):
+                done = "cancelled" if self.report.cancelled else "done"
+                self.query_one("#matrix-progress", Static).update(
+                    f"{done} in {self.report.elapsed_s:.0f} s · e exports CSV and JSON · Esc goes back")
+        else:
+            box.update("")
+            words = self.progress.words if self.progress is not None else "starting…"
+            self.query_one("#matrix-progress", Static).update(f"{words} · Esc cancels")
+
+    def _show_results(self, verdict: Verdict | None) -> None:
+        """One line per result as it came: pass/fail, Gbit/s or the tool's words, counters."""
+        failing = {r.pair for r in verdict.failing} if verdict else set()
+        bad = Style(color=self.app.theme_variables.get("error"), bold=True)
+        width = max((len(r.sender) + len(r.receiver) + 1 for r in self.results), default=0)
+        lines = Text()
+        # spaces end a span rather than start the next one: SVG exports drop leading blanks
+        for r in self.results:
+            number = gbps_text(r.gbps) if r.ok else ""
+            lines.append(f"{r.sender}→{r.receiver}".ljust(width) + "  ")
+            if verdict is not None:
+                failed = r.pair in failing
+                lines.append(("FAIL" if failed else "pass") + "  " + " " * (6 - len(number)),
+                             style=bad if failed else "")
+            else:
+                lines.append(" " * (6 - len(number)))
+            extra = counters_text(r)
+            if r.ok:
+                lines.append(f"{number} Gbit/s" + ("   " if extra else ""))
+            else:
+                lines.append(f"failed: {r.error}" + ("   " if extra else ""), style=bad)
+            if extra:
+                lines.append(extra, style="dim")
+            lines.append("\n")
+        self.query_one("#matrix-results", Static).update(lines)
+
+    # keys -------------------------------------------------------------------------------
+    def action_back(self) -> None:
+        if self.running and self.test is not None:
+            if not self.test.cancelled:
+                self.test.cancel()
+                self.notify("cancelling: stopping both ends of every test", timeout=2)
+            return
+        self.app.pop_screen()
+
+    def action_export(self) -> None:
+        if self.report is None:
+            self.notify("the test is still running", severity="warning", timeout=2)
+            return
+        try:
+            csv_path, json_path = export(self.report, Path.cwd())
+        except OSError as exc:
+            self.notify(f"export failed: {exc}", severity="error")
+            return
+        self.notify(f"exported to {csv_path} and {json_path}", timeout=6)

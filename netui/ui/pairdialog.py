@@ -1,0 +1,194 @@
+"""The settings of a pair test, asked before it starts (t, T, r, R in the grid).
+
+The dialog is filled with the last settings used (the app remembers them between runs) and
+dismisses with the new ``PairSettings``, or None when the user backs out. It checks
+nothing itself beyond turning text into numbers: ``PairSettings.check`` says what is wrong.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid, Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Checkbox, Input, Label, Select, Static
+
+from netui.engine.pairtools import DIRECTION_LABELS, DIRECTIONS, IB_WRITE_BW, IPERF3, PairSettings
+from netui.model.pairs import all_pairs_rounds, one_at_a_time
+
+
+def _int(text: str, what: str) -> int | None:
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{what}: not a whole number: {text!r}") from None
+
+
+def _float(text: str, what: str) -> float | None:
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"{what}: not a number: {text!r}") from None
+
+
+def _text(value) -> str:
+    return "" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+
+
+class PairTestDialog(ModalScreen[PairSettings | None]):
+    """Duration, streams, direction, the test network, thresholds; perftest's own fields."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    DEFAULT_CSS = """
+    PairTestDialog { align: center middle; }
+    PairTestDialog > Vertical {
+        width: 84; height: auto; max-height: 95%;
+        border: round $primary; background: $surface; padding: 0 1;
+    }
+    PairTestDialog #pair-title { text-style: bold; padding: 0 0 1 0; }
+    PairTestDialog Grid { grid-size: 2; grid-columns: 24 1fr; grid-rows: auto; height: auto; }
+    PairTestDialog Grid > Label { padding: 1 0 0 0; }
+    PairTestDialog Input, PairTestDialog Select { width: 1fr; }
+    PairTestDialog #pair-error { color: $error; height: auto; }
+    PairTestDialog #pair-plan { color: $text-muted; height: auto; }
+    PairTestDialog Horizontal { height: auto; align: right middle; }
+    PairTestDialog Button { margin: 0 0 0 1; }
+    """
+
+    def __init__(self, settings: PairSettings, nodes: list[str], *, matrix: bool,
+                 suggested_interface: str | None = None) -> None:
+        super().__init__()
+        self.settings = settings
+        self.nodes = nodes
+        self.matrix = matrix
+        self.suggested_interface = suggested_interface
+
+    def compose(self) -> ComposeResult:
+        s = self.settings
+        what = (f"all-pairs matrix over {len(self.nodes)} nodes" if self.matrix
+                else f"{self.nodes[0]} → {self.nodes[1]}")
+        auto = "auto: the fastest subnet all nodes share" + (
+            f" ({self.suggested_interface})" if self.suggested_interface else "")
+        with Vertical():
+            yield Static(f"{s.tool}: {what}", id="pair-title")
+            with Grid():
+                yield Label("Duration (s)")
+                yield Input(_text(s.duration_s), id="duration", type="integer")
+                if s.tool == IPERF3:
+                    yield Label("Parallel streams (-P)")
+                    yield Input(_text(s.streams), id="streams", type="integer")
+                directions = [d for d in DIRECTIONS if s.tool == IPERF3 or d != "bidir"]
+                yield Label("Direction")
+                yield Select([(DIRECTION_LABELS[d], d) for d in directions], allow_blank=False, id="direction",
+                             value=s.direction if s.direction in directions else directions[0])
+                yield Label("Test on (subnet / iface)")
+                yield Input(s.test_net, placeholder=auto, id="test-net")
+                yield Label("Pass at Gbit/s")
+                yield Input(_text(s.threshold_gbps), placeholder="unset: the % rule below", id="threshold-gbps",
+                            type="number")
+                yield Label("... else % of link")
+                yield Input(_text(s.threshold_percent), id="threshold-percent", type="number")
+                if s.tool == IB_WRITE_BW:
+                    yield Label("Message size (bytes)")
+                    yield Input(_text(s.size_bytes), id="size", type="integer")
+                    yield Label("QPs")
+                    yield Input(_text(s.qps), id="qps", type="integer")
+                    yield Label("RDMA device")
+                    yield Input(s.device, placeholder="auto: an ACTIVE port from /sys/class/infiniband", id="device")
+                    yield Label("RDMA port")
+                    yield Input(_text(s.ib_port), placeholder="auto", id="ib-port", type="integer")
+                    yield Label("GID index")
+                    yield Input(_text(s.gid_index), placeholder="auto: RoCE v2 of the test address", id="gid",
+                                type="integer")
+                yield Label("")
+                yield Checkbox("one test at a time (shared uplinks)", s.one_at_a_time, id="one-at-a-time")
+            yield Static("", id="pair-plan")
+            yield Static("", id="pair-error")
+            with Horizontal():
+                yield Button("Start", variant="primary", id="start")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self._show_plan()
+        self.query_one("#duration", Input).focus()
+
+    def _show_plan(self) -> None:
+        """How many tests and rounds this makes, and about how long (the test's own words)."""
+        try:
+            s = self.read()
+        except ValueError:
+            return
+        if self.matrix:
+            rounds = all_pairs_rounds(self.nodes, directed=s.direction == "both")
+            if s.one_at_a_time:
+                rounds = one_at_a_time(rounds)
+            tests = sum(len(r) for r in rounds)
+        else:
+            rounds = [[0], [0]] if s.direction == "both" else [[0]]
+            tests = len(rounds)
+        seconds = len(rounds) * (s.duration_s + 0.5)
+        self.query_one("#pair-plan", Static).update(
+            f"{tests} test{'s' if tests != 1 else ''} in {len(rounds)} round{'s' if len(rounds) != 1 else ''}: "
+            f"about {seconds:.0f} s. Enter starts, Esc cancels.")
+
+    def read(self) -> PairSettings:
+        """The settings as typed; ValueError with the reason when they are not valid."""
+        def value(widget_id: str) -> str:
+            found = self.query(f"#{widget_id}")
+            return found.first(Input).value if found else ""
+
+        s = self.settings
+        fields = dict(
+            tool=s.tool,
+            duration_s=_int(value("duration"), "duration") or 0,
+            streams=_int(value("streams"), "parallel streams") or s.streams,
+            direction=self.query_one("#direction", Select).value,
+            one_at_a_time=self.query_one("#one-at-a-time", Checkbox).value,
+            test_net=value("test-net").strip(),
+            threshold_gbps=_float(value("threshold-gbps"), "pass at Gbit/s"),
+            threshold_percent=_float(value("threshold-percent"), "% of link") or 0.0,
+        )
+        if s.tool == IB_WRITE_BW:
+            fields |= dict(
+                size_bytes=_int(value("size"), "message size") or 0,
+                qps=_int(value("qps"), "QPs") or 0,
+                device=value("device").strip(),
+                ib_port=_int(value("ib-port"), "RDMA port"),
+                gid_index=_int(value("gid"), "GID index"),
+            )
+        return PairSettings.from_dict(s.to_dict() | fields).check()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self._show_plan()
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        self._show_plan()
+
+    def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
+        self._show_plan()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.action_start()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "start":
+            self.action_start()
+        else:
+            self.action_cancel()
+
+    def action_start(self) -> None:
+        try:
+            settings = self.read()
+        except ValueError as exc:
+            self.query_one("#pair-error", Static).update(str(exc))
+            return
+        self.dismiss(settings)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

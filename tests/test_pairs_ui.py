@@ -1,0 +1,219 @@
+"""Pair tests from the grid: marks, keys, the settings dialog, the matrix screen, export.
+
+Without a lab: a scripted cluster (its nodes cannot run commands, so a test fails them in
+words) and a saved report of a real lab run (tests/data/pairtest-lab-tbf-node3.json: four
+lab nodes, tbf 200mbit on node3's root-side veth, both ways, 2 s per test). With the lab:
+the whole flow against real sshd and iperf3.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from netui.collectors.ssh import SshConnector, SshSettings, SshSource
+from netui.engine.monitor import Monitor
+from netui.engine.pairdoc import load_report
+from netui.model.node import NodeState
+from netui.ui.app import make_app
+from netui.ui.cluster import ClusterScreen
+from netui.ui.grid import FleetGrid
+from netui.ui.matrix import Heatmap, MatrixScreen
+from netui.ui.pairdialog import PairTestDialog
+from tests.synth import ScriptedSource, node_sample
+
+SAVED = Path(__file__).parent / "data" / "pairtest-lab-tbf-node3.json"
+
+
+def scripted_app():
+    sources = [ScriptedSource(f"gpu0{k}", lambda i, k=k: node_sample(i, rx_bps=k * 1e9)) for k in (1, 2, 3, 4)]
+    return make_app(Monitor(sources, interval_s=1.0, history_s=60), autostart=False)
+
+
+async def poll(app, pilot, n=2):
+    for _ in range(n):
+        await app.monitor.tick()
+    await pilot.pause()
+
+
+def plain(widget) -> str:
+    console = Console(width=240, file=io.StringIO(), record=True, color_system=None)
+    console.print(widget.content)
+    return console.export_text()
+
+
+def node_column(app) -> list[str]:
+    return [row[0] for row in app.screen.query_one(FleetGrid).rows_text()]
+
+
+async def test_space_marks_nodes_and_t_tests_the_two_marked():
+    app = scripted_app()
+    async with app.run_test(size=(140, 30)) as pilot:
+        await poll(app, pilot)
+        await pilot.press("s")  # by node: gpu01 … gpu04
+        await pilot.press("space", "down", "space")  # gpu01, then gpu03 (space moves down)
+        grid = app.screen.query_one(FleetGrid)
+        assert grid.marked == {"gpu01", "gpu03"}
+        assert node_column(app) == ["● gpu01", "gpu02", "● gpu03", "gpu04"]
+        await pilot.press("t")
+        await pilot.pause()
+        dialog = app.screen
+        assert isinstance(dialog, PairTestDialog) and dialog.nodes == ["gpu01", "gpu03"] and not dialog.matrix
+        await pilot.press("escape")
+        assert isinstance(app.screen, ClusterScreen)
+        await pilot.press("up", "space")  # unmark gpu03
+        assert grid.marked == {"gpu01"}
+        await pilot.press("home", "down", "t")  # the cursor's node and the next marked (wrapping)
+        await pilot.pause()
+        assert app.screen.nodes == ["gpu02", "gpu01"]
+
+
+async def test_t_without_a_pair_says_how_and_T_takes_every_node():
+    app = scripted_app()
+    async with app.run_test(size=(140, 30)) as pilot:
+        await poll(app, pilot)
+        await pilot.press("t")
+        await pilot.pause()
+        assert isinstance(app.screen, ClusterScreen)
+        assert any("mark two nodes" in n.message for n in app._notifications)
+        await pilot.press("T")
+        await pilot.pause()
+        assert isinstance(app.screen, PairTestDialog)
+        assert app.screen.matrix and app.screen.nodes == ["gpu01", "gpu02", "gpu03", "gpu04"]
+        assert "6 tests in 3 rounds" in plain(app.screen.query_one("#pair-plan"))
+
+
+async def test_the_dialog_checks_then_runs_and_remembers_its_settings():
+    app = scripted_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await poll(app, pilot)
+        await pilot.press("T")
+        await pilot.pause()
+        duration = app.screen.query_one("#duration")
+        duration.value = "0"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, PairTestDialog)
+        assert "duration must be 1 to 3600 seconds" in plain(app.screen.query_one("#pair-error"))
+        duration.value = "3"
+        app.screen.query_one("#test-net").value = "10.0.0.0/8"
+        await pilot.press("enter")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, MatrixScreen)
+        for _ in range(50):  # scripted nodes cannot run commands: every pair fails at once, in words
+            if screen.report is not None:
+                break
+            await pilot.pause(0.05)
+        assert screen.report is not None and screen.report.tests_done == 6
+        verdict = plain(screen.query_one("#matrix-verdict"))
+        assert "Not tested: gpu01, gpu02, gpu03, gpu04" in verdict
+        assert "cannot run commands" in verdict
+        await pilot.press("escape")
+        assert isinstance(app.screen, ClusterScreen)
+        assert app.pair_settings.duration_s == 3 and app.pair_settings.test_net == "10.0.0.0/8"
+        await pilot.press("R")  # the other tool keeps the shared settings
+        await pilot.pause()
+        assert app.screen.query_one("#duration").value == "3"
+        assert app.screen.settings.tool == "ib_write_bw" and app.screen.query("#gid")
+
+
+async def test_the_matrix_of_a_saved_lab_run(tmp_path, monkeypatch):
+    report = load_report(json.loads(SAVED.read_text()))
+    app = scripted_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await poll(app, pilot, 1)
+        app.push_screen(MatrixScreen(report=report))
+        await pilot.pause()
+        heat = plain(app.screen.query_one(Heatmap))
+        rows = {line.split()[0]: line.split()[1:] for line in heat.splitlines()[1:] if line.strip()}
+        assert heat.split()[:6] == ["send", "↓", "recv", "→", "node1", "node2"]
+        assert rows["node1"][0] == "·" and float(rows["node1"][2]) < 0.25 and rows["node1"][3] == "✗"
+        assert rows["node2"].count("✗") == 1 and rows["node3"].count("✗") == 0  # node3 sends fine
+        verdict = plain(app.screen.query_one("#matrix-verdict"))
+        assert "node3 is in 3 of 3 failing pairs — suspect node3's link" in verdict
+        results = plain(app.screen.query_one("#matrix-results"))
+        assert "node2→node3  FAIL   0.186 Gbit/s   retrans " in results and "node1→node2  pass " in results
+        monkeypatch.chdir(tmp_path)
+        await pilot.press("e")
+        await pilot.pause()
+        written = sorted(p.suffix for p in tmp_path.iterdir())
+        assert written == [".csv", ".json"]
+        assert any(str(tmp_path) in n.message for n in app._notifications)
+        await pilot.press("escape")
+        assert isinstance(app.screen, ClusterScreen)
+
+
+async def test_the_palette_offers_the_pair_tests():
+    app = scripted_app()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await poll(app, pilot, 1)
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        for title in ("Mark node", "iperf3 pair test", "iperf3 matrix", "ib_write_bw pair test", "ib_write_bw matrix"):
+            assert title in titles
+
+
+async def test_typing_t_in_the_filter_filters(tmp_path):
+    app = scripted_app()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await poll(app, pilot)
+        await pilot.press("slash", "t", "T", "r")
+        await pilot.pause()
+        assert isinstance(app.screen, ClusterScreen)
+        assert app.screen.grid.filter == "tTr"
+
+
+# --- against the lab ------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 is not installed")
+async def test_matrix_from_the_grid_in_the_lab(lab):
+    settings = SshSettings(config_paths=[str(lab.ssh_config)], connect_timeout_s=5)
+    connector = SshConnector(settings)
+    monitor = Monitor([SshSource(n.name, n.name, connector) for n in lab.nodes], interval_s=0.5, history_s=60)
+    monitor.connector = connector
+    app = make_app(monitor)
+    async with app.run_test(size=(130, 40)) as pilot:
+        deadline = time.monotonic() + 10
+        while not all(n.state is NodeState.UP for n in monitor.fleet) and time.monotonic() < deadline:
+            await pilot.pause(0.1)
+        await pilot.press("s")  # by node
+        await pilot.press("space", "space", "space")  # node1, node2, node3
+        await pilot.press("T")
+        await pilot.pause()
+        assert app.screen.nodes == ["node1", "node2", "node3"]
+        app.screen.query_one("#duration").value = "1"
+        await pilot.press("enter")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, MatrixScreen)
+        deadline = time.monotonic() + 20
+        while screen.report is None and time.monotonic() < deadline:
+            await pilot.pause(0.1)
+        assert screen.report is not None and screen.report.rounds == 3  # odd: one node sits out each round
+        heat = plain(screen.query_one(Heatmap))
+        numbers = [w for w in heat.split() if w.replace(".", "").isdigit()]
+        assert len(numbers) == 3, heat
+        assert "pairs pass" in plain(screen.query_one("#matrix-verdict")) or "fail" in plain(
+            screen.query_one("#matrix-verdict"))
+        assert "on 198.18.0.0/24" in plain(screen.query_one("#matrix-head"))
+        await pilot.press("escape")
+        assert isinstance(app.screen, ClusterScreen)
+    await asyncio.sleep(0)
+
+
+def test_the_colour_scale_puts_the_pass_mark_mid_way():
+    from netui.ui.matrix import scale_share
+
+    assert scale_share(1.0, 2.0, 10.0) == 0.25  # failing: the lower half
+    assert scale_share(2.0, 2.0, 10.0) == 0.5
+    assert scale_share(10.0, 2.0, 10.0) == 1.0
+    assert scale_share(5.0, None, 10.0) == 0.5  # no pass mark: against the best
+    assert scale_share(3.0, 2.0, 0.0) == 1.0
