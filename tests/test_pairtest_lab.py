@@ -24,6 +24,7 @@ from netui.collectors.ssh import SshConnector, SshSettings, SshSource
 from netui.engine.monitor import Monitor
 from netui.engine.pairtest import PairTest
 from netui.engine.pairtools import BOTH_WAYS, IB_WRITE_BW, PairSettings
+from netui.engine.shell import CommandFailed, SshShell, guarded, run_guarded
 from netui.model.node import NodeState
 from tests.lab.network import veth_name
 
@@ -155,6 +156,44 @@ async def test_tbf_towards_node3_fails_every_test_into_node3_and_the_verdict_nam
     assert report.verdict.suspects == ["node3"]
     assert "node3 is in 3 of 3 failing pairs — suspect node3's link" in report.verdict.text
     assert not await nothing_left(lab)
+
+
+def sleeping(node, seconds: str) -> bool:
+    """Whether `sleep SECONDS` runs in the node (a test's own, unmistakable command line)."""
+    for pid in node.pids():
+        try:
+            if f"sleep\0{seconds}".encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                return True
+        except OSError:
+            continue
+    return False
+
+
+async def test_guarded_commands_over_ssh_die_with_their_timeout_and_their_connection(lab):
+    monitor = lab_monitor(lab, ["node2"])
+    task = await started(monitor)
+    node = lab.node(2)
+    try:
+        source = monitor.sources[0]
+        shell = SshShell(source)
+        result = await run_guarded(shell, "sleep 41.25", 1)
+        assert result.timed_out and result.exit_status == 124
+        assert not sleeping(node, "41.25")
+        running = await shell.start(guarded("sleep 42.25", 60))
+        deadline = time.monotonic() + 5
+        while not sleeping(node, "42.25") and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        assert sleeping(node, "42.25")
+        source.connection.abort()  # the TCP connection goes: no EOF, no close from us
+        deadline = time.monotonic() + 5
+        while sleeping(node, "42.25") and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        assert not sleeping(node, "42.25"), "the command outlived its connection"
+        running.kill()
+    finally:
+        await stop(monitor, task)
+    with pytest.raises(CommandFailed, match="node2 is not connected"):
+        await shell.start("true")
 
 
 def netui(*args: str, timeout: float = 90) -> subprocess.CompletedProcess:

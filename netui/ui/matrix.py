@@ -118,6 +118,8 @@ class MatrixScreen(Screen):
     MatrixScreen #matrix-results { height: auto; padding: 1 1 0 1; }
     """
 
+    SHOW_EVERY_S = 0.2
+
     class Progress(Message):
         """Where the test is; a newer one replaces an unhandled older one."""
 
@@ -151,6 +153,7 @@ class MatrixScreen(Screen):
         self.test: PairTest | None = None
         self.results: list[PairResult] = list(report.results) if report is not None else []
         self.progress: PairProgress | None = None
+        self._show_pending = False
 
     @property
     def running(self) -> bool:
@@ -185,10 +188,21 @@ class MatrixScreen(Screen):
     # messages from the worker -------------------------------------------------------------
     def on_matrix_screen_progress(self, message: Progress) -> None:
         self.progress = message.progress
-        self._show()
+        self._show_soon()
 
     def on_matrix_screen_result_in(self, message: ResultIn) -> None:
         self.results.append(message.result)
+        self._show_soon()
+
+    def _show_soon(self) -> None:
+        """Repaint at most every SHOW_EVERY_S: a big matrix is a big table, and a round of
+        many pairs ends in a burst of results."""
+        if not self._show_pending:
+            self._show_pending = True
+            self.set_timer(self.SHOW_EVERY_S, self._show_now)
+
+    def _show_now(self) -> None:
+        self._show_pending = False
         self._show()
 
     def on_matrix_screen_finished(self, message: Finished) -> None:
