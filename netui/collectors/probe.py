@@ -56,6 +56,32 @@ def probe_command(binary: str, *, rdma: bool = False) -> str:
     return script
 
 
+def tools_probe_command(binaries: list[str] | tuple[str, ...]) -> str:
+    """The probe for a test that can use any of several tools (ping: fping, else ping):
+    one ``@tool`` section per binary, then the addresses. ``tool_paths`` reads the tools,
+    ``parse_probe`` the addresses."""
+    script = ""
+    for binary in binaries:
+        script += probe_command(binary).split("echo @addr\n", 1)[0]
+    return script + "echo @addr\nip -o -4 addr show 2>&1\n"
+
+
+def tool_paths(text: str) -> dict[str, str | None]:
+    """Every ``@tool`` section of a probe's output: binary → its path, or None when missing."""
+    found: dict[str, str | None] = {}
+    tool = None
+    for raw in (text if isinstance(text, str) else "").splitlines():
+        line = raw.strip()
+        if line.startswith("@"):
+            section, _, arg = line[1:].partition(" ")
+            tool = arg if section == "tool" and arg else None
+            if tool is not None:
+                found.setdefault(tool, None)
+        elif tool is not None and line:
+            found[tool] = None if line == "-" else line
+    return found
+
+
 # "2: eth0    inet 198.18.0.9/24 brd 198.18.0.255 scope global eth0\       valid_lft …"
 _ADDR = re.compile(r"^\d+:\s+(\S+)\s+inet\s+(\d+\.\d+\.\d+\.\d+/\d+)\b")
 _PORT = re.compile(r"^port (\S+) (\d+) (.*)$")

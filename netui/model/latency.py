@@ -1,0 +1,245 @@
+"""Latency between nodes: one result per (sender, receiver), and the verdict.
+
+Pure: no I/O, no clock. The runner (engine/pingtest.py) parses ping or fping output
+(collectors/ping.py) and turns it into ``LatencyResult``s here; ``judge_latency`` words the
+verdict the way the bandwidth verdict does (``model.pairs``), naming a suspect node.
+
+RTTs are milliseconds, round trip, as the tools print them. Percentiles are nearest-rank
+over the replies (the p99 of 20 replies is the slowest one: say so rather than interpolate).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from netui.model.pairs import Pair, _names, _suspects
+
+# An RTT is an outlier only when it is also this much above the baseline: on a quiet fabric
+# RTTs of 20-60 µs wobble by tens of µs, and 5× 20 µs is still nothing to chase.
+RTT_MIN_EXCESS_MS = 0.2
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """Nearest-rank percentile (``q`` in 0..100) of ``values``; None when there are none."""
+    ordered = sorted(values)
+    if not ordered:
+        return None
+    rank = max(1, math.ceil(q / 100.0 * len(ordered)))
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+@dataclass(frozen=True)
+class LatencyResult:
+    """Probes from ``sender`` to ``receiver`` (round trip). Milliseconds; None when unknown.
+
+    ``ok`` False: the probes could not be sent or counted (``error`` holds the tool's words);
+    a run where nothing came back is ``ok`` True with 100 % loss and fails in the verdict.
+    ``rtt_*`` come from the replies' RTTs; without per-reply RTTs (``ping -q``) avg, min
+    and max come from the tool's summary and p50/p99 stay None.
+    """
+
+    sender: str
+    receiver: str
+    tool: str  # "fping", "ping", "busybox ping"
+    ok: bool
+    sent: int = 0
+    received: int = 0
+    loss_percent: float | None = None
+    rtt_avg_ms: float | None = None
+    rtt_p50_ms: float | None = None
+    rtt_p99_ms: float | None = None
+    rtt_min_ms: float | None = None
+    rtt_max_ms: float | None = None
+    error: str | None = None
+    kind: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def pair(self) -> Pair:
+        return (self.sender, self.receiver)
+
+    @property
+    def measured(self) -> bool:
+        """Whether there is an RTT to show."""
+        return self.ok and self.rtt_avg_ms is not None
+
+    @classmethod
+    def of(cls, sender: str, receiver: str, parsed: Any) -> LatencyResult:
+        """From a parsed ``PingOutput`` (collectors/ping.py)."""
+        if not parsed.counted:
+            return cls(sender, receiver, parsed.tool, False, error=parsed.error or "no result", kind=parsed.kind)
+        rtts = list(parsed.rtts_ms)
+        if rtts:
+            avg, low, high = sum(rtts) / len(rtts), min(rtts), max(rtts)
+            p50, p99 = percentile(rtts, 50), percentile(rtts, 99)
+        else:
+            avg, low, high = parsed.summary_avg_ms, parsed.summary_min_ms, parsed.summary_max_ms
+            p50 = p99 = None
+        sent = parsed.sent or 0
+        received = parsed.received if parsed.received is not None else len(rtts)
+        loss = parsed.loss_percent
+        if loss is None and sent:
+            loss = 100.0 * (sent - received) / sent
+        return cls(sender, receiver, parsed.tool, True, sent, received, loss, avg, p50, p99, low, high,
+                   error=parsed.error, kind=parsed.kind)
+
+    @classmethod
+    def failed(cls, sender: str, receiver: str, tool: str, error: str, kind: str = "error") -> LatencyResult:
+        return cls(sender, receiver, tool, False, error=error, kind=kind)
+
+
+@dataclass(frozen=True)
+class LatencyVerdict:
+    """The judgement of a set of latency results.
+
+    ``baseline_ms``: the typical RTT the outlier rule compares with (see ``judge_latency``);
+    ``limit_ms``: the RTT above which a pair fails (None: no pair measured);
+    ``reasons``: why each failing pair fails, in words.
+    """
+
+    passed: bool
+    failing: list[LatencyResult]
+    suspects: list[str]
+    text: str
+    results: list[LatencyResult] = field(default_factory=list)
+    outliers: list[LatencyResult] = field(default_factory=list)
+    baseline_ms: float | None = None
+    limit_ms: float | None = None
+    reasons: dict[Pair, str] = field(default_factory=dict)
+
+    def matrix(self, nodes: Sequence[str]) -> list[list[float | None]]:
+        """Average RTT (ms), row = sender, column = receiver; None where not measured."""
+        index = {node: i for i, node in enumerate(nodes)}
+        grid: list[list[float | None]] = [[None] * len(nodes) for _ in nodes]
+        for r in self.results:
+            i, j = index.get(r.sender), index.get(r.receiver)
+            if i is not None and j is not None and i != j:
+                grid[i][j] = r.rtt_avg_ms if r.measured else None
+        return grid
+
+
+def rtt_text(ms: float | None) -> str:
+    """An RTT for people: "48 µs", "312 µs", "1.25 ms", "52.1 ms"; "—" when unknown."""
+    if ms is None:
+        return "—"
+    if ms < 1.0:
+        return f"{ms * 1000:.0f} µs"
+    return f"{ms:.3g} ms" if ms < 100 else f"{ms:.0f} ms"
+
+
+def baseline_rtt_ms(results: Iterable[LatencyResult]) -> float | None:
+    """The median over nodes of each node's best (lowest) average RTT, sent or received.
+
+    Robust to one bad node even in small clusters: the bad node is in half of a 4-node
+    matrix's pairs (a plain median would land between good and bad), but every other node
+    has a good pair, so the bad node's best is the only high one.
+    """
+    best: dict[str, float] = {}
+    for r in results:
+        if r.measured:
+            for node in r.pair:
+                best[node] = min(best.get(node, math.inf), r.rtt_avg_ms)
+    return statistics.median(best.values()) if best else None
+
+
+def _pct(value: float) -> str:
+    return f"{value:g}"
+
+
+def judge_latency(results: Iterable[LatencyResult], *, max_loss_percent: float = 0.0, rtt_factor: float = 5.0,
+                  threshold_ms: float | None = None) -> LatencyVerdict:
+    """Pass or fail each pair, find outliers and suspects, and word the verdict.
+
+    A pair fails when its probes could not run, when its loss is above
+    ``max_loss_percent`` (default: any loss fails), or when its average RTT is above the
+    limit: ``threshold_ms`` when given, else ``rtt_factor`` × the baseline (the median
+    node's best RTT, ``baseline_rtt_ms``) and at least ``RTT_MIN_EXCESS_MS`` above it —
+    an RTT outlier. Suspects are found as for bandwidth (``model.pairs``), counting each
+    unordered pair once: both directions of one bad pair do not make a suspect.
+    """
+    results = list(results)
+    baseline = baseline_rtt_ms(results)
+    if threshold_ms is not None:
+        limit = threshold_ms
+        rule_rtt = f"RTT ≤ {rtt_text(threshold_ms)}"
+    elif baseline is not None:
+        limit = max(rtt_factor * baseline, baseline + RTT_MIN_EXCESS_MS)
+        rule_rtt = f"RTT ≤ {_pct(rtt_factor)}× the typical {rtt_text(baseline)}"
+    else:
+        limit = None
+        rule_rtt = "no RTT measured"
+    rule = f"loss ≤ {_pct(max_loss_percent)} %, {rule_rtt}"
+
+    failing: list[LatencyResult] = []
+    outliers: list[LatencyResult] = []
+    reasons: dict[Pair, str] = {}
+    for r in results:
+        why = []
+        if not r.ok:
+            why.append(f"did not run ({r.error or 'no result'})")
+        else:
+            if r.loss_percent is not None and r.loss_percent > max_loss_percent:
+                why.append(f"{_pct(round(r.loss_percent, 1))} % loss")
+            if r.rtt_avg_ms is not None and limit is not None and r.rtt_avg_ms > limit:
+                outliers.append(r)
+                why.append(f"RTT {rtt_text(r.rtt_avg_ms)}")
+        if why:
+            failing.append(r)
+            reasons[r.pair] = ", ".join(why)
+
+    unordered = list({frozenset(r.pair): r for r in failing}.values())
+    suspects = _suspects(unordered)
+    n = len({frozenset(r.pair) for r in results})  # a pair is two nodes, tested one way or both
+    if not results:
+        text = "no pair was tested"
+    elif not failing:
+        text = f"all {n} pairs pass ({rule})"
+    else:
+        text = _failure_text(failing, unordered, suspects, n, rule, reasons)
+    return LatencyVerdict(passed=bool(results) and not failing, failing=failing,
+                          suspects=[node for node, _ in suspects], text=text, results=results, outliers=outliers,
+                          baseline_ms=baseline, limit_ms=limit, reasons=reasons)
+
+
+def _listing(failing: list[LatencyResult], reasons: dict[Pair, str], limit: int = 6) -> str:
+    words = [f"{r.sender}→{r.receiver} {reasons[r.pair]}" for r in failing[:limit]]
+    if len(failing) > limit:
+        words.append(f"… {len(failing) - limit} more")
+    return ", ".join(words)
+
+
+def _failure_text(failing: list[LatencyResult], unordered: list[LatencyResult], suspects: list[tuple[str, int]],
+                  n: int, rule: str, reasons: dict[Pair, str]) -> str:
+    k = len(unordered)
+    listing = f"{k} of {n} pairs {'fails' if k == 1 else 'fail'} (need {rule}): " + _listing(failing, reasons)
+    if not suspects:
+        if len(unordered) == 1:
+            return listing + ". One failing pair cannot tell which end is at fault"
+        return listing + ". No node is common to the failing pairs — suspect the paths between them"
+    nodes = [node for node, _ in suspects]
+    counts = {count for _, count in suspects}
+    if len(suspects) > 1 and len(counts) == 1:
+        implicated = f"{_names(nodes)} are each in {counts.pop()} of {k} failing pairs"
+    else:
+        implicated = ", ".join(f"{node} is in {count} of {k} failing pairs" for node, count in suspects)
+    theirs = [r for r in failing if r.sender in nodes or r.receiver in nodes]
+    if all(not r.ok for r in theirs):
+        blame = f"suspect {_names(nodes)} (the probes did not run: {theirs[0].error or 'failed'})"
+    else:
+        what = []
+        if any(r.ok and r.loss_percent for r in theirs):
+            what.append("loss")
+        if any("RTT" in reasons[r.pair] for r in theirs):
+            what.append("high RTT")
+        kind = " and ".join(what) or "failures"
+        blame = (f"suspect {nodes[0]}'s link ({kind})" if len(nodes) == 1
+                 else f"suspect the links of {_names(nodes)} ({kind})")
+    sentences = [f"{implicated} — {blame}", listing]
+    unexplained = [r for r in failing if r.sender not in nodes and r.receiver not in nodes]
+    if unexplained:
+        sentences.append("Not explained by the suspects: " + _listing(unexplained, reasons))
+    return ". ".join(sentences)
