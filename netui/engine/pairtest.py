@@ -56,6 +56,20 @@ PROBE_TIMEOUT_S = 10.0
 STAGE_TIMEOUT_S = PROBE_TIMEOUT_S + 5  # for a staged command's shell to come up (and probe)
 
 
+def node_unavailable(monitor, shells: dict, node: str) -> str | None:
+    """Why ``node`` cannot take part in a test run over ``shells`` (not watched, no shell,
+    not up), in words; None when it can."""
+    fleet = monitor.fleet
+    if node not in fleet.nodes:
+        return f"{node} is not one of the watched nodes"
+    if node not in shells:
+        return f"{node} cannot run commands (a replay or a captured tree)"
+    n = fleet[node]
+    if n.state not in (NodeState.UP, NodeState.STALE):
+        return f"{node} is {n.state.value}" + (f" ({n.error})" if n.error else "")
+    return None
+
+
 def plan_rounds(nodes: Sequence[str], *, matrix: bool, direction: str, one_by_one: bool) -> list[list[Pair]]:
     """The rounds of tests: all pairs (matrix) or the first two nodes; both ways doubles them."""
     nodes = list(dict.fromkeys(nodes))
@@ -130,7 +144,63 @@ class _Staged:
     went: bool = False  # the client was told to go (or the test ended without it)
 
 
-class PairTest:
+class NodeCommands:
+    """The guarded commands a test started on its nodes: each one is tracked from its start,
+    ``cancel()`` kills them all at once, and ``_reap`` waits (a little) for the killed ones.
+    Shared by the pair tests and the latency test (engine/pingtest.py)."""
+
+    def __init__(self, shells: dict) -> None:
+        self.shells = shells
+        self._cancel = asyncio.Event()
+        self._live: set[Running] = set()  # everything started and not yet stopped
+        self._killed: list[Running] = []  # killed by cancel(), to be reaped
+
+    def cancel(self) -> None:
+        """End the test early: every command is killed; ``run`` returns what it has."""
+        self._cancel.set()
+        self._kill_all()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    async def _start(self, node: str, script: str) -> Running:
+        running = await self.shells[node].start(script)
+        self._live.add(running)
+        if self.cancelled:
+            running.kill()
+        return running
+
+    async def _until_cancelled(self, awaitable):
+        """Await ``awaitable`` unless ``cancel()`` comes first (then it is cancelled and
+        the answer is None)."""
+        work = asyncio.ensure_future(awaitable)
+        stop = asyncio.ensure_future(self._cancel.wait())
+        try:
+            await asyncio.wait({work, stop}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop.cancel()
+            if not work.done():
+                work.cancel()
+                await asyncio.gather(work, return_exceptions=True)
+        if work.cancelled() or (self.cancelled and isinstance(work.exception(), asyncio.CancelledError)):
+            return None
+        return work.result()
+
+    def _kill_all(self) -> None:
+        for running in list(self._live):
+            running.kill()
+            self._killed.append(running)
+        self._live.clear()
+
+    async def _reap(self, wait_s: float = 2.0) -> None:
+        """Wait (a little) for what was killed to end, so no process is left unreaped."""
+        killed, self._killed = self._killed, []
+        if killed:
+            await asyncio.gather(*(r.stop(wait_s=wait_s) for r in killed), return_exceptions=True)
+
+
+class PairTest(NodeCommands):
     """One run of pair tests over ``nodes`` (names of ``monitor.fleet``)."""
 
     def __init__(self, monitor, nodes: Sequence[str], settings: PairSettings, *, matrix: bool = True,
@@ -141,14 +211,11 @@ class PairTest:
         self.nodes = list(dict.fromkeys(nodes))
         self.settings = settings.check()
         self.matrix = matrix
-        self.shells = shells if shells is not None else shells_for(monitor.sources)
+        super().__init__(shells if shells is not None else shells_for(monitor.sources))
         self.on_progress = on_progress
         self.on_result = on_result
         self.report = PairTestReport(settings, self.nodes, matrix)
         self._ports = PortAllocator(FIRST_PORT[settings.tool], 200)
-        self._cancel = asyncio.Event()
-        self._live: set[Running] = set()  # everything started and not yet stopped
-        self._killed: list[Running] = []  # killed by cancel(), to be reaped
         self._t0 = 0.0
         self._round = 0
         self._rounds = 0
@@ -157,15 +224,6 @@ class PairTest:
         self._round_times: list[float] = []
         self._round_started = 0.0
         self._running: tuple[Pair, ...] = ()
-
-    def cancel(self) -> None:
-        """End the test early: every command is killed; ``run`` returns what it has."""
-        self._cancel.set()
-        self._kill_all()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._cancel.is_set()
 
     # the run ------------------------------------------------------------------------------
     async def run(self) -> PairTestReport:
@@ -302,15 +360,7 @@ class PairTest:
         return node, result.stdout
 
     def _unavailable(self, node: str) -> str | None:
-        fleet = self.monitor.fleet
-        if node not in fleet.nodes:
-            return f"{node} is not one of the watched nodes"
-        if node not in self.shells:
-            return f"{node} cannot run commands (a replay or a captured tree)"
-        n = fleet[node]
-        if n.state not in (NodeState.UP, NodeState.STALE):
-            return f"{node} is {n.state.value}" + (f" ({n.error})" if n.error else "")
-        return None
+        return node_unavailable(self.monitor, self.shells, node)
 
     async def _run_rounds(self, rounds: list[list[Pair]], staged: list[_Staged],
                           endpoints: dict[str, Endpoint]) -> None:
@@ -392,13 +442,6 @@ class PairTest:
                 self._killed.append(running)
         self._ports.release(st.port, *st.pair)
 
-    async def _start(self, node: str, script: str) -> Running:
-        running = await self.shells[node].start(script)
-        self._live.add(running)
-        if self.cancelled:
-            running.kill()
-        return running
-
     async def _run_test(self, st: _Staged, endpoints: dict[str, Endpoint]) -> None:
         s = self.settings
         a, b = st.pair
@@ -433,34 +476,6 @@ class PairTest:
             self._ports.release(st.port, a, b)
 
     # plumbing ------------------------------------------------------------------------------
-    async def _until_cancelled(self, awaitable):
-        """Await ``awaitable`` unless ``cancel()`` comes first (then it is cancelled and
-        the answer is None)."""
-        work = asyncio.ensure_future(awaitable)
-        stop = asyncio.ensure_future(self._cancel.wait())
-        try:
-            await asyncio.wait({work, stop}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            stop.cancel()
-            if not work.done():
-                work.cancel()
-                await asyncio.gather(work, return_exceptions=True)
-        if work.cancelled() or (self.cancelled and isinstance(work.exception(), asyncio.CancelledError)):
-            return None
-        return work.result()
-
-    def _kill_all(self) -> None:
-        for running in list(self._live):
-            running.kill()
-            self._killed.append(running)
-        self._live.clear()
-
-    async def _reap(self, wait_s: float = 2.0) -> None:
-        """Wait (a little) for what was killed to end, so no process is left unreaped."""
-        killed, self._killed = self._killed, []
-        if killed:
-            await asyncio.gather(*(r.stop(wait_s=wait_s) for r in killed), return_exceptions=True)
-
     def _finished(self, results: list[PairResult]) -> None:
         self._done += 1
         self.report.tests_done = self._done

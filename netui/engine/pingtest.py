@@ -1,0 +1,253 @@
+"""The latency test: RTT and loss between nodes, one pair or the all-pairs matrix.
+
+    test = PingTest(monitor, ["node1", "node2", "node3", "node4"], PingSettings(count=20))
+    report = await test.run()          # test.cancel() from elsewhere ends it early
+
+Before anything starts every node is probed once (one guarded command, as for the bandwidth
+tests): whether it has fping and ping, and its IPv4 addresses, from which the test address
+is chosen the same way (``--test-net`` or the fastest shared subnet). A node that cannot
+send (no fping, no ping) fails its own pairs with that reason; the others still run, and
+its address is still pinged.
+
+Then every sender pings all its receivers with one guarded command (engine/pingtools.py):
+fping where present, else ping. Ping is light -- 84-byte probes, five a second per pair --
+so the senders run at once rather than in rounds; at most ``MAX_SENDERS`` commands at a
+time keep a big cluster's start bounded. The matrix is every ordered pair (a row is what
+its node measured), a pair test one direction. Cancel kills every command.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from netui.collectors.probe import parse_probe, tool_paths, tools_probe_command
+from netui.engine.pairtest import PROBE_TIMEOUT_S, NodeCommands, node_unavailable
+from netui.engine.pingtools import FPING, PING, PingSettings, choose_tool, sender_command, sender_results
+from netui.engine.shell import CommandFailed, guarded, shells_for
+from netui.model.latency import LatencyResult, LatencyVerdict, judge_latency
+from netui.model.pairs import Pair
+from netui.model.testnet import choose_addresses
+
+MAX_SENDERS = 64
+
+
+def plan_pairs(nodes: Sequence[str], *, matrix: bool) -> list[Pair]:
+    """Every ordered pair (matrix), or the first node to the second."""
+    nodes = list(dict.fromkeys(nodes))
+    if len(nodes) < 2:
+        return []
+    if not matrix:
+        return [(nodes[0], nodes[1])]
+    return [(a, b) for a in nodes for b in nodes if a != b]
+
+
+@dataclass(frozen=True)
+class LatencyProgress:
+    """Where a latency test is: checking the nodes, pinging, done or cancelled."""
+
+    phase: str  # "checking", "running", "done", "cancelled"
+    done: int  # pairs with a result
+    total: int
+    elapsed_s: float
+    eta_s: float | None
+    running: tuple[Pair, ...] = ()
+
+    @property
+    def words(self) -> str:
+        if self.phase == "checking":
+            return "checking the nodes…"
+        head = {"running": "pinging", "done": "done", "cancelled": "cancelled"}.get(self.phase, self.phase)
+        eta = f" · about {self.eta_s:.0f} s left" if self.phase == "running" and self.eta_s is not None else ""
+        return f"{head} · {self.done}/{self.total} pairs · {self.elapsed_s:.0f} s{eta}"
+
+
+@dataclass
+class LatencyReport:
+    """What a latency test found. ``results`` in the order they finished."""
+
+    settings: PingSettings
+    nodes: list[str]
+    matrix: bool
+    results: list[LatencyResult] = field(default_factory=list)
+    verdict: LatencyVerdict | None = None
+    addresses: dict[str, str] = field(default_factory=dict)
+    interfaces: dict[str, str] = field(default_factory=dict)
+    tools: dict[str, str] = field(default_factory=dict)  # sender → the tool it used
+    how: str = ""
+    problems: dict[str, str] = field(default_factory=dict)  # node → why it could not take part
+    # node → why it cannot send (no fping, no ping): its own pairs fail, it is still pinged
+    cannot_send: dict[str, str] = field(default_factory=dict)
+    tests_done: int = 0  # pairs with a result
+    tests_total: int = 0
+    started_wall_s: float = 0.0
+    elapsed_s: float = 0.0
+    cancelled: bool = False
+
+    def judge(self) -> LatencyVerdict:
+        s = self.settings
+        self.verdict = judge_latency(self.results, max_loss_percent=s.max_loss_percent, rtt_factor=s.rtt_factor,
+                                     threshold_ms=s.threshold_ms)
+        return self.verdict
+
+
+class PingTest(NodeCommands):
+    """One latency test over ``nodes`` (names of ``monitor.fleet``)."""
+
+    def __init__(self, monitor, nodes: Sequence[str], settings: PingSettings, *, matrix: bool = True,
+                 shells: dict | None = None,
+                 on_progress: Callable[[LatencyProgress], None] | None = None,
+                 on_result: Callable[[LatencyResult], None] | None = None) -> None:
+        super().__init__(shells if shells is not None else shells_for(monitor.sources))
+        self.monitor = monitor
+        self.nodes = list(dict.fromkeys(nodes))
+        self.settings = settings.check()
+        self.matrix = matrix
+        self.on_progress = on_progress
+        self.on_result = on_result
+        self.report = LatencyReport(self.settings, self.nodes, matrix)
+        self._t0 = 0.0
+        self._phase = "checking"
+        self._expected_s = 0.0
+        self._send_started = 0.0
+        self._running: set[Pair] = set()
+
+    def _probe_script(self) -> str:
+        return tools_probe_command([FPING, PING])
+
+    async def run(self) -> LatencyReport:
+        report = self.report
+        report.started_wall_s = time.time()
+        self._t0 = time.monotonic()
+        pairs = plan_pairs(self.nodes, matrix=self.matrix)
+        report.tests_total = len(pairs)
+        try:
+            self._progress("checking")
+            for node in self.nodes:
+                problem = node_unavailable(self.monitor, self.shells, node)
+                if problem:
+                    report.problems[node] = problem
+            checked = await self._until_cancelled(self._check_nodes())
+            if checked is not None and not self.cancelled:
+                await self._until_cancelled(self._ping_all(pairs))
+        finally:
+            self._kill_all()
+            await self._reap()
+            report.elapsed_s = time.monotonic() - self._t0
+            report.cancelled = self.cancelled
+        report.judge()
+        self._progress("cancelled" if self.cancelled else "done")
+        return report
+
+    async def _check_nodes(self) -> bool:
+        """Probe every available node at once: its tools and its test address."""
+        report = self.report
+        nodes = [n for n in self.nodes if n not in report.problems]
+        texts = dict(await asyncio.gather(*(self._probe(n) for n in nodes)))
+        probes = {n: parse_probe(t) for n, t in texts.items() if t is not None}
+        samples = {n: self.monitor.fleet[n].sample for n in probes}
+        choice = choose_addresses(probes, self.settings.test_net, samples)
+        report.how = choice.how
+        report.addresses = dict(choice.addresses)
+        report.interfaces = dict(choice.interfaces)
+        for node, problem in choice.problems.items():
+            report.problems.setdefault(node, problem)
+        for node, text in texts.items():
+            if text is None or node in report.problems:
+                continue
+            tool, why = choose_tool(self.settings, node, tool_paths(text))
+            if tool is None:
+                report.cannot_send[node] = why
+            else:
+                report.tools[node] = tool
+        return True
+
+    async def _probe(self, node: str) -> tuple[str, str | None]:
+        command = "sh -c " + shlex.quote(self._probe_script())
+        try:
+            running = await self._start(node, guarded(command, PROBE_TIMEOUT_S, line_buffered=False))
+        except CommandFailed as exc:
+            self.report.problems[node] = str(exc)
+            return node, None
+        try:
+            result = await running.result(PROBE_TIMEOUT_S + 2)
+        finally:
+            await running.stop()
+            self._live.discard(running)
+        if result.exit_status != 0 or result.timed_out:
+            words = (result.stderr or result.stdout).strip().splitlines()
+            why = "timed out" if result.timed_out else (words[-1] if words else f"exit status {result.exit_status}")
+            self.report.problems[node] = f"cannot check {node}: {why}"
+            return node, None
+        return node, result.stdout
+
+    async def _ping_all(self, pairs: list[Pair]) -> None:
+        report = self.report
+        by_sender: dict[str, list[str]] = {}
+        for a, b in pairs:
+            why = report.problems.get(a) or report.cannot_send.get(a) or report.problems.get(b)
+            if why:
+                tool = report.tools.get(a) or (FPING if self.settings.tool == FPING else PING)
+                self._finished([LatencyResult.failed(a, b, tool, why, "unavailable")])
+            else:
+                by_sender.setdefault(a, []).append(b)
+        if not by_sender:
+            return
+        self._expected_s = max(self.settings.expected_s(len(r)) for r in by_sender.values())
+        self._phase = "running"
+        self._send_started = time.monotonic()
+        self._progress("running")
+        gate = asyncio.Semaphore(MAX_SENDERS)
+        await asyncio.gather(*(self._sender(a, receivers, gate) for a, receivers in by_sender.items()))
+
+    async def _sender(self, sender: str, receivers: list[str], gate: asyncio.Semaphore) -> None:
+        """One sender's command: all its receivers at once, then one result per pair."""
+        report = self.report
+        tool = report.tools[sender]
+        targets: dict[str, list[str]] = {}
+        for b in receivers:
+            targets.setdefault(report.addresses[b], []).append(b)
+        timeout_s = self.settings.run_timeout_s(tool, len(targets))
+        command = sender_command(tool, self.settings, report.addresses[sender], list(targets))
+        async with gate:
+            if self.cancelled:
+                return
+            pairs = {(sender, b) for b in receivers}
+            self._running |= pairs
+            try:
+                running = await self._start(sender, guarded(command, timeout_s, line_buffered=False))
+            except CommandFailed as exc:
+                self._running -= pairs
+                self._finished([LatencyResult.failed(sender, b, tool, str(exc), "unavailable") for b in receivers])
+                return
+            try:
+                result = await running.result(timeout_s + 2)
+            finally:
+                await running.stop(wait_s=1.0)
+                self._live.discard(running)
+                self._running -= pairs
+        if self.cancelled:
+            return
+        self._finished(sender_results(tool, sender, targets, result, timeout_s))
+
+    # plumbing ------------------------------------------------------------------------------
+    def _finished(self, results: list[LatencyResult]) -> None:
+        self.report.results.extend(results)
+        self.report.tests_done += len(results)
+        if self.on_result is not None:
+            for r in results:
+                self.on_result(r)
+        self._progress(self._phase)
+
+    def _progress(self, phase: str) -> None:
+        if self.on_progress is None:
+            return
+        elapsed = time.monotonic() - self._t0
+        eta = None
+        if phase == "running":
+            eta = max(0.0, self._expected_s - (time.monotonic() - self._send_started))
+        self.on_progress(LatencyProgress(phase, self.report.tests_done, self.report.tests_total, elapsed, eta,
+                                         tuple(sorted(self._running))))

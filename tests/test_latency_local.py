@@ -1,0 +1,98 @@
+"""The latency runner on this host: three "nodes" that are all this host (--local), pinging
+127.0.0.1. No root, no lab: the probe, the tool choice, both tools' commands and parsers, the
+missing-tool path and cancel with real ping/fping processes. Every run is a few probes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import time
+
+import pytest
+
+from netui.engine.pingtest import PingTest, plan_pairs
+from netui.engine.pingtools import PingSettings
+from tests.test_pairtest_local import descendants, local_monitor, ready
+
+pytestmark = pytest.mark.skipif(shutil.which("ping") is None, reason="ping is not installed (Debian iputils-ping)")
+
+LOOPBACK = "127.0.0.0/8"
+
+
+def pings_of_ours() -> list[int]:
+    return [pid for pid, cmd in descendants(os.getpid()).items() if cmd.split(" ", 1)[0] in ("ping", "fping")]
+
+
+def test_a_matrix_is_every_ordered_pair_and_a_pair_one_direction():
+    assert plan_pairs(["a", "b", "c"], matrix=True) == [("a", "b"), ("a", "c"), ("b", "a"), ("b", "c"),
+                                                        ("c", "a"), ("c", "b")]
+    assert plan_pairs(["a", "b", "c"], matrix=False) == [("a", "b")]
+    assert plan_pairs(["a"], matrix=True) == []
+
+
+@pytest.mark.parametrize("tool", ["ping", pytest.param("fping", marks=pytest.mark.skipif(
+    shutil.which("fping") is None, reason="fping is not installed (Debian fping)"))])
+async def test_three_local_nodes_all_pairs_on_loopback(tool):
+    monitor = local_monitor()
+    await ready(monitor)
+    seen, progress = [], []
+    test = PingTest(monitor, ["a", "b", "c"], PingSettings(count=4, test_net=LOOPBACK, tool=tool),
+                    on_result=seen.append, on_progress=progress.append)
+    t0 = time.monotonic()
+    report = await test.run()
+    took = time.monotonic() - t0
+    assert report.tools == {"a": tool, "b": tool, "c": tool} and not report.problems
+    assert len(report.results) == 6 and seen == report.results
+    for r in report.results:
+        assert r.ok and r.sent == 4 and r.received == 4 and r.loss_percent == 0.0, r
+        assert 0 < r.rtt_avg_ms < 5 and r.rtt_p99_ms >= r.rtt_p50_ms
+    assert report.verdict.passed and report.verdict.text.startswith("all 3 pairs pass")
+    assert took < 4 * 0.2 + 3  # the senders run at once
+    assert progress[0].phase == "checking" and progress[-1].phase == "done" and progress[-1].done == 6
+
+
+async def test_a_node_without_ping_or_fping_fails_its_own_pairs_only():
+    monitor = local_monitor()
+    await ready(monitor)
+    test = PingTest(monitor, ["a", "b", "c"], PingSettings(count=2, test_net=LOOPBACK))
+    real = test._probe_script()
+    calls = []
+
+    def probe() -> str:  # the second node probed answers as a node without either tool
+        calls.append(1)
+        if len(calls) == 2:
+            return real.replace("command -v fping", "command -v no-fping-here").replace(
+                "command -v ping", "command -v no-ping-here")
+        return real
+
+    test._probe_script = probe
+    report = await test.run()
+    (lame,) = report.cannot_send
+    assert report.cannot_send[lame] == f"neither fping nor ping on {lame}"
+    for r in report.results:
+        if r.sender == lame:
+            assert not r.ok and r.error == f"neither fping nor ping on {lame}" and r.kind == "unavailable"
+        else:
+            assert r.ok and r.received == 2  # the node without tools is still pinged
+    assert report.verdict.suspects == [lame]
+
+
+async def test_cancel_leaves_no_ping_running():
+    monitor = local_monitor(("a", "b"))
+    await ready(monitor)
+    test = PingTest(monitor, ["a", "b"], PingSettings(count=200, test_net=LOOPBACK))
+    task = asyncio.ensure_future(test.run())
+    deadline = time.monotonic() + 5
+    while len(pings_of_ours()) < 2 and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    running = pings_of_ours()
+    assert len(running) == 2, "both senders should be pinging"
+    t0 = time.monotonic()
+    test.cancel()
+    report = await asyncio.wait_for(task, 5)
+    assert time.monotonic() - t0 < 2.5 and report.cancelled and report.results == []
+    deadline = time.monotonic() + 3
+    while pings_of_ours() and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert not pings_of_ours()
