@@ -1,0 +1,226 @@
+"""The doctor over the fleet: one probe per node, then the rules across all of them.
+
+    report = await examine(monitor, ["node1", "node2"])   # nodes of monitor.fleet; None: all
+    report.failed, report.findings, doctor_document(report)
+
+Each node is probed once over its live connection (a guarded command, engine/shell.py:
+it dies with its timeout or its channel); the interfaces come from the monitor's latest
+sample of the node, so the doctor and the grid never disagree about an MTU. A node that
+is not up is reported, not probed; a node that cannot run commands (a replay) is checked
+on its interfaces only. A captured ``--procfs``/``--sysfs`` tree is probed on this host
+with the script pointed at the tree.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from netui.collectors.doctor_probe import doctor_script, parse_doctor_probe
+from netui.engine.shell import CommandFailed, LocalShell, run_guarded, shells_for
+from netui.model.doctor import CHECKS, Finding, NodeFacts, diagnose, failing_nodes, nodes_text
+from netui.model.doctor_sysctl import Recommendations
+from netui.model.health import Level
+from netui.model.node import Node, NodeState
+
+PROBE_TIMEOUT_S = 10.0
+CONCURRENT_PROBES = 64  # channels opened at once over the fleet's connections
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class DoctorReport:
+    """What the doctor found. ``findings`` worst first (``model.doctor.diagnose``)."""
+
+    nodes: list[str]
+    findings: list[Finding] = field(default_factory=list)
+    facts: dict[str, NodeFacts] = field(default_factory=dict)
+    started_wall_s: float = 0.0
+    elapsed_s: float = 0.0
+
+    @property
+    def failed(self) -> bool:
+        return any(f.failed for f in self.findings)
+
+    @property
+    def problems(self) -> list[Finding]:
+        """The findings that are not ok."""
+        return [f for f in self.findings if f.severity > Level.OK]
+
+    def counts(self) -> dict[str, int]:
+        """How many findings at each level, worst first, levels with none left out."""
+        out = {}
+        for level in sorted(Level, reverse=True):
+            n = sum(f.severity == level for f in self.findings)
+            if n:
+                out[level.label] = n
+        return out
+
+
+def _shells(sources) -> dict[str, tuple[object, str]]:
+    """A shell and the probe script per node that can run commands."""
+    from netui.collectors.local import TreeReader
+    from netui.engine.sources import LocalSource
+
+    out = {name: (shell, doctor_script()) for name, shell in shells_for(sources).items()}
+    for source in sources:
+        if isinstance(source, LocalSource) and isinstance(source.reader, TreeReader):
+            reader = source.reader
+            out[source.name] = (LocalShell(source.name), doctor_script(reader.procfs, reader.sysfs))
+    return out
+
+
+def _interfaces(node: Node):
+    sample = node.sample
+    if sample is None:
+        return None, {}
+    errors = {}
+    rates = node.rates
+    for name in sample.interfaces:
+        r = rates.interfaces.get(name) if rates is not None else None
+        errors[name] = None if r is None else _add(r.rx_errors_per_s, r.tx_errors_per_s)
+    return sample.interfaces, errors
+
+
+def _add(a: float | None, b: float | None) -> float | None:
+    return None if a is None and b is None else (a or 0.0) + (b or 0.0)
+
+
+async def _probe(name: str, shell, script: str, timeout_s: float, gate: asyncio.Semaphore) -> tuple[str | None, str | None]:
+    """(the probe's output, None) or (None, why it failed)."""
+    async with gate:
+        try:
+            result = await run_guarded(shell, "sh -c " + shlex.quote(script), timeout_s)
+        except CommandFailed as exc:
+            return None, str(exc)
+    if result.timed_out:
+        return None, f"the probe timed out after {timeout_s:g} s"
+    if result.exit_status != 0 and "@end" not in result.stdout:
+        words = (result.stderr or result.stdout).strip().splitlines()
+        return None, words[-1] if words else f"the probe ended with status {result.exit_status}"
+    return result.stdout, None
+
+
+async def examine(monitor, nodes: Sequence[str] | None = None, *, shells: dict | None = None,
+                  timeout_s: float = PROBE_TIMEOUT_S, recommendations: Recommendations | None = None,
+                  ) -> DoctorReport:
+    """Probe ``nodes`` (default: the whole fleet) at once and judge them together.
+
+    ``shells``: node → (shell, script), default from the monitor's sources. Never raises
+    for a node's failure: it becomes a finding. Takes at most ``timeout_s`` + a few seconds.
+    """
+    fleet = monitor.fleet
+    names = list(dict.fromkeys(nodes if nodes is not None else [n.name for n in fleet]))
+    shells = shells if shells is not None else _shells(monitor.sources)
+    report = DoctorReport(names, started_wall_s=time.time())
+    t0 = time.monotonic()
+    gate = asyncio.Semaphore(CONCURRENT_PROBES)
+    jobs: dict[str, asyncio.Future] = {}
+    facts: dict[str, NodeFacts] = {}
+    for name in names:
+        node = fleet[name]
+        if node.state not in (NodeState.UP, NodeState.STALE):
+            why = f"{name} is {node.state.value}" + (f" ({node.error})" if node.error else "")
+            facts[name] = NodeFacts(name, unreachable=why)
+        elif name not in shells:
+            interfaces, errors = _interfaces(node)
+            facts[name] = NodeFacts(name, interfaces, errors,
+                                    no_commands="it cannot run commands: a replay or a captured tree")
+        else:
+            shell, script = shells[name]
+            jobs[name] = asyncio.ensure_future(_probe(name, shell, script, timeout_s, gate))
+    if jobs:
+        await asyncio.gather(*jobs.values(), return_exceptions=True)
+    for name, job in jobs.items():
+        interfaces, errors = _interfaces(fleet[name])  # the sample nearest the probe
+        text, why = job.result() if not job.exception() else (None, f"{type(job.exception()).__name__}")
+        if text is None:
+            facts[name] = NodeFacts(name, interfaces, errors, unreachable=why)
+        else:
+            facts[name] = NodeFacts(name, interfaces, errors, probe=parse_doctor_probe(text))
+    report.facts = {n: facts[n] for n in names}
+    report.findings = diagnose(list(report.facts.values()), recommendations)
+    report.elapsed_s = time.monotonic() - t0
+    return report
+
+
+# --- the report as a document and as text ----------------------------------------------------
+
+
+def finding_dict(f: Finding) -> dict:
+    return {"check": f.check, "severity": f.severity.label, "node": f.node, "subject": f.subject,
+            "evidence": f.evidence, "fix": f.fix, "look": f.look}
+
+
+def _facts_dict(f: NodeFacts) -> dict:
+    out: dict = {"examined": f.probe is not None, "why_not": f.unreachable or f.no_commands}
+    if f.interfaces is not None:
+        out["interfaces"] = {n: {"mtu": i.mtu, "speed_mbps": i.speed_mbps, "operstate": i.operstate, "kind": i.kind}
+                             for n, i in sorted(f.interfaces.items())}
+    if f.probe is not None:
+        p = f.probe
+        out |= {"sysctls": dict(p.sysctls), "cpus": p.cpus, "irqbalance": p.irqbalance,
+                "rdma": [{"device": r.device, "port": r.port, "state": r.state, "phys_state": r.phys_state,
+                          "rate": r.rate, "link_layer": r.link_layer, "netdevs": list(r.netdevs)} for r in p.rdma]}
+    return out
+
+
+def doctor_document(report: DoctorReport) -> dict:
+    """The JSON document of ``netui doctor --json``. Field names never change meaning."""
+    return {
+        "version": SCHEMA_VERSION,
+        "kind": "doctor",
+        "nodes": list(report.nodes),
+        "failed": report.failed,
+        "failing_nodes": failing_nodes(report.findings),
+        "counts": report.counts(),
+        "started": round(report.started_wall_s, 3),
+        "elapsed_s": round(report.elapsed_s, 3),
+        "findings": [finding_dict(f) for f in report.findings],
+        "facts": {n: _facts_dict(f) for n, f in report.facts.items()},
+    }
+
+
+PERSIST_NOTE = ("sysctl -w and ip link last until the next reboot: keep sysctls in /etc/sysctl.d/, "
+                "the MTU in the interface's network configuration")
+
+
+def summary(report: DoctorReport) -> str:
+    """One line: the verdict and who is mistuned."""
+    nodes = nodes_text(len(report.nodes))
+    bad = failing_nodes(report.findings)
+    counts = report.counts()
+    tally = ", ".join(f"{n} {label}{'s' if n > 1 and label == 'warning' else ''}"
+                      for label, n in counts.items() if label != "ok")
+    if not report.problems:
+        return f"{nodes}: all checks passed"
+    head = f"{nodes}: {tally}"
+    return head + (f" · failing: {', '.join(bad)}" if bad else " · nothing failing")
+
+
+def text_report(report: DoctorReport) -> str:
+    """Findings worst first, each with its evidence and its command; then what passed."""
+    width = max([len(f.node or "") for f in report.findings] + [4])
+    lines = [f"netui doctor · {summary(report)} · {report.elapsed_s:.1f} s", ""]
+    for f in report.problems:
+        where = f"{f.node or 'all':<{width}}"
+        subject = f"{f.subject}: " if f.subject and not f.evidence.startswith(f.subject) else ""
+        lines.append(f"{f.severity.label.upper():<8} {where}  {f.check:<16} {subject}{f.evidence}")
+        indent = " " * (8 + 1 + width + 2)
+        if f.fix:
+            lines.append(f"{indent}fix: {f.fix}")
+        if f.look:
+            lines.append(f"{indent}look: {f.look}")
+    passed = [f for f in report.findings if f.severity == Level.OK]
+    if passed:
+        if report.problems:
+            lines.append("")
+        lines.append("passed:")
+        for f in passed:
+            lines.append(f"  {CHECKS[f.check] if not f.subject else f.subject}: {f.evidence}")
+    if any(f.fix for f in report.problems):
+        lines += ["", PERSIST_NOTE]
+    return "\n".join(lines)

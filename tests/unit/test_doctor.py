@@ -1,0 +1,363 @@
+"""The doctor, pure parts: its probe run for real by sh (on this host and on a copied
+tree), its parser on captured and synthetic output, and the rules on facts made here."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from netui.collectors.doctor_probe import cpu_list, doctor_script, parse_doctor_probe
+from netui.engine.doctor import DoctorReport, doctor_document, summary, text_report
+from netui.model.doctor import (
+    DoctorProbe,
+    NicQueues,
+    NodeFacts,
+    RdmaPortState,
+    cpu_mask,
+    diagnose,
+    failed,
+    failing_nodes,
+)
+from netui.model.doctor_sysctl import SYSCTL_KEYS, size_text, sysctl_command
+from netui.model.health import Level
+from netui.model.samples import InterfaceCounters, InterfaceSample
+
+FIXTURE_SYS = Path("/work/shared/fixtures/prometheus-procfs/sys")
+
+TUNED = {
+    "net.core.rmem_max": "134217728",
+    "net.core.wmem_max": "134217728",
+    "net.ipv4.tcp_rmem": "4096 131072 134217728",
+    "net.ipv4.tcp_wmem": "4096 16384 134217728",
+    "net.ipv4.ip_local_port_range": "32768 60999",
+    "net.ipv4.tcp_slow_start_after_idle": "0",
+    "net.ipv4.tcp_notsent_lowat": "131072",
+    "net.ipv4.tcp_congestion_control": "bbr",
+    "net.ipv4.tcp_available_congestion_control": "reno cubic bbr",
+}
+
+
+def run_script(script: str) -> str:
+    return subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=20).stdout
+
+
+def counters(**kw) -> InterfaceCounters:
+    values = dict.fromkeys(InterfaceCounters._fields, 0) | {"rx_packets": 1000, "tx_packets": 1000} | kw
+    return InterfaceCounters(**values)
+
+
+def iface(name="eth0", *, mtu=9000, speed=100_000, kind="physical", operstate="up", carrier=True, **kw):
+    return InterfaceSample(name, counters(**kw), mtu=mtu, operstate=operstate, carrier=carrier, speed_mbps=speed,
+                           ifindex=2, kind=kind)
+
+
+LO = InterfaceSample("lo", counters(), mtu=65536, operstate="unknown", carrier=True, kind="loopback")
+
+
+def node(name, *ifaces, sysctls=None, probe=True, errors_per_s=None, nics=None, cpus=8, irqbalance=True, rdma=()):
+    interfaces = {i.name: i for i in (*ifaces, LO)} if ifaces else {"eth0": iface(), "lo": LO}
+    p = None
+    if probe:
+        p = DoctorProbe(sysctls=TUNED | (sysctls or {}), cpus=cpus, irqbalance=irqbalance,
+                        nics=nics if nics is not None else {n: NicQueues(8, False, tuple(range(40, 48)),
+                                                                          frozenset(range(8)))
+                                                            for n in interfaces if n != "lo"},
+                        rdma=tuple(rdma), rdma_present=bool(rdma), complete=True)
+    return NodeFacts(name, interfaces, errors_per_s or {}, probe=p)
+
+
+def problems(findings):
+    return [(f.node, f.check, f.subject, f.severity.label, f.fix) for f in findings if f.severity > Level.OK]
+
+
+# --- the probe ---------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("sh") is None, reason="needs sh")
+def test_the_probe_runs_on_this_host_and_parses_without_problems():
+    probe = parse_doctor_probe(run_script(doctor_script()))
+    assert probe.complete and probe.problems == ()
+    assert set(probe.sysctls) >= {"net.core.rmem_max", "net.ipv4.tcp_rmem", "net.ipv4.tcp_congestion_control"}
+    assert len(probe.sysctls["net.ipv4.tcp_rmem"].split()) == 3  # tabs become single spaces
+    assert probe.cpus and probe.cpus >= 1
+    assert probe.irqbalance in (True, False)
+    assert "lo" in probe.nics and probe.nics["lo"].rx_queues >= 1
+
+
+@pytest.mark.skipif(not FIXTURE_SYS.is_dir() or shutil.which("sh") is None, reason="procfs fixture not present")
+def test_the_probe_on_a_copied_tree_reads_rdma_ports_and_pairs_netdevs(tmp_path):
+    sys_root = tmp_path / "sys"
+    shutil.copytree(FIXTURE_SYS, sys_root, symlinks=True)
+    (sys_root / "class/infiniband/mlx5_0/device/net/ens1f0np0").mkdir(parents=True)
+    (sys_root / "devices/system/cpu").mkdir(parents=True)
+    (sys_root / "devices/system/cpu/online").write_text("0-3,8-11\n")
+    proc = tmp_path / "my proc"  # a root with a space is quoted, never split
+    (proc / "sys/net/ipv4").mkdir(parents=True)
+    (proc / "sys/net/ipv4/tcp_rmem").write_text("4096\t131072\t6291456\n")
+    (proc / "42").mkdir()
+    (proc / "42/comm").write_text("irqbalance\n")
+    probe = parse_doctor_probe(run_script(doctor_script(str(proc), str(sys_root))))
+    assert probe.complete and probe.problems == ()
+    assert probe.sysctls == {"net.ipv4.tcp_rmem": "4096 131072 6291456"}
+    assert probe.cpus == 8 and probe.irqbalance is True
+    assert probe.rdma_present
+    ports = {(p.device, p.port): p for p in probe.rdma}
+    assert set(ports) == {("hfi1_0", 1), ("mlx4_0", 1), ("mlx4_0", 2), ("mlx5_0", 1)}
+    assert ports["mlx4_0", 2] == RdmaPortState("mlx4_0", 2, "ACTIVE", "LinkUp", "40 Gb/sec (4X QDR)", "InfiniBand")
+    assert ports["mlx5_0", 1].netdevs == ("ens1f0np0",)
+    assert ports["mlx5_0", 1].phys_state == "ACTIVE"  # as the fixture has it (a real port says LinkUp)
+    assert ports["hfi1_0", 1].rate_gbps == 100.0
+
+
+CAPTURED = """\
+@sysctl
+/proc/sys/net/core/rmem_max:212992
+/proc/sys/net/ipv4/tcp_rmem:4096\t131072\t6291456
+@cpus
+0-127
+@irqbalance
+no
+@rps
+/sys/class/net/ens1f0np0/queues/rx-0/rps_cpus:00000000,00000000,00000000,00000000
+/sys/class/net/ens1f0np0/queues/rx-1/rps_cpus:00000000,00000000,00000000,00000000
+/sys/class/net/eth0/queues/rx-0/rps_cpus:00000000,00000000,00000000,00000001
+@irqs
+irq ens1f0np0 45
+irq ens1f0np0 46
+irq ens1f0np0 47
+/proc/irq/45/effective_affinity_list:0
+/proc/irq/45/smp_affinity_list:0-127
+/proc/irq/46/effective_affinity_list:0
+/proc/irq/47/smp_affinity_list:0
+@rdma
+/sys/class/infiniband/mlx5_0/ports/1/state:1: DOWN
+/sys/class/infiniband/mlx5_0/ports/1/phys_state:3: Disabled
+/sys/class/infiniband/mlx5_0/ports/1/rate:10 Gb/sec (4X SDR)
+/sys/class/infiniband/mlx5_0/ports/1/link_layer:Ethernet
+netdev /sys/class/infiniband/mlx5_0/device/net/ens1f0np0
+@end
+"""
+
+
+def test_the_parser_reads_queues_interrupts_and_steering():
+    probe = parse_doctor_probe(CAPTURED)
+    assert probe.problems == () and probe.complete
+    assert probe.cpus == 128 and probe.irqbalance is False
+    assert probe.sysctls == {"net.core.rmem_max": "212992", "net.ipv4.tcp_rmem": "4096 131072 6291456"}
+    nic = probe.nics["ens1f0np0"]
+    assert nic == NicQueues(2, False, (45, 46, 47), frozenset({0}))  # effective beats configured
+    assert probe.nics["eth0"].rps_on and probe.nics["eth0"].irqs == ()
+    (port,) = probe.rdma
+    assert (port.state, port.phys_state, port.link_layer, port.netdevs) == ("DOWN", "Disabled", "Ethernet",
+                                                                           ("ens1f0np0",))
+
+
+def test_a_cut_off_probe_is_incomplete_and_says_so():
+    probe = parse_doctor_probe(CAPTURED.split("@rps")[0])
+    assert not probe.complete and probe.problems == ("the probe's output ended early",)
+    assert probe.sysctls["net.core.rmem_max"] == "212992"
+
+
+def test_cpu_lists_and_masks():
+    assert cpu_list("0-3,8,10-11") == frozenset({0, 1, 2, 3, 8, 10, 11})
+    assert cpu_list("3-1") is None and cpu_list("x") is None and cpu_list("") is None
+    assert cpu_mask(2) == "3" and cpu_mask(32) == "ffffffff" and cpu_mask(40) == "ff,ffffffff"
+    assert cpu_mask(128) == ",".join(["ffffffff"] * 4)
+
+
+def test_the_script_reads_every_sysctl_the_rules_need():
+    script = doctor_script()
+    for key in SYSCTL_KEYS:
+        assert "/proc/sys/" + key.replace(".", "/") in script
+
+
+@given(st.text(max_size=3000))
+def test_the_parser_never_raises(text):
+    parse_doctor_probe(text)
+
+
+@given(st.lists(st.sampled_from(CAPTURED.splitlines()), max_size=40))
+def test_the_parser_never_raises_on_shuffled_real_lines(lines):
+    parse_doctor_probe("\n".join(lines))
+
+
+# --- the rules ---------------------------------------------------------------------------------
+
+
+def test_a_tuned_cluster_passes_with_one_ok_per_check():
+    findings = diagnose([node(f"gpu0{k}") for k in range(1, 5)])
+    assert problems(findings) == []
+    assert not failed(findings)
+    checks = {f.check for f in findings}
+    assert {"examined", "mtu", "link_speed", "link_state", "sysctl", "interface_errors", "irq_spread",
+            "rps"} <= checks
+    assert "rdma_port" not in checks  # nothing to look at: no ok either
+    mtu = next(f for f in findings if f.check == "mtu")
+    assert mtu.node is None and mtu.evidence == "MTU 9000 alike on 4 nodes"
+
+
+def test_one_nodes_mtu_and_anothers_tcp_rmem_are_exactly_the_findings():
+    facts = [node("node1"), node("node2", iface(mtu=1400)), node("node3", sysctls={
+        "net.ipv4.tcp_rmem": "4096 131072 6291456"}), node("node4")]
+    findings = diagnose(facts)
+    assert problems(findings) == [
+        ("node2", "mtu", "eth0", "critical", "ip link set dev eth0 mtu 9000"),
+        ("node3", "sysctl", "net.ipv4.tcp_rmem", "warning", 'sysctl -w net.ipv4.tcp_rmem="4096 131072 134217728"'),
+    ]
+    assert failing_nodes(findings) == ["node2", "node3"]
+    mtu = findings[0]
+    assert mtu.evidence.startswith("eth0 MTU 1400; 3 of 4 nodes have MTU 9000")
+    rmem = findings[1]
+    assert "max 6 MiB (4096 131072 6291456), below 128 MiB" in rmem.evidence
+    assert "3 of 4 nodes have 4096 131072 134217728" in rmem.evidence
+
+
+def test_a_low_tcp_rmem_everywhere_is_fixed_to_the_recommendation_keeping_min_and_default():
+    facts = [node(f"n{k}", sysctls={"net.ipv4.tcp_rmem": "8192 87380 6291456"}) for k in range(3)]
+    fixes = {f.fix for f in diagnose(facts) if f.subject == "net.ipv4.tcp_rmem"}
+    assert fixes == {'sysctl -w net.ipv4.tcp_rmem="8192 87380 134217728"'}
+
+
+def test_a_sysctl_unlike_its_fine_peers_is_careful_and_matched_to_them():
+    facts = [node("a"), node("b"), node("c", sysctls={"net.ipv4.tcp_rmem": "4096 131072 268435456"})]
+    assert problems(diagnose(facts)) == [
+        ("c", "sysctl", "net.ipv4.tcp_rmem", "careful", 'sysctl -w net.ipv4.tcp_rmem="4096 131072 134217728"')]
+
+
+def test_a_tie_takes_the_larger_mtu_as_intended():
+    facts = [node("a"), node("b"), node("c", iface(mtu=1500)), node("d", iface(mtu=1500))]
+    assert [(n, fix) for n, check, _, _, fix in problems(diagnose(facts)) if check == "mtu"] == [
+        ("c", "ip link set dev eth0 mtu 9000"), ("d", "ip link set dev eth0 mtu 9000")]
+
+
+def test_interfaces_are_compared_by_name_and_down_ones_are_left_out_of_mtu_and_speed():
+    facts = [node("a", iface("eth0"), iface("ib0", mtu=2044)), node("b", iface("eth0"), iface("ib0", mtu=4092)),
+             node("c", iface("eth0"), iface("ib0", mtu=4092)),
+             node("d", iface("eth0", mtu=1500, operstate="down", carrier=None), iface("ib0", mtu=4092))]
+    assert problems(diagnose(facts)) == [
+        ("a", "mtu", "ib0", "critical", "ip link set dev ib0 mtu 4092"),
+        ("d", "link_state", "eth0", "warning", "ip link set dev eth0 up"),
+    ]
+
+
+def test_a_slow_link_is_a_warning_and_a_cable_without_carrier_says_where_to_look():
+    facts = [node("a"), node("b"), node("c", iface(speed=25_000)), node("d", iface("eth0", carrier=False,
+                                                                                     operstate="down"))]
+    found = {(f.node, f.check): f for f in diagnose(facts) if f.severity > Level.OK}
+    slow = found["c", "link_speed"]
+    assert slow.severity == Level.WARNING and slow.fix == "ethtool -r eth0"
+    assert slow.evidence.startswith("eth0 at 25 Gbit/s; 2 of 3 nodes at 100 Gbit/s")
+    cable = found["d", "link_state"]
+    assert cable.fix is None and cable.look == "ethtool eth0" and "no carrier" in cable.evidence
+
+
+def test_software_devices_have_no_speed_to_compare():
+    facts = [node("a", iface(kind="virtual", speed=10_000)), node("b", iface(kind="virtual", speed=1000))]
+    assert not any(f.check == "link_speed" for f in diagnose(facts))
+
+
+def test_rdma_ports_not_active_or_not_linkup_are_critical_with_a_fix_where_one_exists():
+    roce = RdmaPortState("mlx5_0", 1, "DOWN", "Disabled", "100 Gb/sec (4X EDR)", "Ethernet", ("ens1f0np0",))
+    ib_init = RdmaPortState("mlx5_1", 1, "INIT", "LinkUp", "200 Gb/sec (4X HDR)", "InfiniBand")
+    ib_polling = RdmaPortState("mlx5_2", 1, "DOWN", "Polling", "10 Gb/sec (4X SDR)", "InfiniBand")
+    good = RdmaPortState("mlx5_3", 1, "ACTIVE", "LinkUp", "200 Gb/sec (4X HDR)", "InfiniBand")
+    found = [f for f in diagnose([node("a", rdma=[roce, ib_init, ib_polling, good])]) if f.check == "rdma_port"]
+    assert [(f.subject, f.severity, f.fix, f.look) for f in found] == [
+        ("mlx5_0 port 1", Level.CRITICAL, "ip link set dev ens1f0np0 up", None),
+        ("mlx5_1 port 1", Level.CRITICAL, None, "sminfo -C mlx5_1 -P 1"),
+        ("mlx5_2 port 1", Level.CRITICAL, None, "ibstat mlx5_2 1"),
+    ]
+    assert "no subnet manager" in found[1].evidence
+
+
+def test_an_rdma_port_that_trained_to_a_lower_rate_is_a_warning():
+    fast = RdmaPortState("mlx5_0", 1, "ACTIVE", "LinkUp", "200 Gb/sec (4X HDR)", "InfiniBand")
+    slow = RdmaPortState("mlx5_0", 1, "ACTIVE", "LinkUp", "50 Gb/sec (1X HDR)", "InfiniBand")
+    found = problems(diagnose([node("a", rdma=[fast]), node("b", rdma=[fast]), node("c", rdma=[slow])]))
+    assert found == [("c", "rdma_rate", "mlx5_0 port 1", "warning", None)]
+
+
+def test_interface_errors_since_boot_are_careful_and_rising_ones_a_warning():
+    facts = [node("a", iface(rx_errors=12, rx_frame=12), errors_per_s={"eth0": 0.0}),
+             node("b", iface(tx_errors=3), errors_per_s={"eth0": 1.5}), node("c")]
+    found = {f.node: f for f in diagnose(facts) if f.check == "interface_errors"}
+    assert found["a"].severity == Level.CAREFUL and found["b"].severity == Level.WARNING
+    assert found["a"].evidence.startswith("eth0: 12 RX errors (frame 12, fifo 0) and 0 TX errors since boot")
+    assert "rising now, 1.5/s" in found["b"].evidence
+    assert found["a"].fix is None and found["a"].look.startswith("ethtool -S eth0")
+
+
+def test_irq_and_rps_hints_only_for_real_nics_on_several_cpus():
+    one_cpu = NicQueues(8, False, tuple(range(8)), frozenset({0}))
+    single_queue = NicQueues(1, False, (), frozenset())
+    facts = [node("a", nics={"eth0": one_cpu}, irqbalance=False),
+             node("b", nics={"eth0": single_queue}, cpus=40),
+             node("c", iface(kind="virtual"), nics={"eth0": single_queue}),  # a veth: no hint
+             node("d", nics={"eth0": single_queue}, cpus=1)]  # one CPU: nothing to spread over
+    assert problems(diagnose(facts)) == [
+        ("a", "irq_spread", "eth0", "careful", "systemctl start irqbalance"),
+        ("b", "rps", "eth0", "careful", "echo ff,ffffffff > /sys/class/net/eth0/queues/rx-0/rps_cpus"),
+    ]
+
+
+def test_congestion_control_and_the_other_sysctls():
+    facts = [node("a", sysctls={"net.ipv4.tcp_congestion_control": "cubic"}),
+             node("b", sysctls={"net.ipv4.tcp_congestion_control": "reno",
+                                "net.ipv4.tcp_available_congestion_control": "reno cubic"}),
+             node("c", sysctls={"net.ipv4.tcp_slow_start_after_idle": "1", "net.ipv4.tcp_notsent_lowat": "4294967295",
+                                "net.ipv4.ip_local_port_range": "50000 51000", "net.core.wmem_max": "212992"})]
+    found = {(n, s): (level, fix) for n, _, s, level, fix in problems(diagnose(facts))}
+    assert found == {
+        ("a", "net.ipv4.tcp_congestion_control"): ("careful", "sysctl -w net.ipv4.tcp_congestion_control=bbr"),
+        ("b", "net.ipv4.tcp_congestion_control"):
+            ("warning", "modprobe tcp_bbr && sysctl -w net.ipv4.tcp_congestion_control=bbr"),
+        ("c", "net.ipv4.tcp_slow_start_after_idle"): ("warning", "sysctl -w net.ipv4.tcp_slow_start_after_idle=0"),
+        ("c", "net.ipv4.tcp_notsent_lowat"): ("careful", "sysctl -w net.ipv4.tcp_notsent_lowat=131072"),
+        ("c", "net.ipv4.ip_local_port_range"): ("careful", 'sysctl -w net.ipv4.ip_local_port_range="32768 60999"'),
+        ("c", "net.core.wmem_max"): ("warning", "sysctl -w net.core.wmem_max=134217728"),
+    }
+
+
+def test_nodes_that_could_not_be_examined():
+    facts = [node("a"), NodeFacts("b", unreachable="b is down (connection refused)"),
+             NodeFacts("c", node("c").interfaces, no_commands="a replay"),
+             NodeFacts("d", node("d").interfaces, probe=DoctorProbe(complete=False, problems=("timed out",)))]
+    found = {f.node: f for f in diagnose(facts) if f.check == "examined"}
+    assert (found["b"].severity, found["c"].severity, found["d"].severity) == (Level.CRITICAL, Level.CAREFUL,
+                                                                               Level.WARNING)
+    assert found["b"].evidence == "not examined: b is down (connection refused)"
+    assert "interfaces only" in found["c"].evidence
+    # the replay's interfaces are still compared
+    assert not any(f.check == "mtu" and f.severity > Level.OK for f in diagnose(facts))
+
+
+def test_words_and_commands():
+    assert size_text(134217728) == "128 MiB" and size_text(212992) == "208 KiB" and size_text(100) == "100 B"
+    assert sysctl_command("net.ipv4.tcp_rmem", "4096\t131072\t134217728") == \
+        'sysctl -w net.ipv4.tcp_rmem="4096 131072 134217728"'
+    assert sysctl_command("net.core.rmem_max", "134217728") == "sysctl -w net.core.rmem_max=134217728"
+
+
+def test_the_document_and_the_text_name_the_mistuned_nodes():
+    facts = [node("node1"), node("node2", iface(mtu=1400)), node("node3", sysctls={
+        "net.ipv4.tcp_rmem": "4096 131072 6291456"}), node("node4")]
+    report = DoctorReport([f.name for f in facts], diagnose(facts), {f.name: f for f in facts}, 1.0, 0.25)
+    doc = json.loads(json.dumps(doctor_document(report)))
+    assert doc["kind"] == "doctor" and doc["failed"] is True
+    assert doc["failing_nodes"] == ["node2", "node3"]
+    assert doc["counts"]["critical"] == 1 and doc["counts"]["warning"] == 1
+    first = doc["findings"][0]
+    assert first == {"check": "mtu", "severity": "critical", "node": "node2", "subject": "eth0",
+                     "evidence": first["evidence"], "fix": "ip link set dev eth0 mtu 9000", "look": None}
+    assert doc["facts"]["node3"]["sysctls"]["net.ipv4.tcp_rmem"] == "4096 131072 6291456"
+    assert doc["facts"]["node2"]["interfaces"]["eth0"]["mtu"] == 1400
+    text = text_report(report)
+    assert "fix: ip link set dev eth0 mtu 9000" in text
+    assert 'fix: sysctl -w net.ipv4.tcp_rmem="4096 131072 134217728"' in text
+    assert summary(report) == "4 nodes: 1 critical, 1 warning · failing: node2, node3"
