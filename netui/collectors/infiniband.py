@@ -35,6 +35,7 @@ MAX_DIR_ENTRIES = 512  # a counters dir has ~25 files, hw_counters ~40: more is 
 MAX_FILE_BYTES = 4096  # sysfs attributes are at most a page
 MAX_GIDS = 32  # RoCE GID tables have ~255 slots; the first ones carry the default GIDs
 MAX_DEVICES = 64
+_PREFIX = "class/infiniband/"
 
 U64_MAX = (1 << 64) - 1
 _json_loads = json.JSONDecoder().decode
@@ -108,6 +109,22 @@ def read_infiniband(sysfs_root: str = "/sys", *, max_gids: int = MAX_GIDS) -> di
                     text = _read(os.path.join(root, rel, index))  # empty GID slots fail: skipped
                     if text is not None:
                         texts[f"{rel}/{index}"] = text
+    return texts
+
+
+def texts_from_grep(text: str) -> dict[str, str]:
+    """``grep -H . <files>`` output (``path:value`` per line) → ``{path: value}`` for
+    ``parse_infiniband``: a remote sampler reads a whole tree in one process that way (empty
+    and unreadable files print nothing). The path ends at the first ``:`` after
+    ``class/infiniband/`` (values such as ``4: ACTIVE`` have colons; a PCI path before it
+    may too). Lines without one are skipped; a file printing several lines keeps its first.
+    """
+    texts: dict[str, str] = {}
+    for line in text.splitlines():
+        start = line.find(_PREFIX)
+        colon = line.find(":", start + len(_PREFIX) if start >= 0 else 0)
+        if colon > 0:
+            texts.setdefault(line[:colon], line[colon + 1 :])
     return texts
 
 
@@ -270,9 +287,6 @@ def _pair_netdev(port: int, netdevs: dict[str, list[int | None]], gid_ndevs: dic
     if gid_ndevs:
         return gid_ndevs[min(gid_ndevs)]
     return None
-
-
-_PREFIX = "class/infiniband/"
 
 
 def parse_infiniband(texts: Mapping[str, str | None]) -> dict[PortKey, IbPort]:

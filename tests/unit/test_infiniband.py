@@ -5,6 +5,8 @@ netdev pairing, GIDs), odd trees, and garbage that must never raise."""
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ from netui.collectors.infiniband import (
     parse_rate_gbps,
     parse_state,
     read_infiniband,
+    texts_from_grep,
 )
 from netui.model.fabric import IbPort, PortState
 
@@ -127,6 +130,29 @@ def test_reader_reads_what_the_listing_lists():
     assert {k: v.strip() for k, v in texts.items()} == {k: listing[k].strip() for k in texts}
     assert {k.split("/")[-1] for k in set(listing) - set(texts)} <= {"fw_ver", "board_id", "hca_type", "node_guid"}
     assert parse_infiniband(listing) == parse_infiniband(texts)
+
+
+@pytest.mark.skipif(shutil.which("grep") is None, reason="no grep")
+def test_grep_output_of_the_fixture_tree_parses_the_same(real):
+    """What a remote sampler would send: ``grep -H .`` over the port files, in one process."""
+    root = SYS / "class" / "infiniband"
+    files = sorted(str(p) for p in root.glob("*/ports/*/**/*") if p.is_file())
+    out = subprocess.run(["grep", "-H", ".", *files], capture_output=True, text=True, check=True).stdout
+    assert parse_infiniband(texts_from_grep(out)) == real
+
+
+def test_grep_lines():
+    text = ("/sys/devices/pci0000:a2/0000:a2:00.0/infiniband/x/ports/1/state:4: ACTIVE\n"
+            "/sys/class/infiniband/mlx5_0/ports/1/state:4: ACTIVE\n"
+            "/sys/class/infiniband/mlx5_0/ports/1/rate:100 Gb/sec (4X EDR)\n"
+            "/sys/class/infiniband/mlx5_0/ports/1/rate:second line\n"
+            "no colon here\n")
+    assert texts_from_grep(text) == {
+        "/sys/devices/pci0000": "a2/0000:a2:00.0/infiniband/x/ports/1/state:4: ACTIVE",
+        "/sys/class/infiniband/mlx5_0/ports/1/state": "4: ACTIVE",
+        "/sys/class/infiniband/mlx5_0/ports/1/rate": "100 Gb/sec (4X EDR)",
+    }
+    assert list(parse_infiniband(texts_from_grep(text))) == [("mlx5_0", 1)]
 
 
 def test_keys_may_be_absolute_paths(real):
@@ -373,3 +399,11 @@ def test_reader_never_raises_on_a_permission_denied_dir(tmp_path):
         assert read_infiniband(str(tmp_path)) == {}
     finally:
         base.chmod(0o755)
+
+
+@FUZZ
+@given(st.lists(_KEYS | st.sampled_from([":", "\n", "/sys/class/infiniband/", "4: ACTIVE", "N/A (no PMA)"]),
+                max_size=40).map("".join))
+def test_garbage_grep_output_never_raises(text):
+    for p in parse_infiniband(texts_from_grep(text)).values():
+        check_port(p)
