@@ -1,8 +1,9 @@
-"""``netui bench``: pair bandwidth tests without a screen.
+"""``netui bench``: pair bandwidth and latency tests without a screen.
 
     netui bench iperf3 node1 node2                    # one pair: node1 sends to node2
     netui bench iperf3 node[1-4] --matrix --json      # all pairs, in rounds
     netui bench ib_write_bw gpu[01-16] --matrix --test-net 10.10.0.0/16
+    netui bench ping node[1-4] --matrix --count 20    # RTT and loss, every node to every other
 
 Connects to the nodes as ``netui`` does (the usual SSH options), waits until they are up,
 runs the test over those connections, prints the matrix and the verdict (or the JSON
@@ -17,8 +18,10 @@ import json
 import sys
 
 from netui.engine.pairtools import DIRECTIONS, TOOLS, PairSettings
+from netui.engine.pingtools import PING_TOOLS, PingSettings
 
 EXIT_FAILED = 1
+PING = "ping"
 
 
 def _settings(args) -> PairSettings:
@@ -30,14 +33,21 @@ def _settings(args) -> PairSettings:
     )
 
 
+def _ping_settings(args) -> PingSettings:
+    return PingSettings(count=args.count, interval_s=args.ping_interval, test_net=args.test_net or "",
+                        tool=args.ping_tool, max_loss_percent=args.max_loss, rtt_factor=args.rtt_factor,
+                        threshold_ms=args.threshold_ms)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from netui.cli import _common, _positive_float, _positive_int
 
     p = argparse.ArgumentParser(
         prog="netui bench",
-        description="Pair bandwidth tests over SSH: the first two hosts, or every pair with --matrix. "
-                    "Exit status 1 when any pair fails.")
-    p.add_argument("tool", choices=TOOLS, help="iperf3 (TCP) or ib_write_bw (RDMA, perftest)")
+        description="Pair bandwidth or latency tests over SSH: the first two hosts, or every pair with "
+                    "--matrix. Exit status 1 when any pair fails.")
+    p.add_argument("tool", choices=(*TOOLS, PING),
+                   help="iperf3 (TCP), ib_write_bw (RDMA, perftest) or ping (RTT and loss: fping, else ping)")
     test = p.add_argument_group("the test")
     test.add_argument("--matrix", action="store_true", help="every pair of the hosts, in rounds of disjoint pairs")
     test.add_argument("--json", action="store_true", help="print the JSON document instead of text")
@@ -56,6 +66,19 @@ def build_parser() -> argparse.ArgumentParser:
     test.add_argument("--threshold-percent", type=_positive_float, default=90.0, metavar="P",
                       help="... else at P %% of the slower end's link speed, or of the median when "
                            "speeds are unknown (default 90)")
+    ping = p.add_argument_group("ping (a pair fails on any loss, or as an RTT outlier)")
+    ping.add_argument("--count", "-c", type=_positive_int, default=20, metavar="N",
+                      help="probes per pair (default 20)")
+    ping.add_argument("--ping-interval", type=_positive_float, default=0.2, metavar="S",
+                      help="seconds between probes (default 0.2)")
+    ping.add_argument("--ping-tool", choices=PING_TOOLS, default="auto",
+                      help="auto (default: fping where the node has it, else ping), fping or ping")
+    ping.add_argument("--max-loss", type=float, default=0.0, metavar="P",
+                      help="a pair fails above P %% loss (default 0: any loss fails)")
+    ping.add_argument("--rtt-factor", type=_positive_float, default=5.0, metavar="X",
+                      help="... or with an average RTT above X times the typical one (default 5)")
+    ping.add_argument("--threshold-ms", type=_positive_float, metavar="MS",
+                      help="... or, when given, above MS milliseconds instead")
     rdma = p.add_argument_group("ib_write_bw (perftest); unset: suggested from /sys/class/infiniband")
     rdma.add_argument("--size", type=_positive_int, default=65536, metavar="BYTES", help="message size (-s)")
     rdma.add_argument("--qps", type=_positive_int, default=1, metavar="N", help="queue pairs (-q)")
@@ -70,10 +93,11 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-async def _bench(monitor, nodes: list[str], settings: PairSettings, *, matrix: bool, connect_timeout_s: float,
-                 quiet: bool):
+async def _bench(monitor, nodes: list[str], settings: PairSettings | PingSettings, *, matrix: bool,
+                 connect_timeout_s: float, quiet: bool):
     from netui.cli import _SETTLED
     from netui.engine.pairtest import PairTest
+    from netui.engine.pingtest import PingTest
 
     runner = asyncio.ensure_future(monitor.run())
     try:
@@ -91,7 +115,8 @@ async def _bench(monitor, nodes: list[str], settings: PairSettings, *, matrix: b
                 last[0] = line
                 print(f"netui bench: {p.words}", file=sys.stderr)
 
-        test = PairTest(monitor, nodes, settings, matrix=matrix, on_progress=progress)
+        kind = PingTest if isinstance(settings, PingSettings) else PairTest
+        test = kind(monitor, nodes, settings, matrix=matrix, on_progress=progress)
         return await test.run()
     finally:
         await monitor.close()
@@ -102,11 +127,12 @@ async def _bench(monitor, nodes: list[str], settings: PairSettings, *, matrix: b
 def main(argv: list[str]) -> int:
     from netui.cli import build_sources
     from netui.engine.monitor import Monitor
-    from netui.engine.pairdoc import report_document, text_report
+    from netui.engine import pairdoc, pingdoc
 
     args = build_parser().parse_intermixed_args(argv)
+    doc = pingdoc if args.tool == PING else pairdoc
     try:
-        settings = _settings(args).check()
+        settings = (_ping_settings(args) if args.tool == PING else _settings(args)).check()
     except ValueError as exc:
         print(f"netui bench: {exc}", file=sys.stderr)
         return 2
@@ -124,5 +150,5 @@ def main(argv: list[str]) -> int:
     except KeyboardInterrupt:
         print("netui bench: interrupted; every test was stopped", file=sys.stderr)
         return 130
-    print(json.dumps(report_document(report), indent=2) if args.json else text_report(report))
+    print(json.dumps(doc.report_document(report), indent=2) if args.json else doc.text_report(report))
     return 0 if report.verdict is not None and report.verdict.passed else EXIT_FAILED

@@ -2,13 +2,14 @@
 # Install what the test suite needs, then run all of it.
 #   - Python: netui with its `test` extra (editable, from this checkout).
 #   - As root: the Debian packages of the multi-node lab (OpenSSH server and client, iperf3,
-#     perftest for ib_write_bw, iproute2) and tmux. Without root, tests that need them skip
+#     perftest for ib_write_bw, iproute2, iputils-ping and fping for the latency tests, nftables
+#     for their packet loss) and tmux. Without root, tests that need them skip
 #     with a reason.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PY=${PYTHON:-python3}
-DEBS=(openssh-server openssh-client iperf3 perftest iproute2 tmux)
+DEBS=(openssh-server openssh-client iperf3 perftest iproute2 tmux iputils-ping fping nftables)
 
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     missing=()

@@ -67,6 +67,15 @@ class LatencyResult:
         """Whether there is an RTT to show."""
         return self.ok and self.rtt_avg_ms is not None
 
+    @property
+    def typical_ms(self) -> float | None:
+        """The RTT the verdict judges: the median reply (one slow reply in 20 -- a busy
+        CPU, a scheduling hiccup -- moves the average, not the median); the average when
+        there are no per-reply RTTs."""
+        if not self.ok:
+            return None
+        return self.rtt_p50_ms if self.rtt_p50_ms is not None else self.rtt_avg_ms
+
     @classmethod
     def of(cls, sender: str, receiver: str, parsed: Any) -> LatencyResult:
         """From a parsed ``PingOutput`` (collectors/ping.py)."""
@@ -132,7 +141,7 @@ def rtt_text(ms: float | None) -> str:
 
 
 def baseline_rtt_ms(results: Iterable[LatencyResult]) -> float | None:
-    """The median over nodes of each node's best (lowest) average RTT, sent or received.
+    """The median over nodes of each node's best (lowest) typical RTT, sent or received.
 
     Robust to one bad node even in small clusters: the bad node is in half of a 4-node
     matrix's pairs (a plain median would land between good and bad), but every other node
@@ -140,9 +149,9 @@ def baseline_rtt_ms(results: Iterable[LatencyResult]) -> float | None:
     """
     best: dict[str, float] = {}
     for r in results:
-        if r.measured:
+        if r.typical_ms is not None:
             for node in r.pair:
-                best[node] = min(best.get(node, math.inf), r.rtt_avg_ms)
+                best[node] = min(best.get(node, math.inf), r.typical_ms)
     return statistics.median(best.values()) if best else None
 
 
@@ -155,8 +164,8 @@ def judge_latency(results: Iterable[LatencyResult], *, max_loss_percent: float =
     """Pass or fail each pair, find outliers and suspects, and word the verdict.
 
     A pair fails when its probes could not run, when its loss is above
-    ``max_loss_percent`` (default: any loss fails), or when its average RTT is above the
-    limit: ``threshold_ms`` when given, else ``rtt_factor`` × the baseline (the median
+    ``max_loss_percent`` (default: any loss fails), or when its typical (median) RTT is
+    above the limit: ``threshold_ms`` when given, else ``rtt_factor`` × the baseline (the median
     node's best RTT, ``baseline_rtt_ms``) and at least ``RTT_MIN_EXCESS_MS`` above it —
     an RTT outlier. Suspects are found as for bandwidth (``model.pairs``), counting each
     unordered pair once: both directions of one bad pair do not make a suspect.
@@ -184,9 +193,10 @@ def judge_latency(results: Iterable[LatencyResult], *, max_loss_percent: float =
         else:
             if r.loss_percent is not None and r.loss_percent > max_loss_percent:
                 why.append(f"{_pct(round(r.loss_percent, 1))} % loss")
-            if r.rtt_avg_ms is not None and limit is not None and r.rtt_avg_ms > limit:
+            typical = r.typical_ms
+            if typical is not None and limit is not None and typical > limit:
                 outliers.append(r)
-                why.append(f"RTT {rtt_text(r.rtt_avg_ms)}")
+                why.append(f"RTT {rtt_text(typical)}")
         if why:
             failing.append(r)
             reasons[r.pair] = ", ".join(why)

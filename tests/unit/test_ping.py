@@ -273,3 +273,37 @@ def test_sender_results_map_targets_to_nodes_and_say_what_is_missing():
 def test_split_by_target_keeps_each_outputs_exit_status():
     parts = split_by_target("10.0.0.2 PING 10.0.0.2\n10.0.0.3 ping: oops\n10.0.0.2 @exit 0\n10.0.0.3 @exit 2\n")
     assert parts == {"10.0.0.2": ("PING 10.0.0.2\n", 0), "10.0.0.3": ("ping: oops\n", 2)}
+
+
+def test_one_slow_reply_moves_the_average_not_the_verdict():
+    spiky = LatencyResult("node4", "node3", "fping", True, 20, 20, 0.0, rtt_avg_ms=0.193, rtt_p50_ms=0.042,
+                          rtt_p99_ms=3.02)
+    rest = [r for r in matrix(lambda a, b: res(a, b, 0.04)) if r.pair != spiky.pair]
+    v = judge_latency(rest + [spiky])
+    assert v.passed and spiky.typical_ms == 0.042
+    assert judge_latency(rest + [spiky], threshold_ms=0.1).passed  # the threshold judges the median too
+
+
+# --- the document (a saved lab run: 4 nodes, 40 % of ICMP echoes dropped in node3) ---------------
+
+SAVED = Path(__file__).parent.parent / "data" / "latency-lab-loss-node3.json"
+
+
+def test_a_saved_run_loads_and_is_judged_again_the_same():
+    import json
+
+    from netui.engine.pingdoc import load_report, report_csv, report_document, text_report
+
+    doc = json.loads(SAVED.read_text())
+    report = load_report(doc)
+    assert report.verdict.suspects == ["node3"] and not report.verdict.passed
+    again = report_document(report)
+    assert again["verdict"] == doc["verdict"] and again["pairs"] == doc["pairs"]
+    assert again["rtt_avg_ms_matrix"] == doc["rtt_avg_ms_matrix"]
+    lines = report_csv(report).splitlines()
+    assert lines[0].startswith("sender,receiver,tool,ok,pass,why,outlier,sent,received,loss_percent,rtt_avg_ms")
+    assert len(lines) == 13 and any(line.startswith("node1,node3,fping,true,false,40 % loss,false,20,12,40.0,")
+                                    for line in lines)
+    text = text_report(report)
+    assert "RTT avg" in text and "(row pings, column answers)" in text and "40%✗" in text
+    assert "node1→node3  FAIL  avg " in text and "loss 40 % (12/20)" in text

@@ -1,0 +1,218 @@
+"""A latency test's report as a document: JSON (``netui bench ping --json``, the UI's
+export), CSV, and plain text for the terminal; and back from JSON.
+
+RTTs are milliseconds, round trip; loss is percent; ``null`` is unknown or not measured.
+Field names never change meaning; new fields may be added (``version`` changes when a
+field does).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import time
+from pathlib import Path
+
+from netui.engine.pingtest import LatencyReport
+from netui.engine.pingtools import PingSettings
+from netui.model.latency import LatencyResult, rtt_text
+
+SCHEMA_VERSION = 1
+KIND = "latency-test"
+
+
+def _num(value, digits: int = 4):
+    return None if value is None else round(value, digits)
+
+
+def summary(report: LatencyReport) -> str:
+    """The verdict in words, led by what could not be tested and whether it was cancelled."""
+    parts = []
+    if report.cancelled:
+        parts.append(f"Cancelled after {report.tests_done} of {report.tests_total} pairs")
+    if report.problems:
+        names = ", ".join(report.problems)
+        parts.append(f"Not tested: {names} ({'; '.join(dict.fromkeys(report.problems.values()))})")
+    if report.cannot_send:
+        parts.append(f"Cannot send: {'; '.join(report.cannot_send.values())}")
+    if report.verdict is not None:
+        parts.append(report.verdict.text)
+    return ". ".join(p.rstrip(".") for p in parts)
+
+
+def loss_text(r: LatencyResult) -> str:
+    """"0 %", "35 %", "12.5 %"; "—" when not counted."""
+    if r.loss_percent is None:
+        return "—"
+    return f"{r.loss_percent:.3g} %"
+
+
+def cell_text(r: LatencyResult) -> str:
+    """A matrix cell: the average RTT, with the loss when there was any ("48 µs", "51 µs 35%",
+    "100% loss", "failed")."""
+    if not r.ok:
+        return "failed"
+    if r.rtt_avg_ms is None:
+        return f"{r.loss_percent:.0f}% loss" if r.loss_percent is not None else "—"
+    loss = f" {r.loss_percent:.0f}%" if r.loss_percent else ""
+    return rtt_text(r.rtt_avg_ms) + loss
+
+
+def latency_rows(report: LatencyReport) -> list[dict]:
+    """One dict per result: the numbers, pass/fail and why, outlier."""
+    verdict = report.verdict or report.judge()
+    failing = {id(r) for r in verdict.failing}
+    outliers = {id(r) for r in verdict.outliers}
+    return [{
+        "sender": r.sender,
+        "receiver": r.receiver,
+        "tool": r.tool,
+        "ok": r.ok,
+        "pass": id(r) not in failing,
+        "why": verdict.reasons.get(r.pair) if id(r) in failing else None,
+        "outlier": id(r) in outliers,
+        "sent": r.sent,
+        "received": r.received,
+        "loss_percent": _num(r.loss_percent, 2),
+        "rtt_avg_ms": _num(r.rtt_avg_ms),
+        "rtt_p50_ms": _num(r.rtt_p50_ms),
+        "rtt_p99_ms": _num(r.rtt_p99_ms),
+        "rtt_min_ms": _num(r.rtt_min_ms),
+        "rtt_max_ms": _num(r.rtt_max_ms),
+        "error": r.error,
+        "kind": r.kind,
+    } for r in report.results]
+
+
+def report_document(report: LatencyReport) -> dict:
+    verdict = report.verdict or report.judge()
+    index = {node: i for i, node in enumerate(report.nodes)}
+    loss: list[list[float | None]] = [[None] * len(report.nodes) for _ in report.nodes]
+    for r in report.results:
+        i, j = index.get(r.sender), index.get(r.receiver)
+        if i is not None and j is not None and r.ok:
+            loss[i][j] = _num(r.loss_percent, 2)
+    return {
+        "version": SCHEMA_VERSION,
+        "kind": KIND,
+        "tool": "ping",
+        "settings": report.settings.to_dict(),
+        "nodes": list(report.nodes),
+        "matrix": report.matrix,
+        "network": report.how,
+        "addresses": dict(report.addresses),
+        "interfaces": dict(report.interfaces),
+        "tools": dict(report.tools),
+        "problems": dict(report.problems),
+        "cannot_send": dict(report.cannot_send),
+        "started": _num(report.started_wall_s, 3),
+        "elapsed_s": _num(report.elapsed_s, 3),
+        "tests_done": report.tests_done,
+        "tests_total": report.tests_total,
+        "cancelled": report.cancelled,
+        "pairs": latency_rows(report),
+        # row = sender, column = receiver
+        "rtt_avg_ms_matrix": [[_num(v) for v in row] for row in verdict.matrix(report.nodes)],
+        "loss_percent_matrix": loss,
+        "verdict": {
+            "passed": verdict.passed,
+            "text": verdict.text,
+            "suspects": list(verdict.suspects),
+            "baseline_ms": _num(verdict.baseline_ms),
+            "limit_ms": _num(verdict.limit_ms),
+        },
+        "summary": summary(report),
+    }
+
+
+def load_report(doc: dict) -> LatencyReport:
+    """A report from its JSON document (the verdict is judged again from the results)."""
+    if not isinstance(doc, dict) or doc.get("kind") != KIND:
+        raise ValueError("not a netui latency-test document")
+    settings = PingSettings.from_dict(doc.get("settings") or {})
+    results = [
+        LatencyResult(p["sender"], p["receiver"], p.get("tool") or "ping", bool(p.get("ok")),
+                      int(p.get("sent") or 0), int(p.get("received") or 0), p.get("loss_percent"),
+                      p.get("rtt_avg_ms"), p.get("rtt_p50_ms"), p.get("rtt_p99_ms"), p.get("rtt_min_ms"),
+                      p.get("rtt_max_ms"), error=p.get("error"), kind=p.get("kind"))
+        for p in doc.get("pairs") or []
+    ]
+    report = LatencyReport(settings, list(doc.get("nodes") or []), bool(doc.get("matrix")), results=results,
+                           addresses=dict(doc.get("addresses") or {}), interfaces=dict(doc.get("interfaces") or {}),
+                           tools=dict(doc.get("tools") or {}), how=doc.get("network") or "",
+                           problems=dict(doc.get("problems") or {}), cannot_send=dict(doc.get("cannot_send") or {}),
+                           tests_done=int(doc.get("tests_done") or 0), tests_total=int(doc.get("tests_total") or 0),
+                           started_wall_s=float(doc.get("started") or 0), elapsed_s=float(doc.get("elapsed_s") or 0),
+                           cancelled=bool(doc.get("cancelled")))
+    report.judge()
+    return report
+
+
+_CSV_FIELDS = ("sender", "receiver", "tool", "ok", "pass", "why", "outlier", "sent", "received", "loss_percent",
+               "rtt_avg_ms", "rtt_p50_ms", "rtt_p99_ms", "rtt_min_ms", "rtt_max_ms", "kind", "error")
+
+
+def report_csv(report: LatencyReport) -> str:
+    """One line per result (sender, receiver), milliseconds and percent."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(_CSV_FIELDS)
+    for row in latency_rows(report):
+        writer.writerow(["" if row[f] is None else str(row[f]).lower() if isinstance(row[f], bool) else row[f]
+                         for f in _CSV_FIELDS])
+    return out.getvalue()
+
+
+def export(report: LatencyReport, directory: str | Path = ".") -> tuple[Path, Path]:
+    """Write ``netui-ping-<time>.csv`` and ``.json`` into ``directory``; their paths."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(report.started_wall_s or time.time()))
+    base = Path(directory) / f"netui-ping-{stamp}"
+    csv_path, json_path = base.with_suffix(".csv"), base.with_suffix(".json")
+    csv_path.write_text(report_csv(report), encoding="utf-8")
+    json_path.write_text(json.dumps(report_document(report), indent=2) + "\n", encoding="utf-8")
+    return csv_path, json_path
+
+
+def head_text(report: LatencyReport) -> str:
+    s = report.settings
+    tools = "/".join(sorted(set(report.tools.values()))) or s.tool
+    what = f"{len(report.nodes)} nodes" if report.matrix else f"{report.nodes[0]} → {report.nodes[1]}"
+    where = f" · {report.how}" if report.how else ""
+    return f"latency ({tools}) · {what} · {s.count} probes every {s.interval_s:g} s{where}"
+
+
+def result_line(r: LatencyResult) -> str:
+    """"avg 48 µs · p50 45 µs · p99 90 µs · loss 0 % (20/20)", or the tool's words."""
+    if not r.ok:
+        return f"failed: {r.error}"
+    numbers = (f"avg {rtt_text(r.rtt_avg_ms)} · p50 {rtt_text(r.rtt_p50_ms)} · p99 {rtt_text(r.rtt_p99_ms)} · "
+               f"loss {loss_text(r)} ({r.received}/{r.sent})")
+    return numbers + (f" — {r.error}" if r.error else "")
+
+
+def text_report(report: LatencyReport) -> str:
+    """The matrix of average RTTs (row pings, column answers), every result, the verdict."""
+    verdict = report.verdict or report.judge()
+    nodes = report.nodes
+    failing = {r.pair for r in verdict.failing}
+    by_pair = {r.pair: r for r in report.results}
+    lines = [head_text(report) + f" · {report.elapsed_s:.1f} s"]
+    width = max([len(n) for n in nodes] + [10])
+    lines.append("RTT avg".ljust(width) + "".join(n.rjust(width + 2) for n in nodes) +
+                 "   (row pings, column answers)")
+    for a in nodes:
+        cells = []
+        for b in nodes:
+            r = by_pair.get((a, b))
+            if a == b or r is None:
+                cells.append("·".rjust(width + 2))
+            else:
+                cells.append((cell_text(r) + ("✗" if (a, b) in failing else " ")).rjust(width + 2))
+        lines.append(a.ljust(width) + "".join(cells))
+    lines.append("")
+    for r in report.results:
+        state = "FAIL" if r.pair in failing else "pass"
+        lines.append(f"{r.sender}→{r.receiver}  {state}  {result_line(r)}")
+    lines += ["", summary(report)]
+    return "\n".join(lines)
