@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from netui.collectors.doctor_probe import doctor_script, parse_doctor_probe
 from netui.engine.shell import CommandFailed, LocalShell, run_guarded, shells_for
-from netui.model.doctor import CHECKS, Finding, NodeFacts, diagnose, failing_nodes, nodes_text
+from netui.model.doctor import CHECKS, Finding, NodeFacts, diagnose, failing_nodes, grouped, nodes_text
 from netui.model.doctor_sysctl import Recommendations
 from netui.model.health import Level
 from netui.model.node import Node, NodeState
@@ -175,7 +175,7 @@ def doctor_document(report: DoctorReport) -> dict:
         "kind": "doctor",
         "nodes": list(report.nodes),
         "failed": report.failed,
-        "failing_nodes": failing_nodes(report.findings),
+        "failing_nodes": failing_nodes(report.findings, report.nodes),
         "counts": report.counts(),
         "started": round(report.started_wall_s, 3),
         "elapsed_s": round(report.elapsed_s, 3),
@@ -191,25 +191,42 @@ PERSIST_NOTE = ("sysctl -w and ip link last until the next reboot: keep sysctls 
 def summary(report: DoctorReport) -> str:
     """One line: the verdict and who is mistuned."""
     nodes = nodes_text(len(report.nodes))
-    bad = failing_nodes(report.findings)
+    bad = failing_nodes(report.findings, report.nodes)
     counts = report.counts()
     tally = ", ".join(f"{n} {label}{'s' if n > 1 and label == 'warning' else ''}"
                       for label, n in counts.items() if label != "ok")
     if not report.problems:
         return f"{nodes}: all checks passed"
     head = f"{nodes}: {tally}"
-    return head + (f" · failing: {', '.join(bad)}" if bad else " · nothing failing")
+    return head + (f" · failing: {fold(bad)}" if bad else " · nothing failing")
+
+
+def fold(nodes: list[str]) -> str:
+    """Node names as a range where they make one: "node[1-2,4]" (ClusterShell)."""
+    if len(nodes) < 2:
+        return ",".join(nodes)
+    try:
+        from ClusterShell.NodeSet import NodeSet
+
+        return str(NodeSet.fromlist(nodes))
+    except Exception:  # noqa: BLE001 - a name ClusterShell cannot fold is shown as it is
+        return ",".join(nodes)
 
 
 def text_report(report: DoctorReport) -> str:
-    """Findings worst first, each with its evidence and its command; then what passed."""
-    width = max([len(f.node or "") for f in report.findings] + [4])
+    """Findings worst first (alike ones once, with their nodes), each with its evidence and
+    its command; then what passed."""
+    rows = [(f, fold(nodes) or "all") for f, nodes in grouped(report.problems)]
+    width = min(max([len(where) for _, where in rows] + [4]), 24)
     lines = [f"netui doctor · {summary(report)} · {report.elapsed_s:.1f} s", ""]
-    for f in report.problems:
-        where = f"{f.node or 'all':<{width}}"
+    indent = " " * (8 + 1 + width + 2)
+    for f, where in rows:
         subject = f"{f.subject}: " if f.subject and not f.evidence.startswith(f.subject) else ""
-        lines.append(f"{f.severity.label.upper():<8} {where}  {f.check:<16} {subject}{f.evidence}")
-        indent = " " * (8 + 1 + width + 2)
+        head = f"{f.severity.label.upper():<8} {where:<{width}}  "
+        if len(where) > width:
+            lines.append(f"{f.severity.label.upper():<8} {where}")
+            head = indent
+        lines.append(f"{head}{f.check:<16} {subject}{f.evidence}")
         if f.fix:
             lines.append(f"{indent}fix: {f.fix}")
         if f.look:

@@ -454,6 +454,21 @@ def diagnose(facts: Sequence[NodeFacts], rec: Recommendations | None = None) -> 
     return out
 
 
-def failing_nodes(findings: Iterable[Finding]) -> list[str]:
-    """The nodes with a warning or worse, each once, in the order of the findings."""
-    return list(dict.fromkeys(f.node for f in findings if f.failed and f.node))
+def failing_nodes(findings: Iterable[Finding], order: Sequence[str] | None = None) -> list[str]:
+    """The nodes with a warning or worse, each once: in ``order`` (the fleet's), else in
+    the order of the findings."""
+    bad = dict.fromkeys(f.node for f in findings if f.failed and f.node)
+    return [n for n in order if n in bad] if order is not None else list(bad)
+
+
+def grouped(findings: Iterable[Finding]) -> list[tuple[Finding, list[str]]]:
+    """Findings alike but for their node, once each with the nodes they are about (a
+    mistuned default is one line for the fleet, not one per node), in the order of their
+    first member. Fleet-wide findings (node None) have no nodes."""
+    groups: dict[tuple, tuple[Finding, list[str]]] = {}
+    for f in findings:
+        key = (f.check, f.severity, f.subject, f.evidence, f.fix, f.look, f.node is None)
+        first, nodes = groups.setdefault(key, (f, []))
+        if f.node:
+            nodes.append(f.node)
+    return list(groups.values())

@@ -23,6 +23,7 @@ from netui.model.doctor import (
     diagnose,
     failed,
     failing_nodes,
+    grouped,
 )
 from netui.model.doctor_sysctl import SYSCTL_KEYS, size_text, sysctl_command
 from netui.model.health import Level
@@ -360,4 +361,18 @@ def test_the_document_and_the_text_name_the_mistuned_nodes():
     text = text_report(report)
     assert "fix: ip link set dev eth0 mtu 9000" in text
     assert 'fix: sysctl -w net.ipv4.tcp_rmem="4096 131072 134217728"' in text
-    assert summary(report) == "4 nodes: 1 critical, 1 warning · failing: node2, node3"
+    assert summary(report) == "4 nodes: 1 critical, 1 warning · failing: node[2-3]"
+
+
+def test_alike_findings_are_one_line_with_a_range_of_nodes():
+    facts = [node(f"gpu{k:03d}", sysctls={"net.ipv4.tcp_slow_start_after_idle": "1"}) for k in range(1, 129)]
+    facts[6] = node("gpu007", iface(mtu=1500), sysctls={"net.ipv4.tcp_slow_start_after_idle": "1"})
+    findings = diagnose(facts)
+    groups = [(f.check, nodes) for f, nodes in grouped(findings) if f.severity > Level.OK]
+    assert groups == [("mtu", ["gpu007"]), ("sysctl", [f.name for f in facts])]
+    report = DoctorReport([f.name for f in facts], findings, {f.name: f for f in facts}, 1.0, 0.5)
+    text = text_report(report)
+    assert "WARNING  gpu[001-128]  sysctl           net.ipv4.tcp_slow_start_after_idle: 1" in text
+    assert text.count("tcp_slow_start_after_idle") == 2  # the finding and its fix, once
+    assert summary(report) == "128 nodes: 1 critical, 128 warnings · failing: gpu[001-128]"
+    assert doctor_document(report)["failing_nodes"] == [f.name for f in facts]
