@@ -16,7 +16,7 @@ from netui.engine.recording import RecordingError, dump_lines, load_recording
 from netui.engine.sources import LocalSource, ReplaySource
 from netui.model.node import NodeState
 
-COMMANDS = ("snapshot", "record", "bench")
+COMMANDS = ("snapshot", "record", "bench", "doctor")
 
 
 def _positive_float(text: str) -> float:
@@ -82,7 +82,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         p = argparse.ArgumentParser(
             prog="netui",
             description="A terminal cockpit for the network of a training cluster. "
-                        "With no arguments it watches this host. Commands: snapshot, record, bench.",
+                        "With no arguments it watches this host. Commands: snapshot, record, bench, doctor.",
         )
         p.add_argument("--version", action="version", version=f"netui {__version__}")
         p.add_argument("--history", type=_positive_float, default=900.0, metavar="S",
@@ -241,6 +241,10 @@ def main(argv: list[str] | None = None) -> int:
         from netui.benchcmd import main as bench_main
 
         return bench_main(argv[1:])
+    if command == "doctor":  # configuration checks: their own options (netui/doctorcmd.py)
+        from netui.doctorcmd import main as doctor_main
+
+        return doctor_main(argv[1:])
     args = build_parser(command).parse_args(argv[1:] if command else argv)
     if command == "snapshot":
         monitor = build_monitor(args, history_s=60)

@@ -1,0 +1,73 @@
+"""``netui doctor``: the cluster's configuration checked, without a screen.
+
+    netui doctor                          # this host
+    netui doctor node[1-4]                # over SSH: per node and across nodes
+    netui doctor gpu[001-128] --json      # the JSON document; "failing_nodes" names the mistuned
+
+Connects to the nodes as ``netui`` does (the usual SSH options), waits until each node has
+a sample (or has failed), probes every node once, prints the findings worst first — each
+with its evidence and the command that fixes it — and exits 1 when any finding is a
+warning or worse (2 on bad arguments).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+
+EXIT_FAILED = 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from netui.cli import _common, _positive_float
+
+    p = argparse.ArgumentParser(
+        prog="netui doctor",
+        description="Check MTU, link speeds, RDMA ports, sysctls, interface errors, IRQs and packet steering "
+                    "on every node and across nodes. Exit status 1 when any finding is a warning or worse.")
+    p.add_argument("--json", action="store_true", help="print the JSON document instead of text")
+    p.add_argument("--timeout", type=_positive_float, default=10.0, metavar="S",
+                   help="seconds for each node's probe (default 10)")
+    _common(p)
+    p.set_defaults(interval=0.5)  # two samples soon: errors "rising now" need a rate
+    return p
+
+
+async def _doctor(monitor, connect_timeout_s: float, probe_timeout_s: float):
+    from netui.cli import _SETTLED
+    from netui.engine.doctor import examine
+
+    runner = asyncio.ensure_future(monitor.run())
+    try:
+        def settled() -> bool:
+            return all(n.samples_seen >= 2 or n.state in _SETTLED for n in monitor.fleet)
+
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + connect_timeout_s + 3 * monitor.interval_s + 2
+        while not settled() and loop.time() < deadline:
+            await asyncio.sleep(0.05)
+        return await examine(monitor, timeout_s=probe_timeout_s)
+    finally:
+        await monitor.close()
+        runner.cancel()
+        await asyncio.gather(runner, return_exceptions=True)
+
+
+def main(argv: list[str]) -> int:
+    from netui.cli import build_sources
+    from netui.engine.doctor import doctor_document, text_report
+    from netui.engine.monitor import Monitor
+
+    args = build_parser().parse_intermixed_args(argv)
+    sources, connector = build_sources(args)
+    monitor = Monitor(sources, interval_s=args.interval, history_s=60)
+    monitor.connector = connector
+    try:
+        report = asyncio.run(_doctor(monitor, args.connect_timeout, args.timeout))
+    except KeyboardInterrupt:
+        print("netui doctor: interrupted", file=sys.stderr)
+        return 130
+    print(json.dumps(doctor_document(report), indent=2) if args.json else text_report(report))
+    return EXIT_FAILED if report.failed else 0
