@@ -14,6 +14,7 @@ from netui.engine.pairtools import PairSettings
 from netui.model.testnet import suggest_interface
 from netui.ui.cluster import ClusterScreen
 from netui.ui.columns import GridOptions
+from netui.ui.doctor import DoctorScreen
 from netui.ui.help import HelpScreen
 from netui.ui.matrix import MatrixScreen
 from netui.ui.node import NodeScreen
@@ -70,6 +71,9 @@ class NetuiApp(App):
 
     def open_node(self, name: str) -> None:
         self.push_screen(NodeScreen(name))
+
+    def open_doctor(self, nodes: list[str]) -> None:
+        self.push_screen(DoctorScreen(nodes))
 
     def start_pair_test(self, tool: str, nodes: list[str], *, matrix: bool) -> None:
         """Ask for the settings (the last ones offered), then run the test on its screen."""
@@ -131,6 +135,10 @@ class NetuiApp(App):
                                 lambda: screen.action_pair_test("ib_write_bw"))
             yield SystemCommand("ib_write_bw matrix", "RDMA, all pairs of the marked nodes, or of all (R)",
                                 lambda: screen.action_pair_matrix("ib_write_bw"))
+            yield SystemCommand("Doctor", "Check MTU, link speeds, RDMA ports, sysctls… of the marked nodes, "
+                                          "or of all (D)", screen.action_doctor)
+        if isinstance(screen, DoctorScreen):
+            yield SystemCommand("Doctor again", "Run the checks again, after a fix (r)", screen.action_rerun)
         if isinstance(screen, MatrixScreen):
             yield SystemCommand("Export pair test", "Write the results as CSV and JSON (e)", screen.action_export)
             yield SystemCommand("Cancel pair test / back", "Stop every test, or leave the matrix (Esc)",

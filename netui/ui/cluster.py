@@ -26,6 +26,7 @@ class ClusterScreen(Screen):
         Binding("T", "pair_matrix('iperf3')", "iperf3 matrix", show=False, key_display="T"),
         Binding("r", "pair_test('ib_write_bw')", "RDMA pair", show=False),
         Binding("R", "pair_matrix('ib_write_bw')", "RDMA matrix", show=False, key_display="R"),
+        Binding("D", "doctor", "Doctor", show=False, key_display="D"),
     ]
 
     def compose(self) -> ComposeResult:
@@ -145,6 +146,11 @@ class ClusterScreen(Screen):
             self.notify("a matrix needs at least two nodes", severity="warning", timeout=3)
             return
         self.app.start_pair_test(tool, nodes, matrix=True)  # type: ignore[attr-defined]
+
+    def action_doctor(self) -> None:
+        """The doctor over the marked nodes, or over all of them."""
+        nodes = self._marked() or [n.name for n in self.app.monitor.fleet]  # type: ignore[attr-defined]
+        self.app.open_doctor(nodes)  # type: ignore[attr-defined]
 
     def on_fleet_grid_marks_changed(self, event: FleetGrid.MarksChanged) -> None:
         count = len(event.marked)

@@ -21,6 +21,7 @@ KEYS = (
     ("t / T", "iperf3: the 2 marked nodes / all pairs of the marked (or all)"),
     ("r / R", "the same with ib_write_bw (RDMA)"),
     ("e / Esc", "pair test: export CSV and JSON / cancel it, then back"),
+    ("D", "doctor: MTU, link speeds, RDMA ports, sysctls … of the marked (or all)"),
     ("ctrl+p", "command palette: every action by name"),
     ("?", "this help"),
     ("q", "quit"),
