@@ -162,7 +162,7 @@ class MatrixScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Static(id="matrix-head")
         with VerticalScroll():
-            yield Heatmap(id="heatmap")
+            yield self._make_map()
             yield Static(id="matrix-verdict")
             yield Static(id="matrix-results")
         yield Static(id="matrix-progress")
@@ -170,12 +170,37 @@ class MatrixScreen(Screen):
 
     def on_mount(self) -> None:
         if self.report is None:
-            self.test = PairTest(self.app.monitor, self.nodes, self.settings, matrix=self.matrix,  # type: ignore[attr-defined]
-                                 on_progress=lambda p: self.post_message(self.Progress(p)),
-                                 on_result=lambda r: self.post_message(self.ResultIn(r)))
+            self.test = self._new_test(on_progress=lambda p: self.post_message(self.Progress(p)),
+                                       on_result=lambda r: self.post_message(self.ResultIn(r)))
             self.run_worker(self._run(self.test), name="pairtest", group="pairtest", exclusive=True,
                             exit_on_error=False)
         self._show()
+
+    # what a kind of test brings (a latency test overrides these: ui/latency.py) --------------
+    def _make_map(self) -> Static:
+        return Heatmap(id="heatmap")
+
+    def _new_test(self, **callbacks):
+        return PairTest(self.app.monitor, self.nodes, self.settings, matrix=self.matrix,  # type: ignore[attr-defined]
+                        **callbacks)
+
+    def _empty_report(self):
+        return PairTestReport(self.settings, self.nodes, self.matrix, results=list(self.results))
+
+    def _head(self, report) -> str:
+        s = self.settings
+        where = f" · {report.how}" if report is not None and report.how else ""
+        what = f"{len(self.nodes)} nodes" if self.matrix else f"{self.nodes[0]} → {self.nodes[1]}"
+        return f"{s.tool} · {what} · {DIRECTION_LABELS[s.direction]} · {s.duration_s} s per test{where}"
+
+    def _show_map(self, verdict, running: tuple[Pair, ...]) -> None:
+        self.query_one(Heatmap).show(self.nodes, self.results, verdict, running)
+
+    def _summary(self) -> str:
+        return summary(self.report)
+
+    def _export(self, directory: Path) -> tuple[Path, Path]:
+        return export(self.report, directory)
 
     async def _run(self, test: PairTest) -> None:
         try:
@@ -207,7 +232,7 @@ class MatrixScreen(Screen):
 
     def on_matrix_screen_finished(self, message: Finished) -> None:
         if message.report is None:
-            self.report = PairTestReport(self.settings, self.nodes, self.matrix, results=list(self.results))
+            self.report = self._empty_report()
             self.report.judge()
             self.query_one("#matrix-progress", Static).update(f"the test stopped: {message.error}")
         else:
@@ -217,19 +242,15 @@ class MatrixScreen(Screen):
 
     # showing ----------------------------------------------------------------------------
     def _show(self) -> None:
-        s = self.settings
         report = self.report if self.report is not None else (self.test.report if self.test else None)
-        where = f" · {report.how}" if report is not None and report.how else ""
-        what = f"{len(self.nodes)} nodes" if self.matrix else f"{self.nodes[0]} → {self.nodes[1]}"
-        self.query_one("#matrix-head", Static).update(
-            f"{s.tool} · {what} · {DIRECTION_LABELS[s.direction]} · {s.duration_s} s per test{where}")
+        self.query_one("#matrix-head", Static).update(self._head(report))
         verdict = self.report.verdict if self.report is not None else None
         running = self.progress.running if self.progress is not None and self.running else ()
-        self.query_one(Heatmap).show(self.nodes, self.results, verdict, running)
+        self._show_map(verdict, running)
         self._show_results(verdict)
         box = self.query_one("#matrix-verdict", Static)
         if self.report is not None:
-            box.update(summary(self.report))
+            box.update(self._summary())
             box.set_class(bool(verdict and not verdict.passed), "-failed")
             box.set_class(bool(verdict and verdict.passed), "-passed")
             if self.progress is None or self.progress.phase in ("done", "cancelled"):
@@ -281,7 +302,7 @@ class MatrixScreen(Screen):
             self.notify("the test is still running", severity="warning", timeout=2)
             return
         try:
-            csv_path, json_path = export(self.report, Path.cwd())
+            csv_path, json_path = self._export(Path.cwd())
         except OSError as exc:
             self.notify(f"export failed: {exc}", severity="error")
             return

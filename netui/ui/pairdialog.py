@@ -1,4 +1,4 @@
-"""The settings of a pair test, asked before it starts (t, T, r, R in the grid).
+"""The settings of a pair test, asked before it starts (t, T, r, R in the grid; l for latency).
 
 The dialog is filled with the last settings used (the app remembers them between runs) and
 dismisses with the new ``PairSettings``, or None when the user backs out. It checks
@@ -14,6 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
 from netui.engine.pairtools import DIRECTION_LABELS, DIRECTIONS, IB_WRITE_BW, IPERF3, PairSettings
+from netui.engine.pingtools import AUTO, PingSettings
 from netui.model.pairs import all_pairs_rounds, one_at_a_time
 
 
@@ -171,6 +172,108 @@ class PairTestDialog(ModalScreen[PairSettings | None]):
         self._show_plan()
 
     def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
+        self._show_plan()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.action_start()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "start":
+            self.action_start()
+        else:
+            self.action_cancel()
+
+    def action_start(self) -> None:
+        try:
+            settings = self.read()
+        except ValueError as exc:
+            self.query_one("#pair-error", Static).update(str(exc))
+            return
+        self.dismiss(settings)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class LatencyDialog(ModalScreen[PingSettings | None]):
+    """The latency test's settings (``l``): probes, interval, network, tool, pass rule."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    DEFAULT_CSS = PairTestDialog.DEFAULT_CSS.replace("PairTestDialog", "LatencyDialog")
+
+    def __init__(self, settings: PingSettings, nodes: list[str], *, suggested_interface: str | None = None) -> None:
+        super().__init__()
+        self.settings = settings
+        self.nodes = nodes
+        self.suggested_interface = suggested_interface
+
+    def compose(self) -> ComposeResult:
+        s = self.settings
+        what = (f"{self.nodes[0]} ↔ {self.nodes[1]}" if len(self.nodes) == 2
+                else f"matrix over {len(self.nodes)} nodes")
+        auto = "auto: the fastest subnet all nodes share" + (
+            f" ({self.suggested_interface})" if self.suggested_interface else "")
+        with Vertical():
+            yield Static(f"latency (ping): {what}", id="pair-title")
+            with Grid():
+                yield Label("Probes per pair")
+                yield Input(_text(s.count), id="count", type="integer")
+                yield Label("Interval (s)")
+                yield Input(_text(s.interval_s), id="interval", type="number")
+                yield Label("Tool")
+                yield Select([("fping where present, else ping", AUTO), ("fping", "fping"), ("ping", "ping")],
+                             allow_blank=False, id="tool", value=s.tool)
+                yield Label("Test on (subnet / iface)")
+                yield Input(s.test_net, placeholder=auto, id="test-net")
+                yield Label("Loss allowed (%)")
+                yield Input(_text(s.max_loss_percent), id="max-loss", type="number")
+                yield Label("RTT outlier at ×typical")
+                yield Input(_text(s.rtt_factor), id="rtt-factor", type="number")
+                yield Label("... or fail above (ms)")
+                yield Input(_text(s.threshold_ms), placeholder="unset: the outlier rule", id="threshold-ms",
+                            type="number")
+            yield Static("", id="pair-plan")
+            yield Static("", id="pair-error")
+            with Horizontal():
+                yield Button("Start", variant="primary", id="start")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self._show_plan()
+        self.query_one("#count", Input).focus()
+
+    def _show_plan(self) -> None:
+        try:
+            s = self.read()
+        except ValueError:
+            return
+        n = len(self.nodes)
+        pairs = n * (n - 1)
+        seconds = s.expected_s(n - 1) + 0.5
+        self.query_one("#pair-plan", Static).update(
+            f"{pairs} directions, every node pinging every other at once: about {seconds:.0f} s. "
+            "Enter starts, Esc cancels.")
+
+    def read(self) -> PingSettings:
+        """The settings as typed; ValueError with the reason when they are not valid."""
+        def value(widget_id: str) -> str:
+            return self.query_one(f"#{widget_id}", Input).value
+
+        fields = dict(
+            count=_int(value("count"), "probes") or 0,
+            interval_s=_float(value("interval"), "interval") or 0.0,
+            tool=self.query_one("#tool", Select).value,
+            test_net=value("test-net").strip(),
+            max_loss_percent=_float(value("max-loss"), "loss allowed") or 0.0,
+            rtt_factor=_float(value("rtt-factor"), "RTT outlier factor") or 0.0,
+            threshold_ms=_float(value("threshold-ms"), "fail above ms"),
+        )
+        return PingSettings.from_dict(self.settings.to_dict() | fields).check()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self._show_plan()
+
+    def on_select_changed(self, event: Select.Changed) -> None:
         self._show_plan()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
