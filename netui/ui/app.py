@@ -11,14 +11,16 @@ from textual.screen import Screen
 
 from netui.engine.monitor import Monitor
 from netui.engine.pairtools import PairSettings
+from netui.engine.pingtools import PingSettings
 from netui.model.testnet import suggest_interface
 from netui.ui.cluster import ClusterScreen
 from netui.ui.columns import GridOptions
 from netui.ui.doctor import DoctorScreen
 from netui.ui.help import HelpScreen
+from netui.ui.latency import LatencyScreen
 from netui.ui.matrix import MatrixScreen
 from netui.ui.node import NodeScreen
-from netui.ui.pairdialog import PairTestDialog
+from netui.ui.pairdialog import LatencyDialog, PairTestDialog
 
 
 class FleetUpdated(Message):
@@ -49,6 +51,7 @@ class NetuiApp(App):
         self.show_all = False
         self.grid_options = GridOptions()
         self.pair_settings = PairSettings()  # the last pair test's, offered again next time
+        self.latency_settings = PingSettings()  # the same for the latency test
         monitor.on_update = lambda: self.post_message(FleetUpdated())
 
     def on_mount(self) -> None:
@@ -87,6 +90,19 @@ class NetuiApp(App):
 
         self.push_screen(PairTestDialog(settings, nodes, matrix=matrix,
                                         suggested_interface=suggest_interface(samples)), start)
+
+    def start_latency_test(self, nodes: list[str]) -> None:
+        """Ask for the latency settings (the last ones offered), then run it on its screen:
+        every node pings every other (two nodes: the pair, both ways)."""
+        samples = {n: self.monitor.fleet[n].sample for n in nodes}
+
+        def start(chosen: PingSettings | None) -> None:
+            if chosen is not None:
+                self.latency_settings = chosen
+                self.push_screen(LatencyScreen(nodes=nodes, settings=chosen, matrix=True))
+
+        self.push_screen(LatencyDialog(self.latency_settings, nodes, suggested_interface=suggest_interface(samples)),
+                         start)
 
     # actions -------------------------------------------------------------------------------
     def action_help(self) -> None:
@@ -135,11 +151,17 @@ class NetuiApp(App):
                                 lambda: screen.action_pair_test("ib_write_bw"))
             yield SystemCommand("ib_write_bw matrix", "RDMA, all pairs of the marked nodes, or of all (R)",
                                 lambda: screen.action_pair_matrix("ib_write_bw"))
+            yield SystemCommand("Latency matrix", "RTT and loss (fping or ping) between the marked nodes, "
+                                                  "or all (l)", screen.action_latency)
             yield SystemCommand("Doctor", "Check MTU, link speeds, RDMA ports, sysctls… of the marked nodes, "
                                           "or of all (D)", screen.action_doctor)
         if isinstance(screen, DoctorScreen):
             yield SystemCommand("Doctor again", "Run the checks again, after a fix (r)", screen.action_rerun)
-        if isinstance(screen, MatrixScreen):
+        if isinstance(screen, LatencyScreen):
+            yield SystemCommand("Export latency test", "Write the results as CSV and JSON (e)", screen.action_export)
+            yield SystemCommand("Cancel latency test / back", "Stop every ping, or leave the matrix (Esc)",
+                                screen.action_back)
+        elif isinstance(screen, MatrixScreen):
             yield SystemCommand("Export pair test", "Write the results as CSV and JSON (e)", screen.action_export)
             yield SystemCommand("Cancel pair test / back", "Stop every test, or leave the matrix (Esc)",
                                 screen.action_back)

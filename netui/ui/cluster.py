@@ -26,6 +26,7 @@ class ClusterScreen(Screen):
         Binding("T", "pair_matrix('iperf3')", "iperf3 matrix", show=False, key_display="T"),
         Binding("r", "pair_test('ib_write_bw')", "RDMA pair", show=False),
         Binding("R", "pair_matrix('ib_write_bw')", "RDMA matrix", show=False, key_display="R"),
+        Binding("l", "latency", "Latency", show=False),
         Binding("D", "doctor", "Doctor", show=False, key_display="D"),
     ]
 
@@ -152,7 +153,16 @@ class ClusterScreen(Screen):
         nodes = self._marked() or [n.name for n in self.app.monitor.fleet]  # type: ignore[attr-defined]
         self.app.open_doctor(nodes)  # type: ignore[attr-defined]
 
+    def action_latency(self) -> None:
+        """RTT and loss between the marked nodes (all when none are marked)."""
+        nodes = self._marked() or [n.name for n in self.app.monitor.fleet]  # type: ignore[attr-defined]
+        if len(nodes) < 2:
+            self.notify("a latency test needs at least two nodes", severity="warning", timeout=3)
+            return
+        self.app.start_latency_test(nodes)  # type: ignore[attr-defined]
+
     def on_fleet_grid_marks_changed(self, event: FleetGrid.MarksChanged) -> None:
         count = len(event.marked)
-        hint = "t or r: a pair test" if count == 2 else "T or R: the matrix over them" if count > 2 else ""
+        hint = ("t or r: a pair test, l: latency" if count == 2 else
+                "T or R: the matrix over them, l: latency" if count > 2 else "")
         self.notify(f"{count} marked" + (f" — {hint}" if hint else ""), timeout=1.5)
