@@ -217,3 +217,145 @@ def test_the_colour_scale_puts_the_pass_mark_mid_way():
     assert scale_share(10.0, 2.0, 10.0) == 1.0
     assert scale_share(5.0, None, 10.0) == 0.5  # no pass mark: against the best
     assert scale_share(3.0, 2.0, 0.0) == 1.0
+
+
+# --- latency (l) ----------------------------------------------------------------------------------
+
+LATENCY_SAVED = Path(__file__).parent / "data" / "latency-lab-loss-node3.json"
+
+
+async def test_l_asks_for_latency_settings_over_the_marked_or_all_and_remembers_them():
+    from netui.ui.latency import LatencyScreen
+    from netui.ui.pairdialog import LatencyDialog
+
+    app = scripted_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await poll(app, pilot)
+        await pilot.press("s", "l")
+        await pilot.pause()
+        dialog = app.screen
+        assert isinstance(dialog, LatencyDialog) and dialog.nodes == ["gpu01", "gpu02", "gpu03", "gpu04"]
+        assert "12 directions, every node pinging every other at once" in plain(dialog.query_one("#pair-plan"))
+        dialog.query_one("#interval").value = "0.05"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "interval must be 0.2 to 10 seconds" in plain(dialog.query_one("#pair-error"))
+        dialog.query_one("#interval").value = "0.5"
+        dialog.query_one("#count").value = "7"
+        await pilot.press("enter")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, LatencyScreen)
+        for _ in range(50):  # scripted nodes cannot run commands: every pair fails at once, in words
+            if screen.report is not None:
+                break
+            await pilot.pause(0.05)
+        assert screen.report is not None and len(screen.report.results) == 12
+        assert "Not tested: gpu01, gpu02, gpu03, gpu04" in plain(screen.query_one("#matrix-verdict"))
+        assert "fail ✗" in plain(screen.query_one("#latency-map"))
+        assert "7 probes every 0.5 s" in plain(screen.query_one("#matrix-head"))
+        await pilot.press("escape")
+        assert isinstance(app.screen, ClusterScreen)
+        assert (app.latency_settings.count, app.latency_settings.interval_s) == (7, 0.5)
+        await pilot.press("home", "space", "space", "l")  # two marked: the pair, both ways
+        await pilot.pause()
+        assert isinstance(app.screen, LatencyDialog) and app.screen.nodes == ["gpu01", "gpu02"]
+        assert app.screen.query_one("#count").value == "7"
+        assert "latency (ping): gpu01 ↔ gpu02" in plain(app.screen.query_one("#pair-title"))
+        await pilot.press("escape")
+        assert isinstance(app.screen, ClusterScreen)
+
+
+async def test_the_latency_matrix_of_a_saved_lab_run(tmp_path, monkeypatch):
+    from netui.engine.pingdoc import load_report as load_latency
+    from netui.ui.latency import LatencyScreen
+
+    report = load_latency(json.loads(LATENCY_SAVED.read_text()))
+    app = scripted_app()
+    async with app.run_test(size=(130, 40)) as pilot:
+        await poll(app, pilot, 1)
+        app.push_screen(LatencyScreen(report=report))
+        await pilot.pause()
+        heat = plain(app.screen.query_one("#latency-map"))
+        lines = [line for line in heat.splitlines() if line.strip()]
+        assert lines[0].split() == ["ping", "↓", "answer", "→", "node1", "node2", "node3", "node4"]
+        node1 = lines[1]
+        assert node1.split()[:4] == ["node1", "·", "57", "µs"] and "40% ✗" in node1
+        assert lines[3].count("✗") == 3  # node3's own pings lose too
+        assert "colour: the typical RTT (28 µs) at the top" in heat
+        verdict = plain(app.screen.query_one("#matrix-verdict"))
+        assert "node3 is in 3 of 3 failing pairs — suspect node3's link (loss)" in verdict
+        results = plain(app.screen.query_one("#matrix-results"))
+        assert "node1→node3  FAIL  avg 61 µs · p50 39 µs · p99 170 µs · loss 40 % (12/20)   (40 % loss)" in results
+        assert "node1→node2  pass  avg 57 µs" in results
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert "Export latency test" in titles and "Export pair test" not in titles
+        monkeypatch.chdir(tmp_path)
+        await pilot.press("e")
+        await pilot.pause()
+        written = sorted(p.name for p in tmp_path.iterdir())
+        assert [Path(n).suffix for n in written] == [".csv", ".json"] and written[0].startswith("netui-ping-")
+        assert json.loads((tmp_path / written[1]).read_text())["verdict"]["suspects"] == ["node3"]
+        await pilot.press("escape")
+        assert isinstance(app.screen, ClusterScreen)
+
+
+async def test_the_palette_offers_the_latency_matrix():
+    app = scripted_app()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await poll(app, pilot, 1)
+        assert "Latency matrix" in [c.title for c in app.get_system_commands(app.screen)]
+
+
+@pytest.mark.skipif(shutil.which("fping") is None and shutil.which("ping") is None, reason="no ping, no fping")
+async def test_latency_from_the_grid_in_the_lab_and_esc_cancels(lab):
+    from netui.ui.latency import LatencyMap, LatencyScreen
+    from tests.test_latency_lab import pings_left
+
+    settings = SshSettings(config_paths=[str(lab.ssh_config)], connect_timeout_s=5)
+    connector = SshConnector(settings)
+    monitor = Monitor([SshSource(n.name, n.name, connector) for n in lab.nodes], interval_s=0.5, history_s=60)
+    monitor.connector = connector
+    app = make_app(monitor)
+    async with app.run_test(size=(130, 40)) as pilot:
+        deadline = time.monotonic() + 10
+        while not all(n.state is NodeState.UP for n in monitor.fleet) and time.monotonic() < deadline:
+            await pilot.pause(0.1)
+        await pilot.press("s", "space", "space", "space", "l")  # node1 … node3
+        await pilot.pause()
+        app.screen.query_one("#count").value = "5"
+        await pilot.press("enter")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, LatencyScreen) and screen.nodes == ["node1", "node2", "node3"]
+        deadline = time.monotonic() + 15
+        while screen.report is None and time.monotonic() < deadline:
+            await pilot.pause(0.1)
+        assert screen.report is not None and len(screen.report.results) == 6
+        heat = plain(screen.query_one(LatencyMap))
+        assert heat.count("µs") + heat.count(" ms") >= 6, heat
+        assert "all 3 pairs pass" in plain(screen.query_one("#matrix-verdict"))
+        assert "on 198.18.0.0/24" in plain(screen.query_one("#matrix-head"))
+        await pilot.press("escape")
+        assert isinstance(app.screen, ClusterScreen)
+        app.latency_settings = app.latency_settings.from_dict(app.latency_settings.to_dict() | {"count": 300})
+        await pilot.press("l", "enter")  # a long one, cancelled with Esc
+        await pilot.pause()
+        screen = app.screen
+        deadline = time.monotonic() + 10
+        while len(pings_left(lab)) < 3 and time.monotonic() < deadline:
+            await pilot.pause(0.1)
+        assert len(pings_left(lab)) == 3, pings_left(lab)
+        await pilot.press("escape")
+        deadline = time.monotonic() + 5
+        while screen.report is None and time.monotonic() < deadline:
+            await pilot.pause(0.1)
+        assert screen.report is not None and screen.report.cancelled
+        assert "cancelled" in plain(screen.query_one("#matrix-progress"))
+        deadline = time.monotonic() + 4
+        while pings_left(lab) and time.monotonic() < deadline:
+            await pilot.pause(0.1)
+        assert not pings_left(lab)
+        await pilot.press("escape")
+        assert isinstance(app.screen, ClusterScreen)
+    await asyncio.sleep(0)

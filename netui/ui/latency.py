@@ -79,6 +79,8 @@ class LatencyMap(Static):
 class LatencyScreen(MatrixScreen):
     """A latency test: started here (``settings``: ``PingSettings``), or a saved ``report``."""
 
+    CANCELLING = "cancelling: stopping every ping"
+
     def _make_map(self) -> Static:
         return LatencyMap(id="latency-map")
 

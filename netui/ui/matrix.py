@@ -119,6 +119,7 @@ class MatrixScreen(Screen):
     """
 
     SHOW_EVERY_S = 0.2
+    CANCELLING = "cancelling: stopping both ends of every test"
 
     class Progress(Message):
         """Where the test is; a newer one replaces an unhandled older one."""
@@ -293,7 +294,7 @@ class MatrixScreen(Screen):
         if self.running and self.test is not None:
             if not self.test.cancelled:
                 self.test.cancel()
-                self.notify("cancelling: stopping both ends of every test", timeout=2)
+                self.notify(self.CANCELLING, timeout=2)
             return
         self.app.pop_screen()
 
