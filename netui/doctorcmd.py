@@ -32,6 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seconds for each node's probe (default 10)")
     _common(p)
     p.set_defaults(interval=0.5)  # two samples soon: errors "rising now" need a rate
+    for action in p._actions:
+        if action.dest == "interval":
+            action.help = "seconds between samples (default 0.5: interface errors are judged over one interval)"
     return p
 
 

@@ -128,7 +128,7 @@ async def examine(monitor, nodes: Sequence[str] | None = None, *, shells: dict |
         elif name not in shells:
             interfaces, errors = _interfaces(node)
             facts[name] = NodeFacts(name, interfaces, errors,
-                                    no_commands="it cannot run commands: a replay or a captured tree")
+                                    no_commands="a replay cannot run commands")
         else:
             shell, script = shells[name]
             jobs[name] = asyncio.ensure_future(_probe(name, shell, script, timeout_s, gate))

@@ -376,3 +376,46 @@ def test_alike_findings_are_one_line_with_a_range_of_nodes():
     assert text.count("tcp_slow_start_after_idle") == 2  # the finding and its fix, once
     assert summary(report) == "128 nodes: 1 critical, 128 warnings · failing: gpu[001-128]"
     assert doctor_document(report)["failing_nodes"] == [f.name for f in facts]
+
+
+# --- the runner, over scripted nodes and canned probes run by sh on this host ------------------
+
+
+@pytest.mark.skipif(shutil.which("sh") is None or shutil.which("timeout") is None, reason="needs sh and timeout")
+async def test_examine_judges_canned_probes_and_says_why_a_node_was_not_examined():
+    import shlex
+
+    from netui.engine.doctor import examine
+    from netui.engine.monitor import Monitor
+    from netui.engine.shell import LocalShell
+    from netui.engine.sources import SourceError
+    from netui.model.node import NodeState
+    from tests.synth import ScriptedSource, node_sample
+
+    def down(i):
+        return SourceError(NodeState.DOWN, "connection refused")
+
+    names = ["gpu01", "gpu02", "gpu03", "gpu04", "gpu05"]
+    sources = [ScriptedSource(n, lambda i: node_sample(i)) for n in names[:4]] + [ScriptedSource("gpu05", down)]
+    monitor = Monitor(sources, interval_s=1.0, history_s=60)
+    for _ in range(2):
+        await monitor.tick()
+    tuned = "@sysctl\n" + "".join(f"/proc/sys/{k.replace('.', '/')}:{v}\n" for k, v in TUNED.items()) + "@end\n"
+    small = tuned.replace("4096 131072 134217728", "4096 131072 6291456")
+    shells = {
+        "gpu01": (LocalShell("gpu01"), "printf %s " + shlex.quote(tuned)),
+        "gpu02": (LocalShell("gpu02"), "printf %s " + shlex.quote(small)),
+        "gpu03": (LocalShell("gpu03"), "sleep 30"),  # never answers in time
+        # gpu04: no shell (a replay)
+    }
+    report = await examine(monitor, shells=shells, timeout_s=1)
+    assert report.elapsed_s < 5
+    found = {(f.node, f.check, f.subject): f for f in report.problems}
+    assert set(found) == {("gpu02", "sysctl", "net.ipv4.tcp_rmem"), ("gpu03", "examined", ""),
+                          ("gpu04", "examined", ""), ("gpu05", "examined", "")}
+    assert found["gpu03", "examined", ""].severity == Level.WARNING
+    assert "timed out after 1 s" in found["gpu03", "examined", ""].evidence
+    assert found["gpu04", "examined", ""].severity == Level.CAREFUL
+    assert found["gpu05", "examined", ""].severity == Level.CRITICAL
+    assert found["gpu05", "examined", ""].evidence == "not examined: gpu05 is down (connection refused)"
+    assert failing_nodes(report.findings, report.nodes) == ["gpu02", "gpu03", "gpu05"]
