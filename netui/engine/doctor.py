@@ -89,7 +89,7 @@ def _add(a: float | None, b: float | None) -> float | None:
     return None if a is None and b is None else (a or 0.0) + (b or 0.0)
 
 
-async def _probe(name: str, shell, script: str, timeout_s: float, gate: asyncio.Semaphore) -> tuple[str | None, str | None]:
+async def _probe(shell, script: str, timeout_s: float, gate: asyncio.Semaphore) -> tuple[str | None, str | None]:
     """(the probe's output, None) or (None, why it failed)."""
     async with gate:
         try:
@@ -131,7 +131,7 @@ async def examine(monitor, nodes: Sequence[str] | None = None, *, shells: dict |
                                     no_commands="a replay cannot run commands")
         else:
             shell, script = shells[name]
-            jobs[name] = asyncio.ensure_future(_probe(name, shell, script, timeout_s, gate))
+            jobs[name] = asyncio.ensure_future(_probe(shell, script, timeout_s, gate))
     if jobs:
         await asyncio.gather(*jobs.values(), return_exceptions=True)
     for name, job in jobs.items():

@@ -201,9 +201,9 @@ def _mtu(facts: Sequence[NodeFacts]) -> list[Finding]:
     per_node = {f.name: {n: i.mtu for n, i in _dataplane(f).items() if _up(i) and i.mtu} for f in facts}
     out = []
     for node, name, mtu, target, count, of in _compare(per_node):
-        out.append(Finding("mtu", Level.CRITICAL, node, name,
-                           f"{name} MTU {mtu}; {count} of {of} nodes have MTU {target} — "
-                           f"{'larger frames from them are dropped here' if mtu < target else 'its large frames are dropped by them'}",
+        harm = "larger frames from them are dropped here" if mtu < target else "its large frames are dropped by them"
+        out.append(Finding("mtu", Level.CRITICAL, node, name, f"{name} MTU {mtu}; {count} of {of} nodes have MTU "
+                                                              f"{target} — {harm}",
                            fix=f"ip link set dev {name} mtu {target}"))
     return out
 
@@ -253,9 +253,14 @@ def _rdma(facts: NodeFacts) -> list[Finding]:
         words = f"{p.name}: state {p.state or 'unreadable'}, physical state {p.phys_state or 'unreadable'}"
         words += f" ({p.link_layer})" if p.link_layer else ""
         fix = look = None
-        if p.link_layer == "Ethernet" and p.netdevs and not phys_ok:
+        netdev = (facts.interfaces or {}).get(p.netdevs[0]) if p.netdevs else None
+        roce_down = p.link_layer == "Ethernet" and bool(p.netdevs) and not phys_ok
+        if roce_down and (netdev is None or netdev.carrier is not False):
             words += f" — RoCE follows its netdev {p.netdevs[0]}"
             fix = f"ip link set dev {p.netdevs[0]} up"
+        elif roce_down:
+            words += f" — its netdev {p.netdevs[0]} has no carrier: the cable, the optic or the switch port"
+            look = f"ethtool {p.netdevs[0]}"
         elif p.state == "INIT" and phys_ok:
             words += " — the link is up but no subnet manager has configured the port"
             look = f"sminfo -C {p.device} -P {p.port}"
@@ -273,7 +278,7 @@ def _rdma_rates(facts: Sequence[NodeFacts]) -> list[Finding]:
     for node, name, gbps, target, count, of in _compare(per_node):
         slower = gbps < target
         out.append(Finding("rdma_rate", Level.WARNING if slower else Level.CAREFUL, node, name,
-                           f"{name} at {gbps:g} Gb/s; {count} of {of} nodes' at {target:g} Gb/s"
+                           f"{name} at {gbps:g} Gb/s; {count} of {of} nodes at {target:g} Gb/s"
                            + (" — fewer lanes or a lower rate trained (cable, optic, switch port)" if slower
                               else ": the others may be the ones that trained down"),
                            look=f"ibstat {name.replace(' port ', ' ')}"))
@@ -398,8 +403,8 @@ def _ok(check: str, findings: list[Finding], facts: Sequence[NodeFacts]) -> list
         for rule in SYSCTL_RULES:
             have = [f.probe.sysctls[rule.key] for f in probed if rule.key in f.probe.sysctls]  # type: ignore[union-attr]
             if have and rule.key not in bad:
-                value = " ".join(have[0].split())
-                out.append(Finding(check, Level.OK, None, rule.key, f"{value} on {nodes_text(len(have))} ({rule.ok_words})"))
+                words = f"{' '.join(have[0].split())} on {nodes_text(len(have))} ({rule.ok_words})"
+                out.append(Finding(check, Level.OK, None, rule.key, words))
         return out
     if findings:
         return []
@@ -419,8 +424,8 @@ def _ok(check: str, findings: list[Finding], facts: Sequence[NodeFacts]) -> list
         seen = sum(bool(f.probe.rdma) for f in probed)  # type: ignore[union-attr]
         words = f"{ports} ports on {nodes_text(seen)}"
     elif check in ("irq_spread", "rps"):
-        seen = sum(any(n in f.probe.nics and i.kind is not None and i.kind not in SOFTWARE_KINDS  # type: ignore[union-attr]
-                       for n, i in _dataplane(f).items()) for f in probed)
+        seen = sum(any(n in f.probe.nics and i.kind is not None  # type: ignore[union-attr]
+                       and i.kind not in SOFTWARE_KINDS for n, i in _dataplane(f).items()) for f in probed)
         words = f"on {nodes_text(seen)} with NICs"
     else:  # examined
         seen = len(facts)

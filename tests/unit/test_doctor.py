@@ -275,6 +275,10 @@ def test_rdma_ports_not_active_or_not_linkup_are_critical_with_a_fix_where_one_e
         ("mlx5_2 port 1", Level.CRITICAL, None, "ibstat mlx5_2 1"),
     ]
     assert "no subnet manager" in found[1].evidence
+    # a RoCE port whose netdev is up but has no carrier: no command brings it up
+    cable = node("b", iface("ens1f0np0", carrier=False, operstate="down"), rdma=[roce])
+    (f,) = [f for f in diagnose([cable]) if f.check == "rdma_port"]
+    assert (f.fix, f.look) == (None, "ethtool ens1f0np0") and "no carrier" in f.evidence
 
 
 def test_an_rdma_port_that_trained_to_a_lower_rate_is_a_warning():
