@@ -162,6 +162,22 @@ class SshConnector:
         self.settings = settings
         self.handshakes = asyncio.Semaphore(max(1, settings.fanout))
         self._jumps: dict[str, asyncio.Task] = {}
+        self._may_jump = self._config_mentions(("proxyjump", "include"))
+
+    def _config_mentions(self, words: tuple[str, ...]) -> bool:
+        """Whether the ssh_config files use any of these keywords (read once).
+
+        Resolving a host against ssh_config costs a full parse of the file, per host; a
+        fleet pays it only where it is needed (a ProxyJump to share, a key to record).
+        """
+        for path in self.settings.default_config_paths():
+            try:
+                text = Path(path).read_text(encoding="utf-8", errors="replace").lower()
+            except OSError:
+                continue
+            if any(w in text for w in words):
+                return True
+        return False
 
     def _kwargs(self, user: str | None, port: int | None) -> dict:
         s = self.settings
@@ -196,24 +212,31 @@ class SshConnector:
         except (OSError, asyncssh.Error, asyncio.TimeoutError) as exc:
             raise Failure(NodeState.DOWN, f"jump host {spec}: {classify(exc, None).reason}") from None
 
-    async def connect(self, alias: str, user: str | None, port: int | None) -> tuple[asyncssh.SSHClientConnection, ResolvedHost]:
-        resolved = resolve(self.settings, alias, user, port)
+    async def connect(self, alias: str, user: str | None, port: int | None) -> asyncssh.SSHClientConnection:
         kwargs = self._kwargs(user, port)
-        accept_new = self.settings.accept_new_host_keys and not host_is_known(resolved)
-        if accept_new:
-            kwargs["known_hosts"] = None  # an unknown host only: a known one is always verified
         async with self.handshakes:
-            if resolved.proxy_jump:
+            resolved = None
+            if self._may_jump or self.settings.accept_new_host_keys:
+                # parsing ssh_config is file work: off the event loop, one slot at a time
+                resolved = await asyncio.to_thread(resolve, self.settings, alias, user, port)
+            accept_new = resolved is not None and self.settings.accept_new_host_keys and not host_is_known(resolved)
+            if accept_new:
+                kwargs["known_hosts"] = None  # an unknown host only: a known one is always verified
+            if resolved is not None and resolved.proxy_jump:
                 kwargs["tunnel"] = await self._jump(resolved.proxy_jump)
             try:
                 conn = await asyncssh.connect(alias, **kwargs)
-            except BaseException as exc:
-                raise classify(exc, resolved) from exc if not isinstance(exc, asyncio.CancelledError) else exc
+            except asyncio.CancelledError:
+                raise  # closing the monitor: never a node failure to retry
+            except Exception as exc:
+                if isinstance(exc, asyncssh.HostKeyNotVerifiable) and resolved is None:
+                    resolved = await asyncio.to_thread(resolve, self.settings, alias, user, port)
+                raise classify(exc, resolved) from exc
         if accept_new:
             key = conn.get_server_host_key()
             if key is not None:
                 record_host_key(resolved, key)
-        return conn, resolved
+        return conn
 
     async def close(self) -> None:
         for task in self._jumps.values():
@@ -250,7 +273,7 @@ class SshSource:
                 failure = Failure(NodeState.DOWN, "the sampler stopped")
             except asyncio.CancelledError:
                 raise
-            except BaseException as exc:  # noqa: BLE001 - every failure is a node state
+            except Exception as exc:  # noqa: BLE001 - every failure is a node state
                 failure = classify(exc, None)
             finally:
                 self._close()
@@ -264,7 +287,7 @@ class SshSource:
             await asyncio.sleep(delay)
 
     async def _stream(self, sink) -> None:
-        self._conn, _ = await self.connector.connect(self.host, self.user, self.port)
+        self._conn = await self.connector.connect(self.host, self.user, self.port)
         proc = await self._conn.create_process(sampler_command(sink.interval_s), encoding=None)
         self._process = proc
         reader = proc.stdout

@@ -1,0 +1,401 @@
+"""Benchmark: the monitor's CPU and memory watching 64, 256 and 1,024 nodes over SSH at 1 Hz.
+
+Run: python -m tests.bench.bench_fleet [--nodes 64,256,1024] [--seconds 20] [--ui/--no-ui]
+The fleet is a fake (tests/bench/fake_fleet.py): one asyncssh server in a separate process
+on 127.0.0.1, one SSH connection per node, each named by its own ``Host nodeNNNN`` block
+of a generated ssh_config; every session streams the sampler's frames of a 128-CPU,
+16-interface node once per second. Each (fleet size, variant) runs in a fresh process so
+CPU time and RSS are its own:
+
+- floor:   netui's SshConnector and the same frame reads as SshSource, frames discarded
+           (SSH transport only: no decode, no rates, no UI);
+- engine:  the real SshSource + Monitor (SSH + parse + rates + health + history + ticks);
+- engine+UI: the same under the Textual app, headless (``make_app(monitor).run_test``).
+
+Prints, side by side: time from start until every node is up, node-samples/s in the
+window, monitor CPU µs per node-sample (process time, all threads, all included), % of one
+core, RSS, and the share of the engine above the floor. Targets at 1,024 nodes: ≤ 250 µs per
+node-sample (≤ 25 % of one core), RSS ≤ 300 MB. Traffic stays on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+
+from tests.bench.fake_fleet import node_name, raise_open_files_limit, write_client_files, write_keys
+
+UP_TIMEOUT_S = 300.0
+CLOSE_S = 30.0
+SETTLE_S = 3.0  # after all are up: every node has rates and all its history rings
+FANOUT = 64
+HISTORY_S = 900.0
+NIFACE = 16
+VARIANTS = ("floor", "engine", "ui")
+LABELS = {"floor": "floor (SSH, frames discarded)", "engine": "engine (SSH+parse+rates)",
+          "ui": "engine + Textual UI"}
+
+
+# the child: one fleet size, one variant ------------------------------------------------------
+def _discard_source_class():
+    from netui.collectors.frames import frame_length
+    from netui.collectors.ssh import SshSource, sampler_command
+
+    class DiscardSource(SshSource):
+        """SshSource's connection and frame reads, with the frames dropped undecoded."""
+
+        frames_total = 0
+
+        async def _stream(self, sink) -> None:
+            self._conn, _ = await self.connector.connect(self.host, self.user, self.port)
+            proc = await self._conn.create_process(sampler_command(sink.interval_s), encoding=None)
+            self._process = proc
+            reader = proc.stdout
+            while True:
+                header = await reader.readuntil(b"\n")
+                await reader.readexactly(frame_length(header))
+                self.frames += 1
+                self.frames_total += 1
+
+    return DiscardSource
+
+
+async def _loop_lag(out: list[float], stop: asyncio.Event) -> None:
+    """How late a 0.25 s timer fires: the event loop's responsiveness during the window."""
+    loop = asyncio.get_running_loop()
+    for _ in range(100_000):
+        if stop.is_set():
+            return
+        due = loop.time() + 0.25
+        await asyncio.sleep(0.25)
+        out.append(loop.time() - due)
+
+
+async def _child(args) -> None:
+    from netui.collectors.ssh import SshConnector, SshSettings, SshSource
+    from netui.engine.monitor import Monitor
+
+    raise_open_files_limit()
+    me = psutil.Process()
+    server = psutil.Process(args.server_pid)
+    rss_base = me.memory_info().rss
+    names = [node_name(i) for i in range(args.nodes)]
+    connector = SshConnector(SshSettings(config_paths=[args.config], fanout=FANOUT))
+    cls = _discard_source_class() if args.variant == "floor" else SshSource
+    sources = [cls(n, n, connector) for n in names]
+    monitor = Monitor(sources, interval_s=1.0, history_s=HISTORY_S)
+    monitor.connector = connector  # closed with the monitor
+    fleet = monitor.fleet
+
+    if args.variant == "floor":
+        def samples() -> int:
+            return sum(s.frames_total for s in sources)
+
+        def up() -> int:
+            return sum(1 for s in sources if s.frames_total)
+    else:
+        def samples() -> int:
+            return sum(n.samples_seen for n in fleet)
+
+        def up() -> int:  # came up: delivered a sample (a saturated monitor may show some stale later)
+            return sum(1 for n in fleet if n.samples_seen)
+
+    result: dict = {"nodes": args.nodes, "variant": args.variant}
+
+    async def measure(started: float) -> None:
+        deadline = started + args.up_timeout
+        while up() < args.nodes and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        result["up_s"] = time.monotonic() - started
+        result["up"] = up()
+        if result["up"] < args.nodes:  # measure anyway, flagged: the nodes up are the fleet
+            result["error"] = f"only {result['up']} of {args.nodes} nodes up after {args.up_timeout:.0f} s"
+            result["states"] = {s.value: c for s, c in fleet.count_by_state().items()}
+            result["errors"] = sorted({n.error for n in fleet if n.error})[:5]
+            if not result["up"]:
+                return
+        await asyncio.sleep(SETTLE_S)
+        gc.collect()
+        lags: list[float] = []
+        stop = asyncio.Event()
+        lag_task = asyncio.ensure_future(_loop_lag(lags, stop))
+        profiler = None
+        if args.profile:
+            import cProfile
+            profiler = cProfile.Profile()
+        gc_s = [0.0, 0.0, 0.0]
+        gc_runs = [0, 0, 0]
+        gc_started = [0.0]
+
+        def gc_timer(phase: str, info: dict) -> None:
+            if phase == "start":
+                gc_started[0] = time.process_time()
+            else:
+                gc_s[info["generation"]] += time.process_time() - gc_started[0]
+                gc_runs[info["generation"]] += 1
+
+        s0, srv0, ticks0 = samples(), server.cpu_times(), monitor.ticks
+        w0, c0 = time.monotonic(), time.process_time()
+        gc.callbacks.append(gc_timer)
+        if profiler:
+            profiler.enable()
+        await asyncio.sleep(args.seconds)
+        if profiler:
+            profiler.disable()
+        gc.callbacks.remove(gc_timer)
+        c1, w1 = time.process_time(), time.monotonic()
+        s1, srv1, ticks1 = samples(), server.cpu_times(), monitor.ticks
+        stop.set()
+        await lag_task
+        lags.sort()
+        rings = sum(len(n.history) + 2 * len(n.iface_history) for n in fleet)
+        capacity = next(iter(fleet)).history["rx_bytes_per_s"].capacity
+        result.update(
+            window_s=w1 - w0, cpu_s=c1 - c0, node_samples=s1 - s0, ticks=ticks1 - ticks0,
+            server_cpu_s=(srv1.user + srv1.system) - (srv0.user + srv0.system),
+            rss=me.memory_info().rss, rss_base=rss_base,
+            ring_bytes=rings * capacity * 4,
+            ring_bytes_full=args.nodes * (len(next(iter(fleet)).history) + 2 * NIFACE) * capacity * 4,
+            up_end=up(), lag_p50_ms=lags[len(lags) // 2] * 1e3 if lags else None,
+            lag_max_ms=lags[-1] * 1e3 if lags else None, loadavg=os.getloadavg()[0],
+            threads=me.num_threads(), gc_s=gc_s, gc_runs=gc_runs,
+        )
+        if args.variant != "floor":
+            result["states_end"] = {s.value: c for s, c in fleet.count_by_state().items()}
+        if profiler:
+            import io
+            import pstats
+            text = io.StringIO()
+            stats = pstats.Stats(profiler, stream=text)
+            stats.sort_stats("tottime").print_stats(args.profile)
+            stats.sort_stats("cumulative").print_stats(args.profile)
+            result["profile"] = text.getvalue()
+
+    if args.variant == "ui":
+        from netui.ui.app import make_app
+
+        app = make_app(monitor)  # autostart: the app runs monitor.run() in its worker
+
+        async def session() -> None:
+            async with app.run_test(size=(160, 50)):
+                await measure(started)
+                _report(result)
+            # unmounting the app closed the monitor
+
+        started = time.monotonic()
+        ending = asyncio.ensure_future(session())
+        limit = args.up_timeout + SETTLE_S + args.seconds + CLOSE_S + 60  # a saturated loop runs late
+        await asyncio.wait({ending}, timeout=limit)
+        if not ending.done():
+            _close_hung(monitor, "the app did not exit (its unmount closes the monitor)")
+        ending.result()
+    else:
+        started = time.monotonic()
+        task = asyncio.ensure_future(monitor.run())
+        try:
+            await measure(started)
+        finally:
+            _report(result)
+            # asyncio.wait, not wait_for: a task that ignores cancel() would hang wait_for too
+            closing = asyncio.ensure_future(monitor.close())
+            await asyncio.wait({closing}, timeout=CLOSE_S)
+            if not closing.done():
+                _close_hung(monitor, f"monitor.close() did not finish in {CLOSE_S:.0f} s")
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+
+def _report(result: dict) -> None:
+    """The figures, printed before closing: a close that hangs does not lose them."""
+    print("RESULT " + json.dumps(result), flush=True)
+
+
+def _close_hung(monitor, what: str) -> None:
+    """Say which node tasks ignored cancel(), then leave without waiting for them."""
+    running = [t for t in monitor._tasks if not t.done()]
+    states: dict[str, int] = {}
+    for node in monitor.fleet:
+        states[node.state.value] = states.get(node.state.value, 0) + 1
+    print(f"CLOSE_HUNG {what}; {len(running)} node tasks still running after cancel(); states {states}",
+          flush=True)
+    os._exit(0)  # asyncio.run would wait for those tasks forever
+
+
+# the parent: the fake fleet, one child per run, the table -----------------------------------
+class FleetServer:
+    """The fake fleet's process: started, asked its port, always killed."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.proc: subprocess.Popen | None = None
+        self.port = 0
+
+    def __enter__(self) -> FleetServer:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.bench.fake_fleet", str(self.directory), "--max-seconds", "7200"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )
+        line = self.proc.stdout.readline()  # the server prints PORT once it listens
+        if not line.startswith("PORT "):
+            raise RuntimeError(f"fake fleet did not start: {line!r}")
+        self.port = int(line.split()[1])
+        return self
+
+    def __exit__(self, *exc) -> None:
+        proc = self.proc
+        if proc is None:
+            return
+        try:
+            proc.stdin.close()
+            proc.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def _run_child(args, server: FleetServer, config: Path, nodes: int, variant: str) -> dict:
+    cmd = [sys.executable, "-m", "tests.bench.bench_fleet", "--child", "--server-pid", str(server.proc.pid),
+           "--config", str(config), "--nodes", str(nodes), "--variant", variant,
+           "--seconds", str(args.seconds), "--up-timeout", str(args.up_timeout)]
+    if args.profile and (args.profile_variant == variant):
+        cmd += ["--profile", str(args.profile)]
+    env = {k: v for k, v in os.environ.items() if k != "SSH_AUTH_SOCK"}  # the generated key only
+    limit = args.up_timeout + SETTLE_S + args.seconds + CLOSE_S + 180  # handshakes, window, close
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        out, err = proc.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate(timeout=10)
+        return {"nodes": nodes, "variant": variant, "error": f"did not finish in {limit:.0f} s (killed)"}
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    found: dict = {}
+    for line in out.splitlines():
+        if line.startswith("RESULT ") and not found:
+            found = json.loads(line[len("RESULT "):])
+        elif line.startswith("CLOSE_HUNG "):
+            found.setdefault("error", "no figures: the run did not reach its window")
+            found.update(nodes=nodes, variant=variant, close_hung=line[len("CLOSE_HUNG "):])
+    if found:
+        return found
+    return {"nodes": nodes, "variant": variant, "error": f"exit {proc.returncode}: {err.strip()[-600:]}"}
+
+
+def _print_result(r: dict, floor: dict | None) -> None:
+    label = LABELS[r["variant"]]
+    if "error" in r and "cpu_s" not in r:
+        print(f"  {label:32s} FAILED: {r['error']}")
+        for key in ("states", "errors", "close_hung"):
+            if key in r:
+                print(f"      {key}: {r[key]}")
+        return
+    per_s = r["node_samples"] / r["window_s"]
+    us = r["cpu_s"] / max(1, r["node_samples"]) * 1e6
+    core = r["cpu_s"] / r["window_s"] * 100
+    srv_us = r["server_cpu_s"] / max(1, r["node_samples"]) * 1e6
+    print(f"  {label:32s} all up in {r['up_s']:6.1f} s | {per_s:7.1f} node-samples/s | "
+          f"{us:6.0f} µs CPU per node-sample | {core:5.1f} % of a core | RSS {r['rss'] / 2**20:6.1f} MB "
+          f"| loop lag p50/max {r['lag_p50_ms']:.0f}/{r['lag_max_ms']:.0f} ms | server {srv_us:.0f} µs/ns")
+    if r.get("gc_s"):
+        gc_us = sum(r["gc_s"]) / max(1, r["node_samples"]) * 1e6
+        print(f"  {'':32s} of which cyclic GC {gc_us:.0f} µs per node-sample "
+              f"(collections gen0/1/2: {'/'.join(map(str, r['gc_runs']))}, "
+              f"{'/'.join(f'{x * 1e3:.0f}' for x in r['gc_s'])} ms)")
+    if floor is not None and "cpu_s" in floor and floor["node_samples"]:
+        f_us = floor["cpu_s"] / floor["node_samples"] * 1e6
+        print(f"  {'':32s} = floor {f_us:.0f} + netui {us - f_us:.0f} µs per node-sample ({us / f_us:.2f}× the floor)")
+    if r.get("up_end", r["nodes"]) < r["nodes"] or r.get("error"):
+        print(f"  {'':32s} WARNING: {r.get('up_end')} of {r['nodes']} up at the end; {r.get('states_end')} {r.get('error', '')}")
+    if r.get("close_hung"):
+        print(f"  {'':32s} CLOSE HUNG: {r['close_hung']}")
+    if r.get("profile"):
+        print(r["profile"])
+
+
+def _parent(args) -> None:
+    raise_open_files_limit()
+    sizes = [int(n) for n in args.nodes.split(",") if n]
+    wanted = {"floor": args.floor, "engine": args.engine, "ui": args.ui}
+    variants = [v for v in VARIANTS if wanted[v]]
+    print(f"fake fleet: 128-CPU, 16-interface nodes, 1 frame/s each; ssh_config {args.config_style}"
+          f"{', Ciphers ' + args.ciphers if args.ciphers else ''}; "
+          f"fanout {FANOUT}; window {args.seconds:.0f} s; "
+          f"{os.cpu_count()} CPUs; load {os.getloadavg()[0]:.2f} at start")
+    results: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="netui-fleet-") as tmp:
+        directory = Path(tmp)
+        write_keys(directory)
+        with FleetServer(directory) as server:
+            for nodes in sizes:
+                config = write_client_files(directory, nodes, server.port, per_host=args.config_style == "per-host",
+                                            ciphers=args.ciphers)
+                print(f"\n{nodes} nodes:")
+                floor = None
+                for variant in variants:
+                    r = _run_child(args, server, config, nodes, variant)
+                    results.append(r)
+                    _print_result(r, floor if variant != "floor" else None)
+                    if variant == "floor":
+                        floor = r
+                    sys.stdout.flush()
+                    time.sleep(2)  # the server's sessions of this run end
+    print(f"\nload {os.getloadavg()[0]:.2f} at the end")
+    _print_memory(results)
+
+
+def _print_memory(results: list[dict]) -> None:
+    engine = [r for r in results if r["variant"] == "engine" and "rss" in r]
+    if not engine:
+        return
+    r = max(engine, key=lambda r: r["nodes"])
+    allocated, full = r["ring_bytes"], r["ring_bytes_full"]
+    print(f"history rings ({HISTORY_S:.0f} s at 1 Hz) are preallocated when created: "
+          f"{allocated / 2**20:.1f} of {full / 2**20:.1f} MB already allocated at {r['nodes']} nodes")
+    per_node = (r["rss"] - r["rss_base"] + max(0, full - allocated)) / r["nodes"]
+    at_1024 = r["rss_base"] + per_node * 1024
+    how = "measured" if r["nodes"] == 1024 else f"extrapolated from {r['nodes']} nodes"
+    print(f"RSS with 15 min of history at 1,024 nodes: {at_1024 / 2**20:.0f} MB ({how}: "
+          f"{r['rss_base'] / 2**20:.0f} MB after imports + {per_node / 1024:.0f} KB per node; target ≤ 300 MB)")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--nodes", default="64,256,1024", help="fleet sizes, comma-separated")
+    p.add_argument("--seconds", type=float, default=20.0, help="measurement window per run")
+    p.add_argument("--ui", action=argparse.BooleanOptionalAction, default=True, help="also run under the Textual UI")
+    p.add_argument("--floor", action=argparse.BooleanOptionalAction, default=True, help="also run the SSH-only floor")
+    p.add_argument("--engine", action=argparse.BooleanOptionalAction, default=True, help="run the engine alone")
+    p.add_argument("--config-style", choices=("per-host", "wildcard"), default="per-host",
+                   help="ssh_config with a Host block per node (default) or one 'Host node*' block")
+    p.add_argument("--ciphers", default=None, help="a Ciphers line for the ssh_config (default: asyncssh's order)")
+    p.add_argument("--up-timeout", type=float, default=UP_TIMEOUT_S, help="give up when not all up by then")
+    p.add_argument("--profile", type=int, default=0, metavar="N", help="cProfile the window, print the top N")
+    p.add_argument("--profile-variant", default="engine", choices=VARIANTS)
+    # internal: one run in a child process
+    p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--variant", choices=VARIANTS, help=argparse.SUPPRESS)
+    p.add_argument("--config", help=argparse.SUPPRESS)
+    p.add_argument("--server-pid", type=int, help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.child:
+        args.nodes = int(args.nodes)
+        asyncio.run(_child(args))
+    else:
+        _parent(args)
+
+
+if __name__ == "__main__":
+    main()

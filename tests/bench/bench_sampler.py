@@ -1,0 +1,296 @@
+"""Benchmark: node CPU per sample of netui's remote sampler, against the floor.
+
+Run: python -m tests.bench.bench_sampler
+This host plays the node, with the node's python3 (the first on a plain system PATH) and
+the sampler started exactly as a node starts it: ``sh -c <sampler_command(interval)>``.
+Side by side in the same run:
+
+- the sampler: its own CPU time (/proc/<pid>/schedstat, ns) from frame 20 to frame 220,
+  per frame, every 0.05 s (the per-sample work, start-up excluded);
+- the floor: one python3 process reading the same files once per pass in a tight loop
+  (open/read/close of the /proc files and of each interface's /sys/class/net attributes,
+  plus the sampler's readlink and marker checks), no forks; also with the files kept open
+  and read with pread, as the sampler does;
+- the lab-notes reference: a shell loop ``cat``-ing the same files and ``sleep``-ing per
+  sample (two forks), CPU per sample including its children.
+
+Prints µs per sample, the ratio sampler / floor (target ≤ 1.5×), the frame size and
+python3's start-up cost. Nothing leaves this host.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import threading
+import time
+
+from netui.collectors.frames import decode_frame, frame_length
+from netui.collectors.ssh import SAMPLER_SOURCE, sampler_command
+
+NODE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"  # no pyenv shims
+NODE_ENV = {"PATH": NODE_PATH, "LANG": "C.UTF-8"}
+INTERVAL_S = 0.05
+WARM_FRAMES = 20
+FRAMES = 200
+FLOOR_PASSES = 500
+FLOOR_ROUNDS = 3
+SHELL_SAMPLES = 50
+STARTUPS = 10
+
+PROC = ("/proc/net/dev", "/proc/net/snmp", "/proc/net/netstat", "/proc/stat", "/proc/softirqs",
+        "/proc/net/softnet_stat", "/proc/sys/kernel/random/boot_id", "/proc/sys/kernel/hostname")
+ATTRS = ("mtu", "speed", "operstate", "carrier", "ifindex", "type")
+MARKERS = ("bridge", "bonding", "device")
+
+# Run by the node's python3: reads what the sampler reads, PASSES times, prints µs per pass.
+FLOOR_SCRIPT = r"""
+import os, sys, time
+proc, sysfs, links, markers = eval(sys.argv[1])
+mode, passes, warm, pace_s = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
+fds = {}
+
+def once():
+    for p in proc:
+        try:
+            fd = os.open(p, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            while os.read(fd, 262144):
+                pass
+        except OSError:
+            pass
+        os.close(fd)
+    for p in sysfs:
+        try:
+            fd = os.open(p, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            os.read(fd, 4096)  # a sysfs attribute is one short read
+        except OSError:
+            pass
+        os.close(fd)
+
+def once_pread():
+    for p in proc:
+        fd = fds.get(p)
+        if fd is None:
+            fd = fds[p] = os.open(p, os.O_RDONLY)
+        off = 0
+        while True:
+            chunk = os.pread(fd, 262144, off)
+            if not chunk:
+                break
+            off += len(chunk)
+    for p in sysfs:
+        fd = fds.get(p)
+        try:
+            if fd is None:
+                fd = fds[p] = os.open(p, os.O_RDONLY)
+            os.pread(fd, 4096, 0)
+        except OSError:
+            pass
+
+def extras():
+    for p in links:
+        try:
+            os.readlink(p)
+        except OSError:
+            pass
+    for p in markers:
+        os.path.exists(p)
+
+body = once if mode == "open" else once_pread
+for _ in range(warm):
+    body(); extras()
+t0 = time.process_time()
+for _ in range(passes):
+    body(); extras()
+    if pace_s:
+        time.sleep(pace_s)
+print((time.process_time() - t0) / passes * 1e6)
+"""
+
+
+def interfaces() -> list[str]:
+    """Interface names as the sampler takes them from /proc/net/dev."""
+    names = []
+    with open("/proc/net/dev", "rb") as f:
+        for line in f.read().splitlines()[2:]:
+            name = line.partition(b":")[0].strip().decode("ascii", "replace")
+            if name and "/" not in name and name not in (".", ".."):
+                names.append(name)
+    return names
+
+
+def children_cpu_s() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def process_cpu_s(pid: int) -> float:
+    """CPU time of one single-threaded process: schedstat (ns), else stat (clock ticks)."""
+    try:
+        with open(f"/proc/{pid}/schedstat") as f:
+            return int(f.read().split()[0]) / 1e9
+    except (OSError, ValueError, IndexError):
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def startup_ms(python: str, env: dict | None = NODE_ENV) -> float:
+    """Median CPU (ms, user + system, the process and its children) of ``python -c pass``."""
+    costs = []
+    for _ in range(STARTUPS):
+        before = children_cpu_s()
+        subprocess.run([python, "-c", "pass"], check=True, timeout=30, env=env)
+        costs.append((children_cpu_s() - before) * 1e3)
+    return statistics.median(costs)
+
+
+def run_sampler() -> dict:
+    """The real sampler, as a node runs it; its CPU per frame between WARM_FRAMES and +FRAMES."""
+    proc = subprocess.Popen(["sh", "-c", sampler_command(INTERVAL_S)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=NODE_ENV)
+    watchdog = threading.Timer(60 + (WARM_FRAMES + FRAMES) * INTERVAL_S * 3, proc.kill)
+    watchdog.start()
+    try:
+        out = proc.stdout
+        sizes = []
+        first_cpu = cpu0 = cpu1 = t0 = t1 = 0.0
+        payload = b""
+        for i in range(WARM_FRAMES + FRAMES + 1):
+            header = out.readline()
+            if not header:
+                raise RuntimeError(f"sampler ended: {proc.stderr.read().decode(errors='replace')[-400:]}")
+            payload = out.read(frame_length(header))
+            sizes.append(len(header) + len(payload))
+            if i == 0:
+                first_cpu = process_cpu_s(proc.pid)
+            elif i == WARM_FRAMES:
+                cpu0, t0 = process_cpu_s(proc.pid), time.monotonic()
+            elif i == WARM_FRAMES + FRAMES:
+                cpu1, t1 = process_cpu_s(proc.pid), time.monotonic()
+        sample = decode_frame(payload)  # the frame is well formed
+        return {"us": (cpu1 - cpu0) / FRAMES * 1e6, "first_ms": first_cpu * 1e3,
+                "period_s": (t1 - t0) / FRAMES, "bytes": statistics.median(sizes),
+                "ifaces": len(sample.interfaces), "cpus": len(sample.cpu.cpus) if sample.cpu else 0}
+    finally:
+        watchdog.cancel()
+        proc.stdin.close()  # end of file: the sampler ends at once
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+
+
+# Run by the node's python3: the sampler's own frame() in a tight loop (no pacing, no writes).
+FRAME_SCRIPT = r"""
+import sys, time
+ns = {"__name__": "netui_sampler"}
+exec(sys.argv[1], ns)
+passes = int(sys.argv[2])
+for _ in range(20):
+    ns["frame"]()
+t0 = time.process_time()
+for _ in range(passes):
+    ns["frame"]()
+print((time.process_time() - t0) / passes * 1e6)
+"""
+
+
+def run_frame_loop(python: str) -> float:
+    """Median µs per call of the sampler's frame() in a tight loop (hot caches, no sleep)."""
+    rounds = []
+    for _ in range(FLOOR_ROUNDS):
+        done = subprocess.run([python, "-c", FRAME_SCRIPT, SAMPLER_SOURCE, str(FLOOR_PASSES)],
+                              capture_output=True, text=True, check=True, timeout=120, env=NODE_ENV)
+        rounds.append(float(done.stdout))
+    return statistics.median(rounds)
+
+
+def run_floor(python: str, mode: str, names: list[str], pace_s: float = 0.0) -> float:
+    """Median µs per pass over FLOOR_ROUNDS processes of the node's python3.
+
+    ``pace_s``: sleep between passes as the sampler does (its caches go cold in between).
+    """
+    sysfs = [f"/sys/class/net/{n}/{a}" for n in names for a in ATTRS]
+    links = [f"/sys/class/net/{n}" for n in names]
+    markers = [f"/sys/class/net/{n}/{m}" for n in names for m in MARKERS]
+    spec = repr((list(PROC), sysfs, links, markers))
+    passes = FRAMES if pace_s else FLOOR_PASSES
+    rounds = []
+    for _ in range(1 if pace_s else FLOOR_ROUNDS):
+        done = subprocess.run([python, "-c", FLOOR_SCRIPT, spec, mode, str(passes), "20", str(pace_s)],
+                              capture_output=True, text=True, check=True, timeout=120, env=NODE_ENV)
+        rounds.append(float(done.stdout))
+    return statistics.median(rounds)
+
+
+def run_shell_loop(names: list[str]) -> dict:
+    """``cat`` of the same files + ``sleep`` per sample; CPU with children, per sample.
+
+    Two loops of 10 and 10 + SHELL_SAMPLES samples; the difference removes the shell's start.
+    """
+    files = " ".join(list(PROC) + [f"/sys/class/net/{n}/{a}" for n in names for a in ATTRS])
+    runs = {}
+    for count in (10, 10 + SHELL_SAMPLES):
+        script = (f"i=0; while [ $i -lt {count} ]; do cat {files} 2>/dev/null; "
+                  f"sleep {INTERVAL_S}; i=$((i+1)); done")
+        before = children_cpu_s()
+        done = subprocess.run(["sh", "-c", script], capture_output=True, check=False, timeout=120, env=NODE_ENV)
+        runs[count] = (children_cpu_s() - before, len(done.stdout))
+    cpu = runs[10 + SHELL_SAMPLES][0] - runs[10][0]
+    size = runs[10 + SHELL_SAMPLES][1] - runs[10][1]
+    return {"us": cpu / SHELL_SAMPLES * 1e6, "bytes": size / SHELL_SAMPLES}
+
+
+def main() -> None:
+    python = shutil.which("python3", path=NODE_PATH)
+    if python is None:
+        raise SystemExit("no python3 on the node's PATH")
+    names = interfaces()
+    version = subprocess.run([python, "-V"], capture_output=True, text=True, timeout=30).stdout.strip()
+    print(f"node: this host, {os.cpu_count()} CPUs, {len(names)} interfaces ({', '.join(names)}); "
+          f"python3 = {python} ({version}); load {os.getloadavg()[0]:.2f} at start")
+
+    shim = shutil.which("python3")
+    print(f"python3 start-up (python3 -c pass):  {startup_ms(python):7.1f} ms CPU (median of {STARTUPS})")
+    if shim and os.path.realpath(shim) != os.path.realpath(python):
+        print(f"  the same via {shim}:  {startup_ms(shim, None):7.1f} ms CPU (this PATH; not what a node runs)")
+
+    sampler = run_sampler()
+    floor = run_floor(python, "open", names)
+    floor_pread = run_floor(python, "pread", names)
+    floor_paced = run_floor(python, "pread", names, pace_s=INTERVAL_S)
+    frame_loop = run_frame_loop(python)
+    shell = run_shell_loop(names)
+
+    print(f"sampler start-up to its first frame: {sampler['first_ms']:7.1f} ms CPU (sh + python3 + the script)")
+    print(f"frame: {sampler['bytes']:.0f} bytes ({sampler['cpus']} CPUs, {sampler['ifaces']} interfaces), "
+          f"one every {sampler['period_s'] * 1e3:.1f} ms")
+    print(f"netui sampler (python3 -c, no forks):    {sampler['us']:7.0f} µs CPU per sample "
+          f"(frames {WARM_FRAMES}→{WARM_FRAMES + FRAMES})")
+    print(f"floor: open/read/close, tight loop:      {floor:7.0f} µs CPU per pass (median of {FLOOR_ROUNDS}×{FLOOR_PASSES})")
+    print(f"floor: pread of files kept open:         {floor_pread:7.0f} µs CPU per pass")
+    print(f"floor: pread, paced every {INTERVAL_S * 1e3:.0f} ms:          {floor_paced:7.0f} µs CPU per pass "
+          f"(as the sampler runs: wake-up, cold caches)")
+    print(f"the sampler's frame() in a tight loop:   {frame_loop:7.0f} µs CPU per call (its Python work, hot caches)")
+    print(f"shell loop: cat + sleep (2 forks):       {shell['us']:7.0f} µs CPU per sample incl. children, "
+          f"{shell['bytes']:.0f} bytes per sample")
+    print(f"ratio sampler / floor (open/read/close): {sampler['us'] / floor:7.2f}×  (target ≤ 1.5×)")
+    print(f"ratio sampler / floor (pread):           {sampler['us'] / floor_pread:7.2f}×")
+    print(f"ratio sampler / floor (pread, paced):    {sampler['us'] / floor_paced:7.2f}×")
+    print(f"ratio shell loop / sampler:              {shell['us'] / sampler['us']:7.2f}×")
+    print(f"load {os.getloadavg()[0]:.2f} at the end")
+
+
+if __name__ == "__main__":
+    main()

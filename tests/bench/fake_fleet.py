@@ -1,0 +1,270 @@
+"""A fake fleet for the benchmarks: one asyncssh server on 127.0.0.1 that plays N nodes.
+
+Every SSH session is one node: whatever command it is asked to run, it streams frames in the
+remote sampler's exact format (collectors/sampler.py) once per interval until the channel
+closes, and honours ``i SECONDS`` lines on stdin. The frames are those of a 128-CPU,
+16-interface node (tests/bench/node128.py) reduced by the sampler's own ``frame()`` — its
+source is executed with file reads served from node128's texts — so the client parses
+exactly what a real node would send. Counters advance one step per frame of a session.
+
+Run as a separate process (the benchmark does this):
+    python -m tests.bench.fake_fleet DIR
+DIR holds ``host_key`` and ``client_key.pub`` (see ``write_keys``). The server prints
+``PORT <n>`` once it listens, and ``CPU <seconds>`` whenever a line arrives on its stdin; it
+exits when its stdin closes (the benchmark ended or died) or after ``--max-seconds``.
+
+Traffic stays on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import resource
+import sys
+import time
+import types
+from pathlib import Path
+
+import asyncssh
+
+from netui.collectors.ssh import SAMPLER_SOURCE
+from tests.bench.node128 import iface_attrs, proc_texts
+
+MAX_STEPS = 1800  # frames per session; a session ends after this (counters never wrap)
+EAGER_STEPS = 120  # payloads built before listening; later ones on first use, then kept
+KEX = "curve25519-sha256"
+
+
+# frames -------------------------------------------------------------------------------------
+def _sampler_namespace() -> dict:
+    """The sampler's functions, with its reads served from node128's texts.
+
+    ``frame()`` keeps its own reduction (Tcp lines of snmp, TcpExt lines of netstat, the cpu
+    block of stat, header and NET rows of softirqs) and its interface loop; only the files,
+    the symlinks and the clocks are fake.
+    """
+    ns: dict = {"__name__": "netui_fake_sampler"}
+    exec(compile(SAMPLER_SOURCE, "sampler.py", "exec"), ns)  # noqa: S102 - our own source
+    attrs = iface_attrs()
+    state = {"texts": {}}
+
+    def read(path: str):
+        for key, real in ns["PROC"].items():
+            if path == real:
+                text = state["texts"].get(key)
+                return None if text is None else text.encode()
+        if path.startswith("/sys/class/net/"):
+            name, _, attr = path[len("/sys/class/net/"):].partition("/")
+            value = attrs.get(name, {}).get(attr)
+            return None if value is None else value.encode()
+        return None
+
+    def readlink(path: str) -> str:
+        name = path.rstrip("/").rsplit("/", 1)[-1]
+        link = attrs.get(name, {}).get("link")
+        if link is None:
+            raise OSError(2, "no such link")
+        return link
+
+    def exists(path: str) -> bool:
+        name, _, marker = path[len("/sys/class/net/"):].partition("/")
+        return attrs.get(name, {}).get(marker) is not None
+
+    ns["read"] = read
+    ns["os"] = types.SimpleNamespace(readlink=readlink, path=types.SimpleNamespace(exists=exists))
+    ns["time"] = types.SimpleNamespace(time=lambda: 0.0, monotonic=lambda: 0.0)
+    ns["_state"] = state
+    return ns
+
+
+_PREFIX = b"wall\x000.0\x00mono\x000.0\x00"
+
+
+class NodeFrames:
+    """The frames of one simulated node, step by step: payload minus the clocks, memoised."""
+
+    def __init__(self) -> None:
+        self._ns = _sampler_namespace()
+        self._bodies: list[bytes] = []
+
+    def body(self, step: int) -> bytes:
+        """The payload of ``step`` after the ``wall``/``mono`` pairs (the clocks go in at send)."""
+        while len(self._bodies) <= step:
+            self._ns["_state"]["texts"] = proc_texts(len(self._bodies))
+            whole = self._ns["frame"]()
+            payload = whole[whole.index(b"\n") + 1:]
+            assert payload.startswith(_PREFIX), payload[:40]
+            self._bodies.append(payload[len(_PREFIX):])
+        return self._bodies[step]
+
+    def frame(self, step: int, wall_s: float, mono_s: float) -> bytes:
+        """One frame, exactly as the sampler writes it: header line, then the payload."""
+        payload = b"wall\0%s\0mono\0%s\0" % (repr(wall_s).encode(), repr(mono_s).encode()) + self.body(step)
+        return b"NETUI1 %d\n" % len(payload) + payload
+
+
+# keys and client files ----------------------------------------------------------------------
+def write_keys(directory: Path) -> None:
+    """An ed25519 host key and client key pair, written to ``directory``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name in ("host_key", "client_key"):
+        key = asyncssh.generate_private_key("ssh-ed25519")
+        key.write_private_key(str(directory / name))
+        key.write_public_key(str(directory / f"{name}.pub"))
+        os.chmod(directory / name, 0o600)
+
+
+def node_name(i: int) -> str:
+    return f"node{i:04d}"
+
+
+def write_client_files(directory: Path, nodes: int, port: int, *, per_host: bool = True,
+                       ciphers: str | None = None) -> Path:
+    """ssh_config and known_hosts; the config's path.
+
+    ``per_host``: one ``Host nodeNNNN`` block per node, as generated cluster configs are;
+    otherwise a single ``Host node*`` block (every alias still its own connection).
+    """
+    host_pub = (directory / "host_key.pub").read_text().split()
+    known = directory / "known_hosts"
+    known.write_text(f"[127.0.0.1]:{port} {host_pub[0]} {host_pub[1]}\n")
+    lines = []
+    for i in range(nodes if per_host else 0):
+        lines += [f"Host {node_name(i)}", "  HostName 127.0.0.1", f"  Port {port}", ""]
+    if not per_host:
+        lines += ["Host node*", "  HostName 127.0.0.1", f"  Port {port}", ""]
+    lines += [
+        "Host *",
+        f"  IdentityFile {directory / 'client_key'}",
+        "  IdentitiesOnly yes",
+        f"  UserKnownHostsFile {known}",
+        f"  KexAlgorithms {KEX}",
+    ]
+    if ciphers:
+        lines.append(f"  Ciphers {ciphers}")  # default: asyncssh's (chacha20-poly1305 first)
+    lines.append("")
+    config = directory / f"ssh_config.{nodes}"
+    config.write_text("\n".join(lines))
+    return config
+
+
+def raise_open_files_limit() -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+# the server ---------------------------------------------------------------------------------
+class FleetServer:
+    def __init__(self, frames: NodeFrames, max_steps: int) -> None:
+        self.frames = frames
+        self.max_steps = max_steps
+        self.sessions = 0
+        self.frames_sent = 0
+
+    async def session(self, process: asyncssh.SSHServerProcess) -> None:
+        """One node: a frame every interval until the channel closes (or MAX_STEPS)."""
+        self.sessions += 1
+        interval = 1.0
+        wake = asyncio.Event()
+        closed = False
+
+        async def control() -> None:
+            nonlocal interval, closed
+            try:
+                for _ in range(100_000):  # bounded: a few lines per session at most
+                    line = await process.stdin.readline()
+                    if not line:
+                        break
+                    if line.startswith(b"i "):
+                        try:
+                            new = float(line[2:])
+                        except ValueError:
+                            continue
+                        if 0.05 <= new <= 3600:
+                            interval = new
+                            wake.set()
+            except (asyncssh.Error, OSError):
+                pass
+            closed = True
+            wake.set()
+
+        reader = asyncio.ensure_future(control())
+        try:
+            due = time.monotonic()
+            for step in range(self.max_steps):
+                if closed or process.is_closing():
+                    break
+                process.stdout.write(self.frames.frame(step, time.time(), time.monotonic()))
+                await asyncio.wait_for(process.stdout.drain(), timeout=30)
+                self.frames_sent += 1
+                due += interval
+                while not closed:
+                    wait = due - time.monotonic()
+                    if wait <= 0:
+                        break
+                    wake.clear()
+                    try:
+                        await asyncio.wait_for(wake.wait(), timeout=wait)
+                    except asyncio.TimeoutError:
+                        pass
+                if time.monotonic() - due > interval:
+                    due = time.monotonic()
+        except (asyncssh.Error, OSError, asyncio.TimeoutError):
+            pass
+        finally:
+            reader.cancel()
+            self.sessions -= 1
+            if not process.is_closing():
+                process.exit(0)
+
+
+async def serve(directory: Path, max_steps: int, max_seconds: float) -> None:
+    raise_open_files_limit()
+    frames = NodeFrames()
+    for step in range(min(EAGER_STEPS, max_steps)):
+        frames.body(step)
+    server = FleetServer(frames, max_steps)
+    acceptor = await asyncssh.listen(
+        "127.0.0.1", 0,
+        server_host_keys=[str(directory / "host_key")],
+        authorized_client_keys=str(directory / "client_key.pub"),
+        process_factory=server.session,
+        encoding=None,
+        kex_algs=[KEX],
+        allow_scp=False,
+        backlog=1024,
+    )
+    loop = asyncio.get_running_loop()
+    stdin = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stdin), sys.stdin)
+    print(f"PORT {acceptor.get_port()}", flush=True)
+    deadline = time.monotonic() + max_seconds
+    try:
+        while time.monotonic() < deadline:
+            try:
+                line = await asyncio.wait_for(stdin.readline(), timeout=max(0.1, deadline - time.monotonic()))
+            except asyncio.TimeoutError:
+                break
+            if not line:
+                break  # the benchmark closed our stdin, or died
+            t = os.times()
+            print(f"CPU {t.user + t.system:.6f} SESSIONS {server.sessions} SENT {server.frames_sent}", flush=True)
+    finally:
+        acceptor.close()
+        await acceptor.wait_closed()
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("dir", type=Path)
+    p.add_argument("--max-steps", type=int, default=MAX_STEPS)
+    p.add_argument("--max-seconds", type=float, default=3600.0)
+    args = p.parse_args()
+    asyncio.run(serve(args.dir, args.max_steps, args.max_seconds))
+
+
+if __name__ == "__main__":
+    main()
