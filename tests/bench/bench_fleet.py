@@ -57,7 +57,7 @@ def _discard_source_class():
         frames_total = 0
 
         async def _stream(self, sink) -> None:
-            self._conn, _ = await self.connector.connect(self.host, self.user, self.port)
+            self._conn = await self.connector.connect(self.host, self.user, self.port)
             proc = await self._conn.create_process(sampler_command(sink.interval_s), encoding=None)
             self._process = proc
             reader = proc.stdout
