@@ -95,3 +95,16 @@ async def test_closing_the_monitor_ends_a_node_stuck_in_its_handshake():
         task.cancel()
     finally:
         silent.close()
+
+
+def test_aes_gcm_is_offered_first_unless_ssh_config_names_ciphers(tmp_path):
+    from netui.collectors.ssh import SshConnector
+
+    plain = tmp_path / "plain"
+    plain.write_text("Host *\n    User root\n")
+    own = tmp_path / "own"
+    own.write_text("Host *\n    Ciphers chacha20-poly1305@openssh.com\n")
+    kwargs = SshConnector(SshSettings(config_paths=[str(plain)]))._kwargs(None, None)
+    assert kwargs["encryption_algs"][0] == "aes128-gcm@openssh.com"
+    assert "chacha20-poly1305@openssh.com" in kwargs["encryption_algs"]  # still negotiable
+    assert "encryption_algs" not in SshConnector(SshSettings(config_paths=[str(own)]))._kwargs(None, None)
