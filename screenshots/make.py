@@ -68,11 +68,32 @@ async def shoot_matrix(size: tuple[int, int], name: str) -> None:
         print(app.save_screenshot(filename=f"{name}.svg", path=str(HERE)))
 
 
+LATENCY_TEST = ROOT / "tests" / "data" / "latency-lab-loss-node3.json"
+
+
+async def shoot_latency(size: tuple[int, int], name: str) -> None:
+    """A saved lab ping matrix: 40 % of ICMP echoes dropped in node3 (nftables)."""
+    import json
+
+    from netui.engine.pingdoc import load_report
+    from netui.ui.latency import LatencyScreen
+
+    app = replay_app()
+    async with app.run_test(size=size) as pilot:
+        for _ in range(TICKS):
+            await app.monitor.tick()
+        app.push_screen(LatencyScreen(report=load_report(json.loads(LATENCY_TEST.read_text()))))
+        await pilot.pause()
+        await pilot.pause(0.2)
+        print(app.save_screenshot(filename=f"{name}.svg", path=str(HERE)))
+
+
 async def main() -> None:
     await shoot((100, 30), "cluster")
     await shoot((160, 30), "cluster-wide")
     await shoot((120, 48), "node", ("enter",))  # the worst node: node3, retransmitting
     await shoot_matrix((110, 32), "matrix")  # a pair test: tbf towards node3
+    await shoot_latency((120, 34), "latency")  # a ping matrix: loss at node3
 
 
 if __name__ == "__main__":
