@@ -39,15 +39,24 @@ class StragglerRules:
     min_retrans_ratio: float = 0.001
     min_drops_per_s: float = 1.0
     min_softirq_percent: float = 50.0
+    # RX and TX are judged apart only when the cluster's traffic is two-way (an all-reduce:
+    # every node sends about what it receives); with one-way flows (a parameter server, an
+    # iperf3 pair) a receiver's low TX says nothing, and only RX+TX is compared
+    symmetric_ratio: float = 0.5
 
 
 @dataclass(frozen=True)
 class Straggler:
     node: str
-    metric: str  # "rx", "tx", "retrans", "drops", "softirq"
+    metric: str  # "rx", "tx", "total", "retrans", "drops", "softirq"
     value: float
     median: float
     reason: str  # "node07: RX 11 Gb/s vs cluster median 92 Gb/s (12 %)"
+
+
+def _total(n: Node) -> float | None:
+    rx, tx = n.summary.rx_bytes_per_s, n.summary.tx_bytes_per_s
+    return None if rx is None and tx is None else (rx or 0.0) + (tx or 0.0)
 
 
 def _spread(values: list[float], mid: float) -> float:
@@ -108,8 +117,16 @@ def find_stragglers(nodes: Iterable[Node], rules: StragglerRules | None = None) 
 
     busy = [(n.summary.rx_bytes_per_s or 0.0) + (n.summary.tx_bytes_per_s or 0.0) for n in up]
     if median(busy) >= rules.busy_floor_bytes_per_s:
-        low("rx", "RX", lambda n: n.summary.rx_bytes_per_s)
-        low("tx", "TX", lambda n: n.summary.tx_bytes_per_s)
+        balance = [min(n.summary.rx_bytes_per_s or 0.0, n.summary.tx_bytes_per_s or 0.0)
+                   / max(n.summary.rx_bytes_per_s or 0.0, n.summary.tx_bytes_per_s or 0.0, 1e-9) for n in up]
+        balance.sort()
+        # two-way when most nodes are (the upper quartile: a slow node also unbalances the
+        # peer it starves, so in a small cluster the median alone would miss it)
+        if balance[(3 * (len(balance) - 1)) // 4] >= rules.symmetric_ratio:
+            low("rx", "RX", lambda n: n.summary.rx_bytes_per_s)
+            low("tx", "TX", lambda n: n.summary.tx_bytes_per_s)
+        else:
+            low("total", "RX+TX", lambda n: _total(n))
     high("retrans", "TCP retransmits", lambda n: n.summary.retrans_ratio, rules.min_retrans_ratio,
          units.ratio_percent)
     high("drops", "drops", lambda n: n.summary.drops_per_s, rules.min_drops_per_s,

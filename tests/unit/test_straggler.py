@@ -47,3 +47,21 @@ def test_two_of_three_cannot_outvote_and_down_nodes_do_not_count():
     nodes[0].fail(NodeState.DOWN, "gone")
     assert find_stragglers(nodes) == []  # two nodes up: too few to tell who is odd
     assert find_stragglers(cluster({"a": 90.0, "b": 90.0, "c": 5.0}), StragglerRules(min_nodes=4)) == []
+
+
+def test_one_way_traffic_compares_totals_not_directions():
+    # two iperf3-like pairs: senders have no RX, receivers no TX — nobody is a straggler for that
+    nodes = []
+    for name, rx, tx in [("s1", 0.001, 9.0), ("r1", 9.0, 0.001), ("s2", 0.001, 8.5), ("r2", 8.6, 0.001)]:
+        n = Node(name, history_s=10)
+        for k in range(3):
+            n.observe(node_sample(k, rx_bps=rx * 1e9, tx_bps=tx * 1e9))
+        nodes.append(n)
+    assert find_stragglers(nodes) == []
+    # a pair far below the others' totals is still named, by RX+TX
+    slow = Node("s3", history_s=10)
+    for k in range(3):
+        slow.observe(node_sample(k, rx_bps=1e6, tx_bps=0.5e9))
+    found = find_stragglers(nodes + [slow])
+    assert [s.node for s in found] == ["s3"] and found[0].metric == "total"
+    assert found[0].reason.startswith("s3: RX+TX 501 Mb/s vs cluster median")
