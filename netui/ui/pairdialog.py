@@ -7,6 +7,8 @@ nothing itself beyond turning text into numbers: ``PairSettings.check`` says wha
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical
@@ -16,6 +18,8 @@ from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 from netui.engine.pairtools import DIRECTION_LABELS, DIRECTIONS, IB_WRITE_BW, IPERF3, PairSettings
 from netui.engine.pingtools import AUTO, PingSettings
 from netui.model.pairs import all_pairs_rounds, one_at_a_time
+
+SettingsT = TypeVar("SettingsT", PairSettings, PingSettings)
 
 
 def _int(text: str, what: str) -> int | None:
@@ -42,10 +46,51 @@ def _text(value) -> str:
     return "" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
 
 
-class PairTestDialog(ModalScreen[PairSettings | None]):
-    """Duration, streams, direction, the test network, thresholds; perftest's own fields."""
+class _SettingsDialog(ModalScreen[SettingsT | None]):
+    """What both settings dialogs share: the plan follows every edit, Enter or Start dismisses
+    with ``read()``'s settings (or shows why they are not valid), Esc or Cancel with None."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def read(self) -> SettingsT:
+        raise NotImplementedError
+
+    def _show_plan(self) -> None:
+        raise NotImplementedError
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self._show_plan()
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        self._show_plan()
+
+    def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
+        self._show_plan()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.action_start()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "start":
+            self.action_start()
+        else:
+            self.action_cancel()
+
+    def action_start(self) -> None:
+        try:
+            settings = self.read()
+        except ValueError as exc:
+            self.query_one("#pair-error", Static).update(str(exc))
+            return
+        self.dismiss(settings)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class PairTestDialog(_SettingsDialog[PairSettings]):
+    """Duration, streams, direction, the test network, thresholds; perftest's own fields."""
+
     DEFAULT_CSS = """
     PairTestDialog { align: center middle; }
     PairTestDialog > Vertical {
@@ -165,40 +210,11 @@ class PairTestDialog(ModalScreen[PairSettings | None]):
             )
         return PairSettings.from_dict(s.to_dict() | fields).check()
 
-    def on_input_changed(self, event: Input.Changed) -> None:
-        self._show_plan()
-
-    def on_select_changed(self, event: Select.Changed) -> None:
-        self._show_plan()
-
-    def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
-        self._show_plan()
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.action_start()
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        if event.button.id == "start":
-            self.action_start()
-        else:
-            self.action_cancel()
-
-    def action_start(self) -> None:
-        try:
-            settings = self.read()
-        except ValueError as exc:
-            self.query_one("#pair-error", Static).update(str(exc))
-            return
-        self.dismiss(settings)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
 
 
-class LatencyDialog(ModalScreen[PingSettings | None]):
+class LatencyDialog(_SettingsDialog[PingSettings]):
     """The latency test's settings (``l``): probes, interval, network, tool, pass rule."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
     DEFAULT_CSS = PairTestDialog.DEFAULT_CSS.replace("PairTestDialog", "LatencyDialog")
 
     def __init__(self, settings: PingSettings, nodes: list[str], *, suggested_interface: str | None = None) -> None:
@@ -269,29 +285,3 @@ class LatencyDialog(ModalScreen[PingSettings | None]):
             threshold_ms=_float(value("threshold-ms"), "fail above ms"),
         )
         return PingSettings.from_dict(self.settings.to_dict() | fields).check()
-
-    def on_input_changed(self, event: Input.Changed) -> None:
-        self._show_plan()
-
-    def on_select_changed(self, event: Select.Changed) -> None:
-        self._show_plan()
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.action_start()
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        if event.button.id == "start":
-            self.action_start()
-        else:
-            self.action_cancel()
-
-    def action_start(self) -> None:
-        try:
-            settings = self.read()
-        except ValueError as exc:
-            self.query_one("#pair-error", Static).update(str(exc))
-            return
-        self.dismiss(settings)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
