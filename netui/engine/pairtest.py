@@ -193,6 +193,27 @@ class NodeCommands:
             self._killed.append(running)
         self._live.clear()
 
+    async def _probe(self, node: str) -> tuple[str, str | None]:
+        """A node's probe output (the script ``_probe_script()`` gives), or None when it
+        failed -- then the reason is in ``self.report.problems[node]``."""
+        command = "sh -c " + shlex.quote(self._probe_script())
+        try:
+            running = await self._start(node, guarded(command, PROBE_TIMEOUT_S, line_buffered=False))
+        except CommandFailed as exc:
+            self.report.problems[node] = str(exc)
+            return node, None
+        try:
+            result = await running.result(PROBE_TIMEOUT_S + 2)
+        finally:
+            await running.stop()
+            self._live.discard(running)
+        if result.exit_status != 0 or result.timed_out:
+            words = (result.stderr or result.stdout).strip().splitlines()
+            why = "timed out" if result.timed_out else (words[-1] if words else f"exit status {result.exit_status}")
+            self.report.problems[node] = f"cannot check {node}: {why}"
+            return node, None
+        return node, result.stdout
+
     async def _reap(self, wait_s: float = 2.0) -> None:
         """Wait (a little) for what was killed to end, so no process is left unreaped."""
         killed, self._killed = self._killed, []
@@ -338,26 +359,6 @@ class PairTest(NodeCommands):
     def _probe_script(self) -> str:
         s = self.settings
         return probe_command(s.tool, rdma=s.tool == IB_WRITE_BW)
-
-    async def _probe(self, node: str) -> tuple[str, str | None]:
-        """A node's probe output, or None (and a problem recorded) when it failed."""
-        command = "sh -c " + shlex.quote(self._probe_script())
-        try:
-            running = await self._start(node, guarded(command, PROBE_TIMEOUT_S, line_buffered=False))
-        except CommandFailed as exc:
-            self.report.problems[node] = str(exc)
-            return node, None
-        try:
-            result = await running.result(PROBE_TIMEOUT_S + 2)
-        finally:
-            await running.stop()
-            self._live.discard(running)
-        if result.exit_status != 0 or result.timed_out:
-            words = (result.stderr or result.stdout).strip().splitlines()
-            why = "timed out" if result.timed_out else (words[-1] if words else f"exit status {result.exit_status}")
-            self.report.problems[node] = f"cannot check {node}: {why}"
-            return node, None
-        return node, result.stdout
 
     def _unavailable(self, node: str) -> str | None:
         return node_unavailable(self.monitor, self.shells, node)

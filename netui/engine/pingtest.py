@@ -19,13 +19,12 @@ its node measured), a pair test one direction. Cancel kills every command.
 from __future__ import annotations
 
 import asyncio
-import shlex
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from netui.collectors.probe import parse_probe, tool_paths, tools_probe_command
-from netui.engine.pairtest import PROBE_TIMEOUT_S, NodeCommands, node_unavailable
+from netui.engine.pairtest import NodeCommands, node_unavailable
 from netui.engine.pingtools import FPING, PING, PingSettings, choose_tool, sender_command, sender_results
 from netui.engine.shell import CommandFailed, guarded, shells_for
 from netui.model.latency import LatencyResult, LatencyVerdict, judge_latency
@@ -164,25 +163,6 @@ class PingTest(NodeCommands):
             else:
                 report.tools[node] = tool
         return True
-
-    async def _probe(self, node: str) -> tuple[str, str | None]:
-        command = "sh -c " + shlex.quote(self._probe_script())
-        try:
-            running = await self._start(node, guarded(command, PROBE_TIMEOUT_S, line_buffered=False))
-        except CommandFailed as exc:
-            self.report.problems[node] = str(exc)
-            return node, None
-        try:
-            result = await running.result(PROBE_TIMEOUT_S + 2)
-        finally:
-            await running.stop()
-            self._live.discard(running)
-        if result.exit_status != 0 or result.timed_out:
-            words = (result.stderr or result.stdout).strip().splitlines()
-            why = "timed out" if result.timed_out else (words[-1] if words else f"exit status {result.exit_status}")
-            self.report.problems[node] = f"cannot check {node}: {why}"
-            return node, None
-        return node, result.stdout
 
     async def _ping_all(self, pairs: list[Pair]) -> None:
         report = self.report
