@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
@@ -33,16 +36,21 @@ class HelpScreen(ModalScreen):
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > Vertical {
+    HelpScreen > VerticalScroll {
         width: 76; height: auto; max-height: 90%;
         border: round $primary; background: $surface; padding: 1 2;
     }
     """
 
     def compose(self) -> ComposeResult:
-        lines = ["[b]netui keys[/b]", ""]
-        lines += [f"[b]{k:>8}[/b]  {what}" for k, what in KEYS]
-        lines += ["", "Health colours: ok, [i]careful[/i], warning, critical — worst first in the grid.",
-                  "— means unknown: a counter reset, a reboot, or a value the kernel does not give."]
-        with Vertical():
-            yield Static("\n".join(lines), markup=True)
+        keys = Table.grid(padding=(0, 2))
+        keys.add_column(justify="right", style="bold", no_wrap=True)
+        keys.add_column()  # descriptions wrap inside their own column
+        for key, what in KEYS:
+            keys.add_row(key, what)
+        foot = Text.from_markup(
+            "\nHealth colours: ok, [i]careful[/i], warning, critical — worst first in the grid.\n"
+            "— means unknown: a counter reset, a reboot, or a value the kernel does not give."
+        )
+        with VerticalScroll():
+            yield Static(Group(Text("netui keys\n", style="bold"), keys, foot))
