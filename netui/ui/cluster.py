@@ -64,7 +64,8 @@ class ClusterScreen(Screen):
         sums = fleet.sums()
         as_bytes = app.grid_options.as_bytes
         shown = self.grid.row_count
-        scope = f"{shown} of {len(fleet)} nodes" if shown != len(fleet) else f"{len(fleet)} nodes"
+        noun = "node" if len(fleet) == 1 else "nodes"
+        scope = f"{shown} of {len(fleet)} {noun}" if shown != len(fleet) else f"{len(fleet)} {noun}"
         self.query_one("#totals", Static).update(
             f"Σ {scope}   RX {units.bits_per_s(sums['rx_bytes_per_s'], as_bytes=as_bytes)}"
             f"   TX {units.bits_per_s(sums['tx_bytes_per_s'], as_bytes=as_bytes)}"
