@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from netui.engine.pairtest import PairTestReport
@@ -132,11 +133,13 @@ def report_csv(report: PairTestReport) -> str:
         counters = row["counters"]
         ends = {"sender": row["sender"], "receiver": row["receiver"]}
         values = [counters.get(f"{ends[key.split('_', 1)[0]]}.{key.split('_', 1)[1]}") for key in keys]
-        writer.writerow([_csv(row[f]) for f in _CSV_FIELDS] + [_csv(v) for v in values])
+        writer.writerow([csv_cell(row[f]) for f in _CSV_FIELDS] + [csv_cell(v) for v in values])
     return out.getvalue()
 
 
-def _csv(value) -> str:
+def csv_cell(value) -> str:
+    """A CSV cell: "" for unknown, "true"/"false", else the value as ``str`` gives it.
+    Shared with the latency test's CSV (engine/pingdoc.py)."""
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -146,11 +149,19 @@ def _csv(value) -> str:
 
 def export(report: PairTestReport, directory: str | Path = ".") -> tuple[Path, Path]:
     """Write ``netui-<tool>-<time>.csv`` and ``.json`` into ``directory``; their paths."""
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(report.started_wall_s or time.time()))
-    base = Path(directory) / f"netui-{report.settings.tool}-{stamp}"
+    return write_export(f"netui-{report.settings.tool}", report.started_wall_s, directory,
+                        report_csv(report), report_document(report))
+
+
+def write_export(prefix: str, started_wall_s: float, directory: str | Path,
+                 csv_text: str, document: dict) -> tuple[Path, Path]:
+    """Write ``<prefix>-<local start time>.csv`` and ``.json`` (now when ``started_wall_s`` is 0)
+    into ``directory``; their paths. Shared with the latency test (engine/pingdoc.py)."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(started_wall_s or time.time()))
+    base = Path(directory) / f"{prefix}-{stamp}"
     csv_path, json_path = base.with_suffix(".csv"), base.with_suffix(".json")
-    csv_path.write_text(report_csv(report), encoding="utf-8")
-    json_path.write_text(json.dumps(report_document(report), indent=2) + "\n", encoding="utf-8")
+    csv_path.write_text(csv_text, encoding="utf-8")
+    json_path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     return csv_path, json_path
 
 
@@ -179,6 +190,26 @@ def counters_text(result: PairResult) -> str:
             f"softirq {both('softirq_percent', lambda v: f'{v:.0f}%')}")
 
 
+def matrix_lines(nodes: list[str], results, failing: set, *, corner: str, legend: str, min_width: int,
+                 cell: Callable) -> list[str]:
+    """A result matrix as text: a header of receivers, then a row per sender; each cell is
+    ``cell(result)`` and ✗ when its pair is in ``failing``, "·" on the diagonal and where there
+    is no result. Shared with the latency test (engine/pingdoc.py)."""
+    by_pair = {r.pair: r for r in results}
+    width = max([len(n) for n in nodes] + [min_width])
+    lines = [corner.ljust(width) + "".join(n.rjust(width + 2) for n in nodes) + legend]
+    for a in nodes:
+        cells = []
+        for b in nodes:
+            r = by_pair.get((a, b))
+            if a == b or r is None:
+                cells.append("·".rjust(width + 2))
+            else:
+                cells.append((cell(r) + ("✗" if (a, b) in failing else " ")).rjust(width + 2))
+        lines.append(a.ljust(width) + "".join(cells))
+    return lines
+
+
 def text_report(report: PairTestReport) -> str:
     """The matrix (row sends, column receives), every result, and the verdict."""
     verdict = report.verdict or report.judge()
@@ -187,19 +218,8 @@ def text_report(report: PairTestReport) -> str:
     lines = [f"{s.tool} {report.how or ''} · {len(nodes)} nodes · {DIRECTION_LABELS[s.direction]} · "
              f"{report.rounds} rounds of {s.duration_s} s · {report.elapsed_s:.1f} s"]
     failing = {r.pair for r in verdict.failing}
-    by_pair = {r.pair: r for r in report.results}
-    width = max([len(n) for n in nodes] + [7])
-    lines.append("Gbit/s".ljust(width) + "".join(n.rjust(width + 2) for n in nodes) + "   (row sends, column receives)")
-    for a in nodes:
-        cells = []
-        for b in nodes:
-            r = by_pair.get((a, b))
-            if a == b or r is None:
-                cells.append("·".rjust(width + 2))
-            else:
-                mark = "✗" if (a, b) in failing else " "
-                cells.append((("failed" if not r.ok else gbps_text(r.gbps)) + mark).rjust(width + 2))
-        lines.append(a.ljust(width) + "".join(cells))
+    lines += matrix_lines(nodes, report.results, failing, corner="Gbit/s", legend="   (row sends, column receives)",
+                          min_width=7, cell=lambda r: "failed" if not r.ok else gbps_text(r.gbps))
     lines.append("")
     for r in report.results:
         state = "FAIL" if r.pair in failing else "pass"

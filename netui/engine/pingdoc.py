@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import csv
 import io
-import json
-import time
 from pathlib import Path
 
+from netui.engine.pairdoc import csv_cell, matrix_lines, write_export
 from netui.engine.pingtest import LatencyReport
 from netui.engine.pingtools import PingSettings
 from netui.model.latency import LatencyResult, rtt_text
@@ -159,19 +158,13 @@ def report_csv(report: LatencyReport) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(_CSV_FIELDS)
     for row in latency_rows(report):
-        writer.writerow(["" if row[f] is None else str(row[f]).lower() if isinstance(row[f], bool) else row[f]
-                         for f in _CSV_FIELDS])
+        writer.writerow([csv_cell(row[f]) for f in _CSV_FIELDS])
     return out.getvalue()
 
 
 def export(report: LatencyReport, directory: str | Path = ".") -> tuple[Path, Path]:
     """Write ``netui-ping-<time>.csv`` and ``.json`` into ``directory``; their paths."""
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(report.started_wall_s or time.time()))
-    base = Path(directory) / f"netui-ping-{stamp}"
-    csv_path, json_path = base.with_suffix(".csv"), base.with_suffix(".json")
-    csv_path.write_text(report_csv(report), encoding="utf-8")
-    json_path.write_text(json.dumps(report_document(report), indent=2) + "\n", encoding="utf-8")
-    return csv_path, json_path
+    return write_export("netui-ping", report.started_wall_s, directory, report_csv(report), report_document(report))
 
 
 def head_text(report: LatencyReport) -> str:
@@ -196,20 +189,9 @@ def text_report(report: LatencyReport) -> str:
     verdict = report.verdict or report.judge()
     nodes = report.nodes
     failing = {r.pair for r in verdict.failing}
-    by_pair = {r.pair: r for r in report.results}
     lines = [head_text(report) + f" · {report.elapsed_s:.1f} s"]
-    width = max([len(n) for n in nodes] + [10])
-    lines.append("RTT avg".ljust(width) + "".join(n.rjust(width + 2) for n in nodes) +
-                 "   (row pings, column answers)")
-    for a in nodes:
-        cells = []
-        for b in nodes:
-            r = by_pair.get((a, b))
-            if a == b or r is None:
-                cells.append("·".rjust(width + 2))
-            else:
-                cells.append((cell_text(r) + ("✗" if (a, b) in failing else " ")).rjust(width + 2))
-        lines.append(a.ljust(width) + "".join(cells))
+    lines += matrix_lines(nodes, report.results, failing, corner="RTT avg", legend="   (row pings, column answers)",
+                          min_width=10, cell=cell_text)
     lines.append("")
     for r in report.results:
         state = "FAIL" if r.pair in failing else "pass"
