@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from netui.model.pairs import Pair, _names, _suspects
+from netui.model.pairs import Pair, _implicated, _names, _pct, _suspects
 
 # An RTT is an outlier only when it is also this much above the baseline: on a quiet fabric
 # RTTs of 20-60 µs wobble by tens of µs, and 5× 20 µs is still nothing to chase.
@@ -155,10 +155,6 @@ def baseline_rtt_ms(results: Iterable[LatencyResult]) -> float | None:
     return statistics.median(best.values()) if best else None
 
 
-def _pct(value: float) -> str:
-    return f"{value:g}"
-
-
 def judge_latency(results: Iterable[LatencyResult], *, max_loss_percent: float = 0.0, rtt_factor: float = 5.0,
                   threshold_ms: float | None = None) -> LatencyVerdict:
     """Pass or fail each pair, find outliers and suspects, and word the verdict.
@@ -231,11 +227,7 @@ def _failure_text(failing: list[LatencyResult], unordered: list[LatencyResult], 
             return listing + ". One failing pair cannot tell which end is at fault"
         return listing + ". No node is common to the failing pairs — suspect the paths between them"
     nodes = [node for node, _ in suspects]
-    counts = {count for _, count in suspects}
-    if len(suspects) > 1 and len(counts) == 1:
-        implicated = f"{_names(nodes)} are each in {counts.pop()} of {k} failing pairs"
-    else:
-        implicated = ", ".join(f"{node} is in {count} of {k} failing pairs" for node, count in suspects)
+    implicated = _implicated(suspects, k)
     theirs = [r for r in failing if r.sender in nodes or r.receiver in nodes]
     if all(not r.ok for r in theirs):
         blame = f"suspect {_names(nodes)} (the probes did not run: {theirs[0].error or 'failed'})"

@@ -251,6 +251,16 @@ def _names(nodes: list[str]) -> str:
     return nodes[0] if len(nodes) == 1 else ", ".join(nodes[:-1]) + " and " + nodes[-1]
 
 
+def _implicated(suspects: list[tuple[str, int]], k: int) -> str:
+    """"gpu02 and gpu03 are each in 3 of 4 failing pairs", or one clause per suspect when their
+    counts differ. Shared with the latency verdict (model/latency.py)."""
+    nodes = [node for node, _ in suspects]
+    counts = {count for _, count in suspects}
+    if len(suspects) > 1 and len(counts) == 1:
+        return f"{_names(nodes)} are each in {counts.pop()} of {k} failing pairs"
+    return ", ".join(f"{node} is in {count} of {k} failing pairs" for node, count in suspects)
+
+
 def judge(
     results: Iterable[PairResult],
     *,
@@ -345,11 +355,7 @@ def _failure_text(failing: list[PairResult], suspects: list[tuple[str, int]], n:
             return listing + ". One failing pair cannot tell which end is at fault"
         return listing + ". No node is common to the failing pairs — suspect the paths between them"
     nodes = [node for node, _ in suspects]
-    counts = {count for _, count in suspects}
-    if len(suspects) > 1 and len(counts) == 1:
-        implicated = f"{_names(nodes)} are each in {counts.pop()} of {k} failing pairs"
-    else:
-        implicated = ", ".join(f"{node} is in {count} of {k} failing pairs" for node, count in suspects)
+    implicated = _implicated(suspects, k)
     theirs = [r for r in failing if r.sender in nodes or r.receiver in nodes]
     if all(not r.ok or r.gbps is None for r in theirs):
         blame = f"suspect {_names(nodes)} (the tests did not run: {theirs[0].error or 'failed'})"
