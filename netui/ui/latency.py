@@ -13,7 +13,6 @@ from pathlib import Path
 
 from rich.console import Group
 from rich.style import Style
-from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
@@ -21,7 +20,7 @@ from netui.engine.pingdoc import cell_text, export, head_text, result_line, summ
 from netui.engine.pingtest import LatencyReport, PingTest
 from netui.model.latency import LatencyResult, LatencyVerdict, rtt_text
 from netui.model.pairs import Pair
-from netui.ui.matrix import MatrixScreen, scale_color, scale_colors
+from netui.ui.matrix import MatrixScreen, matrix_table, scale_color, scale_colors
 
 
 def latency_share(typical_ms: float, baseline_ms: float | None, limit_ms: float | None) -> float:
@@ -45,30 +44,23 @@ class LatencyMap(Static):
         muted = Style(dim=True)
         by_pair = {r.pair: r for r in results}
         failing = {r.pair for r in verdict.failing} if verdict else set()
-        table = Table(box=None, pad_edge=False, padding=(0, 1), show_edge=False)
-        table.add_column(Text("ping ↓  answer →", style=muted), no_wrap=True)
-        for node in nodes:
-            table.add_column(node, justify="right", no_wrap=True, min_width=9)
-        for a in nodes:
-            cells: list[Text] = []
-            for b in nodes:
-                r = by_pair.get((a, b))
-                if a == b:
-                    cells.append(Text("·", style=muted))
-                elif r is None:
-                    cells.append(Text("…" if (a, b) in running else "", style=muted))
-                elif not r.ok:
-                    cells.append(Text("fail ✗", style=Style(color=colors[0].rich_color, bold=True)))
-                else:
-                    failed = r.pair in failing
-                    if failed or r.typical_ms is None:
-                        bg = colors[0]
-                    else:
-                        bg = scale_color(colors, latency_share(r.typical_ms, verdict.baseline_ms if verdict else None,
-                                                               verdict.limit_ms if verdict else None))
-                    cells.append(Text(f"{cell_text(r)} {'✗' if failed else ' '}", style=Style(
-                        bgcolor=bg.rich_color, color=bg.get_contrast_text().rich_color, bold=failed)))
-            table.add_row(Text(a, style="bold"), *cells)
+
+        def cell(a: str, b: str) -> Text:
+            r = by_pair.get((a, b))
+            if r is None:
+                return Text("…" if (a, b) in running else "", style=muted)
+            if not r.ok:
+                return Text("fail ✗", style=Style(color=colors[0].rich_color, bold=True))
+            failed = r.pair in failing
+            if failed or r.typical_ms is None:
+                bg = colors[0]
+            else:
+                bg = scale_color(colors, latency_share(r.typical_ms, verdict.baseline_ms if verdict else None,
+                                                       verdict.limit_ms if verdict else None))
+            return Text(f"{cell_text(r)} {'✗' if failed else ' '}", style=Style(
+                bgcolor=bg.rich_color, color=bg.get_contrast_text().rich_color, bold=failed))
+
+        table = matrix_table(nodes, "ping ↓  answer →", 9, cell, muted)
         typical = f" ({rtt_text(verdict.baseline_ms)})" if verdict and verdict.baseline_ms is not None else ""
         limit = f" ({rtt_text(verdict.limit_ms)})" if verdict and verdict.limit_ms is not None else ""
         legend = Text(f"average RTT, loss when any · colour: the typical RTT{typical} at the top, the limit{limit} "

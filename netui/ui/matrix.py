@@ -10,6 +10,7 @@ The test runs in a named, exclusive worker; it reports back with typed messages.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Group
@@ -57,6 +58,19 @@ def scale_share(gbps: float, need: float | None, top: float) -> float:
     return 0.5 + 0.5 * ((gbps - need) / (top - need) if top > need else 1.0)
 
 
+def matrix_table(nodes: list[str], corner: str, min_width: int, cell: Callable[[str, str], Text],
+                 muted: Style) -> Table:
+    """A node × node table: a row per sender, a column per receiver, "·" on the diagonal and
+    ``cell(sender, receiver)`` elsewhere. Shared with the latency map (ui/latency.py)."""
+    table = Table(box=None, pad_edge=False, padding=(0, 1), show_edge=False)
+    table.add_column(Text(corner, style=muted), no_wrap=True)
+    for node in nodes:
+        table.add_column(node, justify="right", no_wrap=True, min_width=min_width)
+    for a in nodes:
+        table.add_row(Text(a, style="bold"), *[Text("·", style=muted) if a == b else cell(a, b) for b in nodes])
+    return table
+
+
 class Heatmap(Static):
     """The matrix of one pair test. Set by the screen with ``show``."""
 
@@ -73,27 +87,20 @@ class Heatmap(Static):
         top = max(measured, default=0.0)
         failing = {r.pair for r in verdict.failing} if verdict else set()
         outliers = {r.pair for r in verdict.outliers} if verdict else set()
-        table = Table(box=None, pad_edge=False, padding=(0, 1), show_edge=False)
-        table.add_column(Text("send ↓  recv →", style=muted), no_wrap=True)
-        for node in nodes:
-            table.add_column(node, justify="right", no_wrap=True, min_width=7)
-        for a in nodes:
-            cells: list[Text] = []
-            for b in nodes:
-                r = by_pair.get((a, b))
-                if a == b:
-                    cells.append(Text("·", style=muted))
-                elif r is None:
-                    cells.append(Text("…" if (a, b) in running or (b, a) in running else "", style=muted))
-                elif not r.ok or r.gbps is None:
-                    cells.append(Text("fail ✗", style=Style(color=colors[0].rich_color, bold=True)))
-                else:
-                    need = verdict.required_gbps.get(r.pair) if verdict else None
-                    bg = scale_color(colors, scale_share(r.gbps, need, top))
-                    mark = "✗" if r.pair in failing else "!" if r.pair in outliers else " "
-                    cells.append(Text(f"{gbps_text(r.gbps)} {mark}", style=Style(
-                        bgcolor=bg.rich_color, color=bg.get_contrast_text().rich_color, bold=r.pair in failing)))
-            table.add_row(Text(a, style="bold"), *cells)
+
+        def cell(a: str, b: str) -> Text:
+            r = by_pair.get((a, b))
+            if r is None:
+                return Text("…" if (a, b) in running or (b, a) in running else "", style=muted)
+            if not r.ok or r.gbps is None:
+                return Text("fail ✗", style=Style(color=colors[0].rich_color, bold=True))
+            need = verdict.required_gbps.get(r.pair) if verdict else None
+            bg = scale_color(colors, scale_share(r.gbps, need, top))
+            mark = "✗" if r.pair in failing else "!" if r.pair in outliers else " "
+            return Text(f"{gbps_text(r.gbps)} {mark}", style=Style(
+                bgcolor=bg.rich_color, color=bg.get_contrast_text().rich_color, bold=r.pair in failing))
+
+        table = matrix_table(nodes, "send ↓  recv →", 7, cell, muted)
         best = f" ({gbps_text(top)})" if top > 0 else ""
         legend = Text(f"colour: the pass mark mid-scale, the best pair{best} at the top · ✗ fails · "
                       "! outlier against the median", style=muted)
