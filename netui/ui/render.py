@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.style import Style
-from rich.text import Text
 
 from netui.model.health import Level
 
@@ -48,7 +47,3 @@ def level_styles(theme_variables: dict[str, str]) -> dict[Level, Style]:
         color = theme_variables.get(var)
         styles[level] = Style(color=color, bold=level >= Level.WARNING) if color else Style()
     return styles
-
-
-def styled(text: str, style: Style | None, *, justify: str = "left") -> Text:
-    return Text(text, style=style or "", justify=justify)  # type: ignore[arg-type]
