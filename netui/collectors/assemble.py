@@ -72,7 +72,7 @@ def kind_from_sysfs(name: str, link: str | None, type_: int | None, extras: froz
 _ATTR_KEYS = ("mtu", "operstate", "carrier", "speed", "ifindex", "type", "link", "bridge", "bonding", "device")
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=32768)  # 1,024 nodes × 16 interfaces, twice over
 def _iface_meta(name: str, mtu, operstate, carrier, speed, ifindex, type_, link, bridge, bonding, device) -> tuple:
     """(mtu, operstate, carrier, speed_mbps, ifindex, kind) from sysfs texts.
 
@@ -97,7 +97,7 @@ _NO_ATTRS: dict[str, str | None] = {}
 PACKED_ATTRS = _ATTR_KEYS
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=32768)  # 1,024 nodes × 16 interfaces, twice over
 def unpack_attrs(record: str) -> tuple | None:
     """The sampler's packed interface record as _iface_meta arguments, or None if malformed.
 
@@ -170,7 +170,10 @@ def sample_from_texts(
             return None
 
     if interfaces is None:
-        net_dev = parse("net/dev", procfs.parse_net_dev)
+        if texts.get("netdev") is not None:  # the remote sampler's table
+            net_dev = parse("netdev", procfs.parse_netdev_compact)
+        else:
+            net_dev = parse("net/dev", procfs.parse_net_dev)
         interfaces = interfaces_from_texts(net_dev, iface_attrs) if net_dev is not None else {}
 
     snmp = parse("net/snmp", _TCP_ONLY)
@@ -197,6 +200,10 @@ def sample_from_texts(
         softnet = parse("softnet", procfs.parse_softnet_compact)
     else:
         softnet = parse("net/softnet_stat", procfs.parse_softnet_stat)
+    if texts.get("netirq") is not None:
+        softirqs = parse("netirq", procfs.parse_netirq_compact)
+    else:
+        softirqs = parse("softirqs", procfs.parse_softirqs)
     boot_id = (texts.get("boot_id") or "").strip() or None
     hostname = (texts.get("hostname") or "").strip() or None
     return NodeSample(
@@ -206,7 +213,7 @@ def sample_from_texts(
         interfaces=interfaces,
         tcp=tcp,
         cpu=cpu,
-        softirqs=parse("softirqs", procfs.parse_softirqs),
+        softirqs=softirqs,
         softnet=softnet,
         hostname=hostname,
         problems=tuple(problems),

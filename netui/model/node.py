@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from operator import add
 
 from netui.model import units
 from netui.model.health import DEFAULT_THRESHOLDS, HEALTHY, Finding, Health, Level, Threshold, assess
@@ -78,8 +79,22 @@ def _sum(values) -> float | None:
     return total
 
 
+def _sum_col(values: tuple) -> float | None:
+    """``_sum`` of a column, in C when every value is known (the common case)."""
+    if values and None not in values:
+        return sum(values)
+    return _sum(values)
+
+
 def _pair(a: float | None, b: float | None) -> float | None:
     return None if a is None and b is None else (a or 0.0) + (b or 0.0)
+
+
+def _pairs(a: tuple, b: tuple) -> list:
+    """``_pair`` element by element."""
+    if None in a or None in b:
+        return list(map(_pair, a, b))
+    return list(map(add, a, b))
 
 
 def careful_bounds(thresholds: dict[str, Threshold] | None) -> dict[str, float]:
@@ -104,26 +119,25 @@ def summarize(sample: NodeSample, rates: NodeRates | None,
     findings: list[Finding] = []
     c_drops, c_errs, c_link = careful["drops_per_s"], careful["errors_per_s"], careful["link_percent"]
     rx = tx = drops_total = errs_total = link_max = None
-    for name in data_plane(sample.interfaces):
-        r = rates.interfaces.get(name)
-        if r is None:
-            continue
-        rx = _pair(rx, r.rx_bytes_per_s)
-        tx = _pair(tx, r.tx_bytes_per_s)
-        drops = _pair(r.rx_dropped_per_s, r.tx_dropped_per_s)
-        errs = _pair(r.rx_errors_per_s, r.tx_errors_per_s)
-        drops_total = _pair(drops_total, drops)
-        errs_total = _pair(errs_total, errs)
-        if drops is not None and drops >= c_drops:
-            findings.append(("drops_per_s", drops, f"{name} drops {units.per_s(drops)}/s"))
-        if errs is not None and errs >= c_errs:
-            findings.append(("errors_per_s", errs, f"{name} errors {units.per_s(errs)}/s"))
-        if r.speed_mbps:
-            link = r.link_percent
-            if link is not None:
-                link_max = link if link_max is None else max(link_max, link)
-                if link >= c_link:
-                    findings.append(("link_percent", link, f"{name} at {units.percent(link)} of link speed"))
+    get = rates.interfaces.get
+    rows = [r for r in map(get, data_plane(sample.interfaces)) if r is not None]
+    if rows:
+        _, rxs, txs, _, _, rxd, txd, rxe, txe, speeds = zip(*rows)
+        rx, tx = _sum_col(rxs), _sum_col(txs)
+        drops = _pairs(rxd, txd)
+        errs = _pairs(rxe, txe)
+        drops_total, errs_total = _sum_col(drops), _sum_col(errs)
+        for r, d, e, speed in zip(rows, drops, errs, speeds):
+            if d is not None and d >= c_drops:
+                findings.append(("drops_per_s", d, f"{r.name} drops {units.per_s(d)}/s"))
+            if e is not None and e >= c_errs:
+                findings.append(("errors_per_s", e, f"{r.name} errors {units.per_s(e)}/s"))
+            if speed:
+                link = r.link_percent
+                if link is not None:
+                    link_max = link if link_max is None else max(link_max, link)
+                    if link >= c_link:
+                        findings.append(("link_percent", link, f"{r.name} at {units.percent(link)} of link speed"))
     summary = dict(rx_bytes_per_s=rx, tx_bytes_per_s=tx, drops_per_s=drops_total, errors_per_s=errs_total,
                    max_link_percent=link_max)
     if rates.tcp is not None:
@@ -138,7 +152,7 @@ def summarize(sample: NodeSample, rates: NodeRates | None,
             summary["hottest_cpu"], summary["hottest_softirq_percent"] = hot
             if hot[1] >= careful["softirq_percent"]:
                 findings.append(("softirq_percent", hot[1], f"CPU{hot[0]} {hot[1]:.0f}% in softirq"))
-        summary["net_rx_per_s"] = _sum(rates.cpu.net_rx_per_s)
+        summary["net_rx_per_s"] = _sum_col(rates.cpu.net_rx_per_s)
     if rates.softnet is not None:
         d = sum(rates.softnet.dropped_per_s)
         q = sum(rates.softnet.time_squeeze_per_s)

@@ -90,7 +90,11 @@ class CpuRates:
 
     def hottest(self) -> tuple[int, float] | None:
         """(cpu, softirq %) of the CPU with the most softirq time, or None."""
-        known = [(pct, -i) for i, pct in enumerate(self.softirq_percent) if pct is not None]
+        pcts = self.softirq_percent
+        if pcts and None not in pcts:  # the common case, in C: ties go to the lowest CPU
+            pct = max(pcts)
+            return self.cpus[pcts.index(pct)], pct
+        known = [(pct, -i) for i, pct in enumerate(pcts) if pct is not None]
         if not known:
             return None
         pct, i = max(known)  # ties go to the lowest CPU

@@ -59,22 +59,82 @@ def test_it_reads_only_what_the_model_needs():
     texts = dict(zip(parts[0::2], parts[1::2]))
     assert b"Udp:" not in texts[b"net/snmp"] and b"Tcp:" in texts[b"net/snmp"]
     assert b"IpExt:" not in texts[b"net/netstat"]
-    assert b"TIMER" not in texts[b"softirqs"] and b"NET_RX" in texts[b"softirqs"]
-    # /proc/stat and softnet_stat arrive summarised per CPU: 3 and 4 numbers a CPU
-    assert b"stat" not in texts and b"net/softnet_stat" not in texts
+    # the tables arrive as u64 arrays, summarised per CPU where the kernel's file is wide
+    assert not {b"stat", b"softirqs", b"net/dev", b"net/softnet_stat"} & set(texts)
+    from netui.collectors import procfs
+    from netui.collectors.assemble import TCPEXT_FIELDS
+
+    ext = procfs.parse_keyed_pairs(texts[b"net/netstat"].decode())["TcpExt"]
+    assert ext and set(ext) <= TCPEXT_FIELDS
     ncpu = os.cpu_count()
-    cpu_lines = texts[b"cpu"].split(b"\n")
-    assert len(cpu_lines) == ncpu and all(len(line.split()) == 3 for line in cpu_lines)
+    assert len(procfs.parse_u64s(texts[b"cpu"].decode(), 3, "cpu")) == 3 * ncpu
     softnet_lines = texts[b"softnet"].split(b"\n")
     assert len(softnet_lines) == ncpu and all(len(line) == 35 for line in softnet_lines)
     # the summaries agree with the kernel's files read here at the same moment, within a tick
-    from netui.collectors import procfs
-
     full = procfs.parse_stat_cpus(open("/proc/stat").read())
     compact = procfs.parse_cpu_compact(texts[b"cpu"].decode())
     assert compact.cpus == full.cpus
     assert all(abs(a - b) <= 5 for a, b in zip(compact.total, full.total))
     assert all(abs(a - b) <= 5 for a, b in zip(compact.softirq, full.softirq))
+    irq = procfs.parse_netirq_compact(texts[b"netirq"].decode())
+    irq_now = procfs.parse_softirqs(open("/proc/softirqs").read())
+    assert irq.cpus == irq_now.cpus
+    assert all(0 <= b - a < 100_000 for a, b in zip(irq.net_rx, irq_now.net_rx))
+    dev = procfs.parse_netdev_compact(texts[b"netdev"].decode())
+    dev_now = procfs.parse_net_dev(open("/proc/net/dev").read())
+    assert set(dev) == set(dev_now)
+    assert all(0 <= dev_now[n].rx_bytes - dev[n].rx_bytes < 10**9 for n in dev)
+
+
+def _sampler_functions() -> dict:
+    from netui.collectors.ssh import SAMPLER_SOURCE
+
+    ns: dict = {"__name__": "netui_sampler_under_test"}
+    exec(compile(SAMPLER_SOURCE, "sampler.py", "exec"), ns)  # noqa: S102 - our own source
+    return ns
+
+
+def test_the_sampler_keeps_the_tcpext_fields_the_model_keeps():
+    from netui.collectors.assemble import TCPEXT_FIELDS
+
+    assert {n.decode() for n in _sampler_functions()["TCPEXT"]} == TCPEXT_FIELDS
+
+
+@pytest.mark.parametrize("key, text", [
+    ("stat", b"cpu  1 2 3 4\ncpu0 1 2 x 4 5 6 7 8\n"),
+    ("stat", b"intr 1\n"),
+    ("softirqs", b"    CPU0 CPU1\nNET_RX: 1\nNET_TX: 1 2\n"),
+    ("softirqs", b"    CPU0 CPUx\nNET_RX: 1 2\nNET_TX: 1 2\n"),
+    ("net/dev", b"h1\nh2\n eth0: 1 2 3\n"),
+    ("net/dev", b"h1\nh2\n eth0: " + b"1 " * 15 + b"-1\n"),
+])
+def test_odd_tables_go_as_raw_text_for_the_careful_parsers(key, text):
+    ns = _sampler_functions()
+    assert ns["SUMMARIES"][key][1](text) is None
+
+
+def test_the_tables_round_trip_through_the_monitors_parsers():
+    from netui.collectors import procfs
+    from tests.bench.node128 import proc_texts
+
+    ns = _sampler_functions()
+    texts = proc_texts(7)
+    for key, parse_full, parse_compact in (
+        ("stat", procfs.parse_stat_cpus, procfs.parse_cpu_compact),
+        ("softirqs", procfs.parse_softirqs, procfs.parse_netirq_compact),
+        ("net/dev", procfs.parse_net_dev, procfs.parse_netdev_compact),
+    ):
+        packed = ns["SUMMARIES"][key][1](texts[key].encode()).decode()
+        full, compact = parse_full(texts[key]), parse_compact(packed)
+        if key == "stat":
+            assert (compact.cpus, compact.softirq, compact.total) == (full.cpus, full.softirq, full.total)
+        else:
+            assert compact == full
+    cut = ns["tcpext_lines"](texts["net/netstat"].encode()).decode()
+    from netui.collectors.assemble import TCPEXT_FIELDS
+
+    want = procfs.parse_keyed_pairs(texts["net/netstat"], ("TcpExt",), TCPEXT_FIELDS)
+    assert procfs.parse_keyed_pairs(cut) == want
 
 
 def test_stdin_changes_the_interval_and_its_end_stops_the_sampler():
@@ -138,13 +198,14 @@ def test_any_payload_is_a_sample_or_a_frame_error(data):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet="0123456789abcdef \n-x", max_size=300))
+@given(st.text(alphabet="0123456789abcdefABZ+/= \n-x", max_size=300))
 def test_the_summaries_parse_or_raise_parse_error(text):
     from netui.collectors import procfs
 
-    for parse in (procfs.parse_cpu_compact, procfs.parse_softnet_compact):
+    for parse in (procfs.parse_cpu_compact, procfs.parse_softnet_compact, procfs.parse_netirq_compact,
+                  procfs.parse_netdev_compact):
         try:
             result = parse(text)
         except procfs.ParseError:
             continue
-        assert len(result.cpus) >= 1
+        assert (len(result) if isinstance(result, dict) else len(result.cpus)) >= 1
