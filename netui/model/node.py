@@ -12,7 +12,7 @@ from operator import add
 
 from netui.model import units
 from netui.model.health import DEFAULT_THRESHOLDS, HEALTHY, Finding, Health, Level, Threshold, assess
-from netui.model.history import Ring, capacity_for
+from netui.model.history import RateRing, Ring, capacity_for
 from netui.model.rates import NodeRates, node_rates
 from netui.model.samples import SOFTWARE_KINDS, InterfaceSample, NodeSample
 
@@ -186,7 +186,7 @@ class Node:
         self.straggler = None  # a model.straggler.Straggler while the fleet says so
         self._capacity = capacity_for(history_s, interval_s)
         self.history: dict[str, Ring] = {k: Ring(self._capacity) for k in NODE_SERIES}
-        self.iface_history: dict[str, tuple[Ring, Ring]] = {}
+        self.iface_history: dict[str, tuple[RateRing, RateRing]] = {}  # RX, TX bytes/s
 
     def observe(self, sample: NodeSample) -> None:
         """Take a new sample: compute rates against the previous one, update everything."""
@@ -208,7 +208,7 @@ class Node:
             for name, r in self.rates.interfaces.items():
                 rings = self.iface_history.get(name)
                 if rings is None:
-                    rings = self.iface_history[name] = (Ring(self._capacity), Ring(self._capacity))
+                    rings = self.iface_history[name] = (RateRing(self._capacity), RateRing(self._capacity))
                 rings[0].append(r.rx_bytes_per_s)
                 rings[1].append(r.tx_bytes_per_s)
             for gone in self.iface_history.keys() - self.rates.interfaces.keys():

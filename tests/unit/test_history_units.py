@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from netui.model import units
-from netui.model.history import Ring, capacity_for
+from netui.model.history import RateRing, Ring, capacity_for
 
 # --- Ring ------------------------------------------------------------------------------------
 
@@ -87,6 +87,35 @@ def test_ring_behaves_like_a_bounded_deque(capacity, values, last):
 )
 def test_capacity_for_holds_the_history_window(history_s, interval_s, capacity):
     assert capacity_for(history_s, interval_s) == capacity
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 6), st.lists(st.one_of(st.none(), st.floats(0, 1e13), st.integers(0, 10**12))), st.integers(0, 8))
+def test_rate_ring_is_a_bounded_deque_within_a_quarter_per_mille(capacity, values, last):
+    ring, model = RateRing(capacity), deque(maxlen=capacity)
+    for v in values:
+        ring.append(v)
+        model.append(v)
+
+    def close(got, want):
+        return got is None if want is None else abs(got - want) <= 2.5e-4 * (1 + want)
+
+    assert len(ring.values()) == len(model)
+    assert all(close(g, w) for g, w in zip(ring.values(), model))
+    tail = list(model)[len(model) - min(last, len(model)):]
+    assert all(close(g, w) for g, w in zip(ring.values(last=last), tail)) and len(ring.values(last=last)) == len(tail)
+    assert close(ring.latest(), model[-1] if model else None)
+
+
+def test_rate_ring_keeps_zero_exact_and_what_it_cannot_hold_as_unknown_or_ceiling():
+    ring = RateRing(6)
+    for v in (0, 0.0, -1.0, math.nan, 1e30, None):
+        ring.append(v)
+
+    got = ring.values()
+    assert got[:2] == [0.0, 0.0] and got[2] is None and got[3] is None and got[5] is None
+    assert 1.4e13 < got[4] < 1.5e13  # the ceiling, not an overflow
+    assert ring.capacity == 6 and ring._buf.itemsize == 2  # half a float32 ring
 
 
 # --- units -----------------------------------------------------------------------------------
