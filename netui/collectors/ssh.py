@@ -22,6 +22,7 @@ import asyncssh
 from asyncssh.config import SSHClientConfig
 
 from netui.collectors.frames import FrameError, decode_frame, frame_length
+from netui.collectors.ssh_config import ConfigIndex
 from netui.model.node import NodeState
 
 SAMPLER_SOURCE = (Path(__file__).parent / "sampler.py").read_text(encoding="utf-8")
@@ -71,9 +72,12 @@ class ResolvedHost:
     alias: str  # as the user named it
 
 
-def resolve(settings: SshSettings, alias: str, user: str | None, port: int | None) -> ResolvedHost:
-    """Apply ~/.ssh/config (or -F) to one target as OpenSSH would."""
-    paths = settings.default_config_paths()
+def resolve(settings: SshSettings, alias: str, user: str | None, port: int | None,
+            paths: list[str] | None = None) -> ResolvedHost:
+    """Apply ~/.ssh/config (or -F; or ``paths``, their reduced copies) to one target as
+    OpenSSH would."""
+    if paths is None:
+        paths = settings.default_config_paths()
     config = SSHClientConfig.load(None, paths, False, False, False, getpass.getuser(),
                                   user or settings.user or (), alias, port or ())
     host = str(config.get("Hostname", alias))
@@ -168,6 +172,13 @@ class SshConnector:
         self._jumps: dict[str, asyncio.Task] = {}
         self._may_jump = self._config_mentions(("proxyjump", "include"))
         self._own_ciphers = self._config_mentions(("ciphers",))
+        self._configs: ConfigIndex | None = None
+        paths = settings.default_config_paths()
+        if paths:
+            try:
+                self._configs = ConfigIndex(paths)
+            except OSError:
+                self._configs = None  # asyncssh reads them itself and says what is wrong
 
     def _config_mentions(self, words: tuple[str, ...]) -> bool:
         """Whether the ssh_config files use any of these keywords (read once).
@@ -184,7 +195,17 @@ class SshConnector:
                 return True
         return False
 
-    def _kwargs(self, user: str | None, port: int | None) -> dict:
+    def config_paths(self, alias: str) -> list[str]:
+        """The ssh_config files for one host: reduced copies with only its lines (read once
+        for the fleet, see collectors.ssh_config), or the files themselves."""
+        if self._configs is not None:
+            try:
+                return self._configs.paths_for(alias)
+            except OSError:
+                pass
+        return self.settings.default_config_paths()
+
+    def _kwargs(self, user: str | None, port: int | None, alias: str | None = None) -> dict:
         s = self.settings
         kwargs: dict = {
             "connect_timeout": s.connect_timeout_s,
@@ -192,7 +213,9 @@ class SshConnector:
             "keepalive_interval": s.keepalive_s,
             "keepalive_count_max": 3,
         }
-        if s.config_paths:
+        if alias is not None and self._configs is not None:
+            kwargs["config"] = self.config_paths(alias)
+        elif s.config_paths:
             kwargs["config"] = s.config_paths
         if user or s.user:
             kwargs["username"] = user or s.user
@@ -214,7 +237,7 @@ class SshConnector:
             user, _, rest = spec.rpartition("@")
             host, _, port = rest.partition(":")
             task = asyncio.ensure_future(
-                asyncssh.connect(host, **self._kwargs(user or None, int(port) if port.isdigit() else None))
+                asyncssh.connect(host, **self._kwargs(user or None, int(port) if port.isdigit() else None, host))
             )
             self._jumps[spec] = task
         try:
@@ -223,12 +246,13 @@ class SshConnector:
             raise Failure(NodeState.DOWN, f"jump host {spec}: {classify(exc, None).reason}") from None
 
     async def connect(self, alias: str, user: str | None, port: int | None) -> asyncssh.SSHClientConnection:
-        kwargs = self._kwargs(user, port)
+        kwargs = self._kwargs(user, port, alias)
+        paths = kwargs.get("config")
         async with self.handshakes:
             resolved = None
             if self._may_jump or self.settings.accept_new_host_keys:
                 # parsing ssh_config is file work: off the event loop, one slot at a time
-                resolved = await asyncio.to_thread(resolve, self.settings, alias, user, port)
+                resolved = await asyncio.to_thread(resolve, self.settings, alias, user, port, paths)
             accept_new = resolved is not None and self.settings.accept_new_host_keys and not host_is_known(resolved)
             if accept_new:
                 kwargs["known_hosts"] = None  # an unknown host only: a known one is always verified
@@ -240,7 +264,7 @@ class SshConnector:
                 raise  # closing the monitor: never a node failure to retry
             except Exception as exc:
                 if isinstance(exc, asyncssh.HostKeyNotVerifiable) and resolved is None:
-                    resolved = await asyncio.to_thread(resolve, self.settings, alias, user, port)
+                    resolved = await asyncio.to_thread(resolve, self.settings, alias, user, port, paths)
                 raise classify(exc, resolved) from exc
         if accept_new:
             key = conn.get_server_host_key()
@@ -249,6 +273,9 @@ class SshConnector:
         return conn
 
     async def close(self) -> None:
+        if self._configs is not None:
+            self._configs.close()
+            self._configs = None  # a late reconnect reads the files themselves
         for task in self._jumps.values():
             if task.done() and task.exception() is None:
                 task.result().close()
