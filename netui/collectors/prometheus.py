@@ -32,7 +32,7 @@ from netui.collectors.node_exporter import HttpClient, ScrapeFailure, http_failu
 from netui.model.node import NodeState
 
 BATCH_INSTANCES = 256
-REDISCOVER_S = 30.0
+REDISCOVER_S = 5.0  # while some node has no instance yet
 TARGETS_REFRESH_S = 10.0
 
 NAMES_REGEX = (
