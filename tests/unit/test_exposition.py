@@ -204,3 +204,26 @@ def test_recorded_api_answer_maps_every_lab_node():
 def test_bad_api_answers_are_named(body, words):
     with pytest.raises(PrometheusError, match=words):
         parse_vector(body)
+
+
+def test_source_option():
+    from netui.httpsources import parse_source
+
+    assert parse_source("ssh") == ("ssh", None)
+    assert parse_source("node-exporter") == ("node-exporter", None)
+    assert parse_source("prometheus=http://prom:9090") == ("prometheus", "http://prom:9090")
+    for bad in ("prometheus", "prometheus=prom:9090", "prometheus=ftp://x", "nodeexporter", "node-exporter=x"):
+        with pytest.raises(ValueError):
+            parse_source(bad)
+
+
+def test_cli_refuses_what_does_not_go_together(capsys):
+    from netui.cli import main
+
+    for argv, words in ((["snapshot", "--source", "node-exporter"], "needs hosts"),
+                        (["snapshot", "--source", "bogus", "n1"], "unknown source"),
+                        (["snapshot", "--source", "node-exporter", "--local", "n1"], "does not go with"),
+                        (["snapshot", "--source", "node-exporter", "bad;host"], "bad;host")):
+        with pytest.raises(SystemExit) as info:
+            main(argv)
+        assert words in str(info.value), argv
