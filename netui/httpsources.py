@@ -12,7 +12,7 @@ import asyncio
 import os
 from urllib.parse import urlparse
 
-from netui.collectors.node_exporter import DEFAULT_PORT, HttpClient, HttpSettings, NodeExporterSource, ScrapeFailure
+from netui.collectors.node_exporter import HttpClient, HttpSettings, NodeExporterSource, ScrapeFailure
 from netui.collectors.prometheus import PrometheusNode, PrometheusReader, names_for_instances
 
 
@@ -86,4 +86,3 @@ async def _discover(url: str, args) -> list[str]:
         await client.close()
 
 
-DEFAULT_EXPORTER_PORT = DEFAULT_PORT
