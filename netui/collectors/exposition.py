@@ -276,6 +276,22 @@ def _softirqs(softirq: dict[int, dict[str, int]]) -> SoftirqCounts | None:
                          net_tx=tuple(v["NET_TX"] for _, v in rows))
 
 
+def steady_boot_id(previous: str | None, new: str | None, *, tolerance_s: int = 2) -> str | None:
+    """The boot identity to record: ``previous`` when ``new`` is the same boot seen again.
+
+    /proc/stat's btime is recomputed from the wall clock at every read, so it wobbles by a
+    second when NTP adjusts the clock; only a jump of more than ``tolerance_s`` is a reboot.
+    """
+    if previous is None or new is None or previous == new:
+        return new
+    try:
+        if abs(int(previous.removeprefix("btime:")) - int(new.removeprefix("btime:"))) <= tolerance_s:
+            return previous
+    except ValueError:
+        pass
+    return new
+
+
 def node_time_s(series: Iterable[Series]) -> float | None:
     """node_time_seconds (the node's wall clock at collection), or None."""
     for name, _labels, value in series:

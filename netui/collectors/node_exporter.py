@@ -16,13 +16,21 @@ without X (the softirqs collector is off by default and absent before node_expor
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import random
 import re
 import time
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from netui.collectors.exposition import COLLECTORS, ExpositionError, node_time_s, parse_exposition, sample_from_series
+from netui.collectors.exposition import (
+    COLLECTORS,
+    ExpositionError,
+    node_time_s,
+    parse_exposition,
+    sample_from_series,
+    steady_boot_id,
+)
 from netui.model.node import NodeState
 from netui.model.samples import NodeSample
 
@@ -198,6 +206,7 @@ class NodeExporterSource:
         self._rng = random.Random(seed if seed is not None else hash(name))
         self._interval_s: float | None = None
         self._wake = asyncio.Event()
+        self._boot_id: str | None = None
 
     @property
     def url(self) -> str:
@@ -224,6 +233,10 @@ class NodeExporterSource:
             local_t = (sent + done) / 2
             wall_t = time.time() - (done - local_t)
             sample = await asyncio.to_thread(scrape_to_sample, body, local_t, wall_t, self.clock)
+            boot_id = steady_boot_id(self._boot_id, sample.boot_id)
+            if boot_id != sample.boot_id:
+                sample = dataclasses.replace(sample, boot_id=boot_id)
+            self._boot_id = boot_id
             self.scrapes += 1
             return sample
 

@@ -22,12 +22,13 @@ down with that reason, retried with backoff.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import ipaddress
 import json
 import time
 from collections.abc import Mapping
 
-from netui.collectors.exposition import Series, sample_from_series
+from netui.collectors.exposition import Series, sample_from_series, steady_boot_id
 from netui.collectors.node_exporter import HttpClient, ScrapeFailure, http_failure
 from netui.model.node import NodeState
 
@@ -178,6 +179,7 @@ class PrometheusReader:
         self.queries = 0
         self.last_query_s: float | None = None
         self._last_scrape: dict[str, float] = {}
+        self._boot_ids: dict[str, str | None] = {}
         self._target_errors: dict[str, str] = {}
         self._targets_at = 0.0
         self._discovered_at = 0.0
@@ -254,7 +256,12 @@ class PrometheusReader:
             if self._last_scrape.get(instance) == ts:
                 continue  # not scraped again since the last query
             self._last_scrape[instance] = ts
-            sink.observe(name, sample_from_series(data, wall_s=ts, mono_s=ts))
+            sample = sample_from_series(data, wall_s=ts, mono_s=ts)
+            boot_id = steady_boot_id(self._boot_ids.get(instance), sample.boot_id)
+            self._boot_ids[instance] = boot_id
+            if boot_id != sample.boot_id:
+                sample = dataclasses.replace(sample, boot_id=boot_id)
+            sink.observe(name, sample)
         for name in self.names:
             if name not in seen_names:
                 sink.report(name, NodeState.DOWN, "no instance in Prometheus matches this node")

@@ -227,3 +227,13 @@ def test_cli_refuses_what_does_not_go_together(capsys):
         with pytest.raises(SystemExit) as info:
             main(argv)
         assert words in str(info.value), argv
+
+
+def test_a_wobbling_boot_time_is_the_same_boot():
+    from netui.collectors.exposition import steady_boot_id
+
+    assert steady_boot_id(None, "btime:100") == "btime:100"
+    assert steady_boot_id("btime:100", "btime:101") == "btime:100"  # NTP moved btime by a second
+    assert steady_boot_id("btime:100", "btime:99") == "btime:100"
+    assert steady_boot_id("btime:100", "btime:5000") == "btime:5000"  # a reboot
+    assert steady_boot_id("btime:100", None) is None
