@@ -76,7 +76,7 @@ def build_http_sources(args, kind: str, url: str | None) -> tuple[list, HttpClie
     return [PrometheusNode(name, reader) for name in reader.names], client
 
 
-async def _discover(url: str, args) -> list[str]:
+async def _discover(url: str, args) -> dict[str, str | None]:
     client = HttpClient(http_settings(args))
     try:
         return await PrometheusReader(url, client).discover()

@@ -72,7 +72,8 @@ def fleet_query(instances: list[str] | None) -> str:
     )
 
 
-DISCOVERY_QUERY = "group by (instance) (node_network_receive_bytes_total)"
+DISCOVERY_QUERY = ("group by (instance) (node_network_receive_bytes_total)"
+                   " or group by (instance, nodename) (node_uname_info)")
 
 
 class PrometheusError(Exception):
@@ -135,14 +136,19 @@ def _short(host: str) -> str:
         return host.split(".", 1)[0]
 
 
-def matching_names(instance: str) -> list[str]:
-    """Names an inventory may use for this instance: as is, its host, its short host name."""
+def matching_names(instance: str, nodename: str | None = None) -> list[str]:
+    """Names an inventory may use for this instance: as is, its host, its short host name,
+    the node's own hostname (node_uname_info) and its short form."""
     host = _host_part(instance)
-    return list(dict.fromkeys([instance, host, _short(host)]))
+    names = [instance, host, _short(host)]
+    if nodename:
+        names += [nodename, _short(nodename)]
+    return list(dict.fromkeys(names))
 
 
-def match_instances(instances: list[str], keys_by_name: Mapping[str, list[str]]) -> dict[str, str]:
-    """instance → node name. ``keys_by_name``: each node's names (name, host, host:port)."""
+def match_instances(instances: Mapping[str, str | None], keys_by_name: Mapping[str, list[str]]) -> dict[str, str]:
+    """instance → node name. ``instances``: instance → its nodename (or None);
+    ``keys_by_name``: each node's names (name, host, host:port)."""
     lookup: dict[str, str] = {}
     for name, keys in keys_by_name.items():
         for k in keys:
@@ -150,7 +156,7 @@ def match_instances(instances: list[str], keys_by_name: Mapping[str, list[str]])
     out: dict[str, str] = {}
     taken: set[str] = set()
     for instance in sorted(instances):
-        for candidate in matching_names(instance):
+        for candidate in matching_names(instance, instances[instance]):
             name = lookup.get(candidate.lower())
             if name is not None and name not in taken:
                 out[instance] = name
@@ -159,11 +165,21 @@ def match_instances(instances: list[str], keys_by_name: Mapping[str, list[str]])
     return out
 
 
-def names_for_instances(instances: list[str]) -> dict[str, str]:
-    """Node names when Prometheus decides the fleet: the host part, the full instance where
-    two instances share a host."""
+def names_for_instances(instances: Mapping[str, str | None]) -> dict[str, str]:
+    """Node names when Prometheus decides the fleet: the node's hostname where it is unique,
+    else the instance's host part, else the full instance."""
+    nodenames = [n for n in instances.values() if n]
     hosts = [_host_part(i) for i in instances]
-    return {i: (h if hosts.count(h) == 1 else i) for i, h in zip(instances, hosts)}
+    out = {}
+    for instance, nodename in instances.items():
+        host = _host_part(instance)
+        if nodename and nodenames.count(nodename) == 1:
+            out[instance] = nodename
+        else:
+            out[instance] = host if hosts.count(host) == 1 else instance
+    if len(set(out.values())) < len(out):  # a hostname that is also another instance's host
+        return {i: i for i in instances}
+    return out
 
 
 class PrometheusReader:
@@ -199,10 +215,20 @@ class PrometheusReader:
         except PrometheusError as exc:
             raise ScrapeFailure(NodeState.PARSE_ERROR, f"Prometheus answer: {exc}") from None
 
-    async def discover(self) -> list[str]:
-        """Every instance with node_network series."""
+    async def discover(self) -> dict[str, str | None]:
+        """Every instance with node_network series → its hostname (node_uname_info), or None."""
         self._discovered_at = time.monotonic()
-        return sorted({labels["instance"] for labels, _ in await self.query(DISCOVERY_QUERY) if "instance" in labels})
+        found: dict[str, str | None] = {}
+        nodenames: dict[str, str] = {}
+        for labels, _ in await self.query(DISCOVERY_QUERY):
+            instance = labels.get("instance")
+            if instance is None:
+                continue
+            if "nodename" in labels:
+                nodenames[instance] = labels["nodename"]
+            else:
+                found[instance] = None
+        return {i: nodenames.get(i) for i in sorted(found)}
 
     async def _refresh_mapping(self) -> None:
         if not self.keys_by_name:

@@ -175,10 +175,18 @@ def test_instances_match_inventory_names():
     assert matching_names("198.18.0.1:9100") == ["198.18.0.1:9100", "198.18.0.1"]
     assert matching_names("[fe80::1]:9100") == ["[fe80::1]:9100", "fe80::1"]
     keys = {"gpu001": ["gpu001"], "gpu002": ["gpu002"], "node3": ["node3", "198.18.0.3"]}
-    got = match_instances(["gpu001.c:9100", "gpu002:9100", "198.18.0.3:9100", "other:9100"], keys)
-    assert got == {"gpu001.c:9100": "gpu001", "gpu002:9100": "gpu002", "198.18.0.3:9100": "node3"}
-    assert names_for_instances(["a:9100", "b:9100", "b:9200"]) == {"a:9100": "a", "b:9100": "b:9100",
-                                                                   "b:9200": "b:9200"}
+    keys["gpu004"] = ["gpu004"]
+    got = match_instances({"gpu001.c:9100": None, "gpu002:9100": None, "198.18.0.3:9100": None,
+                           "other:9100": None, "10.9.9.9:9100": "gpu004.c"}, keys)
+    assert got == {"gpu001.c:9100": "gpu001", "gpu002:9100": "gpu002", "198.18.0.3:9100": "node3",
+                   "10.9.9.9:9100": "gpu004"}
+    assert names_for_instances({"a:9100": None, "b:9100": None, "b:9200": None}) == {
+        "a:9100": "a", "b:9100": "b:9100", "b:9200": "b:9200"}
+    assert names_for_instances({"198.18.0.1:9100": "node1", "198.18.0.2:9100": "node2"}) == {
+        "198.18.0.1:9100": "node1", "198.18.0.2:9100": "node2"}
+    # the same hostname twice (containers sharing the host's name): addresses tell them apart
+    assert names_for_instances({"198.18.0.1:9100": "vm", "198.18.0.2:9100": "vm"}) == {
+        "198.18.0.1:9100": "198.18.0.1", "198.18.0.2:9100": "198.18.0.2"}
 
 
 RECORDED = DATA / "prometheus-query.json"
