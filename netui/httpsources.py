@@ -1,8 +1,8 @@
 """``--source node-exporter`` and ``--source prometheus=URL``: the sources the CLI builds for them.
 
 The inventory is the same as for SSH (patterns, -f, --slurm). A node's address is its host
-as named, or, with ``-F ssh_config``, that file's ``Hostname`` for it (so the aliases of an
-SSH inventory work for HTTP too). A port in ``host:port`` is the exporter's port; else
+as named, or ssh_config's ``Hostname`` for it (``-F FILE``, else ~/.ssh/config as for SSH),
+so the aliases of an SSH inventory work for HTTP too. A port in ``host:port`` is the exporter's port; else
 ``--exporter-port`` (default 9100).
 """
 
@@ -36,16 +36,28 @@ def _targets(args):
         targets = build_targets(args.hosts, files=args.files, slurm=args.slurm, user=args.user)
     except (InventoryError, OSError) as exc:
         raise SystemExit(f"netui: {exc}") from None
-    if not args.ssh_config:
-        return [(t.name, t.host, t.port) for t in targets]
     from netui.collectors.ssh import SshSettings, resolve
 
     for path in args.ssh_config:
         if not os.path.isfile(os.path.expanduser(path)):
             raise SystemExit(f"netui: {path}: no such file")
     settings = SshSettings(config_paths=[os.path.expanduser(p) for p in args.ssh_config])
+    if not _mentions_hostname(settings.default_config_paths()):
+        return [(t.name, t.host, t.port) for t in targets]
     # the SSH port of ssh_config is not the exporter's: only a port the user wrote counts
     return [(t.name, resolve(settings, t.host, None, None).host, t.port) for t in targets]
+
+
+def _mentions_hostname(paths: list[str]) -> bool:
+    """Whether ssh_config could rename a host at all (parsing it costs per host)."""
+    for path in paths:
+        try:
+            text = open(path, encoding="utf-8", errors="replace").read().lower()
+        except OSError:
+            continue
+        if "hostname" in text or "include" in text:
+            return True
+    return False
 
 
 def http_settings(args) -> HttpSettings:
