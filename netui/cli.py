@@ -39,6 +39,13 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _port(text: str) -> int:
+    value = _positive_int(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError("must be at most 65535")
+    return value
+
+
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("hosts", nargs="*", metavar="HOST",
                    help="nodes to watch over SSH: [user@]host[:port] or ranges like gpu[001-128]; "
@@ -67,6 +74,13 @@ def _common(p: argparse.ArgumentParser) -> None:
     src.add_argument("--procfs", metavar="PATH", help="read /proc from PATH (a mounted or captured tree)")
     src.add_argument("--sysfs", metavar="PATH", help="read /sys from PATH (with --procfs)")
     src.add_argument("--replay", metavar="FILE", help="replay a recording (JSON lines) instead of live data")
+    src.add_argument("--source", default="ssh", metavar="KIND",
+                     help="where the HOSTs' counters come from: ssh (default), node-exporter "
+                          "(http://HOST:9100/metrics), prometheus=URL (a Prometheus server's API)")
+    src.add_argument("--exporter-port", type=_port, default=9100, metavar="N",
+                     help="node_exporter's port where a host names none (default 9100)")
+    src.add_argument("--scrape-timeout", type=_positive_float, default=5.0, metavar="S",
+                     help="seconds for one node_exporter scrape or Prometheus query (default 5)")
 
 
 def build_parser(command: str | None) -> argparse.ArgumentParser:
@@ -145,6 +159,15 @@ def build_monitor(args, *, history_s: float) -> Monitor:
 
 def build_sources(args) -> tuple[list, object | None]:
     """The sources named by the arguments; raises SystemExit with a message on bad input."""
+    if args.source != "ssh":
+        from netui.httpsources import build_http_sources, parse_source
+
+        try:
+            kind, url = parse_source(args.source)
+        except ValueError as exc:
+            raise SystemExit(f"netui: {exc}") from None
+        if kind != "ssh":
+            return build_http_sources(args, kind, url)
     if args.hosts or args.files or args.slurm is not False:
         if args.replay or args.procfs or args.sysfs:
             raise SystemExit("netui: hosts and --replay/--procfs/--sysfs do not go together")

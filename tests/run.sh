@@ -3,13 +3,14 @@
 #   - Python: netui with its `test` extra (editable, from this checkout).
 #   - As root: the Debian packages of the multi-node lab (OpenSSH server and client, iperf3,
 #     perftest for ib_write_bw, iproute2, iputils-ping and fping for the latency tests, nftables
-#     for their packet loss) and tmux. Without root, tests that need them skip
-#     with a reason.
+#     for their packet loss), node_exporter and Prometheus for the other sources, and tmux.
+#     Without root, tests that need them skip with a reason.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PY=${PYTHON:-python3}
-DEBS=(openssh-server openssh-client iperf3 perftest iproute2 tmux iputils-ping fping nftables)
+DEBS=(openssh-server openssh-client iperf3 perftest iproute2 tmux iputils-ping fping nftables
+      prometheus-node-exporter prometheus)
 
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     missing=()
@@ -19,8 +20,17 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     if [ ${#missing[@]} -gt 0 ]; then
         echo "tests/run.sh: installing ${missing[*]}"
         export DEBIAN_FRONTEND=noninteractive
+        # prometheus and prometheus-node-exporter ship init scripts: their postinst must not
+        # start daemons (the tests start their own); a policy-rc.d that says no, for this install
+        made_policy=
+        if [ ! -e /usr/sbin/policy-rc.d ]; then
+            printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+            made_policy=1
+            trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+        fi
         apt-get update -qq
         apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+        if [ -n "$made_policy" ]; then rm -f /usr/sbin/policy-rc.d; trap - EXIT; fi
     fi
 fi
 

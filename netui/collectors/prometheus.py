@@ -1,0 +1,341 @@
+"""Many nodes read from a Prometheus server that already scrapes their node_exporters.
+
+Once per interval, one instant query (``POST /api/v1/query``) per batch of up to
+``BATCH_INSTANCES`` instances fetches every series netui maps, for the whole batch at once —
+a few queries for a fleet, never one per node. The query unites (PromQL ``or``, one
+evaluation, so one consistent view of the TSDB):
+
+- the node_exporter series of collectors/exposition.py, selected by ``__name__`` regex;
+- ``node_cpu_seconds_total{mode="softirq"}`` and the sum of all modes per CPU, labelled
+  ``mode="total"`` (2 series per CPU instead of 8);
+- ``timestamp(up)`` labelled ``netui="scrape_time"``: the time of the scrape those samples
+  came from. Rates use it — the samples' own timestamps, not the query's evaluation time —
+  and a node whose scrape time did not move since the last query gives no new sample.
+
+Nodes are matched to ``instance`` labels (``matching_names``); with no hosts given, every
+instance that has ``node_network_receive_bytes_total`` is a node, named by its host part.
+A node Prometheus has no current sample for is down with the target's last error (from
+``/api/v1/targets``); a server that cannot be reached or answers an error puts every node
+down with that reason, retried with backoff.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import ipaddress
+import json
+import time
+from collections.abc import Mapping
+
+from netui.collectors.exposition import Series, sample_from_series, steady_boot_id
+from netui.collectors.node_exporter import HttpClient, ScrapeFailure, http_failure
+from netui.model.node import NodeState
+
+BATCH_INSTANCES = 256
+REDISCOVER_S = 5.0  # while some node has no instance yet
+TARGETS_REFRESH_S = 10.0
+
+NAMES_REGEX = (
+    "node_network_(receive|transmit)_[a-z]+_total|node_network_(info|up|carrier|mtu_bytes|speed_bytes|"
+    "iface_id|protocol_type)|node_netstat_Tcp(Ext)?_.+|node_softnet_(processed|dropped|times_squeezed)_total|"
+    "node_softirqs_functions_total|node_boot_time_seconds|node_uname_info"
+)
+SCRAPE_TIME_LABEL = "netui"
+
+
+def _re2_escape(text: str) -> str:
+    return "".join("\\" + ch if ch in "\\.+*?()|[]{}^$" else ch for ch in text)
+
+
+def _promql_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def instance_matcher(instances: list[str] | None) -> str:
+    """``instance=~"a|b"`` (exact names, escaped), or "" for every instance."""
+    if not instances:
+        return ""
+    return "instance=~" + _promql_string("|".join(_re2_escape(i) for i in instances))
+
+
+def fleet_query(instances: list[str] | None) -> str:
+    """The one PromQL expression that reads a batch of nodes (see the module docstring)."""
+    m = instance_matcher(instances)
+    extra = "," + m if m else ""
+    sel = "{" + m + "}" if m else ""
+    return (
+        f'{{__name__=~{_promql_string(NAMES_REGEX)}{extra}}}'
+        f' or node_cpu_seconds_total{{mode="softirq"{extra}}}'
+        f' or label_replace(sum without (mode) (node_cpu_seconds_total{sel}), "mode", "total", "", "")'
+        f' or label_replace(timestamp(up{sel}), "{SCRAPE_TIME_LABEL}", "scrape_time", "", "")'
+    )
+
+
+DISCOVERY_QUERY = ("group by (instance) (node_network_receive_bytes_total)"
+                   " or group by (instance, nodename) (node_uname_info)")
+
+
+class PrometheusError(Exception):
+    pass
+
+
+def parse_vector(body: bytes) -> list[tuple[dict[str, str], float]]:
+    """The (labels, value) pairs of an instant-query answer; raises PrometheusError."""
+    try:
+        doc = json.loads(body)
+    except ValueError as exc:
+        raise PrometheusError(f"answer is not JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        raise PrometheusError("answer is not a JSON object")
+    if doc.get("status") != "success":
+        raise PrometheusError(f"{doc.get('errorType', 'error')}: {doc.get('error', 'no reason given')}")
+    data = doc.get("data") or {}
+    if data.get("resultType") != "vector":
+        raise PrometheusError(f"expected a vector, got {data.get('resultType')!r}")
+    out = []
+    for item in data.get("result") or ():
+        try:
+            out.append((dict(item["metric"]), float(item["value"][1])))
+        except (KeyError, IndexError, TypeError, ValueError):
+            raise PrometheusError(f"malformed result item: {str(item)[:120]}") from None
+    return out
+
+
+def by_instance(vector: list[tuple[dict[str, str], float]]) -> tuple[dict[str, list[Series]], dict[str, float]]:
+    """Series grouped by instance, and each instance's scrape time (seconds since the epoch)."""
+    series: dict[str, list[Series]] = {}
+    scraped: dict[str, float] = {}
+    for labels, value in vector:
+        instance = labels.get("instance")
+        if instance is None:
+            continue
+        if labels.get(SCRAPE_TIME_LABEL) == "scrape_time":
+            scraped[instance] = max(value, scraped.get(instance, value))
+            continue
+        name = labels.get("__name__")
+        if name is None and labels.get("mode") == "total":
+            name = "node_cpu_seconds_total"
+        if name is not None:
+            series.setdefault(instance, []).append((name, labels, value))
+    return series, scraped
+
+
+def _host_part(instance: str) -> str:
+    if instance.startswith("["):
+        return instance[1:].partition("]")[0]
+    host, sep, port = instance.rpartition(":")
+    return host if sep and port.isdigit() and ":" not in host else instance
+
+
+def _short(host: str) -> str:
+    try:
+        ipaddress.ip_address(host)
+        return host
+    except ValueError:
+        return host.split(".", 1)[0]
+
+
+def matching_names(instance: str, nodename: str | None = None) -> list[str]:
+    """Names an inventory may use for this instance: as is, its host, its short host name,
+    the node's own hostname (node_uname_info) and its short form."""
+    host = _host_part(instance)
+    names = [instance, host, _short(host)]
+    if nodename:
+        names += [nodename, _short(nodename)]
+    return list(dict.fromkeys(names))
+
+
+def match_instances(instances: Mapping[str, str | None], keys_by_name: Mapping[str, list[str]]) -> dict[str, str]:
+    """instance → node name. ``instances``: instance → its nodename (or None);
+    ``keys_by_name``: each node's names (name, host, host:port)."""
+    lookup: dict[str, str] = {}
+    for name, keys in keys_by_name.items():
+        for k in keys:
+            lookup.setdefault(k.lower(), name)
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for instance in sorted(instances):
+        for candidate in matching_names(instance, instances[instance]):
+            name = lookup.get(candidate.lower())
+            if name is not None and name not in taken:
+                out[instance] = name
+                taken.add(name)
+                break
+    return out
+
+
+def names_for_instances(instances: Mapping[str, str | None]) -> dict[str, str]:
+    """Node names when Prometheus decides the fleet: the node's hostname where it is unique,
+    else the instance's host part, else the full instance."""
+    nodenames = [n for n in instances.values() if n]
+    hosts = [_host_part(i) for i in instances]
+    out = {}
+    for instance, nodename in instances.items():
+        host = _host_part(instance)
+        if nodename and nodenames.count(nodename) == 1:
+            out[instance] = nodename
+        else:
+            out[instance] = host if hosts.count(host) == 1 else instance
+    if len(set(out.values())) < len(out):  # a hostname that is also another instance's host
+        return {i: i for i in instances}
+    return out
+
+
+class PrometheusReader:
+    """The queries for the whole fleet, shared by its PrometheusNode sources."""
+
+    def __init__(self, url: str, client: HttpClient, *, keys_by_name: Mapping[str, list[str]] | None = None,
+                 instances: dict[str, str] | None = None) -> None:
+        self.url = url.rstrip("/")
+        self.client = client
+        self.keys_by_name = dict(keys_by_name or {})
+        self.instances: dict[str, str] = dict(instances or {})  # instance → node name
+        self.names: list[str] = list(self.keys_by_name) or list(self.instances.values())
+        self.queries = 0
+        self.last_query_s: float | None = None
+        self._last_scrape: dict[str, float] = {}
+        self._boot_ids: dict[str, str | None] = {}
+        self._target_errors: dict[str, str] = {}
+        self._targets_at = 0.0
+        self._discovered_at = 0.0
+        self._task: asyncio.Task | None = None
+
+    async def query(self, promql: str) -> list[tuple[dict[str, str], float]]:
+        status, reason, body = await self.client.post(self.url + "/api/v1/query", {"query": promql})
+        if status != 200:
+            try:
+                doc = json.loads(body)
+                words = f"{doc['errorType']}: {doc['error']}"
+            except (ValueError, KeyError, TypeError):
+                raise http_failure(status, reason, body) from None
+            raise ScrapeFailure(NodeState.DOWN, f"HTTP {status}: {words}")
+        try:
+            return parse_vector(body)
+        except PrometheusError as exc:
+            raise ScrapeFailure(NodeState.PARSE_ERROR, f"Prometheus answer: {exc}") from None
+
+    async def discover(self) -> dict[str, str | None]:
+        """Every instance with node_network series → its hostname (node_uname_info), or None."""
+        self._discovered_at = time.monotonic()
+        found: dict[str, str | None] = {}
+        nodenames: dict[str, str] = {}
+        for labels, _ in await self.query(DISCOVERY_QUERY):
+            instance = labels.get("instance")
+            if instance is None:
+                continue
+            if "nodename" in labels:
+                nodenames[instance] = labels["nodename"]
+            else:
+                found[instance] = None
+        return {i: nodenames.get(i) for i in sorted(found)}
+
+    async def _refresh_mapping(self) -> None:
+        if not self.keys_by_name:
+            return
+        if len(self.instances) == len(self.keys_by_name):
+            return
+        if self._discovered_at and time.monotonic() - self._discovered_at < REDISCOVER_S:
+            return
+        self.instances = match_instances(await self.discover(), self.keys_by_name)
+
+    async def _target_error(self, instance: str) -> str | None:
+        if time.monotonic() - self._targets_at > TARGETS_REFRESH_S:
+            self._targets_at = time.monotonic()
+            try:
+                status, _reason, body = await self.client.get(self.url + "/api/v1/targets?state=active")
+                doc = json.loads(body) if status == 200 else {}
+                errors = {}
+                for t in (doc.get("data") or {}).get("activeTargets") or ():
+                    inst = (t.get("labels") or {}).get("instance")
+                    if inst and t.get("lastError"):
+                        errors[inst] = f"{t.get('health', 'down')}: {t['lastError']}"
+                self._target_errors = errors
+            except (ScrapeFailure, ValueError, AttributeError):
+                pass
+        return self._target_errors.get(instance)
+
+    async def poll(self, sink) -> None:
+        """One round of queries; every node gets a sample or a state."""
+        started = time.monotonic()
+        await self._refresh_mapping()
+        mapped = sorted(self.instances)
+        batches = [mapped[i:i + BATCH_INSTANCES] for i in range(0, len(mapped), BATCH_INSTANCES)]
+        if not self.keys_by_name:
+            batches = [None] if mapped else []  # the whole fleet Prometheus knows, in one query
+        vector: list = []
+        for batch in batches:
+            vector.extend(await self.query(fleet_query(batch)))
+            self.queries += 1
+        self.last_query_s = time.monotonic() - started
+        series, scraped = by_instance(vector)
+        seen_names = set()
+        for instance, name in self.instances.items():
+            seen_names.add(name)
+            data = series.get(instance)
+            ts = scraped.get(instance)
+            if not data or ts is None:
+                why = await self._target_error(instance)
+                sink.report(name, NodeState.DOWN, f"Prometheus has no current sample of {instance}"
+                            + (f" ({why})" if why else ""))
+                continue
+            if self._last_scrape.get(instance) == ts:
+                continue  # not scraped again since the last query
+            self._last_scrape[instance] = ts
+            sample = sample_from_series(data, wall_s=ts, mono_s=ts)
+            boot_id = steady_boot_id(self._boot_ids.get(instance), sample.boot_id)
+            self._boot_ids[instance] = boot_id
+            if boot_id != sample.boot_id:
+                sample = dataclasses.replace(sample, boot_id=boot_id)
+            sink.observe(name, sample)
+        for name in self.names:
+            if name not in seen_names:
+                sink.report(name, NodeState.DOWN, "no instance in Prometheus matches this node")
+
+    async def run(self, sink) -> None:
+        attempt = 0
+        while True:
+            try:
+                await self.poll(sink)
+                attempt = 0
+                await asyncio.sleep(sink.interval_s)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the server's failure is every node's state
+                failure = exc if isinstance(exc, ScrapeFailure) else ScrapeFailure(
+                    NodeState.DOWN, f"{type(exc).__name__}: {exc}")
+                s = self.client.settings
+                delay = max(sink.interval_s, min(s.backoff_max_s, s.backoff_first_s * (2 ** min(attempt, 30))))
+                for name in self.names:
+                    sink.report(name, failure.state, f"Prometheus {self.url}: {failure.reason} "
+                                                     f"(retrying in {delay:.0f} s)")
+                attempt += 1
+                await asyncio.sleep(delay)
+
+    async def run_shared(self, sink) -> None:
+        """The one polling loop, started by whichever node source runs first."""
+        if self._task is None or self._task.done():
+            self._task = asyncio.ensure_future(self.run(sink))
+        await asyncio.shield(self._task)
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+
+
+class PrometheusNode:
+    """One node of a PrometheusReader's fleet, as the monitor sees it (a push source)."""
+
+    push = True
+
+    def __init__(self, name: str, reader: PrometheusReader) -> None:
+        self.name = name
+        self.reader = reader
+
+    async def run(self, sink) -> None:
+        await self.reader.run_shared(sink)
+
+    async def close(self) -> None:
+        await self.reader.close()

@@ -1,0 +1,105 @@
+"""The node-exporter source's states against real HTTP servers on 127.0.0.1.
+
+An aiohttp web server plays exporters that fail in each way (an HTTP error, a body that is
+not the text format, no answer in time, an old exporter without a collector netui asks
+for); each is one node's state while a healthy one carries on. No root needed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+
+from netui.collectors.node_exporter import HttpClient, HttpSettings, NodeExporterSource
+from netui.engine.monitor import Monitor
+from netui.model.node import NodeState
+
+SCRAPE = (Path(__file__).parent / "data" / "node_exporter" / "lab-node2-full.prom").read_bytes()
+
+
+@pytest.fixture
+async def servers():
+    """Port per behaviour; the healthy one serves a real capture with moving counters."""
+    hits: dict[str, list[str]] = {}
+
+    def app(kind: str):
+        async def handle(request: web.Request) -> web.Response:
+            hits.setdefault(kind, []).append(request.query_string)
+            if kind == "ok":
+                n = len(hits[kind])
+                body = SCRAPE.replace(b'node_network_receive_bytes_total{device="eth0"} 3268',
+                                      f'node_network_receive_bytes_total{{device="eth0"}} {3268 + 1000 * n}'.encode())
+                body = body.replace(b"node_time_seconds 1.7960060724266322e+09",  # the node's clock moves
+                                    f"node_time_seconds {time.time()!r}".encode())
+                return web.Response(body=body, content_type="text/plain")
+            if kind == "503":
+                return web.Response(status=503, text="exporter overloaded")
+            if kind == "garbage":
+                return web.Response(text="<html>login required</html>")
+            if kind == "slow":
+                await asyncio.sleep(1.5)
+                return web.Response(text="")
+            if kind == "old":  # node_exporter 1.5 without the softirqs collector
+                if "softirqs" in request.query.getall("collect[]", []):
+                    return web.Response(status=400, text="Couldn't create filtered metrics handler: "
+                                                         "couldn't create collector: missing collector: softirqs")
+                return web.Response(body=SCRAPE, content_type="text/plain")
+            raise AssertionError(kind)
+
+        a = web.Application()
+        a.router.add_get("/metrics", handle)
+        return a
+
+    runners, ports = [], {}
+    for kind in ("ok", "503", "garbage", "slow", "old"):
+        runner = web.AppRunner(app(kind))
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        ports[kind] = runner.addresses[0][1]
+        runners.append(runner)
+    try:
+        yield ports, hits
+    finally:
+        for runner in runners:
+            await runner.cleanup()
+
+
+async def test_each_failure_is_its_nodes_state_and_the_healthy_node_carries_on(servers):
+    ports, hits = servers
+    http = HttpClient(HttpSettings(timeout_s=0.5, backoff_first_s=0.2, backoff_max_s=0.5))
+    m = Monitor([NodeExporterSource(k, "127.0.0.1", http, port=p) for k, p in ports.items()],
+                interval_s=0.25, history_s=30)
+    m.connector = http
+    task = asyncio.ensure_future(m.run())
+    try:
+        deadline = time.monotonic() + 8
+        while time.monotonic() < deadline:
+            f = m.fleet
+            if (f["ok"].rates is not None and f["old"].samples_seen >= 2 and f["slow"].state is NodeState.DOWN
+                    and f["503"].state is NodeState.DOWN and f["garbage"].state is NodeState.PARSE_ERROR):
+                break
+            await asyncio.sleep(0.1)
+        f = m.fleet
+        states = {n.name: (n.state, n.error) for n in f}
+        assert f["ok"].state is NodeState.UP, states
+        assert f["ok"].rates.interfaces["eth0"].rx_bytes_per_s > 0
+        assert f["503"].state is NodeState.DOWN and f["503"].error.startswith("HTTP 503 Service Unavailable: "
+                                                                             "exporter overloaded"), states
+        assert f["garbage"].state is NodeState.PARSE_ERROR and "<html>" in f["garbage"].error, states
+        assert f["slow"].state is NodeState.DOWN and "no answer within 0.5 s" in f["slow"].error, states
+        assert f["old"].state is NodeState.UP, states
+        assert "retrying in" in f["503"].error
+    finally:
+        await m.close()
+        task.cancel()
+    # the old exporter was asked again without softirqs, and only the first time with it
+    old = hits["old"]
+    assert "softirqs" in old[0] and all("softirqs" not in q for q in old[1:]) and len(old) >= 3
+    assert all("collect[]=netdev" in q for q in old)
+    # a failing node is retried with backoff, not at every interval
+    assert len(hits["503"]) < len(hits["ok"])
