@@ -18,11 +18,10 @@ A rate is None ("unknown") — never a guess — when its counter:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from netui.model.health import Level, Threshold
+from netui.model.health import DEFAULT_THRESHOLDS, Level, Threshold
 from netui.model.units import per_s
 
 # ----------------------------------------------------------------------------- samples
@@ -489,14 +488,10 @@ def fabric_rates(prev: FabricSample | None, cur: FabricSample) -> FabricRates | 
 
 # ----------------------------------------------------------------------------- health
 
-# Issue 5 defaults: errors, discards, RoCE loss and pause frames above 0/s are "careful".
-# Counters are integers: any increase over any real interval is far above 1e-9/s.
-_ABOVE_ZERO = 1e-9
+# Errors, discards, RoCE loss and pause frames above 0/s are "careful" (health.py holds them
+# with every other default, so that one config file overrides them all).
 FABRIC_THRESHOLDS: dict[str, Threshold] = {
-    "rdma_errors_per_s": Threshold(_ABOVE_ZERO, math.inf, math.inf),
-    "rdma_discards_per_s": Threshold(_ABOVE_ZERO, math.inf, math.inf),
-    "roce_loss_per_s": Threshold(_ABOVE_ZERO, math.inf, math.inf),
-    "pause_per_s": Threshold(_ABOVE_ZERO, math.inf, math.inf),
+    k: DEFAULT_THRESHOLDS[k] for k in ("rdma_errors_per_s", "rdma_discards_per_s", "roce_loss_per_s", "pause_per_s")
 }
 
 
