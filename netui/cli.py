@@ -10,6 +10,7 @@ import sys
 
 from netui import __version__
 from netui.collectors.local import LiveReader, TreeReader
+from netui.config import Config, ConfigError, load_config
 from netui.engine.document import fleet_document
 from netui.engine.monitor import Monitor
 from netui.engine.recording import RecordingError, dump_lines, load_recording
@@ -87,6 +88,8 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         p.add_argument("--version", action="version", version=f"netui {__version__}")
         p.add_argument("--history", type=_positive_float, default=900.0, metavar="S",
                        help="seconds of history kept per node (default 900)")
+    p.add_argument("--config", metavar="PATH",
+                   help="health thresholds and straggler rules (TOML; default ~/.config/netui/config.toml)")
     _common(p)
     return p
 
@@ -136,9 +139,19 @@ def _raise_open_files_limit(nodes: int) -> None:
         pass
 
 
+def load_settings(args) -> Config:
+    """The configuration file's settings; SystemExit with the reason when it is unusable."""
+    try:
+        return load_config(getattr(args, "config", None))
+    except ConfigError as exc:
+        raise SystemExit(f"netui: {exc}") from None
+
+
 def build_monitor(args, *, history_s: float) -> Monitor:
+    config = load_settings(args)
     sources, connector = build_sources(args)
-    monitor = Monitor(sources, interval_s=args.interval, history_s=history_s)
+    monitor = Monitor(sources, interval_s=args.interval, history_s=history_s, thresholds=config.thresholds or None)
+    monitor.fleet.straggler_rules = config.straggler
     monitor.connector = connector  # closed with the monitor
     return monitor
 

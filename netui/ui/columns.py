@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from netui.model import units
-from netui.model.health import DEFAULT_THRESHOLDS, Level
+from netui.model.health import Level
 from netui.model.node import Node
 from netui.ui.render import spark
 
@@ -140,5 +140,5 @@ def cell_level(col: Column, node: Node) -> Level | None:
     if col.key in ("node", "state", "health"):
         return node.level
     if col.threshold and col.value:
-        return DEFAULT_THRESHOLDS[col.threshold].level(col.value(node))
+        return node.threshold(col.threshold).level(col.value(node))
     return None

@@ -12,7 +12,7 @@ from textual.widgets import Label, Static
 from textual_plotext import PlotextPlot
 
 from netui.model import units
-from netui.model.health import DEFAULT_THRESHOLDS, Level
+from netui.model.health import Level
 from netui.model.node import Node
 from netui.ui.render import spark
 
@@ -154,7 +154,7 @@ class CpuPanel(Static):
             self.update("waiting for a second sample…" if node.sample else "no data")
             return
         hot = cr.hottest()
-        thr = DEFAULT_THRESHOLDS["softirq_percent"]
+        thr = node.threshold("softirq_percent")
         cells = []
         for cpu, pct, rx, tx in zip(cr.cpus, cr.softirq_percent, cr.net_rx_per_s, cr.net_tx_per_s):
             level = thr.level(pct)
@@ -200,7 +200,7 @@ class TcpPanel(Static):
             self.update("no TCP counters (net/snmp unreadable)")
             return
         lines = Text()
-        ratio_level = DEFAULT_THRESHOLDS["retrans_ratio"].level(t.retrans_ratio if t else None)
+        ratio_level = node.threshold("retrans_ratio").level(t.retrans_ratio if t else None)
         lines.append(f"retransmits {units.per_s(t.retrans_segs_per_s if t else None)}/s  ")
         lines.append(f"ratio {units.ratio_percent(t.retrans_ratio if t else None)}",
                      style=styles[ratio_level] if ratio_level > Level.OK else "")
@@ -233,8 +233,8 @@ class SoftnetPanel(Static):
             return
         drops, squeeze = sum(r.dropped_per_s), sum(r.time_squeeze_per_s)
         text = Text()
-        dl = DEFAULT_THRESHOLDS["softnet_drops_per_s"].level(drops)
-        sl = DEFAULT_THRESHOLDS["time_squeeze_per_s"].level(squeeze)
+        dl = node.threshold("softnet_drops_per_s").level(drops)
+        sl = node.threshold("time_squeeze_per_s").level(squeeze)
         text.append(f"backlog drops {units.per_s(drops)}/s", style=styles[dl] if dl else "")
         text.append("   ")
         text.append(f"time squeezes {units.per_s(squeeze)}/s", style=styles[sl] if sl else "")
