@@ -42,7 +42,8 @@ class Fleet:
 
     def sums(self) -> dict[str, float | None]:
         """Cluster totals of the grid's per-second columns over the nodes that are up."""
-        keys = ("rx_bytes_per_s", "tx_bytes_per_s", "drops_per_s", "errors_per_s", "retrans_segs_per_s")
+        keys = ("rx_bytes_per_s", "tx_bytes_per_s", "drops_per_s", "errors_per_s", "retrans_segs_per_s",
+                "rdma_rx_bytes_per_s", "rdma_tx_bytes_per_s")
         out: dict[str, float | None] = dict.fromkeys(keys)
         for n in self.nodes.values():
             s = n.summary

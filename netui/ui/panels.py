@@ -116,26 +116,30 @@ class InterfacePanel(Vertical):
         self._chart(rx_ring, tx_ring, as_bytes=as_bytes, interval_s=step_s)
 
     def _chart(self, rx_ring, tx_ring, *, as_bytes: bool, interval_s: float) -> None:
-        plot = self._plot
-        plt = plot.plt
-        plt.clear_data()
-        plt.clear_figure()
-        if rx_ring is None or len(rx_ring) == 0:
-            plot.refresh()
-            return
-        n = max(2, int(CHART_SECONDS / interval_s))
-        scale, unit = (1.0, "B/s") if as_bytes else (8.0, "b/s")
-        rx = [(v or 0.0) * scale for v in rx_ring.values(n)]
-        tx = [(v or 0.0) * scale for v in tx_ring.values(n)]
-        top = max(rx + tx + [1.0])
-        factor, prefix = next(((f, p) for f, p in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")) if top >= f), (1.0, ""))
-        xs = [-(len(rx) - 1 - i) * interval_s for i in range(len(rx))]
-        plt.plot(xs, [v / factor for v in rx], label="RX", marker="braille")
-        plt.plot(xs, [v / factor for v in tx], label="TX", marker="braille")
-        plt.ylim(0, top / factor * 1.1)
-        plt.ylabel(f"{prefix}{unit}")
-        plt.xlabel("seconds ago")
+        plot_rx_tx(self._plot, rx_ring, tx_ring, as_bytes=as_bytes, interval_s=interval_s)
+
+
+def plot_rx_tx(plot: PlotextPlot, rx_ring, tx_ring, *, as_bytes: bool, interval_s: float) -> None:
+    """RX and TX (rings of bytes/s) over the last CHART_SECONDS, in the plot's own plotext."""
+    plt = plot.plt
+    plt.clear_data()
+    plt.clear_figure()
+    if rx_ring is None or len(rx_ring) == 0:
         plot.refresh()
+        return
+    n = max(2, int(CHART_SECONDS / interval_s))
+    scale, unit = (1.0, "B/s") if as_bytes else (8.0, "b/s")
+    rx = [(v or 0.0) * scale for v in rx_ring.values(n)]
+    tx = [(v or 0.0) * scale for v in tx_ring.values(n)]
+    top = max(rx + tx + [1.0])
+    factor, prefix = next(((f, p) for f, p in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")) if top >= f), (1.0, ""))
+    xs = [-(len(rx) - 1 - i) * interval_s for i in range(len(rx))]
+    plt.plot(xs, [v / factor for v in rx], label="RX", marker="braille")
+    plt.plot(xs, [v / factor for v in tx], label="TX", marker="braille")
+    plt.ylim(0, top / factor * 1.1)
+    plt.ylabel(f"{prefix}{unit}")
+    plt.xlabel("seconds ago")
+    plot.refresh()
 
 
 class CpuPanel(Static):
