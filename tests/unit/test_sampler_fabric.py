@@ -192,3 +192,25 @@ def test_the_tree_reader_gathers_the_same_ports_and_rates(tree):
     dt = b.mono_s - a.mono_s
     assert rates.ports["mlx5_0", 1].rx_bits_per_s == pytest.approx(3_000_000 * 32 / dt)
     assert b.fabric.mono_s == b.mono_s
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_field = st.text(alphabet="0123456789 =abc_\n\x1e/:N(A)", max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(["ib/mlx5_0/1", "ib/x/y", "ib/", "ibd/mlx5_0", "ibn/mlx5_0", "ibn/a/b", "ibz/q"]),
+       st.lists(_field, max_size=9), st.booleans())
+def test_any_rdma_record_is_a_sample_or_a_frame_error(key, fields, with_eth):
+    from netui.collectors.frames import FrameError
+
+    parts = [b"wall", b"1.0", b"mono", b"2.0", key.encode(), "\x1f".join(fields).encode()]
+    if with_eth:
+        parts += [b"eth/eth2", "\n".join(fields).encode(), b"ethmono", b"1.5"]
+    try:
+        sample = decode_frame(b"\0".join(parts) + b"\0")
+    except FrameError:
+        return
+    assert sample.fabric is None or isinstance(sample.fabric.ports, dict)
