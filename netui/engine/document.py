@@ -21,8 +21,7 @@ def _num(v):
 
 
 def _reasons(node: Node) -> list[str]:
-    lead = [node.straggler.reason] if node.straggler is not None else []
-    return lead + list(node.health.reasons)
+    return list(node.reasons)
 
 
 def node_document(node: Node) -> dict:

@@ -6,6 +6,7 @@ from collections import Counter
 
 from netui.model.health import Threshold
 from netui.model.node import Node, NodeState
+from netui.model.peers import slower_links
 from netui.model.straggler import Straggler, StragglerRules, find_stragglers
 
 
@@ -19,11 +20,14 @@ class Fleet:
         self.stragglers: list[Straggler] = []
 
     def update_stragglers(self) -> list[Straggler]:
-        """Compare the nodes with each other once per tick; mark each node's straggler."""
+        """Compare the nodes with each other once per tick: mark each node's straggler, and
+        its links slower than their peers'."""
         self.stragglers = find_stragglers(self.nodes.values(), self.straggler_rules)
         flagged = {s.node: s for s in self.stragglers}
+        slow = slower_links(self.nodes.values())
         for node in self.nodes.values():
             node.straggler = flagged.get(node.name)
+            node.slow_links = slow.get(node.name, ())
         return self.stragglers
 
     def __iter__(self):

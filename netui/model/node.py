@@ -206,6 +206,7 @@ class Node:
         self._careful = careful_bounds(thresholds)
         self.samples_seen = 0
         self.straggler = None  # a model.straggler.Straggler while the fleet says so
+        self.slow_links: tuple[str, ...] = ()  # links slower than their peers' (model/peers.py), in words
         self._capacity = capacity_for(history_s, interval_s)
         self.history: dict[str, Ring] = {k: Ring(self._capacity) for k in NODE_SERIES}
         self.iface_history: dict[str, tuple[Ring, Ring]] = {}
@@ -297,9 +298,16 @@ class Node:
             self.health = Health(Level.WARNING, (f"stale: {reason or 'no recent sample'}",))
 
     @property
+    def reasons(self) -> tuple[str, ...]:
+        """Everything wrong with the node, in words: its straggler reason, its links slower
+        than its peers', then its own health reasons (worst first)."""
+        lead = (self.straggler.reason,) if self.straggler is not None else ()
+        return lead + self.slow_links + self.health.reasons
+
+    @property
     def level(self) -> Level:
         if self.state is NodeState.UP:
-            if self.straggler is not None:  # unlike its peers: at least a warning
+            if self.straggler is not None or self.slow_links:  # unlike its peers: at least a warning
                 return max(self.health.level, Level.WARNING)
             return self.health.level
         if self.state in (NodeState.CONNECTING,):

@@ -73,7 +73,7 @@ def _state(n: Node, o: GridOptions) -> str:
 def _health(n: Node, o: GridOptions) -> str:
     if n.error and n.state.value != "up":
         return n.error
-    reasons = list(n.health.reasons[:2])
+    reasons = list(n.slow_links) + list(n.health.reasons[:2])
     if n.straggler is not None:
         reasons.insert(0, "straggler: " + n.straggler.reason.split(": ", 1)[-1])
     return "; ".join(reasons) or n.health.label

@@ -10,6 +10,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from netui.model import units
+from netui.model.health import Level
 from netui.model.node import data_plane
 from netui.ui.panels import CpuPanel, InterfacePanel, SoftnetPanel, TcpPanel
 from netui.ui.ports import PortPanel
@@ -84,7 +85,9 @@ class NodeScreen(Screen):
             head.append(f"   ({hidden} hidden: a shows all)", style="dim")
         if node.error:
             head.append(f"\n{node.error}", style=styles[node.level])
-        for reason in node.health.reasons[:3]:
+        for reason in node.slow_links[:2]:
+            head.append(f"\n! {reason}", style=styles[Level.WARNING])
+        for reason in node.health.reasons[: max(1, 3 - len(node.slow_links))]:
             head.append(f"\n! {reason}", style=styles[node.health.level])
         self.query_one("#node-head", Static).update(head)
 
