@@ -222,6 +222,20 @@ def _text_report(doc: dict) -> str:
             t = n["tcp"]["rates"]
             lines.append(f"  TCP retransmits {units.per_s(t['retrans_segs_per_s'])}/s"
                          f" ({units.ratio_percent(t['retrans_ratio'])} of segments)")
+        for p in (n["fabric"] or {}).get("ports", []):
+            r = p["rates"] or {}
+            lines.append(
+                f"  {p['hca'] + '/' + str(p['port']):<12} {p['state'] or '—':<8}"
+                f" RX {units.si(r.get('rx_bits_per_s'), 'b/s', width=11)}"
+                f"  TX {units.si(r.get('tx_bits_per_s'), 'b/s', width=11)}"
+                f"  errors {units.per_s(r.get('errors_per_s'))}/s"
+                f"  {'—' if p['rate_gbps'] is None else format(p['rate_gbps'], 'g')} Gb/s {p['link_layer'] or ''}"
+                + (f" ↔ {p['netdev']}" if p["netdev"] else "")
+            )
+        for f in (n["fabric"] or {}).get("pfc", []):
+            r = f["rates"] or {}
+            lines.append(f"  {f['netdev']:<12} pause RX {units.per_s(r.get('rx_pause_per_s'))}/s"
+                         f"  TX {units.per_s(r.get('tx_pause_per_s'))}/s")
     return "\n".join(lines)
 
 

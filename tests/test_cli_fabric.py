@@ -49,3 +49,11 @@ def test_config_thresholds_apply_and_bad_ones_are_one_line(tmp_path):
     assert done.stderr.strip().startswith(f"netui: {config}: thresholds.pause_per_sec: unknown metric")
     done = netui("--config", str(tmp_path / "missing.toml"), "--procfs", str(PROCFS_PROC))
     assert done.returncode != 0 and "missing.toml: no such file" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_text_report_lists_the_ports(tmp_path):
+    tree = copy_tree(tmp_path / "sys")
+    done = netui("snapshot", "--interval", "0.2", "--procfs", str(PROCFS_PROC), "--sysfs", str(tree))
+    lines = [line.split() for line in done.stdout.splitlines()]
+    mlx5 = next(line for line in lines if line[0] == "mlx5_0/1")
+    assert mlx5[1] == "ACTIVE" and "25" in mlx5 and "InfiniBand" in mlx5 and mlx5[-1] == MLX5_NETDEV
