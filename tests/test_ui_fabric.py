@@ -36,7 +36,7 @@ async def test_the_fabric_columns_appear_only_with_a_fabric():
     async with app.run_test(size=(200, 20)) as pilot:
         await poll(app, pilot)
         grid = app.screen.query_one(FleetGrid)
-        assert FABRIC_KEYS <= {c.key for c in grid.columns}
+        assert FABRIC_KEYS | {"health"} <= {c.key for c in grid.columns}
         names = column(app, "node")
         rx, tx, pause, cnp = (dict(zip(names, column(app, k))) for k in ("rdma_rx", "rdma_tx", "pause", "cnp"))
         assert (rx["gpu04"], tx["gpu04"], pause["gpu04"]) == ("80 Gb/s", "60 Gb/s", "40")

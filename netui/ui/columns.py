@@ -119,6 +119,9 @@ COLUMNS: tuple[Column, ...] = (
 )
 
 
+HEALTH_PRIORITY_WITH_FABRIC = 6.9
+
+
 def fit_columns(width: int, *, fabric: bool = False) -> tuple[Column, ...]:
     """The columns that fit in ``width`` cells, most important first, in display order.
 
@@ -127,7 +130,12 @@ def fit_columns(width: int, *, fabric: bool = False) -> tuple[Column, ...]:
     """
     chosen: set[str] = set()
     used = 0
-    for c in sorted((c for c in COLUMNS if fabric or not c.fabric), key=lambda c: c.priority):
+
+    def priority(c: Column) -> float:
+        # with five more columns competing, the reasons in words are kept before the trend
+        return HEALTH_PRIORITY_WITH_FABRIC if fabric and c.key == "health" else c.priority
+
+    for c in sorted((c for c in COLUMNS if fabric or not c.fabric), key=priority):
         if used + c.width + 1 <= width:
             chosen.add(c.key)
             used += c.width + 1
