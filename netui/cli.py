@@ -10,6 +10,7 @@ import sys
 
 from netui import __version__
 from netui.collectors.local import LiveReader, TreeReader
+from netui.config import Config, ConfigError, load_config
 from netui.engine.document import fleet_document
 from netui.engine.monitor import Monitor
 from netui.engine.recording import RecordingError, dump_lines, load_recording
@@ -101,6 +102,8 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         p.add_argument("--version", action="version", version=f"netui {__version__}")
         p.add_argument("--history", type=_positive_float, default=900.0, metavar="S",
                        help="seconds of history kept per node (default 900)")
+    p.add_argument("--config", metavar="PATH",
+                   help="health thresholds and straggler rules (TOML; default ~/.config/netui/config.toml)")
     _common(p)
     return p
 
@@ -150,9 +153,19 @@ def _raise_open_files_limit(nodes: int) -> None:
         pass
 
 
+def load_settings(args) -> Config:
+    """The configuration file's settings; SystemExit with the reason when it is unusable."""
+    try:
+        return load_config(getattr(args, "config", None))
+    except ConfigError as exc:
+        raise SystemExit(f"netui: {exc}") from None
+
+
 def build_monitor(args, *, history_s: float) -> Monitor:
+    config = load_settings(args)
     sources, connector = build_sources(args)
-    monitor = Monitor(sources, interval_s=args.interval, history_s=history_s)
+    monitor = Monitor(sources, interval_s=args.interval, history_s=history_s, thresholds=config.thresholds or None)
+    monitor.fleet.straggler_rules = config.straggler
     monitor.connector = connector  # closed with the monitor
     return monitor
 
@@ -232,6 +245,20 @@ def _text_report(doc: dict) -> str:
             t = n["tcp"]["rates"]
             lines.append(f"  TCP retransmits {units.per_s(t['retrans_segs_per_s'])}/s"
                          f" ({units.ratio_percent(t['retrans_ratio'])} of segments)")
+        for p in (n["fabric"] or {}).get("ports", []):
+            r = p["rates"] or {}
+            lines.append(
+                f"  {p['hca'] + '/' + str(p['port']):<12} {p['state'] or '—':<8}"
+                f" RX {units.si(r.get('rx_bits_per_s'), 'b/s', width=11)}"
+                f"  TX {units.si(r.get('tx_bits_per_s'), 'b/s', width=11)}"
+                f"  errors {units.per_s(r.get('errors_per_s'))}/s"
+                f"  {'—' if p['rate_gbps'] is None else format(p['rate_gbps'], 'g')} Gb/s {p['link_layer'] or ''}"
+                + (f" ↔ {p['netdev']}" if p["netdev"] else "")
+            )
+        for f in (n["fabric"] or {}).get("pfc", []):
+            r = f["rates"] or {}
+            lines.append(f"  {f['netdev']:<12} pause RX {units.per_s(r.get('rx_pause_per_s'))}/s"
+                         f"  TX {units.per_s(r.get('tx_pause_per_s'))}/s")
     return "\n".join(lines)
 
 

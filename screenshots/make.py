@@ -6,6 +6,11 @@ The capture (tests/data/lab-capture.jsonl) was recorded over SSH from the 4-node
 `python -m tests.lab.capture`: node1 → node2 at full speed, node3 → node4 through a lossy
 link (TCP retransmits on node3), oversized don't-fragment pings dropped by node4's MTU.
 
+node-rdma.svg is a node whose RDMA ports are a copy of the captured prometheus-procfs
+/sys/class/infiniband tree (hfi1, mlx4 with two ports, mlx5 with hw_counters), its counters
+bumped every poll as a job would (tests/fabric_tree.py RdmaTreeNode), read by the real
+reader and parsers.
+
 The matrix screen shows a saved pair test of the lab (tests/data/pairtest-lab-tbf-node3.json):
 `netui bench iperf3 node[1-4] --matrix --json --direction both -t 2 --threshold-gbps 2`
 with `tc qdisc add dev <node3's root-side veth> root tbf rate 200mbit burst 64kb latency 50ms`.
@@ -88,12 +93,35 @@ async def shoot_latency(size: tuple[int, int], name: str) -> None:
         print(app.save_screenshot(filename=f"{name}.svg", path=str(HERE)))
 
 
+async def shoot_rdma(size: tuple[int, int], name: str) -> None:
+    """The node screen of a node fed from a copy of the captured RDMA tree."""
+    import tempfile
+
+    from tests.fabric_tree import RdmaTreeNode, RdmaTreeSource
+
+    with tempfile.TemporaryDirectory() as tmp:
+        source = RdmaTreeSource(RdmaTreeNode(Path(tmp) / "sys"))
+        app = make_app(Monitor([source], interval_s=1.0, history_s=900), autostart=False)
+        async with app.run_test(size=size) as pilot:
+            for _ in range(TICKS):
+                await app.monitor.tick()
+            await pilot.pause()
+            await pilot.press("enter")
+            await app.monitor.tick()
+            await pilot.pause()
+            screen = app.screen
+            screen.query_one("#node-body").scroll_to(y=screen.query_one("#ports").region.y - 5, animate=False)
+            await pilot.pause(0.2)
+            print(app.save_screenshot(filename=f"{name}.svg", path=str(HERE)))
+
+
 async def main() -> None:
     await shoot((100, 30), "cluster")
     await shoot((160, 30), "cluster-wide")
     await shoot((120, 48), "node", ("enter",))  # the worst node: node3, retransmitting
     await shoot_matrix((110, 32), "matrix")  # a pair test: tbf towards node3
     await shoot_latency((120, 34), "latency")  # a ping matrix: loss at node3
+    await shoot_rdma((150, 52), "node-rdma")  # HCA ports fed from the captured RDMA tree
 
 
 if __name__ == "__main__":

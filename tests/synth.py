@@ -6,6 +6,7 @@ model and UI, exactly as a recording is.
 
 from __future__ import annotations
 
+from netui.collectors.assemble import fabric_from_texts
 from netui.engine.sources import SourceError
 from netui.model.node import NodeState
 from netui.model.samples import (
@@ -25,10 +26,42 @@ def counters(rx_bytes=0, tx_bytes=0, rx_packets=0, tx_packets=0, rx_errors=0, tx
                              tx_bytes, tx_packets, tx_errors, tx_dropped, 0, 0, 0, 0)
 
 
+def rdma_texts(t: int, *, rx_bps: float, tx_bps: float, pause_per_s: int = 0, cnp_per_s: int = 0,
+               loss_per_s: int = 0, state: str = "4: ACTIVE", netdev: str = "eth0") -> tuple[dict, dict]:
+    """The /sys/class/infiniband texts (one RoCE port, mlx5_0/1, paired with ``netdev``) and
+    the ``ethtool -S`` text of that netdev at ``t`` seconds of constant rates (bits/s)."""
+    base = "mlx5_0/ports/1"
+    ib = {
+        f"{base}/state": state, f"{base}/phys_state": "5: LinkUp" if "ACTIVE" in state else "2: Polling",
+        f"{base}/rate": "100 Gb/sec (4X EDR)", f"{base}/link_layer": "Ethernet",
+        f"mlx5_0/device/net/{netdev}": "", f"mlx5_0/device/net/{netdev}/dev_id": "0x0",
+        f"mlx5_0/device/net/{netdev}/dev_port": "0",
+    }
+    words = {"port_xmit_data": tx_bps / 32 * t, "port_rcv_data": rx_bps / 32 * t,
+             "port_xmit_packets": tx_bps / 32000 * t, "port_rcv_packets": rx_bps / 32000 * t,
+             "unicast_xmit_packets": tx_bps / 32000 * t, "unicast_rcv_packets": rx_bps / 32000 * t,
+             "symbol_error": 0, "port_rcv_errors": 0, "port_xmit_discards": 0, "link_downed": 0}
+    ib |= {f"{base}/counters/{k}": str(int(v)) for k, v in words.items()}
+    hw = {"np_cnp_sent": cnp_per_s * t, "rp_cnp_handled": cnp_per_s * t // 2, "out_of_sequence": loss_per_s * t,
+          "np_ecn_marked_roce_packets": cnp_per_s * t * 3, "rx_write_requests": int(rx_bps / 64000 * t)}
+    ib |= {f"{base}/hw_counters/{k}": str(v) for k, v in hw.items()}
+    eth = {netdev: "NIC statistics:\n" + "".join(f"     {k}: {v}\n" for k, v in {
+        "rx_bytes_phy": int(rx_bps / 8 * t), "tx_bytes_phy": int(tx_bps / 8 * t),
+        "rx_pause_ctrl_phy": pause_per_s * t, "tx_pause_ctrl_phy": 0,
+        "rx_prio3_pause": pause_per_s * t, "rx_prio3_pause_duration": pause_per_s * t * 40,
+        "tx_prio3_pause": 0, "tx_prio3_pause_duration": 0, "rx_prio3_pause_transition": pause_per_s * t // 2,
+        "rx_discards_phy": 0, "rx_out_of_buffer": 0}.items())}
+    return ib, eth
+
+
 def node_sample(step: int, *, rx_bps: float = 0.0, tx_bps: float = 0.0, drops_per_s: int = 0,
                 retrans_per_s: int = 0, softirq_pct: int = 5, ncpus: int = 4, boot_id: str = "boot-1",
-                mono0: float = 1000.0, hostname: str | None = None) -> NodeSample:
-    """The sample at ``step`` seconds of a node moving at constant rates (bits/s for rx/tx)."""
+                mono0: float = 1000.0, hostname: str | None = None, rdma: dict | None = None) -> NodeSample:
+    """The sample at ``step`` seconds of a node moving at constant rates (bits/s for rx/tx).
+
+    ``rdma``: the keyword arguments of ``rdma_texts`` (rates in bits/s) for a node with one
+    RoCE port and PFC counters, read through the real parsers; None: no fabric.
+    """
     t = step
     eth0 = InterfaceSample(
         "eth0",
@@ -59,6 +92,8 @@ def node_sample(step: int, *, rx_bps: float = 0.0, tx_bps: float = 0.0, drops_pe
         softirqs=SoftirqCounts(cpus, tuple(500 * t * (c + 1) for c in cpus), tuple(50 * t for _ in cpus)),
         softnet=SoftnetStat(cpus, tuple(1000 * t for _ in cpus), zero, tuple(t if c == 1 else 0 for c in cpus)),
         hostname=hostname,
+        fabric=None if rdma is None else fabric_from_texts(*rdma_texts(t, **rdma), mono_s=mono0 + t,
+                                                           ethtool_mono_s=mono0 + t, boot_id=boot_id),
     )
 
 

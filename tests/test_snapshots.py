@@ -36,3 +36,22 @@ def test_node_screen(snap_compare):
         await _polled(pilot, 2)
 
     assert snap_compare(demo_app(), terminal_size=(120, 40), run_before=open_worst_up_node)
+
+
+def test_node_screen_of_an_rdma_node(snap_compare, tmp_path):
+    """A node fed from a copy of the captured RDMA tree, its counters bumped poll after poll:
+    a panel per HCA port, the counters that moved, PFC of mlx5_0's netdev."""
+    from tests.fabric_tree import RdmaTreeNode, RdmaTreeSource
+
+    app = make_app(Monitor([RdmaTreeSource(RdmaTreeNode(tmp_path / "sys"))], interval_s=1.0, history_s=120),
+                   autostart=False)
+
+    async def open_it(pilot):
+        await _polled(pilot)
+        await pilot.press("enter")
+        await _polled(pilot, 2)
+        screen = pilot.app.screen
+        screen.query_one("#node-body").scroll_to(y=screen.query_one("#ports").region.y - 4, animate=False)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(130, 50), run_before=open_it)

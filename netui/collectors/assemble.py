@@ -13,6 +13,9 @@ from collections.abc import Mapping
 from functools import lru_cache
 
 from netui.collectors import procfs
+from netui.collectors.ethtool import parse_ethtool_stats, pfc_view, without_per_queue
+from netui.collectors.infiniband import parse_infiniband
+from netui.model.fabric import FabricSample
 from netui.model.samples import InterfaceCounters, InterfaceSample, NodeSample, TcpSample
 
 # key -> path under the procfs root
@@ -150,11 +153,16 @@ def sample_from_texts(
     mono_s: float,
     interfaces: dict[str, InterfaceSample] | None = None,
     problems: list[str] | None = None,
+    ib_texts: Mapping[str, str | None] | None = None,
+    ethtool_texts: Mapping[str, str] | None = None,
+    ethtool_mono_s: float | None = None,
 ) -> NodeSample:
     """Build a NodeSample from raw texts keyed as in PROC_FILES.
 
     ``interfaces`` may be given by a collector that has them from another source (netlink);
-    /proc/net/dev is then not needed.
+    /proc/net/dev is then not needed. ``ib_texts`` are those of
+    ``collectors.infiniband.read_infiniband``, ``ethtool_texts`` the ``ethtool -S`` output
+    per netdev, read at ``ethtool_mono_s``: together the sample's ``fabric``.
     """
     problems = list(problems or ())
 
@@ -216,5 +224,35 @@ def sample_from_texts(
         softirqs=softirqs,
         softnet=softnet,
         hostname=hostname,
+        problems=tuple(problems),
+        fabric=fabric_from_texts(ib_texts, ethtool_texts, mono_s=mono_s, ethtool_mono_s=ethtool_mono_s,
+                                 boot_id=boot_id),
+    )
+
+
+def fabric_from_texts(ib_texts: Mapping[str, str | None] | None, ethtool_texts: Mapping[str, str] | None, *,
+                      mono_s: float, ethtool_mono_s: float | None, boot_id: str | None) -> FabricSample | None:
+    """The node's FabricSample, or None when it has no RDMA port and no ethtool counters.
+
+    An ``ethtool -S`` text that does not parse leaves its netdev out and says so in
+    ``problems``; per-queue counters are dropped (as the remote sampler does).
+    """
+    ports = parse_infiniband(ib_texts) if ib_texts else {}
+    stats: dict[str, dict[str, int]] = {}
+    problems = []
+    for netdev, text in (ethtool_texts or {}).items():
+        try:
+            stats[netdev] = without_per_queue(parse_ethtool_stats(text))
+        except procfs.ParseError as exc:
+            problems.append(f"ethtool -S {netdev}: {exc}")
+    if not ports and not stats:
+        return None
+    return FabricSample(
+        mono_s=mono_s,
+        ports=ports,
+        pfc={n: pfc_view(s) for n, s in stats.items()},
+        ethtool=stats,
+        ethtool_mono_s=ethtool_mono_s if stats else None,
+        boot_id=boot_id,
         problems=tuple(problems),
     )

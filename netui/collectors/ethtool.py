@@ -44,6 +44,19 @@ def parse_ethtool_stats(text: str) -> dict[str, int]:
     return stats
 
 
+# Per-queue and per-channel counters (mlx5 ``rx0_packets``/``ch0_events``, virtio
+# ``rx_queue_0_packets``, bnx2x ``[0]: …``, be2net ``rxq0: …``): most of a multi-queue NIC's
+# output and nothing the fabric view uses. The remote sampler drops them on the node with
+# the same pattern (collectors/sampler.py PER_QUEUE), to keep its frames small.
+PER_QUEUE = re.compile(
+    r"^(?:\[\d+\]: |(?:rx|tx)q\d+: |(?:rx|tx|ch|rq|sq|xdp)\d+_|(?:rx|tx)_queue_\d+_|queue_\d+_)")
+
+
+def without_per_queue(stats: dict[str, int]) -> dict[str, int]:
+    """``stats`` without the per-queue counters (``PER_QUEUE``), order kept."""
+    return {name: value for name, value in stats.items() if not PER_QUEUE.match(name)}
+
+
 def _pause(stats: Mapping[str, int], scope: str) -> PauseCounters:
     """``rx_<scope>_pause`` & co, the template of mlx5 ``en_stats.c`` (scope: prioN, global)."""
     g = stats.get

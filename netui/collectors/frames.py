@@ -4,13 +4,16 @@ A frame is ``b"NETUI1 <length>\\n"`` followed by ``length`` bytes of payload: NU
 key/value pairs. Keys are those of collectors.assemble.PROC_FILES, ``wall``/``mono`` (the
 node's clocks when it read the counters), ``cpu`` and ``softnet`` (the sampler's per-CPU
 summaries of /proc/stat and softnet_stat) and ``if/<name>`` (an interface's sysfs texts,
-packed in assemble.PACKED_ATTRS order).
+packed in assemble.PACKED_ATTRS order). RDMA records (``ib/``, ``ibd/``, ``ibn/``) are
+unpacked into the ``{path: text}`` texts of ``collectors.infiniband.read_infiniband``, and
+``eth/<netdev>`` are ``ethtool -S`` texts read at ``ethmono``: see collectors/sampler.py.
 """
 
 from __future__ import annotations
 
 from netui.collectors.assemble import sample_from_texts, unpack_attrs
 from netui.collectors.procfs import ParseError
+from netui.collectors.sampler import IB_NAMES, PORT_ATTRS
 from netui.model.samples import NodeSample
 
 MAGIC = b"NETUI1 "
@@ -41,6 +44,8 @@ def decode_frame(payload: bytes) -> NodeSample:
         raise FrameError("truncated frame")
     texts: dict[str, str | None] = {}
     attrs: dict[str, tuple] = {}
+    ib: dict[str, str] = {}
+    eth: dict[str, str] = {}
     for i in range(0, len(parts) - 1, 2):
         key = parts[i]
         if key.startswith("if/"):
@@ -48,6 +53,11 @@ def decode_frame(payload: bytes) -> NodeSample:
             if packed is None:
                 raise FrameError(f"bad interface record for {key[3:]!r}")
             attrs[key[3:]] = packed
+        elif key.startswith("ib"):
+            if not unpack_rdma(key, parts[i + 1], ib):
+                raise FrameError(f"bad RDMA record {key[:80]!r}")
+        elif key.startswith("eth/"):
+            eth[key[4:]] = parts[i + 1]
         else:
             texts[key] = parts[i + 1]
     try:
@@ -55,4 +65,66 @@ def decode_frame(payload: bytes) -> NodeSample:
         mono = float(texts.pop("mono"))  # type: ignore[arg-type]
     except (KeyError, TypeError, ValueError):
         raise FrameError("frame without node clocks") from None
-    return sample_from_texts(texts, attrs, wall_s=wall, mono_s=mono)
+    eth_mono = None
+    if eth:
+        try:
+            eth_mono = float(texts.pop("ethmono"))  # type: ignore[arg-type]
+        except (KeyError, TypeError, ValueError):
+            raise FrameError("ethtool records without their clock") from None
+    texts.pop("ethmono", None)
+    return sample_from_texts(texts, attrs, wall_s=wall, mono_s=mono, ib_texts=ib, ethtool_texts=eth,
+                             ethtool_mono_s=eth_mono)
+
+
+def _counter_lines(blob: str, prefix: str, out: dict[str, str]) -> None:
+    """``CODE VALUE`` lines (CODE: an index into IB_NAMES, or ``=name``) → out[prefix+name]."""
+    if not blob:
+        return
+    for line in blob.split("\n"):
+        code, _, value = line.partition(" ")
+        if code.startswith("="):
+            name = code[1:]
+        elif code.isdigit() and int(code) < len(IB_NAMES):
+            name = IB_NAMES[int(code)]
+        else:
+            continue
+        if name and "/" not in name:
+            out[prefix + name] = value
+
+
+def unpack_rdma(key: str, value: str, out: dict[str, str]) -> bool:
+    """One RDMA record of the sampler into read_infiniband's texts; False when malformed."""
+    kind, _, rest = key.partition("/")
+    if kind == "ib":
+        hca, _, port = rest.rpartition("/")
+        fields = value.split("\x1f")
+        if not hca or "/" in hca or not port.isdigit() or len(fields) != 7:
+            return False
+        base = f"{hca}/ports/{port}/"
+        for attr, text in zip(PORT_ATTRS, fields):
+            if text != "\x1e":
+                out[base + attr] = text
+        _counter_lines(fields[4], base + "counters/", out)
+        _counter_lines(fields[5], base + "hw_counters/", out)
+        for line in fields[6].split("\n") if fields[6] else ():
+            index, _, netdev = line.partition(" ")
+            if index.isdigit():
+                out[f"{base}gid_attrs/ndevs/{index}"] = netdev
+        return True
+    if not rest or "/" in rest:
+        return False
+    if kind == "ibd":
+        _counter_lines(value, f"{rest}/hw_counters/", out)
+        return True
+    if kind == "ibn":
+        for line in value.split("\n") if value else ():
+            fields = line.split(" ")
+            if len(fields) != 3 or not fields[0] or "/" in fields[0]:
+                continue
+            base = f"{rest}/device/net/{fields[0]}"
+            out[base] = ""
+            for attr, text in zip(("dev_id", "dev_port"), fields[1:]):
+                if text != "-":
+                    out[f"{base}/{attr}"] = text
+        return True
+    return False

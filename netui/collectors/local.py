@@ -10,10 +10,13 @@ rest from the /proc parsers.
 from __future__ import annotations
 
 import os
+import shutil
 import socket
+import subprocess
 import time
 
 from netui.collectors.assemble import IFACE_ATTRS, PROC_FILES, sample_from_texts
+from netui.collectors.infiniband import ethtool_netdevs, read_infiniband
 from netui.model.samples import InterfaceCounters, InterfaceSample, NodeSample
 
 
@@ -66,7 +69,41 @@ class TreeReader:
                 # a garbage file must not name a path we cannot open (NUL → ValueError)
                 if name and "/" not in name and "\0" not in name and name not in (".", ".."):
                     attrs[name] = read_iface_attrs(self.sysfs, name)
-        return sample_from_texts(texts, attrs, wall_s=wall, mono_s=mono)
+        return sample_from_texts(texts, attrs, wall_s=wall, mono_s=mono, ib_texts=read_infiniband(self.sysfs))
+
+
+ETHTOOL_EVERY_S = 5.0
+_SBIN = ("/usr/sbin", "/sbin", "/usr/local/sbin")
+
+
+class EthtoolReader:
+    """``ethtool -S`` of the RDMA netdevs, at most every ``every_s`` seconds, where an ethtool
+    binary exists (as the remote sampler does): ``read(ib_texts)`` → ({netdev: text}, the
+    CLOCK_MONOTONIC of the reading), or ({}, None) when it is not yet due or there is none."""
+
+    def __init__(self, every_s: float = ETHTOOL_EVERY_S) -> None:
+        self.every_s = every_s
+        self.path = shutil.which("ethtool") or shutil.which("ethtool", path=":".join(_SBIN))
+        self._due = 0.0
+
+    def read(self, ib_texts: dict[str, str]) -> tuple[dict[str, str], float | None]:
+        now = time.monotonic()
+        if self.path is None or now < self._due:
+            return {}, None
+        netdevs = ethtool_netdevs(ib_texts)
+        if not netdevs:
+            return {}, None
+        self._due = now + self.every_s
+        texts = {}
+        for name in netdevs:
+            try:
+                done = subprocess.run([self.path, "-S", name], capture_output=True, stdin=subprocess.DEVNULL,
+                                      timeout=2, check=False)
+            except (OSError, subprocess.SubprocessError):
+                continue
+            if done.returncode == 0:
+                texts[name] = done.stdout.decode("utf-8", "replace")
+        return texts, (now if texts else None)
 
 
 # netlink link kinds (IFLA_INFO_KIND) mapped to what netui calls them
@@ -116,6 +153,7 @@ class LiveReader(TreeReader):
         super().__init__("/proc", "/sys")
         self.name = socket.gethostname() or self.name
         self._ipr = None
+        self._ethtool = EthtoolReader()
 
     def _links(self) -> dict[str, InterfaceSample] | None:
         import psutil
@@ -168,7 +206,10 @@ class LiveReader(TreeReader):
             return super().sample()
         texts = self.read_texts()
         texts["net/dev"] = None  # netlink already gave the interfaces
-        return sample_from_texts(texts, {}, wall_s=wall, mono_s=mono, interfaces=interfaces)
+        ib = read_infiniband(self.sysfs)
+        eth, eth_mono = self._ethtool.read(ib) if ib else ({}, None)
+        return sample_from_texts(texts, {}, wall_s=wall, mono_s=mono, interfaces=interfaces, ib_texts=ib,
+                                 ethtool_texts=eth, ethtool_mono_s=eth_mono)
 
     def close(self) -> None:
         if self._ipr is not None:

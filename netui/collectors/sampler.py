@@ -21,11 +21,27 @@
 # between samples (pread at offset 0 makes the kernel produce them afresh): no fork, no
 # open/close.
 #
+# RDMA (only where <sysfs>/class/infiniband exists; a node without it costs one listdir):
+# per port "ib/<hca>/<port>", fields joined by \x1f: state, phys_state, rate, link_layer
+# (\x1e when unreadable), then counters/, hw_counters/ and the gid_attrs/ndevs fallback as
+# "CODE VALUE" lines (CODE: the index of the name in IB_NAMES, or "=name" for a name not
+# there; values as sysfs prints them, "N/A (no PMA)" included). "ibd/<hca>": device-level
+# hw_counters, same lines. "ibn/<hca>": the PCI function's netdevs, "NAME DEV_ID DEV_PORT"
+# lines ("-" when unreadable). The tree's layout is listed again every LAYOUT_S seconds or
+# when the HCAs change; between, only the counter files are read.
+# ethtool -S of those netdevs (not their VLAN/IPoIB children), every ETHTOOL_S seconds and
+# only where an ethtool binary exists: "eth/<netdev>" = its "name: value" lines without the
+# per-queue ones (PER_QUEUE), "ethmono" = CLOCK_MONOTONIC when they were read. These are
+# the sampler's only forks.
+#
+# Usage: python3 -c <this file> INTERVAL [--sysfs ROOT] [--ethtool-every SECONDS]
+#
 # stdin: "i SECONDS" changes the interval; end of file (the SSH channel closed) ends the
 # sampler at once, and so does a failed write: no sampler outlives its connection.
 import array
 import binascii
 import os
+import re
 import select
 import sys
 import time
@@ -54,26 +70,57 @@ TCPEXT = frozenset((
     b"TCPMemoryPressures", b"TCPAbortOnMemory", b"PruneCalled",
 ))
 BIG = sys.byteorder == "big"
+SYS = "/sys"
+MAX_FDS = 400  # files kept open (pread); beyond, open/read/close: stay far below ulimit -n
 fds = {}
 tcpext_cut = {}  # TcpExt names line -> (names kept, their positions)
 
+# counter names sent as their index (a port has ~60 counters; names are most of the bytes).
+# Append only: the monitor decodes with the same tuple (it sends this file to the node).
+IB_NAMES = (
+    "symbol_error", "port_rcv_errors", "port_rcv_remote_physical_errors", "port_rcv_switch_relay_errors",
+    "port_xmit_discards", "VL15_dropped", "link_error_recovery", "link_downed", "port_xmit_constraint_errors",
+    "port_rcv_constraint_errors", "local_link_integrity_errors", "excessive_buffer_overrun_errors",
+    "port_xmit_wait", "port_xmit_data", "port_rcv_data", "port_xmit_packets", "port_rcv_packets",
+    "unicast_xmit_packets", "unicast_rcv_packets", "multicast_xmit_packets", "multicast_rcv_packets",
+    "lifespan", "rx_write_requests", "rx_read_requests", "rx_atomic_requests", "rx_dct_connect",
+    "out_of_buffer", "out_of_sequence", "duplicate_request", "rnr_nak_retry_err", "packet_seq_err",
+    "implied_nak_seq_err", "local_ack_timeout_err", "resp_local_length_error", "resp_cqe_error",
+    "req_cqe_error", "req_remote_invalid_request", "req_remote_access_errors", "resp_remote_access_errors",
+    "resp_cqe_flush_error", "req_cqe_flush_error", "roce_adp_retrans", "roce_adp_retrans_to",
+    "roce_slow_restart", "roce_slow_restart_cnps", "roce_slow_restart_trans", "rp_cnp_ignored",
+    "rp_cnp_handled", "np_ecn_marked_roce_packets", "np_cnp_sent", "rx_icrc_encapsulated",
+)
+IB_CODE = dict((n, ("%d" % i).encode()) for i, n in enumerate(IB_NAMES))
+PORT_ATTRS = ("state", "phys_state", "rate", "link_layer")
+MAX_DIR = 512  # more entries than this is not a counters directory
+MAX_HCAS = 64
+MAX_GIDS = 4  # the pairing fallback needs the first GIDs only
+LAYOUT_S = 30.0
+ETHTOOL_S = 5.0
+# ethtool -S names of per-queue/per-channel counters (most of a multi-queue NIC's output)
+PER_QUEUE = re.compile(
+    rb"^(?:\[\d+\]: |(?:rx|tx)q\d+: |(?:rx|tx|ch|rq|sq|xdp)\d+_|(?:rx|tx)_queue_\d+_|queue_\d+_)")
+ib = {"hcas": None, "at": 0.0, "ports": [], "devices": [], "netdevs": []}
+ethtool = {"path": False, "due": 0.0}
 
-def read(path):
+
+def read(path, one=False):
+    """The file's bytes (None when unreadable); ``one``: a sysfs attribute, one short read."""
     fd = fds.get(path)
     try:
         if fd is None:
-            fd = fds[path] = os.open(path, os.O_RDONLY)
-        chunks = []
-        offset = 0
-        while True:
-            chunk = os.pread(fd, 262144, offset)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            offset += len(chunk)
-            if path.startswith("/sys/"):
-                break  # a sysfs attribute is one short read
-        return b"".join(chunks)
+            fd = os.open(path, os.O_RDONLY)
+            if len(fds) < MAX_FDS:
+                fds[path] = fd
+            else:
+                try:
+                    return os.read(fd, 4096) if one else read_all(fd)
+                finally:
+                    os.close(fd)
+        if one:
+            return os.pread(fd, 4096, 0)
+        return read_all(fd)
     except OSError:
         if fd is not None:
             fds.pop(path, None)
@@ -82,6 +129,18 @@ def read(path):
             except OSError:
                 pass
         return None
+
+
+def read_all(fd):
+    chunks = []
+    offset = 0
+    while True:
+        chunk = os.pread(fd, 262144, offset)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
 
 
 def lines_with(data, prefixes):
@@ -189,6 +248,135 @@ def softnet_summary(data):
     return b"\n".join(out)
 
 
+def listdir(path):
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return []
+    return [] if len(names) > MAX_DIR else sorted(names)
+
+
+def one_line(data):
+    """A sysfs value as one clean line, or None (the frame's separators never get in)."""
+    v = data.strip()
+    if b"\n" in v or b"\0" in v or b"\x1e" in v or b"\x1f" in v:
+        return None
+    return v
+
+
+def counter_files(path):
+    """[(code, file)] of a counters directory, by name."""
+    return [(IB_CODE.get(n) or ("=" + n).encode(), path + "/" + n) for n in listdir(path)
+            if "\n" not in n and " " not in n]
+
+
+def ib_layout(root, hcas):
+    """What to read: per port its files, per HCA its device hw_counters and netdevs."""
+    ports, devices, netdevs = [], [], []
+    for hca in hcas:
+        base = root + "/" + hca
+        nets = [n for n in listdir(base + "/device/net") if "\n" not in n and " " not in n]
+        devices.append((hca, counter_files(base + "/hw_counters"),
+                        [(n, base + "/device/net/" + n + "/") for n in nets]))
+        netdevs += [n for n in nets if "." not in n]  # not VLAN or IPoIB children
+        for port in listdir(base + "/ports"):
+            if not port.isdigit():
+                continue
+            pb = base + "/ports/" + port
+            gids = []
+            if not nets:  # pairing falls back to the netdevs of the first GIDs
+                idx = sorted((i for i in listdir(pb + "/gid_attrs/ndevs") if i.isdigit()), key=int)
+                gids = [(i.encode(), pb + "/gid_attrs/ndevs/" + i) for i in idx[:MAX_GIDS]]
+            ports.append((("ib/" + hca + "/" + port).encode(), [pb + "/" + a for a in PORT_ATTRS],
+                          counter_files(pb + "/counters"), counter_files(pb + "/hw_counters"), gids))
+    return ports, devices, netdevs
+
+
+def counter_lines(files):
+    lines = []
+    for code, path in files:
+        data = read(path, True)
+        if data is not None:
+            v = one_line(data)
+            if v is not None:
+                lines.append(code + b" " + v)
+    return b"\n".join(lines)
+
+
+def infiniband(out):
+    root = SYS + "/class/infiniband"
+    try:
+        hcas = os.listdir(root)
+    except OSError:
+        return  # no RDMA here: that listdir was all
+    hcas = sorted(hcas)[:MAX_HCAS]
+    now = time.monotonic()
+    if hcas != ib["hcas"] or now - ib["at"] > LAYOUT_S:
+        ib["ports"], ib["devices"], ib["netdevs"] = ib_layout(root, hcas)
+        ib["hcas"], ib["at"] = hcas, now
+    for hca, hw, nets in ib["devices"]:
+        if hw:
+            out += [("ibd/" + hca).encode(), counter_lines(hw)]
+        if nets:
+            lines = []
+            for name, base in nets:
+                ids = []
+                for attr in ("dev_id", "dev_port"):
+                    data = read(base + attr, True)
+                    v = None if data is None else one_line(data)
+                    ids.append(v if v and b" " not in v else b"-")
+                lines.append(b" ".join([name.encode()] + ids))
+            out += [("ibn/" + hca).encode(), b"\n".join(lines)]
+    for key, attrs, counters, hw, gids in ib["ports"]:
+        fields = []
+        for path in attrs:
+            data = read(path, True)
+            v = None if data is None else one_line(data)
+            fields.append(NONE if v is None else v)
+        fields.append(counter_lines(counters))
+        fields.append(counter_lines(hw))
+        fields.append(counter_lines(gids))
+        out += [key, b"\x1f".join(fields)]
+    if ib["netdevs"] and now >= ethtool["due"]:
+        ethtool["due"] = now + ETHTOOL_S
+        run_ethtool(out, ib["netdevs"])
+
+
+def find_ethtool():
+    dirs = os.environ.get("PATH", "").split(":") + ["/usr/sbin", "/sbin", "/usr/local/sbin"]
+    for d in dirs:
+        path = os.path.join(d or ".", "ethtool")
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def run_ethtool(out, netdevs):
+    if ethtool["path"] is False:
+        ethtool["path"] = find_ethtool()
+    if ethtool["path"] is None:
+        return
+    import subprocess
+
+    mono = time.monotonic()
+    got = False
+    for name in netdevs:
+        try:
+            done = subprocess.run([ethtool["path"], "-S", name], stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, timeout=2)
+        except (OSError, subprocess.SubprocessError):
+            continue
+        if done.returncode != 0:
+            continue
+        lines = [line.strip() for line in done.stdout.split(b"\n")]
+        kept = b"\n".join(line for line in lines if line and not PER_QUEUE.match(line)
+                          and b"\0" not in line and b"\x1f" not in line)
+        out += [("eth/" + name).encode(), kept]
+        got = True
+    if got:
+        out += [b"ethmono", repr(mono).encode()]
+
+
 SUMMARIES = {"stat": (b"cpu", cpu_summary), "softirqs": (b"netirq", netirq_summary),
              "net/dev": (b"netdev", netdev_summary)}
 
@@ -222,10 +410,10 @@ def frame():
             name = line.partition(b":")[0].strip().decode("ascii", "replace")
             if not name or "/" in name or name in (".", ".."):
                 continue
-            base = "/sys/class/net/" + name + "/"
+            base = SYS + "/class/net/" + name + "/"
             fields = []
             for attr in ATTRS:
-                data = read(base + attr)
+                data = read(base + attr, True)
                 fields.append(NONE if data is None else data)
             try:
                 fields.append(os.readlink(base[:-1]).encode())
@@ -234,12 +422,20 @@ def frame():
             for marker in MARKERS:
                 fields.append(b"" if os.path.exists(base + marker) else NONE)
             out += [("if/" + name).encode(), b"\x1f".join(fields)]
+    infiniband(out)
     payload = b"\0".join(out) + b"\0"
     return b"NETUI1 %d\n" % len(payload) + payload
 
 
 def main():
-    interval = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
+    global SYS, ETHTOOL_S
+    args = sys.argv[1:]
+    interval = float(args[0]) if args else 1.0
+    for i, arg in enumerate(args[:-1]):
+        if arg == "--sysfs":
+            SYS = args[i + 1].rstrip("/") or "/"
+        elif arg == "--ethtool-every":
+            ETHTOOL_S = max(0.1, float(args[i + 1]))
     if not os.path.exists("/proc/net/dev"):
         sys.stderr.write("netui-sampler: no /proc/net/dev on this node\n")
         sys.exit(3)

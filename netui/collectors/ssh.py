@@ -28,16 +28,22 @@ from netui.model.node import NodeState
 SAMPLER_SOURCE = (Path(__file__).parent / "sampler.py").read_text(encoding="utf-8")
 
 
-def sampler_command(interval_s: float) -> str:
+def sampler_command(interval_s: float, *, sysfs: str | None = None, ethtool_every_s: float | None = None) -> str:
     """The remote command line: the sampler's source, quoted, run by the node's python3.
 
     ``exec`` so that the sampler is the session's process (no shell left waiting), and a
-    clear message when python3 is missing.
+    clear message when python3 is missing. ``sysfs``: read /sys from there (a test points it
+    at a copied tree); ``ethtool_every_s``: the cadence of ``ethtool -S`` (default 5 s).
     """
     script = shlex.quote(SAMPLER_SOURCE)
+    extra = ""
+    if sysfs is not None:
+        extra += f" --sysfs {shlex.quote(sysfs)}"
+    if ethtool_every_s is not None:
+        extra += f" --ethtool-every {float(ethtool_every_s)!r}"
     return (
         "command -v python3 >/dev/null 2>&1 || { echo 'netui: no python3 on this node' >&2; exit 127; }; "
-        f"exec python3 -c {script} {float(interval_s)!r}"
+        f"exec python3 -c {script} {float(interval_s)!r}{extra}"
     )
 
 

@@ -6,6 +6,7 @@ interval, ``null`` when unknown. Field names never change meaning; new fields ma
 
 from __future__ import annotations
 
+from netui.model.fabric import NO_PAUSE, FabricRates, FabricSample
 from netui.model.fleet import Fleet
 from netui.model.node import Node, data_plane, is_hidden
 from netui.model.samples import INTERFACE_COUNTER_NAMES
@@ -20,8 +21,7 @@ def _num(v):
 
 
 def _reasons(node: Node) -> list[str]:
-    lead = [node.straggler.reason] if node.straggler is not None else []
-    return lead + list(node.health.reasons)
+    return list(node.reasons)
 
 
 def node_document(node: Node) -> dict:
@@ -38,10 +38,20 @@ def node_document(node: Node) -> dict:
         "tcp": None,
         "cpus": [],
         "softnet": [],
+        "fabric": None,
         "health": {"level": node.level.label, "reasons": _reasons(node)},
     }
     if s is None:
         return doc
+    if s.fabric is not None:
+        doc["fabric"] = fabric_document(s.fabric, node.fabric_rates)
+        sm = node.summary
+        doc["fabric"]["totals"] = {
+            "rx_bits_per_s": None if sm.rdma_rx_bytes_per_s is None else _num(sm.rdma_rx_bytes_per_s * 8),
+            "tx_bits_per_s": None if sm.rdma_tx_bytes_per_s is None else _num(sm.rdma_tx_bytes_per_s * 8),
+            "errors_per_s": _num(sm.rdma_errors_per_s), "cnp_per_s": _num(sm.cnp_per_s),
+            "pause_per_s": _num(sm.pause_per_s),
+        }
     main = set(data_plane(s.interfaces))
     for name in sorted(s.interfaces):
         i = s.interfaces[name]
@@ -99,6 +109,66 @@ def node_document(node: Node) -> dict:
             doc["softnet"].append({"cpu": cpu, "processed": p, "dropped": d, "time_squeeze": q,
                                    "dropped_per_s": _num(dr), "time_squeeze_per_s": _num(qr)})
     return doc
+
+
+def _rates(values: dict[str, float | None]) -> dict[str, float | None]:
+    return {k: _num(v) for k, v in sorted(values.items())}
+
+
+def _state(state) -> str | None:
+    if state is None:
+        return None
+    return state.name if state.name else str(state.num)
+
+
+def fabric_document(f: FabricSample, rates: FabricRates | None) -> dict:
+    """The node's RDMA ports and PFC counters: raw counters as sysfs and ethtool print them
+    (``port_*_data`` in 4-byte words), rates per second (bits/s for data)."""
+    ports = []
+    for key, p in f.ports.items():
+        r = rates.ports.get(key) if rates else None
+        ports.append({
+            "hca": p.hca, "port": p.port, "state": _state(p.state), "phys_state": _state(p.phys_state),
+            "active": p.active, "rate_gbps": p.rate_gbps, "link_layer": p.link_layer, "netdev": p.netdev,
+            "counters": dict(p.counters), "hw_counters": dict(p.hw_counters),
+            "rates": None if r is None else {
+                "rx_bits_per_s": _num(r.rx_bits_per_s), "tx_bits_per_s": _num(r.tx_bits_per_s),
+                "rx_packets_per_s": _num(r.rx_packets_per_s), "tx_packets_per_s": _num(r.tx_packets_per_s),
+                "errors_per_s": _num(r.errors_per_s), "discards_per_s": _num(r.discards_per_s),
+                "xmit_wait_per_s": _num(r.xmit_wait_per_s), "cnp_sent_per_s": _num(r.cnp_sent_per_s),
+                "cnp_handled_per_s": _num(r.cnp_handled_per_s), "roce_loss_per_s": _num(r.roce_loss_per_s),
+                "counters_per_s": _rates(r.counters_per_s), "hw_counters_per_s": _rates(r.hw_per_s),
+                "unknown": dict(sorted(r.unknown.items())),
+            },
+        })
+    pfc = []
+    for netdev, c in f.pfc.items():
+        pr = rates.pfc.get(netdev) if rates else None
+        pfc.append({
+            "netdev": netdev,
+            "priorities": [{"priority": i, **p._asdict()} for i, p in enumerate(c.priorities) if p != NO_PAUSE],
+            "global_pause": c.global_pause._asdict() if c.global_pause != NO_PAUSE else None,
+            "counters": {k: getattr(c, k) for k in _PFC_FIELDS},
+            "rates": None if pr is None else {
+                "rx_pause_per_s": _num(pr.rx_pause_per_s), "tx_pause_per_s": _num(pr.tx_pause_per_s),
+                "priorities": [{"priority": i, **{k: _num(v) for k, v in p._asdict().items()}}
+                               for i, p in enumerate(pr.priorities) if c.priorities[i] != NO_PAUSE],
+                **{f"{k}_per_s": _num(getattr(pr, f"{k}_per_s")) for k in _PFC_RATE_FIELDS},
+            },
+        })
+    return {
+        "ports": ports,
+        "pfc": pfc,
+        "ethtool_time_s": f.ethtool_mono_s,  # the node's monotonic clock at the ethtool reading
+        "ethtool_per_s": {n: _rates(v) for n, v in rates.ethtool_per_s.items()} if rates else {},
+        "problems": list(f.problems),
+    }
+
+
+_PFC_FIELDS = ("rx_pause_ctrl_phy", "tx_pause_ctrl_phy", "rx_discards_phy", "tx_discards_phy", "rx_out_of_buffer",
+               "tx_pause_storm_warning_events", "tx_pause_storm_error_events")
+_PFC_RATE_FIELDS = ("rx_pause_ctrl_phy", "tx_pause_ctrl_phy", "rx_discards_phy", "tx_discards_phy",
+                    "rx_out_of_buffer")
 
 
 def fleet_document(fleet: Fleet) -> dict:

@@ -10,6 +10,7 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict
 
+from netui.model.fabric import fabric_from_dict, fabric_to_dict
 from netui.model.samples import (
     CpuTimes,
     InterfaceCounters,
@@ -31,6 +32,7 @@ def sample_to_dict(s: NodeSample) -> dict:
         name: i._asdict() | {"counters": i.counters._asdict()} for name, i in s.interfaces.items()
     }
     d["problems"] = list(s.problems)
+    d["fabric"] = fabric_to_dict(s.fabric)
     return d
 
 
@@ -60,6 +62,7 @@ def sample_from_dict(d: dict) -> NodeSample:
             softnet=_tuples(d.get("softnet"), SoftnetStat),
             hostname=d.get("hostname"),
             problems=tuple(d.get("problems", ())),
+            fabric=fabric_from_dict(d.get("fabric")),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise RecordingError(f"bad sample record: {exc!r}") from None

@@ -18,11 +18,10 @@ A rate is None ("unknown") — never a guess — when its counter:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from netui.model.health import Level, Threshold
+from netui.model.health import DEFAULT_THRESHOLDS, Level, Threshold
 from netui.model.units import per_s
 
 # ----------------------------------------------------------------------------- samples
@@ -489,14 +488,10 @@ def fabric_rates(prev: FabricSample | None, cur: FabricSample) -> FabricRates | 
 
 # ----------------------------------------------------------------------------- health
 
-# Issue 5 defaults: errors, discards, RoCE loss and pause frames above 0/s are "careful".
-# Counters are integers: any increase over any real interval is far above 1e-9/s.
-_ABOVE_ZERO = 1e-9
+# Errors, discards, RoCE loss and pause frames above 0/s are "careful" (health.py holds them
+# with every other default, so that one config file overrides them all).
 FABRIC_THRESHOLDS: dict[str, Threshold] = {
-    "rdma_errors_per_s": Threshold(_ABOVE_ZERO, math.inf, math.inf),
-    "rdma_discards_per_s": Threshold(_ABOVE_ZERO, math.inf, math.inf),
-    "roce_loss_per_s": Threshold(_ABOVE_ZERO, math.inf, math.inf),
-    "pause_per_s": Threshold(_ABOVE_ZERO, math.inf, math.inf),
+    k: DEFAULT_THRESHOLDS[k] for k in ("rdma_errors_per_s", "rdma_discards_per_s", "roce_loss_per_s", "pause_per_s")
 }
 
 
@@ -550,3 +545,72 @@ def port_health(rates: FabricRates | None, port: IbPort,
                                  f"TX {per_s(pfc.tx_pause_per_s)}/s{where}"))
     found.sort(key=lambda x: -x[0])
     return found
+
+
+# ----------------------------------------------------------------------------- recordings
+
+
+def fabric_to_dict(f: FabricSample | None) -> dict | None:
+    """A FabricSample as plain JSON data (raw counters only); None stays None.
+
+    Ports are a list (their keys are tuples), states ``[num, name]``, PFC priorities lists
+    of 8 ``PauseCounters`` field dicts. ``fabric_from_dict`` is its inverse.
+    """
+    if f is None:
+        return None
+    return {
+        "mono_s": f.mono_s,
+        "ports": [_port_to_dict(p) for p in f.ports.values()],
+        "pfc": {n: _pfc_to_dict(c) for n, c in f.pfc.items()},
+        "ethtool": f.ethtool,
+        "ethtool_mono_s": f.ethtool_mono_s,
+        "boot_id": f.boot_id,
+        "problems": list(f.problems),
+    }
+
+
+def _port_to_dict(p: IbPort) -> dict:
+    d = {name: getattr(p, name) for name in IbPort.__dataclass_fields__}
+    d["state"] = None if p.state is None else list(p.state)
+    d["phys_state"] = None if p.phys_state is None else list(p.phys_state)
+    d["gid_netdevs"] = {str(k): v for k, v in p.gid_netdevs.items()}
+    d["gid_types"] = {str(k): v for k, v in p.gid_types.items()}
+    return d
+
+
+def _pfc_to_dict(c: PfcCounters) -> dict:
+    d = {name: getattr(c, name) for name in PfcCounters.__dataclass_fields__}
+    d["priorities"] = [p._asdict() for p in c.priorities]
+    d["global_pause"] = c.global_pause._asdict()
+    return d
+
+
+def fabric_from_dict(d: dict | None) -> FabricSample | None:
+    """The inverse of ``fabric_to_dict``. Raises KeyError, TypeError or ValueError on a
+    malformed record (the recording's reader turns them into its own error)."""
+    if d is None:
+        return None
+    ports = {}
+    for raw in d["ports"]:
+        p = dict(raw)
+        for attr in ("state", "phys_state"):
+            p[attr] = None if p.get(attr) is None else PortState(*p[attr])
+        for attr in ("gid_netdevs", "gid_types"):
+            p[attr] = {int(k): v for k, v in (p.get(attr) or {}).items()}
+        port = IbPort(**p)
+        ports[port.key] = port
+    pfc = {}
+    for netdev, raw in (d.get("pfc") or {}).items():
+        c = dict(raw)
+        c["priorities"] = tuple(PauseCounters(**x) for x in c["priorities"])
+        c["global_pause"] = PauseCounters(**c["global_pause"])
+        pfc[netdev] = PfcCounters(**c)
+    return FabricSample(
+        mono_s=float(d["mono_s"]),
+        ports=ports,
+        pfc=pfc,
+        ethtool={n: dict(s) for n, s in (d.get("ethtool") or {}).items()},
+        ethtool_mono_s=None if d.get("ethtool_mono_s") is None else float(d["ethtool_mono_s"]),
+        boot_id=d.get("boot_id"),
+        problems=tuple(d.get("problems") or ()),
+    )

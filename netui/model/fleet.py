@@ -6,6 +6,7 @@ from collections import Counter
 
 from netui.model.health import Threshold
 from netui.model.node import Node, NodeState
+from netui.model.peers import slower_links
 from netui.model.straggler import Straggler, StragglerRules, find_stragglers
 
 
@@ -19,11 +20,14 @@ class Fleet:
         self.stragglers: list[Straggler] = []
 
     def update_stragglers(self) -> list[Straggler]:
-        """Compare the nodes with each other once per tick; mark each node's straggler."""
+        """Compare the nodes with each other once per tick: mark each node's straggler, and
+        its links slower than their peers'."""
         self.stragglers = find_stragglers(self.nodes.values(), self.straggler_rules)
         flagged = {s.node: s for s in self.stragglers}
+        slow = slower_links(self.nodes.values())
         for node in self.nodes.values():
             node.straggler = flagged.get(node.name)
+            node.slow_links = slow.get(node.name, ())
         return self.stragglers
 
     def __iter__(self):
@@ -42,7 +46,8 @@ class Fleet:
 
     def sums(self) -> dict[str, float | None]:
         """Cluster totals of the grid's per-second columns over the nodes that are up."""
-        keys = ("rx_bytes_per_s", "tx_bytes_per_s", "drops_per_s", "errors_per_s", "retrans_segs_per_s")
+        keys = ("rx_bytes_per_s", "tx_bytes_per_s", "drops_per_s", "errors_per_s", "retrans_segs_per_s",
+                "rdma_rx_bytes_per_s", "rdma_tx_bytes_per_s")
         out: dict[str, float | None] = dict.fromkeys(keys)
         for n in self.nodes.values():
             s = n.summary

@@ -6,6 +6,7 @@ threshold adds a reason in words ("eth0 RX drops 120/s"), worst first.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
@@ -42,16 +43,31 @@ class Threshold:
         return Level.OK
 
 
-# The defaults. Units: per second unless said; ratios 0..1; percentages 0..100.
+# Any increase of an integer counter over a real interval is far above this: "> 0/s".
+ABOVE_ZERO = 1e-9
+
+# The defaults, fit for a training cluster (where a single drop is worth a look). Units: per
+# second unless said; ratios 0..1; percentages 0..100. ``~/.config/netui/config.toml``
+# overrides them metric by metric (netui/config.py).
 DEFAULT_THRESHOLDS: dict[str, Threshold] = {
-    "drops_per_s": Threshold(1, 100, 10_000),
-    "errors_per_s": Threshold(0.5, 10, 1_000),
-    "retrans_ratio": Threshold(0.001, 0.01, 0.05),
-    "softirq_percent": Threshold(50, 80, 95),
+    "drops_per_s": Threshold(ABOVE_ZERO, 100, 10_000),
+    "errors_per_s": Threshold(ABOVE_ZERO, 10, 1_000),
+    "retrans_ratio": Threshold(0.001, 0.001, 0.01),  # > 0.1 % warning, > 1 % critical
+    "softirq_percent": Threshold(50, 50, 90),  # any CPU: > 50 % warning, > 90 % critical
     "softnet_drops_per_s": Threshold(1, 10, 1_000),
     "time_squeeze_per_s": Threshold(10, 100, 1_000),
     "link_percent": Threshold(80, 90, 98),
+    # the fabric (model/fabric.py port_health); a port not ACTIVE is always critical
+    "rdma_errors_per_s": Threshold(ABOVE_ZERO, math.inf, math.inf),
+    "rdma_discards_per_s": Threshold(ABOVE_ZERO, math.inf, math.inf),
+    "roce_loss_per_s": Threshold(ABOVE_ZERO, math.inf, math.inf),
+    "pause_per_s": Threshold(ABOVE_ZERO, math.inf, math.inf),
 }
+
+
+def merged(thresholds: dict[str, Threshold] | None) -> dict[str, Threshold]:
+    """The defaults with ``thresholds`` laid over them, metric by metric."""
+    return DEFAULT_THRESHOLDS if not thresholds else DEFAULT_THRESHOLDS | thresholds
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +93,12 @@ def assess(findings: list[Finding], thresholds: dict[str, Threshold] | None = No
     ``metric`` names a threshold; a finding whose metric has none is ignored. ``thresholds``
     overrides the defaults metric by metric (the others keep their defaults).
     """
-    thresholds = DEFAULT_THRESHOLDS if not thresholds else DEFAULT_THRESHOLDS | thresholds
+    return health_of(rate(findings, thresholds))
+
+
+def rate(findings: list[Finding], thresholds: dict[str, Threshold] | None = None) -> list[tuple[Level, str]]:
+    """``(level, reason)`` of each finding past its careful threshold (see ``assess``)."""
+    thresholds = merged(thresholds)
     rated: list[tuple[Level, str]] = []
     for metric, value, text in findings:
         t = thresholds.get(metric)
@@ -86,7 +107,12 @@ def assess(findings: list[Finding], thresholds: dict[str, Threshold] | None = No
         level = t.level(value)
         if level > Level.OK:
             rated.append((level, text if isinstance(text, str) else text()))
+    return rated
+
+
+def health_of(rated: list[tuple[Level, str]]) -> Health:
+    """The worst level, and every reason worst first (a stable order within a level)."""
     if not rated:
         return HEALTHY
-    rated.sort(key=lambda x: -x[0])
+    rated = sorted(rated, key=lambda x: -x[0])
     return Health(rated[0][0], tuple(text for _, text in rated))

@@ -6,12 +6,13 @@ No I/O here: collectors hand samples to ``Node.observe``; transports report fail
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from operator import add
 
 from netui.model import units
-from netui.model.health import DEFAULT_THRESHOLDS, HEALTHY, Finding, Health, Level, Threshold, assess
+from netui.model.fabric import FabricRates, FabricSample, PortKey, fabric_rates, port_health
+from netui.model.health import HEALTHY, Finding, Health, Level, Threshold, health_of, merged, rate
 from netui.model.history import RateRing, Ring, capacity_for
 from netui.model.rates import NodeRates, node_rates
 from netui.model.samples import SOFTWARE_KINDS, InterfaceSample, NodeSample
@@ -68,6 +69,12 @@ class NodeSummary:
     softnet_drops_per_s: float | None = None
     time_squeeze_per_s: float | None = None
     max_link_percent: float | None = None
+    # the fabric (None when the node has no RDMA port, or the rate is unknown)
+    rdma_rx_bytes_per_s: float | None = None
+    rdma_tx_bytes_per_s: float | None = None
+    rdma_errors_per_s: float | None = None  # IB error counters + xmit discards + RoCE loss counters
+    cnp_per_s: float | None = None  # CNPs sent (np_cnp_sent) + handled (rp_cnp_handled)
+    pause_per_s: float | None = None  # pause frames RX + TX on the RDMA netdevs (ethtool -S)
 
 
 def _sum(values) -> float | None:
@@ -99,8 +106,7 @@ def _pairs(a: tuple, b: tuple) -> list:
 
 def careful_bounds(thresholds: dict[str, Threshold] | None) -> dict[str, float]:
     """The lowest level that is not ok, per metric: findings below it are not even made."""
-    merged = DEFAULT_THRESHOLDS if not thresholds else DEFAULT_THRESHOLDS | thresholds
-    return {k: t.careful for k, t in merged.items()}
+    return {k: t.careful for k, t in merged(thresholds).items()}
 
 
 _DEFAULT_CAREFUL = careful_bounds(None)
@@ -164,6 +170,36 @@ def summarize(sample: NodeSample, rates: NodeRates | None,
     return NodeSummary(**summary), findings
 
 
+def _bytes(bits: float | None) -> float | None:
+    return None if bits is None else bits / 8
+
+
+def fabric_summary(rates: FabricRates) -> dict[str, float | None]:
+    """The grid's fabric columns from one interval's fabric rates (bytes/s, events/s)."""
+    loss = _sum(r.roce_loss_per_s for r in rates.ports.values()) if rates.ports else None
+    discards = _sum(r.discards_per_s for r in rates.ports.values()) if rates.ports else None
+    return dict(
+        rdma_rx_bytes_per_s=_bytes(rates.rx_bits_per_s) if rates.ports else None,
+        rdma_tx_bytes_per_s=_bytes(rates.tx_bits_per_s) if rates.ports else None,
+        rdma_errors_per_s=_sum((rates.errors_per_s, discards, loss)),
+        cnp_per_s=_sum((rates.hw_total("np_cnp_sent"), rates.hw_total("rp_cnp_handled"))),
+        pause_per_s=rates.pause_per_s,
+    )
+
+
+# an ethtool -S reading is carried to the samples between two readings (it runs every few
+# seconds), but not for ever: a netdev that stopped answering is not shown with old counters
+ETHTOOL_CARRY_S = 60.0
+
+
+def carry_ethtool(prev: FabricSample | None, cur: FabricSample | None) -> FabricSample | None:
+    """``cur`` with ``prev``'s ethtool reading when ``cur`` has none of its own."""
+    if (cur is None or prev is None or cur.ethtool_mono_s is not None or prev.ethtool_mono_s is None
+            or cur.boot_id != prev.boot_id or not 0 <= cur.mono_s - prev.ethtool_mono_s <= ETHTOOL_CARRY_S):
+        return cur
+    return replace(cur, pfc=prev.pfc, ethtool=prev.ethtool, ethtool_mono_s=prev.ethtool_mono_s)
+
+
 # Series kept per node (grid sparklines, node charts) and per interface.
 NODE_SERIES = ("rx_bytes_per_s", "tx_bytes_per_s", "drops_per_s", "retrans_segs_per_s", "hottest_softirq_percent")
 
@@ -184,24 +220,40 @@ class Node:
         self._careful = careful_bounds(thresholds)
         self.samples_seen = 0
         self.straggler = None  # a model.straggler.Straggler while the fleet says so
+        self.slow_links: tuple[str, ...] = ()  # links slower than their peers' (model/peers.py), in words
         self._capacity = capacity_for(history_s, interval_s)
         self.history: dict[str, Ring] = {k: Ring(self._capacity) for k in NODE_SERIES}
         self.iface_history: dict[str, tuple[RateRing, RateRing]] = {}  # RX, TX bytes/s
+        self.fabric_rates: FabricRates | None = None
+        # per RDMA port: RX and TX bytes/s (from port_rcv_data/port_xmit_data)
+        self.port_history: dict[PortKey, tuple[Ring, Ring]] = {}
+
+    def threshold(self, metric: str) -> Threshold:
+        """The threshold this node judges ``metric`` by: the configured one or the default."""
+        t = self.thresholds.get(metric) if self.thresholds else None
+        return t if t is not None else merged(None)[metric]
 
     def observe(self, sample: NodeSample) -> None:
         """Take a new sample: compute rates against the previous one, update everything."""
         prev = self.sample
         self.rates = node_rates(prev, sample)
+        if sample.fabric is not None:
+            fabric = carry_ethtool(prev.fabric if prev else None, sample.fabric)
+            if fabric is not sample.fabric:
+                sample = replace(sample, fabric=fabric)
         self.sample = sample
         self.samples_seen += 1
         self.summary, findings = summarize(sample, self.rates, self._careful)
-        self.health = assess(findings, self.thresholds)
+        rated = rate(findings, self.thresholds)
+        rated += self._observe_fabric(prev.fabric if prev else None, sample.fabric)
+        self.health = health_of(rated)
         if sample.problems and not sample.interfaces and sample.cpu is None:
             self.state, self.error = NodeState.PARSE_ERROR, "; ".join(sample.problems)
             self.health = Health(Level.CRITICAL, (f"parse error: {self.error}",))
         else:
             self.state = NodeState.UP
-            self.error = "; ".join(sample.problems) or None
+            problems = sample.problems + (sample.fabric.problems if sample.fabric else ())
+            self.error = "; ".join(problems) or None
         for key, ring in self.history.items():
             ring.append(getattr(self.summary, key))
         if self.rates is not None:
@@ -214,11 +266,42 @@ class Node:
             for gone in self.iface_history.keys() - self.rates.interfaces.keys():
                 del self.iface_history[gone]
 
+    def _observe_fabric(self, prev: FabricSample | None, cur: FabricSample | None) -> list[tuple[Level, str]]:
+        """Fabric rates (PFC rates kept between two ethtool readings), the grid's fabric
+        columns and per-port history; returns what port_health finds wrong, in words."""
+        if cur is None:
+            self.fabric_rates = None
+            self.port_history.clear()
+            return []
+        rates = fabric_rates(prev, cur)
+        last = self.fabric_rates
+        if rates is not None and rates.pfc_interval_s is None and last is not None and last.pfc_interval_s:
+            rates = replace(rates, pfc=last.pfc, pfc_interval_s=last.pfc_interval_s, ethtool_per_s=last.ethtool_per_s)
+        self.fabric_rates = rates
+        if rates is not None:
+            self.summary = replace(self.summary, **fabric_summary(rates))
+        found: list[tuple[Level, str]] = []
+        for port in cur.ports.values():
+            for level, text in port_health(rates, port, self.thresholds):
+                if (level, text) not in found:
+                    found.append((level, text))
+        for key in cur.ports:
+            rings = self.port_history.get(key)
+            if rings is None:
+                rings = self.port_history[key] = (Ring(self._capacity), Ring(self._capacity))
+            r = rates.ports.get(key) if rates is not None else None
+            rings[0].append(_bytes(r.rx_bits_per_s) if r else None)
+            rings[1].append(_bytes(r.tx_bits_per_s) if r else None)
+        for gone in self.port_history.keys() - cur.ports.keys():
+            del self.port_history[gone]
+        return found
+
     def fail(self, state: NodeState, reason: str) -> None:
         """The transport reports a failure; the last sample stays for display, rates go."""
         self.state = state
         self.error = reason
         self.rates = None
+        self.fabric_rates = None
         self.summary = NodeSummary()
         self.health = Health(Level.CRITICAL, (f"{state.value}: {reason}",))
 
@@ -229,9 +312,16 @@ class Node:
             self.health = Health(Level.WARNING, (f"stale: {reason or 'no recent sample'}",))
 
     @property
+    def reasons(self) -> tuple[str, ...]:
+        """Everything wrong with the node, in words: its straggler reason, its links slower
+        than its peers', then its own health reasons (worst first)."""
+        lead = (self.straggler.reason,) if self.straggler is not None else ()
+        return lead + self.slow_links + self.health.reasons
+
+    @property
     def level(self) -> Level:
         if self.state is NodeState.UP:
-            if self.straggler is not None:  # unlike its peers: at least a warning
+            if self.straggler is not None or self.slow_links:  # unlike its peers: at least a warning
                 return max(self.health.level, Level.WARNING)
             return self.health.level
         if self.state in (NodeState.CONNECTING,):

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from netui.model.fabric import FabricSample
+
 
 class InterfaceCounters(NamedTuple):
     """The 16 columns of /proc/net/dev (u64, since boot or since the device was created).
@@ -132,7 +134,8 @@ class NodeSample:
     ``mono_s`` is CLOCK_MONOTONIC on the node, taken where the counters were read: rates use
     it, so transport delays never bend a rate. ``wall_s`` is the node's wall clock, for
     display and recordings. ``problems`` lists what could not be read or parsed; the
-    corresponding fields are None (a partial sample).
+    corresponding fields are None (a partial sample). ``fabric`` holds the RDMA ports and
+    ``ethtool -S`` counters of the node's RDMA netdevs; None when it has neither.
     """
 
     wall_s: float
@@ -145,3 +148,4 @@ class NodeSample:
     softnet: SoftnetStat | None = None
     hostname: str | None = None
     problems: tuple[str, ...] = ()
+    fabric: FabricSample | None = None

@@ -2,8 +2,9 @@
 
 Data-parallel training waits for the slowest all-reduce, so what matters is not whether a
 node is busy but whether it is *unlike its peers*. While the cluster is busy (median
-throughput above a floor), a node is a straggler when its throughput is far below the
-median, or when its retransmits, drops or softirq load are far above it. "Far" is robust:
+throughput above a floor), a node is a straggler when its throughput (host stack, or RDMA
+where the fleet has it) is far below the median, or when its retransmits, drops, softirq
+load, pause frames or CNPs are far above it. "Far" is robust:
 median and MAD (median absolute deviation), so one bad node cannot hide itself by
 dragging the mean, and a fleet that is uniformly slow flags nobody.
 """
@@ -19,7 +20,8 @@ from netui.model.health import DEFAULT_THRESHOLDS, Level
 from netui.model.node import Node, NodeState
 
 # how bad an excess is in itself, to order stragglers (a slow link is at least a warning)
-_METRIC_THRESHOLD = {"retrans": "retrans_ratio", "drops": "drops_per_s", "softirq": "softirq_percent"}
+_METRIC_THRESHOLD = {"retrans": "retrans_ratio", "drops": "drops_per_s", "softirq": "softirq_percent",
+                     "pause": "pause_per_s"}
 
 MAD_TO_SIGMA = 1.4826  # MAD of a normal distribution × this = its standard deviation
 
@@ -39,6 +41,8 @@ class StragglerRules:
     min_retrans_ratio: float = 0.001
     min_drops_per_s: float = 1.0
     min_softirq_percent: float = 50.0
+    min_pause_per_s: float = 1.0
+    min_cnp_per_s: float = 1.0
     # RX and TX are judged apart only when the cluster's traffic is two-way (an all-reduce:
     # every node sends about what it receives); with one-way flows (a parameter server, an
     # iperf3 pair) a receiver's low TX says nothing, and only RX+TX is compared
@@ -48,7 +52,8 @@ class StragglerRules:
 @dataclass(frozen=True)
 class Straggler:
     node: str
-    metric: str  # "rx", "tx", "total", "retrans", "drops", "softirq"
+    # "rx", "tx", "total", "rdma_rx", "rdma_tx", "retrans", "drops", "softirq", "pause", "cnp"
+    metric: str
     value: float
     median: float
     reason: str  # "node07: RX 11 Gb/s vs cluster median 92 Gb/s (12 %)"
@@ -57,6 +62,12 @@ class Straggler:
 def _total(n: Node) -> float | None:
     rx, tx = n.summary.rx_bytes_per_s, n.summary.tx_bytes_per_s
     return None if rx is None and tx is None else (rx or 0.0) + (tx or 0.0)
+
+
+def _busy(n: Node) -> float:
+    """Everything the node moves, bytes/s: host stack and RDMA (RoCE bypasses the netdev)."""
+    s = n.summary
+    return sum(v or 0.0 for v in (s.rx_bytes_per_s, s.tx_bytes_per_s, s.rdma_rx_bytes_per_s, s.rdma_tx_bytes_per_s))
 
 
 def _spread(values: list[float], mid: float) -> float:
@@ -115,8 +126,14 @@ def find_stragglers(nodes: Iterable[Node], rules: StragglerRules | None = None) 
                 reason = f"{n.name}: {label} {show(v)} vs cluster median {show(mid)}"
                 found.append((severity(metric, v, z), Straggler(n.name, metric, v, mid, reason)))
 
-    busy = [(n.summary.rx_bytes_per_s or 0.0) + (n.summary.tx_bytes_per_s or 0.0) for n in up]
+    busy = [_busy(n) for n in up]
     if median(busy) >= rules.busy_floor_bytes_per_s:
+        # RDMA throughput, where enough nodes have it: RX and TX apart (collectives are two-way)
+        rdma = [n for n in up if n.summary.rdma_rx_bytes_per_s is not None]
+        rdma_busy = [(n.summary.rdma_rx_bytes_per_s or 0.0) + (n.summary.rdma_tx_bytes_per_s or 0.0) for n in rdma]
+        if len(rdma) >= rules.min_nodes and median(rdma_busy) >= rules.busy_floor_bytes_per_s:
+            low("rdma_rx", "RDMA RX", lambda n: n.summary.rdma_rx_bytes_per_s)
+            low("rdma_tx", "RDMA TX", lambda n: n.summary.rdma_tx_bytes_per_s)
         balance = [min(n.summary.rx_bytes_per_s or 0.0, n.summary.tx_bytes_per_s or 0.0)
                    / max(n.summary.rx_bytes_per_s or 0.0, n.summary.tx_bytes_per_s or 0.0, 1e-9) for n in up]
         balance.sort()
@@ -133,6 +150,9 @@ def find_stragglers(nodes: Iterable[Node], rules: StragglerRules | None = None) 
          lambda v: f"{units.per_s(v)}/s")
     high("softirq", "softirq", lambda n: n.summary.hottest_softirq_percent, rules.min_softirq_percent,
          lambda v: units.percent(v))
+    high("pause", "pause frames", lambda n: n.summary.pause_per_s, rules.min_pause_per_s,
+         lambda v: f"{units.per_s(v)}/s")
+    high("cnp", "CNPs", lambda n: n.summary.cnp_per_s, rules.min_cnp_per_s, lambda v: f"{units.per_s(v)}/s")
     found.sort(key=lambda sz: sz[0])
     # one line per node: its strongest reason
     seen: set[str] = set()

@@ -11,7 +11,7 @@ from textual.widgets import Footer, Input, Static
 
 from netui.model import units
 
-from netui.ui.columns import SORT_LABELS, SORTS
+from netui.ui.columns import SORT_LABELS, next_sort
 from netui.ui.grid import FleetGrid
 from netui.ui.status import StatusBar
 
@@ -71,11 +71,12 @@ class ClusterScreen(Screen):
             f"   TX {units.bits_per_s(sums['tx_bytes_per_s'], as_bytes=as_bytes)}"
             f"   drops {units.per_s(sums['drops_per_s'])}/s   errors {units.per_s(sums['errors_per_s'])}/s"
             f"   retransmits {units.per_s(sums['retrans_segs_per_s'])}/s"
+            + (f"   RDMA RX {units.bits_per_s(sums['rdma_rx_bytes_per_s'], as_bytes=as_bytes)}"
+               f"   TX {units.bits_per_s(sums['rdma_tx_bytes_per_s'], as_bytes=as_bytes)}" if self.grid.fabric else "")
         )
 
     def action_cycle_sort(self) -> None:
-        i = SORTS.index(self.grid.sort)
-        self.grid.sort = SORTS[(i + 1) % len(SORTS)]
+        self.grid.sort = next_sort(self.grid.sort, fabric=self.grid.fabric)
         self.refresh_data()
         self.notify(f"sorted by {SORT_LABELS[self.grid.sort]}", timeout=1.5)
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from netui.model import units
-from netui.model.health import DEFAULT_THRESHOLDS, Level
+from netui.model.health import Level
 from netui.model.node import Node
 from netui.ui.render import spark
 
@@ -31,7 +31,8 @@ class Column:
     threshold: str | None = None  # colour the cell by this metric's level
     value: Callable[[Node], float | None] | None = None
     right: bool = True
-    priority: int = 99
+    priority: float = 99
+    fabric: bool = False  # shown only when a node of the fleet has RDMA/ethtool data
 
 
 def _v(x: float | None) -> float:
@@ -72,7 +73,7 @@ def _state(n: Node, o: GridOptions) -> str:
 def _health(n: Node, o: GridOptions) -> str:
     if n.error and n.state.value != "up":
         return n.error
-    reasons = list(n.health.reasons[:2])
+    reasons = list(n.slow_links) + list(n.health.reasons[:2])
     if n.straggler is not None:
         reasons.insert(0, "straggler: " + n.straggler.reason.split(": ", 1)[-1])
     return "; ".join(reasons) or n.health.label
@@ -87,6 +88,20 @@ COLUMNS: tuple[Column, ...] = (
     Column("tx", "TX", 10, lambda n, o: units.bits_per_s(n.summary.tx_bytes_per_s, as_bytes=o.as_bytes),
            lambda n: _v(n.summary.tx_bytes_per_s), priority=3),
     Column("trend", "RX+TX trend", SPARK_WIDTH, _trend, right=False, priority=7),
+    Column("rdma_rx", "RDMA RX", 10,
+           lambda n, o: units.bits_per_s(n.summary.rdma_rx_bytes_per_s, as_bytes=o.as_bytes),
+           lambda n: _v(n.summary.rdma_rx_bytes_per_s), priority=4.2, fabric=True),
+    Column("rdma_tx", "RDMA TX", 10,
+           lambda n, o: units.bits_per_s(n.summary.rdma_tx_bytes_per_s, as_bytes=o.as_bytes),
+           lambda n: _v(n.summary.rdma_tx_bytes_per_s), priority=4.4, fabric=True),
+    Column("rdma_err", "RDMAerr/s", 9, lambda n, o: units.per_s(n.summary.rdma_errors_per_s),
+           lambda n: _v(n.summary.rdma_errors_per_s), "rdma_errors_per_s", lambda n: n.summary.rdma_errors_per_s,
+           priority=6.5, fabric=True),
+    Column("cnp", "CNP/s", 7, lambda n, o: units.per_s(n.summary.cnp_per_s),
+           lambda n: _v(n.summary.cnp_per_s), priority=8.5, fabric=True),
+    Column("pause", "Pause/s", 8, lambda n, o: units.per_s(n.summary.pause_per_s),
+           lambda n: _v(n.summary.pause_per_s), "pause_per_s", lambda n: n.summary.pause_per_s,
+           priority=5.5, fabric=True),
     Column("drops", "Drops/s", 8, lambda n, o: units.per_s(n.summary.drops_per_s),
            lambda n: _v(n.summary.drops_per_s), "drops_per_s", lambda n: n.summary.drops_per_s, priority=4),
     Column("errors", "Err/s", 6, lambda n, o: units.per_s(n.summary.errors_per_s),
@@ -104,14 +119,23 @@ COLUMNS: tuple[Column, ...] = (
 )
 
 
-def fit_columns(width: int) -> tuple[Column, ...]:
+HEALTH_PRIORITY_WITH_FABRIC = 6.9
+
+
+def fit_columns(width: int, *, fabric: bool = False) -> tuple[Column, ...]:
     """The columns that fit in ``width`` cells, most important first, in display order.
 
-    The last column (Health) grows to take what is left.
+    The fabric columns (RDMA RX/TX, RDMA errors, CNP/s, pause/s) only when ``fabric``. The
+    last column (Health) grows to take what is left.
     """
     chosen: set[str] = set()
     used = 0
-    for c in sorted(COLUMNS, key=lambda c: c.priority):
+
+    def priority(c: Column) -> float:
+        # with five more columns competing, the reasons in words are kept before the trend
+        return HEALTH_PRIORITY_WITH_FABRIC if fabric and c.key == "health" else c.priority
+
+    for c in sorted((c for c in COLUMNS if fabric or not c.fabric), key=priority):
         if used + c.width + 1 <= width:
             chosen.add(c.key)
             used += c.width + 1
@@ -119,14 +143,29 @@ def fit_columns(width: int) -> tuple[Column, ...]:
 
 
 # Sort orders offered by the `s` key, in cycling order. "worst" is the default.
-SORTS: tuple[str, ...] = ("worst", "node", "rx", "tx", "drops", "errors", "retrans", "ratio", "softirq")
+SORTS: tuple[str, ...] = ("worst", "node", "rx", "tx", "drops", "errors", "retrans", "ratio", "softirq",
+                          "rdma_rx", "rdma_tx", "rdma_err", "cnp", "pause")
+FABRIC_SORTS = frozenset(c.key for c in COLUMNS if c.fabric)
 SORT_LABELS = {"worst": "worst first"} | {c.key: c.label for c in COLUMNS}
+
+
+def fleet_has_fabric(nodes) -> bool:
+    """True when a node has RDMA ports or ethtool counters: the fabric columns are shown."""
+    return any(n.sample is not None and n.sample.fabric is not None for n in nodes)
+
+
+def next_sort(sort: str, *, fabric: bool) -> str:
+    """The sort after ``sort`` in SORTS (the fabric ones only when the fleet has a fabric)."""
+    offered = [s for s in SORTS if fabric or s not in FABRIC_SORTS]
+    i = offered.index(sort) if sort in offered else -1
+    return offered[(i + 1) % len(offered)]
 
 
 def sort_key(sort: str) -> Callable[[Node], tuple]:
     """Key for ``sorted``: worst first, or the column descending (names ascending)."""
     if sort == "worst":
-        return lambda n: (-int(n.level), n.straggler is None, -_v(n.summary.drops_per_s),
+        # at one level, a straggler first, then a node that is not up (nothing is known of it)
+        return lambda n: (-int(n.level), n.straggler is None, n.state.healthy, -_v(n.summary.drops_per_s),
                           -_v(n.summary.retrans_ratio), -_v(n.summary.hottest_softirq_percent), n.name)
     if sort == "node":
         return lambda n: (n.name,)
@@ -140,5 +179,5 @@ def cell_level(col: Column, node: Node) -> Level | None:
     if col.key in ("node", "state", "health"):
         return node.level
     if col.threshold and col.value:
-        return DEFAULT_THRESHOLDS[col.threshold].level(col.value(node))
+        return node.threshold(col.threshold).level(col.value(node))
     return None

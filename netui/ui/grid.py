@@ -25,7 +25,7 @@ from textual.strip import Strip
 from netui.model.fleet import Fleet
 from netui.model.health import Level
 from netui.model.node import Node
-from netui.ui.columns import Column, GridOptions, cell_level, fit_columns, sort_key, trend_top
+from netui.ui.columns import Column, GridOptions, cell_level, fit_columns, fleet_has_fabric, sort_key, trend_top
 from netui.ui.render import level_styles
 
 
@@ -106,6 +106,7 @@ class FleetGrid(ScrollView, can_focus=True):
         self.width_cells = 80  # set by the screen: its width less the scrollbar
         self.frozen = False  # set while the display is paused: rows show what show() saw
         self.marked: set[str] = set()  # nodes marked with space, for pair tests
+        self.fabric = False  # a node of the fleet has RDMA or ethtool data: the fabric columns show
         self._columns: tuple[Column, ...] = ()
         self._widths: tuple[int, ...] = ()
         self._shown: list[Node] = []
@@ -149,7 +150,8 @@ class FleetGrid(ScrollView, can_focus=True):
     # one tick -----------------------------------------------------------------------------
     def show(self, fleet: Fleet) -> None:
         """Take the fleet as it is now: filter, sort, place the cursor, repaint what is on screen."""
-        self._columns = fit_columns(self.width_cells)
+        self.fabric = fleet_has_fabric(fleet)
+        self._columns = fit_columns(self.width_cells, fabric=self.fabric)
         self._widths = tuple(self._column_width(c, self._columns) for c in self._columns)
         self._level_styles = level_styles(self.app.theme_variables)
         cursor_was_in_view = self._in_view(self._cursor)

@@ -1,4 +1,4 @@
-"""The node screen: one node in depth — interfaces, per-CPU softirq, TCP, softnet."""
+"""The node screen: one node in depth — interfaces, RDMA ports, per-CPU softirq, TCP, softnet."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from netui.model import units
+from netui.model.health import Level
 from netui.model.node import data_plane
 from netui.ui.panels import CpuPanel, InterfacePanel, SoftnetPanel, TcpPanel
+from netui.ui.ports import PortPanel
 from netui.ui.render import level_styles
 from netui.ui.status import StatusBar
 
@@ -27,12 +29,14 @@ class NodeScreen(Screen):
         super().__init__()
         self.node_name = node_name
         self._ifaces: list[str] = []
+        self._ports: list[tuple[str, int]] = []
 
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
         yield Static(id="node-head")
         with VerticalScroll(id="node-body"):
             yield Grid(id="ifaces")
+            yield Grid(id="ports")
             with Grid(id="host-panels"):
                 yield CpuPanel(id="cpu")
                 with VerticalScroll(id="right-col"):
@@ -46,6 +50,7 @@ class NodeScreen(Screen):
     def on_resize(self, event) -> None:
         wide = self.size.width >= WIDE
         self.query_one("#ifaces").set_class(wide, "-wide")
+        self.query_one("#ports").set_class(wide, "-wide")
         self.query_one("#host-panels").set_class(wide, "-wide")
         self.refresh_data()
 
@@ -70,6 +75,9 @@ class NodeScreen(Screen):
         s = node.summary
         head.append(f"   RX {units.bits_per_s(s.rx_bytes_per_s, as_bytes=app.grid_options.as_bytes)}"
                     f"  TX {units.bits_per_s(s.tx_bytes_per_s, as_bytes=app.grid_options.as_bytes)}")
+        if node.sample and node.sample.fabric and node.sample.fabric.ports:
+            head.append(f"   RDMA RX {units.bits_per_s(s.rdma_rx_bytes_per_s, as_bytes=app.grid_options.as_bytes)}"
+                        f"  TX {units.bits_per_s(s.rdma_tx_bytes_per_s, as_bytes=app.grid_options.as_bytes)}")
         hidden = 0
         if node.sample:
             hidden = len(node.sample.interfaces) - len(self.shown_interfaces())
@@ -77,7 +85,9 @@ class NodeScreen(Screen):
             head.append(f"   ({hidden} hidden: a shows all)", style="dim")
         if node.error:
             head.append(f"\n{node.error}", style=styles[node.level])
-        for reason in node.health.reasons[:3]:
+        for reason in node.slow_links[:2]:
+            head.append(f"\n! {reason}", style=styles[Level.WARNING])
+        for reason in node.health.reasons[: max(1, 3 - len(node.slow_links))]:
             head.append(f"\n! {reason}", style=styles[node.health.level])
         self.query_one("#node-head", Static).update(head)
 
@@ -91,7 +101,28 @@ class NodeScreen(Screen):
             self.call_after_refresh(self.refresh_data)
         for panel in box.query(InterfacePanel):
             panel.show(node, as_bytes=app.grid_options.as_bytes, interval_s=app.monitor.interval_s)
+        self._show_ports(node, styles)
         cpu = self.query_one(CpuPanel)
         cpu.show(node, styles, max(40, cpu.content_size.width or self.size.width - 4))
         self.query_one(TcpPanel).show(node, styles)
         self.query_one(SoftnetPanel).show(node, styles)
+
+    def shown_ports(self) -> list[tuple[str, int]]:
+        """The node's RDMA ports, (hca, port), in the order the node lists them."""
+        node = self.app.monitor.fleet[self.node_name]  # type: ignore[attr-defined]
+        fabric = node.sample.fabric if node.sample else None
+        return list(fabric.ports) if fabric else []
+
+    def _show_ports(self, node, styles) -> None:
+        wanted = self.shown_ports()
+        box = self.query_one("#ports", Grid)
+        box.display = bool(wanted)
+        box.set_class(len(wanted) == 1, "-single")
+        if wanted != self._ports:
+            box.remove_children()
+            box.mount_all([PortPanel(key) for key in wanted])
+            self._ports = wanted
+            self.call_after_refresh(self.refresh_data)
+        for panel in box.query(PortPanel):
+            panel.show(node, styles, as_bytes=self.app.grid_options.as_bytes,  # type: ignore[attr-defined]
+                       interval_s=self.app.monitor.interval_s)  # type: ignore[attr-defined]

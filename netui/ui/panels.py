@@ -12,7 +12,7 @@ from textual.widgets import Label, Static
 from textual_plotext import PlotextPlot
 
 from netui.model import units
-from netui.model.health import DEFAULT_THRESHOLDS, Level
+from netui.model.health import Level
 from netui.model.node import Node
 from netui.ui.render import spark
 
@@ -116,26 +116,30 @@ class InterfacePanel(Vertical):
         self._chart(rx_ring, tx_ring, as_bytes=as_bytes, interval_s=step_s)
 
     def _chart(self, rx_ring, tx_ring, *, as_bytes: bool, interval_s: float) -> None:
-        plot = self._plot
-        plt = plot.plt
-        plt.clear_data()
-        plt.clear_figure()
-        if rx_ring is None or len(rx_ring) == 0:
-            plot.refresh()
-            return
-        n = max(2, int(CHART_SECONDS / interval_s))
-        scale, unit = (1.0, "B/s") if as_bytes else (8.0, "b/s")
-        rx = [(v or 0.0) * scale for v in rx_ring.values(n)]
-        tx = [(v or 0.0) * scale for v in tx_ring.values(n)]
-        top = max(rx + tx + [1.0])
-        factor, prefix = next(((f, p) for f, p in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")) if top >= f), (1.0, ""))
-        xs = [-(len(rx) - 1 - i) * interval_s for i in range(len(rx))]
-        plt.plot(xs, [v / factor for v in rx], label="RX", marker="braille")
-        plt.plot(xs, [v / factor for v in tx], label="TX", marker="braille")
-        plt.ylim(0, top / factor * 1.1)
-        plt.ylabel(f"{prefix}{unit}")
-        plt.xlabel("seconds ago")
+        plot_rx_tx(self._plot, rx_ring, tx_ring, as_bytes=as_bytes, interval_s=interval_s)
+
+
+def plot_rx_tx(plot: PlotextPlot, rx_ring, tx_ring, *, as_bytes: bool, interval_s: float) -> None:
+    """RX and TX (rings of bytes/s) over the last CHART_SECONDS, in the plot's own plotext."""
+    plt = plot.plt
+    plt.clear_data()
+    plt.clear_figure()
+    if rx_ring is None or len(rx_ring) == 0:
         plot.refresh()
+        return
+    n = max(2, int(CHART_SECONDS / interval_s))
+    scale, unit = (1.0, "B/s") if as_bytes else (8.0, "b/s")
+    rx = [(v or 0.0) * scale for v in rx_ring.values(n)]
+    tx = [(v or 0.0) * scale for v in tx_ring.values(n)]
+    top = max(rx + tx + [1.0])
+    factor, prefix = next(((f, p) for f, p in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")) if top >= f), (1.0, ""))
+    xs = [-(len(rx) - 1 - i) * interval_s for i in range(len(rx))]
+    plt.plot(xs, [v / factor for v in rx], label="RX", marker="braille")
+    plt.plot(xs, [v / factor for v in tx], label="TX", marker="braille")
+    plt.ylim(0, top / factor * 1.1)
+    plt.ylabel(f"{prefix}{unit}")
+    plt.xlabel("seconds ago")
+    plot.refresh()
 
 
 class CpuPanel(Static):
@@ -154,7 +158,7 @@ class CpuPanel(Static):
             self.update("waiting for a second sample…" if node.sample else "no data")
             return
         hot = cr.hottest()
-        thr = DEFAULT_THRESHOLDS["softirq_percent"]
+        thr = node.threshold("softirq_percent")
         cells = []
         for cpu, pct, rx, tx in zip(cr.cpus, cr.softirq_percent, cr.net_rx_per_s, cr.net_tx_per_s):
             level = thr.level(pct)
@@ -200,7 +204,7 @@ class TcpPanel(Static):
             self.update("no TCP counters (net/snmp unreadable)")
             return
         lines = Text()
-        ratio_level = DEFAULT_THRESHOLDS["retrans_ratio"].level(t.retrans_ratio if t else None)
+        ratio_level = node.threshold("retrans_ratio").level(t.retrans_ratio if t else None)
         lines.append(f"retransmits {units.per_s(t.retrans_segs_per_s if t else None)}/s  ")
         lines.append(f"ratio {units.ratio_percent(t.retrans_ratio if t else None)}",
                      style=styles[ratio_level] if ratio_level > Level.OK else "")
@@ -233,8 +237,8 @@ class SoftnetPanel(Static):
             return
         drops, squeeze = sum(r.dropped_per_s), sum(r.time_squeeze_per_s)
         text = Text()
-        dl = DEFAULT_THRESHOLDS["softnet_drops_per_s"].level(drops)
-        sl = DEFAULT_THRESHOLDS["time_squeeze_per_s"].level(squeeze)
+        dl = node.threshold("softnet_drops_per_s").level(drops)
+        sl = node.threshold("time_squeeze_per_s").level(squeeze)
         text.append(f"backlog drops {units.per_s(drops)}/s", style=styles[dl] if dl else "")
         text.append("   ")
         text.append(f"time squeezes {units.per_s(squeeze)}/s", style=styles[sl] if sl else "")

@@ -50,7 +50,7 @@ def _sampler_namespace() -> dict:
     attrs = iface_attrs()
     state = {"texts": {}}
 
-    def read(path: str):
+    def read(path: str, one: bool = False):
         for key, real in ns["PROC"].items():
             if path == real:
                 text = state["texts"].get(key)
@@ -73,7 +73,10 @@ def _sampler_namespace() -> dict:
         return attrs.get(name, {}).get(marker) is not None
 
     ns["read"] = read
-    ns["os"] = types.SimpleNamespace(readlink=readlink, path=types.SimpleNamespace(exists=exists))
+    def listdir(path: str) -> list[str]:
+        raise OSError(2, "no such directory")  # no /sys/class/infiniband: an Ethernet node
+
+    ns["os"] = types.SimpleNamespace(readlink=readlink, listdir=listdir, path=types.SimpleNamespace(exists=exists))
     ns["time"] = types.SimpleNamespace(time=lambda: 0.0, monotonic=lambda: 0.0)
     ns["_state"] = state
     return ns

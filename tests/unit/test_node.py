@@ -71,10 +71,11 @@ def test_health_reasons_are_worst_first():
     node.observe(cur)
 
     assert node.level is Level.CRITICAL
+    # the defaults: retransmits > 1 % and softirq > 90 % are critical
     assert node.health.reasons == (
+        "TCP retransmits 2.00% of segments",
         "CPU3 96% in softirq",
         "eth0 at 95% of link speed",
-        "TCP retransmits 2.00% of segments",
         "backlog drops 20/s",
         "NET_RX squeezed 150/s",
     )

@@ -65,3 +65,31 @@ def test_one_way_traffic_compares_totals_not_directions():
     found = find_stragglers(nodes + [slow])
     assert [s.node for s in found] == ["s3"] and found[0].metric == "total"
     assert found[0].reason.startswith("s3: RX+TX 501 Mb/s vs cluster median")
+
+
+def rdma_cluster(specs: dict[str, dict]) -> list[Node]:
+    nodes = []
+    for name, rdma in specs.items():
+        n = Node(name, history_s=10)
+        for k in range(3):
+            n.observe(node_sample(k, rx_bps=1e6, tx_bps=1e6, rdma=rdma))
+        nodes.append(n)
+    return nodes
+
+
+def test_pause_storms_and_cnps_are_named_in_words():
+    specs = {f"n{i}": {"rx_bps": 90e9, "tx_bps": 90e9, "pause_per_s": 2, "cnp_per_s": 4} for i in range(6)}
+    specs["n2"] = specs["n2"] | {"pause_per_s": 5000}
+    specs["n5"] = specs["n5"] | {"cnp_per_s": 9000}
+    found = {s.node: s for s in find_stragglers(rdma_cluster(specs))}
+    assert set(found) == {"n2", "n5"}
+    assert found["n2"].metric == "pause" and found["n2"].reason == "n2: pause frames 5 k/s vs cluster median 2.0/s"
+    assert found["n5"].metric == "cnp" and found["n5"].reason.startswith("n5: CNPs 13.5 k/s vs cluster median 6.0/s")
+
+
+def test_a_slow_rdma_node_is_named_even_when_tcp_is_quiet():
+    specs = {f"n{i}": {"rx_bps": 90e9, "tx_bps": 90e9} for i in range(5)}
+    specs["n3"] = {"rx_bps": 90e9, "tx_bps": 9e9}
+    found = find_stragglers(rdma_cluster(specs))
+    assert [s.node for s in found] == ["n3"]
+    assert found[0].reason == "n3: RDMA TX 9 Gb/s vs cluster median 90 Gb/s (10 %)"

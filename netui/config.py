@@ -1,0 +1,115 @@
+"""The configuration file: health thresholds (and straggler rules) laid over the defaults.
+
+    ~/.config/netui/config.toml     ($XDG_CONFIG_HOME/netui/config.toml), or --config PATH
+
+A metric may set any of ``careful``, ``warning``, ``critical``; the others keep their
+defaults (netui/model/health.py ``DEFAULT_THRESHOLDS``). A missing default file is no
+error; a file named with ``--config`` must exist. Unknown keys and bad values are a
+``ConfigError`` whose message names the file and the key — never a traceback.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+
+from netui.model.health import DEFAULT_THRESHOLDS, Threshold
+from netui.model.straggler import StragglerRules
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+LEVELS = ("careful", "warning", "critical")
+
+
+class ConfigError(ValueError):
+    """A configuration file that cannot be used, said in words."""
+
+
+@dataclass(frozen=True)
+class Config:
+    thresholds: dict[str, Threshold] = field(default_factory=dict)  # only the overridden metrics
+    straggler: StragglerRules = field(default_factory=StragglerRules)
+    path: str | None = None  # the file read, None when there was none
+
+
+def default_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "netui" / "config.toml"
+
+
+def load_config(path: str | None = None) -> Config:
+    """The configuration from ``path`` (must exist), or from the default file if it exists."""
+    explicit = path is not None
+    p = Path(os.path.expanduser(path)) if explicit else default_path()
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        if explicit:
+            raise ConfigError(f"{p}: no such file") from None
+        return Config()
+    except OSError as exc:
+        raise ConfigError(f"{p}: {exc.strerror or exc}") from None
+    return parse_config(data.decode("utf-8", "replace"), str(p))
+
+
+def _number(where: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{where}: must be a number, not {value!r}")
+    if math.isnan(value) or value < 0:
+        raise ConfigError(f"{where}: must be 0 or more (inf for never), not {value!r}")
+    return float(value)
+
+
+def parse_config(text: str, source: str = "config.toml") -> Config:
+    """A Config from TOML text; ConfigError naming ``source`` and the key on any problem."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: not valid TOML: {exc}") from None
+    unknown = doc.keys() - {"thresholds", "straggler"}
+    if unknown:
+        raise ConfigError(f"{source}: unknown section {sorted(unknown)[0]!r} (known: thresholds, straggler)")
+    thresholds: dict[str, Threshold] = {}
+    section = doc.get("thresholds", {})
+    if not isinstance(section, dict):
+        raise ConfigError(f"{source}: thresholds: must be a table")
+    for metric, levels in section.items():
+        where = f"{source}: thresholds.{metric}"
+        if metric not in DEFAULT_THRESHOLDS:
+            raise ConfigError(f"{where}: unknown metric (known: {', '.join(sorted(DEFAULT_THRESHOLDS))})")
+        if not isinstance(levels, dict):
+            raise ConfigError(f"{where}: must be a table such as {{ careful = 1, warning = 10, critical = 100 }}")
+        bad = levels.keys() - set(LEVELS)
+        if bad:
+            raise ConfigError(f"{where}.{sorted(bad)[0]}: unknown level (known: {', '.join(LEVELS)})")
+        values = {k: _number(f"{where}.{k}", v) for k, v in levels.items()}
+        t = replace(DEFAULT_THRESHOLDS[metric], **values)
+        if not t.careful <= t.warning <= t.critical:
+            raise ConfigError(f"{where}: careful ≤ warning ≤ critical does not hold "
+                              f"({t.careful:g}, {t.warning:g}, {t.critical:g} with the defaults)")
+        thresholds[metric] = t
+    rules = StragglerRules()
+    section = doc.get("straggler", {})
+    if not isinstance(section, dict):
+        raise ConfigError(f"{source}: straggler: must be a table")
+    known = {f.name: f for f in fields(StragglerRules)}
+    changes = {}
+    for key, value in section.items():
+        where = f"{source}: straggler.{key}"
+        if key not in known:
+            raise ConfigError(f"{where}: unknown setting (known: {', '.join(sorted(known))})")
+        number = _number(where, value)
+        if known[key].type in ("int", int):
+            if number != int(number) or number < 1:
+                raise ConfigError(f"{where}: must be a whole number of at least 1, not {value!r}")
+            number = int(number)
+        changes[key] = number
+    if changes:
+        rules = replace(rules, **changes)
+    return Config(thresholds, rules, source)

@@ -1,0 +1,75 @@
+"""The configuration file: thresholds laid over the defaults; bad files said in words."""
+
+from __future__ import annotations
+
+import pytest
+
+from netui.config import ConfigError, default_path, load_config, parse_config
+from netui.model.health import DEFAULT_THRESHOLDS, Threshold
+
+GOOD = """
+# a cluster whose fabric pauses a little all the time
+[thresholds]
+drops_per_s = { careful = 5, warning = 500 }
+softirq_percent = { warning = 70, critical = 95 }
+
+[thresholds.pause_per_s]
+careful = 100
+warning = 10_000
+critical = inf
+
+[straggler]
+min_nodes = 4
+robust_z = 5.0
+"""
+
+
+def test_a_good_file_overrides_only_what_it_names(tmp_path):
+    path = tmp_path / "config.toml"
+    path.write_text(GOOD)
+    c = load_config(str(path))
+    assert c.thresholds == {
+        "drops_per_s": Threshold(5, 500, DEFAULT_THRESHOLDS["drops_per_s"].critical),
+        "softirq_percent": Threshold(DEFAULT_THRESHOLDS["softirq_percent"].careful, 70, 95),
+        "pause_per_s": Threshold(100, 10_000, float("inf")),
+    }
+    assert c.straggler.min_nodes == 4 and c.straggler.robust_z == 5.0 and c.path == str(path)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[thresholds]\ndrop_per_s = { careful = 1 }\n", "thresholds.drop_per_s: unknown metric (known: "),
+    ("[thresholds]\ndrops_per_s = { carefull = 1 }\n", "thresholds.drops_per_s.carefull: unknown level"),
+    ("[thresholds]\ndrops_per_s = { careful = 'lots' }\n", "thresholds.drops_per_s.careful: must be a number, not 'lots'"),
+    ("[thresholds]\ndrops_per_s = { careful = -1 }\n", "thresholds.drops_per_s.careful: must be 0 or more"),
+    ("[thresholds]\ndrops_per_s = { careful = true }\n", "thresholds.drops_per_s.careful: must be a number"),
+    ("[thresholds]\ndrops_per_s = 3\n", "thresholds.drops_per_s: must be a table"),
+    ("[thresholds]\ndrops_per_s = { careful = 1000 }\n", "thresholds.drops_per_s: careful ≤ warning ≤ critical"),
+    ("[straggler]\nmin_nodes = 2.5\n", "straggler.min_nodes: must be a whole number"),
+    ("[straggler]\nbusy_floor = 1\n", "straggler.busy_floor: unknown setting"),
+    ("[threshold]\n", "unknown section 'threshold'"),
+    ("[thresholds\n", "not valid TOML"),
+])
+def test_bad_keys_and_values_name_the_key(text, message):
+    with pytest.raises(ConfigError) as exc:
+        parse_config(text, "/etc/x.toml")
+    assert str(exc.value).startswith("/etc/x.toml: ") and message in str(exc.value)
+
+
+def test_a_missing_default_file_is_no_error_but_a_named_one_is(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    assert default_path() == tmp_path / "netui" / "config.toml"
+    assert load_config().thresholds == {} and load_config().path is None
+    (tmp_path / "netui").mkdir()
+    (tmp_path / "netui" / "config.toml").write_text("[thresholds]\nerrors_per_s = { careful = 2 }\n")
+    assert load_config().thresholds["errors_per_s"].careful == 2
+    with pytest.raises(ConfigError, match="nope.toml: no such file"):
+        load_config(str(tmp_path / "nope.toml"))
+
+
+def test_the_readme_example_is_a_valid_config():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = readme.split("```toml\n", 1)[1].split("```", 1)[0]
+    c = parse_config(block, "README.md")
+    assert c.thresholds["pause_per_s"].careful == 100 and c.straggler.min_nodes == 4

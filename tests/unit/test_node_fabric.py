@@ -1,0 +1,81 @@
+"""A node with RDMA over time: fabric rates, the grid's fabric columns, port health in the
+node's health, per-port history, ethtool readings carried between their slower samples."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from netui.collectors.assemble import fabric_from_texts
+from netui.collectors.infiniband import read_infiniband
+from netui.model.health import Level, Threshold
+from netui.model.node import Node, NodeSummary
+from netui.model.samples import NodeSample
+
+SYNTH = Path(__file__).resolve().parents[1] / "data" / "fabric"
+NETDEV = "enp1s0f0np0"
+
+
+def sample(t: int, mono_s: float, *, ethtool_at: float | None = None) -> NodeSample:
+    eth = {NETDEV: (SYNTH / f"ethtool-S_mlx5_pfc_t{t}.txt").read_text()} if ethtool_at is not None else None
+    fabric = fabric_from_texts(read_infiniband(str(SYNTH / f"node-t{t}" / "sys")), eth, mono_s=mono_s,
+                               ethtool_mono_s=ethtool_at, boot_id="b")
+    return NodeSample(wall_s=mono_s, mono_s=mono_s, boot_id="b", interfaces={}, fabric=fabric)
+
+
+def test_fabric_rates_columns_health_and_history():
+    node = Node("gpu01", history_s=10, interval_s=1)
+    node.observe(sample(0, 100.0, ethtool_at=100.0))
+    assert node.fabric_rates is None and node.summary == NodeSummary()
+    node.observe(sample(1, 101.0, ethtool_at=101.0))
+
+    s = node.summary
+    ports = node.fabric_rates.ports
+    assert ports["mlx5_0", 1].tx_bits_per_s == pytest.approx(80e9)  # +2.5e9 words in 1 s
+    assert ports["mlx5_0", 1].rx_bits_per_s == pytest.approx(40e9)
+    # the node's RDMA throughput: every port that could be rated (mlx4_0/1 saturated: unknown)
+    assert s.rdma_rx_bytes_per_s == pytest.approx(sum(r.rx_bits_per_s or 0 for r in ports.values()) / 8)
+    assert s.rdma_tx_bytes_per_s == pytest.approx(sum(r.tx_bits_per_s or 0 for r in ports.values()) / 8)
+    assert s.pause_per_s == pytest.approx(150 + 20)  # prio 3: RX +150, TX +20
+    assert s.cnp_per_s is not None and s.cnp_per_s > 0
+    assert s.rdma_errors_per_s is not None and s.rdma_errors_per_s > 0  # out_of_sequence wrapped: +1000
+    # mlx5_1 went DOWN: critical, said first; the pauses are said too
+    assert node.level is Level.CRITICAL
+    assert node.health.reasons[0].startswith("mlx5_1/1 DOWN")
+    assert any(r.startswith(f"{NETDEV} pause RX 150/s") for r in node.health.reasons)
+    rx, tx = node.port_history["mlx5_0", 1]
+    assert rx.values() == [None, pytest.approx(5e9)] and tx.values() == [None, pytest.approx(1e10)]
+
+
+def test_an_ethtool_reading_is_carried_and_its_rates_kept_until_the_next():
+    node = Node("gpu01")
+    node.observe(sample(0, 100.0, ethtool_at=100.0))
+    node.observe(sample(1, 101.0))  # no ethtool this time: the last reading carries over
+    assert node.sample.fabric.ethtool_mono_s == 100.0 and NETDEV in node.sample.fabric.pfc
+    assert node.fabric_rates.pfc == {}  # one reading: no PFC rate yet
+    node.observe(replace(sample(1, 105.0, ethtool_at=105.0)))
+    assert node.fabric_rates.pfc_interval_s == 5.0
+    assert node.summary.pause_per_s == pytest.approx(170 / 5)
+    node.observe(sample(1, 106.0))  # between readings: the last PFC rates stay
+    assert node.fabric_rates.pfc_interval_s == 5.0 and node.summary.pause_per_s == pytest.approx(170 / 5)
+
+
+def test_fabric_thresholds_are_configuration():
+    calm = {k: Threshold(1e9, 1e9, 1e9) for k in ("pause_per_s", "roce_loss_per_s", "rdma_errors_per_s",
+                                                   "rdma_discards_per_s")}
+    node = Node("gpu01", thresholds=calm)
+    node.observe(sample(0, 100.0, ethtool_at=100.0))
+    node.observe(sample(1, 101.0, ethtool_at=101.0))
+    assert not any("pause" in r or "RoCE loss" in r for r in node.health.reasons)
+    assert node.threshold("pause_per_s").careful == 1e9
+
+
+def test_a_node_without_fabric_has_no_fabric_state():
+    node = Node("gpu01")
+    bare = NodeSample(wall_s=1.0, mono_s=1.0, boot_id="b", interfaces={})
+    node.observe(bare)
+    node.observe(replace(bare, mono_s=2.0))
+    assert node.fabric_rates is None and node.port_history == {}
+    assert node.summary.rdma_rx_bytes_per_s is None and node.summary.pause_per_s is None

@@ -1,0 +1,216 @@
+"""The remote sampler gathers the RDMA tree and ethtool -S, run as a real process exactly
+as a node runs it (`sh -c <sampler_command>`), with its sysfs root pointed at a COPY of the
+captured prometheus-procfs tree whose counters this test bumps between frames."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from netui.collectors.frames import decode_frame, frame_length
+from netui.collectors.infiniband import parse_infiniband, read_infiniband
+from netui.collectors.ssh import sampler_command
+from netui.model.fabric import fabric_rates
+from tests.fabric_tree import MLX5_NETDEV, bump, copy_tree, set_text
+
+SYNTH = Path(__file__).resolve().parents[1] / "data" / "fabric"
+
+
+class Sampler:
+    def __init__(self, interval_s: float, sysfs: Path, *, ethtool_every_s: float | None = None, env=None):
+        self.proc = subprocess.Popen(
+            ["sh", "-c", sampler_command(interval_s, sysfs=str(sysfs), ethtool_every_s=ethtool_every_s)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+
+    def payload(self) -> bytes:
+        header = self.proc.stdout.readline()
+        assert header, self.proc.stderr.read().decode(errors="replace")
+        return self.proc.stdout.read(frame_length(header))
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+
+
+@pytest.fixture
+def tree(tmp_path):
+    return copy_tree(tmp_path / "sys")
+
+
+def test_frames_carry_every_port_and_the_bumped_counters_give_the_right_rates(tree):
+    s = Sampler(0.2, tree)
+    try:
+        first = decode_frame(s.payload())
+        bump(tree, "mlx5_0", 1, "port_xmit_data", 2_500_000)  # words: 80 Mbit over 1 s
+        bump(tree, "mlx5_0", 1, "port_rcv_data", 1_000_000)
+        bump(tree, "mlx4_0", 2, "symbol_error", 3)
+        bump(tree, "mlx5_0", 1, "out_of_sequence", 7, hw=True)
+        second = decode_frame(s.payload())
+    finally:
+        s.close()
+    assert first.fabric is not None and second.fabric is not None
+    ports = second.fabric.ports
+    assert sorted(ports) == [("hfi1_0", 1), ("mlx4_0", 1), ("mlx4_0", 2), ("mlx5_0", 1)]
+    mlx5 = ports["mlx5_0", 1]
+    assert mlx5.netdev == MLX5_NETDEV and mlx5.link_layer == "InfiniBand" and mlx5.rate_gbps == 25.0
+    assert mlx5.state.name == "ACTIVE" and mlx5.hw_scope == "port" and mlx5.hw_lifespan_ms == 10
+    # exactly what the local reader makes of the same files (the frame loses nothing)
+    local = parse_infiniband(read_infiniband(str(tree)))
+    for key, port in local.items():
+        assert ports[key].counters == port.counters and ports[key].hw_counters == port.hw_counters
+        assert (ports[key].state, ports[key].rate_gbps, ports[key].netdev) == (port.state, port.rate_gbps, port.netdev)
+    dt = second.fabric.mono_s - first.fabric.mono_s
+    assert 0.1 < dt < 1.0
+    rates = fabric_rates(first.fabric, second.fabric)
+    r = rates.ports["mlx5_0", 1]
+    assert r.tx_bits_per_s == pytest.approx(2_500_000 * 32 / dt)
+    assert r.rx_bits_per_s == pytest.approx(1_000_000 * 32 / dt)
+    assert r.hw("out_of_sequence") == pytest.approx(7 / dt)
+    assert rates.ports["mlx4_0", 2].errors_per_s == pytest.approx(3 / dt)
+    assert rates.ports["hfi1_0", 1].tx_bits_per_s == 0.0
+
+
+def test_a_port_going_down_and_unreadable_counters_arrive_as_such(tree):
+    s = Sampler(0.2, tree)
+    try:
+        s.payload()
+        set_text(tree, "mlx4_0", 1, "state", "1: DOWN")
+        (tree / "class/infiniband/hfi1_0/ports/1/counters/port_xmit_data").write_text("N/A (no PMA)\n")
+        sample = decode_frame(s.payload())
+    finally:
+        s.close()
+    assert sample.fabric.ports["mlx4_0", 1].active is False
+    assert sample.fabric.ports["hfi1_0", 1].counters["port_xmit_data"] is None  # unknown, not 0
+
+
+def test_a_node_without_rdma_sends_nothing_more(tmp_path):
+    bare = copy_tree(tmp_path / "sys", with_netdev=False)
+    import shutil
+
+    shutil.rmtree(bare / "class" / "infiniband")
+    s = Sampler(0.2, bare)
+    try:
+        payload = s.payload()
+    finally:
+        s.close()
+    keys = payload.split(b"\0")[0::2]
+    assert not [k for k in keys if k.startswith((b"ib", b"eth"))]
+    assert decode_frame(payload).fabric is None
+
+
+def test_the_rdma_part_of_a_frame_stays_small(tree):
+    s = Sampler(0.2, tree)
+    try:
+        payload = s.payload()
+    finally:
+        s.close()
+    parts = payload.split(b"\0")
+    rdma = sum(len(k) + len(v) + 2 for k, v in zip(parts[0::2], parts[1::2]) if k.startswith(b"ib"))
+    # 4 ports, 111 counters: about 8 bytes a counter (names travel as indexes)
+    assert rdma < 1400, rdma
+
+
+def _stand_in_ethtool(tmp_path: Path) -> tuple[Path, Path]:
+    """This machine has no ethtool and no mlx5 NIC: an executable named ethtool that logs
+    its arguments and prints the captured output the test puts in <dir>/<netdev>.txt."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    log = tmp_path / "ethtool.log"
+    script = bindir / "ethtool"
+    script.write_text(f'#!/bin/sh\necho "$@" >> {log}\nexec cat {tmp_path}/"$2".txt\n')
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return bindir, log
+
+
+def test_ethtool_runs_on_the_rdma_netdevs_at_its_own_cadence(tree, tmp_path):
+    bindir, log = _stand_in_ethtool(tmp_path)
+    (tmp_path / f"{MLX5_NETDEV}.txt").write_text((SYNTH / "ethtool-S_mlx5_pfc_t0.txt").read_text())
+    env = dict(os.environ, PATH=f"{bindir}:/usr/bin:/bin")
+    s = Sampler(0.1, tree, ethtool_every_s=0.5, env=env)
+    try:
+        samples = [decode_frame(s.payload())]
+        (tmp_path / f"{MLX5_NETDEV}.txt").write_text((SYNTH / "ethtool-S_mlx5_pfc_t1.txt").read_text())
+        while len(samples) < 12:
+            samples.append(decode_frame(s.payload()))
+    finally:
+        s.close()
+    readings = [x.fabric for x in samples if x.fabric.ethtool_mono_s is not None]
+    calls = log.read_text().splitlines()
+    # one fork per RDMA netdev per reading (mlx5_0's; the capture's other HCAs have none)
+    assert set(calls) == {f"-S {MLX5_NETDEV}"} and len(calls) == len(readings)
+    assert 2 <= len(readings) <= 4  # 12 frames at 0.1 s, one reading every 0.5 s
+    first, later = readings[0], readings[1]
+    assert first.ethtool_mono_s == pytest.approx(samples[0].fabric.mono_s, abs=0.05)
+    assert first.pfc[MLX5_NETDEV].priorities[3].rx_pause == 500
+    assert "rx_prio3_pause" in first.ethtool[MLX5_NETDEV]
+    rates = fabric_rates(first, later)
+    dt = later.ethtool_mono_s - first.ethtool_mono_s
+    assert rates.pfc_interval_s == pytest.approx(dt)
+    assert rates.pfc[MLX5_NETDEV].priorities[3].rx_pause_per_s == pytest.approx(150 / dt)
+
+
+def test_without_ethtool_nothing_is_forked(tree, tmp_path):
+    env = dict(os.environ, PATH=str(tmp_path))  # no ethtool (nor /usr/sbin one on this machine)
+    if any(os.path.exists(f"{d}/ethtool") for d in ("/usr/sbin", "/sbin", "/usr/local/sbin")):
+        pytest.skip("this machine has an ethtool in sbin")
+    s = Sampler(0.1, tree, ethtool_every_s=0.1, env=dict(env, PATH=f"{tmp_path}:/usr/bin:/bin"))
+    try:
+        samples = [decode_frame(s.payload()) for _ in range(3)]
+    finally:
+        s.close()
+    assert all(x.fabric.ethtool == {} and x.fabric.ethtool_mono_s is None for x in samples)
+
+
+def test_per_queue_counters_are_left_on_the_node_by_the_same_rule_as_locally():
+    from netui.collectors import ethtool, sampler
+
+    assert sampler.PER_QUEUE.pattern.decode() == ethtool.PER_QUEUE.pattern
+    stats = ethtool.parse_ethtool_stats((SYNTH.parents[2].parent / "shared/fixtures/isc-ethq/ethtool-S_mlx5_core.txt")
+                                        .read_text())
+    kept = ethtool.without_per_queue(stats)
+    assert "rx0_packets" not in kept and "ch0_events" not in kept
+    assert {"rx_pause_ctrl_phy", "rx_discards_phy", "rx_out_of_buffer", "tx_global_pause"} <= kept.keys()
+
+
+def test_the_tree_reader_gathers_the_same_ports_and_rates(tree):
+    from netui.collectors.local import TreeReader
+
+    from tests.fabric_tree import PROCFS_PROC
+
+    reader = TreeReader(str(PROCFS_PROC), str(tree))
+    a = reader.sample()
+    bump(tree, "mlx5_0", 1, "port_rcv_data", 3_000_000)
+
+    b = reader.sample()
+    assert sorted(b.fabric.ports) == [("hfi1_0", 1), ("mlx4_0", 1), ("mlx4_0", 2), ("mlx5_0", 1)]
+    assert b.fabric.ports["mlx5_0", 1].netdev == MLX5_NETDEV
+    rates = fabric_rates(a.fabric, b.fabric)
+    dt = b.mono_s - a.mono_s
+    assert rates.ports["mlx5_0", 1].rx_bits_per_s == pytest.approx(3_000_000 * 32 / dt)
+    assert b.fabric.mono_s == b.mono_s
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_field = st.text(alphabet="0123456789 =abc_\n\x1e/:N(A)", max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(["ib/mlx5_0/1", "ib/x/y", "ib/", "ibd/mlx5_0", "ibn/mlx5_0", "ibn/a/b", "ibz/q"]),
+       st.lists(_field, max_size=9), st.booleans())
+def test_any_rdma_record_is_a_sample_or_a_frame_error(key, fields, with_eth):
+    from netui.collectors.frames import FrameError
+
+    parts = [b"wall", b"1.0", b"mono", b"2.0", key.encode(), "\x1f".join(fields).encode()]
+    if with_eth:
+        parts += [b"eth/eth2", "\n".join(fields).encode(), b"ethmono", b"1.5"]
+    try:
+        sample = decode_frame(b"\0".join(parts) + b"\0")
+    except FrameError:
+        return
+    assert sample.fabric is None or isinstance(sample.fabric.ports, dict)
