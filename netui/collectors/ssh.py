@@ -14,7 +14,6 @@ import getpass
 import os
 import random
 import shlex
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
