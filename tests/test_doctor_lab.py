@@ -17,7 +17,6 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-
 from netui.collectors.ssh import SshConnector, SshSettings, SshSource
 from netui.engine.doctor import examine
 from netui.engine.monitor import Monitor
