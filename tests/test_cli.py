@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -152,10 +153,13 @@ def test_bad_arguments_are_clear_errors(tmp_path):
 
 
 def test_record_then_replay_gives_the_same_counters(tmp_path):
-    out = tmp_path / "rec.jsonl"
+    out = tmp_path / "rec.ndjson.gz"
     r = netui("record", "-o", str(out), "--count", "3", "--interval", "0.2")
     assert r.returncode == 0, r.stderr
-    lines = out.read_text().splitlines()
+    records = [json.loads(line) for line in gzip.decompress(out.read_bytes()).splitlines()]  # as zcat reads it
+    assert [r["type"] for r in records if r["type"] in ("header", "sample", "tick")] == [
+        "header", "sample", "tick", "sample", "tick", "sample", "tick"]
+    lines = [json.dumps(r) for r in records if r["type"] == "sample"]
     assert len(lines) == 3
     last = json.loads(lines[-1])["sample"]
     r = netui("snapshot", "--json", "--replay", str(out), "--interval", "0.1")

@@ -33,7 +33,8 @@ class Monitor:
         self.fleet = Fleet([s.name for s in sources], history_s=history_s, interval_s=interval_s,
                            thresholds=thresholds)
         self.on_update: Callable[[], None] | None = None
-        self.on_sample: Callable[[str, NodeSample], None] | None = None  # e.g. a recorder
+        self.on_sample: Callable[[str, NodeSample], None] | None = None
+        self.recorder = None  # an engine.recorder.Recorder while recording
         self.ticks = 0
         self.last_tick_s: float | None = None  # how long the last tick took
         self._pull = [s for s in sources if not getattr(s, "push", False)]
@@ -49,6 +50,8 @@ class Monitor:
         self._arrival[name] = time.monotonic()
         if self.on_sample is not None:
             self.on_sample(name, sample)
+        if self.recorder is not None:
+            self.recorder.sample(name, sample)
 
     def report(self, name: str, state: NodeState, reason: str | None) -> None:
         node = self.fleet[name]
@@ -79,6 +82,8 @@ class Monitor:
             if node.state is NodeState.UP and last is not None and now - last > quiet_s:
                 node.set_state(NodeState.STALE, f"no sample for {now - last:.0f} s")
         self.fleet.update_stragglers()
+        if self.recorder is not None:
+            self.recorder.tick(self.fleet)
         self.ticks += 1
         self.last_tick_s = time.monotonic() - started
         if self.on_update is not None:
@@ -142,9 +147,26 @@ class Monitor:
         self._stopped = True
         self._wake.set()
 
+    def start_recording(self, path, *, max_size_bytes: int | None = None, keep: int = 5):
+        """Record from now on into ``path`` (engine/recorder.py); the Recorder."""
+        from netui.engine.recorder import Recorder
+
+        self.stop_recording()
+        self.recorder = Recorder(path, hosts=list(self.fleet.nodes), interval_s=self.interval_s,
+                                 max_size_bytes=max_size_bytes, keep=keep)
+        return self.recorder
+
+    def stop_recording(self):
+        """Finish the recording, if any; the Recorder that was recording (or None)."""
+        recorder, self.recorder = self.recorder, None
+        if recorder is not None:
+            recorder.close()
+        return recorder
+
     async def close(self) -> None:
         """Stop, end every stream (the samplers end with their channels) and close sources."""
         self.stop()
+        self.stop_recording()
         for task in self._tasks:
             task.cancel()
         if self._tasks:
