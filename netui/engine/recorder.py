@@ -72,7 +72,7 @@ class Recorder:
         if self.active:
             try:
                 self.writer.sync()
-            except OSError as exc:
+            except (OSError, ValueError) as exc:
                 self._fail(exc)
 
     def test(self, kind: str, report: dict) -> None:
@@ -81,7 +81,7 @@ class Recorder:
         if self.active:
             try:
                 self.writer.sync()
-            except OSError as exc:
+            except (OSError, ValueError) as exc:
                 self._fail(exc)
 
     def close(self) -> None:

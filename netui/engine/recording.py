@@ -234,9 +234,11 @@ class RecordingWriter:
 
     def _finish(self) -> None:
         if self._file is not None:
-            self._put(self._zip.flush(zlib.Z_FINISH))
-            self._file.close()
-            self._file = None
+            try:
+                self._put(self._zip.flush(zlib.Z_FINISH))
+            finally:
+                self._file.close()
+                self._file = None
 
     @property
     def raw_size(self) -> int:
