@@ -147,13 +147,14 @@ class Monitor:
         self._stopped = True
         self._wake.set()
 
-    def start_recording(self, path, *, max_size_bytes: int | None = None, keep: int = 5):
-        """Record from now on into ``path`` (engine/recorder.py); the Recorder."""
+    def start_recording(self, path, *, max_size_bytes: int | None = None, keep: int = 5, clock=None):
+        """Record from now on into ``path`` (engine/recorder.py); the Recorder. ``clock``:
+        the wall time of each record (default ``time.time``)."""
         from netui.engine.recorder import Recorder
 
         self.stop_recording()
         self.recorder = Recorder(path, hosts=list(self.fleet.nodes), interval_s=self.interval_s,
-                                 max_size_bytes=max_size_bytes, keep=keep)
+                                 max_size_bytes=max_size_bytes, keep=keep, clock=clock or time.time)
         return self.recorder
 
     def stop_recording(self):

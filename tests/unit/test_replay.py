@@ -21,7 +21,7 @@ async def record_demo(path: Path, ticks: int = 30) -> list[tuple]:
     live: list[tuple] = []
     m.on_sample = lambda name, s: live.append((name, s.mono_s, m.fleet[name].rates, m.fleet[name].health))
     clock = iter(float(1_800_000_000 + k * 0.25) for k in range(100_000))
-    m.start_recording(path).clock = lambda: next(clock)
+    m.start_recording(path, clock=lambda: next(clock))
     for _ in range(ticks):
         await m.tick()
     m.stop_recording()
