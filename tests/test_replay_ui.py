@@ -53,7 +53,7 @@ async def test_the_timeline_follows_play_pause_speed_and_seek(lab_file):
         await pilot.pause()
         assert "0:00 / 0:38" in timeline(app) and app.monitor.position == 1
         await pilot.press("p")
-        assert timeline(app).startswith("⏸ 1×")
+        assert timeline(app).startswith("‖ 1×")
         await app.monitor.tick()
         await pilot.pause()
         assert "0:00 / 0:38" in timeline(app)  # paused: the clock holds

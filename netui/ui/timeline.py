@@ -47,7 +47,7 @@ _MARK_RANK = {"·": 0, "!": 1, "▲": 2, "◆": 3, "✗": 4}
 def play_state(monitor) -> str:
     if monitor.playing:
         return f"▶ {monitor.speed}×"
-    return "■ end" if monitor.at_end else f"⏸ {monitor.speed}×"
+    return "■ end" if monitor.at_end else f"‖ {monitor.speed}×"  # (⏸ is double width in some fonts)
 
 
 class Timeline(Static):
@@ -69,9 +69,10 @@ class Timeline(Static):
         duration = rec.duration_s
         here = monitor.elapsed_s
         line = Text()
-        line.append(play_state(monitor), style="bold")
-        line.append(f"  {clock_text(here)} / {clock_text(duration)}")
-        line.append(time.strftime("  %H:%M:%S UTC ", time.gmtime(min(monitor.clock_t, rec.end_t))), style=muted)
+        # spaces end a span rather than start the next one: SVG exports drop leading blanks
+        line.append(play_state(monitor) + "  ", style="bold")
+        line.append(f"{clock_text(here)} / {clock_text(duration)}  ")
+        line.append(time.strftime("%H:%M:%S UTC ", time.gmtime(min(monitor.clock_t, rec.end_t))), style=muted)
         cells = max(4, width - line.cell_len - 1)
         marks: dict[int, tuple[str, Level]] = {}
         for e in monitor.events:
@@ -98,7 +99,7 @@ class Timeline(Static):
             line.append(f"{clock_text(last.t - rec.start_t)} ", style=muted)
             line.append(event_text(last.record), style=styles[event_level(last.record)])
             line.append("   ")
-        line.append("p pause · x speed · ←/→ 10 s · shift 1 min · n next event", style=muted)
+        line.append("p play/pause · x speed · ←/→ 10 s, shift 1 min · n next event", style=muted)
         line.no_wrap = True
         line.overflow = "ellipsis"
         self.update(line)
