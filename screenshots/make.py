@@ -6,6 +6,9 @@ The capture (tests/data/lab-capture.jsonl) was recorded over SSH from the 4-node
 `python -m tests.lab.capture`: node1 → node2 at full speed, node3 → node4 through a lossy
 link (TCP retransmits on node3), oversized don't-fragment pings dropped by node4's MTU.
 
+The replay screenshot plays a recording made from that capture by the real recorder, with
+two saved lab tests recorded on the way (tests/replayed.py).
+
 The matrix screen shows a saved pair test of the lab (tests/data/pairtest-lab-tbf-node3.json):
 `netui bench iperf3 node[1-4] --matrix --json --direction both -t 2 --threshold-gbps 2`
 with `tc qdisc add dev <node3's root-side veth> root tbf rate 200mbit burst 64kb latency 50ms`.
@@ -88,12 +91,34 @@ async def shoot_latency(size: tuple[int, int], name: str) -> None:
         print(app.save_screenshot(filename=f"{name}.svg", path=str(HERE)))
 
 
+async def shoot_replay(size: tuple[int, int], name: str) -> None:
+    """netui replay of a version 2 lab recording (tests/replayed.py): 15 s in, paused."""
+    import tempfile
+
+    from netui.engine.replay import ReplayMonitor, load
+    from tests.replayed import record_lab_replay
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = await record_lab_replay(Path(tmp) / "lab.ndjson.gz")
+        app = make_app(ReplayMonitor(load(path), history_s=900), autostart=False)
+        async with app.run_test(size=size) as pilot:
+            await app.monitor.tick()
+            await pilot.press("right")
+            for _ in range(5):
+                await app.monitor.tick()
+            await pilot.press("p")
+            await pilot.pause()
+            await pilot.pause(0.2)
+            print(app.save_screenshot(filename=f"{name}.svg", path=str(HERE)))
+
+
 async def main() -> None:
     await shoot((100, 30), "cluster")
     await shoot((160, 30), "cluster-wide")
     await shoot((120, 48), "node", ("enter",))  # the worst node: node3, retransmitting
     await shoot_matrix((110, 32), "matrix")  # a pair test: tbf towards node3
     await shoot_latency((120, 34), "latency")  # a ping matrix: loss at node3
+    await shoot_replay((110, 30), "replay")  # netui replay: the timeline, events, position
 
 
 if __name__ == "__main__":
