@@ -11,6 +11,7 @@ rebuilds the fleet by running the model again from the start (it is pure, and fa
 
 from __future__ import annotations
 
+import copy
 import time
 from bisect import bisect_right
 from dataclasses import dataclass, field
@@ -21,9 +22,12 @@ from netui.engine.monitor import Monitor
 from netui.engine.recording import RecordingError, read_records, recording_files
 from netui.model.events import EventTracker
 from netui.model.fleet import Fleet
-from netui.model.node import NodeState
+from netui.model.history import capacity_for
+from netui.model.node import NODE_SERIES, NodeState
 
 SPEEDS = (1, 10, 60)
+CHECKPOINT_BUDGET_BYTES = 64 << 20  # copies of the fleet kept to seek without replaying from the start
+MAX_CHECKPOINTS = 200
 
 
 @dataclass
@@ -157,6 +161,7 @@ class ReplayMonitor(Monitor):
         self.speed = SPEEDS[0]
         self.playing = True
         self.tests: list[tuple[float, dict]] = []  # test records reached so far: (t, record)
+        self._checkpoints: dict[int, Fleet] = {}  # frames applied → a copy of the fleet then
         self.events = self._find_events()
 
     # the recording ----------------------------------------------------------------------------
@@ -165,8 +170,11 @@ class ReplayMonitor(Monitor):
                      thresholds=self._thresholds)
 
     def _find_events(self) -> list[Event]:
-        """Run the model over the whole recording once, noting what changed at each frame."""
+        """Run the model over the whole recording once, noting what changed at each frame,
+        and keeping copies of the fleet along the way (checkpoints, within a memory budget)."""
         fleet = self._new_fleet()
+        frames = len(self.recording.frames)
+        every = max(1, -(-frames // self._checkpoint_count()))
         tracker = EventTracker()
         events: list[Event] = []
 
@@ -181,7 +189,18 @@ class ReplayMonitor(Monitor):
             fleet.update_stragglers()
             events.extend(Event(frame.t, i, {"type": c.pop("type"), "t": frame.t, **c})
                           for c in tracker.changes(fleet))
+            if (i + 1) % every == 0 and i + 1 < frames:
+                self._checkpoints[i + 1] = copy.deepcopy(fleet)
         return events
+
+    def _checkpoint_count(self) -> int:
+        """How many fleet copies fit the budget: history rings dominate (float32 each)."""
+        capacity = self._new_fleet_capacity()
+        per_node = (len(NODE_SERIES) + 2 * 8) * capacity * 4 + 64_000  # 8 interfaces, the sample, rates
+        return max(1, min(MAX_CHECKPOINTS, CHECKPOINT_BUDGET_BYTES // max(1, per_node * len(self.recording.nodes))))
+
+    def _new_fleet_capacity(self) -> int:
+        return capacity_for(self._history_s, self.interval_s)
 
     @property
     def at_end(self) -> bool:
@@ -200,14 +219,17 @@ class ReplayMonitor(Monitor):
                 self.tests.append((frame.t, rec))
         self.fleet.update_stragglers()
 
-    def _play_to(self, t: float) -> None:
-        """Apply every frame up to time ``t``; back in time, start again from the beginning."""
-        if t < self.clock_t and self.position:
-            self.fleet = self._new_fleet()
-            self.position = 0
-            self.tests = []
+    def _play_to(self, t: float, *, jump: bool = False) -> None:
+        """Apply every frame up to time ``t``, from where the replay is; going back (or, with
+        ``jump``, forward past a checkpoint) from the nearest checkpoint before ``t``."""
         # a frame's time is its nodes' latest clock: a little jitter must not hold it back a tick
         until = bisect_right(self._times, t + 0.25 * self.interval_s)
+        back = until < self.position
+        start = max((k for k in self._checkpoints if k <= until), default=0)
+        if back or (jump and start > self.position):
+            self.fleet = copy.deepcopy(self._checkpoints[start]) if start else self._new_fleet()
+            self.position = start
+            self.tests = [(e.t, e.record) for e in self.events if e.record["type"] == "test" and e.frame < start]
         while self.position < until:
             self._apply_frame(self.recording.frames[self.position])
             self.position += 1
@@ -246,7 +268,7 @@ class ReplayMonitor(Monitor):
     def seek(self, t: float) -> None:
         """Jump to time ``t`` (clamped to the recording) and tell the UI."""
         t = max(self.recording.start_t, min(t, self.recording.end_t))
-        self._play_to(t)
+        self._play_to(t, jump=True)
         if self.on_update is not None:
             self.on_update()
 

@@ -62,7 +62,10 @@ def main() -> int:
         n3.popen(["iperf3", "-c", n4.address, "-t", str(traffic_s), "-P", "4"])
         n1.popen(["ping", "-q", "-M", "do", "-s", "1472", "-i", "0.2", "-c", str(traffic_s * 5), n4.address])
         rc = record.wait(timeout=args.seconds * 3 + 30)
-    print(f"capture: {args.output} ({sum(1 for _ in open(args.output))} samples)")
+    from netui.engine.recording import load_recording
+
+    samples = sum(len(s) for s in load_recording(str(args.output)).values())
+    print(f"capture: {args.output} ({samples} samples)")
     return rc
 
 

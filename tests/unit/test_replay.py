@@ -121,3 +121,24 @@ async def test_next_event_jumps_to_stragglers_and_state_changes():
     assert not any(s.node == event.record["node"] for s in replay.fleet.stragglers)
     replay.seek(replay.recording.end_t)
     assert replay.next_event() is None
+
+
+async def test_seeking_through_checkpoints_gives_the_state_of_playing_through(monkeypatch):
+    import netui.engine.replay as replay_module
+
+    monkeypatch.setattr(replay_module, "MAX_CHECKPOINTS", 4)  # a checkpoint every 10 frames
+    jumpy = ReplayMonitor(load(CAPTURE))
+    assert sorted(jumpy._checkpoints) == [10, 20, 30]
+    jumpy.seek(jumpy.recording.start_t + 25)
+    jumpy.seek(jumpy.recording.start_t + 12)  # back: from the checkpoint at 10 frames
+    played = ReplayMonitor(load(CAPTURE))
+    played._checkpoints.clear()  # from the start, frame by frame
+    for _ in range(13):
+        await played.tick()
+    assert jumpy.position == played.position == 13
+    for name in played.recording.nodes:
+        a, b = played.fleet[name], jumpy.fleet[name]
+        assert (a.rates, a.summary, a.health, a.state, a.samples_seen) == (b.rates, b.summary, b.health, b.state,
+                                                                           b.samples_seen)
+        assert a.history["rx_bytes_per_s"].values() == b.history["rx_bytes_per_s"].values()
+    assert jumpy.fleet["node1"] is not jumpy._checkpoints[10]["node1"]  # a copy: the checkpoint stays as it was
