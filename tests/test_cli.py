@@ -170,3 +170,25 @@ def test_record_then_replay_gives_the_same_counters(tmp_path):
     second = json.loads(lines[1])["sample"]
     assert lo["counters"]["rx_bytes"] == second["interfaces"]["lo"]["counters"]["rx_bytes"]
     assert last["interfaces"]["lo"]["counters"]["rx_bytes"] >= lo["counters"]["rx_bytes"]
+
+
+def test_record_rotates_at_max_size_and_export_reads_the_set(tmp_path):
+    out = tmp_path / "rot.ndjson.gz"
+    r = netui("record", "-o", str(out), "--count", "30", "--interval", "0.05", "--max-size", "1k", "--keep", "2")
+    assert r.returncode == 0, r.stderr
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["rot.ndjson.gz", "rot.ndjson.gz.1", "rot.ndjson.gz.2"]  # bounded: the oldest went
+    for name in names:
+        assert gzip.decompress((tmp_path / name).read_bytes()).startswith(b'{"type":"header"')
+    r = netui("export", str(out), "--format", "csv")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("time,node,device,metric,value\n") and ",lo,rx_bytes_per_s," in r.stdout
+
+
+def test_record_and_replay_say_what_is_wrong(tmp_path):
+    r = netui("record", "-o", str(tmp_path / "x.gz"), "--max-size", "lots")
+    assert r.returncode != 0 and "not a size" in r.stderr
+    r = netui("record", "-o", str(tmp_path / "no" / "such" / "dir.gz"), "--count", "1")
+    assert r.returncode != 0 and "cannot record" in r.stderr and "Traceback" not in r.stderr
+    r = netui("replay", str(tmp_path / "nope.gz"))
+    assert r.returncode != 0 and "cannot replay" in r.stderr and "no such file" in r.stderr
