@@ -104,7 +104,8 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         p = argparse.ArgumentParser(
             prog="netui",
             description="A terminal cockpit for the network of a training cluster. "
-                        "With no arguments it watches this host. Commands: snapshot, record, replay, export, bench, doctor.",
+                        "With no arguments it watches this host. "
+                        "Commands: snapshot, record, replay, export, bench, doctor.",
         )
         p.add_argument("--version", action="version", version=f"netui {__version__}")
         p.add_argument("--history", type=_positive_float, default=900.0, metavar="S",

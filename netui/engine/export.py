@@ -261,8 +261,8 @@ def _prom_node(om: OpenMetrics, node: Node) -> None:
                    c, t, q)
     r = node.rates
     if r is not None and r.tcp is not None:
-        om.add("netui_tcp_retransmit_ratio", "gauge", "Retransmitted segments per segment sent (ΔRetransSegs/ΔOutSegs)",
-               inst, t, r.tcp.retrans_ratio)
+        om.add("netui_tcp_retransmit_ratio", "gauge",
+               "Retransmitted segments per segment sent (ΔRetransSegs/ΔOutSegs)", inst, t, r.tcp.retrans_ratio)
         om.add("netui_tcp_retransmitted_segments_per_second", "gauge", "TCP segments retransmitted per second",
                inst, t, r.tcp.retrans_segs_per_s)
     if r is not None and r.cpu is not None:

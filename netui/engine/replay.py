@@ -69,6 +69,7 @@ def load(path: str | Path) -> Recording:
     header = None
     frames: list[Frame] = []
     current = Frame(0.0)
+    sampled: set[str] = set()  # nodes with a sample in the current frame
     nodes: dict[str, None] = {}
     samples = 0
     for rec in read_records(files, notes):
@@ -80,13 +81,14 @@ def load(path: str | Path) -> Recording:
         if kind == "tick":
             current.t = rec["t"]
             frames.append(current)
-            current = Frame(0.0)
+            current, sampled = Frame(0.0), set()
             continue
         if kind == "sample":
             # version 1 has no tick marks: a node seen again starts the next tick
-            if header is None and any(r["type"] == "sample" and r["node"] == rec["node"] for r in current.records):
+            if header is None and rec["node"] in sampled:
                 frames.append(current)
-                current = Frame(0.0)
+                current, sampled = Frame(0.0), set()
+            sampled.add(rec["node"])
             nodes.setdefault(rec["node"], None)
             samples += 1
         elif kind in ("state", "health", "straggler"):
