@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
+import signal
 import sys
 
 from netui import __version__
@@ -247,6 +249,8 @@ async def _record(monitor: Monitor, path: str, count: int | None, *, max_size_by
         recorder = monitor.start_recording(path, max_size_bytes=max_size_bytes, keep=keep)
     except OSError as exc:
         raise SystemExit(f"netui: cannot record to {path}: {exc}") from None
+    with contextlib.suppress(NotImplementedError, RuntimeError):  # SIGTERM ends it like Ctrl-C
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, monitor.stop)
     try:
         await monitor.run(polls=count)
     finally:

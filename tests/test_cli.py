@@ -192,3 +192,24 @@ def test_record_and_replay_say_what_is_wrong(tmp_path):
     assert r.returncode != 0 and "cannot record" in r.stderr and "Traceback" not in r.stderr
     r = netui("replay", str(tmp_path / "nope.gz"))
     assert r.returncode != 0 and "cannot replay" in r.stderr and "no such file" in r.stderr
+
+
+def test_record_ends_its_file_cleanly_on_sigterm(tmp_path):
+    import signal
+
+    out = tmp_path / "t.ndjson.gz"
+    p = subprocess.Popen([sys.executable, "-m", "netui", "record", "-o", str(out), "--interval", "0.1"],
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and (not out.exists() or out.stat().st_size < 2000):
+            time.sleep(0.1)
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=20)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 0 and "recorded" in err
+    lines = gzip.decompress(out.read_bytes()).splitlines()  # a finished gzip file, trailer and all
+    assert json.loads(lines[-1])["type"] == "tick"

@@ -165,3 +165,27 @@ async def test_w_records_from_the_ui_with_rec_in_the_status_bar(tmp_path):
     kinds = [r["type"] for r in read_records(files[0])]
     assert kinds.count("tick") == 3 and kinds.count("sample") == 6  # gpu01 and gpu02; gpu03 is down
     assert any(r["type"] == "state" and r["state"] == "down" for r in read_records(files[0]))
+
+
+async def test_shift_n_jumps_to_the_next_straggler_only(lab_file):
+    app = replay_app(lab_file)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await app.monitor.tick()
+        await pilot.press("N")
+        await pilot.pause()
+        assert "0:03 / 0:38" in timeline(app) and app.monitor.fleet.stragglers
+        await pilot.press("N", "N")  # node4 flagged again for drops at 0:04, then none after
+        await pilot.pause()
+        assert "0:04 / 0:38" in timeline(app)
+
+
+async def test_a_recording_cut_mid_write_replays_with_a_warning(lab_file, tmp_path):
+    cut = tmp_path / "cut.ndjson.gz"
+    data = lab_file.read_bytes()
+    cut.write_bytes(data[: len(data) // 2])
+    app = replay_app(cut)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await app.monitor.tick()
+        await pilot.pause()
+        assert any("cut mid-write" in n.message or "not finished" in n.message for n in app._notifications)
+        assert 10 < app.monitor.recording.duration_s < 38

@@ -301,6 +301,9 @@ def _gzip_lines(data: bytes, path: str, notes: list[str]) -> Iterator[bytes]:
             unzip = zlib.decompressobj(16 + zlib.MAX_WBITS)
     if pending:
         notes.append(f"{path}: the last record was cut mid-write ({len(pending)} bytes) and is ignored")
+    elif data and not unzip.eof:
+        notes.append(f"{path}: not finished (the recorder was killed, or is still recording): "
+                     "read up to its last complete record")
 
 
 def read_lines(path: str | Path, notes: list[str] | None = None) -> Iterator[tuple[int, bytes]]:

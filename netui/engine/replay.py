@@ -291,10 +291,12 @@ class ReplayMonitor(Monitor):
         self._wake.set()
         return self.speed
 
-    def next_event(self, *, kinds: tuple[str, ...] | None = None) -> Event | None:
-        """Jump to the first event after the current position (of ``kinds``); None when none."""
+    def next_event(self, *, kinds: tuple[str, ...] | None = None, flagged: bool = False) -> Event | None:
+        """Jump to the first event after the current position (of ``kinds``; with ``flagged``
+        only stragglers flagged, not cleared); None when there is none."""
         for e in self.events:
-            if e.frame >= self.position and (kinds is None or e.record["type"] in kinds):
+            if e.frame >= self.position and (kinds is None or e.record["type"] in kinds) \
+                    and (not flagged or e.record.get("flagged")):
                 self.seek(e.t)
                 return e
         return None

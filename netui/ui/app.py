@@ -48,6 +48,7 @@ class NetuiApp(App):
         # replay only (check_action hides them in live mode)
         Binding("x", "cycle_speed", "Speed"),
         Binding("n", "next_event", "Next event"),
+        Binding("N", "next_event('straggler')", "Next straggler", show=False, key_display="N"),
         Binding("left", "seek(-10)", "−10 s", show=False, priority=True),
         Binding("right", "seek(10)", "+10 s", show=False, priority=True),
         Binding("shift+left", "seek(-60)", "−1 min", show=False, priority=True),
@@ -85,6 +86,9 @@ class NetuiApp(App):
 
     def on_mount(self) -> None:
         self.push_screen(ClusterScreen())
+        if self.replay:
+            for note in self.monitor.recording.notes:  # a tail cut mid-write, say
+                self.notify(note, severity="warning", timeout=8)
         if self.autostart:
             self.run_worker(self.monitor.run(), name="poller", group="poller", exclusive=True)
 
@@ -197,12 +201,16 @@ class NetuiApp(App):
     def action_seek(self, seconds: float) -> None:
         self.monitor.seek_by(seconds)  # the monitor tells the screen (FleetUpdated)
 
-    def action_next_event(self) -> None:
+    def action_next_event(self, kind: str | None = None) -> None:
+        """n: the next event of any kind; N: the next straggler flagged."""
         from netui.model.events import event_text
 
-        event = self.monitor.next_event()
+        if kind == "straggler":
+            event = self.monitor.next_event(kinds=("straggler",), flagged=True)
+        else:
+            event = self.monitor.next_event()
         if event is None:
-            self.notify("no event after this point", timeout=2)
+            self.notify(f"no {'straggler' if kind else 'event'} after this point", timeout=2)
         else:
             self.notify(event_text(event.record), timeout=3)
 

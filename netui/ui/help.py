@@ -29,7 +29,7 @@ KEYS = (
     ("w", "record to netui-<time>.ndjson.gz here / stop (● REC in the status bar)"),
     ("x", "replay (netui replay FILE): speed 1×, 10×, 60×; p pauses"),
     ("← / →", "replay: back / forward 10 s (shift: 1 min)"),
-    ("n", "replay: jump to the next event — a state change, a straggler, a test"),
+    ("n / N", "replay: jump to the next event (state, health, straggler, test) / straggler"),
     ("t T r R l", "replay: the last pair or latency test recorded before this point"),
     ("ctrl+p", "command palette: every action by name"),
     ("?", "this help"),
