@@ -189,3 +189,33 @@ async def test_a_recording_cut_mid_write_replays_with_a_warning(lab_file, tmp_pa
         await pilot.pause()
         assert any("cut mid-write" in n.message or "not finished" in n.message for n in app._notifications)
         assert 10 < app.monitor.recording.duration_s < 38
+
+
+async def test_a_test_that_finishes_while_recording_goes_into_the_recording(tmp_path):
+    import json
+
+    from netui.engine.pairdoc import load_report as load_pair
+    from netui.engine.pingdoc import load_report as load_latency
+    from tests.replayed import LATENCY_TEST, PAIR_TEST
+
+    app = make_app(Monitor(demo_sources(), interval_s=1.0, history_s=120), autostart=False)
+    app.record_dir = tmp_path
+    async with app.run_test(size=(120, 34)) as pilot:
+        await app.monitor.tick()
+        await pilot.press("w")
+        pair = load_pair(json.loads(PAIR_TEST.read_text()))
+        latency = load_latency(json.loads(LATENCY_TEST.read_text()))
+        for screen, report in ((MatrixScreen(report=pair), pair), (LatencyScreen(report=latency), latency)):
+            await app.push_screen(screen)
+            screen.post_message(screen.Finished(report))  # as the test's worker reports its end
+            await pilot.pause()
+            await pilot.press("escape")
+        await app.monitor.tick()
+        await pilot.press("w")
+    path = next(tmp_path.glob("netui-*.ndjson.gz"))
+    tests = [r for r in read_records(path) if r["type"] == "test"]
+    assert [t["kind"] for t in tests] == ["pair-test", "latency-test"]
+    assert tests[0]["report"]["verdict"]["suspects"] == json.loads(PAIR_TEST.read_text())["verdict"]["suspects"]
+    replay = ReplayMonitor(load(path))
+    replay.seek(replay.recording.end_t)
+    assert replay.last_test("latency-test")["kind"] == "latency-test"
