@@ -101,3 +101,25 @@ def test_the_command_writes_a_file_and_says_what_is_wrong(tmp_path):
     r = subprocess.run([sys.executable, "-m", "netui", "export", str(tmp_path / "nope")],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "no such file" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.skipif(__import__("shutil").which("promtool") is None, reason="promtool (Debian prometheus) is not installed")
+def test_prometheus_backfills_the_prom_export(capture, tmp_path):
+    om = tmp_path / "cap.om"
+    with open(om, "w") as out:
+        count = export_prom(capture, out)
+    tsdb = tmp_path / "tsdb"
+    r = subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", str(om), str(tsdb)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert str(count) in r.stdout  # every sample went in
+    (tsdb / "wal").mkdir(exist_ok=True)
+    r = subprocess.run(["promtool", "tsdb", "dump", str(tsdb)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    series = [line for line in r.stdout.splitlines()
+              if line.startswith('{__name__="node_network_receive_bytes_total", device="eth0", instance="node3"}')]
+    assert len(series) == 39
+    last = next(r["sample"] for r in capture.frames[-1].records if r["type"] == "sample" and r["node"] == "node3")
+    value, stamp_ms = series[-1].rsplit(" ", 2)[1:]
+    assert float(value) == last.interfaces["eth0"].counters.rx_bytes
+    assert int(stamp_ms) == round(last.wall_s * 1000)
