@@ -25,6 +25,7 @@ import sys
 from collections.abc import Iterator
 
 from netui.engine.document import fleet_document
+from netui.engine.monitor import report_state
 from netui.engine.recording import RecordingError
 from netui.engine.replay import Recording, _apply, load
 from netui.model.fleet import Fleet
@@ -41,11 +42,7 @@ def intervals(recording: Recording) -> Iterator[tuple[float, Fleet, list[str]]]:
     fleet = Fleet(list(recording.nodes), interval_s=recording.interval_s, history_s=recording.interval_s * 4)
 
     def report(name, state, reason):
-        node = fleet[name]
-        if state in (NodeState.CONNECTING, NodeState.STALE, NodeState.UP):
-            node.set_state(state, reason)
-        else:
-            node.fail(state, reason or state.value)
+        report_state(fleet[name], state, reason)
 
     for frame in recording.frames:
         sampled: list[str] = []

@@ -23,6 +23,14 @@ INTERVALS_S = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
 STALE_INTERVALS = 3  # a node with no sample for this many intervals is stale
 
 
+def report_state(node, state: NodeState, reason: str | None) -> None:
+    """A transport's word on a node: a state it is in, or a failure with its reason."""
+    if state in (NodeState.CONNECTING, NodeState.STALE, NodeState.UP):
+        node.set_state(state, reason)
+    else:
+        node.fail(state, reason or state.value)
+
+
 class Monitor:
     def __init__(self, sources: list, *, interval_s: float = 1.0, history_s: float = 900.0,
                  thresholds=None) -> None:
@@ -54,11 +62,7 @@ class Monitor:
             self.recorder.sample(name, sample)
 
     def report(self, name: str, state: NodeState, reason: str | None) -> None:
-        node = self.fleet[name]
-        if state in (NodeState.CONNECTING, NodeState.STALE, NodeState.UP):
-            node.set_state(state, reason)
-        else:
-            node.fail(state, reason or state.value)
+        report_state(self.fleet[name], state, reason)
 
     # ticks ------------------------------------------------------------------------------------
     async def tick(self) -> None:

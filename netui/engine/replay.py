@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import median
 
-from netui.engine.monitor import Monitor
+from netui.engine.monitor import Monitor, report_state
 from netui.engine.recording import RecordingError, read_records, recording_files
 from netui.model.events import EventTracker
 from netui.model.fleet import Fleet
@@ -181,7 +181,7 @@ class ReplayMonitor(Monitor):
         events: list[Event] = []
 
         def report(name, state, reason):
-            Monitor.report(_Shim(fleet), name, state, reason)
+            report_state(fleet[name], state, reason)
 
         for i, frame in enumerate(self.recording.frames):
             for rec in frame.records:
@@ -319,10 +319,3 @@ class ReplayMonitor(Monitor):
 
     async def close(self) -> None:
         self.stop()
-
-
-class _Shim:
-    """Monitor.report needs only ``fleet``."""
-
-    def __init__(self, fleet: Fleet) -> None:
-        self.fleet = fleet
