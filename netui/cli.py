@@ -15,7 +15,7 @@ from netui import __version__
 from netui.collectors.local import LiveReader, TreeReader
 from netui.engine.document import fleet_document
 from netui.engine.monitor import Monitor
-from netui.engine.recording import RecordingError, load_recording, parse_size
+from netui.engine.recording import RecordingError, load_recording, parse_size, rotated_paths
 from netui.engine.sources import LocalSource, ReplaySource
 from netui.model.node import NodeState
 
@@ -245,6 +245,10 @@ async def _record(monitor: Monitor, path: str, count: int | None, *, max_size_by
                   keep: int) -> tuple[int, int]:
     """Record every tick (engine/recorder.py) for ``count`` ticks or until interrupted;
     (samples, ticks) written."""
+    existing = rotated_paths(path)
+    if existing:
+        raise SystemExit(f"netui: {existing[-1]} exists: netui record never overwrites a recording "
+                         "(name another file, or remove it)")
     try:
         recorder = monitor.start_recording(path, max_size_bytes=max_size_bytes, keep=keep)
     except OSError as exc:

@@ -190,6 +190,10 @@ def test_record_and_replay_say_what_is_wrong(tmp_path):
     assert r.returncode != 0 and "not a size" in r.stderr
     r = netui("record", "-o", str(tmp_path / "no" / "such" / "dir.gz"), "--count", "1")
     assert r.returncode != 0 and "cannot record" in r.stderr and "Traceback" not in r.stderr
+    kept = tmp_path / "kept.gz"
+    kept.write_bytes(b"an earlier recording")
+    r = netui("record", "-o", str(kept), "--count", "1")
+    assert r.returncode != 0 and "never overwrites" in r.stderr and kept.read_bytes() == b"an earlier recording"
     r = netui("replay", str(tmp_path / "nope.gz"))
     assert r.returncode != 0 and "cannot replay" in r.stderr and "no such file" in r.stderr
 

@@ -260,7 +260,7 @@ class ReplayMonitor(Monitor):
         await self.tick()
         last = time.monotonic()
         while not self._stopped and (polls is None or count < polls):
-            await self._sleep(self.interval_s)
+            await self._sleep(min(self.interval_s, 1.0))  # the timeline moves at least once a second
             now = time.monotonic()
             await self.tick((now - last) * self.speed)
             last = now

@@ -45,6 +45,7 @@ def main() -> int:
     p.add_argument("--seconds", type=int, default=40)
     args = p.parse_args()
     args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.unlink(missing_ok=True)  # netui record never overwrites a recording
     with Lab(4, name="cap") as lab:
         n1, n2, n3, n4 = lab.nodes
         lossy_link(network.veth_name(lab.name, n4.k))
