@@ -219,3 +219,22 @@ async def test_a_test_that_finishes_while_recording_goes_into_the_recording(tmp_
     replay = ReplayMonitor(load(path))
     replay.seek(replay.recording.end_t)
     assert replay.last_test("latency-test")["kind"] == "latency-test"
+
+
+async def test_live_arrows_still_reach_the_filter_box():
+    app = make_app(Monitor(demo_sources(), interval_s=1.0, history_s=120), autostart=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await app.monitor.tick()
+        await pilot.press("slash", "a", "b", "left", "X")
+        await pilot.pause()
+        assert app.screen.query_one("#filter").value == "aXb"
+
+
+async def test_t_in_a_replay_needs_no_marks(lab_file):
+    app = replay_app(lab_file)
+    async with app.run_test(size=(120, 34)) as pilot:
+        await app.monitor.tick()
+        app.monitor.seek_by(25)
+        await pilot.press("t")
+        await pilot.pause()
+        assert isinstance(app.screen, MatrixScreen)

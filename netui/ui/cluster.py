@@ -140,6 +140,9 @@ class ClusterScreen(Screen):
         return None
 
     def action_pair_test(self, tool: str) -> None:
+        if self.app.replay:  # type: ignore[attr-defined]
+            self.app.show_recorded_test("pair-test")  # type: ignore[attr-defined]
+            return
         pair = self.pair_to_test()
         if pair is None:
             self.notify("mark two nodes with space (or one, and put the cursor on the other)",
