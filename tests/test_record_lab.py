@@ -125,3 +125,20 @@ async def test_replayed_rates_equal_the_live_ones_interval_by_interval(lab, tmp_
         if a[2] is not None and (a[3].tx_bytes_per_s or 0) * 8 > 1e9:
             busy += 1
     assert busy >= 4  # the traffic was measured, not just quiet intervals
+
+
+def test_a_node_that_is_down_is_recorded_and_replays_down_with_its_reason(lab, tmp_path):
+    path = tmp_path / "down.ndjson.gz"
+    lab.node(3).stop_sshd()
+    r = subprocess.run([sys.executable, "-m", "netui", "record", "-o", str(path), "--count", "4", "--interval", "0.5",
+                        "--connect-timeout", "3", "-F", str(lab.ssh_config), lab.host_pattern()],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    states = [(x["node"], x["state"], x["reason"]) for x in read_records(path) if x["type"] == "state"]
+    assert ("node3", "down") in [(n, s) for n, s, _ in states]
+    replay = ReplayMonitor(load(path))
+    replay.seek(replay.recording.end_t)
+    node3 = replay.fleet["node3"]
+    assert node3.state.value == "down" and "connection refused" in node3.error
+    assert [replay.fleet[f"node{k}"].state.value for k in (1, 2, 4)] == ["up"] * 3
+    assert any(e.record["type"] == "state" and e.record["node"] == "node3" for e in replay.events)
