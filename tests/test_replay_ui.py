@@ -238,3 +238,18 @@ async def test_t_in_a_replay_needs_no_marks(lab_file):
         await pilot.press("t")
         await pilot.pause()
         assert isinstance(app.screen, MatrixScreen)
+
+
+async def test_a_click_on_the_timeline_seeks_there(lab_file):
+    app = replay_app(lab_file)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await app.monitor.tick()
+        await pilot.pause()
+        bar = app.screen.query_one(Timeline)
+        first, cells, _, _ = bar._bar
+        await pilot.click(Timeline, offset=(1 + first + cells - 1, 0))  # the end of the bar
+        await pilot.pause()
+        assert "0:38 / 0:38" in timeline(app)
+        await pilot.click(Timeline, offset=(1 + first + (cells - 1) // 2, 0))  # the middle
+        await pilot.pause()
+        assert 17 <= app.monitor.elapsed_s <= 20

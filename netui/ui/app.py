@@ -201,6 +201,11 @@ class NetuiApp(App):
     def action_seek(self, seconds: float) -> None:
         self.monitor.seek_by(seconds)  # the monitor tells the screen (FleetUpdated)
 
+    def on_timeline_seek(self, message) -> None:
+        """A click on the replay's timeline."""
+        if self.replay:
+            self.monitor.seek(message.t)
+
     def action_next_event(self, kind: str | None = None) -> None:
         """n: the next event of any kind; N: the next straggler flagged."""
         from netui.model.events import event_text

@@ -28,7 +28,7 @@ KEYS = (
     ("D", "doctor: MTU, link speeds, RDMA ports, sysctls … of the marked (or all)"),
     ("w", "record to netui-<time>.ndjson.gz here / stop (● REC in the status bar)"),
     ("x", "replay (netui replay FILE): speed 1×, 10×, 60×; p pauses"),
-    ("← / →", "replay: back / forward 10 s (shift: 1 min)"),
+    ("← / →", "replay: back / forward 10 s (shift: 1 min); or click the timeline"),
     ("n / N", "replay: jump to the next event (state, health, straggler, test) / straggler"),
     ("t T r R l", "replay: the last pair or latency test recorded before this point"),
     ("ctrl+p", "command palette: every action by name"),

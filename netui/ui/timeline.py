@@ -3,7 +3,8 @@
 Line 1: play state and speed, position / duration, the time of day (UTC), then a bar: the
 played part, the position (●) and a mark per event — ✗ a node failed, ▲ a straggler, !
 a health level at warning or worse, ◆ a recorded test, · a recovery. Line 2: the last event
-at or before the position, and the keys. Set by its screen with ``show``.
+at or before the position, and the keys. Set by its screen with ``show``; a click on the
+bar posts ``Timeline.Seek``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import time
 
 from rich.style import Style
 from rich.text import Text
+from textual import events
+from textual.message import Message
 from textual.widgets import Static
 
 from netui.model.events import event_level, event_text
@@ -59,6 +62,24 @@ class Timeline(Static):
     }
     """
 
+    class Seek(Message):
+        """The user clicked the bar: go to ``t`` (seconds since the epoch)."""
+
+        def __init__(self, t: float) -> None:
+            super().__init__()
+            self.t = t
+
+    _bar: tuple[int, int, float, float] | None = None  # first cell, cells, start_t, duration
+
+    def on_click(self, event: events.Click) -> None:
+        if self._bar is None or event.y != 0:
+            return
+        first, cells, start, duration = self._bar
+        at = event.x - self.styles.padding.left - first
+        if 0 <= at < cells:
+            event.stop()
+            self.post_message(self.Seek(start + duration * at / max(1, cells - 1)))
+
     def show(self, monitor) -> None:
         rec = monitor.recording
         width = max(10, (self.content_size.width or self.size.width or 80))
@@ -82,6 +103,7 @@ class Timeline(Static):
                 marks[at] = (m, event_level(e.record))
         pos = 0 if duration <= 0 else min(cells - 1, int(here / duration * (cells - 1) + 0.5))
         line.append(" ")
+        self._bar = (line.cell_len, cells, rec.start_t, duration)
         for i in range(cells):
             if i == pos:
                 line.append("●", style=accent)
