@@ -25,7 +25,6 @@ load.
 from __future__ import annotations
 
 import json
-import os
 import re
 import zlib
 from collections.abc import Iterable, Iterator
@@ -359,7 +358,3 @@ def load_recording(path: str) -> dict[str, list[NodeSample]]:
         if rec["type"] == "sample":
             out.setdefault(rec["node"], []).append(rec["sample"])
     return out
-
-
-def file_size(paths: Iterable[Path]) -> int:
-    return sum(os.path.getsize(p) for p in paths)
