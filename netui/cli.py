@@ -1,11 +1,14 @@
-"""Command line: ``netui`` (live TUI), ``netui snapshot``, ``netui record``."""
+"""Command line: ``netui`` (live TUI), ``netui snapshot``, ``netui record``, ``netui replay``,
+``netui export``."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
+import signal
 import sys
 
 from netui import __version__
@@ -13,11 +16,11 @@ from netui.collectors.local import LiveReader, TreeReader
 from netui.config import Config, ConfigError, load_config
 from netui.engine.document import fleet_document
 from netui.engine.monitor import Monitor
-from netui.engine.recording import RecordingError, dump_lines, load_recording
+from netui.engine.recording import RecordingError, load_recording, parse_size, rotated_paths
 from netui.engine.sources import LocalSource, ReplaySource
 from netui.model.node import NodeState
 
-COMMANDS = ("snapshot", "record", "bench", "doctor")
+COMMANDS = ("snapshot", "record", "replay", "export", "bench", "doctor")
 
 
 def _positive_float(text: str) -> float:
@@ -47,6 +50,13 @@ def _port(text: str) -> int:
     return value
 
 
+def _size(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("hosts", nargs="*", metavar="HOST",
                    help="nodes to watch over SSH: [user@]host[:port] or ranges like gpu[001-128]; "
@@ -74,7 +84,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     src = p.add_argument_group("other sources")
     src.add_argument("--procfs", metavar="PATH", help="read /proc from PATH (a mounted or captured tree)")
     src.add_argument("--sysfs", metavar="PATH", help="read /sys from PATH (with --procfs)")
-    src.add_argument("--replay", metavar="FILE", help="replay a recording (JSON lines) instead of live data")
+    src.add_argument("--replay", metavar="FILE", help="replay a recording instead of live data (as netui replay FILE)")
     src.add_argument("--source", default="ssh", metavar="KIND",
                      help="where the HOSTs' counters come from: ssh (default), node-exporter "
                           "(http://HOST:9100/metrics), prometheus=URL (a Prometheus server's API)")
@@ -90,14 +100,29 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
                                     description="Take two samples one interval apart and print them once.")
         p.add_argument("--json", action="store_true", help="print the JSON document (see README)")
     elif command == "record":
-        p = argparse.ArgumentParser(prog="netui record", description="Record raw samples to a file (JSON lines).")
+        p = argparse.ArgumentParser(
+            prog="netui record",
+            description="Record raw samples, node states and health events to a file "
+                        "(gzip-compressed JSON lines, readable after a crash; see README).")
         p.add_argument("-o", "--output", required=True, metavar="FILE")
-        p.add_argument("--count", type=int, default=None, metavar="N", help="stop after N samples")
+        p.add_argument("--count", type=_positive_int, default=None, metavar="N", help="stop after N ticks")
+        p.add_argument("--max-size", type=_size, default=None, metavar="SIZE",
+                       help="rotate when FILE reaches SIZE (e.g. 100M): FILE → FILE.1 → … FILE.KEEP")
+        p.add_argument("--keep", type=_positive_int, default=5, metavar="N",
+                       help="rotated files kept with --max-size (default 5); the oldest goes")
+    elif command == "replay":
+        p = argparse.ArgumentParser(prog="netui replay",
+                                    description="Play a recording back in the UI: pause, speed, seek, events.")
+        p.add_argument("file", metavar="FILE", help="a recording (FILE.1 … of a rotated set are read too)")
+        p.add_argument("--history", type=_positive_float, default=900.0, metavar="S",
+                       help="seconds of history kept per node (default 900)")
+        return p
     else:
         p = argparse.ArgumentParser(
             prog="netui",
             description="A terminal cockpit for the network of a training cluster. "
-                        "With no arguments it watches this host. Commands: snapshot, record, bench, doctor.",
+                        "With no arguments it watches this host. "
+                        "Commands: snapshot, record, replay, export, bench, doctor.",
         )
         p.add_argument("--version", action="version", version=f"netui {__version__}")
         p.add_argument("--history", type=_positive_float, default=900.0, metavar="S",
@@ -266,22 +291,41 @@ def _add(a, b):
     return None if a is None and b is None else (a or 0) + (b or 0)
 
 
-async def _record(monitor: Monitor, path: str, count: int | None) -> int:
-    """Write every sample as it arrives (raw counters, one JSON line each) for ``count`` ticks."""
-    written = 0
-    with open(path, "w", encoding="utf-8") as out:
-        def write(name: str, sample) -> None:
-            nonlocal written
-            out.writelines(dump_lines([(name, sample)]))
-            written += 1
+async def _record(monitor: Monitor, path: str, count: int | None, *, max_size_bytes: int | None,
+                  keep: int) -> tuple[int, int]:
+    """Record every tick (engine/recorder.py) for ``count`` ticks or until interrupted;
+    (samples, ticks) written."""
+    existing = rotated_paths(path)
+    if existing:
+        raise SystemExit(f"netui: {existing[-1]} exists: netui record never overwrites a recording "
+                         "(name another file, or remove it)")
+    try:
+        recorder = monitor.start_recording(path, max_size_bytes=max_size_bytes, keep=keep)
+    except OSError as exc:
+        raise SystemExit(f"netui: cannot record to {path}: {exc}") from None
+    with contextlib.suppress(NotImplementedError, RuntimeError):  # SIGTERM ends it like Ctrl-C
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, monitor.stop)
+    try:
+        await monitor.run(polls=count)
+    finally:
+        await monitor.close()  # finishes the file
+    if recorder.error:
+        raise SystemExit(f"netui: recording to {path} stopped: {recorder.error}")
+    return recorder.samples, recorder.ticks
 
-        monitor.on_sample = write
-        monitor.on_update = out.flush
-        try:
-            await monitor.run(polls=count)
-        finally:
-            await monitor.close()
-    return written
+
+def build_replay(path: str, *, history_s: float):
+    """A ReplayMonitor for a recording (a rotated set too); SystemExit with the reason when
+    it cannot be read."""
+    from netui.engine.replay import ReplayMonitor, load
+
+    try:
+        recording = load(path)
+    except (OSError, RecordingError) as exc:
+        raise SystemExit(f"netui: cannot replay {path}: {exc}") from None
+    for note in recording.notes:
+        print(f"netui: {note}", file=sys.stderr)
+    return ReplayMonitor(recording, history_s=history_s)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -291,6 +335,10 @@ def main(argv: list[str] | None = None) -> int:
         from netui.benchcmd import main as bench_main
 
         return bench_main(argv[1:])
+    if command == "export":  # rates for plots and notebooks: its own options (netui/engine/export.py)
+        from netui.engine.export import main as export_main
+
+        return export_main(argv[1:])
     if command == "doctor":  # configuration checks: their own options (netui/doctorcmd.py)
         from netui.doctorcmd import main as doctor_main
 
@@ -304,13 +352,17 @@ def main(argv: list[str] | None = None) -> int:
     if command == "record":
         monitor = build_monitor(args, history_s=60)
         try:
-            n = asyncio.run(_record(monitor, args.output, args.count))
+            samples, ticks = asyncio.run(_record(monitor, args.output, args.count, max_size_bytes=args.max_size,
+                                                 keep=args.keep))
         except KeyboardInterrupt:
             return 130
-        print(f"netui: recorded {n} samples to {args.output}", file=sys.stderr)
+        print(f"netui: recorded {samples} samples in {ticks} ticks to {args.output}", file=sys.stderr)
         return 0
     from netui.ui.app import make_app
 
-    monitor = build_monitor(args, history_s=args.history)
+    if command == "replay" or (args.replay and not (args.hosts or args.files or args.slurm is not False)):
+        monitor = build_replay(args.file if command == "replay" else args.replay, history_s=args.history)
+    else:
+        monitor = build_monitor(args, history_s=args.history)
     make_app(monitor).run()
     return 0

@@ -11,6 +11,9 @@ node-rdma.svg is a node whose RDMA ports are a copy of the captured prometheus-p
 bumped every poll as a job would (tests/fabric_tree.py RdmaTreeNode), read by the real
 reader and parsers.
 
+The replay screenshot plays a recording made from that capture by the real recorder, with
+two saved lab tests recorded on the way (tests/replayed.py).
+
 The matrix screen shows a saved pair test of the lab (tests/data/pairtest-lab-tbf-node3.json):
 `netui bench iperf3 node[1-4] --matrix --json --direction both -t 2 --threshold-gbps 2`
 with `tc qdisc add dev <node3's root-side veth> root tbf rate 200mbit burst 64kb latency 50ms`.
@@ -115,6 +118,27 @@ async def shoot_rdma(size: tuple[int, int], name: str) -> None:
             print(app.save_screenshot(filename=f"{name}.svg", path=str(HERE)))
 
 
+async def shoot_replay(size: tuple[int, int], name: str) -> None:
+    """netui replay of a version 2 lab recording (tests/replayed.py): 15 s in, paused."""
+    import tempfile
+
+    from netui.engine.replay import ReplayMonitor, load
+    from tests.replayed import record_lab_replay
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = await record_lab_replay(Path(tmp) / "lab.ndjson.gz")
+        app = make_app(ReplayMonitor(load(path), history_s=900), autostart=False)
+        async with app.run_test(size=size) as pilot:
+            await app.monitor.tick()
+            await pilot.press("right")
+            for _ in range(5):
+                await app.monitor.tick()
+            await pilot.press("p")
+            await pilot.pause()
+            await pilot.pause(0.2)
+            print(app.save_screenshot(filename=f"{name}.svg", path=str(HERE)))
+
+
 async def main() -> None:
     await shoot((100, 30), "cluster")
     await shoot((160, 30), "cluster-wide")
@@ -122,6 +146,7 @@ async def main() -> None:
     await shoot_matrix((110, 32), "matrix")  # a pair test: tbf towards node3
     await shoot_latency((120, 34), "latency")  # a ping matrix: loss at node3
     await shoot_rdma((150, 52), "node-rdma")  # HCA ports fed from the captured RDMA tree
+    await shoot_replay((110, 30), "replay")  # netui replay: the timeline, events, position
 
 
 if __name__ == "__main__":

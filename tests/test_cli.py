@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -152,10 +153,13 @@ def test_bad_arguments_are_clear_errors(tmp_path):
 
 
 def test_record_then_replay_gives_the_same_counters(tmp_path):
-    out = tmp_path / "rec.jsonl"
+    out = tmp_path / "rec.ndjson.gz"
     r = netui("record", "-o", str(out), "--count", "3", "--interval", "0.2")
     assert r.returncode == 0, r.stderr
-    lines = out.read_text().splitlines()
+    records = [json.loads(line) for line in gzip.decompress(out.read_bytes()).splitlines()]  # as zcat reads it
+    assert [r["type"] for r in records if r["type"] in ("header", "sample", "tick")] == [
+        "header", "sample", "tick", "sample", "tick", "sample", "tick"]
+    lines = [json.dumps(r) for r in records if r["type"] == "sample"]
     assert len(lines) == 3
     last = json.loads(lines[-1])["sample"]
     r = netui("snapshot", "--json", "--replay", str(out), "--interval", "0.1")
@@ -166,3 +170,50 @@ def test_record_then_replay_gives_the_same_counters(tmp_path):
     second = json.loads(lines[1])["sample"]
     assert lo["counters"]["rx_bytes"] == second["interfaces"]["lo"]["counters"]["rx_bytes"]
     assert last["interfaces"]["lo"]["counters"]["rx_bytes"] >= lo["counters"]["rx_bytes"]
+
+
+def test_record_rotates_at_max_size_and_export_reads_the_set(tmp_path):
+    out = tmp_path / "rot.ndjson.gz"
+    r = netui("record", "-o", str(out), "--count", "30", "--interval", "0.05", "--max-size", "1k", "--keep", "2")
+    assert r.returncode == 0, r.stderr
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["rot.ndjson.gz", "rot.ndjson.gz.1", "rot.ndjson.gz.2"]  # bounded: the oldest went
+    for name in names:
+        assert gzip.decompress((tmp_path / name).read_bytes()).startswith(b'{"type":"header"')
+    r = netui("export", str(out), "--format", "csv")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("time,node,device,metric,value\n") and ",lo,rx_bytes_per_s," in r.stdout
+
+
+def test_record_and_replay_say_what_is_wrong(tmp_path):
+    r = netui("record", "-o", str(tmp_path / "x.gz"), "--max-size", "lots")
+    assert r.returncode != 0 and "not a size" in r.stderr
+    r = netui("record", "-o", str(tmp_path / "no" / "such" / "dir.gz"), "--count", "1")
+    assert r.returncode != 0 and "cannot record" in r.stderr and "Traceback" not in r.stderr
+    kept = tmp_path / "kept.gz"
+    kept.write_bytes(b"an earlier recording")
+    r = netui("record", "-o", str(kept), "--count", "1")
+    assert r.returncode != 0 and "never overwrites" in r.stderr and kept.read_bytes() == b"an earlier recording"
+    r = netui("replay", str(tmp_path / "nope.gz"))
+    assert r.returncode != 0 and "cannot replay" in r.stderr and "no such file" in r.stderr
+
+
+def test_record_ends_its_file_cleanly_on_sigterm(tmp_path):
+    import signal
+
+    out = tmp_path / "t.ndjson.gz"
+    p = subprocess.Popen([sys.executable, "-m", "netui", "record", "-o", str(out), "--interval", "0.1"],
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and (not out.exists() or out.stat().st_size < 2000):
+            time.sleep(0.1)
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=20)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 0 and "recorded" in err
+    lines = gzip.decompress(out.read_bytes()).splitlines()  # a finished gzip file, trailer and all
+    assert json.loads(lines[-1])["type"] == "tick"

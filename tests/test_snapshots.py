@@ -55,3 +55,36 @@ def test_node_screen_of_an_rdma_node(snap_compare, tmp_path):
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(130, 50), run_before=open_it)
+
+
+# --- replay: the lab recording (tests/replayed.py), with its timeline ---------------------------
+
+
+def lab_replay_app(tmp_path):
+    from netui.engine.replay import ReplayMonitor, load
+    from tests.replayed import lab_replay
+
+    path = lab_replay(tmp_path / "lab.ndjson.gz")
+    return make_app(ReplayMonitor(load(path), history_s=900), autostart=False)
+
+
+async def _replayed_to_15s(pilot):
+    await pilot.app.monitor.tick()
+    await pilot.press("right")
+    for _ in range(5):
+        await pilot.app.monitor.tick()
+    await pilot.press("p")  # paused at 0:15
+    await pilot.pause()
+
+
+def test_replay_cluster_screen(snap_compare, tmp_path):
+    assert snap_compare(lab_replay_app(tmp_path), terminal_size=(110, 30), run_before=_replayed_to_15s)
+
+
+def test_replay_node_screen(snap_compare, tmp_path):
+    async def open_node3(pilot):
+        await _replayed_to_15s(pilot)
+        await pilot.press("enter")  # node3: retransmitting, the first row
+        await pilot.pause()
+
+    assert snap_compare(lab_replay_app(tmp_path), terminal_size=(120, 40), run_before=open_node3)

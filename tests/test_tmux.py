@@ -62,3 +62,23 @@ def test_netui_live_in_80x24_tmux(tmux_session):
             break
         time.sleep(0.2)
     assert not alive, "netui did not quit on q"
+
+
+def test_netui_replay_of_a_lab_recording_with_seek(tmux_session, tmp_path):
+    from tests.replayed import lab_replay
+
+    path = lab_replay(tmp_path / "lab.ndjson.gz")
+    cmd = f"{sys.executable} -m netui replay {path}"
+    subprocess.run(["tmux", "new-session", "-d", "-s", tmux_session, "-x", "110", "-y", "30", cmd], check=True)
+    wait_for(tmux_session, "/ 0:38")
+    subprocess.run(["tmux", "send-keys", "-t", tmux_session, "p"], check=True)
+    screen = wait_for(tmux_session, "‖ 1×")
+    assert "4 nodes: 4 up" in screen.splitlines()[0]
+    before = next(line for line in screen.splitlines() if "/ 0:38" in line)
+    at = int(before.split("/ 0:38")[0].split()[-1].split(":")[1])
+    subprocess.run(["tmux", "send-keys", "-t", tmux_session, "Right"], check=True)
+    screen = wait_for(tmux_session, f"0:{at + 10:02d} / 0:38")
+    assert "straggler node3" in screen  # 10 s later the traffic is on, node3 retransmits
+    subprocess.run(["tmux", "send-keys", "-t", tmux_session, "S-Left"], check=True)
+    wait_for(tmux_session, "0:00 / 0:38")
+    subprocess.run(["tmux", "send-keys", "-t", tmux_session, "q"], check=True)

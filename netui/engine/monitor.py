@@ -23,6 +23,14 @@ INTERVALS_S = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
 STALE_INTERVALS = 3  # a node with no sample for this many intervals is stale
 
 
+def report_state(node, state: NodeState, reason: str | None) -> None:
+    """A transport's word on a node: a state it is in, or a failure with its reason."""
+    if state in (NodeState.CONNECTING, NodeState.STALE, NodeState.UP):
+        node.set_state(state, reason)
+    else:
+        node.fail(state, reason or state.value)
+
+
 class Monitor:
     def __init__(self, sources: list, *, interval_s: float = 1.0, history_s: float = 900.0,
                  thresholds=None) -> None:
@@ -33,7 +41,8 @@ class Monitor:
         self.fleet = Fleet([s.name for s in sources], history_s=history_s, interval_s=interval_s,
                            thresholds=thresholds)
         self.on_update: Callable[[], None] | None = None
-        self.on_sample: Callable[[str, NodeSample], None] | None = None  # e.g. a recorder
+        self.on_sample: Callable[[str, NodeSample], None] | None = None
+        self.recorder = None  # an engine.recorder.Recorder while recording
         self.ticks = 0
         self.last_tick_s: float | None = None  # how long the last tick took
         self._pull = [s for s in sources if not getattr(s, "push", False)]
@@ -49,13 +58,11 @@ class Monitor:
         self._arrival[name] = time.monotonic()
         if self.on_sample is not None:
             self.on_sample(name, sample)
+        if self.recorder is not None:
+            self.recorder.sample(name, sample)
 
     def report(self, name: str, state: NodeState, reason: str | None) -> None:
-        node = self.fleet[name]
-        if state in (NodeState.CONNECTING, NodeState.STALE, NodeState.UP):
-            node.set_state(state, reason)
-        else:
-            node.fail(state, reason or state.value)
+        report_state(self.fleet[name], state, reason)
 
     # ticks ------------------------------------------------------------------------------------
     async def tick(self) -> None:
@@ -79,6 +86,8 @@ class Monitor:
             if node.state is NodeState.UP and last is not None and now - last > quiet_s:
                 node.set_state(NodeState.STALE, f"no sample for {now - last:.0f} s")
         self.fleet.update_stragglers()
+        if self.recorder is not None:
+            self.recorder.tick(self.fleet)
         self.ticks += 1
         self.last_tick_s = time.monotonic() - started
         if self.on_update is not None:
@@ -142,9 +151,27 @@ class Monitor:
         self._stopped = True
         self._wake.set()
 
+    def start_recording(self, path, *, max_size_bytes: int | None = None, keep: int = 5, clock=None):
+        """Record from now on into ``path`` (engine/recorder.py); the Recorder. ``clock``:
+        the wall time of each record (default ``time.time``)."""
+        from netui.engine.recorder import Recorder
+
+        self.stop_recording()
+        self.recorder = Recorder(path, hosts=list(self.fleet.nodes), interval_s=self.interval_s,
+                                 max_size_bytes=max_size_bytes, keep=keep, clock=clock or time.time)
+        return self.recorder
+
+    def stop_recording(self):
+        """Finish the recording, if any; the Recorder that was recording (or None)."""
+        recorder, self.recorder = self.recorder, None
+        if recorder is not None:
+            recorder.close()
+        return recorder
+
     async def close(self) -> None:
         """Stop, end every stream (the samplers end with their channels) and close sources."""
         self.stop()
+        self.stop_recording()
         for task in self._tasks:
             task.cancel()
         if self._tasks:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
+from pathlib import Path
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
+from textual.widgets import Input
 
 from netui.engine.monitor import Monitor
 from netui.engine.pairtools import PairSettings
@@ -41,7 +44,17 @@ class NetuiApp(App):
         Binding("a", "toggle_all", "All ifaces"),
         Binding("plus,equals_sign", "slower", "Slower", key_display="+", show=False),
         Binding("minus", "faster", "Faster", key_display="-", show=False),
+        Binding("w", "toggle_recording", "Record", show=False),
+        # replay only (check_action hides them in live mode)
+        Binding("x", "cycle_speed", "Speed"),
+        Binding("n", "next_event", "Next event"),
+        Binding("N", "next_event('straggler')", "Next straggler", show=False, key_display="N"),
+        Binding("left", "seek(-10)", "−10 s", show=False, priority=True),
+        Binding("right", "seek(10)", "+10 s", show=False, priority=True),
+        Binding("shift+left", "seek(-60)", "−1 min", show=False, priority=True),
+        Binding("shift+right", "seek(60)", "+1 min", show=False, priority=True),
     ]
+    REPLAY_ACTIONS = frozenset({"cycle_speed", "next_event", "seek"})
 
     def __init__(self, monitor: Monitor, *, autostart: bool = True) -> None:
         super().__init__()
@@ -52,10 +65,30 @@ class NetuiApp(App):
         self.grid_options = GridOptions()
         self.pair_settings = PairSettings()  # the last pair test's, offered again next time
         self.latency_settings = PingSettings()  # the same for the latency test
+        self.record_dir = Path.cwd()  # where w starts a recording
+        self._tests_seen = 0  # recorded tests a replay has reached, to say when a new one comes
         monitor.on_update = lambda: self.post_message(FleetUpdated())
+
+    @property
+    def replay(self) -> bool:
+        """Fed by a recording (engine/replay.py) rather than live nodes."""
+        return getattr(self.monitor, "replay", False)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in self.REPLAY_ACTIONS:
+            if not self.replay:
+                return False
+            if action == "seek" and self.focused is not None and isinstance(self.focused, Input):
+                return False  # ←/→ move the cursor of the filter box
+        if action == "toggle_recording" and self.replay:
+            return False
+        return True
 
     def on_mount(self) -> None:
         self.push_screen(ClusterScreen())
+        if self.replay:
+            for note in self.monitor.recording.notes:  # a tail cut mid-write, say
+                self.notify(note, severity="warning", timeout=8)
         if self.autostart:
             self.run_worker(self.monitor.run(), name="poller", group="poller", exclusive=True)
 
@@ -63,8 +96,18 @@ class NetuiApp(App):
         await self.monitor.close()
 
     def on_fleet_updated(self, message: FleetUpdated) -> None:
+        if self.replay:
+            self._say_new_tests()
         if not self.paused:
             self.refresh_screen()
+
+    def _say_new_tests(self) -> None:
+        tests = self.monitor.tests
+        if len(tests) > self._tests_seen:
+            kind = tests[-1][1].get("kind")
+            key, what = ("l", "latency test") if kind == "latency-test" else ("T", "pair test")
+            self.notify(f"a {what} was recorded here — {key} shows it", timeout=4)
+        self._tests_seen = len(tests)
 
     def refresh_screen(self) -> None:
         screen = self.screen
@@ -78,8 +121,38 @@ class NetuiApp(App):
     def open_doctor(self, nodes: list[str]) -> None:
         self.push_screen(DoctorScreen(nodes))
 
+    def show_recorded_test(self, kind: str) -> None:
+        """In a replay: the last test of ``kind`` recorded before the position, on its screen."""
+        doc = self.monitor.last_test(kind)
+        what = "latency test" if kind == "latency-test" else "pair test"
+        if doc is None:
+            later = any(e.record.get("kind") == kind for e in self.monitor.events if e.record["type"] == "test")
+            self.notify(f"no {what} recorded before this point" + (" — n jumps to the next event" if later else ""),
+                        severity="warning", timeout=3)
+            return
+        try:
+            if kind == "latency-test":
+                from netui.engine.pingdoc import load_report
+
+                self.push_screen(LatencyScreen(report=load_report(doc)))
+            else:
+                from netui.engine.pairdoc import load_report
+
+                self.push_screen(MatrixScreen(report=load_report(doc)))
+        except (ValueError, KeyError, TypeError) as exc:
+            self.notify(f"the recorded {what} cannot be shown: {exc}", severity="error")
+
+    def record_test(self, kind: str, document: dict) -> None:
+        """A test finished: into the recording, when one is running."""
+        recorder = getattr(self.monitor, "recorder", None)
+        if recorder is not None:
+            recorder.test(kind, document)
+
     def start_pair_test(self, tool: str, nodes: list[str], *, matrix: bool) -> None:
         """Ask for the settings (the last ones offered), then run the test on its screen."""
+        if self.replay:
+            self.show_recorded_test("pair-test")
+            return
         settings = PairSettings.from_dict(self.pair_settings.to_dict() | {"tool": tool})
         samples = {n: self.monitor.fleet[n].sample for n in nodes}
 
@@ -94,6 +167,9 @@ class NetuiApp(App):
     def start_latency_test(self, nodes: list[str]) -> None:
         """Ask for the latency settings (the last ones offered), then run it on its screen:
         every node pings every other (two nodes: the pair, both ways)."""
+        if self.replay:
+            self.show_recorded_test("latency-test")
+            return
         samples = {n: self.monitor.fleet[n].sample for n in nodes}
 
         def start(chosen: PingSettings | None) -> None:
@@ -110,7 +186,53 @@ class NetuiApp(App):
             self.push_screen(HelpScreen())
 
     def action_toggle_pause(self) -> None:
+        if self.replay:  # a replay pauses the playback itself
+            self.monitor.toggle_playing()
+            self.refresh_screen()
+            return
         self.paused = not self.paused
+        self.refresh_screen()
+
+    def action_cycle_speed(self) -> None:
+        speed = self.monitor.cycle_speed()
+        self.refresh_screen()
+        self.notify(f"replay at {speed}×", timeout=1.5)
+
+    def action_seek(self, seconds: float) -> None:
+        self.monitor.seek_by(seconds)  # the monitor tells the screen (FleetUpdated)
+
+    def on_timeline_seek(self, message) -> None:
+        """A click on the replay's timeline."""
+        if self.replay:
+            self.monitor.seek(message.t)
+
+    def action_next_event(self, kind: str | None = None) -> None:
+        """n: the next event of any kind; N: the next straggler flagged."""
+        from netui.model.events import event_text
+
+        if kind == "straggler":
+            event = self.monitor.next_event(kinds=("straggler",), flagged=True)
+        else:
+            event = self.monitor.next_event()
+        if event is None:
+            self.notify(f"no {'straggler' if kind else 'event'} after this point", timeout=2)
+        else:
+            self.notify(event_text(event.record), timeout=3)
+
+    def action_toggle_recording(self) -> None:
+        """w: start recording into a new file in the current directory, or stop."""
+        if self.monitor.recorder is not None:
+            recorder = self.monitor.stop_recording()
+            self.notify(f"recorded {recorder.samples} samples to {recorder.path}"
+                        + (f" (stopped: {recorder.error})" if recorder.error else ""), timeout=4)
+        else:
+            path = self.record_dir / time.strftime("netui-%Y%m%d-%H%M%S.ndjson.gz")
+            try:
+                self.monitor.start_recording(path)
+            except OSError as exc:
+                self.notify(f"cannot record: {exc}", severity="error")
+                return
+            self.notify(f"recording to {path} — w stops", timeout=3)
         self.refresh_screen()
 
     def action_toggle_bytes(self) -> None:
@@ -133,6 +255,13 @@ class NetuiApp(App):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand("Pause / resume", "Freeze the display; sampling goes on", self.action_toggle_pause)
+        if self.replay:
+            yield SystemCommand("Replay speed", "1×, 10×, 60× (x)", self.action_cycle_speed)
+            yield SystemCommand("Next event", "Jump to the next state change, straggler or test (n)",
+                                self.action_next_event)
+        else:
+            yield SystemCommand("Record / stop", "Record samples, states and events to a file (w)",
+                                self.action_toggle_recording)
         yield SystemCommand("Bits / bytes", "Show throughput in bits/s or bytes/s", self.action_toggle_bytes)
         yield SystemCommand("All interfaces", "Show loopback and virtual interfaces too", self.action_toggle_all)
         yield SystemCommand("Longer interval", "Sample less often (+)", self.action_slower)

@@ -14,6 +14,7 @@ from netui.model import units
 from netui.ui.columns import SORT_LABELS, next_sort
 from netui.ui.grid import FleetGrid
 from netui.ui.status import StatusBar
+from netui.ui.timeline import Timeline
 
 
 class ClusterScreen(Screen):
@@ -35,11 +36,13 @@ class ClusterScreen(Screen):
         with Vertical(id="grid-box"):
             yield FleetGrid(id="grid")
         yield Static(id="totals")
+        yield Timeline(id="timeline")
         yield Input(placeholder="filter nodes by name or state — Enter to keep, Esc to clear", id="filter")
         yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#filter", Input).display = False
+        self.query_one(Timeline).display = self.app.replay  # type: ignore[attr-defined]
         self.refresh_data()
 
     @property
@@ -58,6 +61,8 @@ class ClusterScreen(Screen):
         self.query_one(StatusBar).update_from(app, sort=SORT_LABELS[self.grid.sort], filter=self.grid.filter,
                                               totals=False)
         self._show_totals(app)
+        if app.replay:  # type: ignore[attr-defined]
+            self.query_one(Timeline).show(app.monitor)  # type: ignore[attr-defined]
 
     def _show_totals(self, app) -> None:
         fleet = app.monitor.fleet
@@ -136,6 +141,9 @@ class ClusterScreen(Screen):
         return None
 
     def action_pair_test(self, tool: str) -> None:
+        if self.app.replay:  # type: ignore[attr-defined]
+            self.app.show_recorded_test("pair-test")  # type: ignore[attr-defined]
+            return
         pair = self.pair_to_test()
         if pair is None:
             self.notify("mark two nodes with space (or one, and put the cursor on the other)",

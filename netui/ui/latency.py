@@ -16,7 +16,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
 
-from netui.engine.pingdoc import cell_text, export, head_text, result_line, summary
+from netui.engine.pingdoc import cell_text, export, head_text, report_document, result_line, summary
 from netui.engine.pingtest import LatencyReport, PingTest
 from netui.model.latency import LatencyResult, LatencyVerdict, rtt_text
 from netui.model.pairs import Pair
@@ -94,6 +94,9 @@ class LatencyScreen(MatrixScreen):
 
     def _export(self, directory: Path) -> tuple[Path, Path]:
         return export(self.report, directory)
+
+    def _record(self, report) -> None:
+        self.app.record_test("latency-test", report_document(report))  # type: ignore[attr-defined]
 
     def _show_results(self, verdict) -> None:
         """One line per pair as it came: pass/fail, avg · p50 · p99 · loss, or the tool's words."""

@@ -246,7 +246,14 @@ class MatrixScreen(Screen):
         else:
             self.report = message.report
             self.results = list(message.report.results)
+            self._record(message.report)
         self._show()
+
+    def _record(self, report) -> None:
+        """Into the recording, when one is running (w)."""
+        from netui.engine.pairdoc import report_document
+
+        self.app.record_test("pair-test", report_document(report))  # type: ignore[attr-defined]
 
     # showing ----------------------------------------------------------------------------
     def _show(self) -> None:

@@ -16,6 +16,7 @@ from netui.ui.panels import CpuPanel, InterfacePanel, SoftnetPanel, TcpPanel
 from netui.ui.ports import PortPanel
 from netui.ui.render import level_styles
 from netui.ui.status import StatusBar
+from netui.ui.timeline import Timeline
 
 WIDE = 120  # from this width the panels sit in two columns
 
@@ -42,9 +43,11 @@ class NodeScreen(Screen):
                 with VerticalScroll(id="right-col"):
                     yield TcpPanel(id="tcp")
                     yield SoftnetPanel(id="softnet")
+        yield Timeline(id="timeline")
         yield Footer()
 
     def on_mount(self) -> None:
+        self.query_one(Timeline).display = self.app.replay  # type: ignore[attr-defined]
         self.refresh_data()
 
     def on_resize(self, event) -> None:
@@ -67,6 +70,8 @@ class NodeScreen(Screen):
         node = app.monitor.fleet[self.node_name]  # type: ignore[attr-defined]
         styles = level_styles(app.theme_variables)
         self.query_one(StatusBar).update_from(app, title=f"› {node.name}")
+        if app.replay:  # type: ignore[attr-defined]
+            self.query_one(Timeline).show(app.monitor)  # type: ignore[attr-defined]
         head = Text()
         head.append(f"{node.name}", style="bold")
         if node.sample and node.sample.hostname and node.sample.hostname != node.name:

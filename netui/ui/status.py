@@ -49,6 +49,18 @@ class StatusBar(Static):
             as_bytes = app.grid_options.as_bytes
             text.append(f" │ RX {units.bits_per_s(rx, as_bytes=as_bytes)} TX {units.bits_per_s(tx, as_bytes=as_bytes)}")
         text.append(f" │ {app.monitor.interval_s:g}s")
+        if getattr(app.monitor, "replay", False):
+            from netui.ui.timeline import play_state
+
+            text.append(f" │ replay {play_state(app.monitor)}", style="bold")
+        recorder = getattr(app.monitor, "recorder", None)
+        if recorder is not None:
+            if recorder.error:
+                text.append(f" │ ● REC stopped: {recorder.error}", style=theme.get("error") or "")
+            else:
+                text.append(" │ ")
+                text.append("● REC", style=f"bold {theme.get('error', '')}".strip())
+                text.append(f" {recorder.path.name} {units.si(recorder.size_bytes, 'B')}")
         if app.paused:
             text.append(" │ PAUSED", style="bold")
         if sort:

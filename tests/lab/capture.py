@@ -45,6 +45,7 @@ def main() -> int:
     p.add_argument("--seconds", type=int, default=40)
     args = p.parse_args()
     args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.unlink(missing_ok=True)  # netui record never overwrites a recording
     with Lab(4, name="cap") as lab:
         n1, n2, n3, n4 = lab.nodes
         lossy_link(network.veth_name(lab.name, n4.k))
@@ -62,7 +63,10 @@ def main() -> int:
         n3.popen(["iperf3", "-c", n4.address, "-t", str(traffic_s), "-P", "4"])
         n1.popen(["ping", "-q", "-M", "do", "-s", "1472", "-i", "0.2", "-c", str(traffic_s * 5), n4.address])
         rc = record.wait(timeout=args.seconds * 3 + 30)
-    print(f"capture: {args.output} ({sum(1 for _ in open(args.output))} samples)")
+    from netui.engine.recording import load_recording
+
+    samples = sum(len(s) for s in load_recording(str(args.output)).values())
+    print(f"capture: {args.output} ({samples} samples)")
     return rc
 
 

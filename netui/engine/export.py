@@ -1,0 +1,315 @@
+"""``netui export FILE --format csv|json|prom``: a recording's rates for plots and notebooks.
+
+The rates are computed by the model from the recorded raw samples, frame by frame, exactly
+as replay and live mode compute them.
+
+- ``csv``: long ("tidy") rows ``time,node,device,metric,value`` — one per node, device and
+  metric per interval; ``device`` is an interface, a CPU (``cpu3``) or empty for the node;
+  unknown rates (the first sample, a counter reset) have no row. In pandas:
+  ``pd.read_csv(f).pivot_table(index=["time", "node", "device"], columns="metric", values="value")``.
+- ``json``: one document; each interval is ``snapshot --json``'s document at that time.
+- ``prom``: OpenMetrics text with timestamps: the raw counters under node_exporter's names
+  (``node_network_receive_bytes_total{device,instance}`` …, so PromQL's ``rate()`` works on
+  them) and netui's own rates, health and straggler flags as ``netui_*`` gauges. It can be
+  backfilled into Prometheus (``promtool tsdb create-blocks-from openmetrics``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import sys
+from collections.abc import Iterator
+
+from netui.engine.document import fleet_document
+from netui.engine.monitor import report_state
+from netui.engine.recording import RecordingError
+from netui.engine.replay import Recording, _apply, load
+from netui.model.fleet import Fleet
+from netui.model.node import Node, NodeState
+
+FORMATS = ("csv", "json", "prom")
+EXPORT_VERSION = 1
+USER_HZ = 100  # /proc/stat ticks per second, as node_exporter assumes too
+
+
+def intervals(recording: Recording) -> Iterator[tuple[float, Fleet, list[str]]]:
+    """Run the model over the recording: (frame time, fleet, nodes sampled in the frame) after
+    each frame, stragglers judged as live."""
+    fleet = Fleet(list(recording.nodes), interval_s=recording.interval_s, history_s=recording.interval_s * 4)
+
+    def report(name, state, reason):
+        report_state(fleet[name], state, reason)
+
+    for frame in recording.frames:
+        sampled: list[str] = []
+        for rec in frame.records:
+            _apply(fleet, rec, lambda n, s: fleet[n].observe(s), report)
+            if rec["type"] == "sample":
+                sampled.append(rec["node"])
+        fleet.update_stragglers()
+        yield frame.t, fleet, list(dict.fromkeys(sampled))
+
+
+# --- csv ------------------------------------------------------------------------------------------
+
+_IFACE_METRICS = ("rx_bytes_per_s", "tx_bytes_per_s", "rx_packets_per_s", "tx_packets_per_s", "rx_dropped_per_s",
+                  "tx_dropped_per_s", "rx_errors_per_s", "tx_errors_per_s", "link_percent")
+_SUMMARY_METRICS = ("rx_bytes_per_s", "tx_bytes_per_s", "drops_per_s", "errors_per_s", "retrans_segs_per_s",
+                    "retrans_ratio", "hottest_softirq_percent", "net_rx_per_s", "softnet_drops_per_s",
+                    "time_squeeze_per_s", "max_link_percent")
+
+
+def node_rows(node: Node) -> Iterator[tuple[str, str, float]]:
+    """(device, metric, value) of one node's last interval; unknown values are left out."""
+    r = node.rates
+    if r is None:
+        return
+    for name in sorted(r.interfaces):
+        ir = r.interfaces[name]
+        for metric in _IFACE_METRICS:
+            v = getattr(ir, metric)
+            if v is not None:
+                yield name, metric, v
+    for metric in _SUMMARY_METRICS:
+        v = getattr(node.summary, metric)
+        if v is not None:
+            yield "", metric, v
+    if r.tcp is not None:
+        for metric in ("out_segs_per_s", "in_segs_per_s"):
+            v = getattr(r.tcp, metric)
+            if v is not None:
+                yield "", f"tcp_{metric}", v
+    if r.cpu is not None:
+        for cpu, pct, rx, tx in zip(r.cpu.cpus, r.cpu.softirq_percent, r.cpu.net_rx_per_s, r.cpu.net_tx_per_s):
+            for metric, v in (("softirq_percent", pct), ("net_rx_per_s", rx), ("net_tx_per_s", tx)):
+                if v is not None:
+                    yield f"cpu{cpu}", metric, v
+    if r.softnet is not None:
+        for cpu, d, q in zip(r.softnet.cpus, r.softnet.dropped_per_s, r.softnet.time_squeeze_per_s):
+            yield f"cpu{cpu}", "softnet_dropped_per_s", d
+            yield f"cpu{cpu}", "time_squeeze_per_s", q
+    yield "", "health_level", float(node.level)
+    yield "", "straggler", 1.0 if node.straggler is not None else 0.0
+
+
+def export_csv(recording: Recording, out) -> int:
+    """Write the tidy CSV; the number of rows."""
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(("time", "node", "device", "metric", "value"))
+    rows = 0
+    for _, fleet, sampled in intervals(recording):
+        for name in sampled:
+            node = fleet[name]
+            t = f"{node.sample.wall_s:.3f}"
+            for device, metric, value in node_rows(node):
+                writer.writerow((t, name, device, metric, repr(float(value))))
+                rows += 1
+    return rows
+
+
+# --- json -----------------------------------------------------------------------------------------
+
+
+def export_json(recording: Recording, out) -> int:
+    """Write one document: the recording's header and, per frame, snapshot --json's document."""
+    from netui.engine.replay import ReplayMonitor
+
+    frames = []
+    for t, fleet, _ in intervals(recording):
+        frames.append({"t": round(t, 3)} | fleet_document(fleet))
+    events = [e.record for e in ReplayMonitor(recording, history_s=recording.interval_s * 4).events]
+    doc = {
+        "version": EXPORT_VERSION,
+        "kind": "netui-export",
+        "files": [str(p) for p in recording.files],
+        "header": recording.header,
+        "nodes": recording.nodes,
+        "interval_s": recording.interval_s,
+        "start": recording.start_t,
+        "end": recording.end_t,
+        "intervals": frames,
+        "events": events,
+    }
+    json.dump(doc, out, allow_nan=False)
+    out.write("\n")
+    return len(frames)
+
+
+# --- prom (OpenMetrics) -------------------------------------------------------------------------
+
+# InterfaceCounters field → node_exporter's netdev name (receive_/transmit_ …_total)
+NETDEV_NAMES = {
+    "rx_bytes": "receive_bytes", "rx_packets": "receive_packets", "rx_errors": "receive_errs",
+    "rx_dropped": "receive_drop", "rx_fifo": "receive_fifo", "rx_frame": "receive_frame",
+    "rx_compressed": "receive_compressed", "rx_multicast": "receive_multicast",
+    "tx_bytes": "transmit_bytes", "tx_packets": "transmit_packets", "tx_errors": "transmit_errs",
+    "tx_dropped": "transmit_drop", "tx_fifo": "transmit_fifo", "tx_colls": "transmit_colls",
+    "tx_carrier": "transmit_carrier", "tx_compressed": "transmit_compressed",
+}
+CPU_MODES = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+_NETUI_IFACE = {
+    "rx_bytes_per_s": ("netui_network_receive_bytes_per_second", "Bytes received per second over the interval"),
+    "tx_bytes_per_s": ("netui_network_transmit_bytes_per_second", "Bytes sent per second over the interval"),
+    "rx_packets_per_s": ("netui_network_receive_packets_per_second", "Packets received per second"),
+    "tx_packets_per_s": ("netui_network_transmit_packets_per_second", "Packets sent per second"),
+    "rx_dropped_per_s": ("netui_network_receive_drop_per_second", "Received packets dropped per second"),
+    "tx_dropped_per_s": ("netui_network_transmit_drop_per_second", "Packets to send dropped per second"),
+    "rx_errors_per_s": ("netui_network_receive_errs_per_second", "Receive errors per second"),
+    "tx_errors_per_s": ("netui_network_transmit_errs_per_second", "Transmit errors per second"),
+    "link_percent": ("netui_network_link_percent", "The busier direction in percent of link speed"),
+}
+
+
+class OpenMetrics:
+    """Families of samples, written family by family, series by series, in time order."""
+
+    def __init__(self) -> None:
+        self.meta: dict[str, tuple[str, str]] = {}  # family → (type, help)
+        self.series: dict[str, dict[tuple, list[tuple[float, float]]]] = {}
+
+    def add(self, family: str, kind: str, help_text: str, labels: dict[str, str], t: float, value) -> None:
+        if value is None:
+            return
+        value = float(value)
+        if math.isnan(value) or math.isinf(value):
+            return
+        self.meta.setdefault(family, (kind, help_text))
+        points = self.series.setdefault(family, {}).setdefault(tuple(sorted(labels.items())), [])
+        if points and t <= points[-1][0]:
+            return  # a series' timestamps only go forward (a node clock stepped back)
+        points.append((t, value))
+
+    def text(self) -> str:
+        out = io.StringIO()
+        for family in sorted(self.meta):
+            kind, help_text = self.meta[family]
+            out.write(f"# TYPE {family} {kind}\n# HELP {family} {_escape_help(help_text)}\n")
+            name = family + "_total" if kind == "counter" else family
+            for labels, points in self.series[family].items():
+                label_text = ",".join(f'{k}="{_escape_label(v)}"' for k, v in labels)
+                for t, v in points:
+                    out.write(f"{name}{{{label_text}}} {_number(v)} {t:.3f}\n")
+        out.write("# EOF\n")
+        return out.getvalue()
+
+
+def _escape_label(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _escape_help(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def _number(v: float) -> str:
+    return str(int(v)) if v.is_integer() and abs(v) < 2**63 else repr(v)
+
+
+def _prom_node(om: OpenMetrics, node: Node) -> None:
+    s = node.sample
+    t = s.wall_s
+    inst = {"instance": node.name}
+    for name, i in sorted(s.interfaces.items()):
+        dev = inst | {"device": name}
+        for field, value in zip(i.counters._fields, i.counters):
+            suffix = NETDEV_NAMES[field]
+            om.add(f"node_network_{suffix}", "counter", f"Network device statistic {suffix}.", dev, t, value)
+        om.add("node_network_mtu_bytes", "gauge", "mtu_bytes value of /sys/class/net/<iface>.", dev, t, i.mtu)
+        if i.speed_mbps:
+            om.add("node_network_speed_bytes", "gauge", "speed_bytes value of /sys/class/net/<iface>.", dev, t,
+                   i.speed_mbps * 125_000)
+        if i.carrier is not None:
+            om.add("node_network_carrier", "gauge", "carrier value of /sys/class/net/<iface>.", dev, t, int(i.carrier))
+        if i.operstate is not None:
+            om.add("node_network_up", "gauge", "Value is 1 if operstate is 'up', 0 otherwise.", dev, t,
+                   int(i.operstate == "up"))
+        ir = node.rates.interfaces.get(name) if node.rates else None
+        if ir is not None:
+            for field, (family, help_text) in _NETUI_IFACE.items():
+                om.add(family, "gauge", help_text, dev, t, getattr(ir, field))
+    if s.tcp is not None:
+        for key, value in sorted(s.tcp.tcp.items()):
+            om.add(f"node_netstat_Tcp_{key}", "unknown", f"Statistic Tcp{key}.", inst, t, value)
+        for key, value in sorted(s.tcp.ext.items()):
+            om.add(f"node_netstat_TcpExt_{key}", "unknown", f"Statistic TcpExt{key}.", inst, t, value)
+    if s.cpu is not None:
+        for mode in CPU_MODES:
+            column = getattr(s.cpu, mode)
+            if column is None:
+                continue
+            for cpu, ticks in zip(s.cpu.cpus, column):
+                om.add("node_cpu_seconds", "counter", "Seconds the CPUs spent in each mode.",
+                       inst | {"cpu": str(cpu), "mode": mode}, t, ticks / USER_HZ)
+    if s.softirqs is not None:
+        for cpu, rx, tx in zip(s.softirqs.cpus, s.softirqs.net_rx, s.softirqs.net_tx):
+            for kind, value in (("NET_RX", rx), ("NET_TX", tx)):
+                om.add("node_softirqs_functions", "counter", "Softirq counts per CPU.",
+                       inst | {"cpu": str(cpu), "type": kind}, t, value)
+    if s.softnet is not None:
+        for cpu, p, d, q in zip(s.softnet.cpus, s.softnet.processed, s.softnet.dropped, s.softnet.time_squeeze):
+            c = inst | {"cpu": str(cpu)}
+            om.add("node_softnet_processed", "counter", "Number of processed packets", c, t, p)
+            om.add("node_softnet_dropped", "counter", "Number of dropped packets", c, t, d)
+            om.add("node_softnet_times_squeezed", "counter", "Number of times processing packets ran out of quota",
+                   c, t, q)
+    r = node.rates
+    if r is not None and r.tcp is not None:
+        om.add("netui_tcp_retransmit_ratio", "gauge",
+               "Retransmitted segments per segment sent (ΔRetransSegs/ΔOutSegs)", inst, t, r.tcp.retrans_ratio)
+        om.add("netui_tcp_retransmitted_segments_per_second", "gauge", "TCP segments retransmitted per second",
+               inst, t, r.tcp.retrans_segs_per_s)
+    if r is not None and r.cpu is not None:
+        for cpu, pct in zip(r.cpu.cpus, r.cpu.softirq_percent):
+            om.add("netui_cpu_softirq_percent", "gauge", "Share of the CPU's time in softirq, percent",
+                   inst | {"cpu": str(cpu)}, t, pct)
+
+
+def export_prom(recording: Recording, out) -> int:
+    """Write OpenMetrics text; the number of samples."""
+    om = OpenMetrics()
+    for ft, fleet, sampled in intervals(recording):
+        for name in sampled:
+            _prom_node(om, fleet[name])
+        for node in fleet:
+            inst = {"instance": node.name}
+            om.add("netui_node_up", "gauge", "1 while netui has the node up, else 0", inst, ft,
+                   int(node.state is NodeState.UP))
+            om.add("netui_node_health_level", "gauge", "0 ok, 1 careful, 2 warning, 3 critical", inst, ft,
+                   int(node.level))
+            om.add("netui_node_straggler", "gauge", "1 while the node is a straggler, else 0", inst, ft,
+                   int(node.straggler is not None))
+    text = om.text()
+    out.write(text)
+    return sum(len(points) for series in om.series.values() for points in series.values())
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="netui export",
+                                description="Rates of a recording, computed again from its raw samples, "
+                                            "as CSV (long/tidy), JSON or OpenMetrics text.")
+    p.add_argument("file", metavar="FILE", help="a recording (FILE.1 … of a rotated set are read too)")
+    p.add_argument("--format", choices=FORMATS, default="csv", help="csv (default), json or prom (OpenMetrics)")
+    p.add_argument("-o", "--output", metavar="OUT", help="write to OUT (default: standard output)")
+    args = p.parse_args(argv)
+    try:
+        recording = load(args.file)
+    except (OSError, RecordingError) as exc:
+        print(f"netui: cannot export {args.file}: {exc}", file=sys.stderr)
+        return 2
+    for note in recording.notes:
+        print(f"netui: {note}", file=sys.stderr)
+    write = {"csv": export_csv, "json": export_json, "prom": export_prom}[args.format]
+    try:
+        if args.output:
+            with open(args.output, "w", encoding="utf-8", newline="") as out:
+                write(recording, out)
+        else:
+            write(recording, sys.stdout)
+    except OSError as exc:
+        print(f"netui: cannot write {args.output}: {exc}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,92 @@
+"""The recorder: watches a Monitor and appends what happens to a recording.
+
+Samples are written as they arrive (raw counters); at the end of each tick the changes the
+tick made (node states with their reason, health levels, stragglers flagged or cleared),
+then a tick mark, then the stream is flushed so that everything so far survives a SIGKILL.
+Pair and latency test reports are written when they finish. A write that fails (a full
+disk) stops the recording with the reason in ``error``; monitoring goes on.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from netui.engine.recording import RecordingWriter, header_record, sample_record
+from netui.model.events import EventTracker
+from netui.model.fleet import Fleet
+from netui.model.samples import NodeSample
+
+
+class Recorder:
+    def __init__(self, path: str | Path, *, hosts: list[str], interval_s: float,
+                 max_size_bytes: int | None = None, keep: int = 5,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.clock = clock
+        self.path = Path(path)
+        self.writer = RecordingWriter(path, header_record(clock(), hosts=hosts, interval_s=interval_s),
+                                      max_size_bytes=max_size_bytes, keep=keep)
+        self.tracker = EventTracker()
+        self.samples = 0
+        self.ticks = 0
+        self.error: str | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.error is None and not self.writer.closed
+
+    @property
+    def size_bytes(self) -> int:
+        """Compressed bytes written to the current file."""
+        return self.writer.size
+
+    def _write(self, record: dict) -> None:
+        if not self.active:
+            return
+        try:
+            self.writer.write(record)
+        except (OSError, ValueError) as exc:
+            self._fail(exc)
+
+    def _fail(self, exc: Exception) -> None:
+        self.error = f"{type(exc).__name__}: {exc}"
+        try:
+            self.writer.close()
+        except (OSError, ValueError):
+            pass
+
+    def sample(self, node: str, sample: NodeSample) -> None:
+        self._write(sample_record(self.clock(), node, sample))
+        self.samples += 1
+
+    def tick(self, fleet: Fleet) -> None:
+        """The end of a tick: what changed, a tick mark, and a flush to the file."""
+        if not self.active:
+            return
+        t = self.clock()
+        for rec in self.tracker.changes(fleet):
+            self._write({"type": rec.pop("type"), "t": t, **rec})
+        self._write({"type": "tick", "t": t})
+        self.ticks += 1
+        if self.active:
+            try:
+                self.writer.sync()
+            except (OSError, ValueError) as exc:
+                self._fail(exc)
+
+    def test(self, kind: str, report: dict) -> None:
+        """A finished pair test ("pair-test") or latency test ("latency-test"), as its JSON document."""
+        self._write({"type": "test", "t": self.clock(), "kind": kind, "report": report})
+        if self.active:
+            try:
+                self.writer.sync()
+            except (OSError, ValueError) as exc:
+                self._fail(exc)
+
+    def close(self) -> None:
+        if not self.writer.closed:
+            try:
+                self.writer.close()
+            except OSError as exc:
+                self.error = self.error or f"{type(exc).__name__}: {exc}"

@@ -1,0 +1,91 @@
+"""What changed in the fleet from one tick to the next, as records: node state changes with
+their reason, health level changes, stragglers flagged and cleared.
+
+Pure: ``EventTracker.changes(fleet)`` compares the fleet with what it saw at the previous
+call. The recorder writes these records; replay finds the same ones again by running the
+model over the recorded samples (so a recording made before events were recorded has
+them too).
+"""
+
+from __future__ import annotations
+
+from netui.model.fleet import Fleet
+from netui.model.health import Level
+from netui.model.node import NodeState
+
+EVENT_TYPES = ("state", "health", "straggler", "test")
+
+
+class EventTracker:
+    def __init__(self) -> None:
+        self._state: dict[str, tuple[NodeState, str | None]] = {}
+        self._level: dict[str, Level] = {}
+        self._straggler: dict[str, str] = {}  # node → metric
+
+    def changes(self, fleet: Fleet) -> list[dict]:
+        """The records of what changed since the last call (without their time ``t``)."""
+        out: list[dict] = []
+        for node in fleet:
+            was = self._state.get(node.name, (NodeState.CONNECTING, None))
+            # an up node's error is the list of files it could not read: not a change of state
+            now = (node.state, None if node.state is NodeState.UP else node.error)
+            if now != was:
+                out.append({"type": "state", "node": node.name, "state": node.state.value, "reason": node.error,
+                            "was": was[0].value})
+                self._state[node.name] = now
+            level = node.health.level if node.state is NodeState.UP else node.level
+            before = self._level.get(node.name, Level.OK)
+            if level != before:
+                out.append({"type": "health", "node": node.name, "level": level.label, "was": before.label,
+                            "reasons": list(node.health.reasons)})
+                self._level[node.name] = level
+            s = node.straggler
+            if s is not None and self._straggler.get(node.name) != s.metric:
+                out.append({"type": "straggler", "node": node.name, "flagged": True, "metric": s.metric,
+                            "value": s.value, "median": s.median, "reason": s.reason})
+                self._straggler[node.name] = s.metric
+            elif s is None and node.name in self._straggler:
+                del self._straggler[node.name]
+                out.append({"type": "straggler", "node": node.name, "flagged": False,
+                            "reason": f"{node.name} is no longer a straggler"})
+        return out
+
+
+def event_level(rec: dict) -> Level:
+    """How bad an event is, for its colour on a timeline."""
+    kind = rec.get("type")
+    if kind == "state":
+        state = rec.get("state")
+        if state == NodeState.UP.value:
+            return Level.OK
+        return Level.WARNING if state in (NodeState.CONNECTING.value, NodeState.STALE.value) else Level.CRITICAL
+    if kind == "health":
+        try:
+            return Level[str(rec.get("level", "ok")).upper()]
+        except KeyError:
+            return Level.OK
+    if kind == "straggler":
+        return Level.WARNING if rec.get("flagged") else Level.OK
+    if kind == "test":
+        passed = ((rec.get("report") or {}).get("verdict") or {}).get("passed")
+        return Level.OK if passed else Level.WARNING
+    return Level.OK
+
+
+def event_text(rec: dict) -> str:
+    """One event in words: "node3: down (connection refused)", "node3: straggler — …"."""
+    kind = rec.get("type")
+    node = rec.get("node")
+    if kind == "state":
+        reason = f" ({rec['reason']})" if rec.get("reason") and rec.get("state") != "up" else ""
+        return f"{node}: {rec.get('state')}{reason}"
+    if kind == "health":
+        reasons = rec.get("reasons") or []
+        return f"{node}: {rec.get('was')} → {rec.get('level')}" + (f" ({reasons[0]})" if reasons else "")
+    if kind == "straggler":
+        return (f"straggler {rec.get('reason')}" if rec.get("flagged") else f"{node}: straggler cleared")
+    if kind == "test":
+        report = rec.get("report") or {}
+        what = "latency test" if rec.get("kind") == "latency-test" else f"{report.get('tool', 'pair')} test"
+        return f"{what}: {report.get('summary') or ((report.get('verdict') or {}).get('text')) or 'done'}"
+    return str(kind)
