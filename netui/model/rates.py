@@ -10,12 +10,24 @@ Never a negative or absurd rate.
 
 from __future__ import annotations
 
+from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from netui.model.samples import SOFTWARE_KINDS, InterfaceSample, NodeSample
 
 U32 = 1 << 32
+
+
+def column(values: list) -> Sequence[float | None]:
+    """A per-CPU column of rates: packed 8 bytes a value (``array('d')``) when every value is
+    known — a 128-CPU node has seven such columns, a thousand nodes keep them all — or a
+    tuple holding the Nones. Either indexes, iterates, sums and compares element by
+    element; compare with a tuple through ``tuple(column)``."""
+    if None in values:
+        return tuple(values)
+    return array("d", values)
 
 
 def delta_u64(prev: int, cur: int) -> int | None:
@@ -77,16 +89,16 @@ class TcpRates:
 
 @dataclass(frozen=True, slots=True)
 class CpuRates:
-    """Per-CPU softirq load, one tuple per column indexed like ``cpus``.
+    """Per-CPU softirq load, one column (see ``column``) per metric, indexed like ``cpus``.
 
     ``softirq_percent`` is the share of the CPU's time spent in softirq (0..100);
     ``net_rx_per_s``/``net_tx_per_s`` are NET_RX/NET_TX softirq invocations per second.
     """
 
     cpus: tuple[int, ...]
-    softirq_percent: tuple[float | None, ...]
-    net_rx_per_s: tuple[float | None, ...]
-    net_tx_per_s: tuple[float | None, ...]
+    softirq_percent: Sequence[float | None]
+    net_rx_per_s: Sequence[float | None]
+    net_tx_per_s: Sequence[float | None]
 
     def hottest(self) -> tuple[int, float] | None:
         """(cpu, softirq %) of the CPU with the most softirq time, or None."""
@@ -104,9 +116,9 @@ class CpuRates:
 @dataclass(frozen=True, slots=True)
 class SoftnetRates:
     cpus: tuple[int, ...]
-    processed_per_s: tuple[float, ...]
-    dropped_per_s: tuple[float, ...]
-    time_squeeze_per_s: tuple[float, ...]
+    processed_per_s: Sequence[float]
+    dropped_per_s: Sequence[float]
+    time_squeeze_per_s: Sequence[float]
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +191,7 @@ def _cpu_rates(prev: NodeSample, cur: NodeSample, dt: float) -> CpuRates | None:
     # softirq % of each CPU's time
     if pc is not None and cc is not None:
         if pc.cpus == cc.cpus:
-            softirq_percent = tuple(map(_softirq_pct, pc.softirq, cc.softirq, pc.total, cc.total))
+            softirq_percent = column(list(map(_softirq_pct, pc.softirq, cc.softirq, pc.total, cc.total)))
         else:  # CPUs went on- or offline: match by id
             before = {cpu: (s, t) for cpu, s, t in zip(pc.cpus, pc.softirq, pc.total)}
             pct = []
@@ -197,8 +209,8 @@ def _cpu_rates(prev: NodeSample, cur: NodeSample, dt: float) -> CpuRates | None:
     ps_, cs_ = prev.softirqs, cur.softirqs
     if ps_ is not None and cs_ is not None and ps_.cpus == cs_.cpus:
         inv = 1.0 / dt
-        rx_all = tuple([(b - a) % U32 * inv for a, b in zip(ps_.net_rx, cs_.net_rx)])
-        tx_all = tuple([(b - a) % U32 * inv for a, b in zip(ps_.net_tx, cs_.net_tx)])
+        rx_all = column([(b - a) % U32 * inv for a, b in zip(ps_.net_rx, cs_.net_rx)])
+        tx_all = column([(b - a) % U32 * inv for a, b in zip(ps_.net_tx, cs_.net_tx)])
         if cs_.cpus == cpus:
             net_rx, net_tx = rx_all, tx_all
         else:  # /proc/softirqs lists every possible CPU, /proc/stat only the online ones
@@ -218,9 +230,9 @@ def _softnet_rates(prev: NodeSample, cur: NodeSample, dt: float) -> SoftnetRates
         inv = 1.0 / dt
         return SoftnetRates(
             c.cpus,
-            tuple([(b - a) % U32 * inv for a, b in zip(p.processed, c.processed)]),
-            tuple([(b - a) % U32 * inv for a, b in zip(p.dropped, c.dropped)]),
-            tuple([(b - a) % U32 * inv for a, b in zip(p.time_squeeze, c.time_squeeze)]),
+            column([(b - a) % U32 * inv for a, b in zip(p.processed, c.processed)]),
+            column([(b - a) % U32 * inv for a, b in zip(p.dropped, c.dropped)]),
+            column([(b - a) % U32 * inv for a, b in zip(p.time_squeeze, c.time_squeeze)]),
         )
     before = {cpu: i for i, cpu in enumerate(p.cpus)}
     cpus, proc, drop, squeeze = [], [], [], []
@@ -232,7 +244,7 @@ def _softnet_rates(prev: NodeSample, cur: NodeSample, dt: float) -> SoftnetRates
         proc.append(delta_u32(p.processed[j], c.processed[i]) / dt)
         drop.append(delta_u32(p.dropped[j], c.dropped[i]) / dt)
         squeeze.append(delta_u32(p.time_squeeze[j], c.time_squeeze[i]) / dt)
-    return SoftnetRates(tuple(cpus), tuple(proc), tuple(drop), tuple(squeeze))
+    return SoftnetRates(tuple(cpus), column(proc), column(drop), column(squeeze))
 
 
 def node_rates(prev: NodeSample | None, cur: NodeSample) -> NodeRates | None:
