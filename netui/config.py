@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
-from netui.model.health import DEFAULT_THRESHOLDS, Threshold
+from netui.model.health import ABOVE_ZERO, DEFAULT_THRESHOLDS, Threshold
 from netui.model.straggler import StragglerRules
 
 if sys.version_info >= (3, 11):
@@ -88,7 +88,9 @@ def parse_config(text: str, source: str = "config.toml") -> Config:
         bad = levels.keys() - set(LEVELS)
         if bad:
             raise ConfigError(f"{where}.{sorted(bad)[0]}: unknown level (known: {', '.join(LEVELS)})")
-        values = {k: _number(f"{where}.{k}", v) for k, v in levels.items()}
+        # 0 means "any at all", as the README's "> 0/s" says: a level at exactly 0 would
+        # mark every idle node, so it becomes the defaults' "above zero"
+        values = {k: _number(f"{where}.{k}", v) or ABOVE_ZERO for k, v in levels.items()}
         t = replace(DEFAULT_THRESHOLDS[metric], **values)
         if not t.careful <= t.warning <= t.critical:
             raise ConfigError(f"{where}: careful ≤ warning ≤ critical does not hold "

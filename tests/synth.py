@@ -55,7 +55,8 @@ def rdma_texts(t: int, *, rx_bps: float, tx_bps: float, pause_per_s: int = 0, cn
 
 
 def node_sample(step: int, *, rx_bps: float = 0.0, tx_bps: float = 0.0, drops_per_s: int = 0,
-                retrans_per_s: int = 0, softirq_pct: int = 5, ncpus: int = 4, boot_id: str = "boot-1",
+                retrans_per_s: int = 0, out_segs_per_s: int = 80_000, softirq_pct: int = 5, ncpus: int = 4,
+                boot_id: str = "boot-1",
                 mono0: float = 1000.0, hostname: str | None = None, rdma: dict | None = None) -> NodeSample:
     """The sample at ``step`` seconds of a node moving at constant rates (bits/s for rx/tx).
 
@@ -79,7 +80,7 @@ def node_sample(step: int, *, rx_bps: float = 0.0, tx_bps: float = 0.0, drops_pe
     idle = tuple(100 * t - 20 * t - s for s in softirq)
     zero = tuple(0 for _ in cpus)
     cpu = CpuTimes(cpus, user, zero, zero, idle, zero, zero, softirq, zero, total)
-    out_segs = 80_000 * t
+    out_segs = out_segs_per_s * t
     tcp = TcpSample({"RetransSegs": retrans_per_s * t, "OutSegs": out_segs, "InSegs": 70_000 * t, "CurrEstab": 12},
                     {"TCPLostRetransmit": (retrans_per_s // 4) * t, "TCPTimeouts": 0})
     return NodeSample(

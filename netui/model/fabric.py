@@ -504,17 +504,19 @@ def port_health(rates: FabricRates | None, port: IbPort,
                 thresholds: dict[str, Threshold] | None = None) -> list[tuple[Level, str]]:
     """What is wrong with one port, worst first: ``[(level, reason in words), ...]``.
 
-    A port not ACTIVE is critical (from the sample alone: no rates needed). Then, from the
+    A port not ACTIVE is critical by default (threshold ``port_down``; from the sample
+    alone: no rates needed). Then, from the
     rates of the interval: IB errors, discards, RoCE loss counters and PFC pause frames on
     the paired netdev, each past its threshold (``FABRIC_THRESHOLDS``, overridable by
     name); and error counters stuck at their maximum (careful: new errors are invisible).
     """
     t = FABRIC_THRESHOLDS if not thresholds else FABRIC_THRESHOLDS | thresholds
     found: list[tuple[Level, str]] = []
-    if port.active is False:
+    down = t["port_down"].level(1.0) if "port_down" in t else Level.CRITICAL
+    if port.active is False and down > Level.OK:
         state = port.state.name or str(port.state.num)
         phys = f", phys {port.phys_state.name}" if port.phys_state and port.phys_state.name else ""
-        found.append((Level.CRITICAL, f"{port.label} {state}{phys}"))
+        found.append((down, f"{port.label} {state}{phys}"))
     pr = rates.ports.get(port.key) if rates is not None else None
     if pr is not None and pr.active is not False:
 

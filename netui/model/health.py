@@ -57,7 +57,11 @@ DEFAULT_THRESHOLDS: dict[str, Threshold] = {
     "softnet_drops_per_s": Threshold(1, 10, 1_000),
     "time_squeeze_per_s": Threshold(10, 100, 1_000),
     "link_percent": Threshold(80, 90, 98),
-    # the fabric (model/fabric.py port_health); a port not ACTIVE is always critical
+    # the fabric (model/fabric.py port_health). port_down counts a port that is not ACTIVE
+    # (1 per port): critical by default; a site whose second ports are unplugged on every
+    # node can make it careful ({ careful = 1, warning = inf, critical = inf }) or silence
+    # it (all three inf)
+    "port_down": Threshold(1, 1, 1),
     "rdma_errors_per_s": Threshold(ABOVE_ZERO, math.inf, math.inf),
     "rdma_discards_per_s": Threshold(ABOVE_ZERO, math.inf, math.inf),
     "roce_loss_per_s": Threshold(ABOVE_ZERO, math.inf, math.inf),

@@ -39,6 +39,7 @@ class StragglerRules:
     # median is the short plank all the same)
     # an excess is only worth saying when it is also bad in absolute terms
     min_retrans_ratio: float = 0.001
+    min_out_segs_per_s: float = 100.0  # a ratio over fewer segments is noise (1 of 2 is 50 %)
     min_drops_per_s: float = 1.0
     min_softirq_percent: float = 50.0
     min_pause_per_s: float = 1.0
@@ -64,10 +65,12 @@ def _total(n: Node) -> float | None:
     return None if rx is None and tx is None else (rx or 0.0) + (tx or 0.0)
 
 
-def _busy(n: Node) -> float:
-    """Everything the node moves, bytes/s: host stack and RDMA (RoCE bypasses the netdev)."""
-    s = n.summary
-    return sum(v or 0.0 for v in (s.rx_bytes_per_s, s.tx_bytes_per_s, s.rdma_rx_bytes_per_s, s.rdma_tx_bytes_per_s))
+def _retrans_ratio(n: Node, min_out_segs_per_s: float) -> float | None:
+    """The node's retransmit ratio, or None while it sends too few segments to tell."""
+    tcp = n.rates.tcp if n.rates is not None else None
+    if tcp is None or tcp.out_segs_per_s is None or tcp.out_segs_per_s < min_out_segs_per_s:
+        return None
+    return n.summary.retrans_ratio
 
 
 def _spread(values: list[float], mid: float) -> float:
@@ -126,14 +129,16 @@ def find_stragglers(nodes: Iterable[Node], rules: StragglerRules | None = None) 
                 reason = f"{n.name}: {label} {show(v)} vs cluster median {show(mid)}"
                 found.append((severity(metric, v, z), Straggler(n.name, metric, v, mid, reason)))
 
-    busy = [_busy(n) for n in up]
-    if median(busy) >= rules.busy_floor_bytes_per_s:
+    # each path is judged only while it is busy itself: on an RDMA cluster the host stack
+    # carries kB/s of ssh and monitoring, and a node a few kB/s below that is no straggler
+    floor = rules.busy_floor_bytes_per_s
+    rdma = [n for n in up if n.summary.rdma_rx_bytes_per_s is not None]
+    rdma_busy = [(n.summary.rdma_rx_bytes_per_s or 0.0) + (n.summary.rdma_tx_bytes_per_s or 0.0) for n in rdma]
+    if len(rdma) >= rules.min_nodes and median(rdma_busy) >= floor:
         # RDMA throughput, where enough nodes have it: RX and TX apart (collectives are two-way)
-        rdma = [n for n in up if n.summary.rdma_rx_bytes_per_s is not None]
-        rdma_busy = [(n.summary.rdma_rx_bytes_per_s or 0.0) + (n.summary.rdma_tx_bytes_per_s or 0.0) for n in rdma]
-        if len(rdma) >= rules.min_nodes and median(rdma_busy) >= rules.busy_floor_bytes_per_s:
-            low("rdma_rx", "RDMA RX", lambda n: n.summary.rdma_rx_bytes_per_s)
-            low("rdma_tx", "RDMA TX", lambda n: n.summary.rdma_tx_bytes_per_s)
+        low("rdma_rx", "RDMA RX", lambda n: n.summary.rdma_rx_bytes_per_s)
+        low("rdma_tx", "RDMA TX", lambda n: n.summary.rdma_tx_bytes_per_s)
+    if median(_total(n) or 0.0 for n in up) >= floor:
         balance = [min(n.summary.rx_bytes_per_s or 0.0, n.summary.tx_bytes_per_s or 0.0)
                    / max(n.summary.rx_bytes_per_s or 0.0, n.summary.tx_bytes_per_s or 0.0, 1e-9) for n in up]
         balance.sort()
@@ -144,8 +149,8 @@ def find_stragglers(nodes: Iterable[Node], rules: StragglerRules | None = None) 
             low("tx", "TX", lambda n: n.summary.tx_bytes_per_s)
         else:
             low("total", "RX+TX", lambda n: _total(n))
-    high("retrans", "TCP retransmits", lambda n: n.summary.retrans_ratio, rules.min_retrans_ratio,
-         units.ratio_percent)
+    high("retrans", "TCP retransmits", lambda n: _retrans_ratio(n, rules.min_out_segs_per_s),
+         rules.min_retrans_ratio, units.ratio_percent)
     high("drops", "drops", lambda n: n.summary.drops_per_s, rules.min_drops_per_s,
          lambda v: f"{units.per_s(v)}/s")
     high("softirq", "softirq", lambda n: n.summary.hottest_softirq_percent, rules.min_softirq_percent,

@@ -29,6 +29,10 @@ from netui.model.health import Level
 SEVERITY_COLORS = {Level.CRITICAL: "error", Level.WARNING: "warning", Level.CAREFUL: "accent", Level.OK: "success"}
 
 
+def _nodes(n: int) -> str:
+    return "1 node" if n == 1 else f"{n} nodes"
+
+
 class FindingsTable(Static):
     """The findings of one doctor run, alike ones once with their nodes. Set by the screen
     with ``show``."""
@@ -104,14 +108,14 @@ class DoctorScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one("#doctor-head", Static).update(
-            f"Doctor · {len(self.nodes)} nodes · MTU, link speeds, RDMA ports, sysctls, interface errors, "
+            f"Doctor · {_nodes(len(self.nodes))} · MTU, link speeds, RDMA ports, sysctls, interface errors, "
             f"IRQs and packet steering")
         self._start()
 
     def _start(self) -> None:
         self.running = True
         self.runs += 1
-        self.query_one("#doctor-status", Static).update(f"examining {len(self.nodes)} nodes… · Esc stops")
+        self.query_one("#doctor-status", Static).update(f"examining {_nodes(len(self.nodes))}… · Esc stops")
         self.run_worker(self._run(), name="doctor", group="doctor", exclusive=True, exit_on_error=False)
 
     async def _run(self) -> None:

@@ -73,3 +73,12 @@ def test_the_readme_example_is_a_valid_config():
     block = readme.split("```toml\n", 1)[1].split("```", 1)[0]
     c = parse_config(block, "README.md")
     assert c.thresholds["pause_per_s"].careful == 100 and c.straggler.min_nodes == 4
+
+
+def test_a_level_of_zero_means_any_at_all_not_every_idle_node():
+    from netui.config import parse_config
+    from netui.model.health import Level
+
+    t = parse_config("[thresholds]\ndrops_per_s = { careful = 0, warning = 5 }\n").thresholds["drops_per_s"]
+    assert t.level(0.0) is Level.OK
+    assert t.level(0.5) is Level.CAREFUL and t.level(5) is Level.WARNING

@@ -279,6 +279,16 @@ def test_health_of_a_port_that_went_down(rates, synth_pair):
     assert port_health(None, synth_pair[1].ports["mlx5_1", 1])[0][0] == Level.CRITICAL
 
 
+def test_a_port_down_is_as_bad_as_the_port_down_threshold_says(rates, synth_pair):
+    from netui.model.health import Threshold
+
+    port = synth_pair[1].ports["mlx5_1", 1]  # DOWN
+    inf = float("inf")
+    careful = {"port_down": Threshold(1, inf, inf)}  # second ports unplugged on every node
+    assert port_health(rates, port, careful) == [(Level.CAREFUL, "mlx5_1/1 DOWN, phys Polling")]
+    assert port_health(rates, port, {"port_down": Threshold(inf, inf, inf)}) == []
+
+
 def test_health_of_a_saturated_error_counter(rates, synth_pair):
     found = port_health(rates, synth_pair[1].ports["mlx4_0", 1])
     assert found == [(Level.CAREFUL, "mlx4_0/1 symbol_error at maximum: new errors not counted")]

@@ -93,3 +93,27 @@ def test_a_slow_rdma_node_is_named_even_when_tcp_is_quiet():
     found = find_stragglers(rdma_cluster(specs))
     assert [s.node for s in found] == ["n3"]
     assert found[0].reason == "n3: RDMA TX 9 Gb/s vs cluster median 90 Gb/s (10 %)"
+
+
+def test_host_chatter_on_a_busy_rdma_cluster_names_nobody():
+    # the collectives run over RDMA; the host stack carries ssh and monitoring, kB/s apart
+    specs = {f"n{i}": {"rx_bps": 80e9, "tx_bps": 80e9} for i in range(4)}
+    nodes = []
+    for (name, rdma), host_kbytes in zip(specs.items(), (10, 12, 11, 1)):
+        n = Node(name, history_s=10)
+        for k in range(3):
+            n.observe(node_sample(k, rx_bps=host_kbytes * 8e3, tx_bps=host_kbytes * 8e3, rdma=rdma))
+        nodes.append(n)
+    assert find_stragglers(nodes) == []
+
+
+def test_a_ratio_over_a_handful_of_segments_names_nobody():
+    # an idle cluster: one node retransmitted 1 of its 2 segments in the interval (50 %)
+    idle = {f"n{i}": 0.0 for i in range(5)}
+    quiet = {name: {"out_segs_per_s": 20} for name in idle}
+    quiet["n2"] = {"out_segs_per_s": 2, "retrans_per_s": 1}
+    assert find_stragglers(cluster(idle, **quiet)) == []
+    # the same ratio over real traffic is a straggler
+    busy = {name: {"out_segs_per_s": 20_000} for name in idle}
+    busy["n2"] = {"out_segs_per_s": 20_000, "retrans_per_s": 10_000}
+    assert [s.node for s in find_stragglers(cluster(idle, **busy))] == ["n2"]
