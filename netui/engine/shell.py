@@ -30,7 +30,19 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import asyncssh
+
+class _Asyncssh:
+    """asyncssh, imported on first use: the local monitor starts without it (~0.1 s)."""
+
+    def __getattr__(self, name: str):
+        import asyncssh as module
+
+        globals()["asyncssh"] = module  # from now on, the module itself
+        return getattr(module, name)
+
+
+asyncssh = _Asyncssh()
+
 
 # exit status of a gated command that was never told to go (channel closed, gate timeout)
 NOT_STARTED = 90
