@@ -38,11 +38,16 @@ def test_snapshot_json_has_the_fabric_of_a_captured_tree(tmp_path):
 def test_config_thresholds_apply_and_bad_ones_are_one_line(tmp_path):
     tree = copy_tree(tmp_path / "sys")
     config = tmp_path / "netui.toml"
-    config.write_text("[thresholds]\ndrops_per_s = { careful = 0, warning = 0, critical = 0 }\n")
-    done = netui("snapshot", "--json", "--interval", "0.2", "--procfs", str(PROCFS_PROC), "--sysfs", str(tree),
-                 "--config", str(config))
-    (node,) = json.loads(done.stdout)["nodes"]
-    assert node["health"]["level"] == "critical" and any(" drops 0/s" in r for r in node["health"]["reasons"])
+    (tree / "class" / "infiniband" / "mlx4_0" / "ports" / "2" / "state").write_text("1: DOWN\n")
+    args = ("snapshot", "--json", "--interval", "0.2", "--procfs", str(PROCFS_PROC), "--sysfs", str(tree))
+    empty = tmp_path / "empty.toml"
+    empty.write_text("")
+    (node,) = json.loads(netui(*args, "--config", str(empty)).stdout)["nodes"]
+    assert node["health"]["level"] == "critical" and any("mlx4_0/2 DOWN" in r for r in node["health"]["reasons"])
+    # a site whose second ports are unplugged everywhere makes a port down careful
+    config.write_text("[thresholds]\nport_down = { careful = 1, warning = inf, critical = inf }\n")
+    (node,) = json.loads(netui(*args, "--config", str(config)).stdout)["nodes"]
+    assert node["health"]["level"] == "careful" and any("mlx4_0/2 DOWN" in r for r in node["health"]["reasons"])
     config.write_text("[thresholds]\npause_per_sec = { careful = 1 }\n")
     done = netui("snapshot", "--json", "--procfs", str(PROCFS_PROC), "--sysfs", str(tree), "--config", str(config))
     assert done.returncode != 0 and "Traceback" not in done.stderr
