@@ -225,6 +225,7 @@ class Node:
         self.history: dict[str, Ring] = {k: Ring(self._capacity) for k in NODE_SERIES}
         self.iface_history: dict[str, tuple[RateRing, RateRing]] = {}  # RX, TX bytes/s
         self.fabric_rates: FabricRates | None = None
+        self._pfc_mono_s: float | None = None  # the ethtool reading the PFC rates end at
         # per RDMA port: RX and TX bytes/s (from port_rcv_data/port_xmit_data)
         self.port_history: dict[PortKey, tuple[Ring, Ring]] = {}
 
@@ -275,7 +276,12 @@ class Node:
             return []
         rates = fabric_rates(prev, cur)
         last = self.fabric_rates
-        if rates is not None and rates.pfc_interval_s is None and last is not None and last.pfc_interval_s:
+        if rates is not None and rates.pfc_interval_s is not None:
+            self._pfc_mono_s = cur.ethtool_mono_s
+        elif (rates is not None and last is not None and last.pfc_interval_s and self._pfc_mono_s is not None
+              and 0 <= cur.mono_s - self._pfc_mono_s <= ETHTOOL_CARRY_S):
+            # between two readings the last PFC rates stay, as the reading itself is carried:
+            # not for ever (ethtool that stopped answering shows no pause rate, not an old one)
             rates = replace(rates, pfc=last.pfc, pfc_interval_s=last.pfc_interval_s, ethtool_per_s=last.ethtool_per_s)
         self.fabric_rates = rates
         if rates is not None:

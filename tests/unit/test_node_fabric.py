@@ -79,3 +79,22 @@ def test_a_node_without_fabric_has_no_fabric_state():
     node.observe(replace(bare, mono_s=2.0))
     assert node.fabric_rates is None and node.port_history == {}
     assert node.summary.rdma_rx_bytes_per_s is None and node.summary.pause_per_s is None
+
+
+def test_pfc_rates_are_not_shown_for_ever_after_ethtool_stops_answering():
+    from netui.model.node import ETHTOOL_CARRY_S
+
+    node = Node("gpu01")
+    node.observe(sample(0, 100.0, ethtool_at=100.0))
+    node.observe(sample(1, 105.0, ethtool_at=105.0))
+    assert node.summary.pause_per_s == pytest.approx(170 / 5)
+    node.observe(sample(1, 105.0 + ETHTOOL_CARRY_S - 1))  # ethtool -S stops answering: kept a while
+    assert node.summary.pause_per_s == pytest.approx(170 / 5)
+    for t in (ETHTOOL_CARRY_S + 1, ETHTOOL_CARRY_S + 30, 10 * ETHTOOL_CARRY_S):
+        node.observe(sample(1, 105.0 + t))
+        assert node.summary.pause_per_s is None, t
+        assert node.fabric_rates.pfc == {} and node.fabric_rates.pfc_interval_s is None
+    assert not any("pause" in r for r in node.health.reasons)
+    node.observe(sample(0, 800.0, ethtool_at=800.0))  # it answers again: one reading, no rate yet
+    node.observe(sample(1, 805.0, ethtool_at=805.0))
+    assert node.summary.pause_per_s == pytest.approx(170 / 5)
