@@ -11,7 +11,8 @@ from enum import Enum
 from operator import add
 
 from netui.model import units
-from netui.model.fabric import FabricRates, FabricSample, PortKey, fabric_rates, port_health
+from netui.model.fabric import (ROCE_LOSS_COUNTERS, FabricRates, FabricSample, PortKey, fabric_rates,
+                                port_health)
 from netui.model.health import HEALTHY, Finding, Health, Level, Threshold, health_of, merged, rate
 from netui.model.history import RateRing, Ring, capacity_for
 from netui.model.rates import NodeRates, node_rates
@@ -176,7 +177,8 @@ def _bytes(bits: float | None) -> float | None:
 
 def fabric_summary(rates: FabricRates) -> dict[str, float | None]:
     """The grid's fabric columns from one interval's fabric rates (bytes/s, events/s)."""
-    loss = _sum(r.roce_loss_per_s for r in rates.ports.values()) if rates.ports else None
+    # hw_total: device-level hw_counters are shared by the HCA's ports, counted once
+    loss = _sum(rates.hw_total(n) for n in ROCE_LOSS_COUNTERS) if rates.ports else None
     discards = _sum(r.discards_per_s for r in rates.ports.values()) if rates.ports else None
     return dict(
         rdma_rx_bytes_per_s=_bytes(rates.rx_bits_per_s) if rates.ports else None,
