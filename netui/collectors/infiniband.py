@@ -60,7 +60,11 @@ def _list(path: str, limit: int = MAX_DIR_ENTRIES) -> list[str]:
         names = os.listdir(path)
     except (OSError, ValueError):
         return []
-    return [] if len(names) > limit else sorted(names)
+    if len(names) > limit:
+        return []
+    # a name that is not printable ASCII (a separator, bytes that are not UTF-8) names no
+    # counter, port or device: left out, as the remote sampler does
+    return sorted(n for n in names if n.isascii() and n.isprintable())
 
 
 def _read_dir(texts: dict[str, str], root: str, rel: str) -> None:
@@ -93,7 +97,7 @@ def read_infiniband(sysfs_root: str = "/sys", *, max_gids: int = MAX_GIDS) -> di
                 if text is not None:
                     texts[f"{base}/{attr}"] = text
         for port in _list(os.path.join(root, hca, "ports")):
-            if not port.isdigit():
+            if _index(port) is None:
                 continue
             prel = f"{hca}/ports/{port}"
             for attr in PORT_ATTRS:
@@ -104,7 +108,7 @@ def read_infiniband(sysfs_root: str = "/sys", *, max_gids: int = MAX_GIDS) -> di
             _read_dir(texts, root, f"{prel}/hw_counters")
             for table in ("types", "ndevs"):
                 rel = f"{prel}/gid_attrs/{table}"
-                indexes = sorted((n for n in _list(os.path.join(root, rel), 8192) if n.isdigit()), key=int)
+                indexes = sorted((n for n in _list(os.path.join(root, rel), 8192) if _index(n) is not None), key=int)
                 for index in indexes[:max_gids]:
                     text = _read(os.path.join(root, rel, index))  # empty GID slots fail: skipped
                     if text is not None:

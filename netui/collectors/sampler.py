@@ -99,6 +99,10 @@ MAX_GIDS = 4  # the pairing fallback needs the first GIDs only
 LAYOUT_S = 30.0
 ETHTOOL_S = 5.0
 # ethtool -S names of per-queue/per-channel counters (most of a multi-queue NIC's output)
+# a sysfs name that may travel in a frame: printable ASCII, no space (a file named with a
+# separator, a newline or bytes that are not UTF-8 is left out, not sent); a port or index: digits
+NAME = re.compile(r"[!-~]{1,255}\Z")
+DIGITS = re.compile(r"[0-9]{1,6}\Z")
 PER_QUEUE = re.compile(
     rb"^(?:\[\d+\]: |(?:rx|tx)q\d+: |(?:rx|tx|ch|rq|sq|xdp)\d+_|(?:rx|tx)_queue_\d+_|queue_\d+_)")
 ib = {"hcas": None, "at": 0.0, "ports": [], "devices": [], "netdevs": []}
@@ -266,8 +270,7 @@ def one_line(data):
 
 def counter_files(path):
     """[(code, file)] of a counters directory, by name."""
-    return [(IB_CODE.get(n) or ("=" + n).encode(), path + "/" + n) for n in listdir(path)
-            if "\n" not in n and " " not in n]
+    return [(IB_CODE.get(n) or ("=" + n).encode(), path + "/" + n) for n in listdir(path) if NAME.match(n)]
 
 
 def ib_layout(root, hcas):
@@ -275,17 +278,17 @@ def ib_layout(root, hcas):
     ports, devices, netdevs = [], [], []
     for hca in hcas:
         base = root + "/" + hca
-        nets = [n for n in listdir(base + "/device/net") if "\n" not in n and " " not in n]
+        nets = [n for n in listdir(base + "/device/net") if NAME.match(n)]
         devices.append((hca, counter_files(base + "/hw_counters"),
                         [(n, base + "/device/net/" + n + "/") for n in nets]))
         netdevs += [n for n in nets if "." not in n]  # not VLAN or IPoIB children
         for port in listdir(base + "/ports"):
-            if not port.isdigit():
+            if not DIGITS.match(port):
                 continue
             pb = base + "/ports/" + port
             gids = []
             if not nets:  # pairing falls back to the netdevs of the first GIDs
-                idx = sorted((i for i in listdir(pb + "/gid_attrs/ndevs") if i.isdigit()), key=int)
+                idx = sorted((i for i in listdir(pb + "/gid_attrs/ndevs") if DIGITS.match(i)), key=int)
                 gids = [(i.encode(), pb + "/gid_attrs/ndevs/" + i) for i in idx[:MAX_GIDS]]
             ports.append((("ib/" + hca + "/" + port).encode(), [pb + "/" + a for a in PORT_ATTRS],
                           counter_files(pb + "/counters"), counter_files(pb + "/hw_counters"), gids))
@@ -309,7 +312,7 @@ def infiniband(out):
         hcas = os.listdir(root)
     except OSError:
         return  # no RDMA here: that listdir was all
-    hcas = sorted(hcas)[:MAX_HCAS]
+    hcas = sorted(h for h in hcas if NAME.match(h))[:MAX_HCAS]
     now = time.monotonic()
     if hcas != ib["hcas"] or now - ib["at"] > LAYOUT_S:
         ib["ports"], ib["devices"], ib["netdevs"] = ib_layout(root, hcas)

@@ -214,3 +214,65 @@ def test_any_rdma_record_is_a_sample_or_a_frame_error(key, fields, with_eth):
     except FrameError:
         return
     assert sample.fabric is None or isinstance(sample.fabric.ports, dict)
+
+
+def _odd_names(tree: Path, kind: str) -> None:
+    """Files with names no kernel driver makes but a --sysfs copy (or a broken driver) can:
+    the frame's own separators ("separators"), or bytes that are not UTF-8 and digits that
+    are not ASCII ("unicode")."""
+    ib = tree / "class/infiniband"
+    raw = os.fsencode(ib)
+    for port in ("1", "2"):  # mlx4_0 has no device/net: pairing reads gid_attrs/ndevs
+        ndevs = ib / "mlx4_0/ports" / port / "gid_attrs/ndevs"
+        ndevs.mkdir(parents=True)
+        (ndevs / "0").write_text(f"ib{port}\n")
+    if kind == "separators":
+        names = [b"/mlx5_0/ports/1/hw_counters/we\x1fird", b"/mlx5_0/ports/1/hw_counters/rs\x1erec",
+                 b"/mlx4_0/ports/1/counters/tab\tbed"]
+        os.mkdir(raw + b"/mlx5_0/device/net/n\x1fet")
+    else:
+        names = [b"/mlx5_0/ports/1/counters/bad\xffname", b"/mlx4_0/ports/1/counters/uni\xc2\xb2"]
+        for port in ("1", "2"):
+            (ib / "mlx4_0/ports" / port / "gid_attrs/ndevs/\u00b2").write_text("odd\n")  # "²".isdigit()
+        os.mkdir(raw + b"/mlx5_0/ports/\xc2\xb2")
+        os.mkdir(raw + b"/mlx\xff_9")
+    for rel in names:
+        with open(raw + rel, "w") as f:
+            f.write("5\n")
+
+
+@pytest.mark.parametrize("kind", ["separators", "unicode"])
+def test_odd_file_names_in_the_rdma_tree_are_left_out_and_the_node_stays_readable(tree, kind):
+    _odd_names(tree, kind)
+    s = Sampler(0.1, tree)
+    try:
+        samples = [decode_frame(s.payload()) for _ in range(3)]  # a FrameError or a dead sampler fails
+        assert s.proc.poll() is None
+    finally:
+        s.close()
+    ports = samples[-1].fabric.ports
+    assert sorted(ports) == [("hfi1_0", 1), ("mlx4_0", 1), ("mlx4_0", 2), ("mlx5_0", 1)]
+    mlx5 = ports["mlx5_0", 1]
+    assert "port_xmit_data" in mlx5.counters and "out_of_sequence" in mlx5.hw_counters
+    names = [n for p in ports.values() for n in (*p.counters, *p.hw_counters)]
+    assert not [n for n in names if not (n.isascii() and n.isprintable())]
+    assert ports["mlx4_0", 1].netdev == "ib1" and ports["mlx4_0", 2].netdev == "ib2"
+    assert mlx5.netdev == MLX5_NETDEV
+    # the local reader, same files: the same ports, no exception
+    local = parse_infiniband(read_infiniband(str(tree)))
+    assert sorted(local) == sorted(ports)
+    assert local["mlx4_0", 1].netdev == "ib1"
+    for key, port in local.items():
+        assert ports[key].counters == port.counters and ports[key].hw_counters == port.hw_counters
+
+
+@pytest.mark.parametrize("kind", ["separators", "unicode"])
+def test_the_tree_reader_reads_a_tree_with_odd_names(tree, kind):
+    from netui.collectors.local import TreeReader
+
+    from tests.fabric_tree import PROCFS_PROC
+
+    _odd_names(tree, kind)
+    sample = TreeReader(str(PROCFS_PROC), str(tree)).sample()
+    assert sorted(sample.fabric.ports) == [("hfi1_0", 1), ("mlx4_0", 1), ("mlx4_0", 2), ("mlx5_0", 1)]
+    assert not sample.fabric.problems and sample.interfaces
