@@ -133,6 +133,9 @@ def test_ethtool_runs_on_the_rdma_netdevs_at_its_own_cadence(tree, tmp_path):
     s = Sampler(0.1, tree, ethtool_every_s=0.5, env=env)
     try:
         samples = [decode_frame(s.payload())]
+        while samples[-1].fabric.ethtool_mono_s is None:  # ethtool runs on, the frames go on
+            samples.append(decode_frame(s.payload()))
+        assert len(samples) <= 3
         (tmp_path / f"{MLX5_NETDEV}.txt").write_text((SYNTH / "ethtool-S_mlx5_pfc_t1.txt").read_text())
         while len(samples) < 12:
             samples.append(decode_frame(s.payload()))
@@ -276,3 +279,106 @@ def test_the_tree_reader_reads_a_tree_with_odd_names(tree, kind):
     sample = TreeReader(str(PROCFS_PROC), str(tree)).sample()
     assert sorted(sample.fabric.ports) == [("hfi1_0", 1), ("mlx4_0", 1), ("mlx4_0", 2), ("mlx5_0", 1)]
     assert not sample.fabric.problems and sample.interfaces
+
+
+def _slow_ethtool_tree(tree: Path, tmp_path: Path) -> tuple[Path, Path, Path]:
+    """Four RDMA netdevs paired with ports (mlx5_0's, two of mlx4_0, hfi1_0's) plus twenty VF
+    representors on mlx5_0's PCI function (switchdev) that pair with no port; a stand-in
+    ethtool that answers at once for three netdevs and hangs on mlx4_0's second one."""
+    ib = tree / "class/infiniband"
+
+    def netdev(hca: str, name: str, dev_port: int) -> None:
+        d = ib / hca / "device/net" / name
+        d.mkdir(parents=True)
+        (d / "dev_id").write_text("0x0\n")
+        (d / "dev_port").write_text(f"{dev_port}\n")
+
+    netdev("mlx4_0", "eth4a", 0)
+    netdev("mlx4_0", "eth4b", 1)
+    netdev("hfi1_0", "hfi0", 0)
+    for i in range(20):
+        netdev("mlx5_0", f"{MLX5_NETDEV}f0vf{i}", 0)
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    log, pids = tmp_path / "ethtool.log", tmp_path / "ethtool.pids"
+    script = bindir / "ethtool"
+    script.write_text(f'#!/bin/sh\necho "$@" >> {log}\necho $$ >> {pids}\n'
+                      f'if [ "$2" = eth4b ]; then exec sleep 20; fi\n'
+                      f'exec cat {SYNTH}/ethtool-S_mlx5_pfc_t0.txt\n')
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return bindir, log, pids
+
+
+def _kill_left(pids: Path) -> list[int]:
+    """Stand-in ethtools of this test still alive (killed here); their pids."""
+    left = []
+    for line in pids.read_text().split() if pids.exists() else ():
+        pid = int(line)
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().split(") ")[-1].startswith("Z"):
+                    continue
+            os.kill(pid, 9)
+            left.append(pid)
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+    return left
+
+
+def test_a_hanging_ethtool_does_not_slow_the_stream(tree, tmp_path):
+    import time
+
+    bindir, log, pids = _slow_ethtool_tree(tree, tmp_path)
+    env = dict(os.environ, PATH=f"{bindir}:/usr/bin:/bin")
+    s = Sampler(0.2, tree, ethtool_every_s=0.5, env=env)
+    try:
+        samples = [decode_frame(s.payload())]
+        started = time.monotonic()
+        while len(samples) < 21:
+            samples.append(decode_frame(s.payload()))
+        took = time.monotonic() - started
+    finally:
+        s.close()
+        _kill_left(pids)
+    # 20 intervals of 0.2 s: the frames keep their pace (the old serial runs: 2 s each reading)
+    assert took < 20 * 0.2 + 1.0, took
+    gaps = [b.mono_s - a.mono_s for a, b in zip(samples, samples[1:])]
+    assert max(gaps) < 0.5, gaps
+    calls = log.read_text().splitlines()
+    # only the netdevs paired with ports, never the representors
+    assert set(calls) == {f"-S {n}" for n in (MLX5_NETDEV, "eth4a", "eth4b", "hfi0")}
+    assert calls.count("-S eth4b") == 1  # timed out after the budget (2 s), then backs off
+    readings = [x.fabric for x in samples if x.fabric.ethtool_mono_s is not None]
+    assert len(readings) >= 2
+    for r in readings:
+        assert set(r.ethtool) == {MLX5_NETDEV, "eth4a", "hfi0"}
+        assert r.pfc[MLX5_NETDEV].priorities[3].rx_pause == 500
+    # a reading goes out when its runs are done or its budget (2 s) is spent: the first one
+    # waited for the hanging run until the budget; the next ones, without it, at once
+    arrived = [x for x in samples if x.fabric.ethtool_mono_s is not None]
+    assert arrived[0].fabric.ethtool_mono_s == pytest.approx(samples[0].mono_s, abs=0.05)
+    assert 2.0 <= arrived[0].mono_s - samples[0].mono_s < 2.5
+    assert arrived[1].mono_s - arrived[1].fabric.ethtool_mono_s < 0.5
+    ports = samples[-1].fabric.ports
+    assert (ports["mlx4_0", 1].netdev, ports["mlx4_0", 2].netdev, ports["hfi1_0", 1].netdev) == ("eth4a", "eth4b", "hfi0")
+
+
+def test_the_sampler_ends_at_once_when_its_channel_closes_while_ethtool_hangs(tree, tmp_path):
+    import time
+
+    bindir, log, pids = _slow_ethtool_tree(tree, tmp_path)
+    env = dict(os.environ, PATH=f"{bindir}:/usr/bin:/bin")
+    s = Sampler(0.2, tree, ethtool_every_s=0.5, env=env)
+    try:
+        s.payload()
+        s.payload()
+        assert "-S eth4b" in log.read_text().splitlines()  # in flight, hanging
+        closed = time.monotonic()
+        s.proc.stdin.close()
+        s.proc.wait(timeout=5)
+        assert time.monotonic() - closed < 0.6
+        time.sleep(0.2)
+        assert _kill_left(pids) == []  # its ethtool runs ended with it
+    finally:
+        s.close()
+        _kill_left(pids)
