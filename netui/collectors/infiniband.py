@@ -22,9 +22,11 @@ feeds it the same way. The traps of this tree, handled here:
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
+import stat
 from collections.abc import Mapping
 from functools import lru_cache
 
@@ -43,9 +45,24 @@ _json_loads = json.JSONDecoder().decode
 # ---------------------------------------------------------------------------- reading
 
 
+def open_regular(path: str) -> int:
+    """A file descriptor of ``path`` for reading, when it is a regular file (as every procfs
+    and sysfs attribute is); OSError otherwise. Opened without blocking: a FIFO (in a copied
+    tree) would block open() until a writer came, and freeze the reader."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def _read(path: str) -> str | None:
     try:
-        with open(path, "rb") as f:
+        with open(open_regular(path), "rb") as f:
             data = f.read(MAX_FILE_BYTES + 1)
     except (OSError, ValueError):
         return None

@@ -16,16 +16,17 @@ import subprocess
 import time
 
 from netui.collectors.assemble import IFACE_ATTRS, PROC_FILES, sample_from_texts
-from netui.collectors.infiniband import ethtool_netdevs, read_infiniband
+from netui.collectors.infiniband import ethtool_netdevs, open_regular, read_infiniband
 from netui.model.samples import InterfaceCounters, InterfaceSample, NodeSample
 
 
 def read_text(path: str) -> str | None:
-    """A file's text, or None when it is missing or unreadable (EINVAL, EACCES, ...)."""
+    """A file's text, or None when it is missing, unreadable (EINVAL, EACCES, ...) or not a
+    regular file (a FIFO is never waited on)."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
+        with open(open_regular(path), encoding="utf-8", errors="replace") as f:
             return f.read()
-    except OSError:
+    except (OSError, ValueError):
         return None
 
 

@@ -47,6 +47,7 @@ import binascii
 import os
 import re
 import select
+import stat
 import sys
 import time
 
@@ -123,7 +124,11 @@ def read(path, one=False):
     fd = fds.get(path)
     try:
         if fd is None:
-            fd = os.open(path, os.O_RDONLY)
+            # not blocking in open(), and regular files only (as procfs and sysfs files
+            # are): a FIFO in a copied tree would block the sampler until a writer came
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OSError("not a regular file")
             if len(fds) < MAX_FDS:
                 fds[path] = fd
             else:
