@@ -134,22 +134,15 @@ def read_infiniband(sysfs_root: str = "/sys", *, max_gids: int = MAX_GIDS) -> di
 
 
 def ethtool_netdevs(texts: Mapping[str, str | None]) -> list[str]:
-    """The netdevs whose ``ethtool -S`` netui reads: those of the RDMA devices' PCI functions
-    (``<hca>/device/net/<netdev>``), not their VLAN or IPoIB children (a ``.`` in the name);
-    for an HCA without any, the netdevs of its ports' GIDs. The remote sampler picks the same."""
-    by_hca: dict[str, list[str]] = {}
-    gids: dict[str, list[str]] = {}
-    for key in texts:
-        parts = key.split("/")
-        if len(parts) == 4 and parts[1:3] == ["device", "net"]:
-            by_hca.setdefault(parts[0], []).append(parts[3])
-        elif len(parts) == 6 and parts[1] == "ports" and parts[3:5] == ["gid_attrs", "ndevs"]:
-            gids.setdefault(parts[0], []).append((texts[key] or "").strip())
+    """The netdevs whose ``ethtool -S`` netui reads: those paired with a port (see
+    ``_pair_netdev``), not VLAN or IPoIB children (a ``.`` in the name) — not every netdev
+    of the PCI function, which in switchdev mode has one per VF representor. The remote
+    sampler picks the same."""
     names: list[str] = []
-    for hca in sorted(by_hca.keys() | gids.keys()):
-        for name in by_hca.get(hca) or gids.get(hca, []):
-            if name and "." not in name and "/" not in name and name not in names:
-                names.append(name)
+    for port in parse_infiniband(texts).values():
+        name = port.netdev
+        if name and "." not in name and "/" not in name and name not in names:
+            names.append(name)
     return names
 
 

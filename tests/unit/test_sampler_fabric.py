@@ -281,10 +281,10 @@ def test_the_tree_reader_reads_a_tree_with_odd_names(tree, kind):
     assert not sample.fabric.problems and sample.interfaces
 
 
-def _slow_ethtool_tree(tree: Path, tmp_path: Path) -> tuple[Path, Path, Path]:
+def _slow_ethtool_tree(tree: Path, tmp_path: Path, hang: tuple[str, ...] = ("eth4b",)) -> tuple[Path, Path, Path]:
     """Four RDMA netdevs paired with ports (mlx5_0's, two of mlx4_0, hfi1_0's) plus twenty VF
     representors on mlx5_0's PCI function (switchdev) that pair with no port; a stand-in
-    ethtool that answers at once for three netdevs and hangs on mlx4_0's second one."""
+    ethtool that answers at once, but hangs on the netdevs in ``hang`` (mlx4_0's second one)."""
     ib = tree / "class/infiniband"
 
     def netdev(hca: str, name: str, dev_port: int) -> None:
@@ -303,7 +303,7 @@ def _slow_ethtool_tree(tree: Path, tmp_path: Path) -> tuple[Path, Path, Path]:
     log, pids = tmp_path / "ethtool.log", tmp_path / "ethtool.pids"
     script = bindir / "ethtool"
     script.write_text(f'#!/bin/sh\necho "$@" >> {log}\necho $$ >> {pids}\n'
-                      f'if [ "$2" = eth4b ]; then exec sleep 20; fi\n'
+                      f'case "$2" in {"|".join(hang)}) exec sleep 20;; esac\n'
                       f'exec cat {SYNTH}/ethtool-S_mlx5_pfc_t0.txt\n')
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     return bindir, log, pids
@@ -382,3 +382,31 @@ def test_the_sampler_ends_at_once_when_its_channel_closes_while_ethtool_hangs(tr
     finally:
         s.close()
         _kill_left(pids)
+
+
+def test_the_local_ethtool_reader_runs_in_parallel_within_a_budget_and_backs_off(tree, tmp_path, monkeypatch):
+    import time
+
+    from netui.collectors.local import EthtoolReader
+
+    bindir, log, pids = _slow_ethtool_tree(tree, tmp_path, hang=("eth4b", "hfi0"))
+    monkeypatch.setenv("PATH", f"{bindir}:/usr/bin:/bin")
+    reader = EthtoolReader(every_s=0.1)
+    assert reader.path == str(bindir / "ethtool")
+    ib = read_infiniband(str(tree))
+    try:
+        started = time.monotonic()
+        texts, mono = reader.read(ib)
+        took = time.monotonic() - started
+        # two hanging netdevs: one budget (2 s) for both, not 2 s each
+        assert 2.0 <= took < 3.0, took
+        assert set(texts) == {MLX5_NETDEV, "eth4a"} and mono == pytest.approx(started, abs=0.05)
+        time.sleep(0.15)
+        started = time.monotonic()
+        texts, _ = reader.read(ib)
+        assert time.monotonic() - started < 1.0  # the hung ones back off
+        assert set(texts) == {MLX5_NETDEV, "eth4a"}
+    finally:
+        _kill_left(pids)
+    calls = log.read_text().splitlines()
+    assert sorted(calls) == sorted([f"-S {MLX5_NETDEV}", "-S eth4a"] * 2 + ["-S eth4b", "-S hfi0"])
