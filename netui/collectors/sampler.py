@@ -371,6 +371,8 @@ def infiniband(out):
     try:
         hcas = os.listdir(root)
     except OSError:
+        if ethtool["runs"]:  # the RDMA devices went away while ethtool ran
+            ethtool_collect(out, time.monotonic())
         return  # no RDMA here: that listdir was all
     hcas = sorted(h for h in hcas if NAME.match(h))[:MAX_HCAS]
     now = time.monotonic()
