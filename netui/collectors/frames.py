@@ -84,7 +84,7 @@ def _counter_lines(blob: str, prefix: str, out: dict[str, str]) -> None:
         code, _, value = line.partition(" ")
         if code.startswith("="):
             name = code[1:]
-        elif code.isdigit() and int(code) < len(IB_NAMES):
+        elif code.isascii() and code.isdigit() and int(code) < len(IB_NAMES):
             name = IB_NAMES[int(code)]
         else:
             continue

@@ -22,9 +22,11 @@ feeds it the same way. The traps of this tree, handled here:
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
+import stat
 from collections.abc import Mapping
 from functools import lru_cache
 
@@ -43,9 +45,24 @@ _json_loads = json.JSONDecoder().decode
 # ---------------------------------------------------------------------------- reading
 
 
+def open_regular(path: str) -> int:
+    """A file descriptor of ``path`` for reading, when it is a regular file (as every procfs
+    and sysfs attribute is); OSError otherwise. Opened without blocking: a FIFO (in a copied
+    tree) would block open() until a writer came, and freeze the reader."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def _read(path: str) -> str | None:
     try:
-        with open(path, "rb") as f:
+        with open(open_regular(path), "rb") as f:
             data = f.read(MAX_FILE_BYTES + 1)
     except (OSError, ValueError):
         return None
@@ -60,7 +77,11 @@ def _list(path: str, limit: int = MAX_DIR_ENTRIES) -> list[str]:
         names = os.listdir(path)
     except (OSError, ValueError):
         return []
-    return [] if len(names) > limit else sorted(names)
+    if len(names) > limit:
+        return []
+    # a name that is not printable ASCII (a separator, bytes that are not UTF-8) names no
+    # counter, port or device: left out, as the remote sampler does
+    return sorted(n for n in names if n.isascii() and n.isprintable())
 
 
 def _read_dir(texts: dict[str, str], root: str, rel: str) -> None:
@@ -93,7 +114,7 @@ def read_infiniband(sysfs_root: str = "/sys", *, max_gids: int = MAX_GIDS) -> di
                 if text is not None:
                     texts[f"{base}/{attr}"] = text
         for port in _list(os.path.join(root, hca, "ports")):
-            if not port.isdigit():
+            if _index(port) is None:
                 continue
             prel = f"{hca}/ports/{port}"
             for attr in PORT_ATTRS:
@@ -104,7 +125,7 @@ def read_infiniband(sysfs_root: str = "/sys", *, max_gids: int = MAX_GIDS) -> di
             _read_dir(texts, root, f"{prel}/hw_counters")
             for table in ("types", "ndevs"):
                 rel = f"{prel}/gid_attrs/{table}"
-                indexes = sorted((n for n in _list(os.path.join(root, rel), 8192) if n.isdigit()), key=int)
+                indexes = sorted((n for n in _list(os.path.join(root, rel), 8192) if _index(n) is not None), key=int)
                 for index in indexes[:max_gids]:
                     text = _read(os.path.join(root, rel, index))  # empty GID slots fail: skipped
                     if text is not None:
@@ -113,22 +134,15 @@ def read_infiniband(sysfs_root: str = "/sys", *, max_gids: int = MAX_GIDS) -> di
 
 
 def ethtool_netdevs(texts: Mapping[str, str | None]) -> list[str]:
-    """The netdevs whose ``ethtool -S`` netui reads: those of the RDMA devices' PCI functions
-    (``<hca>/device/net/<netdev>``), not their VLAN or IPoIB children (a ``.`` in the name);
-    for an HCA without any, the netdevs of its ports' GIDs. The remote sampler picks the same."""
-    by_hca: dict[str, list[str]] = {}
-    gids: dict[str, list[str]] = {}
-    for key in texts:
-        parts = key.split("/")
-        if len(parts) == 4 and parts[1:3] == ["device", "net"]:
-            by_hca.setdefault(parts[0], []).append(parts[3])
-        elif len(parts) == 6 and parts[1] == "ports" and parts[3:5] == ["gid_attrs", "ndevs"]:
-            gids.setdefault(parts[0], []).append((texts[key] or "").strip())
+    """The netdevs whose ``ethtool -S`` netui reads: those paired with a port (see
+    ``_pair_netdev``), not VLAN or IPoIB children (a ``.`` in the name) — not every netdev
+    of the PCI function, which in switchdev mode has one per VF representor. The remote
+    sampler picks the same."""
     names: list[str] = []
-    for hca in sorted(by_hca.keys() | gids.keys()):
-        for name in by_hca.get(hca) or gids.get(hca, []):
-            if name and "." not in name and "/" not in name and name not in names:
-                names.append(name)
+    for port in parse_infiniband(texts).values():
+        name = port.netdev
+        if name and "." not in name and "/" not in name and name not in names:
+            names.append(name)
     return names
 
 

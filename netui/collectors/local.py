@@ -10,22 +10,24 @@ rest from the /proc parsers.
 from __future__ import annotations
 
 import os
+import selectors
 import shutil
 import socket
 import subprocess
 import time
 
 from netui.collectors.assemble import IFACE_ATTRS, PROC_FILES, sample_from_texts
-from netui.collectors.infiniband import ethtool_netdevs, read_infiniband
+from netui.collectors.infiniband import ethtool_netdevs, open_regular, read_infiniband
 from netui.model.samples import InterfaceCounters, InterfaceSample, NodeSample
 
 
 def read_text(path: str) -> str | None:
-    """A file's text, or None when it is missing or unreadable (EINVAL, EACCES, ...)."""
+    """A file's text, or None when it is missing, unreadable (EINVAL, EACCES, ...) or not a
+    regular file (a FIFO is never waited on)."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
+        with open(open_regular(path), encoding="utf-8", errors="replace") as f:
             return f.read()
-    except OSError:
+    except (OSError, ValueError):
         return None
 
 
@@ -73,36 +75,78 @@ class TreeReader:
 
 
 ETHTOOL_EVERY_S = 5.0
+ETHTOOL_BUDGET_S = 2.0  # a reading's whole time: a run not done by then is killed
+BACKOFF_S = (30.0, 600.0)  # a netdev whose run timed out is skipped this long, doubling
 _SBIN = ("/usr/sbin", "/sbin", "/usr/local/sbin")
 
 
 class EthtoolReader:
     """``ethtool -S`` of the RDMA netdevs, at most every ``every_s`` seconds, where an ethtool
     binary exists (as the remote sampler does): ``read(ib_texts)`` → ({netdev: text}, the
-    CLOCK_MONOTONIC of the reading), or ({}, None) when it is not yet due or there is none."""
+    CLOCK_MONOTONIC of the reading), or ({}, None) when it is not yet due or there is none.
+    The runs go in parallel within ``budget_s``; a run past it is killed and its netdev
+    skipped for BACKOFF_S (doubling while it keeps timing out)."""
 
-    def __init__(self, every_s: float = ETHTOOL_EVERY_S) -> None:
+    def __init__(self, every_s: float = ETHTOOL_EVERY_S, budget_s: float = ETHTOOL_BUDGET_S) -> None:
         self.every_s = every_s
+        self.budget_s = budget_s
         self.path = shutil.which("ethtool") or shutil.which("ethtool", path=":".join(_SBIN))
         self._due = 0.0
+        self._backoff: dict[str, tuple[float, float]] = {}  # netdev -> (skipped until, pause)
+        self._killed: list[subprocess.Popen] = []
 
     def read(self, ib_texts: dict[str, str]) -> tuple[dict[str, str], float | None]:
         now = time.monotonic()
         if self.path is None or now < self._due:
             return {}, None
-        netdevs = ethtool_netdevs(ib_texts)
+        netdevs = [n for n in ethtool_netdevs(ib_texts) if self._backoff.get(n, (0.0, 0.0))[0] <= now]
         if not netdevs:
+            self._due = now + self.every_s
             return {}, None
-        self._due = now + self.every_s
-        texts = {}
+        runs = {}
         for name in netdevs:
             try:
-                done = subprocess.run([self.path, "-S", name], capture_output=True, stdin=subprocess.DEVNULL,
-                                      timeout=2, check=False)
+                runs[name] = subprocess.Popen([self.path, "-S", name], stdout=subprocess.PIPE,
+                                              stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
             except (OSError, subprocess.SubprocessError):
                 continue
-            if done.returncode == 0:
-                texts[name] = done.stdout.decode("utf-8", "replace")
+        deadline = now + self.budget_s
+        chunks: dict[str, list[bytes]] = {name: [] for name in runs}
+        ended: set[str] = set()
+        with selectors.DefaultSelector() as sel:  # read every run's output as it comes
+            for name, proc in runs.items():
+                sel.register(proc.stdout, selectors.EVENT_READ, name)
+            while len(ended) < len(runs):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                for key, _ in sel.select(left):
+                    chunk = os.read(key.fd, 262144)
+                    if chunk:
+                        chunks[key.data].append(chunk)
+                    else:
+                        sel.unregister(key.fileobj)
+                        ended.add(key.data)
+        texts = {}
+        for name, proc in runs.items():
+            proc.stdout.close()
+            if name in ended:
+                try:
+                    proc.wait(timeout=max(0.05, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    pass
+            if proc.returncode is None:  # past the budget: killed, never waited for
+                proc.kill()
+                last = self._backoff.get(name, (0.0, 0.0))[1]
+                pause = min(BACKOFF_S[1], last * 2) if last else BACKOFF_S[0]
+                self._backoff[name] = (time.monotonic() + pause, pause)
+                self._killed.append(proc)
+                continue
+            self._backoff.pop(name, None)
+            if proc.returncode == 0:
+                texts[name] = b"".join(chunks[name]).decode("utf-8", "replace")
+        self._killed = [p for p in self._killed if p.poll() is None]  # reap the killed ones
+        self._due = time.monotonic() + self.every_s
         return texts, (now if texts else None)
 
 

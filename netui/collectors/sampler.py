@@ -29,10 +29,14 @@
 # hw_counters, same lines. "ibn/<hca>": the PCI function's netdevs, "NAME DEV_ID DEV_PORT"
 # lines ("-" when unreadable). The tree's layout is listed again every LAYOUT_S seconds or
 # when the HCAs change; between, only the counter files are read.
-# ethtool -S of those netdevs (not their VLAN/IPoIB children), every ETHTOOL_S seconds and
-# only where an ethtool binary exists: "eth/<netdev>" = its "name: value" lines without the
-# per-queue ones (PER_QUEUE), "ethmono" = CLOCK_MONOTONIC when they were read. These are
-# the sampler's only forks.
+# ethtool -S of the netdevs paired with ports (not VLAN/IPoIB children, not the VF
+# representors of a switchdev PCI function), every ETHTOOL_S seconds and only where an
+# ethtool binary exists: "eth/<netdev>" = its "name: value" lines without the per-queue ones
+# (PER_QUEUE), "ethmono" = CLOCK_MONOTONIC when they were started. These are the sampler's
+# only forks. The runs start together and are never waited for: their output is read
+# between frames and goes out in the first frame after they all ended, or after
+# ETHTOOL_BUDGET_S when one hangs (it is killed, and its netdev skipped for BACKOFF_S,
+# doubling); the next reading is due ETHTOOL_S after that. Frames keep their interval.
 #
 # Usage: python3 -c <this file> INTERVAL [--sysfs ROOT] [--ethtool-every SECONDS]
 #
@@ -43,6 +47,7 @@ import binascii
 import os
 import re
 import select
+import stat
 import sys
 import time
 
@@ -98,11 +103,20 @@ MAX_HCAS = 64
 MAX_GIDS = 4  # the pairing fallback needs the first GIDs only
 LAYOUT_S = 30.0
 ETHTOOL_S = 5.0
+# a sysfs name that may travel in a frame: printable ASCII, no space (a file named with a
+# separator, a newline or bytes that are not UTF-8 is left out, not sent); a port or index: digits
+NAME = re.compile(r"[!-~]{1,255}\Z")
+DIGITS = re.compile(r"[0-9]{1,6}\Z")
 # ethtool -S names of per-queue/per-channel counters (most of a multi-queue NIC's output)
 PER_QUEUE = re.compile(
     rb"^(?:\[\d+\]: |(?:rx|tx)q\d+: |(?:rx|tx|ch|rq|sq|xdp)\d+_|(?:rx|tx)_queue_\d+_|queue_\d+_)")
 ib = {"hcas": None, "at": 0.0, "ports": [], "devices": [], "netdevs": []}
-ethtool = {"path": False, "due": 0.0}
+ETHTOOL_BUDGET_S = 2.0  # a reading's whole time: a run not done by then is killed
+ETHTOOL_MAX_BYTES = 4 << 20  # more output than this is not ethtool -S: that run is dropped
+BACKOFF_S = (30.0, 600.0)  # a netdev whose run timed out is skipped this long, doubling
+# runs: [Run] in flight (started at "mono"); backoff: netdev -> (skip until, last pause);
+# killed: runs killed but not yet reaped (a process stuck in the kernel dies when it returns)
+ethtool = {"path": False, "due": 0.0, "runs": [], "mono": 0.0, "deadline": 0.0, "backoff": {}, "killed": []}
 
 
 def read(path, one=False):
@@ -110,7 +124,11 @@ def read(path, one=False):
     fd = fds.get(path)
     try:
         if fd is None:
-            fd = os.open(path, os.O_RDONLY)
+            # not blocking in open(), and regular files only (as procfs and sysfs files
+            # are): a FIFO in a copied tree would block the sampler until a writer came
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OSError("not a regular file")
             if len(fds) < MAX_FDS:
                 fds[path] = fd
             else:
@@ -266,27 +284,72 @@ def one_line(data):
 
 def counter_files(path):
     """[(code, file)] of a counters directory, by name."""
-    return [(IB_CODE.get(n) or ("=" + n).encode(), path + "/" + n) for n in listdir(path)
-            if "\n" not in n and " " not in n]
+    return [(IB_CODE.get(n) or ("=" + n).encode(), path + "/" + n) for n in listdir(path) if NAME.match(n)]
+
+
+def small_int(path):
+    """dev_id (hex) or dev_port (decimal) of a netdev; None when unreadable or odd."""
+    data = read(path, True)
+    v = None if data is None else one_line(data)
+    if not v or len(v) > 10:
+        return None
+    try:
+        n = int(v, 0)
+    except ValueError:
+        return None
+    return n if n >= 0 else None
+
+
+def paired(port, ids):
+    """The netdev of a port as the monitor pairs them (collectors/infiniband.py): the one
+    whose max(dev_id, dev_port) + 1 is the port number, or the only one when that is unknown."""
+    names = sorted(ids, key=lambda n: (len(n), n))
+    for name in names:
+        known = [v for v in ids[name] if v is not None]
+        if known and max(known) + 1 == port:
+            return name
+    if len(names) == 1 and ids[names[0]] == [None, None]:
+        return names[0]
+    return None
+
+
+def gid_netdev(files):
+    """The netdev of the lowest GID that names one (pairing without device/net)."""
+    for _, path in files:
+        data = read(path, True)
+        v = None if data is None else one_line(data)
+        if v and NAME.match(v.decode("ascii", "replace")):
+            return v.decode("ascii")
+    return None
 
 
 def ib_layout(root, hcas):
-    """What to read: per port its files, per HCA its device hw_counters and netdevs."""
+    """What to read: per port its files, per HCA its device hw_counters and netdevs; and
+    the netdevs paired with a port (where ethtool -S runs: not every netdev of the PCI
+    function, which in switchdev mode has one per VF representor)."""
     ports, devices, netdevs = [], [], []
     for hca in hcas:
         base = root + "/" + hca
-        nets = [n for n in listdir(base + "/device/net") if "\n" not in n and " " not in n]
+        nets = [n for n in listdir(base + "/device/net") if NAME.match(n)]
         devices.append((hca, counter_files(base + "/hw_counters"),
                         [(n, base + "/device/net/" + n + "/") for n in nets]))
-        netdevs += [n for n in nets if "." not in n]  # not VLAN or IPoIB children
+        ids = {}
+        for n in nets:
+            net = base + "/device/net/" + n + "/"
+            ids[n] = [small_int(net + "dev_id"), small_int(net + "dev_port")]
         for port in listdir(base + "/ports"):
-            if not port.isdigit():
+            if not DIGITS.match(port):
                 continue
             pb = base + "/ports/" + port
             gids = []
             if not nets:  # pairing falls back to the netdevs of the first GIDs
-                idx = sorted((i for i in listdir(pb + "/gid_attrs/ndevs") if i.isdigit()), key=int)
+                idx = sorted((i for i in listdir(pb + "/gid_attrs/ndevs") if DIGITS.match(i)), key=int)
                 gids = [(i.encode(), pb + "/gid_attrs/ndevs/" + i) for i in idx[:MAX_GIDS]]
+                netdev = gid_netdev(gids)
+            else:
+                netdev = paired(int(port), ids)
+            if netdev and "." not in netdev and netdev not in netdevs:  # not VLAN or IPoIB children
+                netdevs.append(netdev)
             ports.append((("ib/" + hca + "/" + port).encode(), [pb + "/" + a for a in PORT_ATTRS],
                           counter_files(pb + "/counters"), counter_files(pb + "/hw_counters"), gids))
     return ports, devices, netdevs
@@ -308,8 +371,10 @@ def infiniband(out):
     try:
         hcas = os.listdir(root)
     except OSError:
+        if ethtool["runs"]:  # the RDMA devices went away while ethtool ran
+            ethtool_collect(out, time.monotonic())
         return  # no RDMA here: that listdir was all
-    hcas = sorted(hcas)[:MAX_HCAS]
+    hcas = sorted(h for h in hcas if NAME.match(h))[:MAX_HCAS]
     now = time.monotonic()
     if hcas != ib["hcas"] or now - ib["at"] > LAYOUT_S:
         ib["ports"], ib["devices"], ib["netdevs"] = ib_layout(root, hcas)
@@ -337,9 +402,10 @@ def infiniband(out):
         fields.append(counter_lines(hw))
         fields.append(counter_lines(gids))
         out += [key, b"\x1f".join(fields)]
-    if ib["netdevs"] and now >= ethtool["due"]:
-        ethtool["due"] = now + ETHTOOL_S
-        run_ethtool(out, ib["netdevs"])
+    if ethtool["runs"]:
+        ethtool_collect(out, time.monotonic())
+    elif ib["netdevs"] and now >= ethtool["due"]:
+        ethtool_start(ib["netdevs"], now)
 
 
 def find_ethtool():
@@ -351,30 +417,106 @@ def find_ethtool():
     return None
 
 
-def run_ethtool(out, netdevs):
+class Run(object):
+    """One ethtool -S in flight: its output is read as it comes (main's select), never waited for."""
+    __slots__ = ("name", "proc", "fd", "chunks", "size", "eof")
+
+    def __init__(self, name, proc):
+        self.name, self.proc, self.fd = name, proc, proc.stdout.fileno()
+        self.chunks, self.size, self.eof = [], 0, False
+
+
+def ethtool_start(netdevs, now):
+    """Start ethtool -S on every netdev not backing off, all at once; no waiting here."""
     if ethtool["path"] is False:
         ethtool["path"] = find_ethtool()
     if ethtool["path"] is None:
         return
     import subprocess
 
-    mono = time.monotonic()
-    got = False
+    runs = []
     for name in netdevs:
+        backoff = ethtool["backoff"].get(name)
+        if backoff is not None and now < backoff[0]:
+            continue
         try:
-            done = subprocess.run([ethtool["path"], "-S", name], stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, timeout=2)
-        except (OSError, subprocess.SubprocessError):
+            proc = subprocess.Popen([ethtool["path"], "-S", name], stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, close_fds=True)
+        except (OSError, ValueError, subprocess.SubprocessError):
             continue
-        if done.returncode != 0:
-            continue
-        lines = [line.strip() for line in done.stdout.split(b"\n")]
-        kept = b"\n".join(line for line in lines if line and not PER_QUEUE.match(line)
-                          and b"\0" not in line and b"\x1f" not in line)
-        out += [("eth/" + name).encode(), kept]
-        got = True
+        runs.append(Run(name, proc))
+    ethtool["runs"], ethtool["mono"], ethtool["deadline"] = runs, now, now + ETHTOOL_BUDGET_S
+    if not runs:
+        ethtool["due"] = now + ETHTOOL_S
+
+
+def ethtool_read(run):
+    """Read what a run wrote (its pipe is readable: this does not block)."""
+    try:
+        chunk = os.read(run.fd, 262144)
+    except OSError:
+        chunk = b""
+    if chunk:
+        run.chunks.append(chunk)
+        run.size += len(chunk)
+        if run.size <= ETHTOOL_MAX_BYTES:
+            return
+    run.eof = True
+    run.proc.stdout.close()
+
+
+def ethtool_collect(out, now):
+    """Once every run has ended, or the reading's budget is spent: the readings of the runs
+    that ended well go out ("ethmono": when they started); the others are killed and their
+    netdevs back off. The next reading is due ETHTOOL_S after this one ended."""
+    runs = ethtool["runs"]
+    for run in runs:
+        while not run.eof and select.select([run.fd], [], [], 0)[0]:
+            ethtool_read(run)
+    done = [run.eof and run.proc.poll() is not None for run in runs]
+    if not all(done) and now < ethtool["deadline"]:
+        return
+    got = False
+    for run, ended in zip(runs, done):
+        if ended and run.size <= ETHTOOL_MAX_BYTES:
+            ethtool["backoff"].pop(run.name, None)
+            if run.proc.returncode != 0:
+                continue
+            lines = [line.strip() for line in b"".join(run.chunks).split(b"\n")]
+            kept = b"\n".join(line for line in lines if line and not PER_QUEUE.match(line)
+                              and b"\0" not in line and b"\x1f" not in line)
+            out += [("eth/" + run.name).encode(), kept]
+            got = True
+        else:
+            ethtool_kill(run)
+            last = ethtool["backoff"].get(run.name, (0.0, 0.0))[1]
+            pause = min(BACKOFF_S[1], last * 2) if last else BACKOFF_S[0]
+            ethtool["backoff"][run.name] = (now + pause, pause)
     if got:
-        out += [b"ethmono", repr(mono).encode()]
+        out += [b"ethmono", repr(ethtool["mono"]).encode()]
+    ethtool["runs"] = []
+    ethtool["due"] = now + ETHTOOL_S
+    ethtool["killed"] = [p for p in ethtool["killed"] if p.poll() is None]
+
+
+def ethtool_kill(run):
+    if not run.eof:
+        run.eof = True
+        run.proc.stdout.close()
+    if run.proc.poll() is None:
+        try:
+            run.proc.kill()
+        except OSError:
+            pass
+        if run.proc.poll() is None:
+            ethtool["killed"].append(run.proc)
+
+
+def ethtool_stop():
+    """The sampler ends: its runs end with it."""
+    for run in ethtool["runs"]:
+        ethtool_kill(run)
+    ethtool["runs"] = []
 
 
 SUMMARIES = {"stat": (b"cpu", cpu_summary), "softirqs": (b"netirq", netirq_summary),
@@ -439,6 +581,13 @@ def main():
     if not os.path.exists("/proc/net/dev"):
         sys.stderr.write("netui-sampler: no /proc/net/dev on this node\n")
         sys.exit(3)
+    try:
+        loop(interval)
+    finally:
+        ethtool_stop()
+
+
+def loop(interval):
     out = sys.stdout.buffer
     stdin = sys.stdin.buffer
     due = time.monotonic()
@@ -453,9 +602,19 @@ def main():
             wait = due - time.monotonic()
             if wait <= 0:
                 break
-            ready, _, _ = select.select([stdin], [], [], wait)
-            if not ready:
-                continue
+            runs = ethtool["runs"]
+            if runs:  # read ethtool's output as it comes (a full pipe would stall it)
+                pipes = dict((run.fd, run) for run in runs if not run.eof)
+                ready, _, _ = select.select([stdin] + list(pipes), [], [], wait)
+                for fd in ready:
+                    if fd is not stdin:
+                        ethtool_read(pipes[fd])
+                if stdin not in ready:
+                    continue
+            else:
+                ready, _, _ = select.select([stdin], [], [], wait)
+                if not ready:
+                    continue
             line = stdin.readline()
             if not line:
                 return  # the channel closed

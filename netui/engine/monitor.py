@@ -5,6 +5,12 @@ Two kinds of source: *pull* sources (this host, a replay) are asked for a sample
 polls the pull sources, marks push nodes that went quiet as stale, and calls ``on_update``
 once — the UI repaints in one batch however many frames arrived. The next tick is scheduled
 when the current one ends, so ticks never overlap. Works headless.
+
+A pull source has at most one read in flight. A tick waits for the reads it starts the
+interval at most (``PULL_WAIT_MAX_S``); a read still running then is not waited for again:
+its node is stale ("read not answering") until it ends, its result is taken by the tick
+after it ended, and no other read of that source starts meanwhile. A hung read never stops
+the ticks.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from netui.model.samples import NodeSample
 
 INTERVALS_S = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
 STALE_INTERVALS = 3  # a node with no sample for this many intervals is stale
+PULL_WAIT_MAX_S = 3.0  # a tick waits for a pull source's read the interval, at most this
+_SHOWN = (NodeState.UP, NodeState.CONNECTING, NodeState.STALE)
 
 # CPython's cyclic GC runs a young collection every 700 net container allocations; a
 # node-sample makes hundreds of short-lived tuples and dicts, nearly all freed by reference
@@ -64,6 +72,7 @@ class Monitor:
         self._pull = [s for s in sources if not getattr(s, "push", False)]
         self._push = [s for s in sources if getattr(s, "push", False)]
         self._arrival: dict[str, float] = {}
+        self._reads: dict[str, tuple[asyncio.Future, float]] = {}  # pull reads in flight, started at
         self._tasks: list[asyncio.Task] = []
         self._wake = asyncio.Event()
         self._stopped = False
@@ -86,14 +95,7 @@ class Monitor:
         started = time.monotonic()
         self._start_push()
         if self._pull:
-            results = await asyncio.gather(*(s.sample() for s in self._pull), return_exceptions=True)
-            for source, result in zip(self._pull, results):
-                if isinstance(result, SourceError):
-                    self.report(source.name, result.state, result.reason)
-                elif isinstance(result, BaseException):
-                    self.report(source.name, NodeState.PARSE_ERROR, f"{type(result).__name__}: {result}")
-                elif result is not None:  # None: nothing new (a replay that has ended)
-                    self.observe(source.name, result)
+            await self._poll_pull()
         quiet_s = STALE_INTERVALS * self.interval_s
         now = time.monotonic()
         for source in self._push:
@@ -111,6 +113,43 @@ class Monitor:
 
     # kept for callers that think in polls
     poll_once = tick
+
+    @property
+    def pull_wait_s(self) -> float:
+        """How long a tick waits for the reads it starts."""
+        return min(self.interval_s, PULL_WAIT_MAX_S)
+
+    async def _poll_pull(self) -> None:
+        started = []
+        for source in self._pull:
+            if source.name not in self._reads:
+                read = asyncio.ensure_future(source.sample())
+                self._reads[source.name] = (read, time.monotonic())
+                started.append(read)
+        waiting = [read for read in started if not read.done()]
+        if waiting:
+            await asyncio.wait(waiting, timeout=self.pull_wait_s)
+        now = time.monotonic()
+        for source in self._pull:
+            read, since = self._reads[source.name]
+            if not read.done():
+                node = self.fleet[source.name]
+                # a node that failed keeps its failure; one that shows up (or is about to) goes stale
+                if now - since >= self.pull_wait_s and node.state in _SHOWN:
+                    node.set_state(NodeState.STALE, f"read not answering for {now - since:.1f} s")
+                continue
+            del self._reads[source.name]
+            if read.cancelled():
+                continue
+            exc = read.exception()
+            if isinstance(exc, SourceError):
+                self.report(source.name, exc.state, exc.reason)
+            elif exc is not None:
+                self.report(source.name, NodeState.PARSE_ERROR, f"{type(exc).__name__}: {exc}")
+            else:
+                result = read.result()
+                if result is not None:  # None: nothing new (a replay that has ended)
+                    self.observe(source.name, result)
 
     def _start_push(self) -> None:
         if self._tasks or not self._push or self._stopped:
@@ -193,6 +232,9 @@ class Monitor:
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks = []
+        for read, _ in self._reads.values():  # a hung read's thread is a daemon: let it be
+            read.cancel()
+        self._reads.clear()
         for s in self.sources:
             await s.close()
         closer = getattr(self, "connector", None)

@@ -2,12 +2,14 @@
 
 A source's ``sample()`` is awaited once per poll and returns a NodeSample, or raises
 ``SourceError`` with the state the node should show. Blocking reads (local files, netlink)
-run in a thread; the sample is immutable, so nothing is shared with the UI.
+run in a thread; the sample is immutable, so nothing is shared with the UI. The engine
+bounds how long it waits (engine/monitor.py): a read that hangs makes its node stale.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 
 from netui.model.node import NodeState
 from netui.model.samples import NodeSample
@@ -21,15 +23,54 @@ class SourceError(Exception):
 
 
 class LocalSource:
-    """This host (or a procfs/sysfs tree) read by a collectors.local reader."""
+    """This host (or a procfs/sysfs tree) read by a collectors.local reader.
+
+    Each read runs in a daemon thread of its own, at most one at a time: a read stuck in
+    the kernel (a firmware MAD that does not answer, ``ethtool -S`` on a hung NIC) keeps its
+    thread, never the event loop nor the app's exit; ``sample()`` called while a read is in
+    flight awaits that same read instead of starting another.
+    """
 
     def __init__(self, reader) -> None:
         self.reader = reader
         self.name: str = reader.name
+        self._pending: asyncio.Future | None = None
+
+    @property
+    def reading(self) -> bool:
+        """A read is in flight."""
+        return self._pending is not None and not self._pending.done()
+
+    def _start(self) -> asyncio.Future:
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+
+        def deliver(result, exc) -> None:
+            if not future.done():
+                if exc is not None:
+                    future.set_exception(exc)
+                else:
+                    future.set_result(result)
+
+        def read() -> None:
+            result = exc = None
+            try:
+                result = self.reader.sample()
+            except Exception as e:  # handed to the awaiting side
+                exc = e
+            try:
+                loop.call_soon_threadsafe(deliver, result, exc)
+            except RuntimeError:  # the loop is closed: nobody waits any more
+                pass
+
+        threading.Thread(target=read, name=f"netui-read-{self.name}", daemon=True).start()
+        return future
 
     async def sample(self) -> NodeSample:
+        if self._pending is None or self._pending.done():
+            self._pending = self._start()
         try:
-            return await asyncio.to_thread(self.reader.sample)
+            return await asyncio.shield(self._pending)
         except OSError as exc:  # the reader itself maps unreadable files to None
             raise SourceError(NodeState.UNSUPPORTED, str(exc)) from exc
 

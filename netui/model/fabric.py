@@ -530,8 +530,11 @@ def port_health(rates: FabricRates | None, port: IbPort,
                       + _detail(pr.counters_per_s, ERROR_COUNTERS))
         check("rdma_discards_per_s", pr.discards_per_s,
               lambda: f"{port.label} xmit discards {per_s(pr.discards_per_s)}/s")
+        # device-level hw_counters belong to the HCA, not this port: said once per HCA
+        # (the node keeps one of identical reasons)
+        hw_where = port.hca if pr.hw_scope == "device" else port.label
         check("roce_loss_per_s", pr.roce_loss_per_s,
-              lambda: f"{port.label} RoCE loss {per_s(pr.roce_loss_per_s)}/s"
+              lambda: f"{hw_where} RoCE loss {per_s(pr.roce_loss_per_s)}/s"
                       + _detail(pr.hw_per_s, ROCE_LOSS_COUNTERS))
         stuck = [n for n in ERROR_COUNTERS if pr.unknown.get(n) == SATURATED]
         if stuck:

@@ -11,7 +11,8 @@ from enum import Enum
 from operator import add
 
 from netui.model import units
-from netui.model.fabric import FabricRates, FabricSample, PortKey, fabric_rates, port_health
+from netui.model.fabric import (ROCE_LOSS_COUNTERS, FabricRates, FabricSample, PortKey, fabric_rates,
+                                port_health)
 from netui.model.health import HEALTHY, Finding, Health, Level, Threshold, health_of, merged, rate
 from netui.model.history import RateRing, Ring, capacity_for
 from netui.model.rates import NodeRates, node_rates
@@ -176,7 +177,8 @@ def _bytes(bits: float | None) -> float | None:
 
 def fabric_summary(rates: FabricRates) -> dict[str, float | None]:
     """The grid's fabric columns from one interval's fabric rates (bytes/s, events/s)."""
-    loss = _sum(r.roce_loss_per_s for r in rates.ports.values()) if rates.ports else None
+    # hw_total: device-level hw_counters are shared by the HCA's ports, counted once
+    loss = _sum(rates.hw_total(n) for n in ROCE_LOSS_COUNTERS) if rates.ports else None
     discards = _sum(r.discards_per_s for r in rates.ports.values()) if rates.ports else None
     return dict(
         rdma_rx_bytes_per_s=_bytes(rates.rx_bits_per_s) if rates.ports else None,
@@ -225,6 +227,7 @@ class Node:
         self.history: dict[str, Ring] = {k: Ring(self._capacity) for k in NODE_SERIES}
         self.iface_history: dict[str, tuple[RateRing, RateRing]] = {}  # RX, TX bytes/s
         self.fabric_rates: FabricRates | None = None
+        self._pfc_mono_s: float | None = None  # the ethtool reading the PFC rates end at
         # per RDMA port: RX and TX bytes/s (from port_rcv_data/port_xmit_data)
         self.port_history: dict[PortKey, tuple[Ring, Ring]] = {}
 
@@ -275,7 +278,12 @@ class Node:
             return []
         rates = fabric_rates(prev, cur)
         last = self.fabric_rates
-        if rates is not None and rates.pfc_interval_s is None and last is not None and last.pfc_interval_s:
+        if rates is not None and rates.pfc_interval_s is not None:
+            self._pfc_mono_s = cur.ethtool_mono_s
+        elif (rates is not None and last is not None and last.pfc_interval_s and self._pfc_mono_s is not None
+              and 0 <= cur.mono_s - self._pfc_mono_s <= ETHTOOL_CARRY_S):
+            # between two readings the last PFC rates stay, as the reading itself is carried:
+            # not for ever (ethtool that stopped answering shows no pause rate, not an old one)
             rates = replace(rates, pfc=last.pfc, pfc_interval_s=last.pfc_interval_s, ethtool_per_s=last.ethtool_per_s)
         self.fabric_rates = rates
         if rates is not None:

@@ -79,3 +79,52 @@ def test_a_node_without_fabric_has_no_fabric_state():
     node.observe(replace(bare, mono_s=2.0))
     assert node.fabric_rates is None and node.port_history == {}
     assert node.summary.rdma_rx_bytes_per_s is None and node.summary.pause_per_s is None
+
+
+def test_pfc_rates_are_not_shown_for_ever_after_ethtool_stops_answering():
+    from netui.model.node import ETHTOOL_CARRY_S
+
+    node = Node("gpu01")
+    node.observe(sample(0, 100.0, ethtool_at=100.0))
+    node.observe(sample(1, 105.0, ethtool_at=105.0))
+    assert node.summary.pause_per_s == pytest.approx(170 / 5)
+    node.observe(sample(1, 105.0 + ETHTOOL_CARRY_S - 1))  # ethtool -S stops answering: kept a while
+    assert node.summary.pause_per_s == pytest.approx(170 / 5)
+    for t in (ETHTOOL_CARRY_S + 1, ETHTOOL_CARRY_S + 30, 10 * ETHTOOL_CARRY_S):
+        node.observe(sample(1, 105.0 + t))
+        assert node.summary.pause_per_s is None, t
+        assert node.fabric_rates.pfc == {} and node.fabric_rates.pfc_interval_s is None
+    assert not any("pause" in r for r in node.health.reasons)
+    node.observe(sample(0, 800.0, ethtool_at=800.0))  # it answers again: one reading, no rate yet
+    node.observe(sample(1, 805.0, ethtool_at=805.0))
+    assert node.summary.pause_per_s == pytest.approx(170 / 5)
+
+
+def test_roce_loss_of_device_level_hw_counters_is_counted_once_per_hca(tmp_path):
+    """A 2-port HCA whose hw_counters are device-level (<hca>/hw_counters, shared by its
+    ports): a copy of the captured tree, mlx4_0 given such counters, read by the real reader."""
+    from tests.fabric_tree import IB, copy_tree
+
+    tree = copy_tree(tmp_path / "sys")
+    hw = tree / IB / "mlx4_0" / "hw_counters"
+    hw.mkdir()
+    (hw / "out_of_sequence").write_text("1000\n")
+    (hw / "packet_seq_err").write_text("5\n")
+
+    def observe(node, mono_s):
+        fabric = fabric_from_texts(read_infiniband(str(tree)), None, mono_s=mono_s, ethtool_mono_s=None,
+                                   boot_id="b")
+        node.observe(NodeSample(wall_s=mono_s, mono_s=mono_s, boot_id="b", interfaces={}, fabric=fabric))
+
+    node = Node("gpu01")
+    observe(node, 100.0)
+    (hw / "out_of_sequence").write_text("1020\n")  # 10/s over 2 s, on the HCA (both ports)
+    observe(node, 102.0)
+    ports = node.fabric_rates.ports
+    assert ports["mlx4_0", 1].hw_scope == ports["mlx4_0", 2].hw_scope == "device"
+    assert ports["mlx4_0", 1].roce_loss_per_s == ports["mlx4_0", 2].roce_loss_per_s == pytest.approx(10)
+    errors_elsewhere = sum(r.errors_per_s or 0 for r in ports.values()) + sum(r.discards_per_s or 0 for r in ports.values())
+    assert errors_elsewhere == 0
+    assert node.summary.rdma_errors_per_s == pytest.approx(10)  # not 20
+    loss = [r for r in node.health.reasons if "RoCE loss" in r]
+    assert loss == ["mlx4_0 RoCE loss 10/s (out_of_sequence 10/s)"]  # said once
