@@ -8,6 +8,8 @@ for); each is one node's state while a healthy one carries on. No root needed.
 from __future__ import annotations
 
 import asyncio
+import copy
+import json
 import time
 from pathlib import Path
 
@@ -15,6 +17,7 @@ import pytest
 from aiohttp import web
 
 from netui.collectors.node_exporter import HttpClient, HttpSettings, NodeExporterSource
+from netui.collectors.prometheus import PrometheusNode, PrometheusReader
 from netui.engine.monitor import Monitor
 from netui.model.node import NodeState
 
@@ -103,3 +106,90 @@ async def test_each_failure_is_its_nodes_state_and_the_healthy_node_carries_on(s
     assert all("collect[]=netdev" in q for q in old)
     # a failing node is retried with backoff, not at every interval
     assert len(hits["503"]) < len(hits["ok"])
+
+
+# --- a Prometheus API on 127.0.0.1 answering with a real recorded answer ---------------------
+
+RECORDED = json.loads((Path(__file__).parent / "data" / "node_exporter" / "prometheus-query.json").read_bytes())
+
+
+def moving_answer(n: int, doc: dict = RECORDED) -> dict:
+    """The recorded answer as the n-th query would see it: each scrape 1 s later, eth0's
+    counters 1000 bytes further."""
+    out = copy.deepcopy(doc)
+    for item in out["data"]["result"]:
+        metric, value = item["metric"], item["value"]
+        value[0] += n
+        if metric.get("netui") == "scrape_time":
+            value[1] = repr(float(value[1]) + n)
+        elif metric.get("__name__") == "node_network_receive_bytes_total" and metric.get("device") == "eth0":
+            value[1] = str(int(value[1]) + 1000 * n)
+    return out
+
+
+@pytest.fixture
+async def prometheus_api():
+    """(url, state): POST /api/v1/query answers ``state["answer"](n)`` for the n-th query."""
+    state = {"answer": moving_answer, "queries": 0}
+
+    async def query(request: web.Request) -> web.Response:
+        await request.post()
+        state["queries"] += 1
+        return web.json_response(state["answer"](state["queries"]))
+
+    async def targets(request: web.Request) -> web.Response:
+        return web.json_response({"status": "success", "data": {"activeTargets": []}})
+
+    app = web.Application()
+    app.router.add_post("/api/v1/query", query)
+    app.router.add_get("/api/v1/targets", targets)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}", state
+    finally:
+        await runner.cleanup()
+
+
+def prometheus_monitor(url: str, instances: dict[str, str]) -> tuple[Monitor, PrometheusReader]:
+    http = HttpClient(HttpSettings(timeout_s=2, backoff_first_s=0.2, backoff_max_s=0.5))
+    reader = PrometheusReader(url, http, instances=instances)
+    m = Monitor([PrometheusNode(n, reader) for n in reader.names], interval_s=0.2, history_s=30)
+    m.connector = http
+    return m, reader
+
+
+LAB_INSTANCES = {f"198.18.0.{i}:9100": f"node{i}" for i in range(1, 5)}
+
+
+async def until(predicate, timeout_s: float, m: Monitor) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and not predicate():
+        await asyncio.sleep(0.05)
+    assert predicate(), {n.name: (n.state, n.error) for n in m.fleet}
+
+
+async def test_one_instances_odd_series_is_its_nodes_state_not_the_fleets(prometheus_api):
+    """A CPU label that is a digit but not a decimal ("²") once took every node down."""
+    url, state = prometheus_api
+
+    def answer(n):
+        doc = moving_answer(n)
+        doc["data"]["result"].append({"metric": {"__name__": "node_cpu_seconds_total", "cpu": "²", "mode": "softirq",
+                                                 "instance": "198.18.0.3:9100", "job": "node"},
+                                      "value": [RECORDED["data"]["result"][0]["value"][0] + n, "12.5"]})
+        return doc
+
+    state["answer"] = answer
+    m, reader = prometheus_monitor(url, LAB_INSTANCES)
+    task = asyncio.ensure_future(m.run())
+    try:
+        await until(lambda: all(n.rates is not None for n in m.fleet), 5, m)
+        assert all(n.state is NodeState.UP for n in m.fleet)
+        assert m.fleet["node3"].rates.cpu.cpus == (0, 1)  # the odd CPU label is left out
+        assert m.fleet["node1"].rates.interfaces["eth0"].rx_bytes_per_s == pytest.approx(1000, rel=0.01)
+    finally:
+        await m.close()
+        task.cancel()

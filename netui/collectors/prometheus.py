@@ -282,7 +282,12 @@ class PrometheusReader:
             if self._last_scrape.get(instance) == ts:
                 continue  # not scraped again since the last query
             self._last_scrape[instance] = ts
-            sample = sample_from_series(data, wall_s=ts, mono_s=ts)
+            try:
+                sample = sample_from_series(data, wall_s=ts, mono_s=ts)
+            except Exception as exc:  # noqa: BLE001 - one instance's odd series is its node's state
+                sink.report(name, NodeState.PARSE_ERROR, f"Prometheus series of {instance}: "
+                                                         f"{type(exc).__name__}: {exc}")
+                continue
             boot_id = steady_boot_id(self._boot_ids.get(instance), sample.boot_id)
             self._boot_ids[instance] = boot_id
             if boot_id != sample.boot_id:
