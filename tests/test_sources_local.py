@@ -193,3 +193,58 @@ async def test_one_instances_odd_series_is_its_nodes_state_not_the_fleets(promet
     finally:
         await m.close()
         task.cancel()
+
+
+async def test_a_body_over_the_limit_is_the_nodes_state_and_is_not_read_to_its_end():
+    """One server streams 64 MiB without a length, one announces 100 MiB: both nodes are down
+    with the reason after at most 16 MiB read; a healthy node beside them carries on."""
+    written: dict[str, int] = {"stream": 0, "declared": 0}
+    line = b"node_filler_total 1\n" * 52429  # ~1 MiB
+
+    def app(kind: str):
+        async def handle(request: web.Request) -> web.StreamResponse:
+            if kind == "ok":
+                return web.Response(body=SCRAPE, content_type="text/plain")
+            resp = web.StreamResponse()
+            if kind == "declared":
+                resp.content_length = 100 * len(line)
+            await resp.prepare(request)
+            try:
+                for _ in range(64 if kind == "stream" else 100):  # bounded
+                    await resp.write(line)
+                    written[kind] += len(line)
+            except (ConnectionError, RuntimeError):
+                pass  # the client hung up: what the limit is for
+            return resp
+
+        a = web.Application()
+        a.router.add_get("/metrics", handle)
+        return a
+
+    runners, ports = [], {}
+    for kind in ("ok", "stream", "declared"):
+        runner = web.AppRunner(app(kind))
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        ports[kind] = runner.addresses[0][1]
+        runners.append(runner)
+    http = HttpClient(HttpSettings(timeout_s=5, backoff_first_s=5, backoff_max_s=5))
+    m = Monitor([NodeExporterSource(k, "127.0.0.1", http, port=p) for k, p in ports.items()],
+                interval_s=0.25, history_s=30)
+    m.connector = http
+    task = asyncio.ensure_future(m.run())
+    try:
+        await until(lambda: m.fleet["ok"].samples_seen >= 2 and m.fleet["stream"].error is not None
+                    and m.fleet["declared"].error is not None, 10, m)
+        f = m.fleet
+        assert f["ok"].state is NodeState.UP
+        assert f["stream"].state is NodeState.DOWN and f["stream"].error.startswith("body over 16 MiB (retrying"), \
+            f["stream"].error
+        assert f["declared"].state is NodeState.DOWN
+        assert f["declared"].error.startswith(f"body over 16 MiB (Content-Length {100 * len(line)})")
+    finally:
+        await m.close()
+        task.cancel()
+        for runner in runners:
+            await runner.cleanup()
+    assert written["stream"] < 48 * len(line)  # the client stopped reading well before the end
