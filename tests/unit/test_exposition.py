@@ -245,3 +245,18 @@ def test_a_wobbling_boot_time_is_the_same_boot():
     assert steady_boot_id("btime:100", "btime:99") == "btime:100"
     assert steady_boot_id("btime:100", "btime:5000") == "btime:5000"  # a reboot
     assert steady_boot_id("btime:100", None) is None
+
+
+def test_reading_ssh_config_for_http_sources_closes_the_file(tmp_path):
+    import gc
+    import warnings
+
+    from netui.httpsources import _mentions_hostname
+
+    config = tmp_path / "config"
+    config.write_text("Host gpu*\n    HostName 198.18.0.1\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        assert _mentions_hostname([str(config), str(tmp_path / "absent")]) is True
+        gc.collect()
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
