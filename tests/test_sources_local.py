@@ -248,3 +248,51 @@ async def test_a_body_over_the_limit_is_the_nodes_state_and_is_not_read_to_its_e
         for runner in runners:
             await runner.cleanup()
     assert written["stream"] < 48 * len(line)  # the client stopped reading well before the end
+
+
+async def test_doctor_and_tcp_panel_say_what_node_exporter_does_not_provide(servers):
+    """The doctor names node_exporter, not a replay, as why no commands ran; the TCP panel says
+    what node_exporter does not export instead of "nothing moved" or "net/snmp unreadable"."""
+    import io
+
+    from rich.console import Console
+
+    from netui.engine.doctor import examine
+    from netui.ui.app import make_app
+
+    ports, _hits = servers
+    http = HttpClient(HttpSettings(timeout_s=0.5, backoff_first_s=0.2, backoff_max_s=0.5))
+    m = Monitor([NodeExporterSource("ok", "127.0.0.1", http, port=ports["ok"]),
+                 NodeExporterSource("503", "127.0.0.1", http, port=ports["503"])], interval_s=0.25, history_s=30)
+    m.connector = http
+    app = make_app(m)
+
+    def tcp_text() -> str:
+        console = Console(width=200, file=io.StringIO(), record=True, color_system=None)
+        console.print(app.screen.query_one("#tcp").content)
+        return console.export_text()
+
+    async with app.run_test(size=(120, 50)) as pilot:
+        await until(lambda: m.fleet["ok"].rates is not None and m.fleet["503"].state is NodeState.DOWN, 8, m)
+        report = await examine(m, ["ok"])
+        why = [f.evidence for f in report.findings if f.node == "ok" and f.check == "examined"]
+        assert why and "read through node_exporter, which runs no commands" in why[0] and "replay" not in why[0]
+
+        app.open_node("ok")
+        await pilot.pause()
+        await asyncio.sleep(0.6)
+        await pilot.pause()
+        text = tcp_text()
+        assert "retransmits" in text
+        assert "nothing moved of the 4 node_exporter exports" in text  # of those netui maps
+        assert "other TcpExt counters: not available from node_exporter" in text
+        assert "TcpExt: nothing moved\n" not in text
+
+        await pilot.press("escape")
+        app.open_node("503")
+        await pilot.pause()
+        await asyncio.sleep(0.3)
+        await pilot.pause()
+        text = tcp_text()
+        assert "no TCP counters: nothing read from node_exporter yet" in text
+        assert "net/snmp" not in text

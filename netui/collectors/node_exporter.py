@@ -215,6 +215,8 @@ class NodeExporterSource:
     """One node's node_exporter, scraped once per interval by its own loop."""
 
     push = True
+    via = "node_exporter"  # what the counters come through: the UI says what it cannot show
+    no_commands = "read through node_exporter, which runs no commands"
 
     def __init__(self, name: str, host: str, client: HttpClient, *, port: int = DEFAULT_PORT,
                  seed: int | None = None) -> None:

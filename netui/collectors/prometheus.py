@@ -334,6 +334,8 @@ class PrometheusNode:
     """One node of a PrometheusReader's fleet, as the monitor sees it (a push source)."""
 
     push = True
+    via = "node_exporter"  # Prometheus holds what the node's node_exporter serves
+    no_commands = "read through Prometheus, which runs no commands"
 
     def __init__(self, name: str, reader: PrometheusReader) -> None:
         self.name = name
