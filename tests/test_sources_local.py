@@ -133,8 +133,10 @@ async def prometheus_api():
     state = {"answer": moving_answer, "queries": 0}
 
     async def query(request: web.Request) -> web.Response:
-        await request.post()
+        form = await request.post()
         state["queries"] += 1
+        if "raw" in state:  # bytes ready for the query
+            return web.Response(body=state["raw"](form["query"]), content_type="application/json")
         return web.json_response(state["answer"](state["queries"]))
 
     async def targets(request: web.Request) -> web.Response:
@@ -296,3 +298,90 @@ async def test_doctor_and_tcp_panel_say_what_node_exporter_does_not_provide(serv
         text = tcp_text()
         assert "no TCP counters: nothing read from node_exporter yet" in text
         assert "net/snmp" not in text
+
+
+def fleet_answers(n_instances: int) -> tuple[dict[str, str], dict[frozenset, bytes]]:
+    """The recorded answer's node1 as ``n_instances`` instances (198.18.x.y:9100): the node
+    names, and the answer body per batch of instances (serialized once, up front, so that
+    the server in this same event loop does not stall it while serving)."""
+    from netui.collectors.prometheus import BATCH_INSTANCES
+
+    node1 = [x for x in RECORDED["data"]["result"] if x["metric"]["instance"] == "198.18.0.1:9100"]
+    names = {f"198.18.{i // 250}.{i % 250 + 1}:9100": f"n{i:04d}" for i in range(n_instances)}
+    items = {inst: [{"metric": dict(x["metric"], instance=inst), "value": x["value"]} for x in node1]
+             for inst in names}
+
+    def body(instances) -> bytes:
+        result = [item for inst in instances for item in items[inst]]
+        return json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}}).encode()
+
+    ordered = sorted(names)
+    bodies = {frozenset(): body(ordered)}  # a query without an instance matcher: every instance
+    for i in range(0, len(ordered), BATCH_INSTANCES):
+        bodies[frozenset(ordered[i:i + BATCH_INSTANCES])] = body(ordered[i:i + BATCH_INSTANCES])
+    return names, bodies
+
+
+def queried_instances(promql: str) -> frozenset:
+    import re
+
+    found = re.search(r'instance=~"((?:[^"\\]|\\.)*)"', promql)
+    if not found:
+        return frozenset()
+    return frozenset(a.replace("\\", "") for a in found.group(1).split("|"))
+
+
+class Collected:
+    """A sink that keeps what the reader hands it."""
+
+    interval_s = 1.0
+
+    def __init__(self) -> None:
+        self.samples: dict = {}
+        self.states: dict = {}
+
+    def observe(self, name, sample) -> None:
+        self.samples[name] = sample
+
+    def report(self, name, state, reason) -> None:
+        self.states[name] = (state, reason)
+
+
+async def test_a_thousand_node_answer_is_decoded_and_mapped_off_the_event_loop(prometheus_api):
+    """1,024 instances (~9 MB of JSON): the event loop never waits long on the reader (it
+    waited ~0.5 s per poll while json.loads, grouping and mapping ran on it)."""
+    url, state = prometheus_api
+    names, bodies = fleet_answers(1024)
+    assert len(bodies[frozenset()]) > 8e6
+    asked: list[frozenset] = []
+
+    def answer(promql: str) -> bytes:
+        asked.append(queried_instances(promql))
+        return bodies[asked[-1]]
+
+    state["raw"] = answer
+    http = HttpClient(HttpSettings(timeout_s=20))
+    reader = PrometheusReader(url, http, instances=names)
+    sink = Collected()
+    gaps: list[float] = []
+    done = asyncio.Event()
+
+    async def ticker():
+        last = time.monotonic()
+        while not done.is_set():
+            await asyncio.sleep(0.005)
+            now = time.monotonic()
+            gaps.append(now - last)
+            last = now
+
+    tick = asyncio.ensure_future(ticker())
+    try:
+        await reader.poll(sink)
+    finally:
+        done.set()
+        await tick
+        await http.close()
+    assert len(sink.samples) == 1024 and not sink.states
+    assert all("eth0" in s.interfaces for s in sink.samples.values())
+    assert max(gaps) < 0.3, f"the event loop stalled {max(gaps):.3f} s"
+    assert len(asked) == 4 and all(len(a) == 256 for a in asked)  # batches also without hosts

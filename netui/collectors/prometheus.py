@@ -2,7 +2,8 @@
 
 Once per interval, one instant query (``POST /api/v1/query``) per batch of up to
 ``BATCH_INSTANCES`` instances fetches every series netui maps, for the whole batch at once —
-a few queries for a fleet, never one per node. The query unites (PromQL ``or``, one
+a few queries for a fleet, never one per node. The answers are decoded and mapped in a
+worker thread (a 1,024-node answer is ~9 MB of JSON), so the UI does not wait on them. The query unites (PromQL ``or``, one
 evaluation, so one consistent view of the TSDB):
 
 - the node_exporter series of collectors/exposition.py, selected by ``__name__`` regex;
@@ -31,6 +32,7 @@ from collections.abc import Mapping
 from netui.collectors.exposition import Series, sample_from_series, steady_boot_id
 from netui.collectors.node_exporter import HttpClient, ScrapeFailure, http_failure
 from netui.model.node import NodeState
+from netui.model.samples import NodeSample
 
 BATCH_INSTANCES = 256
 REDISCOVER_S = 5.0  # while some node has no instance yet
@@ -182,6 +184,28 @@ def names_for_instances(instances: Mapping[str, str | None]) -> dict[str, str]:
     return out
 
 
+def map_answer(vector: list[tuple[dict[str, str], float]], wanted: Mapping[str, float | None],
+               ) -> dict[str, tuple[float | None, NodeSample | None, str | None]]:
+    """Each wanted instance → (scrape time, sample, error). ``wanted`` maps an instance to the
+    scrape time of its last sample: the same time again gives (time, None, None). No
+    current sample: (None, None, None). Never raises: a failure mapping one instance is
+    that instance's error, never the fleet's."""
+    series, scraped = by_instance(vector)
+    out: dict[str, tuple[float | None, NodeSample | None, str | None]] = {}
+    for instance, last in wanted.items():
+        data, ts = series.get(instance), scraped.get(instance)
+        if not data or ts is None:
+            out[instance] = (None, None, None)
+        elif ts == last:
+            out[instance] = (ts, None, None)
+        else:
+            try:
+                out[instance] = (ts, sample_from_series(data, wall_s=ts, mono_s=ts), None)
+            except Exception as exc:  # noqa: BLE001 - one instance's odd series is its node's state
+                out[instance] = (ts, None, f"Prometheus series of {instance}: {type(exc).__name__}: {exc}")
+    return out
+
+
 class PrometheusReader:
     """The queries for the whole fleet, shared by its PrometheusNode sources."""
 
@@ -211,7 +235,7 @@ class PrometheusReader:
                 raise http_failure(status, reason, body) from None
             raise ScrapeFailure(NodeState.DOWN, f"HTTP {status}: {words}")
         try:
-            return parse_vector(body)
+            return await asyncio.to_thread(parse_vector, body)  # json.loads of MBs: off the event loop
         except PrometheusError as exc:
             raise ScrapeFailure(NodeState.PARSE_ERROR, f"Prometheus answer: {exc}") from None
 
@@ -256,37 +280,35 @@ class PrometheusReader:
         return self._target_errors.get(instance)
 
     async def poll(self, sink) -> None:
-        """One round of queries; every node gets a sample or a state."""
+        """One round of queries; every node gets a sample or a state. Parsing the answers
+        and mapping them onto samples run in a worker thread, not on the event loop."""
         started = time.monotonic()
         await self._refresh_mapping()
         mapped = sorted(self.instances)
+        # batches also without hosts: each answer (~2.5 MB per 256 instances) is decoded in
+        # one piece, and json.loads holds the GIL while it runs
         batches = [mapped[i:i + BATCH_INSTANCES] for i in range(0, len(mapped), BATCH_INSTANCES)]
-        if not self.keys_by_name:
-            batches = [None] if mapped else []  # the whole fleet Prometheus knows, in one query
         vector: list = []
         for batch in batches:
             vector.extend(await self.query(fleet_query(batch)))
             self.queries += 1
         self.last_query_s = time.monotonic() - started
-        series, scraped = by_instance(vector)
+        wanted = {instance: self._last_scrape.get(instance) for instance in self.instances}
+        mapped_answer = await asyncio.to_thread(map_answer, vector, wanted)
         seen_names = set()
         for instance, name in self.instances.items():
             seen_names.add(name)
-            data = series.get(instance)
-            ts = scraped.get(instance)
-            if not data or ts is None:
+            ts, sample, error = mapped_answer[instance]
+            if ts is None:
                 why = await self._target_error(instance)
                 sink.report(name, NodeState.DOWN, f"Prometheus has no current sample of {instance}"
                             + (f" ({why})" if why else ""))
                 continue
-            if self._last_scrape.get(instance) == ts:
+            if sample is None and error is None:
                 continue  # not scraped again since the last query
             self._last_scrape[instance] = ts
-            try:
-                sample = sample_from_series(data, wall_s=ts, mono_s=ts)
-            except Exception as exc:  # noqa: BLE001 - one instance's odd series is its node's state
-                sink.report(name, NodeState.PARSE_ERROR, f"Prometheus series of {instance}: "
-                                                         f"{type(exc).__name__}: {exc}")
+            if error is not None:
+                sink.report(name, NodeState.PARSE_ERROR, error)
                 continue
             boot_id = steady_boot_id(self._boot_ids.get(instance), sample.boot_id)
             self._boot_ids[instance] = boot_id
