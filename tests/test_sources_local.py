@@ -97,6 +97,7 @@ async def test_each_failure_is_its_nodes_state_and_the_healthy_node_carries_on(s
         assert f["slow"].state is NodeState.DOWN and "no answer within 0.5 s" in f["slow"].error, states
         assert f["old"].state is NodeState.UP, states
         assert "retrying in" in f["503"].error
+        await asyncio.sleep(1.0)  # long enough for the backoff to show in the hit counts below
     finally:
         await m.close()
         task.cancel()
@@ -280,8 +281,14 @@ async def test_doctor_and_tcp_panel_say_what_node_exporter_does_not_provide(serv
         why = [f.evidence for f in report.findings if f.node == "ok" and f.check == "examined"]
         assert why and "read through node_exporter, which runs no commands" in why[0] and "replay" not in why[0]
 
-        app.open_node("ok")
-        await pilot.pause()
+        async def open_node(name: str) -> None:  # paused while the screen composes (FleetUpdated
+            app.paused = True                     # could reach it before its StatusBar exists)
+            app.open_node(name)
+            await pilot.pause()
+            await pilot.pause()
+            app.paused = False
+
+        await open_node("ok")
         await asyncio.sleep(0.6)
         await pilot.pause()
         text = tcp_text()
@@ -290,9 +297,9 @@ async def test_doctor_and_tcp_panel_say_what_node_exporter_does_not_provide(serv
         assert "other TcpExt counters: not available from node_exporter" in text
         assert "TcpExt: nothing moved\n" not in text
 
+        app.paused = True
         await pilot.press("escape")
-        app.open_node("503")
-        await pilot.pause()
+        await open_node("503")
         await asyncio.sleep(0.3)
         await pilot.pause()
         text = tcp_text()
