@@ -52,7 +52,8 @@ def _mentions_hostname(paths: list[str]) -> bool:
     """Whether ssh_config could rename a host at all (parsing it costs per host)."""
     for path in paths:
         try:
-            text = open(path, encoding="utf-8", errors="replace").read().lower()
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read().lower()
         except OSError:
             continue
         if "hostname" in text or "include" in text:

@@ -221,3 +221,50 @@ async def test_a_prometheus_that_is_not_there_puts_every_node_down():
     finally:
         await m.close()
         task.cancel()
+
+
+async def test_a_second_job_on_a_nodes_instance_does_not_bend_its_rates(lab, exporters):
+    """A second scrape job, every 700 ms, relabelled onto node1's instance (it scrapes node2's
+    exporter): node1's rate under a steady iperf3 stream stays steady. Its counters and its
+    scrape time come from the fleet's job (the one covering the 4 nodes) alone (the scrape time was max(timestamp(up)) over
+    every job of the instance, and the other job's series were mixed in)."""
+    if not os.access(PROMETHEUS, os.X_OK):
+        pytest.skip(f"no {PROMETHEUS} (Debian package prometheus)")
+    node1, node2 = lab.node(1), lab.node(2)
+    alt = {"job_name": "a-alt", "scrape_interval": "700ms", "scrape_timeout": "600ms",
+           "static_configs": [{"targets": [f"{node2.address}:9100"]}],
+           "relabel_configs": [{"target_label": "instance", "replacement": f"{node1.address}:9100"}]}
+    with PrometheusServer([f"{n.address}:9100" for n in lab.nodes], extra_jobs=[alt]) as server:
+        http = client()
+        reader = PrometheusReader(server.url, http, keys_by_name={n.name: [n.name, n.address] for n in lab.nodes})
+        m = Monitor([PrometheusNode(name, reader) for name in reader.names], interval_s=0.3, history_s=60)
+        m.connector = http
+        seen: list = []
+        m.on_sample = lambda name, s: seen.append(s) if name == "node1" else None
+        task = asyncio.ensure_future(m.run())
+        iperf = server_proc = None
+        try:
+            await wait_for(lambda: m.fleet["node1"].rates is not None, 15, "node1 with rates", m)
+            server_proc = node2.popen(["iperf3", "-s", "-1", "-B", node2.address])
+            await asyncio.sleep(0.5)
+            started = len(seen)
+            iperf = node1.popen(["iperf3", "-c", node2.address, "-t", "8", "-b", "800M"])
+            await asyncio.sleep(8.5)
+            during = seen[started:]
+            iperf.wait(timeout=10)
+            server_proc.wait(timeout=10)
+        finally:
+            for proc in (iperf, server_proc):
+                if proc is not None and proc.poll() is None:
+                    proc.kill()
+                    proc.wait(timeout=5)
+            await m.close()
+            task.cancel()
+    assert all(s.hostname == "node1" for s in during)
+    rates = [(b.interfaces["eth0"].counters.tx_bytes - a.interfaces["eth0"].counters.tx_bytes) / (b.mono_s - a.mono_s)
+             for a, b in zip(during, during[1:])]
+    steady = sorted(rates[2:-2])  # the stream's ramp-up and end left out
+    assert len(steady) >= 3, rates
+    median = steady[len(steady) // 2]
+    assert 0.7 * 100e6 <= median <= 1.3 * 100e6, rates  # 800 Mb/s = 100 MB/s
+    assert all(0.75 * median <= r <= 1.25 * median for r in steady), [f"{r / 1e6:.0f} MB/s" for r in rates]

@@ -202,7 +202,8 @@ def sample_from_series(series: Iterable[Series], *, wall_s: float, mono_s: float
 
 def _cpu_label(labels: Mapping[str, str]) -> int | None:
     text = labels.get("cpu")
-    return int(text) if text is not None and text.isdigit() else None
+    # isdecimal, not isdigit: "²" is a digit that int() refuses
+    return int(text) if text is not None and text.isascii() and text.isdecimal() else None
 
 
 def _interfaces(counters: dict[str, dict[str, int | None]],

@@ -5,8 +5,9 @@ reused every interval), at most ``concurrency`` requests in flight, a timeout pe
 Each node runs its own loop (a push source, like SshSource): scrape, map the series onto a
 NodeSample (collectors/exposition.py, in a worker thread: parsing is the costly part), hand
 it to the sink, sleep until the next due time. A failure is that node's state — refused or
-timed out: down, with backoff; an HTTP error: down with the code; a body that is not the
-text format: parse error — and the rest of the fleet carries on.
+timed out: down, with backoff; an HTTP error: down with the code; a body over
+``max_body_bytes`` (16 MiB; the Content-Length is checked first, a stream is cut there): down;
+a body that is not the text format: parse error — and the rest of the fleet carries on.
 
 The request asks only for the collectors netui maps (``?collect[]=netdev&…``); an exporter
 that lacks one of them answers 400 "missing collector: X", and the node is asked again
@@ -52,6 +53,8 @@ class HttpSettings:
     concurrency: int = 64  # requests in flight across the fleet
     backoff_first_s: float = 1.0
     backoff_max_s: float = 60.0
+    max_body_bytes: int = 16 << 20  # a node_exporter scrape is ~60 KB; more is not an exporter
+    max_answer_bytes: int = 256 << 20  # a Prometheus answer: ~2.5 MB per batch of 256 instances
 
 
 class HttpClient:
@@ -83,7 +86,7 @@ class HttpClient:
         """(status, reason, body) of a GET; raises ScrapeFailure for transport errors."""
         try:
             async with self.session().get(url, allow_redirects=False) as resp:
-                body = await resp.read()
+                body = await read_limited(resp, self.settings.max_body_bytes)
                 return resp.status, resp.reason or "", body
         except asyncio.CancelledError:
             raise
@@ -93,7 +96,7 @@ class HttpClient:
     async def post(self, url: str, form: dict[str, str]) -> tuple[int, str, bytes]:
         try:
             async with self.session().post(url, data=form, allow_redirects=False) as resp:
-                return resp.status, resp.reason or "", await resp.read()
+                return resp.status, resp.reason or "", await read_limited(resp, self.settings.max_answer_bytes)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001
@@ -103,6 +106,27 @@ class HttpClient:
         if self._session is not None and not self._session.closed:
             await self._session.close()
         self._session = None
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):g} MiB"
+
+
+async def read_limited(resp, limit: int) -> bytes:
+    """The response's body, or ScrapeFailure (down) once it is over ``limit`` bytes: a
+    Content-Length over it is refused unread, a longer stream is cut at limit + 1 bytes."""
+    if resp.content_length is not None and resp.content_length > limit:
+        raise ScrapeFailure(NodeState.DOWN, f"body over {_mib(limit)} (Content-Length {resp.content_length})")
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = await resp.content.read(min(1 << 20, limit + 1 - size))
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            raise ScrapeFailure(NodeState.DOWN, f"body over {_mib(limit)}")
 
 
 def classify(exc: BaseException, timeout_s: float) -> ScrapeFailure:
@@ -191,6 +215,8 @@ class NodeExporterSource:
     """One node's node_exporter, scraped once per interval by its own loop."""
 
     push = True
+    via = "node_exporter"  # what the counters come through: the UI says what it cannot show
+    no_commands = "read through node_exporter, which runs no commands"
 
     def __init__(self, name: str, host: str, client: HttpClient, *, port: int = DEFAULT_PORT,
                  seed: int | None = None) -> None:

@@ -2,15 +2,26 @@
 
 Once per interval, one instant query (``POST /api/v1/query``) per batch of up to
 ``BATCH_INSTANCES`` instances fetches every series netui maps, for the whole batch at once —
-a few queries for a fleet, never one per node. The query unites (PromQL ``or``, one
+a few queries for a fleet, never one per node. The answers are decoded and mapped in a
+worker thread (a 1,024-node answer is ~9 MB of JSON), so the UI does not wait on them. The query unites (PromQL ``or``, one
 evaluation, so one consistent view of the TSDB):
 
 - the node_exporter series of collectors/exposition.py, selected by ``__name__`` regex;
 - ``node_cpu_seconds_total{mode="softirq"}`` and the sum of all modes per CPU, labelled
   ``mode="total"`` (2 series per CPU instead of 8);
-- ``timestamp(up)`` labelled ``netui="scrape_time"``: the time of the scrape those samples
-  came from. Rates use it — the samples' own timestamps, not the query's evaluation time —
-  and a node whose scrape time did not move since the last query gives no new sample.
+- ``max by (instance, job) (timestamp(node_network_receive_bytes_total))`` labelled
+  ``netui="scrape_time"``: the time of the scrape those samples came from, taken from a
+  node_exporter series itself (``up`` of another job relabelled onto the same instance
+  would carry that job's scrape times). Rates use it — the samples' own timestamps, not the
+  query's evaluation time — and a node whose scrape time did not move since the last query
+  gives no new sample.
+
+Every series is kept with its ``job``: when several jobs give node_exporter series for one
+instance (a second scrape job relabelled onto it), one job is read — the one that covers
+the most instances of the answer (the fleet's node_exporter job), ties by name; while the
+job a node was read from misses a scrape, the node has no new sample rather than another
+job's (for ``JOB_STICKY_S``). Counters and their time always come from the same scrapes.
+``job=`` restricts the query to one job.
 
 Nodes are matched to ``instance`` labels (``matching_names``); with no hosts given, every
 instance that has ``node_network_receive_bytes_total`` is a node, named by its host part.
@@ -31,8 +42,10 @@ from collections.abc import Mapping
 from netui.collectors.exposition import Series, sample_from_series, steady_boot_id
 from netui.collectors.node_exporter import HttpClient, ScrapeFailure, http_failure
 from netui.model.node import NodeState
+from netui.model.samples import NodeSample
 
 BATCH_INSTANCES = 256
+JOB_STICKY_S = 60.0  # an instance keeps its job while that job was there this recently
 REDISCOVER_S = 5.0  # while some node has no instance yet
 TARGETS_REFRESH_S = 10.0
 
@@ -52,23 +65,28 @@ def _promql_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def instance_matcher(instances: list[str] | None) -> str:
-    """``instance=~"a|b"`` (exact names, escaped), or "" for every instance."""
-    if not instances:
-        return ""
-    return "instance=~" + _promql_string("|".join(_re2_escape(i) for i in instances))
+def instance_matcher(instances: list[str] | None, job: str | None = None) -> str:
+    """``instance=~"a|b"`` (exact names, escaped), or "" for every instance; with
+    ``job="X"`` when a job is given."""
+    parts = []
+    if instances:
+        parts.append("instance=~" + _promql_string("|".join(_re2_escape(i) for i in instances)))
+    if job:
+        parts.append("job=" + _promql_string(job))
+    return ",".join(parts)
 
 
-def fleet_query(instances: list[str] | None) -> str:
+def fleet_query(instances: list[str] | None, job: str | None = None) -> str:
     """The one PromQL expression that reads a batch of nodes (see the module docstring)."""
-    m = instance_matcher(instances)
+    m = instance_matcher(instances, job)
     extra = "," + m if m else ""
     sel = "{" + m + "}" if m else ""
     return (
         f'{{__name__=~{_promql_string(NAMES_REGEX)}{extra}}}'
         f' or node_cpu_seconds_total{{mode="softirq"{extra}}}'
         f' or label_replace(sum without (mode) (node_cpu_seconds_total{sel}), "mode", "total", "", "")'
-        f' or label_replace(timestamp(up{sel}), "{SCRAPE_TIME_LABEL}", "scrape_time", "", "")'
+        f' or label_replace(max by (instance, job) (timestamp(node_network_receive_bytes_total{sel})),'
+        f' "{SCRAPE_TIME_LABEL}", "scrape_time", "", "")'
     )
 
 
@@ -102,23 +120,49 @@ def parse_vector(body: bytes) -> list[tuple[dict[str, str], float]]:
     return out
 
 
-def by_instance(vector: list[tuple[dict[str, str], float]]) -> tuple[dict[str, list[Series]], dict[str, float]]:
-    """Series grouped by instance, and each instance's scrape time (seconds since the epoch)."""
-    series: dict[str, list[Series]] = {}
-    scraped: dict[str, float] = {}
+def by_instance(vector: list[tuple[dict[str, str], float]], prefer: Mapping[str, str] | None = None,
+                ) -> tuple[dict[str, list[Series]], dict[str, float]]:
+    """Series grouped by instance, and each instance's scrape time (seconds since the epoch).
+
+    Per instance, the series and the scrape time of one job (``pick_jobs``); an instance
+    with a job in ``prefer`` is read from that job only (absent when that job is)."""
+    series: dict[tuple[str, str], list[Series]] = {}
+    scraped: dict[tuple[str, str], float] = {}
     for labels, value in vector:
         instance = labels.get("instance")
         if instance is None:
             continue
+        key = (instance, labels.get("job", ""))
         if labels.get(SCRAPE_TIME_LABEL) == "scrape_time":
-            scraped[instance] = max(value, scraped.get(instance, value))
+            scraped[key] = max(value, scraped.get(key, value))
             continue
         name = labels.get("__name__")
         if name is None and labels.get("mode") == "total":
             name = "node_cpu_seconds_total"
         if name is not None:
-            series.setdefault(instance, []).append((name, labels, value))
-    return series, scraped
+            series.setdefault(key, []).append((name, labels, value))
+    jobs = pick_jobs([key for key in scraped if key in series], prefer)
+    return ({i: series[i, j] for i, j in jobs.items()}, {i: scraped[i, j] for i, j in jobs.items()})
+
+
+def pick_jobs(keys: list[tuple[str, str]], prefer: Mapping[str, str] | None = None) -> dict[str, str]:
+    """instance → the job to read it from, of the (instance, job) pairs that have both
+    series and a scrape time: the job covering the most instances, ties by name. The job
+    in ``prefer`` (read last time) counts as there: when it ranks first but is absent, the
+    instance is left out (a missed scrape), not read from another job."""
+    prefer = prefer or {}
+    covered: dict[str, int] = {}
+    present: dict[str, set[str]] = {}
+    for instance, job in keys:
+        covered[job] = covered.get(job, 0) + 1
+        present.setdefault(instance, set()).add(job)
+    out: dict[str, str] = {}
+    for instance, jobs in present.items():
+        candidates = jobs | ({prefer[instance]} if instance in prefer else set())
+        best = min(candidates, key=lambda j: (-covered.get(j, 0), j))
+        if best in jobs:
+            out[instance] = best
+    return out
 
 
 def _host_part(instance: str) -> str:
@@ -182,12 +226,37 @@ def names_for_instances(instances: Mapping[str, str | None]) -> dict[str, str]:
     return out
 
 
+def map_answer(vector: list[tuple[dict[str, str], float]], wanted: Mapping[str, float | None],
+               prefer: Mapping[str, str] | None = None,
+               ) -> dict[str, tuple[float | None, NodeSample | None, str | None, str | None]]:
+    """Each wanted instance → (scrape time, sample, error). ``wanted`` maps an instance to the
+    scrape time of its last sample: the same time again gives (time, None, None). No
+    current sample: (None, None, None). The fourth item is the job read. Never raises: a
+    failure mapping one instance is that instance's error, never the fleet's."""
+    series, scraped = by_instance(vector, prefer)
+    out: dict[str, tuple[float | None, NodeSample | None, str | None, str | None]] = {}
+    for instance, last in wanted.items():
+        data, ts = series.get(instance), scraped.get(instance)
+        job = data[0][1].get("job", "") if data else None
+        if not data or ts is None:
+            out[instance] = (None, None, None, None)
+        elif ts == last:
+            out[instance] = (ts, None, None, job)
+        else:
+            try:
+                out[instance] = (ts, sample_from_series(data, wall_s=ts, mono_s=ts), None, job)
+            except Exception as exc:  # noqa: BLE001 - one instance's odd series is its node's state
+                out[instance] = (ts, None, f"Prometheus series of {instance}: {type(exc).__name__}: {exc}", job)
+    return out
+
+
 class PrometheusReader:
     """The queries for the whole fleet, shared by its PrometheusNode sources."""
 
     def __init__(self, url: str, client: HttpClient, *, keys_by_name: Mapping[str, list[str]] | None = None,
-                 instances: dict[str, str] | None = None) -> None:
+                 instances: dict[str, str] | None = None, job: str | None = None) -> None:
         self.url = url.rstrip("/")
+        self.job = job  # read only this scrape job's series (None: pick_jobs decides)
         self.client = client
         self.keys_by_name = dict(keys_by_name or {})
         self.instances: dict[str, str] = dict(instances or {})  # instance → node name
@@ -196,6 +265,7 @@ class PrometheusReader:
         self.last_query_s: float | None = None
         self._last_scrape: dict[str, float] = {}
         self._boot_ids: dict[str, str | None] = {}
+        self._jobs: dict[str, tuple[str, float]] = {}  # instance → the job read, when last there
         self._target_errors: dict[str, str] = {}
         self._targets_at = 0.0
         self._discovered_at = 0.0
@@ -211,7 +281,7 @@ class PrometheusReader:
                 raise http_failure(status, reason, body) from None
             raise ScrapeFailure(NodeState.DOWN, f"HTTP {status}: {words}")
         try:
-            return parse_vector(body)
+            return await asyncio.to_thread(parse_vector, body)  # json.loads of MBs: off the event loop
         except PrometheusError as exc:
             raise ScrapeFailure(NodeState.PARSE_ERROR, f"Prometheus answer: {exc}") from None
 
@@ -256,33 +326,40 @@ class PrometheusReader:
         return self._target_errors.get(instance)
 
     async def poll(self, sink) -> None:
-        """One round of queries; every node gets a sample or a state."""
+        """One round of queries; every node gets a sample or a state. Parsing the answers
+        and mapping them onto samples run in a worker thread, not on the event loop."""
         started = time.monotonic()
         await self._refresh_mapping()
         mapped = sorted(self.instances)
+        # batches also without hosts: each answer (~2.5 MB per 256 instances) is decoded in
+        # one piece, and json.loads holds the GIL while it runs
         batches = [mapped[i:i + BATCH_INSTANCES] for i in range(0, len(mapped), BATCH_INSTANCES)]
-        if not self.keys_by_name:
-            batches = [None] if mapped else []  # the whole fleet Prometheus knows, in one query
         vector: list = []
         for batch in batches:
-            vector.extend(await self.query(fleet_query(batch)))
+            vector.extend(await self.query(fleet_query(batch, self.job)))
             self.queries += 1
         self.last_query_s = time.monotonic() - started
-        series, scraped = by_instance(vector)
+        wanted = {instance: self._last_scrape.get(instance) for instance in self.instances}
+        now = time.monotonic()
+        prefer = {i: job for i, (job, seen) in self._jobs.items() if now - seen <= JOB_STICKY_S}
+        mapped_answer = await asyncio.to_thread(map_answer, vector, wanted, prefer)
         seen_names = set()
         for instance, name in self.instances.items():
             seen_names.add(name)
-            data = series.get(instance)
-            ts = scraped.get(instance)
-            if not data or ts is None:
+            ts, sample, error, job = mapped_answer[instance]
+            if job is not None:
+                self._jobs[instance] = (job, now)
+            if ts is None:
                 why = await self._target_error(instance)
                 sink.report(name, NodeState.DOWN, f"Prometheus has no current sample of {instance}"
                             + (f" ({why})" if why else ""))
                 continue
-            if self._last_scrape.get(instance) == ts:
+            if sample is None and error is None:
                 continue  # not scraped again since the last query
             self._last_scrape[instance] = ts
-            sample = sample_from_series(data, wall_s=ts, mono_s=ts)
+            if error is not None:
+                sink.report(name, NodeState.PARSE_ERROR, error)
+                continue
             boot_id = steady_boot_id(self._boot_ids.get(instance), sample.boot_id)
             self._boot_ids[instance] = boot_id
             if boot_id != sample.boot_id:
@@ -329,6 +406,8 @@ class PrometheusNode:
     """One node of a PrometheusReader's fleet, as the monitor sees it (a push source)."""
 
     push = True
+    via = "node_exporter"  # Prometheus holds what the node's node_exporter serves
+    no_commands = "read through Prometheus, which runs no commands"
 
     def __init__(self, name: str, reader: PrometheusReader) -> None:
         self.name = name

@@ -6,8 +6,8 @@
 Each node is probed once over its live connection (a guarded command, engine/shell.py:
 it dies with its timeout or its channel); the interfaces come from the monitor's latest
 sample of the node, so the doctor and the grid never disagree about an MTU. A node that
-is not up is reported, not probed; a node that cannot run commands (a replay) is checked
-on its interfaces only. A captured ``--procfs``/``--sysfs`` tree is probed on this host
+is not up is reported, not probed; a node that cannot run commands (a replay, a node read
+through node_exporter or Prometheus) is checked on its interfaces only. A captured ``--procfs``/``--sysfs`` tree is probed on this host
 with the script pointed at the tree.
 """
 
@@ -115,6 +115,8 @@ async def examine(monitor, nodes: Sequence[str] | None = None, *, shells: dict |
     fleet = monitor.fleet
     names = list(dict.fromkeys(nodes if nodes is not None else [n.name for n in fleet]))
     shells = shells if shells is not None else _shells(monitor.sources)
+    # why a node without a shell runs no commands: its source says (HTTP), else it is a replay
+    no_commands = {getattr(s, "name", None): getattr(s, "no_commands", None) for s in monitor.sources}
     report = DoctorReport(names, started_wall_s=time.time())
     t0 = time.monotonic()
     gate = asyncio.Semaphore(CONCURRENT_PROBES)
@@ -128,7 +130,7 @@ async def examine(monitor, nodes: Sequence[str] | None = None, *, shells: dict |
         elif name not in shells:
             interfaces, errors = _interfaces(node)
             facts[name] = NodeFacts(name, interfaces, errors,
-                                    no_commands="a replay cannot run commands")
+                                    no_commands=no_commands.get(name) or "a replay cannot run commands")
         else:
             shell, script = shells[name]
             jobs[name] = asyncio.ensure_future(_probe(shell, script, timeout_s, gate))

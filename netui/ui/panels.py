@@ -197,11 +197,24 @@ class TcpPanel(Static):
     def on_mount(self) -> None:
         self.border_title = "TCP"
 
+    def _via(self, name: str) -> str | None:
+        """What the node's counters come through ("node_exporter" for HTTP sources), or None."""
+        for source in getattr(getattr(self.app, "monitor", None), "sources", ()):
+            if getattr(source, "name", None) == name:
+                return getattr(source, "via", None)
+        return None
+
     def show(self, node: Node, styles) -> None:
         s = node.sample.tcp if node.sample else None
         t = node.rates.tcp if node.rates else None
+        via = self._via(node.name)
         if s is None:
-            self.update("no TCP counters (net/snmp unreadable)")
+            if via and node.sample is None:
+                self.update(f"no TCP counters: nothing read from {via} yet")
+            elif via:
+                self.update(f"no TCP counters: not available from {via} (no node_netstat_Tcp_* series)")
+            else:
+                self.update("no TCP counters (net/snmp unreadable)")
             return
         lines = Text()
         ratio_level = node.threshold("retrans_ratio").level(t.retrans_ratio if t else None)
@@ -217,8 +230,13 @@ class TcpPanel(Static):
             lines.append("\nTcpExt that moved:", style="bold")
             for key, rate in moved[:12]:
                 lines.append(f"\n  {key:<28}{units.per_s(rate, width=8)}/s")
-        else:
+        elif via and s.ext:
+            lines.append(f"\nTcpExt: nothing moved of the {len(s.ext)} {via} exports")
+        elif not via:
             lines.append("\nTcpExt: nothing moved")
+        if via:  # node_exporter exports only a few TcpExt counters by default
+            lines.append(f"\nother TcpExt counters: not available from {via}" if s.ext
+                         else f"\nTcpExt: not available from {via}", style="dim")
         self.update(lines)
 
 

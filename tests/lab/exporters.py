@@ -83,9 +83,11 @@ def free_port() -> int:
 class PrometheusServer:
     """Debian's prometheus on 127.0.0.1, scraping `targets` every second (temp config and TSDB)."""
 
-    def __init__(self, targets: list[str], *, relabel_to_names: dict[str, str] | None = None) -> None:
+    def __init__(self, targets: list[str], *, relabel_to_names: dict[str, str] | None = None,
+                 extra_jobs: list[dict] | None = None) -> None:
         self.targets = targets
         self.names = relabel_to_names or {}
+        self.extra_jobs = extra_jobs or []  # more scrape_configs entries, as given
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.directory: Path | None = None
@@ -95,7 +97,7 @@ class PrometheusServer:
         static = [{"targets": self.targets}]
         return json.dumps({  # YAML is a superset of JSON
             "global": {"scrape_interval": "1s", "scrape_timeout": "900ms", "evaluation_interval": "1s"},
-            "scrape_configs": [{"job_name": "node", "static_configs": static}],
+            "scrape_configs": [{"job_name": "node", "static_configs": static}, *self.extra_jobs],
         })
 
     def start(self) -> PrometheusServer:

@@ -245,3 +245,53 @@ def test_a_wobbling_boot_time_is_the_same_boot():
     assert steady_boot_id("btime:100", "btime:99") == "btime:100"
     assert steady_boot_id("btime:100", "btime:5000") == "btime:5000"  # a reboot
     assert steady_boot_id("btime:100", None) is None
+
+
+def test_reading_ssh_config_for_http_sources_closes_the_file(tmp_path):
+    import gc
+    import warnings
+
+    from netui.httpsources import _mentions_hostname
+
+    config = tmp_path / "config"
+    config.write_text("Host gpu*\n    HostName 198.18.0.1\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        assert _mentions_hostname([str(config), str(tmp_path / "absent")]) is True
+        gc.collect()
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
+
+
+def test_a_second_job_on_the_same_instance_is_not_mixed_in():
+    """Another scrape job relabelled onto node1's instance (here: node2's exporter, scraped at
+    other times): node1 is read from the fleet's job alone, counters and scrape time alike."""
+    vector = parse_vector(RECORDED.read_bytes())
+    node1 = [(labels, value) for labels, value in vector if labels["instance"] == "198.18.0.1:9100"]
+    node2 = [(labels, value) for labels, value in vector if labels["instance"] == "198.18.0.2:9100"]
+    alt = [(dict(labels, instance="198.18.0.1:9100", job="a-alt"),
+            value + 0.7 if labels.get("netui") == "scrape_time" else value + 123456) for labels, value in node2]
+    series, scraped = by_instance(vector + alt)
+    assert {labels["job"] for _name, labels, _value in series["198.18.0.1:9100"]} == {"node"}
+    assert sorted(series["198.18.0.1:9100"], key=repr) == sorted(
+        [(labels.get("__name__", "node_cpu_seconds_total"), labels, value) for labels, value in node1
+         if labels.get("netui") != "scrape_time"], key=repr)
+    assert scraped["198.18.0.1:9100"] == next(v for labels, v in node1 if labels.get("netui") == "scrape_time")
+    # the other job alone reads the instance the first time; once read from "node", a missed
+    # scrape of "node" leaves it without a sample rather than switching
+    series, scraped = by_instance(alt)
+    assert {labels["job"] for _name, labels, _value in series["198.18.0.1:9100"]} == {"a-alt"}
+    others = [(labels, value) for labels, value in vector if labels["instance"] != "198.18.0.1:9100"]
+    series, scraped = by_instance(others + alt, prefer={"198.18.0.1:9100": "node"})
+    assert "198.18.0.1:9100" not in series and "198.18.0.1:9100" not in scraped
+    assert len(series) == 3
+    # read from the other job at first (the fleet's job had not scraped it yet): the fleet's job
+    # takes over as soon as it is there
+    series, scraped = by_instance(vector + alt, prefer={"198.18.0.1:9100": "a-alt"})
+    assert {labels["job"] for _name, labels, _value in series["198.18.0.1:9100"]} == {"node"}
+
+
+def test_the_scrape_time_comes_from_a_node_exporter_series_not_up():
+    q = fleet_query(["n1:9100"], job="node")
+    assert "timestamp(up" not in q
+    assert 'max by (instance, job) (timestamp(node_network_receive_bytes_total{instance=~"n1:9100",job="node"}))' in q
+    assert q.count('job="node"') == 4
