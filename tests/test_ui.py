@@ -299,3 +299,15 @@ async def test_a_thousand_nodes_scroll_and_filter():
         assert grid.row_count == 1024 and grid.selected == "gpu1023"
         await pilot.press("home")
         assert grid.selected == "gpu0000" and painted(app)[1].startswith("gpu0000")
+
+
+async def test_a_fleet_update_while_the_node_screen_is_still_being_built_is_harmless():
+    # an update posted between push_screen and the screen's compose used to raise NoMatches
+    app = demo_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await poll(app, pilot)
+        app.open_node(next(iter(app.monitor.fleet)).name)
+        app.refresh_screen()  # the new screen is current but not composed yet
+        await poll(app, pilot, 1)
+        assert isinstance(app.screen, NodeScreen)
+        assert "up" in plain(app.screen.query_one("#node-head"))

@@ -111,6 +111,8 @@ class NetuiApp(App):
 
     def refresh_screen(self) -> None:
         screen = self.screen
+        if not screen.is_mounted:
+            return  # pushed but not composed yet: its on_mount shows the data
         refresh = getattr(screen, "refresh_data", None)
         if refresh is not None:
             refresh()
