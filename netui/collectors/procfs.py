@@ -373,17 +373,23 @@ def parse_u64s(text: str, width: int, what: str) -> array:
 
 
 def parse_cpu_compact(text: str) -> CpuTimes:
-    """The remote sampler's per-CPU summary of /proc/stat: u64s of (CPU, SOFTIRQ, TOTAL)."""
+    """The remote sampler's per-CPU summary of /proc/stat: u64s of (CPU, SOFTIRQ, TOTAL).
+
+    The remote parsers keep the counter columns as the arrays they were decoded into (8
+    bytes a counter instead of a 40-byte int and its pointer: a fleet keeps a sample per
+    node); ``cpus`` stays a tuple.
+    """
     v = parse_u64s(text, 3, "cpu summary")
-    return CpuTimes(tuple(v[0::3]), None, None, None, None, None, None, tuple(v[1::3]), None, tuple(v[2::3]))
+    return CpuTimes(tuple(v[0::3]), None, None, None, None, None, None, v[1::3], None, v[2::3])
 
 
 def parse_netirq_compact(text: str) -> SoftirqCounts:
     """The remote sampler's NET rows of /proc/softirqs: u64s of (CPU, NET_RX, NET_TX)."""
     v = parse_u64s(text, 3, "NET softirqs")
-    if max(v[1::3], default=0) >= 1 << 32 or max(v[2::3], default=0) >= 1 << 32:
+    rx, tx = v[1::3], v[2::3]
+    if max(rx, default=0) >= 1 << 32 or max(tx, default=0) >= 1 << 32:
         raise ParseError("NET softirqs: a count above 32 bits")
-    return SoftirqCounts(tuple(v[0::3]), tuple(v[1::3]), tuple(v[2::3]))
+    return SoftirqCounts(tuple(v[0::3]), rx, tx)
 
 
 def parse_netdev_compact(text: str) -> dict[str, InterfaceCounters]:
@@ -412,7 +418,7 @@ def parse_softnet_compact(text: str) -> SoftnetStat:
         raise ParseError("softnet summary: not 4 columns of 8 hex digits")
     if _LITTLE_ENDIAN:
         values.byteswap()
-    return SoftnetStat(tuple(values[3::4]), tuple(values[0::4]), tuple(values[1::4]), tuple(values[2::4]))
+    return SoftnetStat(tuple(values[3::4]), values[0::4], values[1::4], values[2::4])
 
 
 def parse_int_file(text: str | None) -> int | None:

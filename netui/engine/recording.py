@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import re
 import zlib
+from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict
 from pathlib import Path
@@ -53,6 +54,13 @@ class RecordingError(ValueError):
 
 
 # --- samples ------------------------------------------------------------------------------------
+
+
+def _json_default(o):
+    """Per-CPU columns decoded from a remote sampler are arrays: JSON lists."""
+    if isinstance(o, array):
+        return o.tolist()
+    raise TypeError(f"{type(o).__name__} is not JSON serializable")
 
 
 def sample_to_dict(s: NodeSample) -> dict:
@@ -100,7 +108,8 @@ def sample_from_dict(d: dict) -> NodeSample:
 def dump_lines(records: Iterable[tuple[str, NodeSample]]) -> Iterator[str]:
     """Version 1 lines (``{"node", "sample"}``): kept for tests of old recordings."""
     for node, sample in records:
-        yield json.dumps({"node": node, "sample": sample_to_dict(sample)}, separators=(",", ":")) + "\n"
+        yield json.dumps({"node": node, "sample": sample_to_dict(sample)}, separators=(",", ":"),
+                         default=_json_default) + "\n"
 
 
 # --- records ------------------------------------------------------------------------------------
@@ -117,7 +126,7 @@ def sample_record(t: float, node: str, sample: NodeSample) -> dict:
 
 def encode(record: dict) -> bytes:
     """One record as one line of compact JSON (NaN and infinities are refused)."""
-    return json.dumps(record, separators=(",", ":"), allow_nan=False).encode() + b"\n"
+    return json.dumps(record, separators=(",", ":"), allow_nan=False, default=_json_default).encode() + b"\n"
 
 
 def check_record(rec) -> dict:

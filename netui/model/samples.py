@@ -2,14 +2,17 @@
 
 A sample holds raw counters, never rates. Every collector (local, SSH, replay) produces these
 types, so everything downstream runs the same code whatever the source. Per-CPU data is kept
-in columns (one tuple per counter, indexed like ``cpus``): a 128-CPU node is 128 numbers per
-column rather than 128 objects, which keeps parsing and history cheap at fleet size.
+in columns (one sequence per counter, indexed like ``cpus``: a tuple, or an ``array`` where a
+remote sampler's table was decoded into one): a 128-CPU node is 128 numbers per column
+rather than 128 objects, which keeps parsing and memory cheap at fleet size. Compare a
+column with a tuple through ``tuple(column)``.
 
 Unknown is ``None``, never 0.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -99,9 +102,9 @@ class CpuTimes:
     idle: tuple[int, ...] | None
     iowait: tuple[int, ...] | None
     irq: tuple[int, ...] | None
-    softirq: tuple[int, ...]
+    softirq: Sequence[int]
     steal: tuple[int, ...] | None
-    total: tuple[int, ...]
+    total: Sequence[int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,8 +112,8 @@ class SoftirqCounts:
     """NET_RX and NET_TX softirq invocations per CPU from /proc/softirqs (u32, they wrap)."""
 
     cpus: tuple[int, ...]
-    net_rx: tuple[int, ...]
-    net_tx: tuple[int, ...]
+    net_rx: Sequence[int]
+    net_tx: Sequence[int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,9 +125,9 @@ class SoftnetStat:
     """
 
     cpus: tuple[int, ...]
-    processed: tuple[int, ...]
-    dropped: tuple[int, ...]
-    time_squeeze: tuple[int, ...]
+    processed: Sequence[int]
+    dropped: Sequence[int]
+    time_squeeze: Sequence[int]
 
 
 @dataclass(frozen=True, slots=True)
