@@ -13,17 +13,27 @@ class Ring:
     """The last ``capacity`` values of one series (float32; None is stored as NaN).
 
     Memory is ``4 * capacity`` bytes whatever happens, so 15 minutes of history for a
-    thousand nodes stays bounded.
+    thousand nodes stays bounded. Subclasses store values another way by giving
+    ``_typecode``, ``_encode`` and ``_decode``.
     """
 
     __slots__ = ("_buf", "_start", "_len")
+    _typecode = "f"
 
     def __init__(self, capacity: int) -> None:
         if capacity < 1:
             raise ValueError("capacity must be >= 1")
-        self._buf = array("f", bytes(4 * capacity))
+        self._buf = array(self._typecode, bytes(array(self._typecode).itemsize * capacity))
         self._start = 0
         self._len = 0
+
+    @staticmethod
+    def _encode(value: float | None) -> float:
+        return NAN if value is None else value
+
+    @staticmethod
+    def _decode(raw: list) -> list[float | None]:
+        return [None if math.isnan(v) else v for v in raw]
 
     @property
     def capacity(self) -> int:
@@ -34,7 +44,7 @@ class Ring:
 
     def append(self, value: float | None) -> None:
         cap = len(self._buf)
-        v = NAN if value is None else value
+        v = self._encode(value)
         if self._len < cap:
             self._buf[(self._start + self._len) % cap] = v
             self._len += 1
@@ -43,7 +53,7 @@ class Ring:
             self._start = (self._start + 1) % cap
 
     def values(self, last: int | None = None) -> list[float | None]:
-        """Oldest first; NaN comes back as None. ``last`` keeps only the newest values."""
+        """Oldest first; unknown comes back as None. ``last`` keeps only the newest values."""
         n = self._len if last is None else min(last, self._len)
         cap = len(self._buf)
         first = (self._start + self._len - n) % cap
@@ -51,13 +61,12 @@ class Ring:
             raw = self._buf[first : first + n].tolist()
         else:
             raw = self._buf[first:].tolist() + self._buf[: (first + n) - cap].tolist()
-        return [None if math.isnan(v) else v for v in raw]
+        return self._decode(raw)
 
     def latest(self) -> float | None:
         if not self._len:
             return None
-        v = self._buf[(self._start + self._len - 1) % len(self._buf)]
-        return None if math.isnan(v) else v
+        return self._decode([self._buf[(self._start + self._len - 1) % len(self._buf)]])[0]
 
 
 # RateRing codes: round(log2(1 + v) * _STEPS); 65535 is "unknown"
@@ -81,50 +90,26 @@ class RateRing(Ring):
 
     Values are kept on a log scale, ``log2(1 + v)`` in 1,500 steps per doubling: a value
     ``v`` from 0 to ~1.4e13 comes back within 0.025 % of ``1 + v`` (0 exactly), larger
-    values as that ceiling. That is far finer than a sparkline or a plot can show, and it halves the
-    memory of the per-interface history that dominates a 1,024-node fleet's footprint.
-    Negative values and NaN are stored as unknown.
+    values as that ceiling. That is far finer than a sparkline or a plot can show, and it
+    halves the memory of the per-interface history that dominates a 1,024-node fleet's
+    footprint. Negative values and NaN are stored as unknown.
     """
 
     __slots__ = ()
+    _typecode = "H"
 
-    def __init__(self, capacity: int) -> None:
-        if capacity < 1:
-            raise ValueError("capacity must be >= 1")
-        self._buf = array("H", bytes(2 * capacity))
-        self._start = 0
-        self._len = 0
-
-    def append(self, value: float | None) -> None:
+    @staticmethod
+    def _encode(value: float | None) -> int:
         if value is None or not value >= 0:  # None, NaN, negative
-            code = _UNKNOWN
-        elif value >= _CEILING:
-            code = _CODE_MAX
-        else:
-            code = round(math.log2(1.0 + value) * _STEPS)
-        cap = len(self._buf)
-        if self._len < cap:
-            self._buf[(self._start + self._len) % cap] = code
-            self._len += 1
-        else:
-            self._buf[self._start] = code
-            self._start = (self._start + 1) % cap
+            return _UNKNOWN
+        if value >= _CEILING:
+            return _CODE_MAX
+        return round(math.log2(1.0 + value) * _STEPS)
 
-    def values(self, last: int | None = None) -> list[float | None]:
-        n = self._len if last is None else min(last, self._len)
-        cap = len(self._buf)
-        first = (self._start + self._len - n) % cap
-        if first + n <= cap:
-            raw = self._buf[first : first + n]
-        else:
-            raw = self._buf[first:] + self._buf[: (first + n) - cap]
+    @staticmethod
+    def _decode(raw: list) -> list[float | None]:
         table = _decode_table()
         return [table[c] for c in raw]
-
-    def latest(self) -> float | None:
-        if not self._len:
-            return None
-        return _decode_table()[self._buf[(self._start + self._len - 1) % len(self._buf)]]
 
 
 def capacity_for(history_s: float, interval_s: float) -> int:
