@@ -41,8 +41,47 @@ class TrendLine(Widget):
         return spark(self.values[-width:], width, top=self.top) if width else ""
 
 
-class InterfacePanel(Vertical):
+class RatesPanel(Vertical):
+    """What an interface's panel and an RDMA port's panel share: an info line, RX and TX
+    sparklines with their rates, a counts line, a chart, and whatever ``extra`` adds.
+
+    The children are built in ``__init__`` so that ``show()`` can run before they are
+    mounted.
+    """
+
+    INFO_CLASS = "info"
+
+    def __init__(self, title: str, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.border_title = title
+        self._info = Static(classes=self.INFO_CLASS)
+        self._rx_label = Label("RX")
+        self._tx_label = Label("TX")
+        self._rx_spark = TrendLine()
+        self._tx_spark = TrendLine()
+        self._counts = Static(classes="counts")
+        self._plot = PlotextPlot(classes="chart")
+
+    def extra(self) -> list:
+        return []
+
+    def compose(self) -> ComposeResult:
+        yield self._info
+        with Horizontal(classes="row"):
+            yield self._rx_label
+            yield self._rx_spark
+        with Horizontal(classes="row"):
+            yield self._tx_label
+            yield self._tx_spark
+        yield self._counts
+        yield self._plot
+        yield from self.extra()
+
+
+class InterfacePanel(RatesPanel):
     """One interface: state line, RX/TX sparklines with rates, drops/errors, a chart."""
+
+    INFO_CLASS = "iface-info"
 
     DEFAULT_CSS = """
     InterfacePanel {
@@ -61,28 +100,8 @@ class InterfacePanel(Vertical):
     """
 
     def __init__(self, iface: str, **kwargs) -> None:
-        super().__init__(**kwargs)
+        super().__init__(iface, **kwargs)
         self.iface = iface
-        self.border_title = iface
-        # children are built here so that show() can run before they are mounted
-        self._info = Static(classes="iface-info")
-        self._rx_label = Label("RX")
-        self._tx_label = Label("TX")
-        self._rx_spark = TrendLine()
-        self._tx_spark = TrendLine()
-        self._counts = Static(classes="counts")
-        self._plot = PlotextPlot(classes="chart")
-
-    def compose(self) -> ComposeResult:
-        yield self._info
-        with Horizontal(classes="row"):
-            yield self._rx_label
-            yield self._rx_spark
-        with Horizontal(classes="row"):
-            yield self._tx_label
-            yield self._tx_spark
-        yield self._counts
-        yield self._plot
 
     def show(self, node: Node, *, as_bytes: bool, interval_s: float) -> None:
         s = node.sample.interfaces.get(self.iface) if node.sample else None

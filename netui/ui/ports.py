@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
-from textual.widgets import Label, Static
-from textual_plotext import PlotextPlot
+from textual.widgets import Static
 
 from netui.model import units
 from netui.model.fabric import ERROR_COUNTERS, NO_PAUSE, IbPort, PfcCounters, PfcRates, PortKey, PortRates
 from netui.model.health import Level
 from netui.model.node import Node
-from netui.ui.panels import TrendLine, plot_rx_tx
+from netui.ui.panels import RatesPanel, plot_rx_tx
 
 MOVED_SHOWN = 8  # hw_counters that moved, busiest first
 # counters/ shown in the "moved" lines besides the hw_counters (data and packets have their row)
@@ -71,7 +68,7 @@ def pfc_lines(netdev: str, c: PfcCounters, r: PfcRates | None, interval_s: float
     return text
 
 
-class PortPanel(Vertical):
+class PortPanel(RatesPanel):
     """One RDMA port: state, rate, link layer, netdev; RX/TX sparklines and chart; the
     counters that moved; PFC of the paired netdev when ethtool -S is read."""
 
@@ -91,30 +88,15 @@ class PortPanel(Vertical):
     PortPanel PlotextPlot { height: 9; }
     """
 
+    INFO_CLASS = "port-info"
+
     def __init__(self, key: PortKey, **kwargs) -> None:
-        super().__init__(**kwargs)
+        super().__init__(f"{key[0]}/{key[1]}", **kwargs)
         self.key = key
-        self.border_title = f"{key[0]}/{key[1]}"
-        self._info = Static(classes="port-info")
-        self._rx_label = Label("RX")
-        self._tx_label = Label("TX")
-        self._rx_spark = TrendLine()
-        self._tx_spark = TrendLine()
-        self._counts = Static(classes="counts")
-        self._plot = PlotextPlot(classes="chart")
         self._pfc = Static(classes="counts")
 
-    def compose(self) -> ComposeResult:
-        yield self._info
-        with Horizontal(classes="row"):
-            yield self._rx_label
-            yield self._rx_spark
-        with Horizontal(classes="row"):
-            yield self._tx_label
-            yield self._tx_spark
-        yield self._counts
-        yield self._plot
-        yield self._pfc
+    def extra(self) -> list:
+        return [self._pfc]
 
     def show(self, node: Node, styles, *, as_bytes: bool, interval_s: float) -> None:
         fabric = node.sample.fabric if node.sample else None
