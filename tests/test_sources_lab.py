@@ -244,7 +244,11 @@ async def test_a_second_job_on_a_nodes_instance_does_not_bend_its_rates(lab, exp
         task = asyncio.ensure_future(m.run())
         iperf = server_proc = None
         try:
-            await wait_for(lambda: m.fleet["node1"].rates is not None, 15, "node1 with rates", m)
+            # until Prometheus has scraped node1 with the fleet's job too, node1 is read from
+            # the only job that has it (its rates restart at the switch: the job is part of
+            # the boot id)
+            await wait_for(lambda: m.fleet["node1"].rates is not None and seen[-1].hostname == "node1"
+                           and m.fleet["node1"].sample.boot_id.endswith("job=node"), 15, "node1 from its job", m)
             server_proc = node2.popen(["iperf3", "-s", "-1", "-B", node2.address])
             await asyncio.sleep(0.5)
             started = len(seen)

@@ -362,6 +362,11 @@ class PrometheusReader:
                 continue
             boot_id = steady_boot_id(self._boot_ids.get(instance), sample.boot_id)
             self._boot_ids[instance] = boot_id
+            if job:
+                # the job is part of the counters' identity: when a node's series come from
+                # another job (only that job had scraped it yet), its counters are another
+                # exporter's, and no rate may span the switch
+                boot_id = f"{boot_id or 'boot ?'} job={job}"
             if boot_id != sample.boot_id:
                 sample = dataclasses.replace(sample, boot_id=boot_id)
             sink.observe(name, sample)
