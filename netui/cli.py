@@ -90,6 +90,9 @@ def _common(p: argparse.ArgumentParser) -> None:
                           "(http://HOST:9100/metrics), prometheus=URL (a Prometheus server's API)")
     src.add_argument("--exporter-port", type=_port, default=9100, metavar="N",
                      help="node_exporter's port where a host names none (default 9100)")
+    src.add_argument("--prometheus-job", metavar="JOB",
+                     help="with --source prometheus=URL: read only this scrape job's series "
+                          "(default: per node, the job that covers the most nodes)")
     src.add_argument("--scrape-timeout", type=_positive_float, default=5.0, metavar="S",
                      help="seconds for one node_exporter scrape or Prometheus query (default 5)")
 

@@ -69,6 +69,8 @@ def build_http_sources(args, kind: str, url: str | None) -> tuple[list, HttpClie
     """The sources for a node-exporter or Prometheus fleet, and the client the monitor closes."""
     if args.local or args.replay or args.procfs or args.sysfs:
         raise SystemExit(f"netui: --source {kind} does not go with --local/--replay/--procfs/--sysfs")
+    if args.prometheus_job and kind != "prometheus":
+        raise SystemExit("netui: --prometheus-job goes with --source prometheus=URL")
     client = HttpClient(http_settings(args))
     has_hosts = bool(args.hosts or args.files or args.slurm is not False)
     if kind == "node-exporter":
@@ -80,12 +82,12 @@ def build_http_sources(args, kind: str, url: str | None) -> tuple[list, HttpClie
         keys = {}
         for name, host, port in _targets(args):
             keys[name] = [name, host] + ([f"{host}:{port}"] if port else [f"{host}:{args.exporter_port}"])
-        reader = PrometheusReader(url, client, keys_by_name=keys)
+        reader = PrometheusReader(url, client, keys_by_name=keys, job=args.prometheus_job)
     else:
         instances = asyncio.run(_discover(url, args))
         if not instances:
             raise SystemExit(f"netui: Prometheus at {url} knows no instance with node_network_* series")
-        reader = PrometheusReader(url, client, instances=names_for_instances(instances))
+        reader = PrometheusReader(url, client, instances=names_for_instances(instances), job=args.prometheus_job)
     return [PrometheusNode(name, reader) for name in reader.names], client
 
 
