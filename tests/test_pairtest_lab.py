@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -281,11 +282,13 @@ async def test_cancel_mid_round_leaves_no_iperf3_in_any_namespace(lab):
     assert not await nothing_left(lab)
 
 
-def test_netui_killed_mid_test_leaves_nothing_behind(lab):
-    """SIGKILL: no cleanup code runs on our side; the nodes clean up when the connections go."""
+def test_netui_killed_mid_test_leaves_nothing_behind(lab, tmp_path):
+    """SIGKILL: no cleanup code runs on our side; the nodes clean up when the connections go
+    (and netui's own temp files, its reduced ssh_config, go with the test's tmp_path)."""
     proc = subprocess.Popen([sys.executable, "-m", "netui", "bench", "iperf3", lab.host_pattern(), "--matrix",
                              "-F", str(lab.ssh_config), "--duration", "30"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=dict(os.environ, TMPDIR=str(tmp_path)))
     try:
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline and iperf3_running(lab) < 4:

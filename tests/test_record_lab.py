@@ -43,7 +43,8 @@ def test_netui_record_killed_with_sigkill_leaves_every_complete_sample_readable(
     traffic(lab, 12, 5301)
     record = subprocess.Popen([sys.executable, "-m", "netui", "record", "-o", str(path), "--interval", "0.5",
                                "-F", str(lab.ssh_config), lab.host_pattern()],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              env=dict(os.environ, TMPDIR=str(tmp_path)))  # its temp files die with the test
     try:
         deadline = time.monotonic() + 20
         ticks = 0
