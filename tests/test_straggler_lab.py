@@ -26,7 +26,9 @@ async def test_a_slow_link_is_flagged_within_two_intervals_and_clears(lab):
     try:
         await wait_for(lambda: all((n.summary.tx_bytes_per_s or 0) * 8 > 1e9 for n in m.fleet), 8,
                        "traffic on every node", m)
-        assert m.fleet.stragglers == []
+        # all is well: nobody is flagged (a veth at 3 Gb/s can retransmit 0.1 % for a moment,
+        # which by the rules is an outlier; it must pass within a few intervals)
+        await wait_for(lambda: m.fleet.stragglers == [], 5, "no straggler before the slow link", m)
         await asyncio.to_thread(lab.node(3).slow_link, "200mbit")  # pyroute2 runs its own loop
         try:
             took = await wait_for(lambda: any(s.node == "node3" for s in m.fleet.stragglers), 3.5,
