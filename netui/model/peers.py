@@ -42,18 +42,17 @@ def slower_links(nodes: Iterable[Node]) -> dict[str, tuple[str, ...]]:
                 if p.active and p.rate_gbps:
                     ports.setdefault(p.label, []).append((n.name, p.rate_gbps))
     found: dict[str, list[str]] = {}
-    for name, seen in ifaces.items():
-        expected = _expected([v for _, v in seen])
-        if expected is None:
-            continue
-        for node, v in seen:
-            if v < expected:  # type: ignore[operator]
-                found.setdefault(node, []).append(f"{name} at {speed(v)}, its peers at {speed(expected)}")
-    for label, seen in ports.items():
-        expected = _expected([v for _, v in seen])
-        if expected is None:
-            continue
-        for node, v in seen:
-            if v < expected:  # type: ignore[operator]
-                found.setdefault(node, []).append(f"{label} at {v:g} Gb/s, its peers at {expected:g} Gb/s")
+    _below_peers(ifaces, speed, found)
+    _below_peers(ports, lambda v: f"{v:g} Gb/s", found)
     return {node: tuple(reasons) for node, reasons in found.items()}
+
+
+def _below_peers(links: dict[str, list[tuple[str, float]]], show, found: dict[str, list[str]]) -> None:
+    """Add to ``found`` each node whose link runs below what most nodes' same link runs at."""
+    for label, seen in links.items():
+        expected = _expected([v for _, v in seen])
+        if expected is None:
+            continue
+        for node, v in seen:
+            if v < expected:  # type: ignore[operator]
+                found.setdefault(node, []).append(f"{label} at {show(v)}, its peers at {show(expected)}")
