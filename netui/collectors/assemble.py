@@ -16,7 +16,8 @@ from netui.collectors import procfs
 from netui.collectors.ethtool import parse_ethtool_stats, pfc_view, without_per_queue
 from netui.collectors.infiniband import parse_infiniband
 from netui.model.fabric import FabricSample
-from netui.model.samples import InterfaceCounters, InterfaceSample, NodeSample, TcpSample
+from netui.model.samples import (CounterTable, IfaceLayout, IfaceMeta, InterfaceCounters, InterfaceSample,
+                                 InterfaceTable, NodeSample, TcpSample, layout_of)
 
 # key -> path under the procfs root
 PROC_FILES: dict[str, str] = {
@@ -115,17 +116,39 @@ def unpack_attrs(record: str) -> tuple | None:
 def interfaces_from_texts(
     net_dev: Mapping[str, InterfaceCounters],
     attrs: Mapping[str, Mapping[str, str | None] | tuple],
-) -> dict[str, InterfaceSample]:
+) -> InterfaceTable:
     """Join /proc/net/dev counters with each interface's sysfs attributes.
 
     ``attrs[name]`` is a mapping of attribute texts, or a tuple in PACKED_ATTRS order.
     """
-    out: dict[str, InterfaceSample] = {}
-    for name, counters in net_dev.items():
-        a = attrs.get(name, _NO_ATTRS)
-        packed = a if isinstance(a, tuple) else tuple(a.get(k) for k in _ATTR_KEYS)
-        out[name] = InterfaceSample(name, counters, *_iface_meta(name, *packed))
-    return out
+    if not isinstance(net_dev, CounterTable):
+        net_dev = CounterTable.from_counters(net_dev)
+    names = net_dev.names
+    get = attrs.get
+    packed = tuple([_packed(get(name, _NO_ATTRS)) for name in names])
+    # the texts are read anew each sample, so their hashes are not cached: compare them
+    # with the last ones seen for these names (a memcmp) before hashing them for _layout
+    last = _LAST_LAYOUT.get(names)
+    if last is not None and last[0] == packed:
+        return InterfaceTable(last[1], net_dev.flat)
+    layout = _layout(names, packed)
+    if len(_LAST_LAYOUT) >= 4096:
+        _LAST_LAYOUT.clear()
+    _LAST_LAYOUT[names] = (packed, layout)
+    return InterfaceTable(layout, net_dev.flat)
+
+
+_LAST_LAYOUT: dict[tuple[str, ...], tuple[tuple, IfaceLayout]] = {}
+
+
+def _packed(a: Mapping[str, str | None] | tuple) -> tuple:
+    return a if isinstance(a, tuple) else tuple(map(a.get, _ATTR_KEYS))
+
+
+@lru_cache(maxsize=8192)
+def _layout(names: tuple[str, ...], packed: tuple[tuple, ...]) -> IfaceLayout:
+    """The layout of interfaces with these sysfs texts (cached: they rarely change)."""
+    return layout_of(names, tuple(IfaceMeta._make(_iface_meta(n, *p)) for n, p in zip(names, packed)))
 
 
 # The TcpExt counters netui keeps: retransmission, loss recovery, receive-side drops.

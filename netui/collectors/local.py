@@ -16,7 +16,7 @@ import socket
 import subprocess
 import time
 
-from netui.collectors.assemble import IFACE_ATTRS, PROC_FILES, sample_from_texts
+from netui.collectors.assemble import IFACE_ATTRS, PACKED_ATTRS, PROC_FILES, sample_from_texts
 from netui.collectors.infiniband import ethtool_netdevs, open_regular, read_infiniband
 from netui.model.samples import InterfaceCounters, InterfaceSample, NodeSample
 
@@ -31,8 +31,9 @@ def read_text(path: str) -> str | None:
         return None
 
 
-def read_iface_attrs(sysfs: str, name: str) -> dict[str, str | None]:
-    """The sysfs attributes of one interface, plus where its class entry links to."""
+def read_iface_attrs(sysfs: str, name: str) -> tuple[str | None, ...]:
+    """The sysfs attributes of one interface and where its class entry links to, in the
+    order of ``assemble.PACKED_ATTRS`` (the remote sampler's record, unpacked)."""
     base = os.path.join(sysfs, "class", "net", name)
     attrs: dict[str, str | None] = {a: read_text(os.path.join(base, a)) for a in IFACE_ATTRS}
     try:
@@ -41,7 +42,7 @@ def read_iface_attrs(sysfs: str, name: str) -> dict[str, str | None]:
         attrs["link"] = None
     for marker in ("bridge", "bonding", "device"):
         attrs[marker] = "" if os.path.exists(os.path.join(base, marker)) else None
-    return attrs
+    return tuple(attrs.get(k) for k in PACKED_ATTRS)
 
 
 class TreeReader:

@@ -22,14 +22,22 @@ import json
 import re
 import sys
 from array import array
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
+from operator import itemgetter
 
+from netui.speedups import parse_rows, row_sums, u64s
 from netui.model.samples import (
+    CounterMap,
+    CounterTable,
     CpuTimes,
     InterfaceCounters,
     SoftirqCounts,
     SoftnetStat,
 )
+
+
+_U64_MAX = (1 << 64) - 1
 
 
 class ParseError(ValueError):
@@ -48,7 +56,7 @@ def ints(tokens: list[str]) -> list[int]:
     """
     if not tokens:
         return []
-    joined = ",".join(tokens)
+    joined = ",".join(tokens)  # (a tuple of tokens too)
     if joined.isascii() and not joined.encode().translate(None, b"0123456789,-"):
         try:
             values = _json_loads("[" + joined + "]")
@@ -57,6 +65,21 @@ def ints(tokens: list[str]) -> list[int]:
         except ValueError:
             pass
     return list(map(int, tokens))  # leading zeros, unicode digits ...; raises on garbage
+
+
+@lru_cache(maxsize=64)
+def _range(n: int) -> tuple[int, ...]:
+    return tuple(range(n))
+
+
+@lru_cache(maxsize=64)
+def _range_array(n: int) -> array:
+    return array("Q", range(n))
+
+
+@lru_cache(maxsize=64)
+def _range_array_u32(n: int) -> array:
+    return array("I", range(n))
 
 
 @lru_cache(maxsize=256)
@@ -76,40 +99,30 @@ def _softirq_header(line: str) -> tuple[int, ...]:
 _LITTLE_ENDIAN = sys.byteorder == "little"
 
 
-def parse_net_dev(text: str) -> dict[str, InterfaceCounters]:
-    """Parse /proc/net/dev into counters per interface name.
+def parse_net_dev(text: str) -> CounterTable:
+    """Parse /proc/net/dev into counters per interface name (a CounterTable: a mapping of
+    name → InterfaceCounters).
 
     Lines that are not ``name: 16 numbers`` are skipped (a truncated last line is lost,
     the others are kept). Raises ParseError when no interface line is valid and the text
     is not empty of interfaces in the kernel's own layout.
     """
-    names: list[str] = []
-    tokens: list[str] = []
-    fast = True
-    for line in text.split("\n"):
-        if "|" in line:
-            continue  # the two header lines
-        name, sep, rest = line.partition(":")
-        values = rest.split()
-        if not sep or len(values) != 16:
-            if line.strip():
-                fast = False
-                break
-            continue
-        names.append(name.strip())
-        tokens += values
-    if fast and names and "" not in names:
-        try:
-            numbers = ints(tokens)
-        except ValueError:
-            numbers = None
-        if numbers is not None and min(numbers) >= 0:
-            make = InterfaceCounters._make
-            return {name: make(numbers[i * 16 : i * 16 + 16]) for i, name in enumerate(names)}
+    start = 0
+    for _ in range(2):  # the kernel's two header lines
+        nl = text.find("\n", start)
+        if nl < 0 or "|" not in text[start:nl]:
+            return _parse_net_dev_lines(text)
+        start = nl + 1
+    try:
+        names, _, raw = parse_rows(text[start:], ":", 1, 16)
+    except ValueError:
+        return _parse_net_dev_lines(text)
+    if names and "" not in names and len(set(names)) == len(names):
+        return CounterTable(tuple(names), u64s(raw))
     return _parse_net_dev_lines(text)
 
 
-def _parse_net_dev_lines(text: str) -> dict[str, InterfaceCounters]:
+def _parse_net_dev_lines(text: str) -> CounterTable:
     """Line by line, keeping every valid line (the careful path for odd input)."""
     result: dict[str, InterfaceCounters] = {}
     bad = 0
@@ -133,7 +146,61 @@ def _parse_net_dev_lines(text: str) -> dict[str, InterfaceCounters]:
         result[name] = counters
     if not result and bad:
         raise ParseError("/proc/net/dev: no valid interface line")
-    return result
+    return CounterTable.from_counters(result)
+
+
+@lru_cache(maxsize=256)
+def _pair_layout(names: str, fields: frozenset[str] | None):
+    """(kept names, a function picking their values from the split values line, width) of
+    a names line — cached: a kernel prints the same names line every time, so consecutive
+    samples share the names tuple (CounterMap rates rely on that)."""
+    keys = names.split()
+    if len(set(keys)) != len(keys):  # a name twice: the last one counts, as in a dict
+        last = {k: i for i, k in enumerate(keys)}
+        if fields is not None:
+            last = {k: i for k, i in last.items() if k in fields}
+        pos = list(last.values())
+        return tuple(last), lambda vals: [vals[i] for i in pos], len(keys)
+    if fields is None:
+        return tuple(keys), list, len(keys)
+    pos = [i for i, k in enumerate(keys) if k in fields]
+    kept = tuple(keys[i] for i in pos)
+    if len(pos) == 1:
+        only = pos[0]
+        return kept, lambda vals: [vals[only]], len(keys)
+    return kept, (itemgetter(*pos) if pos else lambda vals: []), len(keys)
+
+
+def _one_pair(text: str, head: str, fields: frozenset[str] | None) -> Mapping[str, int] | None:
+    """The first ``head:`` pair of lines, found directly (the common case of one wanted
+    prefix); None when it is missing or not sound (the careful path then decides)."""
+    key = head + ":"
+    at = 0 if text.startswith(key) else text.find("\n" + key) + 1
+    if at <= 0 and not text.startswith(key):
+        return None
+    names_end = text.find("\n", at)
+    if names_end < 0 or not text.startswith(key, names_end + 1):
+        return None
+    values_end = text.find("\n", names_end + 1)
+    values = text[names_end + 1 + len(key) : values_end if values_end >= 0 else len(text)]
+    keys, pick, width = _pair_layout(text[at + len(key) : names_end], fields)
+    if not width:
+        return None
+    if "-" not in values:  # unsigned: read in C (Tcp's MaxConn is -1: below)
+        try:
+            _, _, raw = parse_rows(values, ":", 0, width)
+        except ValueError:
+            return None
+        if pick is list:
+            return CounterMap(keys, u64s(raw))
+        return CounterMap(keys, array("Q", pick(u64s(raw))))
+    vals = values.split()
+    if len(vals) != width:
+        return None
+    try:
+        return dict(zip(keys, ints(pick(vals))))
+    except ValueError:
+        return None
 
 
 def parse_keyed_pairs(text: str, only: tuple[str, ...] | None = None,
@@ -146,6 +213,10 @@ def parse_keyed_pairs(text: str, only: tuple[str, ...] | None = None,
     ``fields`` to those field names (the others are not converted). Raises ParseError if
     no wanted pair is valid.
     """
+    if only is not None and len(only) == 1:
+        found = _one_pair(text, only[0], fields)
+        if found is not None:
+            return {only[0]: found}
     result: dict[str, dict[str, int]] = {}
     lines = text.splitlines()
     seen_any = False
@@ -158,14 +229,11 @@ def parse_keyed_pairs(text: str, only: tuple[str, ...] | None = None,
             continue
         seen_any = True
         if only is None or head in only:
-            keys = names.split()
+            keys, pick, width = _pair_layout(names, fields)
             vals = values.split()
-            if len(keys) == len(vals) and keys:
-                if fields is not None:
-                    kept = [(k, v) for k, v in zip(keys, vals) if k in fields]
-                    keys, vals = [k for k, _ in kept], [v for _, v in kept]
+            if len(vals) == width and width:
                 try:
-                    result[head] = dict(zip(keys, ints(vals)))
+                    result[head] = dict(zip(keys, ints(pick(vals))))
                 except ValueError:
                     pass
         i += 2
@@ -199,7 +267,7 @@ def parse_stat_cpus(text: str) -> CpuTimes:
             values = list(map(int, parts[1 : _CPU_COLUMNS + 1]))
         except ValueError:
             continue
-        if cpu < 0 or min(values) < 0:
+        if cpu < 0 or min(values) < 0 or max(values) > _U64_MAX:
             continue
         if len(values) < _CPU_COLUMNS:
             values.extend([0] * (_CPU_COLUMNS - len(values)))
@@ -207,8 +275,8 @@ def parse_stat_cpus(text: str) -> CpuTimes:
         rows.append(values)
     if not rows:
         raise ParseError("/proc/stat: no cpuN line")
-    cols = tuple(zip(*rows))
-    total = tuple(map(sum, rows))
+    cols = [array("Q", c) for c in zip(*rows)]
+    total = array("Q", [sum(r) & _U64_MAX for r in rows])  # modulo 2**64, as the fast path
     return CpuTimes(tuple(cpus), *cols, total)
 
 
@@ -216,38 +284,33 @@ _CPU_BLOCK_END = re.compile(r"\n(?!cpu)")
 
 
 def _stat_cpus_fast(text: str) -> CpuTimes | None:
-    """The cpuN block decoded at once when its lines share one width; None: careful path."""
+    """The cpuN block decoded at once (netui.speedups) when its lines share one width;
+    None: the careful path."""
     start = text.find("\ncpu")
     if start < 0 or not text.startswith("cpu "):
         return None
-    end = _CPU_BLOCK_END.search(text, start + 1)
-    block = text[start + 1 : end.start() if end else len(text)]
-    first = block[: block.find("\n")] if "\n" in block else block
-    width = first.count(" ") + 1
-    n = block.count("\n") + (0 if block.endswith("\n") else 1)
-    tokens = block.split()
-    if width < 5 or len(tokens) != width * n:
-        return None
-    labels = tuple(tokens[::width])
-    if "".join(labels).count("cpu") != n:
-        return None
-    del tokens[::width]
-    step = width - 1
-    if step > _CPU_COLUMNS:  # guest and guest_nice are already in user and nice
-        for _ in range(step - _CPU_COLUMNS):
-            del tokens[_CPU_COLUMNS::step]
-            step -= 1
+    stop = text.find("\nintr ", start)  # the kernel's next line, found without a regex
+    if stop < 0:
+        end = _CPU_BLOCK_END.search(text, start + 1)
+        stop = end.start() if end else len(text)
+    block = text[start + 1 : stop]
     try:
-        cpus = _cpu_ids(labels, 3)
-        values = ints(tokens)
+        raw_ids, width, raw = parse_rows(block, " ", 2, -1)
     except ValueError:
         return None
-    if min(values) < 0 or min(cpus) < 0:
+    ids = u64s(raw_ids)
+    n = len(ids)
+    if width < 4 or not n:
         return None
-    cols = [tuple(values[c::step]) for c in range(step)]
-    while len(cols) < _CPU_COLUMNS:
-        cols.append((0,) * n)
-    total = tuple([a + b + c + d + e + f + g + h for a, b, c, d, e, f, g, h in zip(*cols)])
+    cpus = _range(n) if ids[-1] == n - 1 and ids == _range_array(n) else tuple(ids)
+    values = u64s(raw)
+    ncols = min(width, _CPU_COLUMNS)  # guest and guest_nice are already in user and nice
+    cols = [values[c::width] for c in range(ncols)]
+    total = u64s(row_sums(values, width, ncols))
+    zeros = None
+    while len(cols) < _CPU_COLUMNS:  # old kernels: no steal, irq, softirq (not split out)
+        zeros = zeros or array("Q", bytes(8 * n))
+        cols.append(zeros)
     return CpuTimes(cpus, *cols, total)
 
 
@@ -273,30 +336,58 @@ def parse_softirqs(text: str) -> SoftirqCounts:
     header_line = text[:head_end] if head_end >= 0 else text
     if not header_line.strip().startswith("CPU"):
         raise ParseError("/proc/softirqs: no CPU header")
-    rows: dict[str, list[str]] = {}
+    rows: dict[str, str] = {}
     for name in ("NET_RX", "NET_TX"):
         at = text.find(f"{name}:")
         if at >= 0 and text[:at].endswith((" ", "\n")):
             end = text.find("\n", at)
-            rows[name] = text[at + len(name) + 1 : end if end >= 0 else len(text)].split()
+            rows[name] = text[at + len(name) + 1 : end if end >= 0 else len(text)]
     try:
         cpus = _softirq_header(header_line)
     except ValueError as exc:
         raise ParseError(f"/proc/softirqs: bad header: {exc}") from None
-    out: dict[str, tuple[int, ...]] = {}
+    out: dict[str, Sequence[int]] = {}
     for name in ("NET_RX", "NET_TX"):
         values = rows.get(name)
         if values is None:
             raise ParseError(f"/proc/softirqs: no {name} row")
+        row = _u32_row(values, len(cpus))
+        if row is not None:
+            out[name] = row
+            continue
+        values = values.split()
         if len(values) != len(cpus):
             raise ParseError(f"/proc/softirqs: {name} has {len(values)} values for {len(cpus)} CPUs")
         try:
-            out[name] = tuple(ints(values))
+            numbers = ints(values)
         except ValueError:
             raise ParseError(f"/proc/softirqs: {name} is not numeric") from None
-        if out[name] and min(out[name]) < 0:
-            raise ParseError(f"/proc/softirqs: {name} has a negative count")
+        if numbers and (min(numbers) < 0 or max(numbers) > _U64_MAX):
+            raise ParseError(f"/proc/softirqs: {name} has a count out of range")
+        out[name] = array("Q", numbers)
     return SoftirqCounts(cpus, out["NET_RX"], out["NET_TX"])
+
+
+def _u32_row(text: str, n: int) -> array | None:
+    """``n`` decimal numbers of at most 32 bits (a /proc/softirqs row) as array('Q');
+    None when the text is anything else."""
+    try:
+        _, _, raw = parse_rows(text, ":", 0, n)
+    except ValueError:
+        return None
+    if len(raw) != 8 * n or not n or _high_words(raw) != _zeros(4 * n):
+        return None
+    return u64s(raw)
+
+
+def _high_words(raw: bytes) -> bytes:
+    """The upper 32 bits of each native u64 in ``raw`` (all zero: every value fits in 32)."""
+    return array("I", raw)[1 if _LITTLE_ENDIAN else 0 :: 2].tobytes()
+
+
+@lru_cache(maxsize=64)
+def _zeros(n: int) -> bytes:
+    return bytes(n)
 
 
 def parse_softnet_stat(text: str) -> SoftnetStat:
@@ -322,7 +413,7 @@ def parse_softnet_stat(text: str) -> SoftnetStat:
             p, d, s = int(parts[0], 16), int(parts[1], 16), int(parts[2], 16)
         except ValueError:
             continue
-        if min(p, d, s, cpu) < 0:
+        if min(p, d, s, cpu) < 0 or max(p, d, s) > _U64_MAX:
             continue
         cpus.append(cpu)
         processed.append(p)
@@ -330,28 +421,28 @@ def parse_softnet_stat(text: str) -> SoftnetStat:
         squeeze.append(s)
     if not cpus:
         raise ParseError("/proc/net/softnet_stat: no valid row")
-    return SoftnetStat(tuple(cpus), tuple(processed), tuple(dropped), tuple(squeeze))
+    return SoftnetStat(tuple(cpus), array("Q", processed), array("Q", dropped), array("Q", squeeze))
+
+
+_SOFTNET_KEEP = 1 << 0 | 1 << 1 | 1 << 2 | 1 << 12  # processed, dropped, time_squeeze, CPU id
 
 
 def _softnet_fast(text: str) -> SoftnetStat | None:
-    """Rows of one width decoded in one go (every value is 8 hex digits: a big-endian u32)."""
-    lines = text.rstrip("\n").split("\n")
-    length = len(lines[0])
-    if (length + 1) % 9 or any(len(line) != length for line in lines):
-        return None
-    width = (length + 1) // 9
-    if width < 9:
-        return None
+    """Rows of one width decoded in one go (netui.speedups: hex u32, only the columns netui
+    uses); None: the careful path."""
     try:
-        values = array("I", bytes.fromhex(text))
+        _, width, raw = parse_rows(text, " ", 0, -1, 16, _SOFTNET_KEEP)
     except ValueError:
         return None
-    if len(values) != width * len(lines) or values.itemsize != 4:
+    if width < 9 or not raw or _high_words(raw) != _zeros(len(raw) // 2):
         return None
-    if _LITTLE_ENDIAN:
-        values.byteswap()
-    cpus = tuple(values[12::width]) if width >= 13 else tuple(range(len(lines)))
-    return SoftnetStat(cpus, tuple(values[0::width]), tuple(values[1::width]), tuple(values[2::width]))
+    values = u64s(raw)
+    if width >= 13:
+        ids = values[3::4]
+        rows = len(ids)
+        cpus = _range(rows) if ids[-1] == rows - 1 and ids == _range_array(rows) else tuple(ids)
+        return SoftnetStat(cpus, values[0::4], values[1::4], values[2::4])
+    return SoftnetStat(_range(len(values) // 3), values[0::3], values[1::3], values[2::3])
 
 
 def parse_u64s(text: str, width: int, what: str) -> array:
@@ -392,7 +483,7 @@ def parse_netirq_compact(text: str) -> SoftirqCounts:
     return SoftirqCounts(tuple(v[0::3]), rx, tx)
 
 
-def parse_netdev_compact(text: str) -> dict[str, InterfaceCounters]:
+def parse_netdev_compact(text: str) -> CounterTable:
     """The remote sampler's /proc/net/dev: names, a newline, u64s of 16 counters each."""
     names_line, sep, packed = text.partition("\n")
     names = names_line.split()
@@ -401,8 +492,7 @@ def parse_netdev_compact(text: str) -> dict[str, InterfaceCounters]:
     v = parse_u64s(packed, 16, "net/dev summary")
     if len(v) != 16 * len(names):
         raise ParseError(f"net/dev summary: {len(v) // 16} counter rows for {len(names)} names")
-    make = InterfaceCounters._make
-    return {name: make(v[i * 16 : i * 16 + 16]) for i, name in enumerate(names)}
+    return CounterTable(tuple(names), v)
 
 
 def parse_softnet_compact(text: str) -> SoftnetStat:

@@ -29,7 +29,7 @@ import re
 import zlib
 from array import array
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict
+from dataclasses import fields
 from pathlib import Path
 
 from netui import __version__
@@ -63,14 +63,27 @@ def _json_default(o):
     raise TypeError(f"{type(o).__name__} is not JSON serializable")
 
 
+def _columns_to_dict(obj) -> dict | None:
+    """Per-CPU columns (tuples or arrays) as JSON lists."""
+    if obj is None:
+        return None
+    return {f.name: None if (v := getattr(obj, f.name)) is None else list(v) for f in fields(obj)}
+
+
 def sample_to_dict(s: NodeSample) -> dict:
-    d = asdict(s)  # NamedTuples (interfaces, counters) stay tuples here: name their fields
-    d["interfaces"] = {
-        name: i._asdict() | {"counters": i.counters._asdict()} for name, i in s.interfaces.items()
+    return {
+        "wall_s": s.wall_s,
+        "mono_s": s.mono_s,
+        "boot_id": s.boot_id,
+        "interfaces": {name: i._asdict() | {"counters": i.counters._asdict()} for name, i in s.interfaces.items()},
+        "tcp": None if s.tcp is None else {"tcp": dict(s.tcp.tcp), "ext": dict(s.tcp.ext)},
+        "cpu": _columns_to_dict(s.cpu),
+        "softirqs": _columns_to_dict(s.softirqs),
+        "softnet": _columns_to_dict(s.softnet),
+        "hostname": s.hostname,
+        "problems": list(s.problems),
+        "fabric": fabric_to_dict(s.fabric),
     }
-    d["problems"] = list(s.problems)
-    d["fabric"] = fabric_to_dict(s.fabric)
-    return d
 
 
 def _tuples(d: dict | None, cls):

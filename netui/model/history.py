@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from collections.abc import Mapping
 
 NAN = float("nan")
 
@@ -74,6 +75,7 @@ _STEPS = 1500
 _CODE_MAX = 65534
 _UNKNOWN = 65535
 _CEILING = 2.0 ** (_CODE_MAX / _STEPS) - 1  # ~1.4e13: 113 Tbit/s in bytes/s
+RATE_CEILING = _CEILING
 _DECODE: list[float | None] | None = None
 
 
@@ -115,3 +117,124 @@ class RateRing(Ring):
 def capacity_for(history_s: float, interval_s: float) -> int:
     """Ring size holding ``history_s`` seconds at one sample per ``interval_s``."""
     return max(2, math.ceil(history_s / max(interval_s, 0.01)))
+
+
+class RateColumn:
+    """One series of a RateTable, read like a RateRing (``values``, ``latest``, ``len``)."""
+
+    __slots__ = ("_table", "_name")
+
+    def __init__(self, table: RateTable, name: str) -> None:
+        self._table = table
+        self._name = name
+
+    @property
+    def capacity(self) -> int:
+        return self._table.capacity
+
+    def __len__(self) -> int:
+        return self._table.length(self._name)
+
+    def values(self, last: int | None = None) -> list[float | None]:
+        return self._table.column(self._name, last)
+
+    def latest(self) -> float | None:
+        values = self.values(1)
+        return values[0] if values else None
+
+
+class RateTable:
+    """RateRings of many series that are appended together, in one buffer: a row of 16-bit
+    codes per append (see RateRing), so a node's per-interface history costs one write a
+    sample instead of one per series.
+
+    A series added later is as long as the appends since it came; a series that is gone is
+    dropped. Columns are read with ``column`` or through ``RateColumn`` views.
+    """
+
+    __slots__ = ("capacity", "names", "_col", "_buf", "_count", "_born")
+
+    def __init__(self, capacity: int, names: tuple[str, ...] = ()) -> None:
+        if capacity < 1:
+            raise ValueError("capacity must be >= 1")
+        self.capacity = capacity
+        self._count = 0  # rows appended, ever
+        self._born: dict[str, int] = {}
+        self._set_names(names, None)
+
+    def _set_names(self, names: tuple[str, ...], old: RateTable | None) -> None:
+        """Lay the buffer out for ``names``, keeping the rows of the series that stay."""
+        cap, width = self.capacity, len(names)
+        buf = array("H", bytes(2 * cap * width)) if width else array("H")
+        if old is not None and width and old.names:
+            for j, name in enumerate(names):
+                k = old._col.get(name)
+                if k is not None:
+                    buf[j::width] = old._buf[k :: len(old.names)]
+        self._born = {n: (old._born.get(n, self._count) if old is not None else self._count) for n in names}
+        self.names = names
+        self._col = {n: j for j, n in enumerate(names)}
+        self._buf = buf
+
+    def append(self, names: tuple[str, ...], codes: array) -> None:
+        """Append one row: ``codes[j]`` (RateRing codes, array 'H') is the new value of
+        ``names[j]``. Series not in ``names`` are dropped, new ones start here."""
+        if names != self.names:
+            self._set_names(names, self)
+        width = len(names)
+        if not width:
+            self._count += 1
+            return
+        at = (self._count % self.capacity) * width
+        self._buf[at : at + width] = codes
+        self._count += 1
+
+    def length(self, name: str) -> int:
+        born = self._born.get(name)
+        return 0 if born is None else min(self.capacity, self._count - born)
+
+    def column(self, name: str, last: int | None = None) -> list[float | None]:
+        """The series' values, oldest first (``last``: only the newest ones)."""
+        length = self.length(name)
+        n = length if last is None else min(last, length)
+        if n <= 0:
+            return []
+        width, cap = len(self.names), self.capacity
+        raw = self._buf[self._col[name] :: width].tolist()
+        end = self._count % cap  # the physical slot after the newest row
+        ordered = raw[end:] + raw[:end] if self._count >= cap else raw[:end]
+        table = _decode_table()
+        return [table[c] for c in ordered[-n:]]
+
+    def view(self, name: str) -> RateColumn:
+        return RateColumn(self, name)
+
+
+class IfaceHistory(Mapping):
+    """Per interface, its (RX, TX) history of bytes/s: a mapping of name → (RateColumn,
+    RateColumn) over one RateTable (series ``name/rx`` and ``name/tx``)."""
+
+    __slots__ = ("table", "_names", "_series")
+
+    def __init__(self, capacity: int) -> None:
+        self.table = RateTable(capacity)
+        self._names: tuple[str, ...] = ()
+        self._series: tuple[str, ...] = ()
+
+    def append(self, names: tuple[str, ...], codes: array) -> None:
+        """One sample: ``codes`` holds RX then TX codes of each of ``names``."""
+        if names != self._names:
+            self._names = names
+            self._series = tuple(f"{n}/{d}" for n in names for d in ("rx", "tx"))
+        self.table.append(self._series, codes)
+
+    def __getitem__(self, name: str) -> tuple[RateColumn, RateColumn]:
+        if name not in self._names:
+            raise KeyError(name)
+        return self.table.view(f"{name}/rx"), self.table.view(f"{name}/tx")
+
+    def __iter__(self):
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)

@@ -6,19 +6,20 @@ No I/O here: collectors hand samples to ``Node.observe``; transports report fail
 
 from __future__ import annotations
 
+from array import array
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
-from operator import add
+from operator import add, truediv
 
 from netui.model import units
 from netui.model.fabric import (ROCE_LOSS_COUNTERS, FabricRates, FabricSample, PortKey, fabric_rates,
                                 port_health)
 from netui.model.health import HEALTHY, Finding, Health, Level, Threshold, health_of, merged, rate
-from netui.model.history import RateRing, Ring, capacity_for
-from netui.model.rates import NodeRates, node_rates
-from netui.model.samples import SOFTWARE_KINDS, InterfaceSample, NodeSample
-
-HIDDEN_KINDS = SOFTWARE_KINDS
+from netui.model.history import RATE_CEILING, IfaceHistory, Ring, capacity_for
+from netui.model.rates import NodeRates, RatesTable, node_rates
+from netui.speedups import rate_codes
+from netui.model.samples import HIDDEN_KINDS, InterfaceSample, InterfaceTable, NodeSample
 
 
 class NodeState(str, Enum):
@@ -42,12 +43,14 @@ def is_hidden(iface: InterfaceSample) -> bool:
     return iface.kind in HIDDEN_KINDS or (iface.kind is None and iface.name == "lo")
 
 
-def data_plane(interfaces: dict[str, InterfaceSample]) -> list[str]:
+def data_plane(interfaces: Mapping[str, InterfaceSample]) -> list[str]:
     """Names of the interfaces that carry the node's traffic, as the summary counts them.
 
     The non-hidden ones; when a node has none (a container or a lab node with only a veth),
     every interface but loopback.
     """
+    if isinstance(interfaces, InterfaceTable):
+        return list(interfaces.layout.data_plane_names)
     names = [n for n, s in interfaces.items() if not is_hidden(s)]
     if not names:
         names = [n for n, s in interfaces.items() if s.kind != "loopback" and n != "lo"]
@@ -89,7 +92,7 @@ def _sum(values) -> float | None:
 
 def _sum_col(values: tuple) -> float | None:
     """``_sum`` of a column, in C when every value is known (the common case)."""
-    if values and None not in values:
+    if values and (type(values) is array or None not in values):  # a packed column holds no None
         return sum(values)
     return _sum(values)
 
@@ -124,6 +127,64 @@ def summarize(sample: NodeSample, rates: NodeRates | None,
         return NodeSummary(), []
     careful = careful or _DEFAULT_CAREFUL
     findings: list[Finding] = []
+    table = rates.interfaces
+    if isinstance(table, RatesTable) and not table.unknown and table.layout is sample.interfaces.layout:
+        summary = _interface_totals(table, careful, findings)
+    else:
+        summary = _interface_totals_by_row(sample, rates, careful, findings)
+    _host_totals(rates, careful, summary, findings)
+    return NodeSummary(**summary), findings
+
+
+def _interface_totals(table: RatesTable, careful: dict[str, float], findings: list[Finding]) -> dict:
+    """The grid's interface columns from a rates table with every rate known (the common
+    case: sums and maxima over the data-plane rows, findings only past a careful bound)."""
+    layout = table.layout
+    rows = layout.data_plane
+    if not rows:
+        return dict(rx_bytes_per_s=None, tx_bytes_per_s=None, drops_per_s=None, errors_per_s=None,
+                    max_link_percent=None)
+    v = table.flat
+    if layout.data_plane_all:
+        def column(k: int) -> Sequence[float]:
+            return v[k::16]
+    else:
+        at = [i * 16 for i in rows]
+
+        def column(k: int) -> Sequence[float]:
+            return list(map(v.__getitem__, [a + k for a in at]))
+
+    rxs, txs = column(0), column(8)
+    drops = list(map(add, column(3), column(11)))
+    errs = list(map(add, column(2), column(10)))
+    names = layout.names
+    if max(drops) >= careful["drops_per_s"]:
+        for i in rows:
+            d = v[i * 16 + 3] + v[i * 16 + 11]
+            if d >= careful["drops_per_s"]:
+                findings.append(("drops_per_s", d, f"{names[i]} drops {units.per_s(d)}/s"))
+    if max(errs) >= careful["errors_per_s"]:
+        for i in rows:
+            e = v[i * 16 + 2] + v[i * 16 + 10]
+            if e >= careful["errors_per_s"]:
+                findings.append(("errors_per_s", e, f"{names[i]} errors {units.per_s(e)}/s"))
+    link_max = None
+    if layout.link_all:  # every interface has a speed: in C
+        link_max = max(map(truediv, map(max, v[0::16], v[8::16]), layout.link_full)) * 100
+    elif layout.link_rows:
+        link_max = max(max(v[i * 16], v[i * 16 + 8]) / full for i, full in layout.link_rows) * 100
+    if link_max is not None and link_max >= careful["link_percent"]:
+        for i, full in layout.link_rows:
+            link = max(v[i * 16], v[i * 16 + 8]) / full * 100
+            if link >= careful["link_percent"]:
+                findings.append(("link_percent", link, f"{names[i]} at {units.percent(link)} of link speed"))
+    return dict(rx_bytes_per_s=sum(rxs), tx_bytes_per_s=sum(txs), drops_per_s=sum(drops), errors_per_s=sum(errs),
+                max_link_percent=link_max)
+
+
+def _interface_totals_by_row(sample: NodeSample, rates: NodeRates, careful: dict[str, float],
+                             findings: list[Finding]) -> dict:
+    """The grid's interface columns, interface by interface (rates with unknowns in them)."""
     c_drops, c_errs, c_link = careful["drops_per_s"], careful["errors_per_s"], careful["link_percent"]
     rx = tx = drops_total = errs_total = link_max = None
     get = rates.interfaces.get
@@ -145,8 +206,12 @@ def summarize(sample: NodeSample, rates: NodeRates | None,
                     link_max = link if link_max is None else max(link_max, link)
                     if link >= c_link:
                         findings.append(("link_percent", link, f"{r.name} at {units.percent(link)} of link speed"))
-    summary = dict(rx_bytes_per_s=rx, tx_bytes_per_s=tx, drops_per_s=drops_total, errors_per_s=errs_total,
-                   max_link_percent=link_max)
+    return dict(rx_bytes_per_s=rx, tx_bytes_per_s=tx, drops_per_s=drops_total, errors_per_s=errs_total,
+                max_link_percent=link_max)
+
+
+def _host_totals(rates: NodeRates, careful: dict[str, float], summary: dict, findings: list[Finding]) -> None:
+    """The grid's TCP, softirq and softnet columns (into ``summary``) and their findings."""
     if rates.tcp is not None:
         ratio = rates.tcp.retrans_ratio
         summary["retrans_segs_per_s"] = rates.tcp.retrans_segs_per_s
@@ -168,7 +233,6 @@ def summarize(sample: NodeSample, rates: NodeRates | None,
             findings.append(("softnet_drops_per_s", d, f"backlog drops {units.per_s(d)}/s"))
         if q >= careful["time_squeeze_per_s"]:
             findings.append(("time_squeeze_per_s", q, f"NET_RX squeezed {units.per_s(q)}/s"))
-    return NodeSummary(**summary), findings
 
 
 def _bytes(bits: float | None) -> float | None:
@@ -202,6 +266,8 @@ def carry_ethtool(prev: FabricSample | None, cur: FabricSample | None) -> Fabric
     return replace(cur, pfc=prev.pfc, ethtool=prev.ethtool, ethtool_mono_s=prev.ethtool_mono_s)
 
 
+_RX_TX = (0, 8)  # rx_bytes and tx_bytes in a row of InterfaceCounters
+
 # Series kept per node (grid sparklines, node charts) and per interface.
 NODE_SERIES = ("rx_bytes_per_s", "tx_bytes_per_s", "drops_per_s", "retrans_segs_per_s", "hottest_softirq_percent")
 
@@ -225,7 +291,7 @@ class Node:
         self.slow_links: tuple[str, ...] = ()  # links slower than their peers' (model/peers.py), in words
         self._capacity = capacity_for(history_s, interval_s)
         self.history: dict[str, Ring] = {k: Ring(self._capacity) for k in NODE_SERIES}
-        self.iface_history: dict[str, tuple[RateRing, RateRing]] = {}  # RX, TX bytes/s
+        self.iface_history = IfaceHistory(self._capacity)  # name → (RX, TX) bytes/s
         self.fabric_rates: FabricRates | None = None
         self._pfc_mono_s: float | None = None  # the ethtool reading the PFC rates end at
         # per RDMA port: RX and TX bytes/s (from port_rcv_data/port_xmit_data)
@@ -260,14 +326,10 @@ class Node:
         for key, ring in self.history.items():
             ring.append(getattr(self.summary, key))
         if self.rates is not None:
-            for name, r in self.rates.interfaces.items():
-                rings = self.iface_history.get(name)
-                if rings is None:
-                    rings = self.iface_history[name] = (RateRing(self._capacity), RateRing(self._capacity))
-                rings[0].append(r.rx_bytes_per_s)
-                rings[1].append(r.tx_bytes_per_s)
-            for gone in self.iface_history.keys() - self.rates.interfaces.keys():
-                del self.iface_history[gone]
+            table = self.rates.interfaces  # a RatesTable: RX and TX bytes/s of every interface
+            codes = array("H")
+            codes.frombytes(rate_codes(table.flat, 16, _RX_TX, RATE_CEILING))
+            self.iface_history.append(table.layout.names, codes)
 
     def _observe_fabric(self, prev: FabricSample | None, cur: FabricSample | None) -> list[tuple[Level, str]]:
         """Fabric rates (PFC rates kept between two ethtool readings), the grid's fabric

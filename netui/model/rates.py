@@ -10,12 +10,14 @@ Never a negative or absurd rate.
 
 from __future__ import annotations
 
+import math
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from netui.model.samples import SOFTWARE_KINDS, InterfaceSample, NodeSample
+from netui.model.samples import SOFTWARE_KINDS, CounterMap, InterfaceSample, InterfaceTable, NodeSample
+from netui.speedups import deltas, doubles, share
 
 U32 = 1 << 32
 
@@ -28,6 +30,29 @@ def column(values: list) -> Sequence[float | None]:
     if None in values:
         return tuple(values)
     return array("d", values)
+
+
+def _packed_column(result: tuple[bytes, int]) -> Sequence[float | None]:
+    """A speedups result (native doubles, how many are NaN) as a ``column``."""
+    raw, unknown = result
+    values = doubles(raw)
+    return values if not unknown else tuple(None if math.isnan(v) else v for v in values)
+
+
+def _u64_arrays(*columns) -> bool:
+    """Every column a packed u64 array (what the parsers make): the speedups apply."""
+    for c in columns:
+        if type(c) is not array or c.typecode != "Q":
+            return False
+    return True
+
+
+def _u32_arrays(*columns) -> bool:
+    """Every column a packed u32 array (softnet_stat as parsed)."""
+    for c in columns:
+        if type(c) is not array or c.typecode != "I" or c.itemsize != 4:
+            return False
+    return True
 
 
 def delta_u64(prev: int, cur: int) -> int | None:
@@ -72,6 +97,77 @@ class InterfaceRates(NamedTuple):
         return None if busiest is None else busiest * 8 / (self.speed_mbps * 1e6) * 100
 
 
+# positions in InterfaceCounters of rx/tx bytes, packets, dropped, errors (InterfaceRates order)
+_IFACE_INDEX = (0, 8, 1, 9, 3, 11, 2, 10)
+_NCOUNTERS = 16
+
+
+class RatesTable(Mapping):
+    """Per-second rates of a node's interfaces in one flat array, as InterfaceTable holds
+    their counters (``flat[i * 16 + k]``: counter ``k`` of interface ``i``; NaN unknown).
+    A mapping of name → InterfaceRates, built on access."""
+
+    __slots__ = ("layout", "flat", "unknown")
+
+    def __init__(self, layout, values: array, unknown: int | None = None) -> None:
+        self.layout = layout
+        self.flat = values
+        self.unknown = sum(1 for v in values if v != v) if unknown is None else unknown  # NaNs
+
+    def row(self, i: int) -> list[float | None]:
+        """The 8 rates of interface ``i`` in InterfaceRates order (None unknown)."""
+        v = self.flat
+        at = i * _NCOUNTERS
+        return [None if (x := v[at + k]) != x else x for k in _IFACE_INDEX]
+
+    def __getitem__(self, name: str) -> InterfaceRates:
+        i = self.layout.index[name]
+        return InterfaceRates(name, *self.row(i), self.layout.link_mbps[i])
+
+    def __contains__(self, name: object) -> bool:
+        try:
+            return name in self.layout.index
+        except TypeError:
+            return False
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.layout.names)
+
+    def __len__(self) -> int:
+        return len(self.layout.names)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({dict(self.items())!r})"
+
+
+_NAN_ROW = array("d", [float("nan")] * _NCOUNTERS)
+
+
+def interface_table_rates(prev: InterfaceTable, cur: InterfaceTable, dt: float) -> RatesTable:
+    """Rates of every interface of ``cur`` against ``prev``: a row of None where the
+    interface is new or was recreated (a new ifindex under its name), None where a counter
+    went backwards."""
+    inv = 1.0 / dt
+    pl, cl = prev.layout, cur.layout
+    pv, cv = prev.flat, cur.flat
+    same = pl is cl or (pl.names == cl.names and all(
+        a.ifindex is None or b.ifindex is None or a.ifindex == b.ifindex for a, b in zip(pl.meta, cl.meta)))
+    if same and _u64_arrays(pv, cv):
+        raw, unknown = deltas(pv, cv, inv, False)
+        return RatesTable(cl, doubles(raw), unknown)
+    # interfaces came, went or were recreated, or the counters are not u64: row by row
+    out = array("d")
+    for i, name in enumerate(cl.names):
+        j = pl.index.get(name)
+        a, b = (pl.meta[j].ifindex, cl.meta[i].ifindex) if j is not None else (None, None)
+        if j is None or (a is not None and b is not None and a != b):
+            out.extend(_NAN_ROW)
+            continue
+        p, c = pv[j * _NCOUNTERS : (j + 1) * _NCOUNTERS], cv[i * _NCOUNTERS : (i + 1) * _NCOUNTERS]
+        out.extend([(y - x) * inv if y >= x else math.nan for x, y in zip(p, c)])
+    return RatesTable(cl, out)
+
+
 @dataclass(frozen=True, slots=True)
 class TcpRates:
     """TCP segment rates and the retransmit ratio ΔRetransSegs/ΔOutSegs.
@@ -103,7 +199,7 @@ class CpuRates:
     def hottest(self) -> tuple[int, float] | None:
         """(cpu, softirq %) of the CPU with the most softirq time, or None."""
         pcts = self.softirq_percent
-        if pcts and None not in pcts:  # the common case, in C: ties go to the lowest CPU
+        if pcts and (type(pcts) is array or None not in pcts):  # the common case, in C: ties go to the lowest CPU
             pct = max(pcts)
             return self.cpus[pcts.index(pct)], pct
         known = [(pct, -i) for i, pct in enumerate(pcts) if pct is not None]
@@ -132,24 +228,6 @@ class NodeRates:
     softnet: SoftnetRates | None
 
 
-# positions in InterfaceCounters of rx/tx bytes, packets, dropped, errors (InterfaceRates order)
-_IFACE_INDEX = (0, 8, 1, 9, 3, 11, 2, 10)
-
-
-def interface_rates(prev: InterfaceSample | None, cur: InterfaceSample, dt: float) -> InterfaceRates:
-    """Rates of one interface; all None when there is no comparable previous sample.
-
-    ``speed_mbps`` (for % of link) is left out for software devices: a veth's 10000 is
-    nominal, and 13 Gbit/s through it is not 130 % of anything.
-    """
-    speed = None if cur.kind in SOFTWARE_KINDS else cur.speed_mbps
-    if prev is None or (prev.ifindex is not None and cur.ifindex is not None and prev.ifindex != cur.ifindex):
-        return InterfaceRates(cur.name, None, None, None, None, None, None, None, None, speed)
-    p, c = prev.counters, cur.counters
-    inv = 1.0 / dt
-    return InterfaceRates(cur.name, *[(c[i] - p[i]) * inv if c[i] >= p[i] else None for i in _IFACE_INDEX], speed)
-
-
 def _tcp_rates(prev: NodeSample, cur: NodeSample, dt: float) -> TcpRates | None:
     if prev.tcp is None or cur.tcp is None:
         return None
@@ -168,13 +246,25 @@ def _tcp_rates(prev: NodeSample, cur: NodeSample, dt: float) -> TcpRates | None:
         ratio = retrans / out
     elif retrans == 0.0 and out == 0.0:
         ratio = 0.0
-    pe = prev.tcp.ext
+    pe, ce = prev.tcp.ext, cur.tcp.ext
     moved: dict[str, float] = {}
-    for key, value in cur.tcp.ext.items():
-        before = pe.get(key)
-        if before is not None and value > before:
-            moved[key] = (value - before) / dt
+    if type(ce) is CounterMap and type(pe) is CounterMap and ce.keys_ is pe.keys_:  # one layout: in C
+        raw, _ = deltas(pe.values_, ce.values_, 1.0 / dt, False)
+        moved = {k: r for k, r in zip(ce.keys_, doubles(raw)) if r > 0}
+    else:
+        for key, value in ce.items():
+            before = pe.get(key)
+            if before is not None and value > before:
+                moved[key] = (value - before) / dt
     return TcpRates(retrans, out, rate("InSegs"), ratio, moved)
+
+
+def _u32_rates(prev: Sequence[int], cur: Sequence[int], dt: float) -> Sequence[float | None]:
+    """Per-second increase of 32-bit counters (they wrap), element by element."""
+    if (_u64_arrays(prev, cur) or _u32_arrays(prev, cur)) and len(prev) == len(cur):
+        return _packed_column(deltas(prev, cur, 1.0 / dt, True))
+    inv = 1.0 / dt
+    return column([(b - a) % U32 * inv for a, b in zip(prev, cur)])
 
 
 def _softirq_pct(ps: int, cs: int, pt: int, ct: int) -> float | None:
@@ -190,7 +280,9 @@ def _cpu_rates(prev: NodeSample, cur: NodeSample, dt: float) -> CpuRates | None:
     cpus = cc.cpus if cc is not None else cur.softirqs.cpus
     # softirq % of each CPU's time
     if pc is not None and cc is not None:
-        if pc.cpus == cc.cpus:
+        if pc.cpus == cc.cpus and _u64_arrays(pc.softirq, cc.softirq, pc.total, cc.total):
+            softirq_percent = _packed_column(share(pc.softirq, cc.softirq, pc.total, cc.total, 100.0))
+        elif pc.cpus == cc.cpus:
             softirq_percent = column(list(map(_softirq_pct, pc.softirq, cc.softirq, pc.total, cc.total)))
         else:  # CPUs went on- or offline: match by id
             before = {cpu: (s, t) for cpu, s, t in zip(pc.cpus, pc.softirq, pc.total)}
@@ -208,9 +300,8 @@ def _cpu_rates(prev: NodeSample, cur: NodeSample, dt: float) -> CpuRates | None:
     # NET_RX / NET_TX per second, from /proc/softirqs (u32), aligned to ``cpus``
     ps_, cs_ = prev.softirqs, cur.softirqs
     if ps_ is not None and cs_ is not None and ps_.cpus == cs_.cpus:
-        inv = 1.0 / dt
-        rx_all = column([(b - a) % U32 * inv for a, b in zip(ps_.net_rx, cs_.net_rx)])
-        tx_all = column([(b - a) % U32 * inv for a, b in zip(ps_.net_tx, cs_.net_tx)])
+        rx_all = _u32_rates(ps_.net_rx, cs_.net_rx, dt)
+        tx_all = _u32_rates(ps_.net_tx, cs_.net_tx, dt)
         if cs_.cpus == cpus:
             net_rx, net_tx = rx_all, tx_all
         else:  # /proc/softirqs lists every possible CPU, /proc/stat only the online ones
@@ -227,13 +318,8 @@ def _softnet_rates(prev: NodeSample, cur: NodeSample, dt: float) -> SoftnetRates
     if p is None or c is None:
         return None
     if p.cpus == c.cpus:
-        inv = 1.0 / dt
-        return SoftnetRates(
-            c.cpus,
-            column([(b - a) % U32 * inv for a, b in zip(p.processed, c.processed)]),
-            column([(b - a) % U32 * inv for a, b in zip(p.dropped, c.dropped)]),
-            column([(b - a) % U32 * inv for a, b in zip(p.time_squeeze, c.time_squeeze)]),
-        )
+        return SoftnetRates(c.cpus, _u32_rates(p.processed, c.processed, dt), _u32_rates(p.dropped, c.dropped, dt),
+                            _u32_rates(p.time_squeeze, c.time_squeeze, dt))
     before = {cpu: i for i, cpu in enumerate(p.cpus)}
     cpus, proc, drop, squeeze = [], [], [], []
     for i, cpu in enumerate(c.cpus):
@@ -260,6 +346,5 @@ def node_rates(prev: NodeSample | None, cur: NodeSample) -> NodeRates | None:
     dt = cur.mono_s - prev.mono_s
     if not dt > 0:
         return None
-    pi = prev.interfaces
-    interfaces = {name: interface_rates(pi.get(name), s, dt) for name, s in cur.interfaces.items()}
+    interfaces = interface_table_rates(prev.interfaces, cur.interfaces, dt)
     return NodeRates(dt, interfaces, _tcp_rates(prev, cur, dt), _cpu_rates(prev, cur, dt), _softnet_rates(prev, cur, dt))

@@ -2,18 +2,21 @@
 
 A sample holds raw counters, never rates. Every collector (local, SSH, replay) produces these
 types, so everything downstream runs the same code whatever the source. Per-CPU data is kept
-in columns (one sequence per counter, indexed like ``cpus``: a tuple, or an ``array`` where a
-remote sampler's table was decoded into one): a 128-CPU node is 128 numbers per column
-rather than 128 objects, which keeps parsing and memory cheap at fleet size. Compare a
-column with a tuple through ``tuple(column)``.
+in columns (one sequence per counter, indexed like ``cpus``): packed ``array``s of u64 (or
+u32), which the constructors make of whatever sequence they are given when its values fit
+(a tuple of floats stays a tuple). A 128-CPU node is 128 numbers per column rather than 128
+objects, which keeps parsing and memory cheap at fleet size. Compare a column with a tuple
+through ``tuple(column)``. Interfaces are kept the same way, in an InterfaceTable.
 
 Unknown is ``None``, never 0.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from array import array
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import NamedTuple
 
 from netui.model.fabric import FabricSample
@@ -72,6 +75,210 @@ class InterfaceSample(NamedTuple):
     kind: str | None = None
 
 
+class CounterMap(Mapping):
+    """Named counters in one packed array: a read-only mapping of name → value over ``keys``
+    (a tuple shared by the samples of one layout) and ``values`` (array 'Q'). The parsers
+    make these for the TcpExt counters; a dict works wherever one is expected."""
+
+    __slots__ = ("keys_", "values_", "_index")
+
+    def __init__(self, keys: tuple[str, ...], values: array) -> None:
+        if len(keys) != len(values):
+            raise ValueError(f"{len(values)} values for {len(keys)} names")
+        self.keys_ = keys
+        self.values_ = values
+        self._index: dict[str, int] | None = None
+
+    def __getitem__(self, key: str) -> int:
+        index = self._index
+        if index is None:
+            index = self._index = {k: i for i, k in enumerate(self.keys_)}
+        return self.values_[index[key]]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys_)
+
+    def __len__(self) -> int:
+        return len(self.keys_)
+
+    def items(self) -> list[tuple[str, int]]:  # no lookup per key
+        return list(zip(self.keys_, self.values_))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({dict(self.items())!r})"
+
+
+# Hidden by default in the UI, and not counted in a node's totals unless it has nothing else.
+HIDDEN_KINDS = SOFTWARE_KINDS
+
+_NCOUNTERS = 16  # InterfaceCounters per interface
+
+
+def _flat_counters(rows: list) -> array:
+    """Counter rows as one flat array: u64 ('Q') when they fit, else float ('d', e.g. an
+    exporter's floats or a synthetic negative)."""
+    flat = [v for row in rows for v in row]
+    try:
+        return array("Q", flat)
+    except (OverflowError, TypeError):
+        return array("d", map(float, flat))
+
+
+class CounterTable(Mapping):
+    """/proc/net/dev as columns: the interface names and their 16 counters each, in one flat
+    array (``flat[i * 16 : i * 16 + 16]`` are the counters of ``names[i]``).
+
+    A mapping of name → InterfaceCounters, built on access: a fleet reads thousands of
+    interfaces a second and looks at few of them one by one.
+    """
+
+    __slots__ = ("names", "flat", "_index")
+
+    def __init__(self, names: tuple[str, ...], values: array) -> None:
+        if len(values) != _NCOUNTERS * len(names):
+            raise ValueError(f"{len(values)} counters for {len(names)} interfaces")
+        self.names = names
+        self.flat = values
+        self._index: dict[str, int] | None = None
+
+    @classmethod
+    def from_counters(cls, counters: Mapping[str, Sequence[int]]) -> CounterTable:
+        return cls(tuple(counters), _flat_counters(list(counters.values())))
+
+    def position(self, name: str) -> int:
+        """Row of ``name``; KeyError when there is none."""
+        index = self._index
+        if index is None:
+            index = self._index = {n: i for i, n in enumerate(self.names)}
+        return index[name]
+
+    def __getitem__(self, name: str) -> InterfaceCounters:
+        i = self.position(name) * _NCOUNTERS
+        return InterfaceCounters._make(self.flat[i : i + _NCOUNTERS])
+
+    def __contains__(self, name: object) -> bool:
+        try:
+            self.position(name)  # type: ignore[arg-type]
+        except (KeyError, TypeError):
+            return False
+        return True
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({dict(self.items())!r})"
+
+    def __or__(self, other: Mapping) -> dict:
+        return dict(self) | dict(other)
+
+
+class IfaceMeta(NamedTuple):
+    """What sysfs says of an interface (InterfaceSample's fields after the counters)."""
+
+    mtu: int | None = None
+    operstate: str | None = None
+    carrier: bool | None = None
+    speed_mbps: int | None = None
+    ifindex: int | None = None
+    kind: str | None = None
+
+
+class IfaceLayout:
+    """The interfaces of a node and what sysfs says of them, with what the model derives from
+    that: the data-plane rows (sorted by name) and the link speeds that % of link uses.
+
+    Built once per distinct layout (``layout_of`` is cached), so consecutive samples of a
+    node share one object and ``prev.layout is cur.layout`` tells that nothing changed.
+    """
+
+    __slots__ = ("names", "meta", "index", "data_plane", "data_plane_names", "link_mbps", "link_rows",
+                 "data_plane_all", "link_all", "link_full", "__weakref__")
+
+    def __init__(self, names: tuple[str, ...], meta: tuple[IfaceMeta, ...]) -> None:
+        self.names = names
+        self.meta = meta
+        self.index = {n: i for i, n in enumerate(names)}
+        shown = [i for i, m in enumerate(meta) if not _hidden(names[i], m.kind)]
+        if not shown:  # a container or a lab node with only a veth: all but loopback
+            shown = [i for i, m in enumerate(meta) if m.kind != "loopback" and names[i] != "lo"]
+        shown.sort(key=names.__getitem__)
+        self.data_plane = tuple(shown)
+        self.data_plane_names = tuple(names[i] for i in shown)
+        # % of link: not for software devices (a veth's 10000 is nominal)
+        self.link_mbps = tuple(None if m.kind in SOFTWARE_KINDS else m.speed_mbps for m in meta)
+        # data-plane rows with a link speed: (row, bytes/s that make 100 %)
+        self.link_rows = tuple((i, self.link_mbps[i] * 1e6 / 8) for i in shown if self.link_mbps[i])
+        # every row is a data-plane row / has a link speed: columns are plain strides
+        self.data_plane_all = len(shown) == len(names)
+        self.link_all = len(self.link_rows) == len(names)
+        self.link_full = array("d", [full for _, full in sorted(self.link_rows)]) if self.link_all else None
+
+
+def _hidden(name: str, kind: str | None) -> bool:
+    return kind in HIDDEN_KINDS or (kind is None and name == "lo")
+
+
+@lru_cache(maxsize=4096)
+def layout_of(names: tuple[str, ...], meta: tuple[IfaceMeta, ...]) -> IfaceLayout:
+    """The shared IfaceLayout of these interfaces (cached: a fleet's layouts rarely change)."""
+    return IfaceLayout(names, meta)
+
+
+class InterfaceTable(Mapping):
+    """A node's interfaces in columns: a layout (names, sysfs facts) and the counters in one
+    flat array as in CounterTable. A mapping of name → InterfaceSample, built on access.
+    """
+
+    __slots__ = ("layout", "flat")
+
+    def __init__(self, layout: IfaceLayout, values: array) -> None:
+        if len(values) != _NCOUNTERS * len(layout.names):
+            raise ValueError(f"{len(values)} counters for {len(layout.names)} interfaces")
+        self.layout = layout
+        self.flat = values
+
+    @classmethod
+    def from_samples(cls, interfaces: Mapping[str, InterfaceSample]) -> InterfaceTable:
+        names = tuple(interfaces)
+        rows = list(interfaces.values())
+        meta = tuple(IfaceMeta._make(r[2:]) for r in rows)
+        return cls(layout_of(names, meta), _flat_counters([r.counters for r in rows]))
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.layout.names
+
+    def __getitem__(self, name: str) -> InterfaceSample:
+        i = self.layout.index[name]
+        at = i * _NCOUNTERS
+        return InterfaceSample(name, InterfaceCounters._make(self.flat[at : at + _NCOUNTERS]), *self.layout.meta[i])
+
+    def __contains__(self, name: object) -> bool:
+        try:
+            return name in self.layout.index
+        except TypeError:
+            return False
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.layout.names)
+
+    def __len__(self) -> int:
+        return len(self.layout.names)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({dict(self.items())!r})"
+
+    def __or__(self, other: Mapping) -> dict:
+        return dict(self) | dict(other)
+
+
+_NO_INTERFACES = InterfaceTable(layout_of((), ()), array("Q"))
+
+
 @dataclass(frozen=True, slots=True)
 class TcpSample:
     """TCP counters keyed by the kernel's own names.
@@ -83,6 +290,28 @@ class TcpSample:
 
     tcp: dict[str, int]
     ext: dict[str, int] = field(default_factory=dict)
+
+
+def _packed(column):
+    """A counter column as the model keeps it: an array as it is, anything else packed as
+    u64 when every value fits (floats, negatives and the like stay a tuple)."""
+    if column is None or type(column) is array:
+        return column
+    try:
+        return array("Q", column)
+    except (OverflowError, TypeError):
+        return tuple(column)
+
+
+def _pack_columns(obj, names: tuple[str, ...]) -> None:
+    """Normalise a per-CPU dataclass: ``cpus`` a tuple, counter columns packed (so samples
+    compare equal however they were made: parsed, decoded or read back from a recording)."""
+    if type(obj.cpus) is not tuple:
+        object.__setattr__(obj, "cpus", tuple(obj.cpus))
+    for name in names:
+        value = getattr(obj, name)
+        if value is not None and type(value) is not array:
+            object.__setattr__(obj, name, _packed(value))
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +335,9 @@ class CpuTimes:
     steal: tuple[int, ...] | None
     total: Sequence[int]
 
+    def __post_init__(self) -> None:
+        _pack_columns(self, ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal", "total"))
+
 
 @dataclass(frozen=True, slots=True)
 class SoftirqCounts:
@@ -114,6 +346,9 @@ class SoftirqCounts:
     cpus: tuple[int, ...]
     net_rx: Sequence[int]
     net_tx: Sequence[int]
+
+    def __post_init__(self) -> None:
+        _pack_columns(self, ("net_rx", "net_tx"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +363,9 @@ class SoftnetStat:
     processed: Sequence[int]
     dropped: Sequence[int]
     time_squeeze: Sequence[int]
+
+    def __post_init__(self) -> None:
+        _pack_columns(self, ("processed", "dropped", "time_squeeze"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +382,7 @@ class NodeSample:
     wall_s: float
     mono_s: float
     boot_id: str | None
-    interfaces: dict[str, InterfaceSample]
+    interfaces: InterfaceTable  # a dict of InterfaceSample given here becomes one
     tcp: TcpSample | None = None
     cpu: CpuTimes | None = None
     softirqs: SoftirqCounts | None = None
@@ -152,3 +390,8 @@ class NodeSample:
     hostname: str | None = None
     problems: tuple[str, ...] = ()
     fabric: FabricSample | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.interfaces, InterfaceTable):
+            table = InterfaceTable.from_samples(self.interfaces) if self.interfaces else _NO_INTERFACES
+            object.__setattr__(self, "interfaces", table)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from netui.collectors.assemble import sample_from_texts
+from netui.collectors.assemble import PACKED_ATTRS, sample_from_texts
 from netui.model.node import Node
 from tests.bench.node128 import NCPU, NIFACE, iface_attrs, proc_texts
 
@@ -36,7 +36,7 @@ def _floor(texts, attrs) -> float:
         for text in t.values():
             n += len(text.split())
         for a in attrs.values():
-            for v in a.values():
+            for v in a:
                 if v:
                     n += len(v.split())
     return (time.perf_counter() - t0) / len(texts)
@@ -44,7 +44,8 @@ def _floor(texts, attrs) -> float:
 
 def main() -> None:
     texts = [proc_texts(s) for s in range(SAMPLES)]
-    attrs = iface_attrs()
+    # as the local reader hands them over: each interface's sysfs texts in PACKED_ATTRS order
+    attrs = {name: tuple(a.get(k) for k in PACKED_ATTRS) for name, a in iface_attrs().items()}
     best_netui = min(_netui(texts, attrs) for _ in range(ROUNDS))
     best_floor = min(_floor(texts, attrs) for _ in range(ROUNDS))
     print(f"node-sample: {NCPU} CPUs, {NIFACE} interfaces, {sum(map(len, texts[0].values()))} bytes of /proc text")

@@ -55,7 +55,7 @@ def test_tree_reader_on_the_fixture_tree(fixture_tree: Path):
     assert (eth0.mtu, eth0.speed_mbps, eth0.operstate, eth0.carrier, eth0.ifindex) == (1500, 1000, "up", True, 2)
     assert eth0.counters.rx_bytes == 874354587 and eth0.counters.tx_bytes == 563352563
     assert sample.cpu is not None and sample.cpu.cpus == tuple(range(8))
-    assert sample.softirqs is not None and sample.softirqs.net_rx == (55919, 28694)
+    assert sample.softirqs is not None and tuple(sample.softirqs.net_rx) == (55919, 28694)
     assert sample.softnet is not None and sample.softnet.cpus == (0, 1, 2, 3, 4)
 
 

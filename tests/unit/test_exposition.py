@@ -107,7 +107,7 @@ def test_softirqs_collector_series_map_per_cpu():
                       for c in (0, 1) for t, v in (("NET_RX", 1000 + c), ("NET_TX", 50 + c), ("TIMER", 9)))
     series = parse_exposition(LAB + extra + "\n")
     s = sample_from_series(series, wall_s=0, mono_s=0)
-    assert s.softirqs.cpus == (0, 1) and s.softirqs.net_rx == (1000, 1001) and s.softirqs.net_tx == (50, 51)
+    assert s.softirqs.cpus == (0, 1) and tuple(s.softirqs.net_rx) == (1000, 1001) and tuple(s.softirqs.net_tx) == (50, 51)
 
 
 def test_two_scrapes_make_rates_through_the_model():

@@ -127,9 +127,9 @@ def test_the_tables_round_trip_through_the_monitors_parsers():
         packed = ns["SUMMARIES"][key][1](texts[key].encode()).decode()
         full, compact = parse_full(texts[key]), parse_compact(packed)
         if key == "stat":
-            assert (compact.cpus, tuple(compact.softirq), tuple(compact.total)) == (full.cpus, full.softirq, full.total)
+            assert (compact.cpus, tuple(compact.softirq), tuple(compact.total)) == (full.cpus, tuple(full.softirq), tuple(full.total))
         elif key == "softirqs":  # the counters stay the arrays they were decoded into
-            assert (compact.cpus, tuple(compact.net_rx), tuple(compact.net_tx)) == (full.cpus, full.net_rx, full.net_tx)
+            assert (compact.cpus, tuple(compact.net_rx), tuple(compact.net_tx)) == (full.cpus, tuple(full.net_rx), tuple(full.net_tx))
         else:
             assert compact == full
     cut = ns["tcpext_lines"](texts["net/netstat"].encode()).decode()

@@ -1,0 +1,515 @@
+/* netui._speedups: the hot loops of netui's /proc parsing and rates, in C.
+ *
+ * Optional: netui/speedups.py holds a pure-Python twin of every function here, with the
+ * same results and the same errors, and uses it when this module was not built (no
+ * compiler at install time). tests/unit/test_speedups.py checks the two agree, on the
+ * real fixtures and on fuzzed text.
+ *
+ * parse_rows(text, sep, label_mode, width, base=10, keep=-1) -> (labels, width, values)
+ *     Lines of "[label<sep>] n n n ..." (ASCII; numbers are unsigned u64 in ``base``, 10 or
+ *     16, digits only: no sign, no 0x).
+ *     Blank lines are skipped. Every other line must hold exactly ``width`` numbers
+ *     (width < 0: as many as the first line). label_mode 0: no label; 1: the label is the
+ *     text before the first ``sep`` character, stripped (a list of str); 2: the same, but
+ *     it must be letters followed by digits ("cpu12") and the digits are kept (bytes of
+ *     native u64). ``values`` are bytes of native u64, row after row: of every number, or
+ *     with ``keep`` a bit mask, of the numbers of the columns whose bit is set (0-63).
+ *     ValueError on anything else.
+ *
+ * deltas(prev, cur, scale, wrap32) -> (bytes of double, unknown)
+ *     (cur[i] - prev[i]) * scale for two buffers of u64 of one length. A 64-bit counter
+ *     that went backwards gives NaN (counted in ``unknown``); with wrap32 the difference is
+ *     taken modulo 2**32 (counters the kernel keeps in 32 bits), and the buffers may also
+ *     be two of u32 ('I').
+ *
+ * row_sums(values, width, ncols) -> bytes of u64
+ *     For each row of ``width`` u64, the sum of its first ``ncols`` (modulo 2**64).
+ *
+ * rate_codes(values, stride, offsets, ceiling) -> bytes of native u16
+ *     model.history.RateRing's 16-bit log-scale code of ``values[r * stride + o]`` for every
+ *     row r and every o in ``offsets`` (at most 16), row after row.
+ *
+ * share(part_prev, part_cur, whole_prev, whole_cur, scale) -> (bytes of double, unknown)
+ *     d(part) / d(whole) * scale, NaN unless 0 <= d(part) <= d(whole) and d(whole) > 0.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+/* the ASCII whitespace of str.split(), but the newline that ends a line */
+static unsigned char space_table[256];
+/* the value of a digit in base 16 (0-15), 255 for anything else */
+static unsigned char digit_table[256];
+
+static void init_tables(void) {
+    const char *spaces = " \t\r\x0b\x0c\x1c\x1d\x1e\x1f";
+    for (const char *c = spaces; *c; c++)
+        space_table[(unsigned char)*c] = 1;
+    memset(digit_table, 255, sizeof digit_table);
+    for (int d = 0; d < 10; d++)
+        digit_table['0' + d] = (unsigned char)d;
+    for (int d = 0; d < 6; d++) {
+        digit_table['a' + d] = (unsigned char)(10 + d);
+        digit_table['A' + d] = (unsigned char)(10 + d);
+    }
+}
+
+#define is_space(c) (space_table[(unsigned char)(c)])
+#define is_digit(c) (digit_table[(unsigned char)(c)] < 10)
+
+/* growable u64 buffer */
+typedef struct {
+    uint64_t *data;
+    Py_ssize_t len, cap;
+} u64buf;
+
+static int buf_push(u64buf *b, uint64_t v) {
+    if (b->len == b->cap) {
+        Py_ssize_t cap = b->cap ? b->cap * 2 : 256;
+        uint64_t *d = PyMem_Realloc(b->data, (size_t)cap * sizeof(uint64_t));
+        if (d == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        b->data = d;
+        b->cap = cap;
+    }
+    b->data[b->len++] = v;
+    return 0;
+}
+
+/* one unsigned token in ``base`` (10 or 16) at s[*i..end): digits only, fits in u64 */
+static inline int read_u64(const unsigned char *s, Py_ssize_t *i, Py_ssize_t end, unsigned base, uint64_t *out) {
+    Py_ssize_t j = *i, start = j;
+    uint64_t v = 0;
+    unsigned d;
+    if (base == 10) {
+        while (j < end && (d = (unsigned)s[j] - '0') < 10) {
+            v = v * 10 + d;
+            j++;
+        }
+    } else {
+        while (j < end && (d = digit_table[s[j]]) < 16) {
+            v = v * 16 + d;
+            j++;
+        }
+    }
+    if (j == start || (j < end && !is_space(s[j])))
+        return -1; /* no digit, or "12x" */
+    if (j - start >= (base == 16 ? 17 : 20)) { /* so many digits it may have overflowed */
+        v = 0;
+        for (Py_ssize_t k = start; k < j; k++) {
+            d = digit_table[s[k]];
+            if (v > (UINT64_MAX - d) / base)
+                return -1;
+            v = v * base + d;
+        }
+    }
+    *i = j;
+    *out = v;
+    return 0;
+}
+
+static PyObject *row_error(Py_ssize_t line, const char *what) {
+    PyErr_Format(PyExc_ValueError, "line %zd: %s", line, what);
+    return NULL;
+}
+
+static PyObject *parse_rows(PyObject *self, PyObject *args) {
+    PyObject *text;
+    int sep, label_mode, base = 10;
+    Py_ssize_t width;
+    long long keep = -1;
+    if (!PyArg_ParseTuple(args, "UCin|iL", &text, &sep, &label_mode, &width, &base, &keep))
+        return NULL;
+    if (label_mode < 0 || label_mode > 2)
+        return PyErr_Format(PyExc_ValueError, "label_mode %d", label_mode);
+    if (base != 10 && base != 16)
+        return PyErr_Format(PyExc_ValueError, "base %d", base);
+    if (!PyUnicode_IS_ASCII(text))
+        return row_error(0, "not ASCII");
+    const unsigned char *s = PyUnicode_1BYTE_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+
+    /* a number takes at least two characters with its separator: no growing on the way */
+    u64buf values = {NULL, 0, 0}, ids = {NULL, 0, 0};
+    values.cap = n / 2 + 1;
+    values.data = PyMem_Malloc((size_t)values.cap * sizeof(uint64_t));
+    if (values.data == NULL)
+        return PyErr_NoMemory();
+    PyObject *labels = label_mode == 1 ? PyList_New(0) : NULL;
+    if (label_mode == 1 && labels == NULL) {
+        PyMem_Free(values.data);
+        return NULL;
+    }
+    Py_ssize_t line = 0, pos = 0;
+    const uint64_t mask = (uint64_t)keep;
+    while (pos < n) {
+        const unsigned char *nl = memchr(s + pos, '\n', (size_t)(n - pos));
+        Py_ssize_t end = nl ? nl - s : n;
+        line++;
+        Py_ssize_t i = pos;
+        pos = end + 1;
+        while (i < end && is_space(s[i]))
+            i++;
+        if (i == end)
+            continue; /* blank */
+        if (label_mode) {
+            Py_ssize_t at = i;
+            while (at < end && s[at] != (unsigned char)sep)
+                at++;
+            if (at == end) {
+                row_error(line, "no label separator");
+                goto fail;
+            }
+            Py_ssize_t lend = at;
+            while (lend > i && is_space(s[lend - 1]))
+                lend--;
+            for (Py_ssize_t k = i; k < lend; k++) {
+                if (is_space(s[k])) {
+                    row_error(line, "space inside the label");
+                    goto fail;
+                }
+            }
+            if (label_mode == 1) {
+                PyObject *label = PyUnicode_FromStringAndSize((const char *)s + i, lend - i);
+                if (label == NULL)
+                    goto fail;
+                int err = PyList_Append(labels, label);
+                Py_DECREF(label);
+                if (err < 0)
+                    goto fail;
+            } else {
+                Py_ssize_t d = lend;
+                while (d > i && is_digit(s[d - 1]))
+                    d--;
+                if (d == i || d == lend) {
+                    row_error(line, "label is not a name and a number");
+                    goto fail;
+                }
+                for (Py_ssize_t k = i; k < d; k++) {
+                    if (is_digit(s[k])) {
+                        row_error(line, "label is not a name and a number");
+                        goto fail;
+                    }
+                }
+                Py_ssize_t k = d;
+                uint64_t id;
+                if (read_u64(s, &k, lend, 10u, &id) < 0) {
+                    row_error(line, "label number out of range");
+                    goto fail;
+                }
+                if (buf_push(&ids, id) < 0)
+                    goto fail;
+            }
+            i = at + 1;
+        }
+        Py_ssize_t count = 0;
+        for (;;) {
+            while (i < end && is_space(s[i]))
+                i++;
+            if (i == end)
+                break;
+            uint64_t v;
+            if (keep == -1 || (count < 64 && (mask >> count) & 1)) {
+                if (read_u64(s, &i, end, (unsigned)base, &v) < 0) {
+                    row_error(line, "not an unsigned number");
+                    goto fail;
+                }
+                if (values.len < values.cap)
+                    values.data[values.len++] = v;
+                else if (buf_push(&values, v) < 0)
+                    goto fail;
+            } else { /* a column not kept: checked, not converted */
+                Py_ssize_t j = i;
+                while (j < end && digit_table[s[j]] < (unsigned)base)
+                    j++;
+                if (j == i || (j < end && !is_space(s[j])) ||
+                    (j - i >= (base == 16 ? 17 : 20) && read_u64(s, &i, end, (unsigned)base, &v) < 0)) {
+                    row_error(line, "not an unsigned number");
+                    goto fail;
+                }
+                i = j;
+            }
+            count++;
+        }
+        if (width < 0)
+            width = count;
+        if (count != width) {
+            PyErr_Format(PyExc_ValueError, "line %zd: %zd numbers, expected %zd", line, count, width);
+            goto fail;
+        }
+    }
+    PyObject *vbytes = PyBytes_FromStringAndSize((const char *)values.data, values.len * (Py_ssize_t)sizeof(uint64_t));
+    PyMem_Free(values.data);
+    values.data = NULL;
+    if (vbytes == NULL)
+        goto fail;
+    PyObject *lab;
+    if (label_mode == 2) {
+        lab = PyBytes_FromStringAndSize((const char *)ids.data, ids.len * (Py_ssize_t)sizeof(uint64_t));
+        PyMem_Free(ids.data);
+        ids.data = NULL;
+        if (lab == NULL) {
+            Py_DECREF(vbytes);
+            goto fail;
+        }
+    } else if (label_mode == 1) {
+        lab = labels;
+        labels = NULL;
+    } else {
+        lab = Py_None;
+        Py_INCREF(lab);
+    }
+    return Py_BuildValue("(NnN)", lab, width < 0 ? (Py_ssize_t)0 : width, vbytes);
+
+fail:
+    PyMem_Free(values.data);
+    PyMem_Free(ids.data);
+    Py_XDECREF(labels);
+    return NULL;
+}
+
+/* two (or four) read-only buffers of u64, one length */
+static int get_u64(PyObject *obj, Py_buffer *view) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
+        return -1;
+    const char *f = view->format ? view->format : "B";
+    if (f[0] == '@' || f[0] == '=')
+        f++;
+    if (view->itemsize != 8 || !(strcmp(f, "Q") == 0 || strcmp(f, "L") == 0)) {
+        PyBuffer_Release(view);
+        PyErr_SetString(PyExc_TypeError, "expected a buffer of unsigned 64-bit integers");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *result(PyObject *out, Py_ssize_t unknown) {
+    return Py_BuildValue("(Nn)", out, unknown);
+}
+
+/* a read-only buffer of unsigned 32-bit integers ('I'), for deltas of 32-bit counters */
+static int get_u32(PyObject *obj, Py_buffer *view) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
+        return -1;
+    const char *f = view->format ? view->format : "B";
+    if (f[0] == '@' || f[0] == '=')
+        f++;
+    if (view->itemsize != 4 || strcmp(f, "I") != 0) {
+        PyBuffer_Release(view);
+        PyErr_SetString(PyExc_TypeError, "expected a buffer of unsigned 32-bit integers");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *deltas(PyObject *self, PyObject *args) {
+    PyObject *a, *b;
+    double scale;
+    int wrap32;
+    if (!PyArg_ParseTuple(args, "OOdp", &a, &b, &scale, &wrap32))
+        return NULL;
+    Py_buffer pa, pb;
+    /* u64 buffers, or (wrap32 only) u32 buffers */
+    int narrow = 0;
+    if (get_u64(a, &pa) < 0) {
+        if (!wrap32 || !PyErr_ExceptionMatches(PyExc_TypeError))
+            return NULL;
+        PyErr_Clear();
+        if (get_u32(a, &pa) < 0)
+            return NULL;
+        narrow = 1;
+    }
+    if ((narrow ? get_u32(b, &pb) : get_u64(b, &pb)) < 0) {
+        PyBuffer_Release(&pa);
+        return NULL;
+    }
+    Py_ssize_t n = pa.len / pa.itemsize;
+    if (pb.len / pb.itemsize != n) {
+        PyBuffer_Release(&pa);
+        PyBuffer_Release(&pb);
+        PyErr_SetString(PyExc_ValueError, "buffers of different lengths");
+        return NULL;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n * 8);
+    if (out == NULL) {
+        PyBuffer_Release(&pa);
+        PyBuffer_Release(&pb);
+        return NULL;
+    }
+    double *o = (double *)PyBytes_AS_STRING(out);
+    Py_ssize_t unknown = 0;
+    if (narrow) {
+        const uint32_t *p = pa.buf, *c = pb.buf;
+        for (Py_ssize_t i = 0; i < n; i++)
+            o[i] = (double)(uint32_t)(c[i] - p[i]) * scale;
+    } else {
+        const uint64_t *p = pa.buf, *c = pb.buf;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (wrap32) {
+                o[i] = (double)(uint32_t)(c[i] - p[i]) * scale;
+            } else if (c[i] >= p[i]) {
+                o[i] = (double)(c[i] - p[i]) * scale;
+            } else {
+                o[i] = NAN;
+                unknown++;
+            }
+        }
+    }
+    PyBuffer_Release(&pa);
+    PyBuffer_Release(&pb);
+    return result(out, unknown);
+}
+
+static PyObject *share(PyObject *self, PyObject *args) {
+    PyObject *objs[4];
+    double scale;
+    if (!PyArg_ParseTuple(args, "OOOOd", &objs[0], &objs[1], &objs[2], &objs[3], &scale))
+        return NULL;
+    Py_buffer v[4];
+    int got = 0;
+    for (; got < 4; got++) {
+        if (get_u64(objs[got], &v[got]) < 0)
+            goto fail;
+    }
+    Py_ssize_t n = v[0].len / 8;
+    for (int k = 1; k < 4; k++) {
+        if (v[k].len / 8 != n) {
+            PyErr_SetString(PyExc_ValueError, "buffers of different lengths");
+            goto fail;
+        }
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n * 8);
+    if (out == NULL)
+        goto fail;
+    const uint64_t *pp = v[0].buf, *pc = v[1].buf, *wp = v[2].buf, *wc = v[3].buf;
+    double *o = (double *)PyBytes_AS_STRING(out);
+    Py_ssize_t unknown = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (wc[i] > wp[i] && pc[i] >= pp[i] && pc[i] - pp[i] <= wc[i] - wp[i]) {
+            o[i] = (double)(pc[i] - pp[i]) * scale / (double)(wc[i] - wp[i]);
+        } else {
+            o[i] = NAN;
+            unknown++;
+        }
+    }
+    for (int k = 0; k < 4; k++)
+        PyBuffer_Release(&v[k]);
+    return result(out, unknown);
+fail:
+    for (int k = 0; k < got; k++)
+        PyBuffer_Release(&v[k]);
+    return NULL;
+}
+
+static PyObject *row_sums(PyObject *self, PyObject *args) {
+    PyObject *obj;
+    Py_ssize_t width, ncols;
+    if (!PyArg_ParseTuple(args, "Onn", &obj, &width, &ncols))
+        return NULL;
+    Py_buffer v;
+    if (get_u64(obj, &v) < 0)
+        return NULL;
+    Py_ssize_t n = v.len / 8;
+    if (width < 1 || ncols < 0 || ncols > width || n % width) {
+        PyBuffer_Release(&v);
+        PyErr_SetString(PyExc_ValueError, "not rows of that width");
+        return NULL;
+    }
+    Py_ssize_t rows = n / width;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, rows * 8);
+    if (out == NULL) {
+        PyBuffer_Release(&v);
+        return NULL;
+    }
+    const uint64_t *x = v.buf;
+    uint64_t *o = (uint64_t *)PyBytes_AS_STRING(out);
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        uint64_t total = 0;
+        for (Py_ssize_t c = 0; c < ncols; c++)
+            total += x[r * width + c]; /* modulo 2**64, as the twin */
+        o[r] = total;
+    }
+    PyBuffer_Release(&v);
+    return out;
+}
+
+/* RateRing's code of a rate: round(log2(1 + v) * 1500), ties to even as Python's round();
+ * 65535 unknown (NaN, negative), 65534 at and past the ceiling */
+static unsigned short rate_code(double v, double ceiling) {
+    if (!(v >= 0))
+        return 65535;
+    if (v >= ceiling)
+        return 65534;
+    return (unsigned short)nearbyint(log2(1.0 + v) * 1500.0);
+}
+
+static PyObject *rate_codes(PyObject *self, PyObject *args) {
+    PyObject *obj, *offsets;
+    Py_ssize_t stride;
+    double ceiling;
+    if (!PyArg_ParseTuple(args, "OnO!d", &obj, &stride, &PyTuple_Type, &offsets, &ceiling))
+        return NULL;
+    Py_buffer v;
+    if (PyObject_GetBuffer(obj, &v, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
+        return NULL;
+    const char *f = v.format ? v.format : "B";
+    if (f[0] == '@' || f[0] == '=')
+        f++;
+    if (v.itemsize != 8 || strcmp(f, "d") != 0) {
+        PyBuffer_Release(&v);
+        PyErr_SetString(PyExc_TypeError, "expected a buffer of doubles");
+        return NULL;
+    }
+    Py_ssize_t n = v.len / 8, k = PyTuple_GET_SIZE(offsets);
+    Py_ssize_t off[16];
+    if (stride < 1 || n % stride || k > 16) {
+        PyBuffer_Release(&v);
+        PyErr_SetString(PyExc_ValueError, "not rows of that stride");
+        return NULL;
+    }
+    for (Py_ssize_t j = 0; j < k; j++) {
+        off[j] = PyLong_AsSsize_t(PyTuple_GET_ITEM(offsets, j));
+        if (off[j] == -1 && PyErr_Occurred()) {
+            PyBuffer_Release(&v);
+            return NULL;
+        }
+        if (off[j] < 0 || off[j] >= stride) {
+            PyBuffer_Release(&v);
+            PyErr_SetString(PyExc_ValueError, "offset outside the row");
+            return NULL;
+        }
+    }
+    Py_ssize_t rows = n / stride;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, rows * k * 2);
+    if (out == NULL) {
+        PyBuffer_Release(&v);
+        return NULL;
+    }
+    const double *x = v.buf;
+    unsigned short *o = (unsigned short *)PyBytes_AS_STRING(out);
+    for (Py_ssize_t r = 0; r < rows; r++)
+        for (Py_ssize_t j = 0; j < k; j++)
+            *o++ = rate_code(x[r * stride + off[j]], ceiling);
+    PyBuffer_Release(&v);
+    return out;
+}
+
+static PyMethodDef methods[] = {
+    {"rate_codes", rate_codes, METH_VARARGS, "RateRing codes of some columns of rows of doubles."},
+    {"row_sums", row_sums, METH_VARARGS, "Sum of the first ncols numbers of each row (modulo 2**64)."},
+    {"parse_rows", parse_rows, METH_VARARGS, "Rows of decimal u64 numbers, optionally labelled."},
+    {"deltas", deltas, METH_VARARGS, "Per-element counter increase times a scale (NaN: went backwards)."},
+    {"share", share, METH_VARARGS, "Per-element d(part)/d(whole) times a scale (NaN: unknown)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "netui._speedups", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__speedups(void) {
+    init_tables();
+    return PyModule_Create(&module);
+}

@@ -1,0 +1,193 @@
+"""The hot loops of parsing and rates: netui._speedups (C) when it was built, else their
+pure-Python twins here, with the same results and the same errors.
+
+``pip install`` builds the C module where a compiler is present; without one netui works
+the same, only slower (about 5× on a 128-CPU node's sample). ``NETUI_PURE_PYTHON=1`` forces
+the twins (the tests run both and compare them). See netui/_speedups.c for the contracts.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from array import array
+
+NAN = float("nan")
+_LITTLE = sys.byteorder == "little"
+_SPACE = " \t\r\x0b\x0c\x1c\x1d\x1e\x1f"  # str.split()'s ASCII whitespace, but the newline
+_U64_MAX = (1 << 64) - 1
+
+
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _number(token: str, base: int = 10) -> int:
+    ok = token.isascii() and (token.isdigit() if base == 10 else bool(token) and set(token) <= _HEX)
+    if not ok:
+        raise ValueError("not an unsigned number")
+    value = int(token, base)
+    if value > _U64_MAX:
+        raise ValueError("not an unsigned number")
+    return value
+
+
+def _tokens(text: str) -> list[str]:
+    for ch in _SPACE[1:]:
+        text = text.replace(ch, " ")
+    return text.split(" ")
+
+
+def py_parse_rows(text: str, sep: str, label_mode: int, width: int, base: int = 10,
+                  keep: int = -1) -> tuple[object, int, bytes]:
+    """Pure-Python twin of _speedups.parse_rows."""
+    if label_mode not in (0, 1, 2):
+        raise ValueError(f"label_mode {label_mode}")
+    if base not in (10, 16):
+        raise ValueError(f"base {base}")
+    if len(sep) != 1:
+        raise TypeError("sep must be one character")
+    if not text.isascii():
+        raise ValueError("line 0: not ASCII")
+    labels: list[str] = []
+    ids: list[int] = []
+    values: list[int] = []
+    for line_no, line in enumerate(text.split("\n"), 1):
+        if not line.strip(_SPACE):
+            continue
+        rest = line
+        if label_mode:
+            label, found, rest = line.lstrip(_SPACE).partition(sep)
+            if not found:
+                raise ValueError(f"line {line_no}: no label separator")
+            label = label.strip(_SPACE)
+            if any(ch in _SPACE for ch in label):
+                raise ValueError(f"line {line_no}: space inside the label")
+            if label_mode == 1:
+                labels.append(label)
+            else:
+                digits = len(label) - len(label.rstrip("0123456789"))
+                name, number = label[: len(label) - digits], label[len(label) - digits :]
+                if not digits or not name or any(ch in "0123456789" for ch in name):
+                    raise ValueError(f"line {line_no}: label is not a name and a number")
+                try:
+                    ids.append(_number(number))
+                except ValueError:
+                    raise ValueError(f"line {line_no}: label number out of range") from None
+        count = 0
+        for token in _tokens(rest):
+            if not token:
+                continue
+            try:
+                value = _number(token, base)
+            except ValueError:
+                raise ValueError(f"line {line_no}: not an unsigned number") from None
+            if keep == -1 or (count < 64 and keep >> count & 1):
+                values.append(value)
+            count += 1
+        if width < 0:
+            width = count
+        if count != width:
+            raise ValueError(f"line {line_no}: {count} numbers, expected {width}")
+    lab: object = None
+    if label_mode == 1:
+        lab = labels
+    elif label_mode == 2:
+        lab = array("Q", ids).tobytes()
+    return lab, max(width, 0), array("Q", values).tobytes()
+
+
+def _check(*buffers) -> None:
+    for b in buffers:
+        if not (isinstance(b, array) and b.typecode in "QL" and b.itemsize == 8):
+            raise TypeError("expected a buffer of unsigned 64-bit integers")
+    _check_lengths(*buffers)
+
+
+def _check_lengths(*buffers) -> None:
+    if len({len(b) for b in buffers}) > 1:
+        raise ValueError("buffers of different lengths")
+
+
+def py_deltas(prev: array, cur: array, scale: float, wrap32: bool) -> tuple[bytes, int]:
+    """Pure-Python twin of _speedups.deltas."""
+    if wrap32 and isinstance(prev, array) and prev.typecode == "I" and prev.itemsize == 4:
+        if not (isinstance(cur, array) and cur.typecode == "I"):
+            raise TypeError("expected a buffer of unsigned 32-bit integers")
+        _check_lengths(prev, cur)
+    else:
+        _check(prev, cur)
+    if wrap32:
+        out = [(c - p) % (1 << 32) * scale for p, c in zip(prev, cur)]
+    else:
+        out = [(c - p) * scale if c >= p else NAN for p, c in zip(prev, cur)]
+    return array("d", out).tobytes(), sum(1 for v in out if math.isnan(v))
+
+
+def py_share(part_prev: array, part_cur: array, whole_prev: array, whole_cur: array,
+             scale: float) -> tuple[bytes, int]:
+    """Pure-Python twin of _speedups.share."""
+    _check(part_prev, part_cur, whole_prev, whole_cur)
+    out = []
+    for pp, pc, wp, wc in zip(part_prev, part_cur, whole_prev, whole_cur):
+        if wc > wp and pc >= pp and pc - pp <= wc - wp:
+            out.append((pc - pp) * scale / (wc - wp))
+        else:
+            out.append(NAN)
+    return array("d", out).tobytes(), sum(1 for v in out if math.isnan(v))
+
+
+def _rate_code(value: float, ceiling: float) -> int:
+    if not value >= 0:
+        return 65535
+    if value >= ceiling:
+        return 65534
+    return round(math.log2(1.0 + value) * 1500)
+
+
+def py_rate_codes(values: array, stride: int, offsets: tuple[int, ...], ceiling: float) -> bytes:
+    """Pure-Python twin of _speedups.rate_codes."""
+    if not (isinstance(values, array) and values.typecode == "d"):
+        raise TypeError("expected a buffer of doubles")
+    if not isinstance(offsets, tuple):
+        raise TypeError("offsets must be a tuple")
+    if stride < 1 or len(values) % stride or len(offsets) > 16:
+        raise ValueError("not rows of that stride")
+    if any(not 0 <= o < stride for o in offsets):
+        raise ValueError("offset outside the row")
+    out = array("H", [_rate_code(values[r + o], ceiling) for r in range(0, len(values), stride) for o in offsets])
+    return out.tobytes()
+
+
+def py_row_sums(values: array, width: int, ncols: int) -> bytes:
+    """Pure-Python twin of _speedups.row_sums."""
+    _check(values)
+    if width < 1 or ncols < 0 or ncols > width or len(values) % width:
+        raise ValueError("not rows of that width")
+    cols = [values[c::width] for c in range(ncols)] or [array("Q", bytes(8 * (len(values) // width)))]
+    return array("Q", [sum(row) % (1 << 64) for row in zip(*cols)]).tobytes()
+
+
+try:
+    if os.environ.get("NETUI_PURE_PYTHON"):
+        raise ImportError("NETUI_PURE_PYTHON is set")
+    from netui._speedups import deltas, parse_rows, rate_codes, row_sums, share
+
+    COMPILED = True
+except ImportError:
+    parse_rows, deltas, share, row_sums, rate_codes = py_parse_rows, py_deltas, py_share, py_row_sums, py_rate_codes
+    COMPILED = False
+
+
+def u64s(raw: bytes) -> array:
+    """Native u64 bytes as array('Q')."""
+    out = array("Q")
+    out.frombytes(raw)
+    return out
+
+
+def doubles(raw: bytes) -> array:
+    """Native double bytes as array('d')."""
+    out = array("d")
+    out.frombytes(raw)
+    return out

@@ -1,0 +1,205 @@
+"""netui._speedups (C) against its pure-Python twins in netui.speedups: the same results and
+the same errors, on the real fixtures and on fuzzed input. Without the compiled module
+(no compiler at install) only the twins are checked, and in CI (which builds it) nothing
+is skipped."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from array import array
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from netui import speedups
+
+FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
+
+try:
+    from netui import _speedups as compiled
+except ImportError:  # pragma: no cover - CI builds it
+    compiled = None
+
+# as root (CI) the module must have been built: the test command installs a compiler
+needs_c = pytest.mark.skipif(compiled is None and os.geteuid() != 0, reason="netui._speedups was not built")
+
+
+def outcome(fn, *args):
+    """(result, None) or (None, the exception's type and message)."""
+    try:
+        return fn(*args), None
+    except (ValueError, TypeError, OverflowError) as exc:
+        return None, (type(exc).__name__, str(exc))
+
+
+def same_parse(*args):
+    c = outcome(compiled.parse_rows, *args)
+    py = outcome(speedups.py_parse_rows, *args)
+    assert c == py, args
+    return c
+
+
+# --- behaviour of the contract (whichever implementation netui uses) ----------------------------
+
+
+def test_parse_rows_reads_labelled_rows_of_numbers():
+    labels, width, raw = speedups.parse_rows("cpu0 1 2 3\ncpu12 4 5 6\n", " ", 2, -1)
+    assert (tuple(speedups.u64s(labels)), width, tuple(speedups.u64s(raw))) == ((0, 12), 3, (1, 2, 3, 4, 5, 6))
+    names, width, raw = speedups.parse_rows("  eth0: 7 8\n lo:9 10\n\n", ":", 1, 2)
+    assert (names, width, tuple(speedups.u64s(raw))) == (["eth0", "lo"], 2, (7, 8, 9, 10))
+    _, width, raw = speedups.parse_rows("00000010 ffffffff\n", " ", 0, -1, 16)
+    assert tuple(speedups.u64s(raw)) == (16, 0xFFFFFFFF)
+
+
+@pytest.mark.parametrize("text, sep, mode, width, base", [
+    ("1 2\n3\n", " ", 0, -1, 10),  # a short row
+    ("1 -2\n", " ", 0, -1, 10),  # a sign
+    ("1 2x\n", " ", 0, -1, 10),
+    ("18446744073709551616\n", " ", 0, -1, 10),  # 2**64
+    ("1 2 3\n", " ", 0, 2, 10),
+    ("cpu 1 2\n", " ", 2, -1, 10),  # no number in the label
+    ("12 1 2\n", " ", 2, -1, 10),  # no name in the label
+    ("eth0 1 2\n", ":", 1, 2, 10),  # no separator
+    ("é 1\n", " ", 0, -1, 10),  # not ASCII
+    ("0x10\n", " ", 0, -1, 16),
+])
+def test_parse_rows_refuses_what_is_not_its_format(text, sep, mode, width, base):
+    with pytest.raises(ValueError):
+        speedups.parse_rows(text, sep, mode, width, base)
+
+
+def test_the_largest_u64_is_read_and_one_more_is_refused():
+    _, _, raw = speedups.parse_rows("18446744073709551615 0000000000000000000001\n", " ", 0, -1)
+    assert tuple(speedups.u64s(raw)) == (2**64 - 1, 1)
+    _, _, raw = speedups.parse_rows("ffffffffffffffff\n", " ", 0, -1, 16)
+    assert tuple(speedups.u64s(raw)) == (2**64 - 1,)
+    with pytest.raises(ValueError):
+        speedups.parse_rows("10000000000000000\n", " ", 0, -1, 16)
+
+
+def test_deltas_mark_a_counter_that_went_backwards_and_wrap_32_bit_counters():
+    prev, cur = array("Q", [10, 20, 2**32 - 5]), array("Q", [30, 5, 3])
+    raw, unknown = speedups.deltas(prev, cur, 0.5, False)
+    values = speedups.doubles(raw)
+    assert values[0] == 10.0 and math.isnan(values[1]) and unknown == 2  # 2**32-5 → 3: backwards in 64 bits
+    raw, unknown = speedups.deltas(prev, cur, 1.0, True)
+    assert tuple(speedups.doubles(raw)) == (20.0, float((5 - 20) % 2**32), 8.0) and unknown == 0
+    raw, _ = speedups.deltas(array("I", [2**32 - 1]), array("I", [1]), 1.0, True)
+    assert tuple(speedups.doubles(raw)) == (2.0,)
+    with pytest.raises(TypeError):
+        speedups.deltas(array("I", [1]), array("I", [2]), 1.0, False)  # 64-bit counters need u64
+    with pytest.raises(ValueError):
+        speedups.deltas(array("Q", [1]), array("Q", [1, 2]), 1.0, False)
+
+
+def test_share_is_unknown_unless_the_part_moved_within_the_whole():
+    raw, unknown = speedups.share(array("Q", [0, 0, 5, 0]), array("Q", [10, 30, 1, 0]),
+                                  array("Q", [0, 0, 0, 7]), array("Q", [100, 20, 100, 7]), 100.0)
+    values = speedups.doubles(raw)
+    assert values[0] == 10.0 and all(math.isnan(v) for v in values[1:]) and unknown == 3
+
+
+def test_row_sums_and_rate_codes():
+    assert tuple(speedups.u64s(speedups.row_sums(array("Q", [1, 2, 3, 4, 5, 6]), 3, 2))) == (3, 9)
+    codes = array("H")
+    codes.frombytes(speedups.rate_codes(array("d", [0.0, 1.0, float("nan"), -1.0]), 2, (0, 1), 1e9))
+    assert tuple(codes) == (0, 1500, 65535, 65535)
+
+
+# --- the C module and the twins agree -------------------------------------------------------------
+
+
+def fixture_texts() -> list[tuple[str, str, int, int, int]]:
+    cases = []
+    for path in sorted(FIXTURES.rglob("*")):
+        if not path.is_file() or path.stat().st_size > 200_000:
+            continue
+        try:
+            text = path.read_text()
+        except (UnicodeDecodeError, OSError):
+            continue
+        for sep, mode, base in ((" ", 0, 10), (" ", 2, 10), (":", 1, 10), (" ", 0, 16)):
+            cases.append((text, sep, mode, -1, base))
+            lines = [line for line in text.splitlines() if line.strip()]
+            for line in lines[:40]:
+                cases.append((line, sep, mode, -1, base))
+    return cases
+
+
+@needs_c
+def test_the_twins_agree_on_every_fixture_file_and_line():
+    cases = fixture_texts()
+    assert len(cases) > 500
+    accepted = sum(same_parse(*case)[0] is not None for case in cases)
+    assert accepted > 50  # the fixtures hold real rows each function reads
+
+
+tokens = st.sampled_from(["0", "7", "42", "cpu", "cpu3", "CPU12", "eth0:", ":", " ", "  ", "\t", "\n", "\r", "-1", "+3",
+                          "18446744073709551615", "18446744073709551616", "ffffffff", "0x1f", "abc", "é", "\x0b",
+                          "\x1c", "00000000000000000000001", "NET_RX:", "9" * 25])
+texts = st.one_of(st.text(max_size=200), st.lists(tokens, max_size=60).map("".join))
+
+
+@needs_c
+@settings(max_examples=600, deadline=None)
+@given(texts, st.sampled_from([" ", ":"]), st.integers(0, 2), st.integers(-1, 12), st.sampled_from([10, 16]))
+def test_the_twins_agree_on_fuzzed_text(text, sep, mode, width, base):
+    same_parse(text, sep, mode, width, base)
+
+
+u64 = st.integers(0, 2**64 - 1)
+
+
+@needs_c
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(u64, u64, u64, u64), max_size=40), st.floats(1e-3, 1e3), st.booleans())
+def test_the_twins_agree_on_rates(rows, scale, wrap32):
+    cols = [array("Q", c) for c in zip(*rows)] if rows else [array("Q")] * 4
+
+    def same(a, b):
+        assert a[1] == b[1]
+        assert [x if x == x else "nan" for x in speedups.doubles(a[0])] == [
+            x if x == x else "nan" for x in speedups.doubles(b[0])]
+
+    same(compiled.deltas(cols[0], cols[1], scale, wrap32), speedups.py_deltas(cols[0], cols[1], scale, wrap32))
+    same(compiled.share(*cols, 100.0), speedups.py_share(*cols, 100.0))
+    assert compiled.row_sums(array("Q", [v for r in rows for v in r]), 4, 3) == speedups.py_row_sums(
+        array("Q", [v for r in rows for v in r]), 4, 3)
+
+
+@needs_c
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.floats(allow_nan=True), st.floats(0, 1e14)), max_size=64))
+def test_the_twins_agree_on_rate_codes(values):
+    values = values[: len(values) // 2 * 2]
+    buf = array("d", values)
+    from netui.model.history import RATE_CEILING
+    assert compiled.rate_codes(buf, 2, (0, 1), RATE_CEILING) == speedups.py_rate_codes(buf, 2, (0, 1), RATE_CEILING)
+
+
+def test_netui_runs_on_the_pure_python_twins():
+    """NETUI_PURE_PYTHON=1 (or no compiled module) gives the same samples and rates."""
+    code = (
+        "from netui import speedups; assert not speedups.COMPILED\n"
+        "from netui.collectors.assemble import sample_from_texts, PACKED_ATTRS\n"
+        "from netui.model.node import Node\n"
+        "from tests.bench.node128 import proc_texts, iface_attrs\n"
+        "attrs = {n: tuple(a.get(k) for k in PACKED_ATTRS) for n, a in iface_attrs().items()}\n"
+        "node = Node('n')\n"
+        "for i in range(3): node.observe(sample_from_texts(proc_texts(i), attrs, wall_s=i, mono_s=i))\n"
+        "print(repr((node.summary, tuple(node.rates.cpu.softirq_percent))))\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=str(root))
+    pure = subprocess.run([sys.executable, "-c", code], env=env | {"NETUI_PURE_PYTHON": "1"}, capture_output=True,
+                          text=True, timeout=120)
+    assert pure.returncode == 0, pure.stderr
+    fast = subprocess.run([sys.executable, "-c", code.replace("assert not speedups.COMPILED", "pass")], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert fast.returncode == 0, fast.stderr
+    assert pure.stdout == fast.stdout and "rx_bytes_per_s=" in pure.stdout
