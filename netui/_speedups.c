@@ -5,7 +5,8 @@
  * compiler at install time). tests/unit/test_speedups.py checks the two agree, on the
  * real fixtures and on fuzzed text.
  *
- * parse_rows(text, sep, label_mode, width, base=10, keep=-1) -> (labels, width, values)
+ * parse_rows(text, sep, label_mode, width, base=10, keep=-1, limit=2**64-1, start=0, stop=-1)
+ *         -> (labels, width, values)
  *     Lines of "[label<sep>] n n n ..." (ASCII; numbers are unsigned u64 in ``base``, 10 or
  *     16, digits only: no sign, no 0x).
  *     Blank lines are skipped. Every other line must hold exactly ``width`` numbers
@@ -13,7 +14,11 @@
  *     text before the first ``sep`` character, stripped (a list of str); 2: the same, but
  *     it must be letters followed by digits ("cpu12") and the digits are kept (bytes of
  *     native u64). ``values`` are bytes of native u64, row after row: of every number, or
- *     with ``keep`` a bit mask, of the numbers of the columns whose bit is set (0-63).
+ *     with ``keep`` a bit mask, of the numbers of the columns whose bit is set (0-63), or
+ *     bytes, of the columns c where keep[c] is not 0; the
+ *     other columns may then hold any token (they are counted, not read). A number above
+ *     ``limit`` is an error. Only text[start:stop] is read (stop < 0: to the end); ``stop``
+ *     must be the end or a newline.
  *     ValueError on anything else.
  *
  * deltas(prev, cur, scale, wrap32) -> (bytes of double, unknown)
@@ -22,12 +27,17 @@
  *     taken modulo 2**32 (counters the kernel keeps in 32 bits), and the buffers may also
  *     be two of u32 ('I').
  *
- * row_sums(values, width, ncols) -> bytes of u64
- *     For each row of ``width`` u64, the sum of its first ``ncols`` (modulo 2**64).
+ * columns(values, width, ncols) -> bytes of u64
+ *     Rows of ``width`` u64 turned into their first ``ncols`` columns, one after the other,
+ *     followed by one more column: each row's sum of those (modulo 2**64).
  *
  * rate_codes(values, stride, offsets, ceiling) -> bytes of native u16
  *     model.history.RateRing's 16-bit log-scale code of ``values[r * stride + o]`` for every
  *     row r and every o in ``offsets`` (at most 16), row after row.
+ *
+ * column_stats(values) -> (sum, max, index)
+ *     Of a buffer of doubles without NaN: the sum (left to right, as sum()), the largest
+ *     value and the index of its first occurrence; (0.0, None, None) when empty.
  *
  * share(part_prev, part_cur, whole_prev, whole_cur, scale) -> (bytes of double, unknown)
  *     d(part) / d(whole) * scale, NaN unless 0 <= d(part) <= d(whole) and d(whole) > 0.
@@ -40,13 +50,19 @@
 
 /* the ASCII whitespace of str.split(), but the newline that ends a line */
 static unsigned char space_table[256];
+/* what may follow a token: a space, the newline, the string's terminating NUL */
+static unsigned char ends_token[256];
 /* the value of a digit in base 16 (0-15), 255 for anything else */
 static unsigned char digit_table[256];
 
 static void init_tables(void) {
     const char *spaces = " \t\r\x0b\x0c\x1c\x1d\x1e\x1f";
-    for (const char *c = spaces; *c; c++)
+    for (const char *c = spaces; *c; c++) {
         space_table[(unsigned char)*c] = 1;
+        ends_token[(unsigned char)*c] = 1;
+    }
+    ends_token['\n'] = 1;
+    ends_token[0] = 1;
     memset(digit_table, 255, sizeof digit_table);
     for (int d = 0; d < 10; d++)
         digit_table['0' + d] = (unsigned char)d;
@@ -57,6 +73,19 @@ static void init_tables(void) {
 }
 
 #define is_space(c) (space_table[(unsigned char)(c)])
+
+#define EIGHT_SPACES 0x2020202020202020ULL
+
+static inline uint64_t load8(const unsigned char *p) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return w;
+}
+
+/* some byte of w is below b (every byte of w below 0x80: the text is ASCII) */
+static inline int has_byte_below(uint64_t w, unsigned char b) {
+    return ((w - 0x0101010101010101ULL * b) & ~w & 0x8080808080808080ULL) != 0;
+}
 #define is_digit(c) (digit_table[(unsigned char)(c)] < 10)
 
 /* growable u64 buffer */
@@ -117,13 +146,29 @@ static PyObject *row_error(Py_ssize_t line, const char *what) {
     return NULL;
 }
 
-static PyObject *parse_rows(PyObject *self, PyObject *args) {
-    PyObject *text;
+static PyObject *parse_rows(PyObject *self, PyObject *args, PyObject *kwargs) {
+    static char *kwlist[] = {"text", "sep", "label_mode", "width", "base", "keep", "limit", "start", "stop", NULL};
+    PyObject *text, *keep_obj = NULL;
     int sep, label_mode, base = 10;
-    Py_ssize_t width;
+    Py_ssize_t width, start = 0, stop = -1;
     long long keep = -1;
-    if (!PyArg_ParseTuple(args, "UCin|iL", &text, &sep, &label_mode, &width, &base, &keep))
+    unsigned long long limit = UINT64_MAX;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UCin|iOKnn", kwlist, &text, &sep, &label_mode, &width, &base,
+                                     &keep_obj, &limit, &start, &stop))
         return NULL;
+    /* keep: -1 (every column), a bit mask of columns 0-63, or bytes (column c kept when
+     * keep[c] is not 0) */
+    const unsigned char *keep_cols = NULL;
+    Py_ssize_t keep_len = 0;
+    if (keep_obj != NULL && PyBytes_Check(keep_obj)) {
+        keep_cols = (const unsigned char *)PyBytes_AS_STRING(keep_obj);
+        keep_len = PyBytes_GET_SIZE(keep_obj);
+        keep = 0;
+    } else if (keep_obj != NULL) {
+        keep = PyLong_AsLongLong(keep_obj);
+        if (keep == -1 && PyErr_Occurred())
+            return NULL;
+    }
     if (label_mode < 0 || label_mode > 2)
         return PyErr_Format(PyExc_ValueError, "label_mode %d", label_mode);
     if (base != 10 && base != 16)
@@ -131,7 +176,14 @@ static PyObject *parse_rows(PyObject *self, PyObject *args) {
     if (!PyUnicode_IS_ASCII(text))
         return row_error(0, "not ASCII");
     const unsigned char *s = PyUnicode_1BYTE_DATA(text);
-    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    Py_ssize_t whole = PyUnicode_GET_LENGTH(text);
+    if (stop < 0)
+        stop = whole;
+    /* the loops rely on the character at the end being a newline or the terminating NUL */
+    if (start < 0 || start > stop || stop > whole || (stop < whole && s[stop] != '\n'))
+        return PyErr_Format(PyExc_ValueError, "start %zd, stop %zd: not a span of whole lines", start, stop);
+    s += start;
+    Py_ssize_t n = stop - start;
 
     /* a number takes at least two characters with its separator: no growing on the way */
     u64buf values = {NULL, 0, 0}, ids = {NULL, 0, 0};
@@ -146,6 +198,7 @@ static PyObject *parse_rows(PyObject *self, PyObject *args) {
     }
     Py_ssize_t line = 0, pos = 0;
     const uint64_t mask = (uint64_t)keep;
+    const int all = keep == -1;
     while (pos < n) {
         const unsigned char *nl = memchr(s + pos, '\n', (size_t)(n - pos));
         Py_ssize_t end = nl ? nl - s : n;
@@ -206,33 +259,55 @@ static PyObject *parse_rows(PyObject *self, PyObject *args) {
             }
             i = at + 1;
         }
+        /* The loops below need no bound: s[end] is the line's newline or the string's
+         * terminating NUL, neither a digit nor a space. */
         Py_ssize_t count = 0;
+        const unsigned maxd = base == 16 ? 17 : 20; /* from this many digits, overflow is possible */
         for (;;) {
-            while (i < end && is_space(s[i]))
+            while (i + 8 <= n && load8(s + i) == EIGHT_SPACES) /* padded columns */
+                i += 8;
+            while (is_space(s[i]))
                 i++;
-            if (i == end)
+            if (i >= end)
                 break;
-            uint64_t v;
-            if (keep == -1 || (count < 64 && (mask >> count) & 1)) {
-                if (read_u64(s, &i, end, (unsigned)base, &v) < 0) {
-                    row_error(line, "not an unsigned number");
-                    goto fail;
-                }
-                if (values.len < values.cap)
-                    values.data[values.len++] = v;
-                else if (buf_push(&values, v) < 0)
-                    goto fail;
-            } else { /* a column not kept: checked, not converted */
-                Py_ssize_t j = i;
-                while (j < end && digit_table[s[j]] < (unsigned)base)
-                    j++;
-                if (j == i || (j < end && !is_space(s[j])) ||
-                    (j - i >= (base == 16 ? 17 : 20) && read_u64(s, &i, end, (unsigned)base, &v) < 0)) {
-                    row_error(line, "not an unsigned number");
-                    goto fail;
-                }
-                i = j;
+            if (!all && (keep_cols ? (count >= keep_len || !keep_cols[count])
+                                   : (count >= 64 || !((mask >> count) & 1)))) {
+                /* a column not kept: any token, not converted (8 characters at once) */
+                if (i + 9 <= n && !has_byte_below(load8(s + i), 0x21) && ends_token[s[i + 8]])
+                    i += 8;
+                else
+                    while (!ends_token[s[i]])
+                        i++;
+                count++;
+                continue;
             }
+            Py_ssize_t first = i;
+            uint64_t v = 0;
+            unsigned d;
+            if (base == 10) {
+                while ((d = (unsigned)s[i] - '0') < 10) {
+                    v = v * 10 + d;
+                    i++;
+                }
+            } else {
+                while ((d = digit_table[s[i]]) < 16) {
+                    v = v * 16 + d;
+                    i++;
+                }
+            }
+            if (i == first || !ends_token[s[i]] || (i < end && s[i] == 0) ||
+                ((unsigned)(i - first) >= maxd && read_u64(s, &first, end, (unsigned)base, &v) < 0)) {
+                row_error(line, "not an unsigned number");
+                goto fail;
+            }
+            if (v > limit) {
+                row_error(line, "a number above the limit");
+                goto fail;
+            }
+            if (values.len < values.cap)
+                values.data[values.len++] = v;
+            else if (buf_push(&values, v) < 0)
+                goto fail;
             count++;
         }
         if (width < 0)
@@ -405,7 +480,7 @@ fail:
     return NULL;
 }
 
-static PyObject *row_sums(PyObject *self, PyObject *args) {
+static PyObject *columns(PyObject *self, PyObject *args) {
     PyObject *obj;
     Py_ssize_t width, ncols;
     if (!PyArg_ParseTuple(args, "Onn", &obj, &width, &ncols))
@@ -420,18 +495,21 @@ static PyObject *row_sums(PyObject *self, PyObject *args) {
         return NULL;
     }
     Py_ssize_t rows = n / width;
-    PyObject *out = PyBytes_FromStringAndSize(NULL, rows * 8);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (ncols + 1) * rows * 8);
     if (out == NULL) {
         PyBuffer_Release(&v);
         return NULL;
     }
     const uint64_t *x = v.buf;
-    uint64_t *o = (uint64_t *)PyBytes_AS_STRING(out);
+    uint64_t *o = (uint64_t *)PyBytes_AS_STRING(out), *sums = o + ncols * rows;
     for (Py_ssize_t r = 0; r < rows; r++) {
         uint64_t total = 0;
-        for (Py_ssize_t c = 0; c < ncols; c++)
-            total += x[r * width + c]; /* modulo 2**64, as the twin */
-        o[r] = total;
+        for (Py_ssize_t c = 0; c < ncols; c++) {
+            uint64_t value = x[r * width + c];
+            o[c * rows + r] = value;
+            total += value; /* modulo 2**64, as the twin */
+        }
+        sums[r] = total;
     }
     PyBuffer_Release(&v);
     return out;
@@ -498,10 +576,40 @@ static PyObject *rate_codes(PyObject *self, PyObject *args) {
     return out;
 }
 
+static PyObject *column_stats(PyObject *self, PyObject *obj) {
+    Py_buffer v;
+    if (PyObject_GetBuffer(obj, &v, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
+        return NULL;
+    const char *f = v.format ? v.format : "B";
+    if (f[0] == '@' || f[0] == '=')
+        f++;
+    if (v.itemsize != 8 || strcmp(f, "d") != 0) {
+        PyBuffer_Release(&v);
+        PyErr_SetString(PyExc_TypeError, "expected a buffer of doubles");
+        return NULL;
+    }
+    const double *x = v.buf;
+    Py_ssize_t n = v.len / 8, at = -1;
+    double total = 0.0, best = 0.0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        total += x[i];
+        if (at < 0 || x[i] > best) { /* the first of equal maxima, as max() and index() */
+            best = x[i];
+            at = i;
+        }
+    }
+    PyBuffer_Release(&v);
+    if (at < 0)
+        return Py_BuildValue("(dOO)", total, Py_None, Py_None);
+    return Py_BuildValue("(ddn)", total, best, at);
+}
+
 static PyMethodDef methods[] = {
+    {"column_stats", column_stats, METH_O, "(sum, max, index of the first max) of doubles."},
     {"rate_codes", rate_codes, METH_VARARGS, "RateRing codes of some columns of rows of doubles."},
-    {"row_sums", row_sums, METH_VARARGS, "Sum of the first ncols numbers of each row (modulo 2**64)."},
-    {"parse_rows", parse_rows, METH_VARARGS, "Rows of decimal u64 numbers, optionally labelled."},
+    {"columns", columns, METH_VARARGS, "The first ncols columns of rows of u64, then their row sums."},
+    {"parse_rows", (PyCFunction)(void (*)(void))parse_rows, METH_VARARGS | METH_KEYWORDS,
+     "Rows of u64 numbers, optionally labelled."},
     {"deltas", deltas, METH_VARARGS, "Per-element counter increase times a scale (NaN: went backwards)."},
     {"share", share, METH_VARARGS, "Per-element d(part)/d(whole) times a scale (NaN: unknown)."},
     {NULL, NULL, 0, NULL},

@@ -38,8 +38,8 @@ def _tokens(text: str) -> list[str]:
     return text.split(" ")
 
 
-def py_parse_rows(text: str, sep: str, label_mode: int, width: int, base: int = 10,
-                  keep: int = -1) -> tuple[object, int, bytes]:
+def py_parse_rows(text: str, sep: str, label_mode: int, width: int, base: int = 10, keep: int | bytes = -1,
+                  limit: int = _U64_MAX, start: int = 0, stop: int = -1) -> tuple[object, int, bytes]:
     """Pure-Python twin of _speedups.parse_rows."""
     if label_mode not in (0, 1, 2):
         raise ValueError(f"label_mode {label_mode}")
@@ -49,6 +49,11 @@ def py_parse_rows(text: str, sep: str, label_mode: int, width: int, base: int = 
         raise TypeError("sep must be one character")
     if not text.isascii():
         raise ValueError("line 0: not ASCII")
+    if stop < 0:
+        stop = len(text)
+    if start < 0 or start > stop or stop > len(text) or (stop < len(text) and text[stop] != "\n"):
+        raise ValueError(f"start {start}, stop {stop}: not a span of whole lines")
+    text = text[start:stop]
     labels: list[str] = []
     ids: list[int] = []
     values: list[int] = []
@@ -78,11 +83,17 @@ def py_parse_rows(text: str, sep: str, label_mode: int, width: int, base: int = 
         for token in _tokens(rest):
             if not token:
                 continue
-            try:
-                value = _number(token, base)
-            except ValueError:
-                raise ValueError(f"line {line_no}: not an unsigned number") from None
-            if keep == -1 or (count < 64 and keep >> count & 1):
+            if isinstance(keep, bytes):
+                kept = count < len(keep) and keep[count] != 0
+            else:
+                kept = keep == -1 or (count < 64 and keep >> count & 1)
+            if kept:
+                try:
+                    value = _number(token, base)
+                except ValueError:
+                    raise ValueError(f"line {line_no}: not an unsigned number") from None
+                if value > limit:
+                    raise ValueError(f"line {line_no}: a number above the limit")
                 values.append(value)
             count += 1
         if width < 0:
@@ -159,23 +170,43 @@ def py_rate_codes(values: array, stride: int, offsets: tuple[int, ...], ceiling:
     return out.tobytes()
 
 
-def py_row_sums(values: array, width: int, ncols: int) -> bytes:
-    """Pure-Python twin of _speedups.row_sums."""
+def py_column_stats(values: array) -> tuple[float, float | None, int | None]:
+    """Pure-Python twin of _speedups.column_stats."""
+    if not (isinstance(values, array) and values.typecode == "d"):
+        raise TypeError("expected a buffer of doubles")
+    total = 0.0
+    for v in values:
+        total += v
+    if not values:
+        return total, None, None
+    best = max(values)
+    return total, best, values.index(best)
+
+
+def py_columns(values: array, width: int, ncols: int) -> bytes:
+    """Pure-Python twin of _speedups.columns."""
     _check(values)
     if width < 1 or ncols < 0 or ncols > width or len(values) % width:
         raise ValueError("not rows of that width")
-    cols = [values[c::width] for c in range(ncols)] or [array("Q", bytes(8 * (len(values) // width)))]
-    return array("Q", [sum(row) % (1 << 64) for row in zip(*cols)]).tobytes()
+    cols = [values[c::width] for c in range(ncols)]
+    rows = len(values) // width
+    sums = [sum(values[r * width + c] for c in range(ncols)) % (1 << 64) for r in range(rows)]
+    out = array("Q")
+    for col in cols:
+        out.extend(col)
+    out.extend(sums)
+    return out.tobytes()
 
 
 try:
     if os.environ.get("NETUI_PURE_PYTHON"):
         raise ImportError("NETUI_PURE_PYTHON is set")
-    from netui._speedups import deltas, parse_rows, rate_codes, row_sums, share
+    from netui._speedups import column_stats, columns, deltas, parse_rows, rate_codes, share
 
     COMPILED = True
 except ImportError:
-    parse_rows, deltas, share, row_sums, rate_codes = py_parse_rows, py_deltas, py_share, py_row_sums, py_rate_codes
+    parse_rows, deltas, share, columns, rate_codes = py_parse_rows, py_deltas, py_share, py_columns, py_rate_codes
+    column_stats = py_column_stats
     COMPILED = False
 
 

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from operator import itemgetter
 
-from netui.speedups import parse_rows, row_sums, u64s
+from netui.speedups import columns, parse_rows, u64s
 from netui.model.samples import (
     CounterMap,
     CounterTable,
@@ -38,6 +38,7 @@ from netui.model.samples import (
 
 
 _U64_MAX = (1 << 64) - 1
+_U32_MAX = (1 << 32) - 1
 
 
 class ParseError(ValueError):
@@ -86,6 +87,20 @@ def _range_array_u32(n: int) -> array:
 def _cpu_ids(labels: tuple[str, ...], prefix_len: int) -> tuple[int, ...]:
     """CPU numbers from labels such as ``cpu12`` or ``CPU12`` (cached: they rarely change)."""
     return tuple(int(label[prefix_len:]) for label in labels)
+
+
+_LAST_HEADER: list = [None, None]  # the last /proc/softirqs header line and its CPUs
+
+
+def _softirq_cpus(line: str) -> tuple[int, ...]:
+    """_softirq_header, first compared with the last header (a memcmp: a fresh string's
+    hash would walk its 1.4 KB at 128 CPUs)."""
+    last = _LAST_HEADER
+    if line == last[0]:
+        return last[1]
+    cpus = _softirq_header(line)
+    last[0], last[1] = line, cpus
+    return cpus
 
 
 @lru_cache(maxsize=64)
@@ -151,24 +166,29 @@ def _parse_net_dev_lines(text: str) -> CounterTable:
 
 @lru_cache(maxsize=256)
 def _pair_layout(names: str, fields: frozenset[str] | None):
-    """(kept names, a function picking their values from the split values line, width) of
-    a names line — cached: a kernel prints the same names line every time, so consecutive
-    samples share the names tuple (CounterMap rates rely on that)."""
+    """(kept names, a function picking their values from the split values line, width, the
+    kept columns as a parse_rows ``keep`` or None) of a names line — cached: a kernel
+    prints the same names line every time, so consecutive samples share the names tuple
+    (CounterMap rates rely on that)."""
     keys = names.split()
     if len(set(keys)) != len(keys):  # a name twice: the last one counts, as in a dict
         last = {k: i for i, k in enumerate(keys)}
         if fields is not None:
             last = {k: i for k, i in last.items() if k in fields}
         pos = list(last.values())
-        return tuple(last), lambda vals: [vals[i] for i in pos], len(keys)
+        return tuple(last), lambda vals: [vals[i] for i in pos], len(keys), None
     if fields is None:
-        return tuple(keys), list, len(keys)
+        return tuple(keys), list, len(keys), -1
     pos = [i for i, k in enumerate(keys) if k in fields]
     kept = tuple(keys[i] for i in pos)
+    mask = bytes(1 if k in fields else 0 for k in keys)
     if len(pos) == 1:
         only = pos[0]
-        return kept, lambda vals: [vals[only]], len(keys)
-    return kept, (itemgetter(*pos) if pos else lambda vals: []), len(keys)
+        return kept, lambda vals: [vals[only]], len(keys), mask
+    return kept, (itemgetter(*pos) if pos else lambda vals: []), len(keys), mask
+
+
+_LAST_PAIR: dict = {}  # (prefix, fields) → (the last names line, its _pair_layout)
 
 
 def _one_pair(text: str, head: str, fields: frozenset[str] | None) -> Mapping[str, int] | None:
@@ -181,20 +201,28 @@ def _one_pair(text: str, head: str, fields: frozenset[str] | None) -> Mapping[st
     names_end = text.find("\n", at)
     if names_end < 0 or not text.startswith(key, names_end + 1):
         return None
-    values_end = text.find("\n", names_end + 1)
-    values = text[names_end + 1 + len(key) : values_end if values_end >= 0 else len(text)]
-    keys, pick, width = _pair_layout(text[at + len(key) : names_end], fields)
+    names_at = at + len(key)
+    last = _LAST_PAIR.get((head, fields))
+    if last is not None and len(last[0]) == names_end - names_at and text.startswith(last[0], names_at):
+        keys, pick, width, keep = last[1]  # the same names line as last time (a memcmp)
+    else:
+        names = text[names_at:names_end]
+        layout = _pair_layout(names, fields)
+        _LAST_PAIR[head, fields] = (names, layout)
+        keys, pick, width, keep = layout
     if not width:
         return None
-    if "-" not in values:  # unsigned: read in C (Tcp's MaxConn is -1: below)
-        try:
-            _, _, raw = parse_rows(values, ":", 0, width)
+    values_at = names_end + 1 + len(key)
+    values_end = text.find("\n", values_at)
+    if values_end < 0:
+        values_end = len(text)
+    if keep is not None and text.find("-", values_at, values_end) < 0:  # unsigned: in C
+        try:  # (Tcp's MaxConn is -1: below)
+            _, _, raw = parse_rows(text, ":", 0, width, keep=keep, start=values_at, stop=values_end)
         except ValueError:
             return None
-        if pick is list:
-            return CounterMap(keys, u64s(raw))
-        return CounterMap(keys, array("Q", pick(u64s(raw))))
-    vals = values.split()
+        return CounterMap(keys, u64s(raw))
+    vals = text[values_at:values_end].split()
     if len(vals) != width:
         return None
     try:
@@ -229,7 +257,7 @@ def parse_keyed_pairs(text: str, only: tuple[str, ...] | None = None,
             continue
         seen_any = True
         if only is None or head in only:
-            keys, pick, width = _pair_layout(names, fields)
+            keys, pick, width, _ = _pair_layout(names, fields)
             vals = values.split()
             if len(vals) == width and width:
                 try:
@@ -293,9 +321,8 @@ def _stat_cpus_fast(text: str) -> CpuTimes | None:
     if stop < 0:
         end = _CPU_BLOCK_END.search(text, start + 1)
         stop = end.start() if end else len(text)
-    block = text[start + 1 : stop]
     try:
-        raw_ids, width, raw = parse_rows(block, " ", 2, -1)
+        raw_ids, width, raw = parse_rows(text, " ", 2, -1, start=start + 1, stop=stop)
     except ValueError:
         return None
     ids = u64s(raw_ids)
@@ -303,10 +330,10 @@ def _stat_cpus_fast(text: str) -> CpuTimes | None:
     if width < 4 or not n:
         return None
     cpus = _range(n) if ids[-1] == n - 1 and ids == _range_array(n) else tuple(ids)
-    values = u64s(raw)
     ncols = min(width, _CPU_COLUMNS)  # guest and guest_nice are already in user and nice
-    cols = [values[c::width] for c in range(ncols)]
-    total = u64s(row_sums(values, width, ncols))
+    flat = u64s(columns(u64s(raw), width, ncols))  # column after column, then the totals
+    cols = [flat[c * n : (c + 1) * n] for c in range(ncols)]
+    total = flat[ncols * n :]
     zeros = None
     while len(cols) < _CPU_COLUMNS:  # old kernels: no steal, irq, softirq (not split out)
         zeros = zeros or array("Q", bytes(8 * n))
@@ -343,7 +370,7 @@ def parse_softirqs(text: str) -> SoftirqCounts:
             end = text.find("\n", at)
             rows[name] = text[at + len(name) + 1 : end if end >= 0 else len(text)]
     try:
-        cpus = _softirq_header(header_line)
+        cpus = _softirq_cpus(header_line)
     except ValueError as exc:
         raise ParseError(f"/proc/softirqs: bad header: {exc}") from None
     out: dict[str, Sequence[int]] = {}
@@ -372,22 +399,12 @@ def _u32_row(text: str, n: int) -> array | None:
     """``n`` decimal numbers of at most 32 bits (a /proc/softirqs row) as array('Q');
     None when the text is anything else."""
     try:
-        _, _, raw = parse_rows(text, ":", 0, n)
+        _, _, raw = parse_rows(text, ":", 0, n, limit=_U32_MAX)
     except ValueError:
         return None
-    if len(raw) != 8 * n or not n or _high_words(raw) != _zeros(4 * n):
+    if len(raw) != 8 * n or not n:
         return None
     return u64s(raw)
-
-
-def _high_words(raw: bytes) -> bytes:
-    """The upper 32 bits of each native u64 in ``raw`` (all zero: every value fits in 32)."""
-    return array("I", raw)[1 if _LITTLE_ENDIAN else 0 :: 2].tobytes()
-
-
-@lru_cache(maxsize=64)
-def _zeros(n: int) -> bytes:
-    return bytes(n)
 
 
 def parse_softnet_stat(text: str) -> SoftnetStat:
@@ -431,10 +448,10 @@ def _softnet_fast(text: str) -> SoftnetStat | None:
     """Rows of one width decoded in one go (netui.speedups: hex u32, only the columns netui
     uses); None: the careful path."""
     try:
-        _, width, raw = parse_rows(text, " ", 0, -1, 16, _SOFTNET_KEEP)
+        _, width, raw = parse_rows(text, " ", 0, -1, 16, _SOFTNET_KEEP, _U32_MAX)
     except ValueError:
         return None
-    if width < 9 or not raw or _high_words(raw) != _zeros(len(raw) // 2):
+    if width < 9 or not raw:
         return None
     values = u64s(raw)
     if width >= 13:

@@ -120,7 +120,8 @@ def capacity_for(history_s: float, interval_s: float) -> int:
 
 
 class RateColumn:
-    """One series of a RateTable, read like a RateRing (``values``, ``latest``, ``len``)."""
+    """One series of a RateTable (or FloatTable), read like a Ring (``values``, ``latest``,
+    ``len``)."""
 
     __slots__ = ("_table", "_name")
 
@@ -153,6 +154,12 @@ class RateTable:
     """
 
     __slots__ = ("capacity", "names", "_col", "_buf", "_count", "_born")
+    _typecode = "H"
+
+    @staticmethod
+    def _decode(raw: list) -> list[float | None]:
+        table = _decode_table()
+        return [table[c] for c in raw]
 
     def __init__(self, capacity: int, names: tuple[str, ...] = ()) -> None:
         if capacity < 1:
@@ -165,7 +172,8 @@ class RateTable:
     def _set_names(self, names: tuple[str, ...], old: RateTable | None) -> None:
         """Lay the buffer out for ``names``, keeping the rows of the series that stay."""
         cap, width = self.capacity, len(names)
-        buf = array("H", bytes(2 * cap * width)) if width else array("H")
+        item = array(self._typecode).itemsize
+        buf = array(self._typecode, bytes(item * cap * width)) if width else array(self._typecode)
         if old is not None and width and old.names:
             for j, name in enumerate(names):
                 k = old._col.get(name)
@@ -203,11 +211,47 @@ class RateTable:
         raw = self._buf[self._col[name] :: width].tolist()
         end = self._count % cap  # the physical slot after the newest row
         ordered = raw[end:] + raw[:end] if self._count >= cap else raw[:end]
-        table = _decode_table()
-        return [table[c] for c in ordered[-n:]]
+        return self._decode(ordered[-n:])
 
     def view(self, name: str) -> RateColumn:
         return RateColumn(self, name)
+
+
+class FloatTable(RateTable):
+    """A RateTable of float32 values (NaN for unknown), for series that may be negative."""
+
+    __slots__ = ()
+    _typecode = "f"
+
+    @staticmethod
+    def _decode(raw: list) -> list[float | None]:
+        return [None if math.isnan(v) else v for v in raw]
+
+
+class NodeHistory(Mapping):
+    """A node's own series (grid sparklines, node charts): a mapping of name → RateColumn
+    over one FloatTable, appended with one row a sample."""
+
+    __slots__ = ("table", "names")
+
+    def __init__(self, capacity: int, names: tuple[str, ...]) -> None:
+        self.table = FloatTable(capacity, names)
+        self.names = names
+
+    def append(self, values: list[float | None]) -> None:
+        """One sample: ``values[j]`` of ``names[j]`` (None unknown)."""
+        self.table.append(self.names, array("f", [NAN if v is None else v for v in values]))
+
+    def __getitem__(self, name: str) -> RateColumn:
+        if name not in self.names:
+            raise KeyError(name)
+        return self.table.view(name)
+
+    def __iter__(self):
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
 
 
 class IfaceHistory(Mapping):

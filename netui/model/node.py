@@ -16,9 +16,9 @@ from netui.model import units
 from netui.model.fabric import (ROCE_LOSS_COUNTERS, FabricRates, FabricSample, PortKey, fabric_rates,
                                 port_health)
 from netui.model.health import HEALTHY, Finding, Health, Level, Threshold, health_of, merged, rate
-from netui.model.history import RATE_CEILING, IfaceHistory, Ring, capacity_for
+from netui.model.history import RATE_CEILING, IfaceHistory, NodeHistory, Ring, capacity_for
 from netui.model.rates import NodeRates, RatesTable, node_rates
-from netui.speedups import rate_codes
+from netui.speedups import column_stats, rate_codes
 from netui.model.samples import HIDDEN_KINDS, InterfaceSample, InterfaceTable, NodeSample
 
 
@@ -92,7 +92,9 @@ def _sum(values) -> float | None:
 
 def _sum_col(values: tuple) -> float | None:
     """``_sum`` of a column, in C when every value is known (the common case)."""
-    if values and (type(values) is array or None not in values):  # a packed column holds no None
+    if type(values) is array and values:  # a packed column holds no None
+        return column_stats(values)[0] if values.typecode == "d" else sum(values)
+    if values and None not in values:
         return sum(values)
     return _sum(values)
 
@@ -226,8 +228,8 @@ def _host_totals(rates: NodeRates, careful: dict[str, float], summary: dict, fin
                 findings.append(("softirq_percent", hot[1], f"CPU{hot[0]} {hot[1]:.0f}% in softirq"))
         summary["net_rx_per_s"] = _sum_col(rates.cpu.net_rx_per_s)
     if rates.softnet is not None:
-        d = sum(rates.softnet.dropped_per_s)
-        q = sum(rates.softnet.time_squeeze_per_s)
+        d = _sum_col(rates.softnet.dropped_per_s) or 0.0
+        q = _sum_col(rates.softnet.time_squeeze_per_s) or 0.0
         summary["softnet_drops_per_s"], summary["time_squeeze_per_s"] = d, q
         if d >= careful["softnet_drops_per_s"]:
             findings.append(("softnet_drops_per_s", d, f"backlog drops {units.per_s(d)}/s"))
@@ -290,7 +292,7 @@ class Node:
         self.straggler = None  # a model.straggler.Straggler while the fleet says so
         self.slow_links: tuple[str, ...] = ()  # links slower than their peers' (model/peers.py), in words
         self._capacity = capacity_for(history_s, interval_s)
-        self.history: dict[str, Ring] = {k: Ring(self._capacity) for k in NODE_SERIES}
+        self.history = NodeHistory(self._capacity, NODE_SERIES)  # name → its column
         self.iface_history = IfaceHistory(self._capacity)  # name → (RX, TX) bytes/s
         self.fabric_rates: FabricRates | None = None
         self._pfc_mono_s: float | None = None  # the ethtool reading the PFC rates end at
@@ -323,8 +325,9 @@ class Node:
             self.state = NodeState.UP
             problems = sample.problems + (sample.fabric.problems if sample.fabric else ())
             self.error = "; ".join(problems) or None
-        for key, ring in self.history.items():
-            ring.append(getattr(self.summary, key))
+        s = self.summary
+        self.history.append([s.rx_bytes_per_s, s.tx_bytes_per_s, s.drops_per_s, s.retrans_segs_per_s,
+                             s.hottest_softirq_percent])  # NODE_SERIES
         if self.rates is not None:
             table = self.rates.interfaces  # a RatesTable: RX and TX bytes/s of every interface
             codes = array("H")

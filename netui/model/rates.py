@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from netui.model.samples import SOFTWARE_KINDS, CounterMap, InterfaceSample, InterfaceTable, NodeSample
-from netui.speedups import deltas, doubles, share
+from netui.speedups import column_stats, deltas, doubles, share
 
 U32 = 1 << 32
 
@@ -37,22 +37,6 @@ def _packed_column(result: tuple[bytes, int]) -> Sequence[float | None]:
     raw, unknown = result
     values = doubles(raw)
     return values if not unknown else tuple(None if math.isnan(v) else v for v in values)
-
-
-def _u64_arrays(*columns) -> bool:
-    """Every column a packed u64 array (what the parsers make): the speedups apply."""
-    for c in columns:
-        if type(c) is not array or c.typecode != "Q":
-            return False
-    return True
-
-
-def _u32_arrays(*columns) -> bool:
-    """Every column a packed u32 array (softnet_stat as parsed)."""
-    for c in columns:
-        if type(c) is not array or c.typecode != "I" or c.itemsize != 4:
-            return False
-    return True
 
 
 def delta_u64(prev: int, cur: int) -> int | None:
@@ -152,9 +136,12 @@ def interface_table_rates(prev: InterfaceTable, cur: InterfaceTable, dt: float) 
     pv, cv = prev.flat, cur.flat
     same = pl is cl or (pl.names == cl.names and all(
         a.ifindex is None or b.ifindex is None or a.ifindex == b.ifindex for a, b in zip(pl.meta, cl.meta)))
-    if same and _u64_arrays(pv, cv):
-        raw, unknown = deltas(pv, cv, inv, False)
-        return RatesTable(cl, doubles(raw), unknown)
+    if same:
+        try:  # u64 counters (what the parsers make): in C
+            raw, unknown = deltas(pv, cv, inv, False)
+            return RatesTable(cl, doubles(raw), unknown)
+        except (TypeError, ValueError):
+            pass
     # interfaces came, went or were recreated, or the counters are not u64: row by row
     out = array("d")
     for i, name in enumerate(cl.names):
@@ -199,7 +186,10 @@ class CpuRates:
     def hottest(self) -> tuple[int, float] | None:
         """(cpu, softirq %) of the CPU with the most softirq time, or None."""
         pcts = self.softirq_percent
-        if pcts and (type(pcts) is array or None not in pcts):  # the common case, in C: ties go to the lowest CPU
+        if type(pcts) is array:  # the common case (no unknown), in C: ties go to the lowest CPU
+            _, pct, at = column_stats(pcts)
+            return None if at is None else (self.cpus[at], pct)
+        if pcts and None not in pcts:
             pct = max(pcts)
             return self.cpus[pcts.index(pct)], pct
         known = [(pct, -i) for i, pct in enumerate(pcts) if pct is not None]
@@ -261,8 +251,10 @@ def _tcp_rates(prev: NodeSample, cur: NodeSample, dt: float) -> TcpRates | None:
 
 def _u32_rates(prev: Sequence[int], cur: Sequence[int], dt: float) -> Sequence[float | None]:
     """Per-second increase of 32-bit counters (they wrap), element by element."""
-    if (_u64_arrays(prev, cur) or _u32_arrays(prev, cur)) and len(prev) == len(cur):
+    try:  # packed arrays of one length and type (what the parsers make): in C
         return _packed_column(deltas(prev, cur, 1.0 / dt, True))
+    except (TypeError, ValueError):
+        pass
     inv = 1.0 / dt
     return column([(b - a) % U32 * inv for a, b in zip(prev, cur)])
 
@@ -280,10 +272,11 @@ def _cpu_rates(prev: NodeSample, cur: NodeSample, dt: float) -> CpuRates | None:
     cpus = cc.cpus if cc is not None else cur.softirqs.cpus
     # softirq % of each CPU's time
     if pc is not None and cc is not None:
-        if pc.cpus == cc.cpus and _u64_arrays(pc.softirq, cc.softirq, pc.total, cc.total):
-            softirq_percent = _packed_column(share(pc.softirq, cc.softirq, pc.total, cc.total, 100.0))
-        elif pc.cpus == cc.cpus:
-            softirq_percent = column(list(map(_softirq_pct, pc.softirq, cc.softirq, pc.total, cc.total)))
+        if pc.cpus == cc.cpus:
+            try:  # packed u64 columns (what the parsers make): in C
+                softirq_percent = _packed_column(share(pc.softirq, cc.softirq, pc.total, cc.total, 100.0))
+            except (TypeError, ValueError):
+                softirq_percent = column(list(map(_softirq_pct, pc.softirq, cc.softirq, pc.total, cc.total)))
         else:  # CPUs went on- or offline: match by id
             before = {cpu: (s, t) for cpu, s, t in zip(pc.cpus, pc.softirq, pc.total)}
             pct = []

@@ -104,8 +104,8 @@ def test_share_is_unknown_unless_the_part_moved_within_the_whole():
     assert values[0] == 10.0 and all(math.isnan(v) for v in values[1:]) and unknown == 3
 
 
-def test_row_sums_and_rate_codes():
-    assert tuple(speedups.u64s(speedups.row_sums(array("Q", [1, 2, 3, 4, 5, 6]), 3, 2))) == (3, 9)
+def test_columns_and_rate_codes():
+    assert tuple(speedups.u64s(speedups.columns(array("Q", [1, 2, 3, 4, 5, 6]), 3, 2))) == (1, 4, 2, 5, 3, 9)
     codes = array("H")
     codes.frombytes(speedups.rate_codes(array("d", [0.0, 1.0, float("nan"), -1.0]), 2, (0, 1), 1e9))
     assert tuple(codes) == (0, 1500, 65535, 65535)
@@ -168,7 +168,7 @@ def test_the_twins_agree_on_rates(rows, scale, wrap32):
 
     same(compiled.deltas(cols[0], cols[1], scale, wrap32), speedups.py_deltas(cols[0], cols[1], scale, wrap32))
     same(compiled.share(*cols, 100.0), speedups.py_share(*cols, 100.0))
-    assert compiled.row_sums(array("Q", [v for r in rows for v in r]), 4, 3) == speedups.py_row_sums(
+    assert compiled.columns(array("Q", [v for r in rows for v in r]), 4, 3) == speedups.py_columns(
         array("Q", [v for r in rows for v in r]), 4, 3)
 
 
