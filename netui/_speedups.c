@@ -39,6 +39,15 @@
  *     Of a buffer of doubles without NaN: the sum (left to right, as sum()), the largest
  *     value and the index of its first occurrence; (0.0, None, None) when empty.
  *
+ * iface_totals(flat, rows, link_rows, link_full) -> (rx, tx, drops, errors, max drops,
+ *                                                  max errors, max % of link or None)
+ *     Over the rows (array 'Q') of a RatesTable's flat doubles (16 a row, no NaN): sums of
+ *     RX and TX bytes/s, of drops (rx+tx) and errors (rx+tx) per second, the largest
+ *     drops and errors of one row, and over ``link_rows`` the largest busier-direction
+ *     bytes/s in % of ``link_full`` (array 'd', bytes/s at 100 %). Sums run in row order.
+ *
+ * positive(values) -> tuple of the indexes i where values[i] > 0 (a buffer of doubles)
+ *
  * share(part_prev, part_cur, whole_prev, whole_cur, scale) -> (bytes of double, unknown)
  *     d(part) / d(whole) * scale, NaN unless 0 <= d(part) <= d(whole) and d(whole) > 0.
  */
@@ -604,7 +613,121 @@ static PyObject *column_stats(PyObject *self, PyObject *obj) {
     return Py_BuildValue("(ddn)", total, best, at);
 }
 
+static PyObject *iface_totals(PyObject *self, PyObject *args) {
+    PyObject *objs[4];
+    if (!PyArg_ParseTuple(args, "OOOO", &objs[0], &objs[1], &objs[2], &objs[3]))
+        return NULL;
+    Py_buffer flat, rows, lrows, lfull;
+    if (PyObject_GetBuffer(objs[0], &flat, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
+        return NULL;
+    const char *f = flat.format ? flat.format : "B";
+    if (f[0] == '@' || f[0] == '=')
+        f++;
+    if (flat.itemsize != 8 || strcmp(f, "d") != 0 || (flat.len / 8) % 16) {
+        PyBuffer_Release(&flat);
+        PyErr_SetString(PyExc_TypeError, "expected rows of 16 doubles");
+        return NULL;
+    }
+    if (get_u64(objs[1], &rows) < 0) {
+        PyBuffer_Release(&flat);
+        return NULL;
+    }
+    if (get_u64(objs[2], &lrows) < 0) {
+        PyBuffer_Release(&flat);
+        PyBuffer_Release(&rows);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(objs[3], &lfull, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&flat);
+        PyBuffer_Release(&rows);
+        PyBuffer_Release(&lrows);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    const double *v = flat.buf, *full = lfull.buf;
+    const uint64_t *r = rows.buf, *lr = lrows.buf;
+    Py_ssize_t nrows = flat.len / 8 / 16, nr = rows.len / 8, nl = lrows.len / 8;
+    if (lfull.itemsize != 8 || lfull.len / 8 != nl) {
+        PyErr_SetString(PyExc_ValueError, "link rows and link speeds differ");
+        goto done;
+    }
+    double rx = 0, tx = 0, drops = 0, errs = 0, drops_max = 0, errs_max = 0, link_max = 0;
+    for (Py_ssize_t k = 0; k < nr; k++) {
+        if (r[k] >= (uint64_t)nrows) {
+            PyErr_SetString(PyExc_IndexError, "row out of range");
+            goto done;
+        }
+        const double *row = v + r[k] * 16;
+        double d = row[3] + row[11], e = row[2] + row[10];
+        rx += row[0];
+        tx += row[8];
+        drops += d;
+        errs += e;
+        if (k == 0 || d > drops_max)
+            drops_max = d;
+        if (k == 0 || e > errs_max)
+            errs_max = e;
+    }
+    for (Py_ssize_t k = 0; k < nl; k++) {
+        if (lr[k] >= (uint64_t)nrows) {
+            PyErr_SetString(PyExc_IndexError, "row out of range");
+            goto done;
+        }
+        const double *row = v + lr[k] * 16;
+        double busiest = row[0] > row[8] ? row[0] : row[8];
+        double link = busiest / full[k];
+        if (k == 0 || link > link_max)
+            link_max = link;
+    }
+    if (nl)
+        result = Py_BuildValue("(ddddddd)", rx, tx, drops, errs, drops_max, errs_max, link_max * 100);
+    else
+        result = Py_BuildValue("(ddddddO)", rx, tx, drops, errs, drops_max, errs_max, Py_None);
+done:
+    PyBuffer_Release(&flat);
+    PyBuffer_Release(&rows);
+    PyBuffer_Release(&lrows);
+    PyBuffer_Release(&lfull);
+    return result;
+}
+
+static PyObject *positive(PyObject *self, PyObject *obj) {
+    Py_buffer v;
+    if (PyObject_GetBuffer(obj, &v, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
+        return NULL;
+    const char *f = v.format ? v.format : "B";
+    if (f[0] == '@' || f[0] == '=')
+        f++;
+    if (v.itemsize != 8 || strcmp(f, "d") != 0) {
+        PyBuffer_Release(&v);
+        PyErr_SetString(PyExc_TypeError, "expected a buffer of doubles");
+        return NULL;
+    }
+    const double *x = v.buf;
+    Py_ssize_t n = v.len / 8, count = 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        count += x[i] > 0;
+    PyObject *out = PyTuple_New(count);
+    if (out != NULL) {
+        Py_ssize_t k = 0;
+        for (Py_ssize_t i = 0; i < n && k < count; i++) {
+            if (x[i] > 0) {
+                PyObject *index = PyLong_FromSsize_t(i);
+                if (index == NULL) {
+                    Py_CLEAR(out);
+                    break;
+                }
+                PyTuple_SET_ITEM(out, k++, index);
+            }
+        }
+    }
+    PyBuffer_Release(&v);
+    return out;
+}
+
 static PyMethodDef methods[] = {
+    {"positive", positive, METH_O, "Indexes of the values above 0 (NaN is not)."},
+    {"iface_totals", iface_totals, METH_VARARGS, "A node's interface totals from its rates table."},
     {"column_stats", column_stats, METH_O, "(sum, max, index of the first max) of doubles."},
     {"rate_codes", rate_codes, METH_VARARGS, "RateRing codes of some columns of rows of doubles."},
     {"columns", columns, METH_VARARGS, "The first ncols columns of rows of u64, then their row sums."},

@@ -183,6 +183,44 @@ def py_column_stats(values: array) -> tuple[float, float | None, int | None]:
     return total, best, values.index(best)
 
 
+def py_iface_totals(flat: array, rows: array, link_rows: array, link_full: array) -> tuple:
+    """Pure-Python twin of _speedups.iface_totals."""
+    if not (isinstance(flat, array) and flat.typecode == "d" and len(flat) % 16 == 0):
+        raise TypeError("expected rows of 16 doubles")
+    _check(rows)
+    _check(link_rows)
+    if len(link_full) != len(link_rows) or not (isinstance(link_full, array) and link_full.itemsize == 8):
+        raise ValueError("link rows and link speeds differ")
+    nrows = len(flat) // 16
+    rx = tx = drops = errs = drops_max = errs_max = 0.0
+    for k, i in enumerate(rows):
+        if i >= nrows:
+            raise IndexError("row out of range")
+        at = i * 16
+        d, e = flat[at + 3] + flat[at + 11], flat[at + 2] + flat[at + 10]
+        rx += flat[at]
+        tx += flat[at + 8]
+        drops += d
+        errs += e
+        drops_max = d if k == 0 or d > drops_max else drops_max
+        errs_max = e if k == 0 or e > errs_max else errs_max
+    link_max = None
+    for k, i in enumerate(link_rows):
+        if i >= nrows:
+            raise IndexError("row out of range")
+        at = i * 16
+        link = (flat[at] if flat[at] > flat[at + 8] else flat[at + 8]) / link_full[k]
+        link_max = link if k == 0 or link > link_max else link_max
+    return rx, tx, drops, errs, drops_max, errs_max, None if link_max is None else link_max * 100
+
+
+def py_positive(values: array) -> tuple[int, ...]:
+    """Pure-Python twin of _speedups.positive."""
+    if not (isinstance(values, array) and values.typecode == "d"):
+        raise TypeError("expected a buffer of doubles")
+    return tuple(i for i, v in enumerate(values) if v > 0)
+
+
 def py_columns(values: array, width: int, ncols: int) -> bytes:
     """Pure-Python twin of _speedups.columns."""
     _check(values)
@@ -201,12 +239,12 @@ def py_columns(values: array, width: int, ncols: int) -> bytes:
 try:
     if os.environ.get("NETUI_PURE_PYTHON"):
         raise ImportError("NETUI_PURE_PYTHON is set")
-    from netui._speedups import column_stats, columns, deltas, parse_rows, rate_codes, share
+    from netui._speedups import column_stats, columns, deltas, iface_totals, parse_rows, positive, rate_codes, share
 
     COMPILED = True
 except ImportError:
     parse_rows, deltas, share, columns, rate_codes = py_parse_rows, py_deltas, py_share, py_columns, py_rate_codes
-    column_stats = py_column_stats
+    column_stats, iface_totals, positive = py_column_stats, py_iface_totals, py_positive
     COMPILED = False
 
 

@@ -57,6 +57,8 @@ def ints(tokens: list[str]) -> list[int]:
     """
     if not tokens:
         return []
+    if len(tokens) < 24:  # a few: int() each is cheaper than setting up the decoder
+        return list(map(int, tokens))
     joined = ",".join(tokens)  # (a tuple of tokens too)
     if joined.isascii() and not joined.encode().translate(None, b"0123456789,-"):
         try:
@@ -85,8 +87,10 @@ def _range_array_u32(n: int) -> array:
 
 @lru_cache(maxsize=256)
 def _cpu_ids(labels: tuple[str, ...], prefix_len: int) -> tuple[int, ...]:
-    """CPU numbers from labels such as ``cpu12`` or ``CPU12`` (cached: they rarely change)."""
-    return tuple(int(label[prefix_len:]) for label in labels)
+    """CPU numbers from labels such as ``cpu12`` or ``CPU12`` (cached: they rarely change).
+    CPUs 0..n-1 give the shared ``_range(n)``, which other columns' ids are compared with."""
+    ids = tuple(int(label[prefix_len:]) for label in labels)
+    return _range(len(ids)) if ids == _range(len(ids)) else ids
 
 
 _LAST_HEADER: list = [None, None]  # the last /proc/softirqs header line and its CPUs
@@ -363,26 +367,26 @@ def parse_softirqs(text: str) -> SoftirqCounts:
     header_line = text[:head_end] if head_end >= 0 else text
     if not header_line.strip().startswith("CPU"):
         raise ParseError("/proc/softirqs: no CPU header")
-    rows: dict[str, str] = {}
-    for name in ("NET_RX", "NET_TX"):
+    rows: dict[str, tuple[int, int]] = {}  # name → (start, stop) of its numbers in text
+    for name in ("NET_TX", "NET_RX"):  # the kernel's order
         at = text.find(f"{name}:")
-        if at >= 0 and text[:at].endswith((" ", "\n")):
+        if at > 0 and text[at - 1] in " \n":
             end = text.find("\n", at)
-            rows[name] = text[at + len(name) + 1 : end if end >= 0 else len(text)]
+            rows[name] = (at + len(name) + 1, end if end >= 0 else len(text))
     try:
         cpus = _softirq_cpus(header_line)
     except ValueError as exc:
         raise ParseError(f"/proc/softirqs: bad header: {exc}") from None
     out: dict[str, Sequence[int]] = {}
     for name in ("NET_RX", "NET_TX"):
-        values = rows.get(name)
-        if values is None:
+        span = rows.get(name)
+        if span is None:
             raise ParseError(f"/proc/softirqs: no {name} row")
-        row = _u32_row(values, len(cpus))
+        row = _u32_row(text, len(cpus), *span)
         if row is not None:
             out[name] = row
             continue
-        values = values.split()
+        values = text[span[0] : span[1]].split()
         if len(values) != len(cpus):
             raise ParseError(f"/proc/softirqs: {name} has {len(values)} values for {len(cpus)} CPUs")
         try:
@@ -395,11 +399,11 @@ def parse_softirqs(text: str) -> SoftirqCounts:
     return SoftirqCounts(cpus, out["NET_RX"], out["NET_TX"])
 
 
-def _u32_row(text: str, n: int) -> array | None:
-    """``n`` decimal numbers of at most 32 bits (a /proc/softirqs row) as array('Q');
-    None when the text is anything else."""
+def _u32_row(text: str, n: int, start: int, stop: int) -> array | None:
+    """``n`` decimal numbers of at most 32 bits (a /proc/softirqs row, text[start:stop]) as
+    array('Q'); None when the text is anything else."""
     try:
-        _, _, raw = parse_rows(text, ":", 0, n, limit=_U32_MAX)
+        _, _, raw = parse_rows(text, ":", 0, n, limit=_U32_MAX, start=start, stop=stop)
     except ValueError:
         return None
     if len(raw) != 8 * n or not n:

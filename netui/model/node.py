@@ -18,7 +18,7 @@ from netui.model.fabric import (ROCE_LOSS_COUNTERS, FabricRates, FabricSample, P
 from netui.model.health import HEALTHY, Finding, Health, Level, Threshold, health_of, merged, rate
 from netui.model.history import RATE_CEILING, IfaceHistory, NodeHistory, Ring, capacity_for
 from netui.model.rates import NodeRates, RatesTable, node_rates
-from netui.speedups import column_stats, rate_codes
+from netui.speedups import column_stats, iface_totals, rate_codes
 from netui.model.samples import HIDDEN_KINDS, InterfaceSample, InterfaceTable, NodeSample
 
 
@@ -146,42 +146,25 @@ def _interface_totals(table: RatesTable, careful: dict[str, float], findings: li
     if not rows:
         return dict(rx_bytes_per_s=None, tx_bytes_per_s=None, drops_per_s=None, errors_per_s=None,
                     max_link_percent=None)
-    v = table.flat
-    if layout.data_plane_all:
-        def column(k: int) -> Sequence[float]:
-            return v[k::16]
-    else:
-        at = [i * 16 for i in rows]
-
-        def column(k: int) -> Sequence[float]:
-            return list(map(v.__getitem__, [a + k for a in at]))
-
-    rxs, txs = column(0), column(8)
-    drops = list(map(add, column(3), column(11)))
-    errs = list(map(add, column(2), column(10)))
-    names = layout.names
-    if max(drops) >= careful["drops_per_s"]:
+    rx, tx, drops, errs, drops_max, errs_max, link_max = iface_totals(
+        table.flat, layout.dp_rows, layout.link_idx, layout.link_speeds)
+    names, v = layout.names, table.flat
+    if drops_max >= careful["drops_per_s"]:
         for i in rows:
             d = v[i * 16 + 3] + v[i * 16 + 11]
             if d >= careful["drops_per_s"]:
                 findings.append(("drops_per_s", d, f"{names[i]} drops {units.per_s(d)}/s"))
-    if max(errs) >= careful["errors_per_s"]:
+    if errs_max >= careful["errors_per_s"]:
         for i in rows:
             e = v[i * 16 + 2] + v[i * 16 + 10]
             if e >= careful["errors_per_s"]:
                 findings.append(("errors_per_s", e, f"{names[i]} errors {units.per_s(e)}/s"))
-    link_max = None
-    if layout.link_all:  # every interface has a speed: in C
-        link_max = max(map(truediv, map(max, v[0::16], v[8::16]), layout.link_full)) * 100
-    elif layout.link_rows:
-        link_max = max(max(v[i * 16], v[i * 16 + 8]) / full for i, full in layout.link_rows) * 100
     if link_max is not None and link_max >= careful["link_percent"]:
         for i, full in layout.link_rows:
             link = max(v[i * 16], v[i * 16 + 8]) / full * 100
             if link >= careful["link_percent"]:
                 findings.append(("link_percent", link, f"{names[i]} at {units.percent(link)} of link speed"))
-    return dict(rx_bytes_per_s=sum(rxs), tx_bytes_per_s=sum(txs), drops_per_s=sum(drops), errors_per_s=sum(errs),
-                max_link_percent=link_max)
+    return dict(rx_bytes_per_s=rx, tx_bytes_per_s=tx, drops_per_s=drops, errors_per_s=errs, max_link_percent=link_max)
 
 
 def _interface_totals_by_row(sample: NodeSample, rates: NodeRates, careful: dict[str, float],
@@ -315,7 +298,7 @@ class Node:
         self.sample = sample
         self.samples_seen += 1
         self.summary, findings = summarize(sample, self.rates, self._careful)
-        rated = rate(findings, self.thresholds)
+        rated = rate(findings, self.thresholds) if findings else []
         rated += self._observe_fabric(prev.fabric if prev else None, sample.fabric)
         self.health = health_of(rated)
         if sample.problems and not sample.interfaces and sample.cpu is None:

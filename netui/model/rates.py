@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from netui.model.samples import SOFTWARE_KINDS, CounterMap, InterfaceSample, InterfaceTable, NodeSample
-from netui.speedups import column_stats, deltas, doubles, share
+from netui.speedups import column_stats, deltas, doubles, positive, share
 
 U32 = 1 << 32
 
@@ -240,7 +240,9 @@ def _tcp_rates(prev: NodeSample, cur: NodeSample, dt: float) -> TcpRates | None:
     moved: dict[str, float] = {}
     if type(ce) is CounterMap and type(pe) is CounterMap and ce.keys_ is pe.keys_:  # one layout: in C
         raw, _ = deltas(pe.values_, ce.values_, 1.0 / dt, False)
-        moved = {k: r for k, r in zip(ce.keys_, doubles(raw)) if r > 0}
+        rates = doubles(raw)
+        keys = ce.keys_
+        moved = {keys[i]: rates[i] for i in positive(rates)}  # usually a few of them
     else:
         for key, value in ce.items():
             before = pe.get(key)
@@ -272,7 +274,7 @@ def _cpu_rates(prev: NodeSample, cur: NodeSample, dt: float) -> CpuRates | None:
     cpus = cc.cpus if cc is not None else cur.softirqs.cpus
     # softirq % of each CPU's time
     if pc is not None and cc is not None:
-        if pc.cpus == cc.cpus:
+        if pc.cpus is cc.cpus or pc.cpus == cc.cpus:  # (a tuple compares item by item even with itself)
             try:  # packed u64 columns (what the parsers make): in C
                 softirq_percent = _packed_column(share(pc.softirq, cc.softirq, pc.total, cc.total, 100.0))
             except (TypeError, ValueError):
@@ -292,10 +294,10 @@ def _cpu_rates(prev: NodeSample, cur: NodeSample, dt: float) -> CpuRates | None:
         softirq_percent = (None,) * len(cpus)
     # NET_RX / NET_TX per second, from /proc/softirqs (u32), aligned to ``cpus``
     ps_, cs_ = prev.softirqs, cur.softirqs
-    if ps_ is not None and cs_ is not None and ps_.cpus == cs_.cpus:
+    if ps_ is not None and cs_ is not None and (ps_.cpus is cs_.cpus or ps_.cpus == cs_.cpus):
         rx_all = _u32_rates(ps_.net_rx, cs_.net_rx, dt)
         tx_all = _u32_rates(ps_.net_tx, cs_.net_tx, dt)
-        if cs_.cpus == cpus:
+        if cs_.cpus is cpus or cs_.cpus == cpus:
             net_rx, net_tx = rx_all, tx_all
         else:  # /proc/softirqs lists every possible CPU, /proc/stat only the online ones
             index = {cpu: i for i, cpu in enumerate(cs_.cpus)}
@@ -310,7 +312,7 @@ def _softnet_rates(prev: NodeSample, cur: NodeSample, dt: float) -> SoftnetRates
     p, c = prev.softnet, cur.softnet
     if p is None or c is None:
         return None
-    if p.cpus == c.cpus:
+    if p.cpus is c.cpus or p.cpus == c.cpus:
         return SoftnetRates(c.cpus, _u32_rates(p.processed, c.processed, dt), _u32_rates(p.dropped, c.dropped, dt),
                             _u32_rates(p.time_squeeze, c.time_squeeze, dt))
     before = {cpu: i for i, cpu in enumerate(p.cpus)}
