@@ -14,9 +14,7 @@ import sys
 from netui import __version__
 from netui.collectors.local import LiveReader, TreeReader
 from netui.config import Config, ConfigError, load_config
-from netui.engine.document import fleet_document
 from netui.engine.monitor import Monitor
-from netui.engine.recording import RecordingError, load_recording, parse_size, rotated_paths
 from netui.engine.sources import LocalSource, ReplaySource
 from netui.model.node import NodeState
 
@@ -51,6 +49,8 @@ def _port(text: str) -> int:
 
 
 def _size(text: str) -> int:
+    from netui.engine.recording import parse_size
+
     try:
         return parse_size(text)
     except ValueError as exc:
@@ -214,6 +214,8 @@ def build_sources(args) -> tuple[list, object | None]:
             raise SystemExit("netui: hosts and --replay/--procfs/--sysfs do not go together")
         return _ssh_sources(args)
     if args.replay:
+        from netui.engine.recording import RecordingError, load_recording
+
         try:
             recording = load_recording(args.replay)
         except (OSError, RecordingError) as exc:
@@ -247,6 +249,8 @@ async def _snapshot(monitor: Monitor, connect_timeout_s: float) -> dict:
     for n in monitor.fleet:
         if n.state is NodeState.CONNECTING:
             n.fail(NodeState.DOWN, "no answer in time")
+    from netui.engine.document import fleet_document
+
     return fleet_document(monitor.fleet)
 
 
@@ -298,6 +302,8 @@ async def _record(monitor: Monitor, path: str, count: int | None, *, max_size_by
                   keep: int) -> tuple[int, int]:
     """Record every tick (engine/recorder.py) for ``count`` ticks or until interrupted;
     (samples, ticks) written."""
+    from netui.engine.recording import rotated_paths
+
     existing = rotated_paths(path)
     if existing:
         raise SystemExit(f"netui: {existing[-1]} exists: netui record never overwrites a recording "
@@ -320,6 +326,7 @@ async def _record(monitor: Monitor, path: str, count: int | None, *, max_size_by
 def build_replay(path: str, *, history_s: float):
     """A ReplayMonitor for a recording (a rotated set too); SystemExit with the reason when
     it cannot be read."""
+    from netui.engine.recording import RecordingError
     from netui.engine.replay import ReplayMonitor, load
 
     try:
