@@ -368,11 +368,15 @@ def main(argv: list[str] | None = None) -> int:
             return 130
         print(f"netui: recorded {samples} samples in {ticks} ticks to {args.output}", file=sys.stderr)
         return 0
-    from netui.ui.app import make_app
-
     if command == "replay" or (args.replay and not (args.hosts or args.files or args.slurm is not False)):
         monitor = build_replay(args.file if command == "replay" else args.replay, history_s=args.history)
     else:
         monitor = build_monitor(args, history_s=args.history)
+        for source in monitor.sources:
+            prepare = getattr(getattr(source, "reader", None), "prepare", None)
+            if prepare is not None:
+                prepare()
+    from netui.ui.app import make_app
+
     make_app(monitor).run()
     return 0
