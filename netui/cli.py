@@ -192,6 +192,10 @@ def load_settings(args) -> Config:
 def build_monitor(args, *, history_s: float) -> Monitor:
     config = load_settings(args)
     sources, connector = build_sources(args)
+    for source in sources:  # what the first read needs, before the first tick waits for it
+        prepare = getattr(getattr(source, "reader", None), "prepare", None)
+        if prepare is not None:
+            prepare()
     monitor = Monitor(sources, interval_s=args.interval, history_s=history_s, thresholds=config.thresholds or None)
     monitor.fleet.straggler_rules = config.straggler
     monitor.connector = connector  # closed with the monitor
@@ -372,10 +376,6 @@ def main(argv: list[str] | None = None) -> int:
         monitor = build_replay(args.file if command == "replay" else args.replay, history_s=args.history)
     else:
         monitor = build_monitor(args, history_s=args.history)
-        for source in monitor.sources:
-            prepare = getattr(getattr(source, "reader", None), "prepare", None)
-            if prepare is not None:
-                prepare()
     from netui.ui.app import make_app
 
     make_app(monitor).run()

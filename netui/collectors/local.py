@@ -200,9 +200,11 @@ class LiveReader(TreeReader):
         self._ethtool = EthtoolReader()
 
     def prepare(self) -> None:
-        """Import what the first sample needs (psutil, pyroute2: ~0.1 s) before the app
-        starts. Imported from the sample's thread instead, they compete with the app's
-        start-up and the first frame with data comes later (tests/bench/bench_startup.py)."""
+        """Import what the first sample needs (psutil, pyroute2: ~0.1 s) now, before the app
+        starts and the first tick waits for a read. Imported from the first read's thread
+        instead, they compete with the app's start-up, the first frame with data comes later
+        (tests/bench/bench_startup.py), and on a busy machine the first read can outlast a
+        short first tick."""
         try:
             import psutil  # noqa: F401
             import pyroute2  # noqa: F401
