@@ -127,7 +127,12 @@ class NetuiApp(App):
             for note in self.monitor.recording.notes:  # a tail cut mid-write, say
                 self.notify(note, severity="warning", timeout=8)
         if self.autostart:
-            self.run_worker(self.monitor.run(), name="poller", group="poller", exclusive=True)
+            # after the screen's first refresh, when the footer has laid out its keys: the
+            # first sample is quick, and the screen shows it whole rather than the footer later
+            self.call_after_refresh(self._start_polling)
+
+    def _start_polling(self) -> None:
+        self.run_worker(self.monitor.run(), name="poller", group="poller", exclusive=True)
 
     async def on_unmount(self) -> None:
         await self.monitor.close()
