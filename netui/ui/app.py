@@ -117,12 +117,8 @@ class NetuiApp(App):
             return False
         return True
 
-    def get_default_screen(self) -> Screen:
-        """The cluster screen is the bottom of the stack: no empty default screen to compose,
-        show and swap at start-up."""
-        return ClusterScreen()
-
     def on_mount(self) -> None:
+        self.push_screen(ClusterScreen())
         if self.replay:
             for note in self.monitor.recording.notes:  # a tail cut mid-write, say
                 self.notify(note, severity="warning", timeout=8)
