@@ -95,14 +95,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 async def _bench(monitor, nodes: list[str], settings: PairSettings | PingSettings, *, matrix: bool,
                  connect_timeout_s: float, quiet: bool):
-    from netui.cli import _SETTLED
+    from netui.cli import settled_states
     from netui.engine.pairtest import PairTest
     from netui.engine.pingtest import PingTest
 
+    gave_up = settled_states()
     runner = asyncio.ensure_future(monitor.run())
     try:
         def settled() -> bool:
-            return all(monitor.fleet[n].samples_seen >= 1 or monitor.fleet[n].state in _SETTLED for n in nodes)
+            return all(monitor.fleet[n].samples_seen >= 1 or monitor.fleet[n].state in gave_up for n in nodes)
 
         deadline = asyncio.get_running_loop().time() + connect_timeout_s + 5
         while not settled() and asyncio.get_running_loop().time() < deadline:

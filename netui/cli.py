@@ -1,24 +1,23 @@
 """Command line: ``netui`` (live TUI), ``netui snapshot``, ``netui record``, ``netui replay``,
-``netui export``."""
+``netui export``.
+
+The collectors, the engine and asyncio are imported when a command needs them, not with
+this module: ``netui --help`` and a bad argument answer at once (tests/test_startup.py).
+"""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
 import json
 import os
-import signal
 import sys
+from typing import TYPE_CHECKING
 
 from netui import __version__
-from netui.collectors.local import LiveReader, TreeReader
-from netui.config import Config, ConfigError, load_config
-from netui.engine.document import fleet_document
-from netui.engine.monitor import Monitor
-from netui.engine.recording import RecordingError, load_recording, parse_size, rotated_paths
-from netui.engine.sources import LocalSource, ReplaySource
-from netui.model.node import NodeState
+
+if TYPE_CHECKING:
+    from netui.config import Config
+    from netui.engine.monitor import Monitor
 
 COMMANDS = ("snapshot", "record", "replay", "export", "bench", "doctor")
 
@@ -51,6 +50,8 @@ def _port(text: str) -> int:
 
 
 def _size(text: str) -> int:
+    from netui.engine.recording import parse_size
+
     try:
         return parse_size(text)
     except ValueError as exc:
@@ -137,7 +138,9 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
 
 
 def _ssh_sources(args) -> tuple[list, object | None]:
+    from netui.collectors.local import LiveReader
     from netui.collectors.ssh import SshConnector, SshSettings, SshSource
+    from netui.engine.sources import LocalSource
     from netui.inventory import InventoryError, build_targets
 
     try:
@@ -183,6 +186,8 @@ def _raise_open_files_limit(nodes: int) -> None:
 
 def load_settings(args) -> Config:
     """The configuration file's settings; SystemExit with the reason when it is unusable."""
+    from netui.config import ConfigError, load_config
+
     try:
         return load_config(getattr(args, "config", None))
     except ConfigError as exc:
@@ -190,8 +195,14 @@ def load_settings(args) -> Config:
 
 
 def build_monitor(args, *, history_s: float) -> Monitor:
+    from netui.engine.monitor import Monitor
+
     config = load_settings(args)
     sources, connector = build_sources(args)
+    for source in sources:  # what the first read needs, before the first tick waits for it
+        prepare = getattr(getattr(source, "reader", None), "prepare", None)
+        if prepare is not None:
+            prepare()
     monitor = Monitor(sources, interval_s=args.interval, history_s=history_s, thresholds=config.thresholds or None)
     monitor.fleet.straggler_rules = config.straggler
     monitor.connector = connector  # closed with the monitor
@@ -200,6 +211,9 @@ def build_monitor(args, *, history_s: float) -> Monitor:
 
 def build_sources(args) -> tuple[list, object | None]:
     """The sources named by the arguments; raises SystemExit with a message on bad input."""
+    from netui.collectors.local import LiveReader, TreeReader
+    from netui.engine.sources import LocalSource, ReplaySource
+
     if args.source != "ssh":
         from netui.httpsources import build_http_sources, parse_source
 
@@ -214,6 +228,8 @@ def build_sources(args) -> tuple[list, object | None]:
             raise SystemExit("netui: hosts and --replay/--procfs/--sysfs do not go together")
         return _ssh_sources(args)
     if args.replay:
+        from netui.engine.recording import RecordingError, load_recording
+
         try:
             recording = load_recording(args.replay)
         except (OSError, RecordingError) as exc:
@@ -231,14 +247,22 @@ def build_sources(args) -> tuple[list, object | None]:
     return [LocalSource(LiveReader())], None
 
 
-_SETTLED = frozenset({NodeState.DOWN, NodeState.AUTH_FAILED, NodeState.HOST_KEY_UNKNOWN,
+def settled_states() -> frozenset:
+    """The node states that no waiting will change: a failure to report."""
+    from netui.model.node import NodeState
+
+    return frozenset({NodeState.DOWN, NodeState.AUTH_FAILED, NodeState.HOST_KEY_UNKNOWN,
                       NodeState.HOST_KEY_CHANGED, NodeState.UNSUPPORTED, NodeState.PARSE_ERROR})
 
 
 async def _snapshot(monitor: Monitor, connect_timeout_s: float) -> dict:
     """Every node with two samples (so rates), or with a failure to report; then one document."""
+    from netui.model.node import NodeState
+
+    gave_up = settled_states()
+
     def settled() -> bool:
-        return all(n.samples_seen >= 2 or n.state in _SETTLED for n in monitor.fleet)
+        return all(n.samples_seen >= 2 or n.state in gave_up for n in monitor.fleet)
 
     try:
         await monitor.run_until(settled, timeout_s=connect_timeout_s + 3 * monitor.interval_s + 5)
@@ -247,6 +271,8 @@ async def _snapshot(monitor: Monitor, connect_timeout_s: float) -> dict:
     for n in monitor.fleet:
         if n.state is NodeState.CONNECTING:
             n.fail(NodeState.DOWN, "no answer in time")
+    from netui.engine.document import fleet_document
+
     return fleet_document(monitor.fleet)
 
 
@@ -298,6 +324,12 @@ async def _record(monitor: Monitor, path: str, count: int | None, *, max_size_by
                   keep: int) -> tuple[int, int]:
     """Record every tick (engine/recorder.py) for ``count`` ticks or until interrupted;
     (samples, ticks) written."""
+    import asyncio
+    import contextlib
+    import signal
+
+    from netui.engine.recording import rotated_paths
+
     existing = rotated_paths(path)
     if existing:
         raise SystemExit(f"netui: {existing[-1]} exists: netui record never overwrites a recording "
@@ -320,6 +352,7 @@ async def _record(monitor: Monitor, path: str, count: int | None, *, max_size_by
 def build_replay(path: str, *, history_s: float):
     """A ReplayMonitor for a recording (a rotated set too); SystemExit with the reason when
     it cannot be read."""
+    from netui.engine.recording import RecordingError
     from netui.engine.replay import ReplayMonitor, load
 
     try:
@@ -347,6 +380,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return doctor_main(argv[1:])
     args = build_parser(command).parse_args(argv[1:] if command else argv)
+    if command in ("snapshot", "record"):
+        import asyncio
     if command == "snapshot":
         monitor = build_monitor(args, history_s=60)
         doc = asyncio.run(_snapshot(monitor, args.connect_timeout))
@@ -361,11 +396,11 @@ def main(argv: list[str] | None = None) -> int:
             return 130
         print(f"netui: recorded {samples} samples in {ticks} ticks to {args.output}", file=sys.stderr)
         return 0
-    from netui.ui.app import make_app
-
     if command == "replay" or (args.replay and not (args.hosts or args.files or args.slurm is not False)):
         monitor = build_replay(args.file if command == "replay" else args.replay, history_s=args.history)
     else:
         monitor = build_monitor(args, history_s=args.history)
+    from netui.ui.app import make_app
+
     make_app(monitor).run()
     return 0

@@ -19,12 +19,16 @@ from pathlib import Path
 from netui.model.health import ABOVE_ZERO, DEFAULT_THRESHOLDS, Threshold
 from netui.model.straggler import StragglerRules
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
-
 LEVELS = ("careful", "warning", "critical")
+
+
+def _tomllib():
+    """The TOML parser, imported when there is a file to read (most starts have none)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
+    return tomllib
 
 
 class ConfigError(ValueError):
@@ -68,9 +72,10 @@ def _number(where: str, value) -> float:
 
 def parse_config(text: str, source: str = "config.toml") -> Config:
     """A Config from TOML text; ConfigError naming ``source`` and the key on any problem."""
+    toml = _tomllib()
     try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        doc = toml.loads(text)
+    except toml.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: not valid TOML: {exc}") from None
     unknown = doc.keys() - {"thresholds", "straggler"}
     if unknown:

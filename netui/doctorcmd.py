@@ -39,13 +39,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 async def _doctor(monitor, connect_timeout_s: float, probe_timeout_s: float):
-    from netui.cli import _SETTLED
+    from netui.cli import settled_states
     from netui.engine.doctor import examine
 
+    gave_up = settled_states()
     runner = asyncio.ensure_future(monitor.run())
     try:
         def settled() -> bool:
-            return all(n.samples_seen >= 2 or n.state in _SETTLED for n in monitor.fleet)
+            return all(n.samples_seen >= 2 or n.state in gave_up for n in monitor.fleet)
 
         loop = asyncio.get_running_loop()
         deadline = loop.time() + connect_timeout_s + 3 * monitor.interval_s + 2

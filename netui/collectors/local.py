@@ -200,6 +200,18 @@ class LiveReader(TreeReader):
         self._ipr = None
         self._ethtool = EthtoolReader()
 
+    def prepare(self) -> None:
+        """Import what the first sample needs (psutil, pyroute2: ~0.1 s) now, before the app
+        starts and the first tick waits for a read. Imported from the first read's thread
+        instead, they compete with the app's start-up, the first frame with data comes later
+        (tests/bench/bench_startup.py), and on a busy machine the first read can outlast a
+        short first tick."""
+        try:
+            import psutil  # noqa: F401
+            import pyroute2  # noqa: F401
+        except Exception:  # sample() imports them again and says what is wrong
+            pass
+
     def _links(self) -> dict[str, InterfaceSample] | None:
         import psutil
         from pyroute2 import IPRoute

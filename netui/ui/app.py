@@ -1,10 +1,17 @@
-"""The netui application: screens, keys, and the bridge from the engine to the screens."""
+"""The netui application: screens, keys, and the bridge from the engine to the screens.
+
+Only the cluster screen (the first frame) is imported with the app; the other screens, the
+pair and latency tests and the doctor are imported when first opened, so ``netui`` starts
+without them (tests/test_startup.py guards this).
+"""
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -12,18 +19,20 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Input
 
-from netui.engine.monitor import Monitor
-from netui.engine.pairtools import PairSettings
-from netui.engine.pingtools import PingSettings
-from netui.model.testnet import suggest_interface
 from netui.ui.cluster import ClusterScreen
 from netui.ui.columns import GridOptions
-from netui.ui.doctor import DoctorScreen
-from netui.ui.help import HelpScreen
-from netui.ui.latency import LatencyScreen
-from netui.ui.matrix import MatrixScreen
-from netui.ui.node import NodeScreen
-from netui.ui.pairdialog import LatencyDialog, PairTestDialog
+
+if TYPE_CHECKING:
+    from netui.engine.monitor import Monitor
+    from netui.engine.pairtools import PairSettings
+    from netui.engine.pingtools import PingSettings
+
+
+def _showing(screen: Screen, module: str, name: str) -> bool:
+    """``screen`` is an instance of ``module.name`` — False without importing it: a screen
+    whose module was never imported cannot be on the stack."""
+    loaded = sys.modules.get(module)
+    return loaded is not None and isinstance(screen, getattr(loaded, name))
 
 
 class FleetUpdated(Message):
@@ -63,11 +72,35 @@ class NetuiApp(App):
         self.paused = False
         self.show_all = False
         self.grid_options = GridOptions()
-        self.pair_settings = PairSettings()  # the last pair test's, offered again next time
-        self.latency_settings = PingSettings()  # the same for the latency test
+        self._pair_settings: PairSettings | None = None  # the last pair test's, offered again next time
+        self._latency_settings: PingSettings | None = None  # the same for the latency test
         self.record_dir = Path.cwd()  # where w starts a recording
         self._tests_seen = 0  # recorded tests a replay has reached, to say when a new one comes
         monitor.on_update = lambda: self.post_message(FleetUpdated())
+
+    @property
+    def pair_settings(self) -> PairSettings:
+        if self._pair_settings is None:
+            from netui.engine.pairtools import PairSettings
+
+            self._pair_settings = PairSettings()
+        return self._pair_settings
+
+    @pair_settings.setter
+    def pair_settings(self, value: PairSettings) -> None:
+        self._pair_settings = value
+
+    @property
+    def latency_settings(self) -> PingSettings:
+        if self._latency_settings is None:
+            from netui.engine.pingtools import PingSettings
+
+            self._latency_settings = PingSettings()
+        return self._latency_settings
+
+    @latency_settings.setter
+    def latency_settings(self, value: PingSettings) -> None:
+        self._latency_settings = value
 
     @property
     def replay(self) -> bool:
@@ -90,7 +123,12 @@ class NetuiApp(App):
             for note in self.monitor.recording.notes:  # a tail cut mid-write, say
                 self.notify(note, severity="warning", timeout=8)
         if self.autostart:
-            self.run_worker(self.monitor.run(), name="poller", group="poller", exclusive=True)
+            # after the screen's first refresh, when the footer has laid out its keys: the
+            # first sample is quick, and the screen shows it whole rather than the footer later
+            self.call_after_refresh(self._start_polling)
+
+    def _start_polling(self) -> None:
+        self.run_worker(self.monitor.run(), name="poller", group="poller", exclusive=True)
 
     async def on_unmount(self) -> None:
         await self.monitor.close()
@@ -118,9 +156,13 @@ class NetuiApp(App):
             refresh()
 
     def open_node(self, name: str) -> None:
+        from netui.ui.node import NodeScreen
+
         self.push_screen(NodeScreen(name))
 
     def open_doctor(self, nodes: list[str]) -> None:
+        from netui.ui.doctor import DoctorScreen
+
         self.push_screen(DoctorScreen(nodes))
 
     def show_recorded_test(self, kind: str) -> None:
@@ -135,10 +177,12 @@ class NetuiApp(App):
         try:
             if kind == "latency-test":
                 from netui.engine.pingdoc import load_report
+                from netui.ui.latency import LatencyScreen
 
                 self.push_screen(LatencyScreen(report=load_report(doc)))
             else:
                 from netui.engine.pairdoc import load_report
+                from netui.ui.matrix import MatrixScreen
 
                 self.push_screen(MatrixScreen(report=load_report(doc)))
         except (ValueError, KeyError, TypeError) as exc:
@@ -155,6 +199,11 @@ class NetuiApp(App):
         if self.replay:
             self.show_recorded_test("pair-test")
             return
+        from netui.engine.pairtools import PairSettings
+        from netui.model.testnet import suggest_interface
+        from netui.ui.matrix import MatrixScreen
+        from netui.ui.pairdialog import PairTestDialog
+
         settings = PairSettings.from_dict(self.pair_settings.to_dict() | {"tool": tool})
         samples = {n: self.monitor.fleet[n].sample for n in nodes}
 
@@ -172,6 +221,10 @@ class NetuiApp(App):
         if self.replay:
             self.show_recorded_test("latency-test")
             return
+        from netui.model.testnet import suggest_interface
+        from netui.ui.latency import LatencyScreen
+        from netui.ui.pairdialog import LatencyDialog
+
         samples = {n: self.monitor.fleet[n].sample for n in nodes}
 
         def start(chosen: PingSettings | None) -> None:
@@ -184,6 +237,8 @@ class NetuiApp(App):
 
     # actions -------------------------------------------------------------------------------
     def action_help(self) -> None:
+        from netui.ui.help import HelpScreen
+
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
 
@@ -286,13 +341,13 @@ class NetuiApp(App):
                                                   "or all (l)", screen.action_latency)
             yield SystemCommand("Doctor", "Check MTU, link speeds, RDMA ports, sysctls… of the marked nodes, "
                                           "or of all (D)", screen.action_doctor)
-        if isinstance(screen, DoctorScreen):
+        if _showing(screen, "netui.ui.doctor", "DoctorScreen"):
             yield SystemCommand("Doctor again", "Run the checks again, after a fix (r)", screen.action_rerun)
-        if isinstance(screen, LatencyScreen):
+        if _showing(screen, "netui.ui.latency", "LatencyScreen"):
             yield SystemCommand("Export latency test", "Write the results as CSV and JSON (e)", screen.action_export)
             yield SystemCommand("Cancel latency test / back", "Stop every ping, or leave the matrix (Esc)",
                                 screen.action_back)
-        elif isinstance(screen, MatrixScreen):
+        elif _showing(screen, "netui.ui.matrix", "MatrixScreen"):
             yield SystemCommand("Export pair test", "Write the results as CSV and JSON (e)", screen.action_export)
             yield SystemCommand("Cancel pair test / back", "Stop every test, or leave the matrix (Esc)",
                                 screen.action_back)
