@@ -48,6 +48,10 @@
  *
  * positive(values) -> tuple of the indexes i where values[i] > 0 (a buffer of doubles)
  *
+ * b64decode(text) -> bytes
+ *     Strict base64 (str or bytes): only the alphabet, a length that is a multiple of 4,
+ *     "=" padding only at the end; ValueError otherwise.
+ *
  * share(part_prev, part_cur, whole_prev, whole_cur, scale) -> (bytes of double, unknown)
  *     d(part) / d(whole) * scale, NaN unless 0 <= d(part) <= d(whole) and d(whole) > 0.
  */
@@ -59,19 +63,19 @@
 
 /* the ASCII whitespace of str.split(), but the newline that ends a line */
 static unsigned char space_table[256];
-/* what may follow a token: a space, the newline, the string's terminating NUL */
-static unsigned char ends_token[256];
+static unsigned char b64_table[256]; /* the value of a base64 character, 255 for others */
+
 /* the value of a digit in base 16 (0-15), 255 for anything else */
 static unsigned char digit_table[256];
 
 static void init_tables(void) {
     const char *spaces = " \t\r\x0b\x0c\x1c\x1d\x1e\x1f";
-    for (const char *c = spaces; *c; c++) {
+    for (const char *c = spaces; *c; c++)
         space_table[(unsigned char)*c] = 1;
-        ends_token[(unsigned char)*c] = 1;
-    }
-    ends_token['\n'] = 1;
-    ends_token[0] = 1;
+    memset(b64_table, 255, sizeof b64_table);
+    const char *alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for (int k = 0; k < 64; k++)
+        b64_table[(unsigned char)alphabet[k]] = (unsigned char)k;
     memset(digit_table, 255, sizeof digit_table);
     for (int d = 0; d < 10; d++)
         digit_table['0' + d] = (unsigned char)d;
@@ -169,14 +173,26 @@ static PyObject *parse_rows(PyObject *self, PyObject *args, PyObject *kwargs) {
      * keep[c] is not 0) */
     const unsigned char *keep_cols = NULL;
     Py_ssize_t keep_len = 0;
+    int keep_is_mask = 0;
     if (keep_obj != NULL && PyBytes_Check(keep_obj)) {
         keep_cols = (const unsigned char *)PyBytes_AS_STRING(keep_obj);
         keep_len = PyBytes_GET_SIZE(keep_obj);
         keep = 0;
     } else if (keep_obj != NULL) {
-        keep = PyLong_AsLongLong(keep_obj);
-        if (keep == -1 && PyErr_Occurred())
+        int overflow = 0;
+        long long k = PyLong_AsLongLongAndOverflow(keep_obj, &overflow);
+        if (k == -1 && PyErr_Occurred())
             return NULL;
+        if (overflow || k != -1) { /* a mask of columns 0-63 */
+            unsigned long long m = PyLong_AsUnsignedLongLong(keep_obj);
+            if (m == (unsigned long long)-1 && PyErr_Occurred()) {
+                PyErr_Clear();
+                PyErr_SetString(PyExc_OverflowError, "keep: not a mask of 64 columns");
+                return NULL;
+            }
+            keep = (long long)m;
+            keep_is_mask = 1;
+        }
     }
     if (label_mode < 0 || label_mode > 2)
         return PyErr_Format(PyExc_ValueError, "label_mode %d", label_mode);
@@ -194,7 +210,8 @@ static PyObject *parse_rows(PyObject *self, PyObject *args, PyObject *kwargs) {
     s += start;
     Py_ssize_t n = stop - start;
 
-    /* a number takes at least two characters with its separator: no growing on the way */
+    /* a number takes at least two characters with its separator (or the end): at most
+     * n / 2 + 1 of them, so the values never outgrow this */
     u64buf values = {NULL, 0, 0}, ids = {NULL, 0, 0};
     values.cap = n / 2 + 1;
     values.data = PyMem_Malloc((size_t)values.cap * sizeof(uint64_t));
@@ -206,8 +223,22 @@ static PyObject *parse_rows(PyObject *self, PyObject *args, PyObject *kwargs) {
         return NULL;
     }
     Py_ssize_t line = 0, pos = 0;
-    const uint64_t mask = (uint64_t)keep;
-    const int all = keep == -1;
+    /* column c is kept when c < klen ? kcols[c] : kdefault */
+    unsigned char mask_cols[64];
+    const unsigned char *kcols = keep_cols;
+    Py_ssize_t klen = keep_len;
+    unsigned char kdefault = 0;
+    if (keep_cols == NULL) {
+        if (!keep_is_mask) {
+            klen = 0;
+            kdefault = 1;
+        } else {
+            for (int c = 0; c < 64; c++)
+                mask_cols[c] = (unsigned char)(((uint64_t)keep >> c) & 1);
+            kcols = mask_cols;
+            klen = 64;
+        }
+    }
     while (pos < n) {
         const unsigned char *nl = memchr(s + pos, '\n', (size_t)(n - pos));
         Py_ssize_t end = nl ? nl - s : n;
@@ -273,19 +304,23 @@ static PyObject *parse_rows(PyObject *self, PyObject *args, PyObject *kwargs) {
         Py_ssize_t count = 0;
         const unsigned maxd = base == 16 ? 17 : 20; /* from this many digits, overflow is possible */
         for (;;) {
-            while (i + 8 <= n && load8(s + i) == EIGHT_SPACES) /* padded columns */
-                i += 8;
-            while (is_space(s[i]))
+            if (is_space(s[i])) {
                 i++;
+                while (is_space(s[i])) { /* padded columns: 8 spaces at a time */
+                    if (i + 8 <= n && load8(s + i) == EIGHT_SPACES)
+                        i += 8;
+                    else
+                        i++;
+                }
+            }
             if (i >= end)
                 break;
-            if (!all && (keep_cols ? (count >= keep_len || !keep_cols[count])
-                                   : (count >= 64 || !((mask >> count) & 1)))) {
+            if (!(count < klen ? kcols[count] : kdefault)) {
                 /* a column not kept: any token, not converted (8 characters at once) */
-                if (i + 9 <= n && !has_byte_below(load8(s + i), 0x21) && ends_token[s[i + 8]])
+                if (i + 9 <= n && !has_byte_below(load8(s + i), 0x21) && (is_space(s[i + 8]) || i + 8 == end))
                     i += 8;
                 else
-                    while (!ends_token[s[i]])
+                    while (i < end && !is_space(s[i]))
                         i++;
                 count++;
                 continue;
@@ -304,7 +339,7 @@ static PyObject *parse_rows(PyObject *self, PyObject *args, PyObject *kwargs) {
                     i++;
                 }
             }
-            if (i == first || !ends_token[s[i]] || (i < end && s[i] == 0) ||
+            if (i == first || (i != end && !is_space(s[i])) ||
                 ((unsigned)(i - first) >= maxd && read_u64(s, &first, end, (unsigned)base, &v) < 0)) {
                 row_error(line, "not an unsigned number");
                 goto fail;
@@ -313,10 +348,7 @@ static PyObject *parse_rows(PyObject *self, PyObject *args, PyObject *kwargs) {
                 row_error(line, "a number above the limit");
                 goto fail;
             }
-            if (values.len < values.cap)
-                values.data[values.len++] = v;
-            else if (buf_push(&values, v) < 0)
-                goto fail;
+            values.data[values.len++] = v; /* never past cap: see its size */
             count++;
         }
         if (width < 0)
@@ -366,6 +398,21 @@ static int get_u64(PyObject *obj, Py_buffer *view) {
     if (view->itemsize != 8 || !(strcmp(f, "Q") == 0 || strcmp(f, "L") == 0)) {
         PyBuffer_Release(view);
         PyErr_SetString(PyExc_TypeError, "expected a buffer of unsigned 64-bit integers");
+        return -1;
+    }
+    return 0;
+}
+
+/* a read-only buffer of doubles */
+static int get_doubles(PyObject *obj, Py_buffer *view) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
+        return -1;
+    const char *f = view->format ? view->format : "B";
+    if (f[0] == '@' || f[0] == '=')
+        f++;
+    if (view->itemsize != 8 || strcmp(f, "d") != 0) {
+        PyBuffer_Release(view);
+        PyErr_SetString(PyExc_TypeError, "expected a buffer of doubles");
         return -1;
     }
     return 0;
@@ -541,16 +588,8 @@ static PyObject *rate_codes(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OnO!d", &obj, &stride, &PyTuple_Type, &offsets, &ceiling))
         return NULL;
     Py_buffer v;
-    if (PyObject_GetBuffer(obj, &v, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
+    if (get_doubles(obj, &v) < 0)
         return NULL;
-    const char *f = v.format ? v.format : "B";
-    if (f[0] == '@' || f[0] == '=')
-        f++;
-    if (v.itemsize != 8 || strcmp(f, "d") != 0) {
-        PyBuffer_Release(&v);
-        PyErr_SetString(PyExc_TypeError, "expected a buffer of doubles");
-        return NULL;
-    }
     Py_ssize_t n = v.len / 8, k = PyTuple_GET_SIZE(offsets);
     Py_ssize_t off[16];
     if (stride < 1 || n % stride || k > 16) {
@@ -587,16 +626,8 @@ static PyObject *rate_codes(PyObject *self, PyObject *args) {
 
 static PyObject *column_stats(PyObject *self, PyObject *obj) {
     Py_buffer v;
-    if (PyObject_GetBuffer(obj, &v, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
+    if (get_doubles(obj, &v) < 0)
         return NULL;
-    const char *f = v.format ? v.format : "B";
-    if (f[0] == '@' || f[0] == '=')
-        f++;
-    if (v.itemsize != 8 || strcmp(f, "d") != 0) {
-        PyBuffer_Release(&v);
-        PyErr_SetString(PyExc_TypeError, "expected a buffer of doubles");
-        return NULL;
-    }
     const double *x = v.buf;
     Py_ssize_t n = v.len / 8, at = -1;
     double total = 0.0, best = 0.0;
@@ -618,12 +649,9 @@ static PyObject *iface_totals(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOOO", &objs[0], &objs[1], &objs[2], &objs[3]))
         return NULL;
     Py_buffer flat, rows, lrows, lfull;
-    if (PyObject_GetBuffer(objs[0], &flat, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
+    if (get_doubles(objs[0], &flat) < 0)
         return NULL;
-    const char *f = flat.format ? flat.format : "B";
-    if (f[0] == '@' || f[0] == '=')
-        f++;
-    if (flat.itemsize != 8 || strcmp(f, "d") != 0 || (flat.len / 8) % 16) {
+    if ((flat.len / 8) % 16) {
         PyBuffer_Release(&flat);
         PyErr_SetString(PyExc_TypeError, "expected rows of 16 doubles");
         return NULL;
@@ -637,7 +665,7 @@ static PyObject *iface_totals(PyObject *self, PyObject *args) {
         PyBuffer_Release(&rows);
         return NULL;
     }
-    if (PyObject_GetBuffer(objs[3], &lfull, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) {
+    if (get_doubles(objs[3], &lfull) < 0) {
         PyBuffer_Release(&flat);
         PyBuffer_Release(&rows);
         PyBuffer_Release(&lrows);
@@ -647,7 +675,7 @@ static PyObject *iface_totals(PyObject *self, PyObject *args) {
     const double *v = flat.buf, *full = lfull.buf;
     const uint64_t *r = rows.buf, *lr = lrows.buf;
     Py_ssize_t nrows = flat.len / 8 / 16, nr = rows.len / 8, nl = lrows.len / 8;
-    if (lfull.itemsize != 8 || lfull.len / 8 != nl) {
+    if (lfull.len / 8 != nl) {
         PyErr_SetString(PyExc_ValueError, "link rows and link speeds differ");
         goto done;
     }
@@ -693,16 +721,8 @@ done:
 
 static PyObject *positive(PyObject *self, PyObject *obj) {
     Py_buffer v;
-    if (PyObject_GetBuffer(obj, &v, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
+    if (get_doubles(obj, &v) < 0)
         return NULL;
-    const char *f = v.format ? v.format : "B";
-    if (f[0] == '@' || f[0] == '=')
-        f++;
-    if (v.itemsize != 8 || strcmp(f, "d") != 0) {
-        PyBuffer_Release(&v);
-        PyErr_SetString(PyExc_TypeError, "expected a buffer of doubles");
-        return NULL;
-    }
     const double *x = v.buf;
     Py_ssize_t n = v.len / 8, count = 0;
     for (Py_ssize_t i = 0; i < n; i++)
@@ -725,7 +745,65 @@ static PyObject *positive(PyObject *self, PyObject *obj) {
     return out;
 }
 
+static PyObject *b64decode(PyObject *self, PyObject *obj) {
+    const unsigned char *s;
+    Py_ssize_t n;
+    if (PyUnicode_Check(obj)) {
+        if (!PyUnicode_IS_ASCII(obj)) {
+            PyErr_SetString(PyExc_ValueError, "not base64");
+            return NULL;
+        }
+        s = PyUnicode_1BYTE_DATA(obj);
+        n = PyUnicode_GET_LENGTH(obj);
+    } else if (PyBytes_Check(obj)) {
+        s = (const unsigned char *)PyBytes_AS_STRING(obj);
+        n = PyBytes_GET_SIZE(obj);
+    } else {
+        PyErr_SetString(PyExc_TypeError, "expected str or bytes");
+        return NULL;
+    }
+    if (n % 4) {
+        PyErr_SetString(PyExc_ValueError, "not base64");
+        return NULL;
+    }
+    Py_ssize_t pad = 0;
+    if (n && s[n - 1] == '=')
+        pad = (n >= 2 && s[n - 2] == '=') ? 2 : 1;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n / 4 * 3 - pad);
+    if (out == NULL)
+        return NULL;
+    unsigned char *o = (unsigned char *)PyBytes_AS_STRING(out);
+    Py_ssize_t full = pad ? n - 4 : n;
+    for (Py_ssize_t i = 0; i < full; i += 4) {
+        unsigned a = b64_table[s[i]], b = b64_table[s[i + 1]], c = b64_table[s[i + 2]], d = b64_table[s[i + 3]];
+        if ((a | b | c | d) & 0xC0) {
+            Py_DECREF(out);
+            PyErr_SetString(PyExc_ValueError, "not base64");
+            return NULL;
+        }
+        uint32_t v = a << 18 | b << 12 | c << 6 | d;
+        *o++ = (unsigned char)(v >> 16);
+        *o++ = (unsigned char)(v >> 8);
+        *o++ = (unsigned char)v;
+    }
+    if (pad) { /* the last quartet: "xx==" or "xxx=" */
+        const unsigned char *q = s + n - 4;
+        unsigned a = b64_table[q[0]], b = b64_table[q[1]], c = pad == 1 ? b64_table[q[2]] : 0;
+        if ((a | b | c) & 0xC0) {
+            Py_DECREF(out);
+            PyErr_SetString(PyExc_ValueError, "not base64");
+            return NULL;
+        }
+        uint32_t v = a << 18 | b << 12 | c << 6;
+        *o++ = (unsigned char)(v >> 16);
+        if (pad == 1)
+            *o++ = (unsigned char)(v >> 8);
+    }
+    return out;
+}
+
 static PyMethodDef methods[] = {
+    {"b64decode", b64decode, METH_O, "Strict base64 (no whitespace, padding only at the end) to bytes."},
     {"positive", positive, METH_O, "Indexes of the values above 0 (NaN is not)."},
     {"iface_totals", iface_totals, METH_VARARGS, "A node's interface totals from its rates table."},
     {"column_stats", column_stats, METH_O, "(sum, max, index of the first max) of doubles."},

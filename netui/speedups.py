@@ -8,6 +8,7 @@ the twins (the tests run both and compare them). See netui/_speedups.c for the c
 
 from __future__ import annotations
 
+import binascii
 import math
 import os
 import sys
@@ -41,6 +42,8 @@ def _tokens(text: str) -> list[str]:
 def py_parse_rows(text: str, sep: str, label_mode: int, width: int, base: int = 10, keep: int | bytes = -1,
                   limit: int = _U64_MAX, start: int = 0, stop: int = -1) -> tuple[object, int, bytes]:
     """Pure-Python twin of _speedups.parse_rows."""
+    if not isinstance(keep, bytes) and keep != -1 and not 0 <= keep < 1 << 64:
+        raise OverflowError("keep: not a mask of 64 columns")
     if label_mode not in (0, 1, 2):
         raise ValueError(f"label_mode {label_mode}")
     if base not in (10, 16):
@@ -189,7 +192,9 @@ def py_iface_totals(flat: array, rows: array, link_rows: array, link_full: array
         raise TypeError("expected rows of 16 doubles")
     _check(rows)
     _check(link_rows)
-    if len(link_full) != len(link_rows) or not (isinstance(link_full, array) and link_full.itemsize == 8):
+    if not (isinstance(link_full, array) and link_full.typecode == "d"):
+        raise TypeError("expected a buffer of doubles")
+    if len(link_full) != len(link_rows):
         raise ValueError("link rows and link speeds differ")
     nrows = len(flat) // 16
     rx = tx = drops = errs = drops_max = errs_max = 0.0
@@ -212,6 +217,23 @@ def py_iface_totals(flat: array, rows: array, link_rows: array, link_full: array
         link = (flat[at] if flat[at] > flat[at + 8] else flat[at + 8]) / link_full[k]
         link_max = link if k == 0 or link > link_max else link_max
     return rx, tx, drops, errs, drops_max, errs_max, None if link_max is None else link_max * 100
+
+
+_B64 = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+
+
+def py_b64decode(text: str | bytes) -> bytes:
+    """Pure-Python twin of _speedups.b64decode."""
+    if isinstance(text, str):
+        if not text.isascii():
+            raise ValueError("not base64")
+        text = text.encode()
+    elif not isinstance(text, bytes):
+        raise TypeError("expected str or bytes")
+    body = text[:-2] if text.endswith(b"==") else text[:-1] if text.endswith(b"=") else text
+    if len(text) % 4 or not set(body) <= _B64:
+        raise ValueError("not base64")
+    return binascii.a2b_base64(text)
 
 
 def py_positive(values: array) -> tuple[int, ...]:
@@ -239,12 +261,13 @@ def py_columns(values: array, width: int, ncols: int) -> bytes:
 try:
     if os.environ.get("NETUI_PURE_PYTHON"):
         raise ImportError("NETUI_PURE_PYTHON is set")
-    from netui._speedups import column_stats, columns, deltas, iface_totals, parse_rows, positive, rate_codes, share
+    from netui._speedups import (b64decode, column_stats, columns, deltas, iface_totals, parse_rows, positive,
+                                 rate_codes, share)
 
     COMPILED = True
 except ImportError:
     parse_rows, deltas, share, columns, rate_codes = py_parse_rows, py_deltas, py_share, py_columns, py_rate_codes
-    column_stats, iface_totals, positive = py_column_stats, py_iface_totals, py_positive
+    column_stats, iface_totals, positive, b64decode = py_column_stats, py_iface_totals, py_positive, py_b64decode
     COMPILED = False
 
 

@@ -17,7 +17,6 @@ other exception escapes. The traps of these formats are handled here:
 
 from __future__ import annotations
 
-import binascii
 import json
 import re
 import sys
@@ -26,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from operator import itemgetter
 
-from netui.speedups import columns, parse_rows, u64s
+from netui.speedups import b64decode, columns, parse_rows, u64s
 from netui.model.samples import (
     CounterMap,
     CounterTable,
@@ -472,8 +471,8 @@ def parse_u64s(text: str, width: int, what: str) -> array:
     Raises ParseError unless it is a whole number of rows, at least one.
     """
     try:
-        raw = binascii.a2b_base64(text)
-    except (binascii.Error, ValueError):
+        raw = b64decode(text)
+    except ValueError:
         raise ParseError(f"{what}: not base64") from None
     if not raw or len(raw) % (8 * width):
         raise ParseError(f"{what}: not rows of {width} u64 values")

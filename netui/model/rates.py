@@ -16,7 +16,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from netui.model.samples import SOFTWARE_KINDS, CounterMap, InterfaceSample, InterfaceTable, NodeSample
+from netui.model.samples import (SOFTWARE_KINDS, CounterMap, InterfaceSample, InterfaceTable, LayoutMapping,
+                                 NodeSample)
 from netui.speedups import column_stats, deltas, doubles, positive, share
 
 U32 = 1 << 32
@@ -86,7 +87,7 @@ _IFACE_INDEX = (0, 8, 1, 9, 3, 11, 2, 10)
 _NCOUNTERS = 16
 
 
-class RatesTable(Mapping):
+class RatesTable(LayoutMapping):
     """Per-second rates of a node's interfaces in one flat array, as InterfaceTable holds
     their counters (``flat[i * 16 + k]``: counter ``k`` of interface ``i``; NaN unknown).
     A mapping of name → InterfaceRates, built on access."""
@@ -107,21 +108,6 @@ class RatesTable(Mapping):
     def __getitem__(self, name: str) -> InterfaceRates:
         i = self.layout.index[name]
         return InterfaceRates(name, *self.row(i), self.layout.link_mbps[i])
-
-    def __contains__(self, name: object) -> bool:
-        try:
-            return name in self.layout.index
-        except TypeError:
-            return False
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.layout.names)
-
-    def __len__(self) -> int:
-        return len(self.layout.names)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({dict(self.items())!r})"
 
 
 _NAN_ROW = array("d", [float("nan")] * _NCOUNTERS)
@@ -244,10 +230,11 @@ def _tcp_rates(prev: NodeSample, cur: NodeSample, dt: float) -> TcpRates | None:
         keys = ce.keys_
         moved = {keys[i]: rates[i] for i in positive(rates)}  # usually a few of them
     else:
+        inv = 1.0 / dt  # as in C, so a replayed recording gives the very same rates
         for key, value in ce.items():
             before = pe.get(key)
             if before is not None and value > before:
-                moved[key] = (value - before) / dt
+                moved[key] = (value - before) * inv
     return TcpRates(retrans, out, rate("InSegs"), ratio, moved)
 
 

@@ -196,7 +196,7 @@ class IfaceLayout:
     """
 
     __slots__ = ("names", "meta", "index", "data_plane", "data_plane_names", "link_mbps", "link_rows",
-                 "data_plane_all", "link_all", "link_full", "dp_rows", "link_idx", "link_speeds", "__weakref__")
+                 "dp_rows", "link_idx", "link_speeds", "__weakref__")
 
     def __init__(self, names: tuple[str, ...], meta: tuple[IfaceMeta, ...]) -> None:
         self.names = names
@@ -212,10 +212,6 @@ class IfaceLayout:
         self.link_mbps = tuple(None if m.kind in SOFTWARE_KINDS else m.speed_mbps for m in meta)
         # data-plane rows with a link speed: (row, bytes/s that make 100 %)
         self.link_rows = tuple((i, self.link_mbps[i] * 1e6 / 8) for i in shown if self.link_mbps[i])
-        # every row is a data-plane row / has a link speed: columns are plain strides
-        self.data_plane_all = len(shown) == len(names)
-        self.link_all = len(self.link_rows) == len(names)
-        self.link_full = array("d", [full for _, full in sorted(self.link_rows)]) if self.link_all else None
         # the same as arrays, for speedups.iface_totals
         self.dp_rows = array("Q", shown)
         self.link_idx = array("Q", [i for i, _ in self.link_rows])
@@ -232,7 +228,32 @@ def layout_of(names: tuple[str, ...], meta: tuple[IfaceMeta, ...]) -> IfaceLayou
     return IfaceLayout(names, meta)
 
 
-class InterfaceTable(Mapping):
+class LayoutMapping(Mapping):
+    """A mapping keyed by the interface names of an IfaceLayout (``self.layout``), whose
+    values subclasses build on access from a flat array (``self.flat``)."""
+
+    __slots__ = ()
+
+    def __contains__(self, name: object) -> bool:
+        try:
+            return name in self.layout.index
+        except TypeError:
+            return False
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.layout.names)
+
+    def __len__(self) -> int:
+        return len(self.layout.names)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({dict(self.items())!r})"
+
+    def __or__(self, other: Mapping) -> dict:
+        return dict(self) | dict(other)
+
+
+class InterfaceTable(LayoutMapping):
     """A node's interfaces in columns: a layout (names, sysfs facts) and the counters in one
     flat array as in CounterTable. A mapping of name → InterfaceSample, built on access.
     """
@@ -260,24 +281,6 @@ class InterfaceTable(Mapping):
         i = self.layout.index[name]
         at = i * _NCOUNTERS
         return InterfaceSample(name, InterfaceCounters._make(self.flat[at : at + _NCOUNTERS]), *self.layout.meta[i])
-
-    def __contains__(self, name: object) -> bool:
-        try:
-            return name in self.layout.index
-        except TypeError:
-            return False
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.layout.names)
-
-    def __len__(self) -> int:
-        return len(self.layout.names)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({dict(self.items())!r})"
-
-    def __or__(self, other: Mapping) -> dict:
-        return dict(self) | dict(other)
 
 
 _NO_INTERFACES = InterfaceTable(layout_of((), ()), array("Q"))

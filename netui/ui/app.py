@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Input
@@ -153,7 +154,10 @@ class NetuiApp(App):
             return  # pushed but not composed yet: its on_mount shows the data
         refresh = getattr(screen, "refresh_data", None)
         if refresh is not None:
-            refresh()
+            try:
+                refresh()
+            except NoMatches:
+                pass  # mounted, its children not yet: its on_mount shows the data
 
     def open_node(self, name: str) -> None:
         from netui.ui.node import NodeScreen

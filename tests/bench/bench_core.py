@@ -4,14 +4,22 @@ Run: python -m tests.bench.bench_core
 Prints µs per node-sample for netui's path (texts → NodeSample → Node.observe: rates,
 summary, health, history) and, side by side in the same run, the floor of merely
 tokenising the same texts (str.split of every file), as a ratio. Target: ≤ 150 µs.
+
+Then the same node-samples as a fleet receives them: the remote sampler's frames (its own
+``frame()`` run on the same texts, as tests/bench/fake_fleet.py serves them), decoded and
+observed, beside the floor of splitting each frame into its fields. Which implementation
+ran (netui._speedups or the pure-Python twins, NETUI_PURE_PYTHON=1) is printed.
 """
 
 from __future__ import annotations
 
 import time
 
+from netui import speedups
 from netui.collectors.assemble import PACKED_ATTRS, sample_from_texts
+from netui.collectors.frames import decode_frame
 from netui.model.node import Node
+from tests.bench.fake_fleet import NodeFrames
 from tests.bench.node128 import NCPU, NIFACE, iface_attrs, proc_texts
 
 ROUNDS = 5
@@ -42,6 +50,24 @@ def _floor(texts, attrs) -> float:
     return (time.perf_counter() - t0) / len(texts)
 
 
+def _remote(frames: list[bytes]) -> float:
+    node = Node("gpu001", history_s=900, interval_s=1)
+    t0 = time.perf_counter()
+    for payload in frames:
+        node.observe(decode_frame(payload))
+    elapsed = time.perf_counter() - t0
+    assert node.rates is not None and len(node.rates.cpu.cpus) == NCPU and node.summary.rx_bytes_per_s > 0
+    return elapsed / len(frames)
+
+
+def _remote_floor(frames: list[bytes]) -> float:
+    t0 = time.perf_counter()
+    n = 0
+    for payload in frames:
+        n += len(payload.split(b"\0"))
+    return (time.perf_counter() - t0) / len(frames)
+
+
 def main() -> None:
     texts = [proc_texts(s) for s in range(SAMPLES)]
     # as the local reader hands them over: each interface's sysfs texts in PACKED_ATTRS order
@@ -52,6 +78,18 @@ def main() -> None:
     print(f"netui parse + rates + health + history: {best_netui * 1e6:8.1f} µs per node-sample (target ≤ 150)")
     print(f"floor (str.split of the same texts):     {best_floor * 1e6:8.1f} µs per node-sample")
     print(f"ratio netui / floor:                      {best_netui / best_floor:8.1f}×")
+
+    source = NodeFrames()
+    frames = []
+    for i in range(SAMPLES):
+        whole = source.frame(i, float(i), float(i))
+        frames.append(whole[whole.index(b"\n") + 1 :])
+    best_remote = min(_remote(frames) for _ in range(ROUNDS))
+    best_rfloor = min(_remote_floor(frames) for _ in range(ROUNDS))
+    print(f"remote frame ({sum(map(len, frames)) // len(frames)} bytes): decode + observe "
+          f"{best_remote * 1e6:8.1f} µs per node-sample")
+    print(f"floor (splitting the frame into fields):  {best_rfloor * 1e6:8.1f} µs per node-sample")
+    print(f"speedups: {'netui._speedups (C)' if speedups.COMPILED else 'pure-Python twins'}")
 
 
 if __name__ == "__main__":

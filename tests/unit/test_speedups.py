@@ -152,6 +152,33 @@ def test_the_twins_agree_on_fuzzed_text(text, sep, mode, width, base):
     same_parse(text, sep, mode, width, base)
 
 
+@needs_c
+@settings(max_examples=600, deadline=None)
+@given(texts, st.integers(0, 2), st.sampled_from([10, 16]),
+       st.sampled_from([-1, 0, 0b101, 0x1007, 1 << 63 | 1, b"", b"\x01\x00\x01", b"\x00\x01" * 40]),
+       st.sampled_from([2**64 - 1, 2**32 - 1, 5, 0]), st.data())
+def test_the_twins_agree_on_kept_columns_limits_and_spans(text, mode, base, keep, limit, data):
+    ends = [i for i, ch in enumerate(text) if ch == "\n"] + [len(text), -1, 0]
+    stop = data.draw(st.sampled_from(ends))
+    start = data.draw(st.integers(-1, max(stop, len(text)) + 1))
+    c = outcome(lambda: compiled.parse_rows(text, ":", mode, -1, base, keep, limit, start, stop))
+    py = outcome(lambda: speedups.py_parse_rows(text, ":", mode, -1, base, keep, limit, start, stop))
+    assert c == py
+
+
+def test_a_column_not_kept_may_hold_any_token():
+    _, width, raw = speedups.parse_rows("1 a\x00b 2\n3 zz 4", " ", 0, -1, keep=0b101)
+    assert (width, tuple(speedups.u64s(raw))) == (3, (1, 2, 3, 4))
+    with pytest.raises(ValueError):  # a kept one may not
+        speedups.parse_rows("1 a\x00b 2\n", " ", 0, -1, keep=0b11)
+    with pytest.raises(ValueError):
+        speedups.parse_rows("7 70000000000\n", " ", 0, -1, limit=2**32 - 1)
+    _, _, raw = speedups.parse_rows("x 1 2\n3 4\n5 6\n", " ", 0, -1, start=6, stop=9)
+    assert tuple(speedups.u64s(raw)) == (3, 4)
+    with pytest.raises(ValueError):  # a stop inside a line
+        speedups.parse_rows("x 1 2\n3 4\n5 6\n", " ", 0, -1, start=6, stop=8)
+
+
 u64 = st.integers(0, 2**64 - 1)
 
 
@@ -203,3 +230,20 @@ def test_netui_runs_on_the_pure_python_twins():
                           capture_output=True, text=True, timeout=120)
     assert fast.returncode == 0, fast.stderr
     assert pure.stdout == fast.stdout and "rx_bytes_per_s=" in pure.stdout
+
+
+b64_text = st.one_of(
+    st.binary(max_size=60).map(lambda b: __import__("base64").b64encode(b).decode()),
+    st.text(alphabet="ABCxyz019+/=\n -_é", max_size=24),
+)
+
+
+@needs_c
+@settings(max_examples=500, deadline=None)
+@given(b64_text)
+def test_the_twins_agree_on_base64(text):
+    c = outcome(compiled.b64decode, text)
+    py = outcome(speedups.py_b64decode, text)
+    assert c == py
+    if c[1] is None:
+        assert c[0] == __import__("base64").b64decode(text)
