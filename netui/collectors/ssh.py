@@ -269,6 +269,9 @@ class SshConnector:
             kwargs["port"] = port
         if s.identity:
             kwargs["client_keys"] = s.identity
+        # Never compressed, whatever ssh_config says (Compression yes): a frame is ~15 KB
+        # a second, and zlib would cost CPU on the node and here for every one of them.
+        kwargs["compression_algs"] = ("none",)
         if not self._own_ciphers:
             # AES-GCM first (hardware AES on every server CPU): ~30 % less CPU per frame than
             # asyncssh's default chacha20-poly1305, measured by bench_fleet. A site's own

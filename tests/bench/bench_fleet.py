@@ -200,6 +200,15 @@ async def _child(args) -> None:
                 gc_s[info["generation"]] += time.process_time() - gc_started[0]
                 gc_runs[info["generation"]] += 1
 
+        tick_s: list[float] = []
+        told = monitor.on_update  # the UI's, when there is one
+
+        def on_update() -> None:
+            tick_s.append(monitor.last_tick_s or 0.0)
+            if told is not None:
+                told()
+
+        monitor.on_update = on_update
         s0, srv0, ticks0 = samples(), server.cpu_times(), monitor.ticks
         w0, c0, t0 = time.monotonic(), time.process_time(), me.cpu_times()
         gc.callbacks.append(gc_timer)
@@ -211,6 +220,7 @@ async def _child(args) -> None:
         gc.callbacks.remove(gc_timer)
         c1, w1, t1 = time.process_time(), time.monotonic(), me.cpu_times()
         s1, srv1, ticks1 = samples(), server.cpu_times(), monitor.ticks
+        monitor.on_update = told
         stop.set()
         await lag_task
         lags.sort()
@@ -225,6 +235,8 @@ async def _child(args) -> None:
             up_end=up(), lag_p50_ms=lags[len(lags) // 2] * 1e3 if lags else None,
             lag_max_ms=lags[-1] * 1e3 if lags else None, loadavg=os.getloadavg()[0],
             threads=me.num_threads(), gc_s=gc_s, gc_runs=gc_runs,
+            tick_ms_mean=sum(tick_s) / len(tick_s) * 1e3 if tick_s else None,
+            tick_ms_max=max(tick_s) * 1e3 if tick_s else None,
         )
         if not args.variant.startswith("floor"):
             result["states_end"] = {s.value: c for s, c in fleet.count_by_state().items()}
@@ -370,7 +382,12 @@ def _print_result(r: dict, floor: dict | None) -> None:
           f"{us:6.0f} µs CPU per node-sample | {core:5.1f} % of a core | RSS {r['rss'] / 2**20:6.1f} MB "
           f"| loop lag p50/max {r['lag_p50_ms']:.0f}/{r['lag_max_ms']:.0f} ms | server {srv_us:.0f} µs/ns")
     if "sys_s" in r:
-        print(f"  {'':32s} of which in the kernel {r['sys_s'] / max(1, r['node_samples']) * 1e6:.0f} µs per node-sample")
+        ticks = ""
+        if r.get("tick_ms_mean") is not None and r.get("ticks"):
+            per_ns = r["tick_ms_mean"] * 1e3 * r["ticks"] / max(1, r["node_samples"])
+            ticks = (f"; engine ticks {r['tick_ms_mean']:.1f} ms mean, {r['tick_ms_max']:.1f} max "
+                     f"(= {per_ns:.0f} µs per node-sample, wall)")
+        print(f"  {'':32s} of which in the kernel {r['sys_s'] / max(1, r['node_samples']) * 1e6:.0f} µs per node-sample{ticks}")
     if r.get("gc_s"):
         gc_us = sum(r["gc_s"]) / max(1, r["node_samples"]) * 1e6
         print(f"  {'':32s} of which cyclic GC {gc_us:.0f} µs per node-sample "

@@ -114,6 +114,19 @@ async def run_scenarios(config, scenarios: list[str], until, timeout_s: float = 
         await asyncio.gather(task, return_exceptions=True)
 
 
+async def test_no_compression_even_when_ssh_config_asks_for_it(server):
+    """asyncssh's server accepts zlib@openssh.com; `Compression yes` must not turn it on."""
+    server.write_text(server.read_text() + "  Compression yes\n")
+    connector = SshConnector(SshSettings(config_paths=[str(server)], connect_timeout_s=5))
+    conn = await connector.connect("127.0.0.1", "split", None)
+    try:
+        assert (conn.get_extra_info("recv_compression"), conn.get_extra_info("send_compression")) == ("none", "none")
+        assert conn.get_extra_info("recv_cipher") == "aes128-gcm@openssh.com"
+    finally:
+        conn.close()
+        await connector.close()
+
+
 async def test_frames_over_several_packets_and_several_in_one_packet_all_arrive(server):
     m = await run_scenarios(server, ["split"], lambda m: m.fleet["split"].samples_seen >= 5)
     node = m.fleet["split"]
