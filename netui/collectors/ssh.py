@@ -353,8 +353,9 @@ class SamplerSession(asyncssh.SSHClientSession):
         self._source = source
         self._name = source.name
         self._observe = sink.observe
-        self._rest = b""  # the start of a frame not yet whole
-        self._want = 0  # len(_rest) must reach this before a frame can be whole
+        self._rest: list[bytes] = []  # the pieces of a frame not yet whole
+        self._have = 0  # their length
+        self._want = 0  # the length they must reach before the frame can be whole
         self._stderr = b""
         self._channel: asyncssh.SSHClientChannel | None = None
         self.ended: asyncio.Future = asyncio.get_running_loop().create_future()
@@ -368,12 +369,13 @@ class SamplerSession(asyncssh.SSHClientSession):
             return
         if self.ended.done():
             return
-        if self._rest:
-            data = self._rest + data
-            if len(data) < self._want:
-                self._rest = data
+        if self._rest:  # pieces joined once, when whole: a big frame costs no quadratic copying
+            self._rest.append(data)
+            self._have += len(data)
+            if self._have < self._want:
                 return
-            self._rest = b""
+            data = b"".join(self._rest)
+            self._rest = []
         try:
             self._frames(data)
         except Exception as exc:  # noqa: BLE001 - a bad frame or a failing sink ends the stream
@@ -388,12 +390,12 @@ class SamplerSession(asyncssh.SSHClientSession):
             if nl < 0:
                 if end - pos >= HEADER_MAX:
                     raise FrameError(f"not a sampler frame: {data[pos:pos + 40]!r}")
-                self._rest, self._want = data[pos:], 0
+                self._rest, self._have, self._want = [data[pos:]], end - pos, 0
                 return
             start = nl + 1
             stop = start + frame_length(data[pos:start])
             if stop > end:
-                self._rest, self._want = data[pos:], stop - pos
+                self._rest, self._have, self._want = [data[pos:]], end - pos, stop - pos
                 return
             self.frame(data[start:stop])
             self._source.frames += 1

@@ -50,10 +50,10 @@ SETTLE_S = 3.0  # after all are up: every node has rates and all its history rin
 FANOUT = 64
 HISTORY_S = 900.0
 NIFACE = 16
-VARIANTS = ("floor-stream", "floor", "engine-stream", "engine", "ui")
+VARIANTS = ("floor-stream", "floor", "engine-stream", "engine", "ui-stream", "ui")
 LABELS = {"floor": "floor (SSH, frames discarded)", "engine": "engine (SSH+parse+rates)",
           "ui": "engine + Textual UI", "floor-stream": "floor, stream reads (before)",
-          "engine-stream": "engine, stream reads (before)"}
+          "engine-stream": "engine, stream reads (before)", "ui-stream": "engine + UI, stream reads (before)"}
 # a variant may name changes to try after a "+": floor+uvloop, engine+eager-keepalive+chacha20
 MODIFIERS = {
     "eager-keepalive": "asyncssh's keepalive timer, restarted on every read (before lazy_keepalive)",
@@ -141,7 +141,8 @@ async def _child(args) -> None:
     connector = SshConnector(SshSettings(config_paths=[args.config], fanout=FANOUT))
     base, mods = _split_variant(args.variant)
     cls = {"floor": _discard_source_class, "floor-stream": lambda: _stream_source_class(True),
-           "engine-stream": lambda: _stream_source_class(False)}.get(base, lambda: SshSource)()
+           "engine-stream": lambda: _stream_source_class(False),
+           "ui-stream": lambda: _stream_source_class(False)}.get(base, lambda: SshSource)()
     if "eager-keepalive" in mods:
         connector.lazy_keepalive = False
     if "chacha20" in mods:
@@ -249,7 +250,7 @@ async def _child(args) -> None:
             stats.sort_stats("cumulative").print_stats(args.profile)
             result["profile"] = text.getvalue()
 
-    if base == "ui":
+    if base.startswith("ui"):
         from netui.ui.app import make_app
 
         app = make_app(monitor)  # autostart: the app runs monitor.run() in its worker
@@ -294,8 +295,12 @@ def _close_hung(monitor, what: str) -> None:
     states: dict[str, int] = {}
     for node in monitor.fleet:
         states[node.state.value] = states.get(node.state.value, 0) + 1
-    print(f"CLOSE_HUNG {what}; {len(running)} node tasks still running after cancel(); states {states}",
-          flush=True)
+    where = ""
+    if running:
+        frames = running[0].get_stack(limit=3)
+        where = "; one waits in " + " < ".join(f"{f.f_code.co_name}:{f.f_lineno}" for f in frames)
+    print(f"CLOSE_HUNG {what}; {len(running)} node tasks still running after cancel(); states {states}; "
+          f"monitor stopped: {monitor._stopped}{where}", flush=True)
     os._exit(0)  # asyncio.run would wait for those tasks forever
 
 
@@ -408,7 +413,8 @@ def _parent(args) -> None:
     raise_open_files_limit()
     sizes = [int(n) for n in args.nodes.split(",") if n]
     wanted = {"floor": args.floor, "engine": args.engine, "ui": args.ui,
-              "floor-stream": args.floor and args.stream, "engine-stream": args.engine and args.stream}
+              "floor-stream": args.floor and args.stream, "engine-stream": args.engine and args.stream,
+              "ui-stream": args.ui and args.stream}
     variants = args.variants.split(",") if args.variants else [v for v in VARIANTS if wanted[v]]
     for v in variants:
         _split_variant(v)
