@@ -164,12 +164,53 @@ def backoff_s(attempt: int, first_s: float, max_s: float, rng: random.Random) ->
     return rng.uniform(d / 2, d)
 
 
+_KEEPALIVE_PARTS = ("_loop", "_keepalive_interval", "_keepalive_timer", "_reset_keepalive_timer",
+                    "_set_keepalive_timer", "_cancel_keepalive_timer", "_keepalive_timer_callback")
+
+
+def lazy_keepalive(conn: asyncssh.SSHClientConnection) -> bool:
+    """Make the connection's keepalive timer lazy; True when it was (asyncssh as we know it).
+
+    asyncssh restarts its keepalive timer on every read from the socket: a cancelled
+    TimerHandle and a new one pushed on the loop's heap per frame, ~15 % of the CPU a frame
+    costs the monitor (bench_fleet's floor). Here a read only notes the time; the timer,
+    when it fires, re-arms itself for the rest of the interval if anything arrived since,
+    and otherwise runs asyncssh's own check (keepalive request, count, "not responding"
+    after keepalive_count_max). The same deadlines, one timer per interval instead of one
+    per frame. An asyncssh whose internals differ keeps its own timer (False).
+    """
+    if not all(hasattr(conn, name) for name in _KEEPALIVE_PARTS) or not conn._keepalive_interval:
+        return False
+    loop = conn._loop
+    interval = conn._keepalive_interval
+    check = conn._keepalive_timer_callback  # asyncssh's: count, request, or give up
+    last = [loop.time()]
+
+    def received() -> None:
+        last[0] = loop.time()
+
+    def due() -> None:
+        idle = loop.time() - last[0]
+        if idle < interval:
+            conn._keepalive_timer = loop.call_later(interval - idle, due)
+        else:
+            check()
+
+    conn._cancel_keepalive_timer()
+    conn._reset_keepalive_timer = received
+    conn._keepalive_timer_callback = due  # what _set_keepalive_timer arms
+    conn._set_keepalive_timer()
+    return True
+
+
 PREFERRED_CIPHERS = ("aes128-gcm@openssh.com", "aes256-gcm@openssh.com", "chacha20-poly1305@openssh.com",
                      "aes256-ctr", "aes192-ctr", "aes128-ctr")
 
 
 class SshConnector:
     """Opens connections: the shared options, the handshake limit, one jump per ProxyJump."""
+
+    lazy_keepalive = True  # see lazy_keepalive(); False: asyncssh's timer (bench_fleet compares)
 
     def __init__(self, settings: SshSettings) -> None:
         self.settings = settings
@@ -228,6 +269,9 @@ class SshConnector:
             kwargs["port"] = port
         if s.identity:
             kwargs["client_keys"] = s.identity
+        # Never compressed, whatever ssh_config says (Compression yes): a frame is ~15 KB
+        # a second, and zlib would cost CPU on the node and here for every one of them.
+        kwargs["compression_algs"] = ("none",)
         if not self._own_ciphers:
             # AES-GCM first (hardware AES on every server CPU): ~30 % less CPU per frame than
             # asyncssh's default chacha20-poly1305, measured by bench_fleet. A site's own
@@ -275,6 +319,8 @@ class SshConnector:
             key = conn.get_server_host_key()
             if key is not None:
                 record_host_key(resolved, key)
+        if self.lazy_keepalive:
+            lazy_keepalive(conn)
         return conn
 
     async def close(self) -> None:
@@ -288,10 +334,103 @@ class SshConnector:
                 task.cancel()
 
 
+HEADER_MAX = 64  # b"NETUI1 <length>\n" is far shorter
+
+
+class SamplerSession(asyncssh.SSHClientSession):
+    """The sampler's channel: frames cut out of the bytes as they arrive and handed to the
+    sink there and then.
+
+    asyncssh calls ``data_received`` once per SSH packet, and a frame of a 128-CPU node is
+    one packet: no stream reader, no coroutine woken per frame (bench_fleet measured the
+    difference). A frame split over packets waits in ``_rest`` until it is whole.
+    ``ended`` resolves when the channel closes: None at a clean end (``why_ended`` then
+    says why the sampler stopped), else the exception that ended it — a bad frame (its
+    FrameError), a sink that failed, or the connection lost.
+    """
+
+    def __init__(self, source: SshSource, sink) -> None:
+        self._source = source
+        self._name = source.name
+        self._observe = sink.observe
+        self._rest: list[bytes] = []  # the pieces of a frame not yet whole
+        self._have = 0  # their length
+        self._want = 0  # the length they must reach before the frame can be whole
+        self._stderr = b""
+        self._channel: asyncssh.SSHClientChannel | None = None
+        self.ended: asyncio.Future = asyncio.get_running_loop().create_future()
+
+    def connection_made(self, chan) -> None:
+        self._channel = chan
+
+    def data_received(self, data: bytes, datatype) -> None:
+        if datatype is not None:  # stderr: keep its last words for why_ended
+            self._stderr = (self._stderr + data)[-4096:]
+            return
+        if self.ended.done():
+            return
+        if self._rest:  # pieces joined once, when whole: a big frame costs no quadratic copying
+            self._rest.append(data)
+            self._have += len(data)
+            if self._have < self._want:
+                return
+            data = b"".join(self._rest)
+            self._rest = []
+        try:
+            self._frames(data)
+        except Exception as exc:  # noqa: BLE001 - a bad frame or a failing sink ends the stream
+            self._end(exc)
+            if self._channel is not None:
+                self._channel.close()
+
+    def _frames(self, data: bytes) -> None:
+        pos, end = 0, len(data)
+        while pos < end:
+            nl = data.find(b"\n", pos, pos + HEADER_MAX)
+            if nl < 0:
+                if end - pos >= HEADER_MAX:
+                    raise FrameError(f"not a sampler frame: {data[pos:pos + 40]!r}")
+                self._rest, self._have, self._want = [data[pos:]], end - pos, 0
+                return
+            start = nl + 1
+            stop = start + frame_length(data[pos:start])
+            if stop > end:
+                self._rest, self._have, self._want = [data[pos:]], end - pos, stop - pos
+                return
+            self.frame(data[start:stop])
+            self._source.frames += 1
+            pos = stop
+
+    def frame(self, payload: bytes) -> None:
+        """One whole frame's payload: decoded and handed to the sink."""
+        self._observe(self._name, decode_frame(payload))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if exc is None and self._rest:
+            exc = FrameError("stream ended inside a frame")
+        self._end(exc)
+
+    def _end(self, exc: BaseException | None) -> None:
+        if not self.ended.done():
+            self.ended.set_result(exc)
+
+    def why_ended(self) -> Failure:
+        """Why the sampler's output ended cleanly: its exit status and its own words."""
+        text = self._stderr.decode("utf-8", "replace").strip().splitlines()
+        words = text[-1] if text else ""
+        status = self._channel.get_exit_status() if self._channel is not None else None
+        if status == 127 or "no python3" in words:
+            return Failure(NodeState.UNSUPPORTED, words or "no python3 on this node")
+        if status == 3:
+            return Failure(NodeState.UNSUPPORTED, words or "no /proc/net/dev on this node")
+        return Failure(NodeState.DOWN, f"sampler exited (status {status})" + (f": {words}" if words else ""))
+
+
 class SshSource:
     """One node over SSH: connects, runs the sampler, streams samples into the sink."""
 
     push = True
+    session_class = SamplerSession
 
     def __init__(self, name: str, host: str, connector: SshConnector, *, user: str | None = None,
                  port: int | None = None, seed: int | None = None) -> None:
@@ -301,7 +440,8 @@ class SshSource:
         self.port = port
         self.connector = connector
         self._rng = random.Random(seed if seed is not None else hash(name))
-        self._process: asyncssh.SSHClientProcess | None = None
+        self._channel: asyncssh.SSHClientChannel | None = None  # the sampler's
+        self._session: SamplerSession | None = None
         self._conn: asyncssh.SSHClientConnection | None = None
         self.frames = 0
 
@@ -330,41 +470,14 @@ class SshSource:
 
     async def _stream(self, sink) -> None:
         self._conn = await self.connector.connect(self.host, self.user, self.port)
-        proc = await self._conn.create_process(sampler_command(sink.interval_s), encoding=None)
-        self._process = proc
-        reader = proc.stdout
-        while True:
-            try:
-                header = await reader.readuntil(b"\n")
-            except asyncio.IncompleteReadError as exc:
-                if exc.partial:
-                    raise FrameError("stream ended inside a frame header") from None
-                raise await self._ended(proc) from None
-            except asyncssh.Error:
-                raise
-            payload = await reader.readexactly(frame_length(header))
-            sink.observe(self.name, decode_frame(payload))
-            self.frames += 1
-
-    async def _ended(self, proc) -> Failure:
-        """Why the sampler's output ended: its exit status and its own words."""
-        try:
-            await asyncio.wait_for(proc.wait_closed(), timeout=2)
-        except (asyncio.TimeoutError, asyncssh.Error, OSError):
-            pass
-        err = b""
-        try:
-            err = await asyncio.wait_for(proc.stderr.read(4096), timeout=1)
-        except (asyncio.TimeoutError, asyncssh.Error, OSError):
-            pass
-        text = err.decode("utf-8", "replace").strip().splitlines()
-        words = text[-1] if text else ""
-        status = proc.exit_status
-        if status == 127 or "no python3" in words:
-            return Failure(NodeState.UNSUPPORTED, words or "no python3 on this node")
-        if status == 3:
-            return Failure(NodeState.UNSUPPORTED, words or "no /proc/net/dev on this node")
-        return Failure(NodeState.DOWN, f"sampler exited (status {status})" + (f": {words}" if words else ""))
+        session = self.session_class(self, sink)
+        self._session = session
+        self._channel, _ = await self._conn.create_session(lambda: session, sampler_command(sink.interval_s),
+                                                           encoding=None)
+        failure = await session.ended
+        if failure is not None:
+            raise failure
+        raise session.why_ended()
 
     @property
     def connection(self) -> asyncssh.SSHClientConnection | None:
@@ -374,20 +487,21 @@ class SshSource:
         second handshake, and they end when it does.
         """
         conn = self._conn
-        return conn if conn is not None and self._process is not None and not conn.is_closed() else None
+        return conn if conn is not None and self._channel is not None and not conn.is_closed() else None
 
     def set_interval(self, interval_s: float) -> None:
-        proc = self._process
-        if proc is not None and not proc.stdin.is_closing():
+        channel = self._channel
+        if channel is not None and not channel.is_closing():
             try:
-                proc.stdin.write(f"i {interval_s}\n".encode())
+                channel.write(f"i {interval_s}\n".encode())
             except (OSError, asyncssh.Error):
                 pass
 
     def _close(self) -> None:
-        if self._process is not None:
-            self._process.close()
-            self._process = None
+        self._session = None
+        if self._channel is not None:
+            self._channel.close()
+            self._channel = None
         if self._conn is not None:
             self._conn.close()
             self._conn = None

@@ -10,7 +10,16 @@ CPU time and RSS are its own:
 - floor:   netui's SshConnector and the same frame reads as SshSource, frames discarded
            (SSH transport only: no decode, no rates, no UI);
 - engine:  the real SshSource + Monitor (SSH + parse + rates + health + history + ticks);
-- engine+UI: the same under the Textual app, headless (``make_app(monitor).run_test``).
+- engine+UI: the same under the Textual app, headless (``make_app(monitor).run_test``);
+- floor-stream, engine-stream (``--stream``): the same with the reads SshSource did before
+  SamplerSession (the process's stdout stream, readuntil + readexactly in the node's task).
+
+``--variants`` picks and orders them, each optionally with changes to try: ``+uvloop`` (the
+event loop; not a dependency), ``+eager-keepalive`` (asyncssh's own keepalive timer),
+``+chacha20`` (that cipher first), e.g. ``--variants floor,floor+uvloop,floor``. The fake
+fleet sends one SSH packet per frame, as OpenSSH's sshd does (``--asyncssh-ignore``: with
+asyncssh's IGNORE packet before each); ``--filler-bytes N`` sends frames of N filler bytes
+(the floor's cost by frame size).
 
 Prints, side by side: time from start until every node is up, node-samples/s in the
 window, monitor CPU µs per node-sample (process time, all threads, all included), % of one
@@ -41,33 +50,72 @@ SETTLE_S = 3.0  # after all are up: every node has rates and all its history rin
 FANOUT = 64
 HISTORY_S = 900.0
 NIFACE = 16
-VARIANTS = ("floor", "engine", "ui")
+VARIANTS = ("floor-stream", "floor", "engine-stream", "engine", "ui-stream", "ui")
 LABELS = {"floor": "floor (SSH, frames discarded)", "engine": "engine (SSH+parse+rates)",
-          "ui": "engine + Textual UI"}
+          "ui": "engine + Textual UI", "floor-stream": "floor, stream reads (before)",
+          "engine-stream": "engine, stream reads (before)", "ui-stream": "engine + UI, stream reads (before)"}
+# a variant may name changes to try after a "+": floor+uvloop, engine+eager-keepalive+chacha20
+MODIFIERS = {
+    "eager-keepalive": "asyncssh's keepalive timer, restarted on every read (before lazy_keepalive)",
+    "uvloop": "the uvloop event loop (not a dependency of netui: measured only)",
+    "chacha20": "chacha20-poly1305 offered first (asyncssh's default order)",
+}
+
+
+def _split_variant(variant: str) -> tuple[str, list[str]]:
+    base, *mods = variant.split("+")
+    if base not in VARIANTS or any(m not in MODIFIERS for m in mods):
+        raise argparse.ArgumentTypeError(f"unknown variant {variant!r}: {', '.join(VARIANTS)} "
+                                         f"with +{', +'.join(MODIFIERS)}")
+    return base, mods
+
+
+def _label(variant: str) -> str:
+    base, mods = _split_variant(variant)
+    return LABELS[base] + "".join(f" +{m}" for m in mods)
 
 
 # the child: one fleet size, one variant ------------------------------------------------------
 def _discard_source_class():
-    from netui.collectors.frames import frame_length
-    from netui.collectors.ssh import SshSource, sampler_command
+    from netui.collectors.ssh import SamplerSession, SshSource
+
+    class DiscardSession(SamplerSession):
+        def frame(self, payload: bytes) -> None:
+            self._source.frames_total += 1
 
     class DiscardSource(SshSource):
-        """SshSource's connection and frame reads, with the frames dropped undecoded."""
+        """SshSource's connection, channel and frame splitting, with the frames dropped undecoded."""
 
+        frames_total = 0
+        session_class = DiscardSession
+
+    return DiscardSource
+
+
+def _stream_source_class(discard: bool):
+    """SshSource as it read frames before SamplerSession (kept to compare, side by side):
+    the process's stdout stream, ``readuntil`` the header then ``readexactly`` the payload,
+    in the node's task."""
+    from netui.collectors.frames import decode_frame, frame_length
+    from netui.collectors.ssh import SshSource, sampler_command
+
+    class StreamSource(SshSource):
         frames_total = 0
 
         async def _stream(self, sink) -> None:
             self._conn = await self.connector.connect(self.host, self.user, self.port)
             proc = await self._conn.create_process(sampler_command(sink.interval_s), encoding=None)
-            self._process = proc
+            self._channel = proc.channel
             reader = proc.stdout
             while True:
                 header = await reader.readuntil(b"\n")
-                await reader.readexactly(frame_length(header))
+                payload = await reader.readexactly(frame_length(header))
+                if not discard:
+                    sink.observe(self.name, decode_frame(payload))
                 self.frames += 1
                 self.frames_total += 1
 
-    return DiscardSource
+    return StreamSource
 
 
 async def _loop_lag(out: list[float], stop: asyncio.Event) -> None:
@@ -91,13 +139,22 @@ async def _child(args) -> None:
     rss_base = me.memory_info().rss
     names = [node_name(i) for i in range(args.nodes)]
     connector = SshConnector(SshSettings(config_paths=[args.config], fanout=FANOUT))
-    cls = _discard_source_class() if args.variant == "floor" else SshSource
+    base, mods = _split_variant(args.variant)
+    cls = {"floor": _discard_source_class, "floor-stream": lambda: _stream_source_class(True),
+           "engine-stream": lambda: _stream_source_class(False),
+           "ui-stream": lambda: _stream_source_class(False)}.get(base, lambda: SshSource)()
+    if "eager-keepalive" in mods:
+        connector.lazy_keepalive = False
+    if "chacha20" in mods:
+        from netui.collectors import ssh
+        ssh.PREFERRED_CIPHERS = ("chacha20-poly1305@openssh.com",
+                                 *(c for c in ssh.PREFERRED_CIPHERS if not c.startswith("chacha20")))
     sources = [cls(n, n, connector) for n in names]
     monitor = Monitor(sources, interval_s=1.0, history_s=HISTORY_S)
     monitor.connector = connector  # closed with the monitor
     fleet = monitor.fleet
 
-    if args.variant == "floor":
+    if args.variant.startswith("floor"):
         def samples() -> int:
             return sum(s.frames_total for s in sources)
 
@@ -144,8 +201,17 @@ async def _child(args) -> None:
                 gc_s[info["generation"]] += time.process_time() - gc_started[0]
                 gc_runs[info["generation"]] += 1
 
+        tick_s: list[float] = []
+        told = monitor.on_update  # the UI's, when there is one
+
+        def on_update() -> None:
+            tick_s.append(monitor.last_tick_s or 0.0)
+            if told is not None:
+                told()
+
+        monitor.on_update = on_update
         s0, srv0, ticks0 = samples(), server.cpu_times(), monitor.ticks
-        w0, c0 = time.monotonic(), time.process_time()
+        w0, c0, t0 = time.monotonic(), time.process_time(), me.cpu_times()
         gc.callbacks.append(gc_timer)
         if profiler:
             profiler.enable()
@@ -153,15 +219,16 @@ async def _child(args) -> None:
         if profiler:
             profiler.disable()
         gc.callbacks.remove(gc_timer)
-        c1, w1 = time.process_time(), time.monotonic()
+        c1, w1, t1 = time.process_time(), time.monotonic(), me.cpu_times()
         s1, srv1, ticks1 = samples(), server.cpu_times(), monitor.ticks
+        monitor.on_update = told
         stop.set()
         await lag_task
         lags.sort()
         rings = sum(len(n.history) + 2 * len(n.iface_history) for n in fleet)
         capacity = next(iter(fleet)).history["rx_bytes_per_s"].capacity
         result.update(
-            window_s=w1 - w0, cpu_s=c1 - c0, node_samples=s1 - s0, ticks=ticks1 - ticks0,
+            window_s=w1 - w0, cpu_s=c1 - c0, sys_s=t1.system - t0.system, node_samples=s1 - s0, ticks=ticks1 - ticks0,
             server_cpu_s=(srv1.user + srv1.system) - (srv0.user + srv0.system),
             rss=me.memory_info().rss, rss_base=rss_base,
             ring_bytes=rings * capacity * 4,
@@ -169,8 +236,10 @@ async def _child(args) -> None:
             up_end=up(), lag_p50_ms=lags[len(lags) // 2] * 1e3 if lags else None,
             lag_max_ms=lags[-1] * 1e3 if lags else None, loadavg=os.getloadavg()[0],
             threads=me.num_threads(), gc_s=gc_s, gc_runs=gc_runs,
+            tick_ms_mean=sum(tick_s) / len(tick_s) * 1e3 if tick_s else None,
+            tick_ms_max=max(tick_s) * 1e3 if tick_s else None,
         )
-        if args.variant != "floor":
+        if not args.variant.startswith("floor"):
             result["states_end"] = {s.value: c for s, c in fleet.count_by_state().items()}
         if profiler:
             import io
@@ -181,7 +250,7 @@ async def _child(args) -> None:
             stats.sort_stats("cumulative").print_stats(args.profile)
             result["profile"] = text.getvalue()
 
-    if args.variant == "ui":
+    if base.startswith("ui"):
         from netui.ui.app import make_app
 
         app = make_app(monitor)  # autostart: the app runs monitor.run() in its worker
@@ -226,8 +295,12 @@ def _close_hung(monitor, what: str) -> None:
     states: dict[str, int] = {}
     for node in monitor.fleet:
         states[node.state.value] = states.get(node.state.value, 0) + 1
-    print(f"CLOSE_HUNG {what}; {len(running)} node tasks still running after cancel(); states {states}",
-          flush=True)
+    where = ""
+    if running:
+        frames = running[0].get_stack(limit=3)
+        where = "; one waits in " + " < ".join(f"{f.f_code.co_name}:{f.f_lineno}" for f in frames)
+    print(f"CLOSE_HUNG {what}; {len(running)} node tasks still running after cancel(); states {states}; "
+          f"monitor stopped: {monitor._stopped}{where}", flush=True)
     os._exit(0)  # asyncio.run would wait for those tasks forever
 
 
@@ -235,14 +308,18 @@ def _close_hung(monitor, what: str) -> None:
 class FleetServer:
     """The fake fleet's process: started, asked its port, always killed."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, asyncssh_ignore: bool = False, filler_bytes: int = 0) -> None:
         self.directory = directory
+        self.filler_bytes = filler_bytes
+        self.asyncssh_ignore = asyncssh_ignore
         self.proc: subprocess.Popen | None = None
         self.port = 0
 
     def __enter__(self) -> FleetServer:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.bench.fake_fleet", str(self.directory), "--max-seconds", "7200"],
+            [sys.executable, "-m", "tests.bench.fake_fleet", str(self.directory), "--max-seconds", "7200"]
+            + (["--asyncssh-ignore"] if self.asyncssh_ignore else [])
+            + (["--filler-bytes", str(self.filler_bytes)] if self.filler_bytes else []),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
         )
         line = self.proc.stdout.readline()  # the server prints PORT once it listens
@@ -295,7 +372,7 @@ def _run_child(args, server: FleetServer, config: Path, nodes: int, variant: str
 
 
 def _print_result(r: dict, floor: dict | None) -> None:
-    label = LABELS[r["variant"]]
+    label = _label(r["variant"])
     if "error" in r and "cpu_s" not in r:
         print(f"  {label:32s} FAILED: {r['error']}")
         for key in ("states", "errors", "close_hung"):
@@ -309,6 +386,13 @@ def _print_result(r: dict, floor: dict | None) -> None:
     print(f"  {label:32s} all up in {r['up_s']:6.1f} s | {per_s:7.1f} node-samples/s | "
           f"{us:6.0f} µs CPU per node-sample | {core:5.1f} % of a core | RSS {r['rss'] / 2**20:6.1f} MB "
           f"| loop lag p50/max {r['lag_p50_ms']:.0f}/{r['lag_max_ms']:.0f} ms | server {srv_us:.0f} µs/ns")
+    if "sys_s" in r:
+        ticks = ""
+        if r.get("tick_ms_mean") is not None and r.get("ticks"):
+            per_ns = r["tick_ms_mean"] * 1e3 * r["ticks"] / max(1, r["node_samples"])
+            ticks = (f"; engine ticks {r['tick_ms_mean']:.1f} ms mean, {r['tick_ms_max']:.1f} max "
+                     f"(= {per_ns:.0f} µs per node-sample, wall)")
+        print(f"  {'':32s} of which in the kernel {r['sys_s'] / max(1, r['node_samples']) * 1e6:.0f} µs per node-sample{ticks}")
     if r.get("gc_s"):
         gc_us = sum(r["gc_s"]) / max(1, r["node_samples"]) * 1e6
         print(f"  {'':32s} of which cyclic GC {gc_us:.0f} µs per node-sample "
@@ -328,28 +412,33 @@ def _print_result(r: dict, floor: dict | None) -> None:
 def _parent(args) -> None:
     raise_open_files_limit()
     sizes = [int(n) for n in args.nodes.split(",") if n]
-    wanted = {"floor": args.floor, "engine": args.engine, "ui": args.ui}
-    variants = [v for v in VARIANTS if wanted[v]]
+    wanted = {"floor": args.floor, "engine": args.engine, "ui": args.ui,
+              "floor-stream": args.floor and args.stream, "engine-stream": args.engine and args.stream,
+              "ui-stream": args.ui and args.stream}
+    variants = args.variants.split(",") if args.variants else [v for v in VARIANTS if wanted[v]]
+    for v in variants:
+        _split_variant(v)
     print(f"fake fleet: 128-CPU, 16-interface nodes, 1 frame/s each; ssh_config {args.config_style}"
           f"{', Ciphers ' + args.ciphers if args.ciphers else ''}; "
+          f"server {'asyncssh (IGNORE before every packet)' if args.asyncssh_ignore else 'one packet per frame'}; "
           f"fanout {FANOUT}; window {args.seconds:.0f} s; "
           f"{os.cpu_count()} CPUs; load {os.getloadavg()[0]:.2f} at start")
     results: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="netui-fleet-") as tmp:
         directory = Path(tmp)
         write_keys(directory)
-        with FleetServer(directory) as server:
+        with FleetServer(directory, args.asyncssh_ignore, args.filler_bytes) as server:
             for nodes in sizes:
                 config = write_client_files(directory, nodes, server.port, per_host=args.config_style == "per-host",
                                             ciphers=args.ciphers)
                 print(f"\n{nodes} nodes:")
-                floor = None
+                floors: dict[str, dict] = {}
                 for variant in variants:
                     r = _run_child(args, server, config, nodes, variant)
                     results.append(r)
-                    _print_result(r, floor if variant != "floor" else None)
-                    if variant == "floor":
-                        floor = r
+                    _print_result(r, floors.get("floor-stream" if "-stream" in variant else "floor"))
+                    if variant in ("floor", "floor-stream"):
+                        floors[variant] = r
                     sys.stdout.flush()
                     time.sleep(2)  # the server's sessions of this run end
     print(f"\nload {os.getloadavg()[0]:.2f} at the end")
@@ -378,21 +467,37 @@ def main() -> None:
     p.add_argument("--ui", action=argparse.BooleanOptionalAction, default=True, help="also run under the Textual UI")
     p.add_argument("--floor", action=argparse.BooleanOptionalAction, default=True, help="also run the SSH-only floor")
     p.add_argument("--engine", action=argparse.BooleanOptionalAction, default=True, help="run the engine alone")
+    p.add_argument("--stream", action=argparse.BooleanOptionalAction, default=False,
+                   help="also run floor and engine with the stream reads SshSource used before SamplerSession")
     p.add_argument("--config-style", choices=("per-host", "wildcard"), default="per-host",
                    help="ssh_config with a Host block per node (default) or one 'Host node*' block")
     p.add_argument("--ciphers", default=None, help="a Ciphers line for the ssh_config (default: asyncssh's order)")
+    p.add_argument("--asyncssh-ignore", action="store_true",
+                   help="the fake fleet sends asyncssh's SSH_MSG_IGNORE before every packet (default: "
+                        "one packet per frame, as OpenSSH's sshd)")
+    p.add_argument("--filler-bytes", type=int, default=0, metavar="N",
+                   help="the fleet sends frames of N filler bytes (the floor's cost by frame size; "
+                        "the engine variants cannot decode them)")
     p.add_argument("--up-timeout", type=float, default=UP_TIMEOUT_S, help="give up when not all up by then")
     p.add_argument("--profile", type=int, default=0, metavar="N", help="cProfile the window, print the top N")
-    p.add_argument("--profile-variant", default="engine", choices=VARIANTS)
+    p.add_argument("--profile-variant", default="engine")
+    p.add_argument("--variants", default=None, metavar="LIST",
+                   help="run these, in this order (instead of --floor/--engine/--ui/--stream): "
+                        f"{', '.join(VARIANTS)}, each optionally with +{', +'.join(MODIFIERS)}")
     # internal: one run in a child process
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--variant", choices=VARIANTS, help=argparse.SUPPRESS)
+    p.add_argument("--variant", help=argparse.SUPPRESS)
     p.add_argument("--config", help=argparse.SUPPRESS)
     p.add_argument("--server-pid", type=int, help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
         args.nodes = int(args.nodes)
-        asyncio.run(_child(args))
+        if "uvloop" in _split_variant(args.variant)[1]:
+            import uvloop  # measured only: pip install uvloop
+
+            uvloop.run(_child(args))
+        else:
+            asyncio.run(_child(args))
     else:
         _parent(args)
 

@@ -88,7 +88,8 @@ _PREFIX = b"wall\x000.0\x00mono\x000.0\x00"
 class NodeFrames:
     """The frames of one simulated node, step by step: payload minus the clocks, memoised."""
 
-    def __init__(self) -> None:
+    def __init__(self, filler_bytes: int = 0) -> None:
+        self.filler = b"x" * filler_bytes  # frames of filler (transport only: they do not decode)
         self._ns = _sampler_namespace()
         self._bodies: list[bytes] = []
 
@@ -104,6 +105,8 @@ class NodeFrames:
 
     def frame(self, step: int, wall_s: float, mono_s: float) -> bytes:
         """One frame, exactly as the sampler writes it: header line, then the payload."""
+        if self.filler:
+            return b"NETUI1 %d\n" % len(self.filler) + self.filler
         payload = b"wall\0%s\0mono\0%s\0" % (repr(wall_s).encode(), repr(mono_s).encode()) + self.body(step)
         return b"NETUI1 %d\n" % len(payload) + payload
 
@@ -224,9 +227,31 @@ class FleetServer:
                 process.exit(0)
 
 
-async def serve(directory: Path, max_steps: int, max_seconds: float) -> None:
+def like_openssh() -> None:
+    """Send one SSH packet per frame, as OpenSSH's sshd does.
+
+    asyncssh's server sends an empty SSH_MSG_IGNORE before every packet it sends once keys
+    are set: two packets to receive, decrypt and dispatch per frame where a real node's sshd
+    sends one (checked with the lab's sshd: one channel-data packet and one socket read per
+    frame). Those IGNORE packets are dropped here; ``--asyncssh-ignore`` keeps them.
+    """
+    from asyncssh.connection import SSHServerConnection
+    from asyncssh.constants import MSG_IGNORE
+
+    send = SSHServerConnection.send_packet
+    empty = b"\0\0\0\0"  # String(b"")
+
+    def send_packet(self, pkttype: int, *args: bytes, handler=None) -> None:
+        if pkttype == MSG_IGNORE and args == (empty,):
+            return
+        send(self, pkttype, *args, handler=handler)
+
+    SSHServerConnection.send_packet = send_packet
+
+
+async def serve(directory: Path, max_steps: int, max_seconds: float, filler_bytes: int = 0) -> None:
     raise_open_files_limit()
-    frames = NodeFrames()
+    frames = NodeFrames(filler_bytes)
     for step in range(min(EAGER_STEPS, max_steps)):
         frames.body(step)
     server = FleetServer(frames, max_steps)
@@ -265,8 +290,14 @@ def main() -> None:
     p.add_argument("dir", type=Path)
     p.add_argument("--max-steps", type=int, default=MAX_STEPS)
     p.add_argument("--max-seconds", type=float, default=3600.0)
+    p.add_argument("--asyncssh-ignore", action="store_true",
+                   help="keep asyncssh's SSH_MSG_IGNORE before every packet (OpenSSH sends none)")
+    p.add_argument("--filler-bytes", type=int, default=0,
+                   help="send frames of N filler bytes instead of the node's (they do not decode: floor only)")
     args = p.parse_args()
-    asyncio.run(serve(args.dir, args.max_steps, args.max_seconds))
+    if not args.asyncssh_ignore:
+        like_openssh()
+    asyncio.run(serve(args.dir, args.max_steps, args.max_seconds, args.filler_bytes))
 
 
 if __name__ == "__main__":
