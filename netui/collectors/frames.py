@@ -37,9 +37,24 @@ def frame_length(header: bytes) -> int:
     return n
 
 
+def _fields(text: str) -> list[str]:
+    """``text.split("\\0")``, found with str.find (memchr): a frame is a few dozen fields but
+    ~15 KB, and split() walks it a character at a time."""
+    parts = []
+    find = text.find
+    pos = 0
+    while True:
+        at = find("\0", pos)
+        if at < 0:
+            parts.append(text[pos:])
+            return parts
+        parts.append(text[pos:at])
+        pos = at + 1
+
+
 def decode_frame(payload: bytes) -> NodeSample:
     """The NodeSample carried by one payload. FrameError when it is not well formed."""
-    parts = payload.decode("utf-8", "replace").split("\0")
+    parts = _fields(payload.decode("utf-8", "replace"))
     if len(parts) < 5 or parts[-1] != "" or len(parts) % 2 == 0:
         raise FrameError("truncated frame")
     texts: dict[str, str | None] = {}
