@@ -306,10 +306,10 @@ static PyObject *parse_rows(PyObject *self, PyObject *args, PyObject *kwargs) {
         for (;;) {
             if (is_space(s[i])) {
                 i++;
-                while (is_space(s[i])) { /* padded columns: 8 spaces at a time */
-                    if (i + 8 <= n && load8(s + i) == EIGHT_SPACES)
+                if (is_space(s[i])) { /* padded columns: 8 spaces at a time, then the rest */
+                    while (i + 8 <= n && load8(s + i) == EIGHT_SPACES)
                         i += 8;
-                    else
+                    while (is_space(s[i]))
                         i++;
                 }
             }

@@ -132,7 +132,7 @@ def parse_net_dev(text: str) -> CounterTable:
             return _parse_net_dev_lines(text)
         start = nl + 1
     try:
-        names, _, raw = parse_rows(text[start:], ":", 1, 16)
+        names, _, raw = parse_rows(text, ":", 1, 16, 10, -1, _U64_MAX, start)
     except ValueError:
         return _parse_net_dev_lines(text)
     if names and "" not in names and len(set(names)) == len(names):
@@ -221,7 +221,7 @@ def _one_pair(text: str, head: str, fields: frozenset[str] | None) -> Mapping[st
         values_end = len(text)
     if keep is not None and text.find("-", values_at, values_end) < 0:  # unsigned: in C
         try:  # (Tcp's MaxConn is -1: below)
-            _, _, raw = parse_rows(text, ":", 0, width, keep=keep, start=values_at, stop=values_end)
+            _, _, raw = parse_rows(text, ":", 0, width, 10, keep, _U64_MAX, values_at, values_end)
         except ValueError:
             return None
         return CounterMap(keys, u64s(raw))
@@ -274,6 +274,7 @@ def parse_keyed_pairs(text: str, only: tuple[str, ...] | None = None,
 
 
 _CPU_COLUMNS = 8  # user nice system idle iowait irq softirq steal
+_CPU_KEEP = (1 << _CPU_COLUMNS) - 1
 
 
 def parse_stat_cpus(text: str) -> CpuTimes:
@@ -324,8 +325,8 @@ def _stat_cpus_fast(text: str) -> CpuTimes | None:
     if stop < 0:
         end = _CPU_BLOCK_END.search(text, start + 1)
         stop = end.start() if end else len(text)
-    try:
-        raw_ids, width, raw = parse_rows(text, " ", 2, -1, start=start + 1, stop=stop)
+    try:  # guest and guest_nice (columns 8, 9) are already in user and nice: not read
+        raw_ids, width, raw = parse_rows(text, " ", 2, -1, 10, _CPU_KEEP, _U64_MAX, start + 1, stop)
     except ValueError:
         return None
     ids = u64s(raw_ids)
@@ -333,8 +334,8 @@ def _stat_cpus_fast(text: str) -> CpuTimes | None:
     if width < 4 or not n:
         return None
     cpus = _range(n) if ids[-1] == n - 1 and ids == _range_array(n) else tuple(ids)
-    ncols = min(width, _CPU_COLUMNS)  # guest and guest_nice are already in user and nice
-    flat = u64s(columns(u64s(raw), width, ncols))  # column after column, then the totals
+    ncols = min(width, _CPU_COLUMNS)
+    flat = u64s(columns(u64s(raw), ncols, ncols))  # column after column, then the totals
     cols = [flat[c * n : (c + 1) * n] for c in range(ncols)]
     total = flat[ncols * n :]
     zeros = None
@@ -367,8 +368,12 @@ def parse_softirqs(text: str) -> SoftirqCounts:
     if not header_line.strip().startswith("CPU"):
         raise ParseError("/proc/softirqs: no CPU header")
     rows: dict[str, tuple[int, int]] = {}  # name → (start, stop) of its numbers in text
-    for name in ("NET_TX", "NET_RX"):  # the kernel's order
-        at = text.find(f"{name}:")
+    after = 0
+    for name in ("NET_TX", "NET_RX"):  # the kernel's order: NET_RX is looked for after NET_TX
+        at = text.find(f"{name}:", after)
+        if at < 0 and after:
+            at = text.find(f"{name}:")
+        after = max(at, 0)
         if at > 0 and text[at - 1] in " \n":
             end = text.find("\n", at)
             rows[name] = (at + len(name) + 1, end if end >= 0 else len(text))
@@ -402,7 +407,7 @@ def _u32_row(text: str, n: int, start: int, stop: int) -> array | None:
     """``n`` decimal numbers of at most 32 bits (a /proc/softirqs row, text[start:stop]) as
     array('Q'); None when the text is anything else."""
     try:
-        _, _, raw = parse_rows(text, ":", 0, n, limit=_U32_MAX, start=start, stop=stop)
+        _, _, raw = parse_rows(text, ":", 0, n, 10, -1, _U32_MAX, start, stop)  # (positional: cheaper)
     except ValueError:
         return None
     if len(raw) != 8 * n or not n:
