@@ -11,8 +11,10 @@ from __future__ import annotations
 import binascii
 import math
 import os
+import re
 import sys
 from array import array
+from functools import lru_cache
 
 NAN = float("nan")
 _LITTLE = sys.byteorder == "little"
@@ -33,10 +35,21 @@ def _number(token: str, base: int = 10) -> int:
     return value
 
 
-def _tokens(text: str) -> list[str]:
-    for ch in _SPACE[1:]:
-        text = text.replace(ch, " ")
-    return text.split(" ")
+_HEX_RE = re.compile("[0-9a-fA-F]+")
+_SPACE_RE = re.compile("[ \t\r\x0b\x0c\x1c-\x1f]")
+_DIGIT_RE = re.compile("[0-9]")
+
+
+@lru_cache(maxsize=256)
+def _kept_columns(keep: int | bytes, n: int) -> tuple[int, ...]:
+    """The kept columns of a line of ``n`` numbers."""
+    return tuple(c for c in range(n) if _kept(keep, c))
+
+
+def _kept(keep: int | bytes, column: int) -> bool:
+    if isinstance(keep, bytes):
+        return column < len(keep) and keep[column] != 0
+    return keep == -1 or (column < 64 and keep >> column & 1 == 1)
 
 
 def py_parse_rows(text: str, sep: str, label_mode: int, width: int, base: int = 10, keep: int | bytes = -1,
@@ -69,28 +82,34 @@ def py_parse_rows(text: str, sep: str, label_mode: int, width: int, base: int = 
             if not found:
                 raise ValueError(f"line {line_no}: no label separator")
             label = label.strip(_SPACE)
-            if any(ch in _SPACE for ch in label):
+            if _SPACE_RE.search(label):
                 raise ValueError(f"line {line_no}: space inside the label")
             if label_mode == 1:
                 labels.append(label)
             else:
                 digits = len(label) - len(label.rstrip("0123456789"))
                 name, number = label[: len(label) - digits], label[len(label) - digits :]
-                if not digits or not name or any(ch in "0123456789" for ch in name):
+                if not digits or not name or _DIGIT_RE.search(name):
                     raise ValueError(f"line {line_no}: label is not a name and a number")
                 try:
                     ids.append(_number(number))
                 except ValueError:
                     raise ValueError(f"line {line_no}: label number out of range") from None
-        count = 0
-        for token in _tokens(rest):
-            if not token:
+        tokens = rest.split()  # (ASCII: the same whitespace as C's, and no newline in a line)
+        picked = tokens if keep == -1 else [tokens[c] for c in _kept_columns(keep, len(tokens))]
+        joined = "".join(picked)
+        if joined.isdigit() if base == 10 else _HEX_RE.fullmatch(joined) is not None:  # the common case
+            numbers = list(map(int, picked)) if base == 10 else [int(t, 16) for t in picked]
+            if max(numbers) <= limit:
+                values.extend(numbers)
+                if width < 0:
+                    width = len(tokens)
+                if len(tokens) != width:
+                    raise ValueError(f"line {line_no}: {len(tokens)} numbers, expected {width}")
                 continue
-            if isinstance(keep, bytes):
-                kept = count < len(keep) and keep[count] != 0
-            else:
-                kept = keep == -1 or (count < 64 and keep >> count & 1)
-            if kept:
+        count = 0  # something is wrong in this line: token by token, for the error C gives
+        for token in tokens:
+            if _kept(keep, count):
                 try:
                     value = _number(token, base)
                 except ValueError:
@@ -135,7 +154,7 @@ def py_deltas(prev: array, cur: array, scale: float, wrap32: bool) -> tuple[byte
         out = [(c - p) % (1 << 32) * scale for p, c in zip(prev, cur)]
     else:
         out = [(c - p) * scale if c >= p else NAN for p, c in zip(prev, cur)]
-    return array("d", out).tobytes(), sum(1 for v in out if math.isnan(v))
+    return array("d", out).tobytes(), sum(map(math.isnan, out))
 
 
 def py_share(part_prev: array, part_cur: array, whole_prev: array, whole_cur: array,
@@ -148,7 +167,7 @@ def py_share(part_prev: array, part_cur: array, whole_prev: array, whole_cur: ar
             out.append((pc - pp) * scale / (wc - wp))
         else:
             out.append(NAN)
-    return array("d", out).tobytes(), sum(1 for v in out if math.isnan(v))
+    return array("d", out).tobytes(), sum(map(math.isnan, out))
 
 
 def _rate_code(value: float, ceiling: float) -> int:
@@ -250,7 +269,7 @@ def py_columns(values: array, width: int, ncols: int) -> bytes:
         raise ValueError("not rows of that width")
     cols = [values[c::width] for c in range(ncols)]
     rows = len(values) // width
-    sums = [sum(values[r * width + c] for c in range(ncols)) % (1 << 64) for r in range(rows)]
+    sums = [sum(values[r * width : r * width + ncols]) % (1 << 64) for r in range(rows)]
     out = array("Q")
     for col in cols:
         out.extend(col)
