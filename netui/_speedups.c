@@ -388,53 +388,37 @@ fail:
     return NULL;
 }
 
-/* two (or four) read-only buffers of u64, one length */
-static int get_u64(PyObject *obj, Py_buffer *view) {
+/* a read-only, contiguous buffer of ``itemsize``-byte items whose format is one of
+ * ``codes`` (native byte order); TypeError ``what`` otherwise */
+static int get_typed(PyObject *obj, Py_buffer *view, Py_ssize_t itemsize, const char *codes, const char *what) {
     if (PyObject_GetBuffer(obj, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
         return -1;
     const char *f = view->format ? view->format : "B";
     if (f[0] == '@' || f[0] == '=')
         f++;
-    if (view->itemsize != 8 || !(strcmp(f, "Q") == 0 || strcmp(f, "L") == 0)) {
+    if (view->itemsize != itemsize || f[0] == 0 || f[1] != 0 || strchr(codes, f[0]) == NULL) {
         PyBuffer_Release(view);
-        PyErr_SetString(PyExc_TypeError, "expected a buffer of unsigned 64-bit integers");
+        PyErr_SetString(PyExc_TypeError, what);
         return -1;
     }
     return 0;
 }
 
-/* a read-only buffer of doubles */
+static int get_u64(PyObject *obj, Py_buffer *view) {
+    return get_typed(obj, view, 8, "QL", "expected a buffer of unsigned 64-bit integers");
+}
+
 static int get_doubles(PyObject *obj, Py_buffer *view) {
-    if (PyObject_GetBuffer(obj, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
-        return -1;
-    const char *f = view->format ? view->format : "B";
-    if (f[0] == '@' || f[0] == '=')
-        f++;
-    if (view->itemsize != 8 || strcmp(f, "d") != 0) {
-        PyBuffer_Release(view);
-        PyErr_SetString(PyExc_TypeError, "expected a buffer of doubles");
-        return -1;
-    }
-    return 0;
+    return get_typed(obj, view, 8, "d", "expected a buffer of doubles");
+}
+
+/* for deltas of 32-bit counters */
+static int get_u32(PyObject *obj, Py_buffer *view) {
+    return get_typed(obj, view, 4, "I", "expected a buffer of unsigned 32-bit integers");
 }
 
 static PyObject *result(PyObject *out, Py_ssize_t unknown) {
     return Py_BuildValue("(Nn)", out, unknown);
-}
-
-/* a read-only buffer of unsigned 32-bit integers ('I'), for deltas of 32-bit counters */
-static int get_u32(PyObject *obj, Py_buffer *view) {
-    if (PyObject_GetBuffer(obj, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
-        return -1;
-    const char *f = view->format ? view->format : "B";
-    if (f[0] == '@' || f[0] == '=')
-        f++;
-    if (view->itemsize != 4 || strcmp(f, "I") != 0) {
-        PyBuffer_Release(view);
-        PyErr_SetString(PyExc_TypeError, "expected a buffer of unsigned 32-bit integers");
-        return -1;
-    }
-    return 0;
 }
 
 static PyObject *deltas(PyObject *self, PyObject *args) {
