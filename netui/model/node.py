@@ -7,10 +7,10 @@ No I/O here: collectors hand samples to ``Node.observe``; transports report fail
 from __future__ import annotations
 
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from enum import Enum
-from operator import add, truediv
+from operator import add
 
 from netui.model import units
 from netui.model.fabric import (ROCE_LOSS_COUNTERS, FabricRates, FabricSample, PortKey, fabric_rates,
@@ -19,7 +19,7 @@ from netui.model.health import HEALTHY, Finding, Health, Level, Threshold, healt
 from netui.model.history import RATE_CEILING, IfaceHistory, NodeHistory, Ring, capacity_for
 from netui.model.rates import NodeRates, RatesTable, node_rates
 from netui.speedups import column_stats, iface_totals, rate_codes
-from netui.model.samples import HIDDEN_KINDS, InterfaceSample, InterfaceTable, NodeSample
+from netui.model.samples import InterfaceSample, InterfaceTable, NodeSample, hidden
 
 
 class NodeState(str, Enum):
@@ -40,7 +40,7 @@ class NodeState(str, Enum):
 
 def is_hidden(iface: InterfaceSample) -> bool:
     """Loopback and software devices (veth, bridges, docker, ifb, ...) are hidden by default."""
-    return iface.kind in HIDDEN_KINDS or (iface.kind is None and iface.name == "lo")
+    return hidden(iface.name, iface.kind)
 
 
 def data_plane(interfaces: Mapping[str, InterfaceSample]) -> list[str]:

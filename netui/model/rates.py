@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from netui.model.samples import (SOFTWARE_KINDS, CounterMap, InterfaceSample, InterfaceTable, LayoutMapping,
-                                 NodeSample)
+from netui.model.samples import CounterMap, InterfaceTable, LayoutMapping, NodeSample
 from netui.speedups import column_stats, deltas, doubles, positive, share
 
 U32 = 1 << 32
@@ -198,7 +197,7 @@ class NodeRates:
     """All rates of a node over one interval (``interval_s`` seconds, node clock)."""
 
     interval_s: float
-    interfaces: dict[str, InterfaceRates]
+    interfaces: RatesTable  # a mapping of name → InterfaceRates
     tcp: TcpRates | None
     cpu: CpuRates | None
     softnet: SoftnetRates | None

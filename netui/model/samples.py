@@ -202,7 +202,7 @@ class IfaceLayout:
         self.names = names
         self.meta = meta
         self.index = {n: i for i, n in enumerate(names)}
-        shown = [i for i, m in enumerate(meta) if not _hidden(names[i], m.kind)]
+        shown = [i for i, m in enumerate(meta) if not hidden(names[i], m.kind)]
         if not shown:  # a container or a lab node with only a veth: all but loopback
             shown = [i for i, m in enumerate(meta) if m.kind != "loopback" and names[i] != "lo"]
         shown.sort(key=names.__getitem__)
@@ -218,7 +218,8 @@ class IfaceLayout:
         self.link_speeds = array("d", [full for _, full in self.link_rows])
 
 
-def _hidden(name: str, kind: str | None) -> bool:
+def hidden(name: str, kind: str | None) -> bool:
+    """Loopback and software devices are hidden by default (and not in a node's totals)."""
     return kind in HIDDEN_KINDS or (kind is None and name == "lo")
 
 
