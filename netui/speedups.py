@@ -12,12 +12,10 @@ import binascii
 import math
 import os
 import re
-import sys
 from array import array
 from functools import lru_cache
 
 NAN = float("nan")
-_LITTLE = sys.byteorder == "little"
 _SPACE = " \t\r\x0b\x0c\x1c\x1d\x1e\x1f"  # str.split()'s ASCII whitespace, but the newline
 _U64_MAX = (1 << 64) - 1
 

@@ -79,11 +79,6 @@ def _range_array(n: int) -> array:
     return array("Q", range(n))
 
 
-@lru_cache(maxsize=64)
-def _range_array_u32(n: int) -> array:
-    return array("I", range(n))
-
-
 @lru_cache(maxsize=256)
 def _cpu_ids(labels: tuple[str, ...], prefix_len: int) -> tuple[int, ...]:
     """CPU numbers from labels such as ``cpu12`` or ``CPU12`` (cached: they rarely change).
