@@ -1,22 +1,24 @@
 """Frames of the remote sampler (collectors/sampler.py) → NodeSample. Pure, no I/O.
 
-A frame is ``b"NETUI1 <length>\\n"`` followed by ``length`` bytes of payload: NUL-separated
+A frame is ``b"NETUI2 <length>\\n"`` followed by ``length`` bytes of payload: NUL-separated
 key/value pairs. Keys are those of collectors.assemble.PROC_FILES, ``wall``/``mono`` (the
-node's clocks when it read the counters), ``cpu`` and ``softnet`` (the sampler's per-CPU
-summaries of /proc/stat and softnet_stat) and ``if/<name>`` (an interface's sysfs texts,
-packed in assemble.PACKED_ATTRS order). RDMA records (``ib/``, ``ibd/``, ``ibn/``) are
+node's clocks when it read the counters), ``cpu``, ``netirq``, ``netdev`` and ``softnet``
+(the sampler's number tables) and ``if/<name>`` (an interface's sysfs texts, packed in
+assemble.PACKED_ATTRS order). The sysfs records are sent only when one changed: a frame
+with ``ifsame`` instead has those of the frame before, so the frames of one stream are
+decoded in order by one ``FrameDecoder``. RDMA records (``ib/``, ``ibd/``, ``ibn/``) are
 unpacked into the ``{path: text}`` texts of ``collectors.infiniband.read_infiniband``, and
 ``eth/<netdev>`` are ``ethtool -S`` texts read at ``ethmono``: see collectors/sampler.py.
 """
 
 from __future__ import annotations
 
-from netui.collectors.assemble import sample_from_texts, unpack_attrs
-from netui.collectors.procfs import ParseError
+from netui.collectors.assemble import interfaces_from_texts, sample_from_texts, unpack_attrs
+from netui.collectors.procfs import ParseError, parse_netdev_compact
 from netui.collectors.sampler import IB_NAMES, PORT_ATTRS
-from netui.model.samples import NodeSample
+from netui.model.samples import IfaceLayout, InterfaceTable, NodeSample
 
-MAGIC = b"NETUI1 "
+MAGIC = b"NETUI2 "
 MAX_FRAME = 16 << 20  # a 1,024-CPU node sends well under 1 MiB
 
 
@@ -25,7 +27,7 @@ class FrameError(ParseError):
 
 
 def frame_length(header: bytes) -> int:
-    """Payload length from a header line (``b"NETUI1 123\\n"``); FrameError otherwise."""
+    """Payload length from a header line (``b"NETUI2 123\\n"``); FrameError otherwise."""
     if not header.startswith(MAGIC) or not header.endswith(b"\n"):
         raise FrameError(f"not a sampler frame: {header[:40]!r}")
     try:
@@ -52,43 +54,90 @@ def _fields(text: str) -> list[str]:
         pos = at + 1
 
 
-def decode_frame(payload: bytes) -> NodeSample:
-    """The NodeSample carried by one payload. FrameError when it is not well formed."""
-    parts = _fields(payload.decode("utf-8", "replace"))
-    if len(parts) < 5 or parts[-1] != "" or len(parts) % 2 == 0:
-        raise FrameError("truncated frame")
-    texts: dict[str, str | None] = {}
-    attrs: dict[str, tuple] = {}
-    ib: dict[str, str] = {}
-    eth: dict[str, str] = {}
-    for i in range(0, len(parts) - 1, 2):
-        key = parts[i]
-        if key.startswith("if/"):
-            packed = unpack_attrs(parts[i + 1])
-            if packed is None:
-                raise FrameError(f"bad interface record for {key[3:]!r}")
-            attrs[key[3:]] = packed
-        elif key.startswith("ib"):
-            if not unpack_rdma(key, parts[i + 1], ib):
-                raise FrameError(f"bad RDMA record {key[:80]!r}")
-        elif key.startswith("eth/"):
-            eth[key[4:]] = parts[i + 1]
-        else:
-            texts[key] = parts[i + 1]
-    try:
-        wall = float(texts.pop("wall"))  # type: ignore[arg-type]
-        mono = float(texts.pop("mono"))  # type: ignore[arg-type]
-    except (KeyError, TypeError, ValueError):
-        raise FrameError("frame without node clocks") from None
-    eth_mono = None
-    if eth:
+class FrameDecoder:
+    """The frames of one sampler stream → NodeSamples, in order.
+
+    It holds what a frame may leave out: the interfaces' sysfs records (``ifsame``), and
+    the layout they gave with the last interface names, so a steady node's interfaces cost
+    one comparison of names.
+    """
+
+    def __init__(self) -> None:
+        self._attrs: dict[str, tuple] | None = None  # the last records sent
+        self._names: tuple[str, ...] | None = None  # the interface names of the last frame ...
+        self._layout: IfaceLayout | None = None  # ... and their layout with those records
+
+    def decode(self, payload: bytes) -> NodeSample:
+        """The NodeSample carried by one payload. FrameError when it is not well formed."""
+        parts = _fields(payload.decode("utf-8", "replace"))
+        if len(parts) < 5 or parts[-1] != "" or len(parts) % 2 == 0:
+            raise FrameError("truncated frame")
+        texts: dict[str, str | None] = {}
+        attrs: dict[str, tuple] = {}
+        ib: dict[str, str] = {}
+        eth: dict[str, str] = {}
+        same = False
+        for i in range(0, len(parts) - 1, 2):
+            key = parts[i]
+            if key.startswith("if"):
+                if key == "ifsame":
+                    same = True
+                    continue
+                if not key.startswith("if/"):
+                    raise FrameError(f"unknown record {key[:80]!r}")
+                packed = unpack_attrs(parts[i + 1])
+                if packed is None:
+                    raise FrameError(f"bad interface record for {key[3:]!r}")
+                attrs[key[3:]] = packed
+            elif key.startswith("ib"):
+                if not unpack_rdma(key, parts[i + 1], ib):
+                    raise FrameError(f"bad RDMA record {key[:80]!r}")
+            elif key.startswith("eth/"):
+                eth[key[4:]] = parts[i + 1]
+            else:
+                texts[key] = parts[i + 1]
         try:
-            eth_mono = float(texts.pop("ethmono"))  # type: ignore[arg-type]
+            wall = float(texts.pop("wall"))  # type: ignore[arg-type]
+            mono = float(texts.pop("mono"))  # type: ignore[arg-type]
         except (KeyError, TypeError, ValueError):
-            raise FrameError("ethtool records without their clock") from None
-    texts.pop("ethmono", None)
-    return sample_from_texts(texts, attrs, wall_s=wall, mono_s=mono, ib_texts=ib, ethtool_texts=eth,
-                             ethtool_mono_s=eth_mono)
+            raise FrameError("frame without node clocks") from None
+        eth_mono = None
+        if eth:
+            try:
+                eth_mono = float(texts.pop("ethmono"))  # type: ignore[arg-type]
+            except (KeyError, TypeError, ValueError):
+                raise FrameError("ethtool records without their clock") from None
+        texts.pop("ethmono", None)
+        if same:
+            if attrs or self._attrs is None:
+                raise FrameError("ifsame without the interface records it refers to")
+            attrs = self._attrs
+        elif attrs:
+            self._attrs, self._names = attrs, None
+        return sample_from_texts(texts, attrs, wall_s=wall, mono_s=mono, ib_texts=ib, ethtool_texts=eth,
+                                 ethtool_mono_s=eth_mono, interfaces=self._interfaces(texts, attrs, same))
+
+    def _interfaces(self, texts: dict, attrs: dict, same: bool) -> InterfaceTable | None:
+        """The sample's interfaces from the sampler's table; None: sample_from_texts finds
+        them (and says what is wrong)."""
+        text = texts.get("netdev")
+        if text is None:
+            return None
+        try:
+            table = parse_netdev_compact(text)
+        except ParseError:
+            return None
+        if same and table.names == self._names:
+            return InterfaceTable(self._layout, table.flat)
+        interfaces = interfaces_from_texts(table, attrs)
+        if attrs is self._attrs:
+            self._names, self._layout = table.names, interfaces.layout
+        return interfaces
+
+
+def decode_frame(payload: bytes) -> NodeSample:
+    """The NodeSample of a frame that stands alone (the first of its stream)."""
+    return FrameDecoder().decode(payload)
 
 
 def _counter_lines(blob: str, prefix: str, out: dict[str, str]) -> None:

@@ -74,10 +74,6 @@ def _range(n: int) -> tuple[int, ...]:
     return tuple(range(n))
 
 
-@lru_cache(maxsize=64)
-def _range_array(n: int) -> array:
-    return array("Q", range(n))
-
 
 @lru_cache(maxsize=256)
 def _cpu_ids(labels: tuple[str, ...], prefix_len: int) -> tuple[int, ...]:
@@ -328,7 +324,7 @@ def _stat_cpus_fast(text: str) -> CpuTimes | None:
     n = len(ids)
     if width < 4 or not n:
         return None
-    cpus = _range(n) if ids[-1] == n - 1 and ids == _range_array(n) else tuple(ids)
+    cpus = _ids(ids)
     ncols = min(width, _CPU_COLUMNS)
     flat = u64s(columns(u64s(raw), ncols, ncols))  # column after column, then the totals
     cols = [flat[c * n : (c + 1) * n] for c in range(ncols)]
@@ -458,29 +454,44 @@ def _softnet_fast(text: str) -> SoftnetStat | None:
         return None
     values = u64s(raw)
     if width >= 13:
-        ids = values[3::4]
-        rows = len(ids)
-        cpus = _range(rows) if ids[-1] == rows - 1 and ids == _range_array(rows) else tuple(ids)
-        return SoftnetStat(cpus, values[0::4], values[1::4], values[2::4])
+        return SoftnetStat(_ids(values[3::4]), values[0::4], values[1::4], values[2::4])
     return SoftnetStat(_range(len(values) // 3), values[0::3], values[1::3], values[2::3])
 
 
-def parse_u64s(text: str, width: int, what: str) -> array:
-    """The remote sampler's number tables: base64 of little-endian u64 values, ``width``
-    per row. Decoded in C (a 128-CPU node's table is a few microseconds, not a hundred).
-    Raises ParseError unless it is a whole number of rows, at least one.
+_U32 = "I" if array("I").itemsize == 4 else "L"
+
+
+def parse_u64s(text: str, width: int, what: str, typecode: str = "Q") -> array:
+    """The remote sampler's number tables: base64 of little-endian u64 values (u32 with
+    ``typecode`` _U32), ``width`` per row. Decoded in C (a 128-CPU node's table is a few
+    microseconds, not a hundred). Raises ParseError unless it is a whole number of rows, at
+    least one.
     """
     try:
         raw = b64decode(text)
     except ValueError:
         raise ParseError(f"{what}: not base64") from None
-    if not raw or len(raw) % (8 * width):
-        raise ParseError(f"{what}: not rows of {width} u64 values")
-    values = array("Q")
+    values = array(typecode)
+    if not raw or len(raw) % (values.itemsize * width):
+        raise ParseError(f"{what}: not rows of {width} {8 * values.itemsize}-bit values")
     values.frombytes(raw)
     if not _LITTLE_ENDIAN:
         values.byteswap()
     return values
+
+
+@lru_cache(maxsize=64)
+def _range_typed(n: int, typecode: str) -> array:
+    return array(typecode, range(n))
+
+
+def _ids(values: array) -> tuple[int, ...]:
+    """CPU ids decoded from a table: the shared ``_range(n)`` for 0..n-1 (compared in C;
+    other columns' ids are compared with it by identity), else their tuple."""
+    n = len(values)
+    if n and values[-1] == n - 1 and values == _range_typed(n, values.typecode):
+        return _range(n)
+    return tuple(values)
 
 
 def parse_cpu_compact(text: str) -> CpuTimes:
@@ -491,16 +502,13 @@ def parse_cpu_compact(text: str) -> CpuTimes:
     node); ``cpus`` stays a tuple.
     """
     v = parse_u64s(text, 3, "cpu summary")
-    return CpuTimes(tuple(v[0::3]), None, None, None, None, None, None, v[1::3], None, v[2::3])
+    return CpuTimes(_ids(v[0::3]), None, None, None, None, None, None, v[1::3], None, v[2::3])
 
 
 def parse_netirq_compact(text: str) -> SoftirqCounts:
-    """The remote sampler's NET rows of /proc/softirqs: u64s of (CPU, NET_RX, NET_TX)."""
-    v = parse_u64s(text, 3, "NET softirqs")
-    rx, tx = v[1::3], v[2::3]
-    if max(rx, default=0) >= 1 << 32 or max(tx, default=0) >= 1 << 32:
-        raise ParseError("NET softirqs: a count above 32 bits")
-    return SoftirqCounts(tuple(v[0::3]), rx, tx)
+    """The remote sampler's NET rows of /proc/softirqs: u32s of (CPU, NET_RX, NET_TX)."""
+    v = parse_u64s(text, 3, "NET softirqs", _U32)
+    return SoftirqCounts(_ids(v[0::3]), v[1::3], v[2::3])
 
 
 def parse_netdev_compact(text: str) -> CounterTable:
@@ -516,19 +524,9 @@ def parse_netdev_compact(text: str) -> CounterTable:
 
 
 def parse_softnet_compact(text: str) -> SoftnetStat:
-    """The remote sampler's softnet summary: hex lines ``PROCESSED DROPPED SQUEEZE CPU``."""
-    body = text.rstrip("\n")
-    rows = body.count("\n") + 1
-    try:
-        values = array("I", bytes.fromhex(body))
-    except ValueError:
-        raise ParseError("softnet summary: not hex") from None
-    # 4 values of 8 digits a row: the sizes tell a well-formed table from a ragged one
-    if not body or len(body) != 36 * rows - 1 or len(values) != 4 * rows:
-        raise ParseError("softnet summary: not 4 columns of 8 hex digits")
-    if _LITTLE_ENDIAN:
-        values.byteswap()
-    return SoftnetStat(tuple(values[3::4]), values[0::4], values[1::4], values[2::4])
+    """The remote sampler's softnet summary: u32s of (PROCESSED, DROPPED, SQUEEZE, CPU)."""
+    v = parse_u64s(text, 4, "softnet summary", _U32)
+    return SoftnetStat(_ids(v[3::4]), v[0::4], v[1::4], v[2::4])
 
 
 def parse_int_file(text: str | None) -> int | None:

@@ -2,24 +2,29 @@
 # written on the node. Python 3.6+ standard library only.
 #
 # Every INTERVAL seconds it reads the node's /proc and /sys counters and writes one frame to
-# stdout:   b"NETUI1 <length>\n" + payload
+# stdout:   b"NETUI2 <length>\n" + payload
 # payload:  key NUL value NUL key NUL value NUL ...   (keys as in collectors/assemble.py;
 #           a file that cannot be read is left out)
 # It sends only what the monitor uses, and big tables of numbers as base64 of little-endian
-# u64 arrays ("u64s"), which the monitor decodes in C instead of parsing text number by
-# number (a 1,024-node fleet is a million numbers a second):
+# u64 or u32 arrays ("u64s", "u32s"), which the monitor decodes in C instead of parsing
+# text number by number (a 1,024-node fleet is a million numbers a second):
 #   "cpu"      /proc/stat summed per CPU: u64s of (CPU, SOFTIRQ, TOTAL) triples
-#   "netirq"   the NET_RX and NET_TX rows of /proc/softirqs: u64s of (CPU, NET_RX, NET_TX)
+#   "netirq"   the NET_RX and NET_TX rows of /proc/softirqs: u32s of (CPU, NET_RX, NET_TX)
+#              (the kernel's counters are u32: a value that is not goes as raw text)
 #   "netdev"   /proc/net/dev: interface names (space-separated), a newline, then u64s of
 #              their 16 counters each
-#   "softnet"  softnet_stat cut to PROCESSED DROPPED SQUEEZE CPU (8 hex digits each) per row
+#   "softnet"  softnet_stat cut to PROCESSED DROPPED SQUEEZE CPU per row: u32s (the
+#              kernel's columns are 8 hex digits)
 #   the Tcp lines of snmp, and the TcpExt lines of netstat cut to the fields netui keeps.
 # A table that does not read as the kernel writes it goes as its raw text under its own
-# key ("net/dev", "stat", "softirqs"), and the monitor's careful parsers take it.
+# key ("net/dev", "stat", "softirqs", "net/softnet_stat"), and the monitor's careful
+# parsers take it.
 # An interface's sysfs texts go as one record, "if/<name>", fields in
-# assemble.PACKED_ATTRS order joined by \x1f, \x1e for an unreadable one. Files stay open
-# between samples (pread at offset 0 makes the kernel produce them afresh): no fork, no
-# open/close.
+# assemble.PACKED_ATTRS order joined by \x1f, \x1e for an unreadable one. They are read
+# every frame, but sent only when one of them changed since the last frame: otherwise the
+# frame says "ifsame" and the monitor keeps the records it has (the channel is one ordered
+# stream, and a new sampler starts with them all). Files stay open between samples (pread
+# at offset 0 makes the kernel produce them afresh): no fork, no open/close.
 #
 # RDMA (only where <sysfs>/class/infiniband exists; a node without it costs one listdir):
 # per port "ib/<hca>/<port>", fields joined by \x1f: state, phys_state, rate, link_layer
@@ -75,6 +80,7 @@ TCPEXT = frozenset((
     b"TCPMemoryPressures", b"TCPAbortOnMemory", b"PruneCalled",
 ))
 BIG = sys.byteorder == "big"
+U32 = "I" if array.array("I").itemsize == 4 else "L"
 SYS = "/sys"
 MAX_FDS = 400  # files kept open (pread); beyond, open/read/close: stay far below ulimit -n
 fds = {}
@@ -172,6 +178,13 @@ def u64s(values):
     return binascii.b2a_base64(a.tobytes(), newline=False)
 
 
+def u32s(a):
+    """A U32 array as base64 of little-endian u32 values."""
+    if BIG:
+        a.byteswap()
+    return binascii.b2a_base64(a.tobytes(), newline=False)
+
+
 def cpu_summary(data):
     """u64s of (CPU, SOFTIRQ, TOTAL) per cpuN line; total = user..steal (guest is inside
     user/nice). None when a line is not numbers: the monitor then parses the raw text."""
@@ -191,7 +204,7 @@ def cpu_summary(data):
 
 
 def netirq_summary(data):
-    """u64s of (CPU, NET_RX, NET_TX) from /proc/softirqs; None when it is not as expected."""
+    """u32s of (CPU, NET_RX, NET_TX) from /proc/softirqs; None when it is not as expected."""
     lines = data.split(b"\n")
     try:
         cpus = [int(label[3:]) for label in lines[0].split()]
@@ -204,12 +217,14 @@ def netirq_summary(data):
         rx, tx = rows[b"NET_RX"], rows[b"NET_TX"]
     except (ValueError, KeyError):
         return None
-    if not cpus or len(rx) != len(cpus) or len(tx) != len(cpus) or min(rx + tx + cpus) < 0:
+    if not cpus or len(rx) != len(cpus) or len(tx) != len(cpus):
         return None
-    out = []
-    for i in range(len(cpus)):
-        out += (cpus[i], rx[i], tx[i])
-    return u64s(out)
+    out = [0] * (3 * len(cpus))
+    out[0::3], out[1::3], out[2::3] = cpus, rx, tx
+    try:
+        return u32s(array.array(U32, out))
+    except OverflowError:  # negative, or above 32 bits: not the kernel's u32 counters
+        return None
 
 
 def netdev_summary(data):
@@ -256,14 +271,23 @@ def tcpext_lines(data):
 
 
 def softnet_summary(data):
-    """'PROCESSED DROPPED SQUEEZE CPU' (8 hex digits each) per CPU row."""
+    """u32s of (PROCESSED, DROPPED, SQUEEZE, CPU) per CPU row (the CPU is the row's number
+    on kernels without that column); None when a row is not 8-digit hex columns."""
     out = []
+    n = 0
     for n, line in enumerate(data.split(b"\n")):
         f = line.split()
         if len(f) >= 9:
-            cpu = f[12] if len(f) >= 13 else b"%08x" % n
-            out.append(b" ".join((f[0], f[1], f[2], cpu)))
-    return b"\n".join(out)
+            out += (f[0], f[1], f[2], f[12] if len(f) >= 13 else b"%08x" % n)
+    if not out or n > 0xFFFFFFFF or any(len(x) != 8 for x in out):
+        return None
+    try:
+        a = array.array(U32, bytes.fromhex(b"".join(out).decode("ascii")))
+    except ValueError:
+        return None
+    if not BIG:
+        a.byteswap()  # the hex digits are big-endian
+    return u32s(a)
 
 
 def listdir(path):
@@ -520,7 +544,8 @@ def ethtool_stop():
 
 
 SUMMARIES = {"stat": (b"cpu", cpu_summary), "softirqs": (b"netirq", netirq_summary),
-             "net/dev": (b"netdev", netdev_summary)}
+             "net/dev": (b"netdev", netdev_summary), "net/softnet_stat": (b"softnet", softnet_summary)}
+last_ifs = [None]  # the interface records of the last frame, joined
 
 
 def frame():
@@ -534,8 +559,6 @@ def frame():
             data = lines_with(data, (b"Tcp:",))
         elif key == "net/netstat":
             data = tcpext_lines(data)
-        elif key == "net/softnet_stat":
-            key, data = "softnet", softnet_summary(data)
         else:
             summary = SUMMARIES.get(key)
             if summary is not None:
@@ -548,6 +571,7 @@ def frame():
         out += [key.encode(), data]
     dev = texts.get("net/dev")
     if dev:
+        records = []
         for line in dev.splitlines()[2:]:
             name = line.partition(b":")[0].strip().decode("ascii", "replace")
             if not name or "/" in name or name in (".", ".."):
@@ -563,10 +587,16 @@ def frame():
                 fields.append(NONE)
             for marker in MARKERS:
                 fields.append(b"" if os.path.exists(base + marker) else NONE)
-            out += [("if/" + name).encode(), b"\x1f".join(fields)]
+            records += [("if/" + name).encode(), b"\x1f".join(fields)]
+        joined = b"\0".join(records)
+        if joined == last_ifs[0]:
+            out += [b"ifsame", b""]
+        else:
+            last_ifs[0] = joined
+            out += records
     infiniband(out)
     payload = b"\0".join(out) + b"\0"
-    return b"NETUI1 %d\n" % len(payload) + payload
+    return b"NETUI2 %d\n" % len(payload) + payload
 
 
 def main():

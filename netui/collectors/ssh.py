@@ -20,7 +20,7 @@ from pathlib import Path
 import asyncssh
 from asyncssh.config import SSHClientConfig
 
-from netui.collectors.frames import FrameError, decode_frame, frame_length
+from netui.collectors.frames import FrameDecoder, FrameError, frame_length
 from netui.collectors.ssh_config import ConfigIndex
 from netui.model.node import NodeState
 
@@ -334,7 +334,7 @@ class SshConnector:
                 task.cancel()
 
 
-HEADER_MAX = 64  # b"NETUI1 <length>\n" is far shorter
+HEADER_MAX = 64  # b"NETUI2 <length>\n" is far shorter
 
 
 class SamplerSession(asyncssh.SSHClientSession):
@@ -353,6 +353,7 @@ class SamplerSession(asyncssh.SSHClientSession):
         self._source = source
         self._name = source.name
         self._observe = sink.observe
+        self._decode = FrameDecoder().decode  # the frames of this stream, in order
         self._rest: list[bytes] = []  # the pieces of a frame not yet whole
         self._have = 0  # their length
         self._want = 0  # the length they must reach before the frame can be whole
@@ -403,7 +404,7 @@ class SamplerSession(asyncssh.SSHClientSession):
 
     def frame(self, payload: bytes) -> None:
         """One whole frame's payload: decoded and handed to the sink."""
-        self._observe(self._name, decode_frame(payload))
+        self._observe(self._name, self._decode(payload))
 
     def connection_lost(self, exc: Exception | None) -> None:
         if exc is None and self._rest:

@@ -96,7 +96,7 @@ def _stream_source_class(discard: bool):
     """SshSource as it read frames before SamplerSession (kept to compare, side by side):
     the process's stdout stream, ``readuntil`` the header then ``readexactly`` the payload,
     in the node's task."""
-    from netui.collectors.frames import decode_frame, frame_length
+    from netui.collectors.frames import FrameDecoder, frame_length
     from netui.collectors.ssh import SshSource, sampler_command
 
     class StreamSource(SshSource):
@@ -107,11 +107,12 @@ def _stream_source_class(discard: bool):
             proc = await self._conn.create_process(sampler_command(sink.interval_s), encoding=None)
             self._channel = proc.channel
             reader = proc.stdout
+            decode = FrameDecoder().decode
             while True:
                 header = await reader.readuntil(b"\n")
                 payload = await reader.readexactly(frame_length(header))
                 if not discard:
-                    sink.observe(self.name, decode_frame(payload))
+                    sink.observe(self.name, decode(payload))
                 self.frames += 1
                 self.frames_total += 1
 

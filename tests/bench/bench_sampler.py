@@ -28,7 +28,7 @@ import subprocess
 import threading
 import time
 
-from netui.collectors.frames import decode_frame, frame_length
+from netui.collectors.frames import FrameDecoder, frame_length
 from netui.collectors.ssh import SAMPLER_SOURCE, sampler_command
 
 NODE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"  # no pyenv shims
@@ -165,19 +165,20 @@ def run_sampler() -> dict:
         sizes = []
         first_cpu = cpu0 = cpu1 = t0 = t1 = 0.0
         payload = b""
+        decode = FrameDecoder().decode  # the frames of one stream, in order
         for i in range(WARM_FRAMES + FRAMES + 1):
             header = out.readline()
             if not header:
                 raise RuntimeError(f"sampler ended: {proc.stderr.read().decode(errors='replace')[-400:]}")
             payload = out.read(frame_length(header))
             sizes.append(len(header) + len(payload))
+            sample = decode(payload)  # every frame is well formed
             if i == 0:
                 first_cpu = process_cpu_s(proc.pid)
             elif i == WARM_FRAMES:
                 cpu0, t0 = process_cpu_s(proc.pid), time.monotonic()
             elif i == WARM_FRAMES + FRAMES:
                 cpu1, t1 = process_cpu_s(proc.pid), time.monotonic()
-        sample = decode_frame(payload)  # the frame is well formed
         return {"us": (cpu1 - cpu0) / FRAMES * 1e6, "first_ms": first_cpu * 1e3,
                 "period_s": (t1 - t0) / FRAMES, "bytes": statistics.median(sizes),
                 "ifaces": len(sample.interfaces), "cpus": len(sample.cpu.cpus) if sample.cpu else 0}

@@ -106,9 +106,9 @@ class NodeFrames:
     def frame(self, step: int, wall_s: float, mono_s: float) -> bytes:
         """One frame, exactly as the sampler writes it: header line, then the payload."""
         if self.filler:
-            return b"NETUI1 %d\n" % len(self.filler) + self.filler
+            return b"NETUI2 %d\n" % len(self.filler) + self.filler
         payload = b"wall\0%s\0mono\0%s\0" % (repr(wall_s).encode(), repr(mono_s).encode()) + self.body(step)
-        return b"NETUI1 %d\n" % len(payload) + payload
+        return b"NETUI2 %d\n" % len(payload) + payload
 
 
 # keys and client files ----------------------------------------------------------------------

@@ -68,18 +68,19 @@ def test_the_sampler_does_not_wait_on_a_fifo(fifo_tree):
     import select
     import subprocess
 
-    from netui.collectors.frames import decode_frame, frame_length
+    from netui.collectors.frames import FrameDecoder, frame_length
     from netui.collectors.ssh import sampler_command
 
     tree, _ = fifo_tree
     proc = subprocess.Popen(["sh", "-c", sampler_command(0.1, sysfs=str(tree))], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    decode = FrameDecoder().decode  # one stream: its frames in order
     try:
         samples = []
         for _ in range(3):
             assert select.select([proc.stdout], [], [], 5)[0], "no frame: the sampler blocked on a FIFO"
             header = proc.stdout.readline()
-            samples.append(decode_frame(proc.stdout.read(frame_length(header))))
+            samples.append(decode(proc.stdout.read(frame_length(header))))
     finally:
         proc.kill()
         proc.wait()

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from netui.collectors.frames import FrameError, decode_frame, frame_length
+from netui.collectors.frames import FrameDecoder, FrameError, decode_frame, frame_length
 from netui.collectors.ssh import sampler_command
 
 
@@ -37,7 +37,8 @@ def test_the_command_runs_the_sampler_through_a_shell_and_frames_decode():
         proc.kill()
         proc.wait()
     assert len(frames) == 3
-    samples = [decode_frame(f) for f in frames]
+    decode = FrameDecoder().decode  # one stream: its frames in order
+    samples = [decode(f) for f in frames]
     s = samples[-1]
     assert s.problems == ()
     assert set(s.interfaces) == set(os.listdir("/sys/class/net"))
@@ -68,8 +69,10 @@ def test_it_reads_only_what_the_model_needs():
     assert ext and set(ext) <= TCPEXT_FIELDS
     ncpu = os.cpu_count()
     assert len(procfs.parse_u64s(texts[b"cpu"].decode(), 3, "cpu")) == 3 * ncpu
-    softnet_lines = texts[b"softnet"].split(b"\n")
-    assert len(softnet_lines) == ncpu and all(len(line) == 35 for line in softnet_lines)
+    softnet = procfs.parse_softnet_compact(texts[b"softnet"].decode())
+    softnet_now = procfs.parse_softnet_stat(open("/proc/net/softnet_stat").read())
+    assert len(softnet.cpus) == ncpu and softnet.cpus == softnet_now.cpus
+    assert all(0 <= b - a < 10**7 for a, b in zip(softnet.processed, softnet_now.processed))
     # the summaries agree with the kernel's files read here at the same moment, within a tick
     full = procfs.parse_stat_cpus(open("/proc/stat").read())
     compact = procfs.parse_cpu_compact(texts[b"cpu"].decode())
@@ -107,6 +110,11 @@ def test_the_sampler_keeps_the_tcpext_fields_the_model_keeps():
     ("softirqs", b"    CPU0 CPUx\nNET_RX: 1 2\nNET_TX: 1 2\n"),
     ("net/dev", b"h1\nh2\n eth0: 1 2 3\n"),
     ("net/dev", b"h1\nh2\n eth0: " + b"1 " * 15 + b"-1\n"),
+    ("softirqs", b"    CPU0 CPU1\nNET_RX: 1 4294967296\nNET_TX: 1 2\n"),  # not a u32
+    ("softirqs", b"    CPU0 CPU1\nNET_RX: 1 -2\nNET_TX: 1 2\n"),
+    ("net/softnet_stat", b" ".join([b"0000001"] + [b"00000000"] * 8) + b"\n"),  # 7 digits
+    ("net/softnet_stat", b" ".join([b"0000000g"] + [b"00000000"] * 8) + b"\n"),
+    ("net/softnet_stat", b"00000001 00000002\n"),
 ])
 def test_odd_tables_go_as_raw_text_for_the_careful_parsers(key, text):
     ns = _sampler_functions()
@@ -123,6 +131,7 @@ def test_the_tables_round_trip_through_the_monitors_parsers():
         ("stat", procfs.parse_stat_cpus, procfs.parse_cpu_compact),
         ("softirqs", procfs.parse_softirqs, procfs.parse_netirq_compact),
         ("net/dev", procfs.parse_net_dev, procfs.parse_netdev_compact),
+        ("net/softnet_stat", procfs.parse_softnet_stat, procfs.parse_softnet_compact),
     ):
         packed = ns["SUMMARIES"][key][1](texts[key].encode()).decode()
         full, compact = parse_full(texts[key]), parse_compact(packed)
@@ -130,6 +139,11 @@ def test_the_tables_round_trip_through_the_monitors_parsers():
             assert (compact.cpus, tuple(compact.softirq), tuple(compact.total)) == (full.cpus, tuple(full.softirq), tuple(full.total))
         elif key == "softirqs":  # the counters stay the arrays they were decoded into
             assert (compact.cpus, tuple(compact.net_rx), tuple(compact.net_tx)) == (full.cpus, tuple(full.net_rx), tuple(full.net_tx))
+            assert compact.cpus is full.cpus  # CPUs 0..n-1: one shared tuple, compared by identity
+        elif key == "net/softnet_stat":
+            assert full.cpus == tuple(range(128)) and compact.cpus is full.cpus
+            assert [tuple(getattr(compact, c)) for c in ("processed", "dropped", "time_squeeze")] == \
+                [tuple(getattr(full, c)) for c in ("processed", "dropped", "time_squeeze")]
         else:
             assert compact == full
     cut = ns["tcpext_lines"](texts["net/netstat"].encode()).decode()
@@ -183,11 +197,65 @@ def test_frame_errors():
     with pytest.raises(FrameError):
         frame_length(b"HELLO 12\n")
     with pytest.raises(FrameError):
-        frame_length(b"NETUI1 99999999999\n")
+        frame_length(b"NETUI2 99999999999\n")
     with pytest.raises(FrameError):
         decode_frame(b"wall\x001.0\x00mono")
     with pytest.raises(FrameError):
         decode_frame(b"net/dev\x00x\x00stat\x00y\x00")  # no clocks
+
+
+def _sysfs_net(root, names: list[str], operstate: str = "up") -> None:
+    """A /sys/class/net of plain files for ``names`` (the sampler's --sysfs)."""
+    for name in names:
+        d = root / "class" / "net" / name
+        d.mkdir(parents=True, exist_ok=True)
+        for attr, text in (("mtu", "1500"), ("operstate", operstate), ("carrier", "1"), ("speed", "1000"),
+                           ("ifindex", "7"), ("type", "1")):
+            (d / attr).write_text(text + "\n")
+
+
+def test_interface_records_travel_only_when_they_change(tmp_path):
+    from netui.collectors import procfs
+
+    names = sorted(procfs.parse_net_dev(open("/proc/net/dev").read()))
+    _sysfs_net(tmp_path, names)
+    proc = subprocess.Popen(["sh", "-c", sampler_command(0.1, sysfs=str(tmp_path))], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    decode = FrameDecoder().decode
+    try:
+        first, second = read_frames(proc.stdout, 2)
+        _sysfs_net(tmp_path, names[:1], operstate="down")
+        frames = read_frames(proc.stdout, 3)  # the change lands within a frame or two
+    finally:
+        proc.kill()
+        proc.wait()
+    keys = [set(f.split(b"\0")[0::2]) for f in (first, second, *frames)]
+    assert {b"if/" + n.encode() for n in names} <= keys[0] and b"ifsame" not in keys[0]
+    assert b"ifsame" in keys[1] and not any(k.startswith(b"if/") for k in keys[1])
+    resent = [i for i, k in enumerate(keys[2:]) if b"ifsame" not in k]
+    assert len(resent) == 1 and {b"if/" + n.encode() for n in names} <= keys[2 + resent[0]]
+    samples = [decode(f) for f in (first, second, *frames)]
+    assert samples[1].interfaces[names[0]].operstate == "up" and samples[1].interfaces[names[0]].mtu == 1500
+    assert samples[-1].interfaces[names[0]].operstate == "down"
+    assert all(samples[-1].interfaces[n].operstate == "up" for n in names[1:])
+
+
+def test_ifsame_needs_the_records_it_refers_to():
+    clocks = b"wall\x001.0\x00mono\x002.0\x00"
+    netdev = b"netdev\x00eth0\n" + __import__("base64").b64encode(bytes(128)) + b"\x00"
+    record = b"if/eth0\x00" + b"\x1f".join([b"9000\n", b"up\n", b"1\n", b"100000\n", b"3\n", b"1\n",
+                                              b"../../devices/pci0000:00/net/eth0", b"\x1e", b"\x1e", b""]) + b"\x00"
+    with pytest.raises(FrameError, match="ifsame"):
+        decode_frame(clocks + netdev + b"ifsame\x00\x00")
+    decoder = FrameDecoder()
+    first = decoder.decode(clocks + netdev + record)
+    again = decoder.decode(clocks.replace(b"2.0", b"3.0") + netdev + b"ifsame\x00\x00")
+    assert first.interfaces["eth0"] == again.interfaces["eth0"]
+    assert again.interfaces["eth0"].mtu == 9000 and again.interfaces["eth0"].kind == "physical"
+    with pytest.raises(FrameError, match="ifsame"):
+        decoder.decode(clocks + netdev + record + b"ifsame\x00\x00")  # both: not a sampler's frame
+    with pytest.raises(FrameError, match="unknown record"):
+        decoder.decode(clocks + netdev + b"ifnot\x00x\x00")
 
 
 @settings(max_examples=300, deadline=None)

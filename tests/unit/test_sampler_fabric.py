@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from netui.collectors.frames import decode_frame, frame_length
+from netui.collectors.frames import FrameDecoder, decode_frame, frame_length
 from netui.collectors.infiniband import parse_infiniband, read_infiniband
 from netui.collectors.ssh import sampler_command
 from netui.model.fabric import fabric_rates
@@ -25,6 +25,10 @@ class Sampler:
         self.proc = subprocess.Popen(
             ["sh", "-c", sampler_command(interval_s, sysfs=str(sysfs), ethtool_every_s=ethtool_every_s)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        self.decode = FrameDecoder().decode  # the frames of one stream, in order
+
+    def sample(self):
+        return self.decode(self.payload())
 
     def payload(self) -> bytes:
         header = self.proc.stdout.readline()
@@ -44,12 +48,12 @@ def tree(tmp_path):
 def test_frames_carry_every_port_and_the_bumped_counters_give_the_right_rates(tree):
     s = Sampler(0.2, tree)
     try:
-        first = decode_frame(s.payload())
+        first = s.sample()
         bump(tree, "mlx5_0", 1, "port_xmit_data", 2_500_000)  # words: 80 Mbit over 1 s
         bump(tree, "mlx5_0", 1, "port_rcv_data", 1_000_000)
         bump(tree, "mlx4_0", 2, "symbol_error", 3)
         bump(tree, "mlx5_0", 1, "out_of_sequence", 7, hw=True)
-        second = decode_frame(s.payload())
+        second = s.sample()
     finally:
         s.close()
     assert first.fabric is not None and second.fabric is not None
@@ -77,10 +81,10 @@ def test_frames_carry_every_port_and_the_bumped_counters_give_the_right_rates(tr
 def test_a_port_going_down_and_unreadable_counters_arrive_as_such(tree):
     s = Sampler(0.2, tree)
     try:
-        s.payload()
+        s.sample()
         set_text(tree, "mlx4_0", 1, "state", "1: DOWN")
         (tree / "class/infiniband/hfi1_0/ports/1/counters/port_xmit_data").write_text("N/A (no PMA)\n")
-        sample = decode_frame(s.payload())
+        sample = s.sample()
     finally:
         s.close()
     assert sample.fabric.ports["mlx4_0", 1].active is False
@@ -132,13 +136,13 @@ def test_ethtool_runs_on_the_rdma_netdevs_at_its_own_cadence(tree, tmp_path):
     env = dict(os.environ, PATH=f"{bindir}:/usr/bin:/bin")
     s = Sampler(0.1, tree, ethtool_every_s=0.5, env=env)
     try:
-        samples = [decode_frame(s.payload())]
+        samples = [s.sample()]
         while samples[-1].fabric.ethtool_mono_s is None:  # ethtool runs on, the frames go on
-            samples.append(decode_frame(s.payload()))
+            samples.append(s.sample())
         assert len(samples) <= 3
         (tmp_path / f"{MLX5_NETDEV}.txt").write_text((SYNTH / "ethtool-S_mlx5_pfc_t1.txt").read_text())
         while len(samples) < 12:
-            samples.append(decode_frame(s.payload()))
+            samples.append(s.sample())
     finally:
         s.close()
     readings = [x.fabric for x in samples if x.fabric.ethtool_mono_s is not None]
@@ -162,7 +166,7 @@ def test_without_ethtool_nothing_is_forked(tree, tmp_path):
         pytest.skip("this machine has an ethtool in sbin")
     s = Sampler(0.1, tree, ethtool_every_s=0.1, env=dict(env, PATH=f"{tmp_path}:/usr/bin:/bin"))
     try:
-        samples = [decode_frame(s.payload()) for _ in range(3)]
+        samples = [s.sample() for _ in range(3)]
     finally:
         s.close()
     assert all(x.fabric.ethtool == {} and x.fabric.ethtool_mono_s is None for x in samples)
@@ -249,7 +253,7 @@ def test_odd_file_names_in_the_rdma_tree_are_left_out_and_the_node_stays_readabl
     _odd_names(tree, kind)
     s = Sampler(0.1, tree)
     try:
-        samples = [decode_frame(s.payload()) for _ in range(3)]  # a FrameError or a dead sampler fails
+        samples = [s.sample() for _ in range(3)]  # a FrameError or a dead sampler fails
         assert s.proc.poll() is None
     finally:
         s.close()
@@ -332,10 +336,10 @@ def test_a_hanging_ethtool_does_not_slow_the_stream(tree, tmp_path):
     env = dict(os.environ, PATH=f"{bindir}:/usr/bin:/bin")
     s = Sampler(0.2, tree, ethtool_every_s=0.5, env=env)
     try:
-        samples = [decode_frame(s.payload())]
+        samples = [s.sample()]
         started = time.monotonic()
         while len(samples) < 21:
-            samples.append(decode_frame(s.payload()))
+            samples.append(s.sample())
         took = time.monotonic() - started
     finally:
         s.close()
@@ -370,8 +374,8 @@ def test_the_sampler_ends_at_once_when_its_channel_closes_while_ethtool_hangs(tr
     env = dict(os.environ, PATH=f"{bindir}:/usr/bin:/bin")
     s = Sampler(0.2, tree, ethtool_every_s=0.5, env=env)
     try:
-        s.payload()
-        s.payload()
+        s.sample()
+        s.sample()
         assert "-S eth4b" in log.read_text().splitlines()  # in flight, hanging
         closed = time.monotonic()
         s.proc.stdin.close()

@@ -52,7 +52,7 @@ async def node(process: asyncssh.SSHServerProcess) -> None:
             await _write(process, b"x" * 200)
             await process.stdin.read()
         elif scenario == "badpayload":
-            await _write(process, frame(0) + b"NETUI1 10\n0123456789")
+            await _write(process, frame(0) + b"NETUI2 10\n0123456789")
             await process.stdin.read()
         elif scenario == "cut":
             whole = frame(0) + frame(1)
