@@ -48,9 +48,12 @@
  *
  * positive(values) -> tuple of the indexes i where values[i] > 0 (a buffer of doubles)
  *
- * b64decode(text) -> bytes
- *     Strict base64 (str or bytes): only the alphabet, a length that is a multiple of 4,
- *     "=" padding only at the end; ValueError otherwise.
+ * frame_fields(payload) -> dict
+ *     The fields of a remote sampler frame's payload (a bytes-like object), one after the
+ *     other: a key of 1 to 1,024 bytes without NUL, a NUL, the value's length as a 4-byte
+ *     little-endian u32, the value. Keys are decoded as UTF-8 (errors replaced), values
+ *     are bytes; a later key replaces an earlier one. ValueError ("not a field key",
+ *     "truncated field") unless the payload ends where a field ends.
  *
  * share(part_prev, part_cur, whole_prev, whole_cur, scale) -> (bytes of double, unknown)
  *     d(part) / d(whole) * scale, NaN unless 0 <= d(part) <= d(whole) and d(whole) > 0.
@@ -63,7 +66,6 @@
 
 /* the ASCII whitespace of str.split(), but the newline that ends a line */
 static unsigned char space_table[256];
-static unsigned char b64_table[256]; /* the value of a base64 character, 255 for others */
 
 /* the value of a digit in base 16 (0-15), 255 for anything else */
 static unsigned char digit_table[256];
@@ -72,10 +74,6 @@ static void init_tables(void) {
     const char *spaces = " \t\r\x0b\x0c\x1c\x1d\x1e\x1f";
     for (const char *c = spaces; *c; c++)
         space_table[(unsigned char)*c] = 1;
-    memset(b64_table, 255, sizeof b64_table);
-    const char *alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    for (int k = 0; k < 64; k++)
-        b64_table[(unsigned char)alphabet[k]] = (unsigned char)k;
     memset(digit_table, 255, sizeof digit_table);
     for (int d = 0; d < 10; d++)
         digit_table['0' + d] = (unsigned char)d;
@@ -729,65 +727,61 @@ static PyObject *positive(PyObject *self, PyObject *obj) {
     return out;
 }
 
-static PyObject *b64decode(PyObject *self, PyObject *obj) {
-    const unsigned char *s;
-    Py_ssize_t n;
-    if (PyUnicode_Check(obj)) {
-        if (!PyUnicode_IS_ASCII(obj)) {
-            PyErr_SetString(PyExc_ValueError, "not base64");
-            return NULL;
-        }
-        s = PyUnicode_1BYTE_DATA(obj);
-        n = PyUnicode_GET_LENGTH(obj);
-    } else if (PyBytes_Check(obj)) {
-        s = (const unsigned char *)PyBytes_AS_STRING(obj);
-        n = PyBytes_GET_SIZE(obj);
-    } else {
-        PyErr_SetString(PyExc_TypeError, "expected str or bytes");
+#define FIELD_KEY_MAX 1024
+
+static PyObject *frame_fields(PyObject *self, PyObject *obj) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE) < 0)
         return NULL;
-    }
-    if (n % 4) {
-        PyErr_SetString(PyExc_ValueError, "not base64");
-        return NULL;
-    }
-    Py_ssize_t pad = 0;
-    if (n && s[n - 1] == '=')
-        pad = (n >= 2 && s[n - 2] == '=') ? 2 : 1;
-    PyObject *out = PyBytes_FromStringAndSize(NULL, n / 4 * 3 - pad);
+    const char *s = (const char *)view.buf;
+    Py_ssize_t n = view.len, pos = 0;
+    PyObject *out = PyDict_New();
     if (out == NULL)
-        return NULL;
-    unsigned char *o = (unsigned char *)PyBytes_AS_STRING(out);
-    Py_ssize_t full = pad ? n - 4 : n;
-    for (Py_ssize_t i = 0; i < full; i += 4) {
-        unsigned a = b64_table[s[i]], b = b64_table[s[i + 1]], c = b64_table[s[i + 2]], d = b64_table[s[i + 3]];
-        if ((a | b | c | d) & 0xC0) {
-            Py_DECREF(out);
-            PyErr_SetString(PyExc_ValueError, "not base64");
-            return NULL;
+        goto fail;
+    while (pos < n) {
+        Py_ssize_t room = n - pos < FIELD_KEY_MAX + 1 ? n - pos : FIELD_KEY_MAX + 1;
+        const char *nul = memchr(s + pos, 0, (size_t)room);
+        if (nul == NULL || nul == s + pos) {
+            PyErr_SetString(PyExc_ValueError, "not a field key");
+            goto fail;
         }
-        uint32_t v = a << 18 | b << 12 | c << 6 | d;
-        *o++ = (unsigned char)(v >> 16);
-        *o++ = (unsigned char)(v >> 8);
-        *o++ = (unsigned char)v;
-    }
-    if (pad) { /* the last quartet: "xx==" or "xxx=" */
-        const unsigned char *q = s + n - 4;
-        unsigned a = b64_table[q[0]], b = b64_table[q[1]], c = pad == 1 ? b64_table[q[2]] : 0;
-        if ((a | b | c) & 0xC0) {
-            Py_DECREF(out);
-            PyErr_SetString(PyExc_ValueError, "not base64");
-            return NULL;
+        Py_ssize_t at = nul - s + 1;
+        if (n - at < 4) {
+            PyErr_SetString(PyExc_ValueError, "truncated field");
+            goto fail;
         }
-        uint32_t v = a << 18 | b << 12 | c << 6;
-        *o++ = (unsigned char)(v >> 16);
-        if (pad == 1)
-            *o++ = (unsigned char)(v >> 8);
+        const unsigned char *u = (const unsigned char *)s + at;
+        uint32_t size = (uint32_t)u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16 | (uint32_t)u[3] << 24;
+        at += 4;
+        if ((Py_ssize_t)size > n - at) {
+            PyErr_SetString(PyExc_ValueError, "truncated field");
+            goto fail;
+        }
+        PyObject *key = PyUnicode_DecodeUTF8(s + pos, nul - (s + pos), "replace");
+        if (key == NULL)
+            goto fail;
+        PyObject *value = PyBytes_FromStringAndSize(s + at, (Py_ssize_t)size);
+        if (value == NULL) {
+            Py_DECREF(key);
+            goto fail;
+        }
+        int failed = PyDict_SetItem(out, key, value);
+        Py_DECREF(key);
+        Py_DECREF(value);
+        if (failed)
+            goto fail;
+        pos = at + (Py_ssize_t)size;
     }
+    PyBuffer_Release(&view);
     return out;
+fail:
+    Py_XDECREF(out);
+    PyBuffer_Release(&view);
+    return NULL;
 }
 
 static PyMethodDef methods[] = {
-    {"b64decode", b64decode, METH_O, "Strict base64 (no whitespace, padding only at the end) to bytes."},
+    {"frame_fields", frame_fields, METH_O, "The {key: value} fields of a remote sampler frame's payload."},
     {"positive", positive, METH_O, "Indexes of the values above 0 (NaN is not)."},
     {"iface_totals", iface_totals, METH_VARARGS, "A node's interface totals from its rates table."},
     {"column_stats", column_stats, METH_O, "(sum, max, index of the first max) of doubles."},

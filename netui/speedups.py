@@ -8,7 +8,6 @@ the twins (the tests run both and compare them). See netui/_speedups.c for the c
 
 from __future__ import annotations
 
-import binascii
 import math
 import os
 import re
@@ -236,21 +235,28 @@ def py_iface_totals(flat: array, rows: array, link_rows: array, link_full: array
     return rx, tx, drops, errs, drops_max, errs_max, None if link_max is None else link_max * 100
 
 
-_B64 = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+FIELD_KEY_MAX = 1024
 
 
-def py_b64decode(text: str | bytes) -> bytes:
-    """Pure-Python twin of _speedups.b64decode."""
-    if isinstance(text, str):
-        if not text.isascii():
-            raise ValueError("not base64")
-        text = text.encode()
-    elif not isinstance(text, bytes):
-        raise TypeError("expected str or bytes")
-    body = text[:-2] if text.endswith(b"==") else text[:-1] if text.endswith(b"=") else text
-    if len(text) % 4 or not set(body) <= _B64:
-        raise ValueError("not base64")
-    return binascii.a2b_base64(text)
+def py_frame_fields(payload) -> dict[str, bytes]:
+    """Pure-Python twin of _speedups.frame_fields."""
+    data = bytes(memoryview(payload))
+    out: dict[str, bytes] = {}
+    pos, n = 0, len(data)
+    while pos < n:
+        nul = data.find(b"\0", pos, pos + FIELD_KEY_MAX + 1)
+        if nul <= pos:
+            raise ValueError("not a field key")
+        at = nul + 1
+        if n - at < 4:
+            raise ValueError("truncated field")
+        size = int.from_bytes(data[at : at + 4], "little")
+        at += 4
+        if size > n - at:
+            raise ValueError("truncated field")
+        out[data[pos:nul].decode("utf-8", "replace")] = data[at : at + size]
+        pos = at + size
+    return out
 
 
 def py_positive(values: array) -> tuple[int, ...]:
@@ -278,13 +284,13 @@ def py_columns(values: array, width: int, ncols: int) -> bytes:
 try:
     if os.environ.get("NETUI_PURE_PYTHON"):
         raise ImportError("NETUI_PURE_PYTHON is set")
-    from netui._speedups import (b64decode, column_stats, columns, deltas, iface_totals, parse_rows, positive,
+    from netui._speedups import (column_stats, columns, deltas, frame_fields, iface_totals, parse_rows, positive,
                                  rate_codes, share)
 
     COMPILED = True
 except ImportError:
     parse_rows, deltas, share, columns, rate_codes = py_parse_rows, py_deltas, py_share, py_columns, py_rate_codes
-    column_stats, iface_totals, positive, b64decode = py_column_stats, py_iface_totals, py_positive, py_b64decode
+    column_stats, iface_totals, positive, frame_fields = py_column_stats, py_iface_totals, py_positive, py_frame_fields
     COMPILED = False
 
 

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from operator import itemgetter
 
-from netui.speedups import b64decode, columns, parse_rows, u64s
+from netui.speedups import columns, parse_rows, u64s
 from netui.model.samples import (
     CounterMap,
     CounterTable,
@@ -461,16 +461,11 @@ def _softnet_fast(text: str) -> SoftnetStat | None:
 _U32 = "I" if array("I").itemsize == 4 else "L"
 
 
-def parse_u64s(text: str, width: int, what: str, typecode: str = "Q") -> array:
-    """The remote sampler's number tables: base64 of little-endian u64 values (u32 with
-    ``typecode`` _U32), ``width`` per row. Decoded in C (a 128-CPU node's table is a few
-    microseconds, not a hundred). Raises ParseError unless it is a whole number of rows, at
-    least one.
+def parse_u64s(raw: bytes, width: int, what: str, typecode: str = "Q") -> array:
+    """The remote sampler's number tables: little-endian u64 values (u32 with ``typecode``
+    _U32), ``width`` per row, taken as they are. Raises ParseError unless they are a whole
+    number of rows, at least one.
     """
-    try:
-        raw = b64decode(text)
-    except ValueError:
-        raise ParseError(f"{what}: not base64") from None
     values = array(typecode)
     if not raw or len(raw) % (values.itemsize * width):
         raise ParseError(f"{what}: not rows of {width} {8 * values.itemsize}-bit values")
@@ -494,27 +489,27 @@ def _ids(values: array) -> tuple[int, ...]:
     return tuple(values)
 
 
-def parse_cpu_compact(text: str) -> CpuTimes:
+def parse_cpu_compact(raw: bytes) -> CpuTimes:
     """The remote sampler's per-CPU summary of /proc/stat: u64s of (CPU, SOFTIRQ, TOTAL).
 
     The remote parsers keep the counter columns as the arrays they were decoded into (8
     bytes a counter instead of a 40-byte int and its pointer: a fleet keeps a sample per
     node); ``cpus`` stays a tuple.
     """
-    v = parse_u64s(text, 3, "cpu summary")
+    v = parse_u64s(raw, 3, "cpu summary")
     return CpuTimes(_ids(v[0::3]), None, None, None, None, None, None, v[1::3], None, v[2::3])
 
 
-def parse_netirq_compact(text: str) -> SoftirqCounts:
+def parse_netirq_compact(raw: bytes) -> SoftirqCounts:
     """The remote sampler's NET rows of /proc/softirqs: u32s of (CPU, NET_RX, NET_TX)."""
-    v = parse_u64s(text, 3, "NET softirqs", _U32)
+    v = parse_u64s(raw, 3, "NET softirqs", _U32)
     return SoftirqCounts(_ids(v[0::3]), v[1::3], v[2::3])
 
 
-def parse_netdev_compact(text: str) -> CounterTable:
+def parse_netdev_compact(raw: bytes) -> CounterTable:
     """The remote sampler's /proc/net/dev: names, a newline, u64s of 16 counters each."""
-    names_line, sep, packed = text.partition("\n")
-    names = names_line.split()
+    names_line, sep, packed = raw.partition(b"\n")
+    names = names_line.decode("utf-8", "replace").split()
     if not sep or not names or len(set(names)) != len(names):
         raise ParseError("net/dev summary: no interface names")
     v = parse_u64s(packed, 16, "net/dev summary")
@@ -523,9 +518,9 @@ def parse_netdev_compact(text: str) -> CounterTable:
     return CounterTable(tuple(names), v)
 
 
-def parse_softnet_compact(text: str) -> SoftnetStat:
+def parse_softnet_compact(raw: bytes) -> SoftnetStat:
     """The remote sampler's softnet summary: u32s of (PROCESSED, DROPPED, SQUEEZE, CPU)."""
-    v = parse_u64s(text, 4, "softnet summary", _U32)
+    v = parse_u64s(raw, 4, "softnet summary", _U32)
     return SoftnetStat(_ids(v[3::4]), v[0::4], v[1::4], v[2::4])
 
 

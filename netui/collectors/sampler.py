@@ -3,11 +3,11 @@
 #
 # Every INTERVAL seconds it reads the node's /proc and /sys counters and writes one frame to
 # stdout:   b"NETUI2 <length>\n" + payload
-# payload:  key NUL value NUL key NUL value NUL ...   (keys as in collectors/assemble.py;
-#           a file that cannot be read is left out)
-# It sends only what the monitor uses, and big tables of numbers as base64 of little-endian
-# u64 or u32 arrays ("u64s", "u32s"), which the monitor decodes in C instead of parsing
-# text number by number (a 1,024-node fleet is a million numbers a second):
+# payload:  fields, one after the other: key NUL <value length: u32, little-endian> value
+#           (keys as in collectors/assemble.py; a file that cannot be read is left out)
+# It sends only what the monitor uses, and big tables of numbers as little-endian u64 or
+# u32 arrays ("u64s", "u32s"), which the monitor takes as they are instead of parsing text
+# number by number (a 1,024-node fleet is a million numbers a second):
 #   "cpu"      /proc/stat summed per CPU: u64s of (CPU, SOFTIRQ, TOTAL) triples
 #   "netirq"   the NET_RX and NET_TX rows of /proc/softirqs: u32s of (CPU, NET_RX, NET_TX)
 #              (the kernel's counters are u32: a value that is not goes as raw text)
@@ -48,11 +48,11 @@
 # stdin: "i SECONDS" changes the interval; end of file (the SSH channel closed) ends the
 # sampler at once, and so does a failed write: no sampler outlives its connection.
 import array
-import binascii
 import os
 import re
 import select
 import stat
+import struct
 import sys
 import time
 
@@ -175,14 +175,23 @@ def u64s(values):
     a = array.array("Q", values)
     if BIG:
         a.byteswap()
-    return binascii.b2a_base64(a.tobytes(), newline=False)
+    return a.tobytes()
 
 
 def u32s(a):
-    """A U32 array as base64 of little-endian u32 values."""
+    """A U32 array as little-endian u32 values."""
     if BIG:
         a.byteswap()
-    return binascii.b2a_base64(a.tobytes(), newline=False)
+    return a.tobytes()
+
+
+def pack_fields(out):
+    """[key, value, key, value, ...] as a frame's payload."""
+    parts = []
+    for i in range(0, len(out), 2):
+        value = out[i + 1]
+        parts += (out[i], b"\0", struct.pack("<I", len(value)), value)
+    return b"".join(parts)
 
 
 def cpu_summary(data):
@@ -595,7 +604,7 @@ def frame():
             last_ifs[0] = joined
             out += records
     infiniband(out)
-    payload = b"\0".join(out) + b"\0"
+    payload = pack_fields(out)
     return b"NETUI2 %d\n" % len(payload) + payload
 
 

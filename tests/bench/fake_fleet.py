@@ -29,6 +29,7 @@ from pathlib import Path
 
 import asyncssh
 
+from netui.collectors.frames import encode_fields
 from netui.collectors.ssh import SAMPLER_SOURCE
 from tests.bench.node128 import iface_attrs, proc_texts
 
@@ -82,7 +83,7 @@ def _sampler_namespace() -> dict:
     return ns
 
 
-_PREFIX = b"wall\x000.0\x00mono\x000.0\x00"
+_PREFIX = encode_fields([("wall", b"0.0"), ("mono", b"0.0")])
 
 
 class NodeFrames:
@@ -107,7 +108,7 @@ class NodeFrames:
         """One frame, exactly as the sampler writes it: header line, then the payload."""
         if self.filler:
             return b"NETUI2 %d\n" % len(self.filler) + self.filler
-        payload = b"wall\0%s\0mono\0%s\0" % (repr(wall_s).encode(), repr(mono_s).encode()) + self.body(step)
+        payload = encode_fields([("wall", repr(wall_s).encode()), ("mono", repr(mono_s).encode())]) + self.body(step)
         return b"NETUI2 %d\n" % len(payload) + payload
 
 

@@ -232,18 +232,37 @@ def test_netui_runs_on_the_pure_python_twins():
     assert pure.stdout == fast.stdout and "rx_bytes_per_s=" in pure.stdout
 
 
-b64_text = st.one_of(
-    st.binary(max_size=60).map(lambda b: __import__("base64").b64encode(b).decode()),
-    st.text(alphabet="ABCxyz019+/=\n -_é", max_size=24),
+def _field(key: bytes, value: bytes) -> bytes:
+    return key + b"\0" + len(value).to_bytes(4, "little") + value
+
+
+frame_payload = st.one_of(
+    st.lists(st.tuples(st.binary(min_size=1, max_size=20).filter(lambda k: b"\0" not in k), st.binary(max_size=40)),
+             max_size=6).map(lambda fs: b"".join(_field(k, v) for k, v in fs)),
+    st.binary(max_size=80),
 )
 
 
 @needs_c
 @settings(max_examples=500, deadline=None)
-@given(b64_text)
-def test_the_twins_agree_on_base64(text):
-    c = outcome(compiled.b64decode, text)
-    py = outcome(speedups.py_b64decode, text)
-    assert c == py
-    if c[1] is None:
-        assert c[0] == __import__("base64").b64decode(text)
+@given(frame_payload, st.integers(0, 8))
+def test_the_twins_agree_on_frame_fields(payload, cut):
+    for data in (payload, payload[: max(0, len(payload) - cut)], bytearray(payload)):
+        c = outcome(compiled.frame_fields, data)
+        py = outcome(speedups.py_frame_fields, data)
+        assert c == py
+
+
+def test_frame_fields_reads_what_the_sampler_writes():
+    from netui.collectors.frames import encode_fields
+
+    pairs = [("wall", b"1.5"), ("cpu", bytes(range(256)) * 3), ("if/ens\u00e9", b""), ("wall", b"2.5")]
+    for fields in (speedups.frame_fields, speedups.py_frame_fields):
+        assert fields(encode_fields(pairs)) == {"wall": b"2.5", "cpu": bytes(range(256)) * 3, "if/ens\u00e9": b""}
+        assert fields(b"") == {}
+        long_key = "k" * 1025
+        assert outcome(fields, encode_fields([(long_key, b"x")]))[1] == ("ValueError", "not a field key")
+        assert outcome(fields, encode_fields([("k" * 1024, b"x")]))[0] == {"k" * 1024: b"x"}
+        assert outcome(fields, encode_fields(pairs)[:-1])[1] == ("ValueError", "truncated field")
+        assert outcome(fields, b"wall\0\x01\0")[1] == ("ValueError", "truncated field")
+        assert outcome(fields, "wall")[1][0] == "TypeError"

@@ -137,7 +137,7 @@ async def test_frames_over_several_packets_and_several_in_one_packet_all_arrive(
 FAILURES = {
     "garbage": (NodeState.PARSE_ERROR, "not a sampler frame"),
     "noheader": (NodeState.PARSE_ERROR, "not a sampler frame"),
-    "badpayload": (NodeState.PARSE_ERROR, "truncated frame"),
+    "badpayload": (NodeState.PARSE_ERROR, "bad frame: not a field key"),
     "cut": (NodeState.PARSE_ERROR, "stream ended inside a frame"),
     "nopython": (NodeState.UNSUPPORTED, "no python3 on this node"),
     "exits": (NodeState.DOWN, "sampler exited (status 5): OSError: something broke"),
