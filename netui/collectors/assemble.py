@@ -207,20 +207,10 @@ def sample_from_texts(
             net_dev = parse("net/dev", procfs.parse_net_dev)
         interfaces = interfaces_from_texts(net_dev, iface_attrs) if net_dev is not None else {}
 
-    snmp = parse("net/snmp", _TCP_ONLY)
-    netstat = texts.get("net/netstat")
-    ext: dict[str, int] = {}
-    if netstat is not None:
-        try:
-            ext = procfs.parse_keyed_pairs(netstat, ("TcpExt",), TCPEXT_FIELDS).get("TcpExt", {})
-        except procfs.ParseError as exc:
-            problems.append(f"net/netstat: {exc}")
-    tcp = None
-    if snmp is not None:
-        if "Tcp" in snmp:
-            tcp = TcpSample(snmp["Tcp"], ext)
-        else:
-            problems.append("net/snmp: no Tcp: lines")
+    if texts.get("tcp") is not None:  # the remote sampler's table
+        tcp = parse("tcp", procfs.parse_tcp_compact)
+    else:
+        tcp = _tcp_from_texts(texts, parse, problems)
 
     # the remote sampler's summaries stand in for /proc/stat and softnet_stat
     if texts.get("cpu") is not None:
@@ -251,6 +241,24 @@ def sample_from_texts(
         fabric=fabric_from_texts(ib_texts, ethtool_texts, mono_s=mono_s, ethtool_mono_s=ethtool_mono_s,
                                  boot_id=boot_id),
     )
+
+
+def _tcp_from_texts(texts: Mapping[str, str | None], parse, problems: list[str]) -> TcpSample | None:
+    """The Tcp pair of /proc/net/snmp and the TcpExt counters of /proc/net/netstat."""
+    snmp = parse("net/snmp", _TCP_ONLY)
+    netstat = texts.get("net/netstat")
+    ext: dict[str, int] = {}
+    if netstat is not None:
+        try:
+            ext = procfs.parse_keyed_pairs(netstat, ("TcpExt",), TCPEXT_FIELDS).get("TcpExt", {})
+        except procfs.ParseError as exc:
+            problems.append(f"net/netstat: {exc}")
+    if snmp is None:
+        return None
+    if "Tcp" not in snmp:
+        problems.append("net/snmp: no Tcp: lines")
+        return None
+    return TcpSample(snmp["Tcp"], ext)
 
 
 def fabric_from_texts(ib_texts: Mapping[str, str | None] | None, ethtool_texts: Mapping[str, str] | None, *,

@@ -3,8 +3,8 @@
 A frame is ``b"NETUI2 <length>\\n"`` followed by ``length`` bytes of payload: fields of a
 key, a NUL, the value's length (u32, little-endian) and the value (``encode_fields``). Keys
 are those of collectors.assemble.PROC_FILES, ``wall``/``mono`` (the node's clocks when it
-read the counters), ``cpu``, ``netirq``, ``netdev`` and ``softnet`` (the sampler's number
-tables: bytes of little-endian arrays) and ``if/<name>`` (an interface's sysfs texts,
+read the counters), ``cpu``, ``netirq``, ``netdev``, ``softnet`` and ``tcp`` (the sampler's
+number tables: bytes of little-endian arrays) and ``if/<name>`` (an interface's sysfs texts,
 packed in assemble.PACKED_ATTRS order). The sysfs records are sent only when one changed:
 a frame with ``ifsame`` instead has those of the frame before, so the frames of one stream
 are decoded in order by one ``FrameDecoder``. RDMA records (``ib/``, ``ibd/``, ``ibn/``) are
@@ -42,7 +42,7 @@ def frame_length(header: bytes) -> int:
 
 
 # the sampler's number tables: bytes of little-endian arrays, taken as they are
-TABLES = frozenset(("cpu", "netirq", "netdev", "softnet"))
+TABLES = frozenset(("cpu", "netirq", "netdev", "softnet", "tcp"))
 
 
 def encode_fields(pairs) -> bytes:

@@ -33,6 +33,7 @@ from netui.model.samples import (
     InterfaceCounters,
     SoftirqCounts,
     SoftnetStat,
+    TcpSample,
 )
 
 
@@ -516,6 +517,44 @@ def parse_netdev_compact(raw: bytes) -> CounterTable:
     if len(v) != 16 * len(names):
         raise ParseError(f"net/dev summary: {len(v) // 16} counter rows for {len(names)} names")
     return CounterTable(tuple(names), v)
+
+
+_TCP_LAYOUTS: dict[bytes, tuple] = {}  # the names lines of a tcp table → their keys and indexes
+
+
+def _tcp_layout(names: bytes) -> tuple:
+    layout = _TCP_LAYOUTS.get(names)
+    if layout is None:
+        tcp_line, _, ext_line = names.decode("utf-8", "replace").partition("\n")
+        tcp, ext = tuple(tcp_line.split()), tuple(ext_line.split())
+        if not tcp or len(set(tcp)) != len(tcp) or len(set(ext)) != len(ext):
+            raise ParseError("tcp summary: not two lines of distinct counter names")
+        if len(_TCP_LAYOUTS) >= 64:
+            _TCP_LAYOUTS.clear()
+        layout = _TCP_LAYOUTS[names] = (tcp, ext, {k: i for i, k in enumerate(tcp)}, {k: i for i, k in enumerate(ext)})
+    return layout
+
+
+def parse_tcp_compact(raw: bytes) -> TcpSample:
+    """The remote sampler's TCP table: the Tcp names, a newline, the TcpExt names, a newline,
+    then i64s of the Tcp values and u64s of the TcpExt ones. The samples of one layout
+    share its names and index."""
+    first = raw.find(b"\n")
+    second = raw.find(b"\n", first + 1) if first >= 0 else -1
+    if second < 0:
+        raise ParseError("tcp summary: no names")
+    tcp_keys, ext_keys, tcp_index, ext_index = _tcp_layout(raw[:second])
+    split = second + 1 + 8 * len(tcp_keys)
+    if len(raw) - split != 8 * len(ext_keys):
+        raise ParseError(f"tcp summary: {len(raw) - second - 1} bytes of values for "
+                         f"{len(tcp_keys) + len(ext_keys)} names")
+    tcp, ext = array("q"), array("Q")
+    tcp.frombytes(raw[second + 1 : split])
+    ext.frombytes(raw[split:])
+    if not _LITTLE_ENDIAN:
+        tcp.byteswap()
+        ext.byteswap()
+    return TcpSample(CounterMap(tcp_keys, tcp, tcp_index), CounterMap(ext_keys, ext, ext_index))
 
 
 def parse_softnet_compact(raw: bytes) -> SoftnetStat:

@@ -15,7 +15,10 @@
 #              their 16 counters each
 #   "softnet"  softnet_stat cut to PROCESSED DROPPED SQUEEZE CPU per row: u32s (the
 #              kernel's columns are 8 hex digits)
-#   the Tcp lines of snmp, and the TcpExt lines of netstat cut to the fields netui keeps.
+#   "tcp"      the Tcp counters of snmp and the TcpExt counters of netstat netui keeps:
+#              their names (one line each), then i64s of the Tcp values and u64s of the
+#              TcpExt ones (when they do not read as expected: the Tcp lines of snmp and
+#              the cut TcpExt lines of netstat, as "net/snmp" and "net/netstat")
 # A table that does not read as the kernel writes it goes as its raw text under its own
 # key ("net/dev", "stat", "softirqs", "net/softnet_stat"), and the monitor's careful
 # parsers take it.
@@ -277,6 +280,26 @@ def tcpext_lines(data):
     except IndexError:
         return pair[0] + b"\n" + pair[1] + b"\n"  # a torn pair: the monitor judges it
     return b"TcpExt: " + cut[0] + b"\nTcpExt: " + kept + b"\n"
+
+
+def tcp_summary(snmp, netstat):
+    """The Tcp counters' names, a newline, the kept TcpExt counters' names, a newline, then
+    their values: i64s of the Tcp ones (MaxConn is -1), u64s of the TcpExt ones. None when
+    a pair is not as the kernel writes it: the monitor then parses the lines."""
+    if not snmp or not netstat:
+        return None
+    try:
+        (tn, tv), (en, ev) = [[line.split()[1:] for line in text.split(b"\n") if line] for text in (snmp, netstat)]
+        if not tn or len(tn) != len(tv) or len(en) != len(ev):
+            return None
+        tcp = array.array("q", [int(x) for x in tv])
+        ext = array.array("Q", [int(x) for x in ev])
+    except (ValueError, OverflowError):
+        return None
+    if BIG:
+        tcp.byteswap()
+        ext.byteswap()
+    return b" ".join(tn) + b"\n" + b" ".join(en) + b"\n" + tcp.tobytes() + ext.tobytes()
 
 
 def softnet_summary(data):
@@ -565,9 +588,11 @@ def frame():
         if data is None:
             continue
         if key == "net/snmp":
-            data = lines_with(data, (b"Tcp:",))
+            texts[key] = lines_with(data, (b"Tcp:",))
+            continue
         elif key == "net/netstat":
-            data = tcpext_lines(data)
+            texts[key] = tcpext_lines(data)
+            continue
         else:
             summary = SUMMARIES.get(key)
             if summary is not None:
@@ -578,6 +603,13 @@ def frame():
                     continue
         texts[key] = data
         out += [key.encode(), data]
+    tcp = tcp_summary(texts.get("net/snmp"), texts.get("net/netstat"))
+    if tcp is not None:
+        out += [b"tcp", tcp]
+    else:
+        for key in ("net/snmp", "net/netstat"):
+            if texts.get(key) is not None:
+                out += [key.encode(), texts[key]]
     dev = texts.get("net/dev")
     if dev:
         records = []

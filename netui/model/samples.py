@@ -77,17 +77,19 @@ class InterfaceSample(NamedTuple):
 
 class CounterMap(Mapping):
     """Named counters in one packed array: a read-only mapping of name → value over ``keys``
-    (a tuple shared by the samples of one layout) and ``values`` (array 'Q'). The parsers
-    make these for the TcpExt counters; a dict works wherever one is expected."""
+    (a tuple shared by the samples of one layout) and ``values`` (array 'Q'; 'q' for the
+    Tcp pair, where MaxConn is -1). The parsers make these for the TCP counters; a dict
+    works wherever one is expected. ``index`` (name → position), when given, is shared by
+    the maps of one layout."""
 
     __slots__ = ("keys_", "values_", "_index")
 
-    def __init__(self, keys: tuple[str, ...], values: array) -> None:
+    def __init__(self, keys: tuple[str, ...], values: array, index: dict[str, int] | None = None) -> None:
         if len(keys) != len(values):
             raise ValueError(f"{len(values)} values for {len(keys)} names")
         self.keys_ = keys
         self.values_ = values
-        self._index: dict[str, int] | None = None
+        self._index = index
 
     def __getitem__(self, key: str) -> int:
         index = self._index

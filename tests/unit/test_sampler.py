@@ -46,6 +46,10 @@ def test_the_command_runs_the_sampler_through_a_shell_and_frames_decode():
     assert s.hostname == open("/proc/sys/kernel/hostname").read().strip()
     assert s.cpu is not None and s.softirqs is not None and s.softnet is not None
     assert "RetransSegs" in s.tcp.tcp and "TCPTimeouts" in s.tcp.ext
+    from netui.collectors import procfs
+
+    tcp_now = procfs.parse_keyed_pairs(open("/proc/net/snmp").read(), ("Tcp",))["Tcp"]
+    assert 0 <= tcp_now["OutSegs"] - s.tcp.tcp["OutSegs"] < 10**7
     gaps = [b.mono_s - a.mono_s for a, b in zip(samples, samples[1:])]
     assert all(0.15 < g < 0.5 for g in gaps)
 
@@ -58,14 +62,16 @@ def test_it_reads_only_what_the_model_needs():
         proc.kill()
         proc.wait()
     texts = {k.encode(): v for k, v in frame_fields(payload).items()}
-    assert b"Udp:" not in texts[b"net/snmp"] and b"Tcp:" in texts[b"net/snmp"]
-    assert b"IpExt:" not in texts[b"net/netstat"]
+    # TCP: the Tcp and kept TcpExt counters as one table (no Udp, no IpExt)
+    assert b"net/snmp" not in texts and b"net/netstat" not in texts
+    tcp_names, ext_names = texts[b"tcp"].split(b"\n")[:2]
+    assert b"RetransSegs" in tcp_names.split() and b"InDatagrams" not in tcp_names + ext_names
     # the tables arrive as u64 arrays, summarised per CPU where the kernel's file is wide
     assert not {b"stat", b"softirqs", b"net/dev", b"net/softnet_stat"} & set(texts)
     from netui.collectors import procfs
     from netui.collectors.assemble import TCPEXT_FIELDS
 
-    ext = procfs.parse_keyed_pairs(texts[b"net/netstat"].decode())["TcpExt"]
+    ext = procfs.parse_tcp_compact(texts[b"tcp"]).ext
     assert ext and set(ext) <= TCPEXT_FIELDS
     ncpu = os.cpu_count()
     assert len(procfs.parse_u64s(texts[b"cpu"], 3, "cpu")) == 3 * ncpu
@@ -151,6 +157,59 @@ def test_the_tables_round_trip_through_the_monitors_parsers():
 
     want = procfs.parse_keyed_pairs(texts["net/netstat"], ("TcpExt",), TCPEXT_FIELDS)
     assert procfs.parse_keyed_pairs(cut) == want
+
+
+@pytest.mark.parametrize("snmp, netstat", [
+    ("tests/bench", None),  # node128's texts
+    ("pid_26231_net", "pid_26231_net"),
+])
+def test_the_tcp_table_round_trips_through_the_monitors_parser(snmp, netstat):
+    from netui.collectors import procfs
+    from netui.collectors.assemble import TCPEXT_FIELDS, sample_from_texts
+    from tests.bench.node128 import FIXTURES, proc_texts
+
+    ns = _sampler_functions()
+    if snmp == "tests/bench":
+        texts = proc_texts(3)
+    else:
+        texts = {"net/snmp": (FIXTURES / snmp / "snmp").read_text(), "net/netstat": (FIXTURES / netstat / "netstat").read_text()}
+    snmp_lines = ns["lines_with"](texts["net/snmp"].encode(), (b"Tcp:",))
+    ext_lines = ns["tcpext_lines"](texts["net/netstat"].encode())
+    table = ns["tcp_summary"](snmp_lines, ext_lines)
+    compact = procfs.parse_tcp_compact(table)
+    full = sample_from_texts({k: texts[k] for k in ("net/snmp", "net/netstat")}, {}, wall_s=0.0, mono_s=0.0).tcp
+    assert compact == full and dict(compact.tcp)["MaxConn"] == -1 and set(compact.ext) <= TCPEXT_FIELDS
+    assert compact.ext and compact.tcp["RetransSegs"] == full.tcp["RetransSegs"]
+    again = procfs.parse_tcp_compact(table)
+    assert again.tcp.keys_ is compact.tcp.keys_ and again.ext.keys_ is compact.ext.keys_  # one layout, shared
+
+
+@pytest.mark.parametrize("snmp, netstat", [
+    (b"Tcp: A B\nTcp: 1 2\n", b"TcpExt: X\nTcpExt: -3\n"),  # a TcpExt counter below 0
+    (b"Tcp: A B\nTcp: 1\n", b"TcpExt: X\nTcpExt: 3\n"),  # torn
+    (b"Tcp: A B\n", b"TcpExt: X\nTcpExt: 3\n"),
+    (b"Tcp: A B\nTcp: 1 x\n", b"TcpExt: X\nTcpExt: 3\n"),
+    (b"Tcp: A\nTcp: 99999999999999999999\n", b"TcpExt: X\nTcpExt: 3\n"),
+    (b"Tcp: A\nTcp: 1\n", None),
+])
+def test_odd_tcp_counters_go_as_their_lines(snmp, netstat):
+    assert _sampler_functions()["tcp_summary"](snmp, netstat) is None
+
+
+def test_a_frame_with_odd_tcp_counters_still_gives_them(tmp_path):
+    """The raw lines reach the careful parsers: the sample has its TCP counters."""
+    from netui.collectors import procfs
+
+    ns = _sampler_functions()
+    ns["read"] = lambda path, one=False: {"/proc/net/snmp": b"Tcp: RetransSegs OutSegs\nTcp: 5 100\n",
+                                         "/proc/net/netstat": b"TcpExt: TCPTimeouts\nTcpExt: -1\n",
+                                         "/proc/net/dev": open("/proc/net/dev", "rb").read()}.get(path)
+    payload = ns["frame"]()
+    fields = frame_fields(payload[payload.index(b"\n") + 1:])
+    assert "tcp" not in fields and fields["net/snmp"].startswith(b"Tcp:")
+    sample = decode_frame(payload[payload.index(b"\n") + 1:])
+    assert sample.tcp.tcp == {"RetransSegs": 5, "OutSegs": 100}
+    assert dict(sample.tcp.ext) == {"TCPTimeouts": -1}  # as the careful parser reads the line
 
 
 def test_stdin_changes_the_interval_and_its_end_stops_the_sampler():
@@ -276,9 +335,12 @@ def test_the_summaries_parse_or_raise_parse_error(text):
     from netui.collectors import procfs
 
     for parse in (procfs.parse_cpu_compact, procfs.parse_softnet_compact, procfs.parse_netirq_compact,
-                  procfs.parse_netdev_compact):
+                  procfs.parse_netdev_compact, procfs.parse_tcp_compact):
         try:
             result = parse(text)
         except procfs.ParseError:
             continue
-        assert (len(result) if isinstance(result, dict) else len(result.cpus)) >= 1
+        if parse is procfs.parse_tcp_compact:
+            assert len(result.tcp) >= 1 and dict(result.tcp) and dict(result.ext) is not None
+        else:
+            assert (len(result) if isinstance(result, dict) else len(result.cpus)) >= 1
