@@ -60,11 +60,6 @@ class Straggler:
     reason: str  # "node07: RX 11 Gb/s vs cluster median 92 Gb/s (12 %)"
 
 
-def _total(n: Node) -> float | None:
-    rx, tx = n.summary.rx_bytes_per_s, n.summary.tx_bytes_per_s
-    return None if rx is None and tx is None else (rx or 0.0) + (tx or 0.0)
-
-
 def _retrans_ratio(n: Node, min_out_segs_per_s: float) -> float | None:
     """The node's retransmit ratio, or None while it sends too few segments to tell."""
     tcp = n.rates.tcp if n.rates is not None else None
@@ -97,14 +92,13 @@ def find_stragglers(nodes: Iterable[Node], rules: StragglerRules | None = None) 
             return (-int(level), 0, round(fraction, 2), metric != "tx")
         return (-int(level), 1, -min(z, 1e6), 0)
 
-    def low(metric: str, label: str, get) -> None:
-        pairs = [(n, get(n)) for n in up]
-        values = [v for _, v in pairs if v is not None]
+    def low(metric: str, label: str, column: list) -> None:
+        values = [v for v in column if v is not None]
         if len(values) < rules.min_nodes:
             return
         mid = median(values)
         spread = _spread(values, mid)
-        for n, v in pairs:
+        for n, v in zip(up, column):
             if v is None:
                 continue
             z = (mid - v) / spread
@@ -114,14 +108,13 @@ def find_stragglers(nodes: Iterable[Node], rules: StragglerRules | None = None) 
                           f"{units.bits_per_s(mid)} ({fraction * 100:.0f} %)")
                 found.append((severity(metric, v, z, fraction), Straggler(n.name, metric, v, mid, reason)))
 
-    def high(metric: str, label: str, get, floor: float, show) -> None:
-        pairs = [(n, get(n)) for n in up]
-        values = [v for _, v in pairs if v is not None]
-        if len(values) < rules.min_nodes:
+    def high(metric: str, label: str, column: list, floor: float, show) -> None:
+        values = [v for v in column if v is not None]
+        if len(values) < rules.min_nodes or max(values) < floor:  # none can be flagged (the usual)
             return
         mid = median(values)
         spread = _spread(values, mid)
-        for n, v in pairs:
+        for n, v in zip(up, column):
             if v is None or v < floor:  # far above a clean fleet, but still harmless
                 continue
             z = (v - mid) / spread
@@ -129,35 +122,32 @@ def find_stragglers(nodes: Iterable[Node], rules: StragglerRules | None = None) 
                 reason = f"{n.name}: {label} {show(v)} vs cluster median {show(mid)}"
                 found.append((severity(metric, v, z), Straggler(n.name, metric, v, mid, reason)))
 
-    # each path is judged only while it is busy itself: on an RDMA cluster the host stack
-    # carries kB/s of ssh and monitoring, and a node a few kB/s below that is no straggler
+    # each metric as a column over ``up`` (one pass over the nodes' summaries each)
+    sums = [n.summary for n in up]
     floor = rules.busy_floor_bytes_per_s
-    rdma = [n for n in up if n.summary.rdma_rx_bytes_per_s is not None]
-    rdma_busy = [(n.summary.rdma_rx_bytes_per_s or 0.0) + (n.summary.rdma_tx_bytes_per_s or 0.0) for n in rdma]
-    if len(rdma) >= rules.min_nodes and median(rdma_busy) >= floor:
-        # RDMA throughput, where enough nodes have it: RX and TX apart (collectives are two-way)
-        low("rdma_rx", "RDMA RX", lambda n: n.summary.rdma_rx_bytes_per_s)
-        low("rdma_tx", "RDMA TX", lambda n: n.summary.rdma_tx_bytes_per_s)
-    if median(_total(n) or 0.0 for n in up) >= floor:
-        balance = [min(n.summary.rx_bytes_per_s or 0.0, n.summary.tx_bytes_per_s or 0.0)
-                   / max(n.summary.rx_bytes_per_s or 0.0, n.summary.tx_bytes_per_s or 0.0, 1e-9) for n in up]
+    rdma_rx = [s.rdma_rx_bytes_per_s for s in sums]
+    rdma_busy = [rx + (s.rdma_tx_bytes_per_s or 0.0) for rx, s in zip(rdma_rx, sums) if rx is not None]
+    if len(rdma_busy) >= rules.min_nodes and median(rdma_busy) >= floor:
+        low("rdma_rx", "RDMA RX", rdma_rx)
+        low("rdma_tx", "RDMA TX", [s.rdma_tx_bytes_per_s for s in sums])
+    rx = [s.rx_bytes_per_s for s in sums]
+    tx = [s.tx_bytes_per_s for s in sums]
+    if median((a or 0.0) + (b or 0.0) for a, b in zip(rx, tx)) >= floor:
+        balance = [min(a or 0.0, b or 0.0) / max(a or 0.0, b or 0.0, 1e-9) for a, b in zip(rx, tx)]
         balance.sort()
-        # two-way when most nodes are (the upper quartile: a slow node also unbalances the
-        # peer it starves, so in a small cluster the median alone would miss it)
         if balance[(3 * (len(balance) - 1)) // 4] >= rules.symmetric_ratio:
-            low("rx", "RX", lambda n: n.summary.rx_bytes_per_s)
-            low("tx", "TX", lambda n: n.summary.tx_bytes_per_s)
+            low("rx", "RX", rx)
+            low("tx", "TX", tx)
         else:
-            low("total", "RX+TX", lambda n: _total(n))
-    high("retrans", "TCP retransmits", lambda n: _retrans_ratio(n, rules.min_out_segs_per_s),
+            low("total", "RX+TX", [None if a is None and b is None else (a or 0.0) + (b or 0.0) for a, b in zip(rx, tx)])
+    high("retrans", "TCP retransmits", [_retrans_ratio(n, rules.min_out_segs_per_s) for n in up],
          rules.min_retrans_ratio, units.ratio_percent)
-    high("drops", "drops", lambda n: n.summary.drops_per_s, rules.min_drops_per_s,
-         lambda v: f"{units.per_s(v)}/s")
-    high("softirq", "softirq", lambda n: n.summary.hottest_softirq_percent, rules.min_softirq_percent,
+    high("drops", "drops", [s.drops_per_s for s in sums], rules.min_drops_per_s, lambda v: f"{units.per_s(v)}/s")
+    high("softirq", "softirq", [s.hottest_softirq_percent for s in sums], rules.min_softirq_percent,
          lambda v: units.percent(v))
-    high("pause", "pause frames", lambda n: n.summary.pause_per_s, rules.min_pause_per_s,
+    high("pause", "pause frames", [s.pause_per_s for s in sums], rules.min_pause_per_s,
          lambda v: f"{units.per_s(v)}/s")
-    high("cnp", "CNPs", lambda n: n.summary.cnp_per_s, rules.min_cnp_per_s, lambda v: f"{units.per_s(v)}/s")
+    high("cnp", "CNPs", [s.cnp_per_s for s in sums], rules.min_cnp_per_s, lambda v: f"{units.per_s(v)}/s")
     found.sort(key=lambda sz: sz[0])
     # one line per node: its strongest reason
     seen: set[str] = set()
