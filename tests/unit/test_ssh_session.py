@@ -128,10 +128,35 @@ async def test_no_compression_even_when_ssh_config_asks_for_it(server):
 
 
 async def test_frames_over_several_packets_and_several_in_one_packet_all_arrive(server):
+    from asyncssh.crypto import cipher
+
     m = await run_scenarios(server, ["split"], lambda m: m.fleet["split"].samples_seen >= 5)
     node = m.fleet["split"]
     assert node.samples_seen == 5, (node.state, node.error)
     assert node.state is NodeState.UP
+    # AES-GCM kept one key schedule per key: the packets reused it (keep_gcm_keys)
+    info = cipher.AESGCM.cache_info()
+    assert info.hits > info.misses > 0
+
+
+def test_keeping_gcm_keys_gives_the_same_bytes():
+    """The cached AESGCM of a key encrypts and decrypts exactly as a fresh one."""
+    from asyncssh.crypto import GCMCipher, cipher
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    from netui.collectors.ssh import keep_gcm_keys
+
+    assert keep_gcm_keys() and keep_gcm_keys()  # once, and idempotent
+    assert cipher.AESGCM.__wrapped__ is AESGCM
+    key, iv = os.urandom(16), os.urandom(12)
+    send, recv = GCMCipher("aes128-gcm", key, iv), GCMCipher("aes128-gcm", key, iv)
+    for n in range(3):
+        header, body = b"\0\0\0\x10", os.urandom(100 + n)
+        sealed, mac = send.encrypt_and_sign(header, body)
+        nonce = iv[:4] + (int.from_bytes(iv[4:], "big") + n).to_bytes(8, "big")
+        assert sealed[4:] + mac == AESGCM(key).encrypt(nonce, body, header)  # what a fresh key schedule gives
+        assert recv.verify_and_decrypt(header, sealed[4:], mac) == body
+    assert recv.verify_and_decrypt(b"\0\0\0\x10", b"x" * 20, b"y" * 16) is None  # a bad tag is still refused
 
 
 FAILURES = {
