@@ -15,7 +15,8 @@ unpacked into the ``{path: text}`` texts of ``collectors.infiniband.read_infinib
 from __future__ import annotations
 
 from netui.collectors.assemble import interfaces_from_texts, sample_from_texts, unpack_attrs
-from netui.collectors.procfs import ParseError, parse_netdev_compact
+from netui.collectors.procfs import (ParseError, parse_cpu_compact, parse_netdev_compact, parse_netirq_compact,
+                                    parse_softnet_compact, parse_tcp_compact)
 from netui.collectors.sampler import IB_NAMES, PORT_ATTRS
 from netui.model.samples import IfaceLayout, InterfaceTable, NodeSample
 from netui.speedups import frame_fields
@@ -43,6 +44,8 @@ def frame_length(header: bytes) -> int:
 
 # the sampler's number tables: bytes of little-endian arrays, taken as they are
 TABLES = frozenset(("cpu", "netirq", "netdev", "softnet", "tcp"))
+# the texts of a frame with all of them (and no RDMA, no raw text)
+_STEADY = TABLES | {"boot_id", "hostname"}
 
 
 def encode_fields(pairs) -> bytes:
@@ -115,8 +118,17 @@ class FrameDecoder:
             attrs = self._attrs
         elif attrs:
             self._attrs, self._names = attrs, None
+        interfaces = self._interfaces(texts, attrs, same)
+        if interfaces is not None and not ib and not eth and texts.keys() == _STEADY:
+            try:  # the usual frame: every table as the sampler packs it
+                return NodeSample(wall, mono, texts["boot_id"].strip() or None, interfaces,
+                                  parse_tcp_compact(texts["tcp"]), parse_cpu_compact(texts["cpu"]),
+                                  parse_netirq_compact(texts["netirq"]), parse_softnet_compact(texts["softnet"]),
+                                  texts["hostname"].strip() or None)
+            except ParseError:
+                pass  # sample_from_texts says which part is wrong
         return sample_from_texts(texts, attrs, wall_s=wall, mono_s=mono, ib_texts=ib, ethtool_texts=eth,
-                                 ethtool_mono_s=eth_mono, interfaces=self._interfaces(texts, attrs, same))
+                                 ethtool_mono_s=eth_mono, interfaces=interfaces)
 
     def _interfaces(self, texts: dict, attrs: dict, same: bool) -> InterfaceTable | None:
         """The sample's interfaces from the sampler's table; None: sample_from_texts finds

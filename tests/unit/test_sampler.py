@@ -344,3 +344,23 @@ def test_the_summaries_parse_or_raise_parse_error(text):
             assert len(result.tcp) >= 1 and dict(result.tcp) and dict(result.ext) is not None
         else:
             assert (len(result) if isinstance(result, dict) else len(result.cpus)) >= 1
+
+
+def test_the_usual_frame_decodes_as_the_careful_path_does():
+    """FrameDecoder's direct path (every table packed, no RDMA) gives the very sample that
+    sample_from_texts gives for the same fields."""
+    from netui.collectors.assemble import sample_from_texts
+    from netui.collectors.frames import TABLES
+    from tests.bench.fake_fleet import NodeFrames
+
+    frames = NodeFrames()
+    decoder = FrameDecoder()
+    for step in range(3):
+        payload = frames.frame(step, 100.0 + step, 5.0 + step).split(b"\n", 1)[1]
+        sample = decoder.decode(payload)
+        fields = frame_fields(payload)
+        texts = {k: (v if k in TABLES else v.decode()) for k, v in fields.items()
+                 if k not in ("wall", "mono", "ifsame") and not k.startswith("if/")}
+        careful = sample_from_texts(texts, decoder._attrs, wall_s=100.0 + step, mono_s=5.0 + step)
+        assert sample == careful and sample.problems == () and sample.fabric is None
+        assert sample.hostname == "gpu001" and len(sample.cpu.cpus) == 128 and len(sample.interfaces) == 16
