@@ -228,6 +228,31 @@ def keep_gcm_keys() -> bool:
     return True
 
 
+def quiet_packet_log() -> bool:
+    """Skip asyncssh's per-packet log line unless its packet logging is on; True when done
+    (asyncssh as we know it).
+
+    asyncssh formats a description of every packet (name, size, note: ~1.5 µs) and only
+    then asks its logger, which drops it below debug level 3. The same check, made first.
+    """
+    from asyncssh.logging import SSHLogger
+    from asyncssh.packet import SSHPacketLogger
+
+    log = SSHPacketLogger.__dict__.get("_log_packet")
+    if getattr(log, "_netui_quiet", False):
+        return True
+    if log is None or not isinstance(getattr(SSHLogger, "_debug_level", None), int):
+        return False
+
+    def _log_packet(self, msg, pkttype, pktid, packet, note):
+        if self.logger._debug_level >= 3:  # what SSHLogger.packet() checks before logging
+            log(self, msg, pkttype, pktid, packet, note)
+
+    _log_packet._netui_quiet = True  # type: ignore[attr-defined]
+    SSHPacketLogger._log_packet = _log_packet
+    return True
+
+
 PREFERRED_CIPHERS = ("aes128-gcm@openssh.com", "aes256-gcm@openssh.com", "chacha20-poly1305@openssh.com",
                      "aes256-ctr", "aes192-ctr", "aes128-ctr")
 
@@ -242,6 +267,7 @@ class SshConnector:
         self.settings = settings
         if self.keep_gcm_keys:
             keep_gcm_keys()
+        quiet_packet_log()
         self.handshakes = asyncio.Semaphore(max(1, settings.fanout))
         self._jumps: dict[str, asyncio.Task] = {}
         self._may_jump = self._config_mentions(("proxyjump", "include"))

@@ -223,3 +223,42 @@ async def test_a_frozen_server_is_down_within_the_keepalive_window(tmp_path, laz
             await asyncio.wait_for(monitor.close(), timeout=10)
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
+
+
+def test_packets_are_described_only_when_packet_logging_is_on(caplog):
+    """quiet_packet_log: asyncssh's packet log line still comes at debug level 3."""
+    import logging
+
+    import asyncssh
+    from asyncssh.logging import logger as ssh_logger
+    from asyncssh.packet import SSHPacket, SSHPacketLogger
+
+    from netui.collectors.ssh import quiet_packet_log
+
+    assert quiet_packet_log() and quiet_packet_log()
+
+    looked_up = []
+
+    class Names(dict):
+        def __getitem__(self, key):
+            looked_up.append(key)
+            return super().__getitem__(key)
+
+    class Handler(SSHPacketLogger):
+        _handler_names = Names({94: "MSG_CHANNEL_DATA"})
+
+        @property
+        def logger(self):
+            return ssh_logger.get_child("conn")
+
+    packet = SSHPacket(b"\x5e" + bytes(100))
+    with caplog.at_level(logging.DEBUG, logger="asyncssh"):
+        Handler().log_received_packet(94, 7, packet)
+        assert not [r for r in caplog.records if "MSG_CHANNEL_DATA" in r.getMessage()]
+        assert looked_up == []  # not even described
+        asyncssh.set_debug_level(3)
+        try:
+            Handler().log_received_packet(94, 7, packet)
+        finally:
+            asyncssh.set_debug_level(1)
+    assert [r for r in caplog.records if "Received MSG_CHANNEL_DATA (94), 101 bytes" in r.getMessage()]
