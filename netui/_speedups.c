@@ -21,7 +21,7 @@
  *     must be the end or a newline.
  *     ValueError on anything else.
  *
- * deltas(prev, cur, scale, wrap32) -> (bytes of double, unknown)
+ * deltas(prev, cur, scale, wrap32) -> (array('d'), unknown)
  *     (cur[i] - prev[i]) * scale for two buffers of u64 of one length. A 64-bit counter
  *     that went backwards gives NaN (counted in ``unknown``); with wrap32 the difference is
  *     taken modulo 2**32 (counters the kernel keeps in 32 bits), and the buffers may also
@@ -55,7 +55,7 @@
  *     are bytes; a later key replaces an earlier one. ValueError ("not a field key",
  *     "truncated field") unless the payload ends where a field ends.
  *
- * share(part_prev, part_cur, whole_prev, whole_cur, scale) -> (bytes of double, unknown)
+ * share(part_prev, part_cur, whole_prev, whole_cur, scale) -> (array('d'), unknown)
  *     d(part) / d(whole) * scale, NaN unless 0 <= d(part) <= d(whole) and d(whole) > 0.
  */
 #define PY_SSIZE_T_CLEAN
@@ -415,8 +415,15 @@ static int get_u32(PyObject *obj, Py_buffer *view) {
     return get_typed(obj, view, 4, "I", "expected a buffer of unsigned 32-bit integers");
 }
 
+static PyObject *array_type; /* array.array */
+
+/* (array('d') of the doubles in ``out``, unknown); steals ``out`` */
 static PyObject *result(PyObject *out, Py_ssize_t unknown) {
-    return Py_BuildValue("(Nn)", out, unknown);
+    PyObject *values = PyObject_CallFunction(array_type, "sO", "d", out);
+    Py_DECREF(out);
+    if (values == NULL)
+        return NULL;
+    return Py_BuildValue("(Nn)", values, unknown);
 }
 
 static PyObject *deltas(PyObject *self, PyObject *args) {
@@ -798,5 +805,12 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "netui._speedups", NU
 
 PyMODINIT_FUNC PyInit__speedups(void) {
     init_tables();
+    PyObject *array_module = PyImport_ImportModule("array");
+    if (array_module == NULL)
+        return NULL;
+    array_type = PyObject_GetAttrString(array_module, "array");
+    Py_DECREF(array_module);
+    if (array_type == NULL)
+        return NULL;
     return PyModule_Create(&module);
 }

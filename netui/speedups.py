@@ -139,7 +139,7 @@ def _check_lengths(*buffers) -> None:
         raise ValueError("buffers of different lengths")
 
 
-def py_deltas(prev: array, cur: array, scale: float, wrap32: bool) -> tuple[bytes, int]:
+def py_deltas(prev: array, cur: array, scale: float, wrap32: bool) -> tuple[array, int]:
     """Pure-Python twin of _speedups.deltas."""
     if wrap32 and isinstance(prev, array) and prev.typecode == "I" and prev.itemsize == 4:
         if not (isinstance(cur, array) and cur.typecode == "I"):
@@ -151,11 +151,11 @@ def py_deltas(prev: array, cur: array, scale: float, wrap32: bool) -> tuple[byte
         out = [(c - p) % (1 << 32) * scale for p, c in zip(prev, cur)]
     else:
         out = [(c - p) * scale if c >= p else NAN for p, c in zip(prev, cur)]
-    return array("d", out).tobytes(), sum(map(math.isnan, out))
+    return array("d", out), sum(map(math.isnan, out))
 
 
 def py_share(part_prev: array, part_cur: array, whole_prev: array, whole_cur: array,
-             scale: float) -> tuple[bytes, int]:
+             scale: float) -> tuple[array, int]:
     """Pure-Python twin of _speedups.share."""
     _check(part_prev, part_cur, whole_prev, whole_cur)
     out = []
@@ -164,7 +164,7 @@ def py_share(part_prev: array, part_cur: array, whole_prev: array, whole_cur: ar
             out.append((pc - pp) * scale / (wc - wp))
         else:
             out.append(NAN)
-    return array("d", out).tobytes(), sum(map(math.isnan, out))
+    return array("d", out), sum(map(math.isnan, out))
 
 
 def _rate_code(value: float, ceiling: float) -> int:
@@ -300,9 +300,3 @@ def u64s(raw: bytes) -> array:
     out.frombytes(raw)
     return out
 
-
-def doubles(raw: bytes) -> array:
-    """Native double bytes as array('d')."""
-    out = array("d")
-    out.frombytes(raw)
-    return out

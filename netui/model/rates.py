@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from netui.model.samples import CounterMap, InterfaceTable, LayoutMapping, NodeSample
-from netui.speedups import column_stats, deltas, doubles, positive, share
+from netui.speedups import column_stats, deltas, positive, share
 
 U32 = 1 << 32
 
@@ -32,10 +32,9 @@ def column(values: list) -> Sequence[float | None]:
     return array("d", values)
 
 
-def _packed_column(result: tuple[bytes, int]) -> Sequence[float | None]:
-    """A speedups result (native doubles, how many are NaN) as a ``column``."""
-    raw, unknown = result
-    values = doubles(raw)
+def _packed_column(result: tuple[array, int]) -> Sequence[float | None]:
+    """A speedups result (doubles, how many are NaN) as a ``column``."""
+    values, unknown = result
     return values if not unknown else tuple(None if math.isnan(v) else v for v in values)
 
 
@@ -123,8 +122,8 @@ def interface_table_rates(prev: InterfaceTable, cur: InterfaceTable, dt: float) 
         a.ifindex is None or b.ifindex is None or a.ifindex == b.ifindex for a, b in zip(pl.meta, cl.meta)))
     if same:
         try:  # u64 counters (what the parsers make): in C
-            raw, unknown = deltas(pv, cv, inv, False)
-            return RatesTable(cl, doubles(raw), unknown)
+            flat, unknown = deltas(pv, cv, inv, False)
+            return RatesTable(cl, flat, unknown)
         except (TypeError, ValueError):
             pass
     # interfaces came, went or were recreated, or the counters are not u64: row by row
@@ -224,8 +223,7 @@ def _tcp_rates(prev: NodeSample, cur: NodeSample, dt: float) -> TcpRates | None:
     pe, ce = prev.tcp.ext, cur.tcp.ext
     moved: dict[str, float] = {}
     if type(ce) is CounterMap and type(pe) is CounterMap and ce.keys_ is pe.keys_:  # one layout: in C
-        raw, _ = deltas(pe.values_, ce.values_, 1.0 / dt, False)
-        rates = doubles(raw)
+        rates, _ = deltas(pe.values_, ce.values_, 1.0 / dt, False)
         keys = ce.keys_
         moved = {keys[i]: rates[i] for i in positive(rates)}  # usually a few of them
     else:

@@ -84,13 +84,12 @@ def test_the_largest_u64_is_read_and_one_more_is_refused():
 
 def test_deltas_mark_a_counter_that_went_backwards_and_wrap_32_bit_counters():
     prev, cur = array("Q", [10, 20, 2**32 - 5]), array("Q", [30, 5, 3])
-    raw, unknown = speedups.deltas(prev, cur, 0.5, False)
-    values = speedups.doubles(raw)
-    assert values[0] == 10.0 and math.isnan(values[1]) and unknown == 2  # 2**32-5 → 3: backwards in 64 bits
-    raw, unknown = speedups.deltas(prev, cur, 1.0, True)
-    assert tuple(speedups.doubles(raw)) == (20.0, float((5 - 20) % 2**32), 8.0) and unknown == 0
-    raw, _ = speedups.deltas(array("I", [2**32 - 1]), array("I", [1]), 1.0, True)
-    assert tuple(speedups.doubles(raw)) == (2.0,)
+    values, unknown = speedups.deltas(prev, cur, 0.5, False)
+    assert values.typecode == "d" and values[0] == 10.0 and math.isnan(values[1]) and unknown == 2  # 2**32-5 → 3: backwards in 64 bits
+    values, unknown = speedups.deltas(prev, cur, 1.0, True)
+    assert tuple(values) == (20.0, float((5 - 20) % 2**32), 8.0) and unknown == 0
+    values, _ = speedups.deltas(array("I", [2**32 - 1]), array("I", [1]), 1.0, True)
+    assert tuple(values) == (2.0,)
     with pytest.raises(TypeError):
         speedups.deltas(array("I", [1]), array("I", [2]), 1.0, False)  # 64-bit counters need u64
     with pytest.raises(ValueError):
@@ -98,10 +97,9 @@ def test_deltas_mark_a_counter_that_went_backwards_and_wrap_32_bit_counters():
 
 
 def test_share_is_unknown_unless_the_part_moved_within_the_whole():
-    raw, unknown = speedups.share(array("Q", [0, 0, 5, 0]), array("Q", [10, 30, 1, 0]),
-                                  array("Q", [0, 0, 0, 7]), array("Q", [100, 20, 100, 7]), 100.0)
-    values = speedups.doubles(raw)
-    assert values[0] == 10.0 and all(math.isnan(v) for v in values[1:]) and unknown == 3
+    values, unknown = speedups.share(array("Q", [0, 0, 5, 0]), array("Q", [10, 30, 1, 0]),
+                                     array("Q", [0, 0, 0, 7]), array("Q", [100, 20, 100, 7]), 100.0)
+    assert values.typecode == "d" and values[0] == 10.0 and all(math.isnan(v) for v in values[1:]) and unknown == 3
 
 
 def test_columns_and_rate_codes():
@@ -190,8 +188,8 @@ def test_the_twins_agree_on_rates(rows, scale, wrap32):
 
     def same(a, b):
         assert a[1] == b[1]
-        assert [x if x == x else "nan" for x in speedups.doubles(a[0])] == [
-            x if x == x else "nan" for x in speedups.doubles(b[0])]
+        assert type(a[0]) is type(b[0]) is array and a[0].typecode == b[0].typecode == "d"
+        assert [x if x == x else "nan" for x in a[0]] == [x if x == x else "nan" for x in b[0]]
 
     same(compiled.deltas(cols[0], cols[1], scale, wrap32), speedups.py_deltas(cols[0], cols[1], scale, wrap32))
     same(compiled.share(*cols, 100.0), speedups.py_share(*cols, 100.0))
