@@ -98,11 +98,13 @@ class Monitor:
             await self._poll_pull()
         quiet_s = STALE_INTERVALS * self.interval_s
         now = time.monotonic()
+        nodes, arrival, up = self.fleet.nodes, self._arrival, NodeState.UP
         for source in self._push:
-            node = self.fleet[source.name]
-            last = self._arrival.get(source.name)
-            if node.state is NodeState.UP and last is not None and now - last > quiet_s:
-                node.set_state(NodeState.STALE, f"no sample for {now - last:.0f} s")
+            node = nodes[source.name]
+            if node.state is up:
+                last = arrival.get(source.name)
+                if last is not None and now - last > quiet_s:
+                    node.set_state(NodeState.STALE, f"no sample for {now - last:.0f} s")
         self.fleet.update_stragglers()
         if self.recorder is not None:
             self.recorder.tick(self.fleet)

@@ -57,21 +57,38 @@ def slower_links(nodes: Iterable[Node]) -> dict[str, tuple[str, ...]]:
     layout, hence the very same tuple of links) are counted as one group.
     """
     up = [n for n in nodes if n.state is NodeState.UP and n.sample is not None]
+    layouts: dict[int, tuple[IfaceLayout, list[str]]] = {}  # nodes by the layout of their NICs
     groups: dict[int, tuple[tuple[tuple[str, int], ...], list[str]]] = {}
     ports: dict[str, list[tuple[str, float]]] = {}
+
+    def join(links: tuple, names: list[str]) -> None:
+        group = groups.get(id(links))
+        if group is None:
+            groups[id(links)] = (links, names)
+        else:
+            group[1].extend(names)
+
     for n in up:
         s = n.sample
-        links = _physical_links_up(s.interfaces)
-        if links:
-            group = groups.get(id(links))
-            if group is None:
-                groups[id(links)] = (links, [n.name])
+        interfaces = s.interfaces
+        if type(interfaces) is InterfaceTable:
+            seen = layouts.get(id(interfaces.layout))
+            if seen is None:
+                layouts[id(interfaces.layout)] = (interfaces.layout, [n.name])
             else:
-                group[1].append(n.name)
+                seen[1].append(n.name)
+        else:
+            links = _physical_links_up(interfaces)
+            if links:
+                join(links, [n.name])
         if s.fabric is not None:
             for p in s.fabric.ports.values():
                 if p.active and p.rate_gbps:
                     ports.setdefault(p.label, []).append((n.name, p.rate_gbps))
+    for layout, names in layouts.values():
+        links = _layout_links(layout)
+        if links:
+            join(links, names)
     found: dict[str, list[str]] = {}
     _below_peers_grouped(list(groups.values()), speed, found)
     _below_peers(ports, lambda v: f"{v:g} Gb/s", found)
