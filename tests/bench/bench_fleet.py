@@ -14,9 +14,11 @@ CPU time and RSS are its own:
 - floor-stream, engine-stream (``--stream``): the same with the reads SshSource did before
   SamplerSession (the process's stdout stream, readuntil + readexactly in the node's task).
 
-``--variants`` picks and orders them, each optionally with changes to try: ``+uvloop`` (the
-event loop; not a dependency), ``+eager-keepalive`` (asyncssh's own keepalive timer),
-``+chacha20`` (that cipher first), e.g. ``--variants floor,floor+uvloop,floor``. The fake
+Every run is on the event loop netui picks (netui/engine/eventloop.py: uvloop where it is
+installed, or what NETUI_EVENT_LOOP says); the loop that ran is printed with its figures.
+``--variants`` picks and orders them, each optionally with changes to try: ``+asyncio`` (the
+stock asyncio loop instead, measured only), ``+eager-keepalive`` (asyncssh's own keepalive
+timer), ``+chacha20`` (that cipher first), e.g. ``--variants engine,engine+asyncio,engine``. The fake
 fleet sends one SSH packet per frame, as OpenSSH's sshd does (``--asyncssh-ignore``: with
 asyncssh's IGNORE packet before each); ``--filler-bytes N`` sends frames of N filler bytes
 (the floor's cost by frame size).
@@ -54,10 +56,10 @@ VARIANTS = ("floor-stream", "floor", "engine-stream", "engine", "ui-stream", "ui
 LABELS = {"floor": "floor (SSH, frames discarded)", "engine": "engine (SSH+parse+rates)",
           "ui": "engine + Textual UI", "floor-stream": "floor, stream reads (before)",
           "engine-stream": "engine, stream reads (before)", "ui-stream": "engine + UI, stream reads (before)"}
-# a variant may name changes to try after a "+": floor+uvloop, engine+eager-keepalive+chacha20
+# a variant may name changes to try after a "+": floor+asyncio, engine+eager-keepalive+chacha20
 MODIFIERS = {
     "eager-keepalive": "asyncssh's keepalive timer, restarted on every read (before lazy_keepalive)",
-    "uvloop": "the uvloop event loop (not a dependency of netui: measured only)",
+    "asyncio": "the stock asyncio event loop instead of netui's (uvloop where installed): measured only",
     "chacha20": "chacha20-poly1305 offered first (asyncssh's default order)",
 }
 
@@ -167,7 +169,9 @@ async def _child(args) -> None:
         def up() -> int:  # came up: delivered a sample (a saturated monitor may show some stale later)
             return sum(1 for n in fleet if n.samples_seen)
 
-    result: dict = {"nodes": args.nodes, "variant": args.variant}
+    from netui.engine.eventloop import running
+
+    result: dict = {"nodes": args.nodes, "variant": args.variant, "event_loop": running()}
 
     async def measure(started: float) -> None:
         deadline = started + args.up_timeout
@@ -301,7 +305,7 @@ def _close_hung(monitor, what: str) -> None:
         where = "; one waits in " + " < ".join(f"{f.f_code.co_name}:{f.f_lineno}" for f in frames)
     print(f"CLOSE_HUNG {what}; {len(running)} node tasks still running after cancel(); states {states}; "
           f"monitor stopped: {monitor._stopped}{where}", flush=True)
-    os._exit(0)  # asyncio.run would wait for those tasks forever
+    os._exit(0)  # the loop's run (asyncio.run, uvloop.run) would wait for those tasks forever
 
 
 # the parent: the fake fleet, one child per run, the table -----------------------------------
@@ -385,7 +389,8 @@ def _print_result(r: dict, floor: dict | None) -> None:
     srv_us = r["server_cpu_s"] / max(1, r["node_samples"]) * 1e6
     print(f"  {label:32s} all up in {r['up_s']:6.1f} s | {per_s:7.1f} node-samples/s | "
           f"{us:6.0f} µs CPU per node-sample | {core:5.1f} % of a core | RSS {r['rss'] / 2**20:6.1f} MB "
-          f"| loop lag p50/max {r['lag_p50_ms']:.0f}/{r['lag_max_ms']:.0f} ms | server {srv_us:.0f} µs/ns")
+          f"| loop lag p50/max {r['lag_p50_ms']:.0f}/{r['lag_max_ms']:.0f} ms | server {srv_us:.0f} µs/ns "
+          f"| on {r.get('event_loop', '?')}")
     if "sys_s" in r:
         ticks = ""
         if r.get("tick_ms_mean") is not None and r.get("ticks"):
@@ -423,6 +428,9 @@ def _parent(args) -> None:
           f"server {'asyncssh (IGNORE before every packet)' if args.asyncssh_ignore else 'one packet per frame'}; "
           f"fanout {FANOUT}; window {args.seconds:.0f} s; "
           f"{os.cpu_count()} CPUs; load {os.getloadavg()[0]:.2f} at start")
+    from netui.engine.eventloop import describe
+
+    print(f"netui's event loop: {describe()} (+asyncio: the stock loop)")
     results: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="netui-fleet-") as tmp:
         directory = Path(tmp)
@@ -492,12 +500,12 @@ def main() -> None:
     args = p.parse_args()
     if args.child:
         args.nodes = int(args.nodes)
-        if "uvloop" in _split_variant(args.variant)[1]:
-            import uvloop  # measured only: pip install uvloop
-
-            uvloop.run(_child(args))
+        if "asyncio" in _split_variant(args.variant)[1]:
+            asyncio.run(_child(args))  # the stock loop, whatever netui would pick
         else:
-            asyncio.run(_child(args))
+            from netui.engine import eventloop
+
+            eventloop.run(_child(args))  # netui's loop, as `netui` runs
     else:
         _parent(args)
 
