@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Coroutine, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from asyncio import AbstractEventLoop
 
 ENV = "NETUI_EVENT_LOOP"
 CHOICES = ("auto", "uvloop", "asyncio")
@@ -65,6 +68,18 @@ def describe(environ: Mapping[str, str] | None = None) -> str:
     if env.get(ENV, "").strip():
         return f"asyncio ({ENV}={env[ENV].strip()})"
     return "asyncio (uvloop not installed)"
+
+
+def new_event_loop(name: str) -> AbstractEventLoop:
+    """A new, not yet running loop of that kind (``choose()`` names one); for runners that
+    take a loop factory, such as the test suite's."""
+    if name == "uvloop":
+        import uvloop
+
+        return uvloop.new_event_loop()
+    import asyncio
+
+    return asyncio.new_event_loop()
 
 
 def run(main: Coroutine[Any, Any, T], *, environ: Mapping[str, str] | None = None) -> T:

@@ -119,3 +119,9 @@ def test_subprocesses_and_signal_handlers_work_on_either_loop(env):
     name, rc, out, err = run(main(), environ=env)
     assert name == eventloop.choose(env)
     assert (rc, out, err) == (3, b"got hello\n", b"oops\n")
+
+
+async def test_the_suite_runs_on_the_loop_netui_runs_on():
+    """tests/conftest.py hands pytest-asyncio netui's loop: the lab and pilot tests exercise
+    asyncssh, aiohttp, subprocesses and Textual on uvloop (NETUI_EVENT_LOOP=asyncio: stock)."""
+    assert running() == choose()
