@@ -1,11 +1,10 @@
 """The one place that picks netui's asyncio event loop and runs a coroutine on it.
 
 uvloop (libuv under the asyncio API) when it is importable, the stock asyncio loop when it
-is not or when ``NETUI_EVENT_LOOP=asyncio`` asks for it. Measured on a simulated fleet
-(tests/bench/bench_fleet.py, ``+asyncio`` runs the stock loop side by side), uvloop saves
-~10-15 µs per node-sample on the SSH transport alone and ~50 µs on the engine (SSH, parse,
-rates, history) at 1,024 nodes. Everything netui does runs on either loop: asyncssh, aiohttp,
-Textual's driver, asyncio subprocesses, signal handlers.
+is not or when ``NETUI_EVENT_LOOP=asyncio`` asks for it. What it saves is measured by
+tests/bench/bench_fleet.py (``+asyncio`` runs the stock loop side by side). Everything netui
+does runs on either loop: asyncssh, aiohttp, Textual's driver, asyncio subprocesses, signal
+handlers; the test suite runs on the loop chosen here (tests/conftest.py).
 
 ``NETUI_EVENT_LOOP``: unset, empty or ``auto`` = uvloop when importable; ``uvloop`` = uvloop
 or a clear error; ``asyncio`` = the stock loop. Every command that runs a loop calls

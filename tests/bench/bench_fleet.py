@@ -18,15 +18,18 @@ Every run is on the event loop netui picks (netui/engine/eventloop.py: uvloop wh
 installed, or what NETUI_EVENT_LOOP says); the loop that ran is printed with its figures.
 ``--variants`` picks and orders them, each optionally with changes to try: ``+asyncio`` (the
 stock asyncio loop instead, measured only), ``+eager-keepalive`` (asyncssh's own keepalive
-timer), ``+chacha20`` (that cipher first), e.g. ``--variants engine,engine+asyncio,engine``. The fake
-fleet sends one SSH packet per frame, as OpenSSH's sshd does (``--asyncssh-ignore``: with
+timer), ``+chacha20`` (that cipher first), e.g. ``--variants engine,engine+asyncio,engine``.
+The fake fleet sends one SSH packet per frame, as OpenSSH's sshd does (``--asyncssh-ignore``: with
 asyncssh's IGNORE packet before each); ``--filler-bytes N`` sends frames of N filler bytes
 (the floor's cost by frame size).
 
 Prints, side by side: time from start until every node is up, node-samples/s in the
 window, monitor CPU µs per node-sample (process time, all threads, all included), % of one
-core, RSS, and the share of the engine above the floor. Targets at 1,024 nodes: ≤ 250 µs per
-node-sample (≤ 25 % of one core), RSS ≤ 300 MB. Traffic stays on 127.0.0.1.
+core, RSS, and the share of the engine above the floor. ``--instructions`` runs each child
+under callgrind, instrumented during the window only, and adds instructions per node-sample
+(user space; steady when the machine is busy, but ~50× slower: use fleets of ~8 nodes).
+Targets at 1,024 nodes: ≤ 250 µs per node-sample (≤ 25 % of one core), RSS ≤ 300 MB.
+Traffic stays on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -214,6 +217,8 @@ async def _child(args) -> None:
                 told()
 
         monitor.on_update = on_update
+        if args.instructions:  # the window only: the loop runs while callgrind_control waits
+            await asyncio.to_thread(_callgrind_instrument, "on")
         s0, srv0, ticks0 = samples(), server.cpu_times(), monitor.ticks
         w0, c0, t0 = time.monotonic(), time.process_time(), me.cpu_times()
         gc.callbacks.append(gc_timer)
@@ -225,6 +230,8 @@ async def _child(args) -> None:
         gc.callbacks.remove(gc_timer)
         c1, w1, t1 = time.process_time(), time.monotonic(), me.cpu_times()
         s1, srv1, ticks1 = samples(), server.cpu_times(), monitor.ticks
+        if args.instructions:
+            await asyncio.to_thread(_callgrind_instrument, "off")
         monitor.on_update = told
         stop.set()
         await lag_task
@@ -286,6 +293,12 @@ async def _child(args) -> None:
                 _close_hung(monitor, f"monitor.close() did not finish in {CLOSE_S:.0f} s")
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
+
+
+def _callgrind_instrument(state: str) -> None:
+    """Switch callgrind's instrumentation of this process on or off (--instructions)."""
+    subprocess.run(["callgrind_control", "-i", state, str(os.getpid())], stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, timeout=120, check=True)
 
 
 def _report(result: dict) -> None:
@@ -350,6 +363,9 @@ def _run_child(args, server: FleetServer, config: Path, nodes: int, variant: str
            "--seconds", str(args.seconds), "--up-timeout", str(args.up_timeout)]
     if args.profile and (args.profile_variant == variant):
         cmd += ["--profile", str(args.profile)]
+    if args.instructions:
+        cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--callgrind-out-file=/dev/null",
+               *cmd, "--instructions"]
     env = {k: v for k, v in os.environ.items() if k != "SSH_AUTH_SOCK"}  # the generated key only
     limit = args.up_timeout + SETTLE_S + args.seconds + CLOSE_S + 180  # handshakes, window, close
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -370,6 +386,10 @@ def _run_child(args, server: FleetServer, config: Path, nodes: int, variant: str
         elif line.startswith("CLOSE_HUNG "):
             found.setdefault("error", "no figures: the run did not reach its window")
             found.update(nodes=nodes, variant=variant, close_hung=line[len("CLOSE_HUNG "):])
+    if found and args.instructions:
+        collected = [line for line in err.splitlines() if "Collected :" in line]
+        if collected:
+            found["instructions"] = int(collected[-1].rsplit(":", 1)[1].strip())
     if found:
         return found
     return {"nodes": nodes, "variant": variant, "error": f"exit {proc.returncode}: {err.strip()[-600:]}"}
@@ -391,6 +411,9 @@ def _print_result(r: dict, floor: dict | None) -> None:
           f"{us:6.0f} µs CPU per node-sample | {core:5.1f} % of a core | RSS {r['rss'] / 2**20:6.1f} MB "
           f"| loop lag p50/max {r['lag_p50_ms']:.0f}/{r['lag_max_ms']:.0f} ms | server {srv_us:.0f} µs/ns "
           f"| on {r.get('event_loop', '?')}")
+    if r.get("instructions") is not None:
+        print(f"  {'':32s} {r['instructions'] / max(1, r['node_samples']):,.0f} instructions per node-sample "
+              f"(callgrind, the window only)")
     if "sys_s" in r:
         ticks = ""
         if r.get("tick_ms_mean") is not None and r.get("ticks"):
@@ -489,6 +512,9 @@ def main() -> None:
     p.add_argument("--up-timeout", type=float, default=UP_TIMEOUT_S, help="give up when not all up by then")
     p.add_argument("--profile", type=int, default=0, metavar="N", help="cProfile the window, print the top N")
     p.add_argument("--profile-variant", default="engine")
+    p.add_argument("--instructions", action="store_true",
+                   help="run each child under callgrind, instrumented in the window only, and print "
+                        "instructions per node-sample (steady on a busy machine; ~50× slower: small fleets)")
     p.add_argument("--variants", default=None, metavar="LIST",
                    help="run these, in this order (instead of --floor/--engine/--ui/--stream): "
                         f"{', '.join(VARIANTS)}, each optionally with +{', +'.join(MODIFIERS)}")
