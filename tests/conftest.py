@@ -11,5 +11,8 @@ def pytest_asyncio_loop_factories(config, item):
     where it is installed; ``NETUI_EVENT_LOOP=asyncio`` runs the suite on the stock loop."""
     from netui.engine import eventloop
 
-    name = eventloop.choose()
+    try:
+        name = eventloop.choose()
+    except eventloop.EventLoopChoiceError as exc:
+        raise pytest.UsageError(str(exc)) from None
     return {name: functools.partial(eventloop.new_event_loop, name)}
