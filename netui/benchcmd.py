@@ -17,6 +17,7 @@ import asyncio
 import json
 import sys
 
+from netui.engine import eventloop
 from netui.engine.pairtools import DIRECTIONS, TOOLS, PairSettings
 from netui.engine.pingtools import PING_TOOLS, PingSettings
 
@@ -146,8 +147,8 @@ def main(argv: list[str]) -> int:
     monitor = Monitor(sources, interval_s=args.interval, history_s=60)
     monitor.connector = connector
     try:
-        report = asyncio.run(_bench(monitor, nodes, settings, matrix=args.matrix,
-                                    connect_timeout_s=args.connect_timeout, quiet=False))
+        report = eventloop.run(_bench(monitor, nodes, settings, matrix=args.matrix,
+                                      connect_timeout_s=args.connect_timeout, quiet=False))
     except KeyboardInterrupt:
         print("netui bench: interrupted; every test was stopped", file=sys.stderr)
         return 130

@@ -58,6 +58,19 @@ def _size(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+class _Version(argparse.Action):
+    """``netui --version``: the version and the event loop netui runs on (NETUI_EVENT_LOOP)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from netui.engine.eventloop import describe
+
+        print(f"netui {__version__} (Python {sys.version.split()[0]}, event loop {describe()})")
+        parser.exit()
+
+
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("hosts", nargs="*", metavar="HOST",
                    help="nodes to watch over SSH: [user@]host[:port] or ranges like gpu[001-128]; "
@@ -128,7 +141,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
                         "With no arguments it watches this host. "
                         "Commands: snapshot, record, replay, export, bench, doctor.",
         )
-        p.add_argument("--version", action="version", version=f"netui {__version__}")
+        p.add_argument("--version", action=_Version, help="show netui's version and event loop, then exit")
         p.add_argument("--history", type=_positive_float, default=900.0, metavar="S",
                        help="seconds of history kept per node (default 900)")
     p.add_argument("--config", metavar="PATH",
@@ -272,8 +285,9 @@ async def _snapshot(monitor: Monitor, connect_timeout_s: float) -> dict:
         if n.state is NodeState.CONNECTING:
             n.fail(NodeState.DOWN, "no answer in time")
     from netui.engine.document import fleet_document
+    from netui.engine.eventloop import running
 
-    return fleet_document(monitor.fleet)
+    return {**fleet_document(monitor.fleet), "event_loop": running()}
 
 
 def _text_report(doc: dict) -> str:
@@ -380,18 +394,18 @@ def main(argv: list[str] | None = None) -> int:
 
         return doctor_main(argv[1:])
     args = build_parser(command).parse_args(argv[1:] if command else argv)
-    if command in ("snapshot", "record"):
-        import asyncio
+    from netui.engine import eventloop  # uvloop when installed (NETUI_EVENT_LOOP)
+
     if command == "snapshot":
         monitor = build_monitor(args, history_s=60)
-        doc = asyncio.run(_snapshot(monitor, args.connect_timeout))
+        doc = eventloop.run(_snapshot(monitor, args.connect_timeout))
         print(json.dumps(doc, indent=2) if args.json else _text_report(doc))
         return 0 if all(n["state"] == "up" for n in doc["nodes"]) else 1
     if command == "record":
         monitor = build_monitor(args, history_s=60)
         try:
-            samples, ticks = asyncio.run(_record(monitor, args.output, args.count, max_size_bytes=args.max_size,
-                                                 keep=args.keep))
+            samples, ticks = eventloop.run(_record(monitor, args.output, args.count, max_size_bytes=args.max_size,
+                                                   keep=args.keep))
         except KeyboardInterrupt:
             return 130
         print(f"netui: recorded {samples} samples in {ticks} ticks to {args.output}", file=sys.stderr)
@@ -402,5 +416,5 @@ def main(argv: list[str] | None = None) -> int:
         monitor = build_monitor(args, history_s=args.history)
     from netui.ui.app import make_app
 
-    make_app(monitor).run()
+    eventloop.run(make_app(monitor).run_async())  # App.run() would take asyncio.run's loop
     return 0

@@ -17,6 +17,8 @@ import asyncio
 import json
 import sys
 
+from netui.engine import eventloop
+
 EXIT_FAILED = 1
 
 
@@ -69,7 +71,7 @@ def main(argv: list[str]) -> int:
     monitor = Monitor(sources, interval_s=args.interval, history_s=60)
     monitor.connector = connector
     try:
-        report = asyncio.run(_doctor(monitor, args.connect_timeout, args.timeout))
+        report = eventloop.run(_doctor(monitor, args.connect_timeout, args.timeout))
     except KeyboardInterrupt:
         print("netui doctor: interrupted", file=sys.stderr)
         return 130

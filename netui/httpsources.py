@@ -8,12 +8,12 @@ so the aliases of an SSH inventory work for HTTP too. A port in ``host:port`` is
 
 from __future__ import annotations
 
-import asyncio
 import os
 from urllib.parse import urlparse
 
 from netui.collectors.node_exporter import HttpClient, HttpSettings, NodeExporterSource, ScrapeFailure
 from netui.collectors.prometheus import PrometheusNode, PrometheusReader, names_for_instances
+from netui.engine import eventloop
 
 
 def parse_source(text: str) -> tuple[str, str | None]:
@@ -84,7 +84,7 @@ def build_http_sources(args, kind: str, url: str | None) -> tuple[list, HttpClie
             keys[name] = [name, host] + ([f"{host}:{port}"] if port else [f"{host}:{args.exporter_port}"])
         reader = PrometheusReader(url, client, keys_by_name=keys, job=args.prometheus_job)
     else:
-        instances = asyncio.run(_discover(url, args))
+        instances = eventloop.run(_discover(url, args))
         if not instances:
             raise SystemExit(f"netui: Prometheus at {url} knows no instance with node_network_* series")
         reader = PrometheusReader(url, client, instances=names_for_instances(instances), job=args.prometheus_job)

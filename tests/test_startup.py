@@ -32,8 +32,9 @@ LAZY = (
 )
 
 FIRST_FRAME = """
-import asyncio, json, sys
+import json, sys
 from netui.cli import build_monitor, build_parser
+from netui.engine import eventloop
 from netui.ui.app import make_app
 
 args = build_parser(None).parse_args([])
@@ -49,7 +50,7 @@ async def first_frame():
         shown = " up " in app.screen.query_one("#status").render().plain + " "
     return shown
 
-up = asyncio.run(first_frame())
+up = eventloop.run(first_frame())  # the loop `netui` runs on
 print(json.dumps({"up": up, "modules": sorted(sys.modules)}))
 """
 

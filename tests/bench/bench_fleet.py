@@ -14,17 +14,22 @@ CPU time and RSS are its own:
 - floor-stream, engine-stream (``--stream``): the same with the reads SshSource did before
   SamplerSession (the process's stdout stream, readuntil + readexactly in the node's task).
 
-``--variants`` picks and orders them, each optionally with changes to try: ``+uvloop`` (the
-event loop; not a dependency), ``+eager-keepalive`` (asyncssh's own keepalive timer),
-``+chacha20`` (that cipher first), e.g. ``--variants floor,floor+uvloop,floor``. The fake
-fleet sends one SSH packet per frame, as OpenSSH's sshd does (``--asyncssh-ignore``: with
+Every run is on the event loop netui picks (netui/engine/eventloop.py: uvloop where it is
+installed, or what NETUI_EVENT_LOOP says); the loop that ran is printed with its figures.
+``--variants`` picks and orders them, each optionally with changes to try: ``+asyncio`` (the
+stock asyncio loop instead, measured only), ``+eager-keepalive`` (asyncssh's own keepalive
+timer), ``+chacha20`` (that cipher first), e.g. ``--variants engine,engine+asyncio,engine``.
+The fake fleet sends one SSH packet per frame, as OpenSSH's sshd does (``--asyncssh-ignore``: with
 asyncssh's IGNORE packet before each); ``--filler-bytes N`` sends frames of N filler bytes
 (the floor's cost by frame size).
 
 Prints, side by side: time from start until every node is up, node-samples/s in the
 window, monitor CPU µs per node-sample (process time, all threads, all included), % of one
-core, RSS, and the share of the engine above the floor. Targets at 1,024 nodes: ≤ 250 µs per
-node-sample (≤ 25 % of one core), RSS ≤ 300 MB. Traffic stays on 127.0.0.1.
+core, RSS, and the share of the engine above the floor. ``--instructions`` runs each child
+under callgrind, instrumented during the window only, and adds instructions per node-sample
+(user space; steady when the machine is busy, but ~50× slower: use fleets of ~8 nodes).
+Targets at 1,024 nodes: ≤ 250 µs per node-sample (≤ 25 % of one core), RSS ≤ 300 MB.
+Traffic stays on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -54,10 +59,10 @@ VARIANTS = ("floor-stream", "floor", "engine-stream", "engine", "ui-stream", "ui
 LABELS = {"floor": "floor (SSH, frames discarded)", "engine": "engine (SSH+parse+rates)",
           "ui": "engine + Textual UI", "floor-stream": "floor, stream reads (before)",
           "engine-stream": "engine, stream reads (before)", "ui-stream": "engine + UI, stream reads (before)"}
-# a variant may name changes to try after a "+": floor+uvloop, engine+eager-keepalive+chacha20
+# a variant may name changes to try after a "+": floor+asyncio, engine+eager-keepalive+chacha20
 MODIFIERS = {
     "eager-keepalive": "asyncssh's keepalive timer, restarted on every read (before lazy_keepalive)",
-    "uvloop": "the uvloop event loop (not a dependency of netui: measured only)",
+    "asyncio": "the stock asyncio event loop instead of netui's (uvloop where installed): measured only",
     "chacha20": "chacha20-poly1305 offered first (asyncssh's default order)",
 }
 
@@ -168,7 +173,9 @@ async def _child(args) -> None:
         def up() -> int:  # came up: delivered a sample (a saturated monitor may show some stale later)
             return sum(1 for n in fleet if n.samples_seen)
 
-    result: dict = {"nodes": args.nodes, "variant": args.variant}
+    from netui.engine.eventloop import running
+
+    result: dict = {"nodes": args.nodes, "variant": args.variant, "event_loop": running()}
 
     async def measure(started: float) -> None:
         deadline = started + args.up_timeout
@@ -211,6 +218,8 @@ async def _child(args) -> None:
                 told()
 
         monitor.on_update = on_update
+        if args.instructions:  # the window only: the loop runs while callgrind_control waits
+            await asyncio.to_thread(_callgrind_instrument, "on")
         s0, srv0, ticks0 = samples(), server.cpu_times(), monitor.ticks
         w0, c0, t0 = time.monotonic(), time.process_time(), me.cpu_times()
         gc.callbacks.append(gc_timer)
@@ -222,6 +231,8 @@ async def _child(args) -> None:
         gc.callbacks.remove(gc_timer)
         c1, w1, t1 = time.process_time(), time.monotonic(), me.cpu_times()
         s1, srv1, ticks1 = samples(), server.cpu_times(), monitor.ticks
+        if args.instructions:
+            await asyncio.to_thread(_callgrind_instrument, "off")
         monitor.on_update = told
         stop.set()
         await lag_task
@@ -285,6 +296,12 @@ async def _child(args) -> None:
             await asyncio.gather(task, return_exceptions=True)
 
 
+def _callgrind_instrument(state: str) -> None:
+    """Switch callgrind's instrumentation of this process on or off (--instructions)."""
+    subprocess.run(["callgrind_control", "-i", state, str(os.getpid())], stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, timeout=120, check=True)
+
+
 def _report(result: dict) -> None:
     """The figures, printed before closing: a close that hangs does not lose them."""
     print("RESULT " + json.dumps(result), flush=True)
@@ -302,7 +319,7 @@ def _close_hung(monitor, what: str) -> None:
         where = "; one waits in " + " < ".join(f"{f.f_code.co_name}:{f.f_lineno}" for f in frames)
     print(f"CLOSE_HUNG {what}; {len(running)} node tasks still running after cancel(); states {states}; "
           f"monitor stopped: {monitor._stopped}{where}", flush=True)
-    os._exit(0)  # asyncio.run would wait for those tasks forever
+    os._exit(0)  # the loop's run (asyncio.run, uvloop.run) would wait for those tasks forever
 
 
 # the parent: the fake fleet, one child per run, the table -----------------------------------
@@ -347,6 +364,9 @@ def _run_child(args, server: FleetServer, config: Path, nodes: int, variant: str
            "--seconds", str(args.seconds), "--up-timeout", str(args.up_timeout)]
     if args.profile and (args.profile_variant == variant):
         cmd += ["--profile", str(args.profile)]
+    if args.instructions:
+        cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--callgrind-out-file=/dev/null",
+               *cmd, "--instructions"]
     env = {k: v for k, v in os.environ.items() if k != "SSH_AUTH_SOCK"}  # the generated key only
     limit = args.up_timeout + SETTLE_S + args.seconds + CLOSE_S + 180  # handshakes, window, close
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -367,6 +387,10 @@ def _run_child(args, server: FleetServer, config: Path, nodes: int, variant: str
         elif line.startswith("CLOSE_HUNG "):
             found.setdefault("error", "no figures: the run did not reach its window")
             found.update(nodes=nodes, variant=variant, close_hung=line[len("CLOSE_HUNG "):])
+    if found and args.instructions:
+        collected = [line for line in err.splitlines() if "Collected :" in line]
+        if collected:
+            found["instructions"] = int(collected[-1].rsplit(":", 1)[1].strip())
     if found:
         return found
     return {"nodes": nodes, "variant": variant, "error": f"exit {proc.returncode}: {err.strip()[-600:]}"}
@@ -386,7 +410,11 @@ def _print_result(r: dict, floor: dict | None) -> None:
     srv_us = r["server_cpu_s"] / max(1, r["node_samples"]) * 1e6
     print(f"  {label:32s} all up in {r['up_s']:6.1f} s | {per_s:7.1f} node-samples/s | "
           f"{us:6.0f} µs CPU per node-sample | {core:5.1f} % of a core | RSS {r['rss'] / 2**20:6.1f} MB "
-          f"| loop lag p50/max {r['lag_p50_ms']:.0f}/{r['lag_max_ms']:.0f} ms | server {srv_us:.0f} µs/ns")
+          f"| loop lag p50/max {r['lag_p50_ms']:.0f}/{r['lag_max_ms']:.0f} ms | server {srv_us:.0f} µs/ns "
+          f"| on {r.get('event_loop', '?')}")
+    if r.get("instructions") is not None:
+        print(f"  {'':32s} {r['instructions'] / max(1, r['node_samples']):,.0f} instructions per node-sample "
+              f"(callgrind, the window only)")
     if "sys_s" in r:
         ticks = ""
         if r.get("tick_ms_mean") is not None and r.get("ticks"):
@@ -424,6 +452,9 @@ def _parent(args) -> None:
           f"server {'asyncssh (IGNORE before every packet)' if args.asyncssh_ignore else 'one packet per frame'}; "
           f"fanout {FANOUT}; window {args.seconds:.0f} s; "
           f"{os.cpu_count()} CPUs; load {os.getloadavg()[0]:.2f} at start")
+    from netui.engine.eventloop import describe
+
+    print(f"netui's event loop: {describe()} (+asyncio: the stock loop)")
     results: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="netui-fleet-") as tmp:
         directory = Path(tmp)
@@ -482,6 +513,9 @@ def main() -> None:
     p.add_argument("--up-timeout", type=float, default=UP_TIMEOUT_S, help="give up when not all up by then")
     p.add_argument("--profile", type=int, default=0, metavar="N", help="cProfile the window, print the top N")
     p.add_argument("--profile-variant", default="engine")
+    p.add_argument("--instructions", action="store_true",
+                   help="run each child under callgrind, instrumented in the window only, and print "
+                        "instructions per node-sample (steady on a busy machine; ~50× slower: small fleets)")
     p.add_argument("--variants", default=None, metavar="LIST",
                    help="run these, in this order (instead of --floor/--engine/--ui/--stream): "
                         f"{', '.join(VARIANTS)}, each optionally with +{', +'.join(MODIFIERS)}")
@@ -493,12 +527,12 @@ def main() -> None:
     args = p.parse_args()
     if args.child:
         args.nodes = int(args.nodes)
-        if "uvloop" in _split_variant(args.variant)[1]:
-            import uvloop  # measured only: pip install uvloop
-
-            uvloop.run(_child(args))
+        if "asyncio" in _split_variant(args.variant)[1]:
+            asyncio.run(_child(args))  # the stock loop, whatever netui would pick
         else:
-            asyncio.run(_child(args))
+            from netui.engine import eventloop
+
+            eventloop.run(_child(args))  # netui's loop, as `netui` runs
     else:
         _parent(args)
 
