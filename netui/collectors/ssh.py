@@ -262,12 +262,14 @@ class SshConnector:
 
     lazy_keepalive = True  # see lazy_keepalive(); False: asyncssh's timer (bench_fleet compares)
     keep_gcm_keys = True  # see keep_gcm_keys(); False: a key schedule per packet (bench_fleet compares)
+    quiet_packet_log = True  # see quiet_packet_log(); False: every packet described (bench_fleet compares)
 
     def __init__(self, settings: SshSettings) -> None:
         self.settings = settings
         if self.keep_gcm_keys:
             keep_gcm_keys()
-        quiet_packet_log()
+        if self.quiet_packet_log:
+            quiet_packet_log()
         self.handshakes = asyncio.Semaphore(max(1, settings.fanout))
         self._jumps: dict[str, asyncio.Task] = {}
         self._may_jump = self._config_mentions(("proxyjump", "include"))

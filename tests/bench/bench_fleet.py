@@ -18,7 +18,9 @@ Every run is on the event loop netui picks (netui/engine/eventloop.py: uvloop wh
 installed, or what NETUI_EVENT_LOOP says); the loop that ran is printed with its figures.
 ``--variants`` picks and orders them, each optionally with changes to try: ``+asyncio`` (the
 stock asyncio loop instead, measured only), ``+eager-keepalive`` (asyncssh's own keepalive
-timer), ``+chacha20`` (that cipher first), e.g. ``--variants engine,engine+asyncio,engine``.
+timer), ``+chacha20`` (that cipher first), ``+asyncssh-stock`` (without netui's two asyncssh
+shims: a key schedule per AES-GCM packet, each packet described for the log), e.g.
+``--variants engine,engine+asyncio,engine``.
 The fake fleet sends one SSH packet per frame, as OpenSSH's sshd does (``--asyncssh-ignore``: with
 asyncssh's IGNORE packet before each); ``--filler-bytes N`` sends frames of N filler bytes
 (the floor's cost by frame size).
@@ -64,6 +66,8 @@ MODIFIERS = {
     "eager-keepalive": "asyncssh's keepalive timer, restarted on every read (before lazy_keepalive)",
     "asyncio": "the stock asyncio event loop instead of netui's (uvloop where installed): measured only",
     "chacha20": "chacha20-poly1305 offered first (asyncssh's default order)",
+    "asyncssh-stock": "asyncssh as shipped: a key schedule per AES-GCM packet, every packet described for "
+                      "its log (no keep_gcm_keys, no quiet_packet_log)",
 }
 
 
@@ -144,8 +148,10 @@ async def _child(args) -> None:
     server = psutil.Process(args.server_pid)
     rss_base = me.memory_info().rss
     names = [node_name(i) for i in range(args.nodes)]
-    connector = SshConnector(SshSettings(config_paths=[args.config], fanout=FANOUT))
     base, mods = _split_variant(args.variant)
+    if "asyncssh-stock" in mods:  # (before the connector applies them)
+        SshConnector.keep_gcm_keys = SshConnector.quiet_packet_log = False
+    connector = SshConnector(SshSettings(config_paths=[args.config], fanout=FANOUT))
     cls = {"floor": _discard_source_class, "floor-stream": lambda: _stream_source_class(True),
            "engine-stream": lambda: _stream_source_class(False),
            "ui-stream": lambda: _stream_source_class(False)}.get(base, lambda: SshSource)()
