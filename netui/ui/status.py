@@ -22,6 +22,8 @@ class StatusBar(Static):
     }
     """
 
+    _shown: Text | None = None  # what update_from last put on the bar
+
     def update_from(self, app, *, sort: str | None = None, filter: str | None = None, title: str | None = None,
                     totals: bool = True) -> None:
         """``totals``: show cluster RX/TX (the cluster screen has its own totals row)."""
@@ -68,4 +70,6 @@ class StatusBar(Static):
         if filter:
             text.append(f" │ filter: {filter}")
         self.set_class(app.paused, "-paused")
-        self.update(text)
+        if text != self._shown:  # most ticks change nothing here
+            self._shown = text
+            self.update(text, layout=False)  # one line, always: no layout pass (a full-screen repaint)
