@@ -31,8 +31,6 @@ class ClusterScreen(Screen):
         Binding("D", "doctor", "Doctor", show=False, key_display="D"),
     ]
 
-    _totals_text = ""  # what the totals row shows
-
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
         with Vertical(id="grid-box"):
@@ -81,9 +79,9 @@ class ClusterScreen(Screen):
             + (f"   RDMA RX {units.bits_per_s(sums['rdma_rx_bytes_per_s'], as_bytes=as_bytes)}"
                f"   TX {units.bits_per_s(sums['rdma_tx_bytes_per_s'], as_bytes=as_bytes)}" if self.grid.fabric else "")
         )
-        if text != self._totals_text:
-            self._totals_text = text
-            self.query_one("#totals", Static).update(text, layout=False)  # one line (netui.tcss): no layout pass
+        totals = self.query_one("#totals", Static)
+        if text != totals.content:  # one line (netui.tcss): no layout pass, which repaints every widget
+            totals.update(text, layout=False)
 
     def action_cycle_sort(self) -> None:
         self.grid.sort = next_sort(self.grid.sort, fabric=self.grid.fabric)

@@ -22,8 +22,6 @@ class StatusBar(Static):
     }
     """
 
-    _shown: Text | None = None  # what update_from last put on the bar
-
     def update_from(self, app, *, sort: str | None = None, filter: str | None = None, title: str | None = None,
                     totals: bool = True) -> None:
         """``totals``: show cluster RX/TX (the cluster screen has its own totals row)."""
@@ -70,6 +68,5 @@ class StatusBar(Static):
         if filter:
             text.append(f" │ filter: {filter}")
         self.set_class(app.paused, "-paused")
-        if text != self._shown:  # most ticks change nothing here
-            self._shown = text
-            self.update(text, layout=False)  # one line, always: no layout pass (a full-screen repaint)
+        if text != self.content:  # most ticks change nothing here
+            self.update(text, layout=False)  # one line, always: no layout pass, which repaints every widget
