@@ -8,6 +8,8 @@ import pytest
 from rich.console import Console
 
 from netui.engine.monitor import Monitor
+from netui.engine.sources import SourceError
+from netui.model.node import NodeState
 from netui.ui.app import make_app
 from netui.ui.cluster import ClusterScreen
 from netui.ui.grid import FleetGrid
@@ -299,6 +301,40 @@ async def test_a_thousand_nodes_scroll_and_filter():
         assert grid.row_count == 1024 and grid.selected == "gpu1023"
         await pilot.press("home")
         assert grid.selected == "gpu0000" and painted(app)[1].startswith("gpu0000")
+
+
+def on_screen(app) -> str:
+    """The screen's text as the compositor has it now, from each widget's painted lines."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+async def test_a_tick_repaints_the_cluster_screen_without_a_layout_pass():
+    # the status bar and the totals row are one line each: updating them with a layout pass
+    # re-rendered the whole screen, then again for the scroll bar it touched (twice Textual's
+    # share of a tick at 1,024 nodes). What they show must still change when the fleet does.
+    def script(i):
+        def sample(k):
+            if i == 0 and k >= 3:
+                return SourceError(NodeState.DOWN, "connection refused")
+            return node_sample(k, rx_bps=1e9 * (i + 1), tx_bps=1e9)
+        return sample
+
+    app = demo_app([ScriptedSource(f"gpu{i:02d}", script(i)) for i in range(40)])
+    async with app.run_test(size=(120, 30)) as pilot:
+        await poll(app, pilot, 3)
+        screen = app.screen
+        assert "40 up" in on_screen(app) and "RX 820 Gb/s" in plain(screen.query_one("#totals"))
+        layouts = []
+        refresh_layout = screen._refresh_layout
+        screen._refresh_layout = lambda *a, **kw: (layouts.append(a), refresh_layout(*a, **kw))[1]
+        for _ in range(3):
+            app.monitor.on_update = app.refresh_screen  # as FleetUpdated does, without the queue
+            await poll(app, pilot, 1)
+        assert layouts == []
+        shown = on_screen(app)
+        assert "39 up" in shown and "1 down" in shown
+        assert "RX 819 Gb/s" in plain(screen.query_one("#totals")) and "819 Gb/s" in shown
+        assert column(app, "node")[0] == "gpu00"  # the down node first
 
 
 async def test_a_fleet_update_while_the_node_screen_is_still_being_built_is_harmless():

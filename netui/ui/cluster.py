@@ -71,7 +71,7 @@ class ClusterScreen(Screen):
         shown = self.grid.row_count
         noun = "node" if len(fleet) == 1 else "nodes"
         scope = f"{shown} of {len(fleet)} {noun}" if shown != len(fleet) else f"{len(fleet)} {noun}"
-        self.query_one("#totals", Static).update(
+        text = (
             f"Σ {scope}   RX {units.bits_per_s(sums['rx_bytes_per_s'], as_bytes=as_bytes)}"
             f"   TX {units.bits_per_s(sums['tx_bytes_per_s'], as_bytes=as_bytes)}"
             f"   drops {units.per_s(sums['drops_per_s'])}/s   errors {units.per_s(sums['errors_per_s'])}/s"
@@ -79,6 +79,9 @@ class ClusterScreen(Screen):
             + (f"   RDMA RX {units.bits_per_s(sums['rdma_rx_bytes_per_s'], as_bytes=as_bytes)}"
                f"   TX {units.bits_per_s(sums['rdma_tx_bytes_per_s'], as_bytes=as_bytes)}" if self.grid.fabric else "")
         )
+        totals = self.query_one("#totals", Static)
+        if text != totals.content:  # one line (netui.tcss): no layout pass, which repaints every widget
+            totals.update(text, layout=False)
 
     def action_cycle_sort(self) -> None:
         self.grid.sort = next_sort(self.grid.sort, fabric=self.grid.fabric)

@@ -55,15 +55,8 @@ def _trend(n: Node, o: GridOptions) -> str:
 
 def trend_top(nodes) -> float | None:
     """The busiest node's recent RX+TX (bytes/s): the common scale of the trend column."""
-    top = None
-    for n in nodes:
-        rx, tx = n.history["rx_bytes_per_s"], n.history["tx_bytes_per_s"]
-        for a, b in zip(rx.values(SPARK_WIDTH), tx.values(SPARK_WIDTH)):
-            if a is not None or b is not None:
-                v = (a or 0) + (b or 0)
-                if top is None or v > top:
-                    top = v
-    return top
+    peaks = [n.history.peak_sum("rx_bytes_per_s", "tx_bytes_per_s", SPARK_WIDTH) for n in nodes]
+    return max((p for p in peaks if p is not None), default=None)
 
 
 def _state(n: Node, o: GridOptions) -> str:

@@ -1,8 +1,9 @@
 """The cluster grid: the fleet as a virtual table that paints only the rows on screen.
 
-A tick costs a filter, a sort and a ``refresh()``; cells are formatted when a row is painted,
-once per node per tick (all at once when the display is paused, so that scrolling shows the
-frozen values). Line 0 is the header and does not scroll; line ``y`` below it shows
+A tick costs a filter, a sort, the trend column's scale (the newest values of every shown
+node's history: ``NodeHistory.peak_sum``) and a ``refresh()``; cells are formatted when a row
+is painted, once per node per tick (all at once when the display is paused, so that scrolling
+shows the frozen values). Line 0 is the header and does not scroll; line ``y`` below it shows
 row ``scroll_y + y - 1``.
 """
 
@@ -156,7 +157,9 @@ class FleetGrid(ScrollView, can_focus=True):
         self._level_styles = level_styles(self.app.theme_variables)
         cursor_was_in_view = self._in_view(self._cursor)
         self._shown = self.visible_nodes(fleet)
-        self.options = replace(self.options, trend_top=trend_top(self._shown))
+        # the trend column's scale reads every shown node's recent history: only when it shows
+        top = trend_top(self._shown) if any(c.key == "trend" for c in self._columns) else None
+        self.options = replace(self.options, trend_top=top)
         self._formatted = {}
         if self.frozen:  # nodes go on changing: format every row now, not when scrolled to
             for node in self._shown:

@@ -68,4 +68,5 @@ class StatusBar(Static):
         if filter:
             text.append(f" │ filter: {filter}")
         self.set_class(app.paused, "-paused")
-        self.update(text)
+        if text != self.content:  # most ticks change nothing here
+            self.update(text, layout=False)  # one line, always: no layout pass, which repaints every widget

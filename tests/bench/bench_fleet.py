@@ -27,7 +27,9 @@ asyncssh's IGNORE packet before each); ``--filler-bytes N`` sends frames of N fi
 
 Prints, side by side: time from start until every node is up, node-samples/s in the
 window, monitor CPU µs per node-sample (process time, all threads, all included), % of one
-core, RSS, and the share of the engine above the floor. ``--instructions`` runs each child
+core, RSS, and the share of the engine above the floor; under the UI, the CPU of its own
+handlers (a tick's ``refresh_data`` and Textual's repaints), which the process figures, noisy
+on a shared machine, cannot separate from the engine's. ``--instructions`` runs each child
 under callgrind, instrumented during the window only, and adds instructions per node-sample
 (user space; steady when the machine is busy, but ~50× slower: use fleets of ~8 nodes).
 Targets at 1,024 nodes: ≤ 250 µs per node-sample (≤ 25 % of one core), RSS ≤ 300 MB.
@@ -182,6 +184,7 @@ async def _child(args) -> None:
     from netui.engine.eventloop import running
 
     result: dict = {"nodes": args.nodes, "variant": args.variant, "event_loop": running()}
+    ui_s = [0.0, 0.0]
 
     async def measure(started: float) -> None:
         deadline = started + args.up_timeout
@@ -217,6 +220,7 @@ async def _child(args) -> None:
 
         tick_s: list[float] = []
         told = monitor.on_update  # the UI's, when there is one
+        ui0 = list(ui_s)
 
         def on_update() -> None:
             tick_s.append(monitor.last_tick_s or 0.0)
@@ -240,6 +244,8 @@ async def _child(args) -> None:
         if args.instructions:
             await asyncio.to_thread(_callgrind_instrument, "off")
         monitor.on_update = told
+        if base.startswith("ui"):
+            result.update(ui_tick_s=ui_s[0] - ui0[0], ui_paint_s=ui_s[1] - ui0[1])
         stop.set()
         await lag_task
         lags.sort()
@@ -271,6 +277,7 @@ async def _child(args) -> None:
     if base.startswith("ui"):
         from netui.ui.app import make_app
 
+        ui_s = _time_ui_handlers()
         app = make_app(monitor)  # autostart: the app runs monitor.run() in its worker
 
         async def session() -> None:
@@ -306,6 +313,31 @@ def _callgrind_instrument(state: str) -> None:
     """Switch callgrind's instrumentation of this process on or off (--instructions)."""
     subprocess.run(["callgrind_control", "-i", state, str(os.getpid())], stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL, timeout=120, check=True)
+
+
+def _time_ui_handlers() -> list[float]:
+    """Count the CPU time (this thread's) of the UI's two handlers: the app's answer to a
+    tick (``on_fleet_updated``: refresh the screen's data) and the screen's repaint timer
+    (Textual's layout and compositor, the widgets' render_line). Returns the running totals
+    in seconds, [tick, repaint]."""
+    from textual.screen import Screen
+
+    from netui.ui.app import NetuiApp
+
+    totals = [0.0, 0.0]
+
+    def timed(method, slot: int):
+        def run(*args, **kwargs):
+            t0 = time.thread_time()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                totals[slot] += time.thread_time() - t0
+        return run
+
+    NetuiApp.on_fleet_updated = timed(NetuiApp.on_fleet_updated, 0)  # dispatched by name, from the class
+    Screen._on_timer_update = timed(Screen._on_timer_update, 1)  # bound when a screen starts its timer
+    return totals
 
 
 def _report(result: dict) -> None:
@@ -428,6 +460,10 @@ def _print_result(r: dict, floor: dict | None) -> None:
             ticks = (f"; engine ticks {r['tick_ms_mean']:.1f} ms mean, {r['tick_ms_max']:.1f} max "
                      f"(= {per_ns:.0f} µs per node-sample, wall)")
         print(f"  {'':32s} of which in the kernel {r['sys_s'] / max(1, r['node_samples']) * 1e6:.0f} µs per node-sample{ticks}")
+    if "ui_tick_s" in r:
+        tick_us, paint_us = (r[k] / max(1, r["node_samples"]) * 1e6 for k in ("ui_tick_s", "ui_paint_s"))
+        print(f"  {'':32s} of which the UI's handlers {tick_us + paint_us:.1f} µs per node-sample "
+              f"(a tick's refresh_data {tick_us:.1f}, repaints {paint_us:.1f})")
     if r.get("gc_s"):
         gc_us = sum(r["gc_s"]) / max(1, r["node_samples"]) * 1e6
         print(f"  {'':32s} of which cyclic GC {gc_us:.0f} µs per node-sample "

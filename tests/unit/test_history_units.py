@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from array import array
 from collections import deque
 
 import pytest
@@ -10,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from netui.model import units
-from netui.model.history import RateRing, Ring, capacity_for
+from netui.model.history import FloatTable, NodeHistory, RateRing, RateTable, Ring, capacity_for
 
 # --- Ring ------------------------------------------------------------------------------------
 
@@ -116,6 +117,69 @@ def test_rate_ring_keeps_zero_exact_and_what_it_cannot_hold_as_unknown_or_ceilin
     assert got[:2] == [0.0, 0.0] and got[2] is None and got[3] is None and got[5] is None
     assert 1.4e13 < got[4] < 1.5e13  # the ceiling, not an overflow
     assert ring.capacity == 6 and ring._buf.itemsize == 2  # half a float32 ring
+
+
+# --- tables (many series appended together) ---------------------------------------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 7), st.lists(st.tuples(st.one_of(st.none(), st.integers(-1000, 1000)), st.integers(0, 9))),
+       st.integers(0, 10), st.integers(0, 12))
+def test_float_table_columns_behave_like_bounded_deques(capacity, rows, last, born_at):
+    # series "a" from the start; "b" joins after ``born_at`` rows, as a new interface does
+    table, a, b = FloatTable(capacity, ("a",)), deque(maxlen=capacity), deque(maxlen=capacity)
+    for k, (v, w) in enumerate(rows):
+        if k < born_at:
+            table.append(("a",), array("f", [math.nan if v is None else v]))
+            a.append(v)
+        else:
+            table.append(("a", "b"), array("f", [math.nan if v is None else v, w]))
+            a.append(v)
+            b.append(float(w))
+    for name, model in (("a", a), ("b", b)):
+        assert table.column(name) == list(model)
+        assert table.column(name, last) == list(model)[len(model) - min(last, len(model)):]
+        assert table.view(name).latest() == (model[-1] if model else None)
+
+
+def test_rate_table_columns_across_the_wrap():
+    table = RateTable(5, ("x", "y"))
+    for k in range(13):  # wraps twice, ends mid-buffer
+        table.append(("x", "y"), array("H", [k, 100 + k]))
+    assert len(table.column("x")) == 5 and table.column("x", 3) == table.column("x")[-3:]
+    assert table.column("y", 1) == table.column("y")[-1:] and table.column("y", 0) == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 6), st.lists(st.tuples(st.one_of(st.none(), st.integers(0, 10**6)),
+                                              st.one_of(st.none(), st.integers(0, 10**6)))), st.integers(0, 8))
+def test_peak_sum_is_the_largest_known_sum_of_the_last_samples(capacity, rows, last):
+    history, model = NodeHistory(capacity, ("rx", "tx", "other")), deque(maxlen=capacity)
+    for rx, tx in rows:
+        history.append([rx, tx, 7.0])
+        model.append((rx, tx))
+    tail = list(model)[len(model) - min(last, len(model)):]
+    sums = [(rx or 0) + (tx or 0) for rx, tx in tail if rx is not None or tx is not None]
+    assert history.peak_sum("rx", "tx", last) == (max(sums) if sums else None)
+
+
+def test_reading_the_newest_values_reads_only_those():
+    # the grid reads the last 12 values of every node's history every tick: with 15 minutes
+    # (or a day) of history, that must cost 12 values, not the whole ring
+    import tracemalloc
+
+    history = NodeHistory(86_400, ("rx", "tx"))
+    for k in range(86_400 + 100):
+        history.append([float(k), 1.0])
+    column = history["rx"]
+    tracemalloc.start()
+    try:
+        assert column.values(12) == [float(k) for k in range(86_400 + 88, 86_400 + 100)]
+        assert history.peak_sum("rx", "tx", 12) == 86_400 + 100
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 16_384  # a full read of the column alone would take megabytes
 
 
 # --- units -----------------------------------------------------------------------------------
