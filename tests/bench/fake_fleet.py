@@ -298,7 +298,14 @@ def main() -> None:
     args = p.parse_args()
     if not args.asyncssh_ignore:
         like_openssh()
-    asyncio.run(serve(args.dir, args.max_steps, args.max_seconds, args.filler_bytes))
+    # the fleet stands in for remote nodes: on this machine it shares the CPUs with the
+    # monitor being measured, so it runs as light as netui itself (its loop, its shims)
+    from netui.collectors.ssh import keep_gcm_keys, quiet_packet_log
+    from netui.engine import eventloop
+
+    keep_gcm_keys()
+    quiet_packet_log()
+    eventloop.run(serve(args.dir, args.max_steps, args.max_seconds, args.filler_bytes))
 
 
 if __name__ == "__main__":
