@@ -51,6 +51,7 @@
 # stdin: "i SECONDS" changes the interval; end of file (the SSH channel closed) ends the
 # sampler at once, and so does a failed write: no sampler outlives its connection.
 import array
+import errno
 import os
 import re
 import select
@@ -87,6 +88,8 @@ U32 = "I" if array.array("I").itemsize == 4 else "L"
 SYS = "/sys"
 MAX_FDS = 400  # files kept open (pread); beyond, open/read/close: stay far below ulimit -n
 fds = {}
+facts = {}  # interface name -> (ifindex text, read at, [link, markers]): see iface_facts
+KEEP_ON_ERROR = (errno.EINVAL, errno.ENODATA, errno.EOPNOTSUPP, errno.EBUSY)  # the file is there
 tcpext_cut = {}  # TcpExt names line -> (names kept, their positions)
 
 # counter names sent as their index (a port has ~60 counters; names are most of the bytes).
@@ -148,7 +151,9 @@ def read(path, one=False):
         if one:
             return os.pread(fd, 4096, 0)
         return read_all(fd)
-    except OSError:
+    except OSError as exc:
+        if fd is not None and one and exc.errno in KEEP_ON_ERROR and fds.get(path) == fd:
+            return None  # (speed of a link that is down): the same file answers when it is up
         if fd is not None:
             fds.pop(path, None)
             try:
@@ -156,6 +161,24 @@ def read(path, one=False):
             except OSError:
                 pass
         return None
+
+
+def iface_facts(name, base, ifindex, now):
+    """What the class symlink points to and which markers exist: fixed for an interface,
+    so read again only every LAYOUT_S seconds or when its ifindex changed (made anew)."""
+    known = facts.get(name)
+    if known is not None and known[0] == ifindex and now - known[1] <= LAYOUT_S:
+        return known[2]
+    try:
+        fields = [os.readlink(base[:-1]).encode()]
+    except OSError:
+        fields = [NONE]
+    for marker in MARKERS:
+        fields.append(b"" if os.path.exists(base + marker) else NONE)
+    if len(facts) > 4 * MAX_FDS:
+        facts.clear()
+    facts[name] = (ifindex, now, fields)
+    return fields
 
 
 def read_all(fd):
@@ -581,7 +604,8 @@ last_ifs = [None]  # the interface records of the last frame, joined
 
 
 def frame():
-    out = [b"wall", repr(time.time()).encode(), b"mono", repr(time.monotonic()).encode()]
+    now = time.monotonic()
+    out = [b"wall", repr(time.time()).encode(), b"mono", repr(now).encode()]
     texts = {}
     for key, path in PROC.items():
         data = read(path)
@@ -622,12 +646,7 @@ def frame():
             for attr in ATTRS:
                 data = read(base + attr, True)
                 fields.append(NONE if data is None else data)
-            try:
-                fields.append(os.readlink(base[:-1]).encode())
-            except OSError:
-                fields.append(NONE)
-            for marker in MARKERS:
-                fields.append(b"" if os.path.exists(base + marker) else NONE)
+            fields += iface_facts(name, base, fields[4], now)  # after ifindex
             records += [("if/" + name).encode(), b"\x1f".join(fields)]
         joined = b"\0".join(records)
         if joined == last_ifs[0]:

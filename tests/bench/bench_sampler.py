@@ -8,9 +8,10 @@ Side by side in the same run:
 - the sampler: its own CPU time (/proc/<pid>/schedstat, ns) from frame 20 to frame 220,
   per frame, every 0.05 s (the per-sample work, start-up excluded);
 - the floor: one python3 process reading the same files once per pass in a tight loop
-  (open/read/close of the /proc files and of each interface's /sys/class/net attributes,
-  plus the sampler's readlink and marker checks), no forks; also with the files kept open
-  and read with pread, as the sampler does;
+  (open/read/close of the /proc files and of each interface's /sys/class/net attributes),
+  no forks; also with the files kept open and read with pread, as the sampler does. The
+  class symlink and marker entries of each interface, which the sampler reads again only
+  every 30 s or when the interface is made anew, are read once before the passes;
 - the lab-notes reference: a shell loop ``cat``-ing the same files and ``sleep``-ing per
   sample (two forks), CPU per sample including its children.
 
@@ -110,7 +111,7 @@ for _ in range(warm):
     body(); extras()
 t0 = time.process_time()
 for _ in range(passes):
-    body(); extras()
+    body()  # (extras: once per 30 s in the sampler, read in the warm-up only)
     if pace_s:
         time.sleep(pace_s)
 print((time.process_time() - t0) / passes * 1e6)

@@ -364,3 +364,53 @@ def test_the_usual_frame_decodes_as_the_careful_path_does():
         careful = sample_from_texts(texts, decoder._attrs, wall_s=100.0 + step, mono_s=5.0 + step)
         assert sample == careful and sample.problems == () and sample.fabric is None
         assert sample.hostname == "gpu001" and len(sample.cpu.cpus) == 128 and len(sample.interfaces) == 16
+
+
+def test_a_steady_node_costs_no_open_and_no_stat_per_frame():
+    """Files stay open, even one that answers EINVAL (lo's speed here), and an interface's
+    symlink and markers are read again only when it changes: the second frame of a steady
+    node opens, stats and readlinks nothing."""
+    import os as real_os
+
+    ns = _sampler_functions()
+    ns["frame"]()
+    calls = []
+
+    def spied(name, fn):
+        return lambda *a, **k: (calls.append((name, a[0])), fn(*a, **k))[1]
+
+    class Path:
+        def __getattr__(self, name):
+            attr = getattr(real_os.path, name)
+            return spied(name, attr) if name in ("exists", "isdir", "isfile") else attr
+
+    class Spy:
+        path = Path()
+
+        def __getattr__(self, name):
+            attr = getattr(real_os, name)
+            return spied(name, attr) if name in ("open", "stat", "lstat", "readlink") else attr
+
+    ns["os"] = Spy()
+    ns["frame"]()
+    assert calls == []
+
+
+def test_interface_facts_are_read_again_when_the_interface_is_made_anew(tmp_path):
+    import types
+
+    names = ["eth0"]
+    _sysfs_net(tmp_path, names)
+    ns = _sampler_functions()
+    ns["SYS"] = str(tmp_path)
+    clock = [100.0]
+    ns["time"] = types.SimpleNamespace(time=lambda: clock[0], monotonic=lambda: clock[0])
+    base = str(tmp_path / "class" / "net" / "eth0") + "/"
+    assert ns["iface_facts"]("eth0", base, b"7\n", clock[0])[1:] == [b"\x1e"] * 3  # no marker
+    (tmp_path / "class" / "net" / "eth0" / "bridge").mkdir()
+    clock[0] += 5
+    assert ns["iface_facts"]("eth0", base, b"7\n", clock[0])[1] == b"\x1e"  # the same interface: kept
+    assert ns["iface_facts"]("eth0", base, b"9\n", clock[0])[1] == b""  # a new ifindex: read again
+    (tmp_path / "class" / "net" / "eth0" / "bridge").rmdir()
+    clock[0] += ns["LAYOUT_S"] + 1
+    assert ns["iface_facts"]("eth0", base, b"9\n", clock[0])[1] == b"\x1e"  # and every LAYOUT_S
