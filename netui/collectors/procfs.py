@@ -507,16 +507,25 @@ def parse_netirq_compact(raw: bytes) -> SoftirqCounts:
     return SoftirqCounts(_ids(v[0::3]), v[1::3], v[2::3])
 
 
+_NETDEV_NAMES: dict[bytes, tuple[str, ...]] = {}  # names lines of the sampler's net/dev → their names
+
+
 def parse_netdev_compact(raw: bytes) -> CounterTable:
-    """The remote sampler's /proc/net/dev: names, a newline, u64s of 16 counters each."""
+    """The remote sampler's /proc/net/dev: names, a newline, u64s of 16 counters each. The
+    tables with one names line share its tuple of names (a fleet's nodes are alike)."""
     names_line, sep, packed = raw.partition(b"\n")
-    names = names_line.decode("utf-8", "replace").split()
-    if not sep or not names or len(set(names)) != len(names):
-        raise ParseError("net/dev summary: no interface names")
+    names = _NETDEV_NAMES.get(names_line)
+    if names is None:
+        split = names_line.decode("utf-8", "replace").split()
+        if not sep or not split or len(set(split)) != len(split):
+            raise ParseError("net/dev summary: no interface names")
+        if len(_NETDEV_NAMES) >= 1024:
+            _NETDEV_NAMES.clear()
+        names = _NETDEV_NAMES[names_line] = tuple(split)
     v = parse_u64s(packed, 16, "net/dev summary")
     if len(v) != 16 * len(names):
         raise ParseError(f"net/dev summary: {len(v) // 16} counter rows for {len(names)} names")
-    return CounterTable(tuple(names), v)
+    return CounterTable(names, v)
 
 
 _TCP_LAYOUTS: dict[bytes, tuple] = {}  # the names lines of a tcp table → their keys and indexes
