@@ -74,7 +74,9 @@ async def servers():
 
 async def test_each_failure_is_its_nodes_state_and_the_healthy_node_carries_on(servers):
     ports, hits = servers
-    http = HttpClient(HttpSettings(timeout_s=0.5, backoff_first_s=0.2, backoff_max_s=0.5))
+    # a backoff well above the interval: under load a tick can take longer than 0.5 s, and a
+    # failing node whose backoff ran out by then is rightly polled at that tick
+    http = HttpClient(HttpSettings(timeout_s=0.5, backoff_first_s=0.5, backoff_max_s=2.0))
     m = Monitor([NodeExporterSource(k, "127.0.0.1", http, port=p) for k, p in ports.items()],
                 interval_s=0.25, history_s=30)
     m.connector = http
@@ -264,7 +266,9 @@ async def test_doctor_and_tcp_panel_say_what_node_exporter_does_not_provide(serv
     from netui.ui.app import make_app
 
     ports, _hits = servers
-    http = HttpClient(HttpSettings(timeout_s=0.5, backoff_first_s=0.2, backoff_max_s=0.5))
+    # a backoff well above the interval: under load a tick can take longer than 0.5 s, and a
+    # failing node whose backoff ran out by then is rightly polled at that tick
+    http = HttpClient(HttpSettings(timeout_s=0.5, backoff_first_s=0.5, backoff_max_s=2.0))
     m = Monitor([NodeExporterSource("ok", "127.0.0.1", http, port=ports["ok"]),
                  NodeExporterSource("503", "127.0.0.1", http, port=ports["503"])], interval_s=0.25, history_s=30)
     m.connector = http
