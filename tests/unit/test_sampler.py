@@ -196,10 +196,8 @@ def test_odd_tcp_counters_go_as_their_lines(snmp, netstat):
     assert _sampler_functions()["tcp_summary"](snmp, netstat) is None
 
 
-def test_a_frame_with_odd_tcp_counters_still_gives_them(tmp_path):
+def test_a_frame_with_odd_tcp_counters_still_gives_them():
     """The raw lines reach the careful parsers: the sample has its TCP counters."""
-    from netui.collectors import procfs
-
     ns = _sampler_functions()
     ns["read"] = lambda path, one=False: {"/proc/net/snmp": b"Tcp: RetransSegs OutSegs\nTcp: 5 100\n",
                                          "/proc/net/netstat": b"TcpExt: TCPTimeouts\nTcpExt: -1\n",
