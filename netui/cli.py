@@ -398,6 +398,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if command == "snapshot":
         monitor = build_monitor(args, history_s=60)
+        monitor.set_detail_all(True)  # the document lists every CPU
         doc = eventloop.run(_snapshot(monitor, args.connect_timeout))
         print(json.dumps(doc, indent=2) if args.json else _text_report(doc))
         return 0 if all(n["state"] == "up" for n in doc["nodes"]) else 1

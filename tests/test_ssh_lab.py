@@ -263,3 +263,27 @@ async def test_proxyjump_uses_one_shared_jump_connection(lab, tmp_path):
     finally:
         await m.close()
         task.cancel()
+
+
+async def test_a_nodes_per_cpu_tables_come_while_wanted_and_the_grid_has_its_figures_always(lab):
+    m = monitor_for(lab, ["node1", "node2"], interval_s=0.3)
+    task = await started(m)
+    nodes = m.fleet.nodes
+    try:
+        await wait_for(lambda: all(nodes[n].samples_seen >= 2 for n in ("node1", "node2")), 5, "up", m)
+        for n in ("node1", "node2"):  # the sums only: what the grid needs
+            s, summary = nodes[n].sample, nodes[n].summary
+            assert s.cpu is None and s.softnet is None and s.cpu_sums.ncpus >= 1 and s.problems == ()
+            assert summary.net_rx_per_s is not None and summary.softnet_drops_per_s is not None
+        m.want_detail(["node1"], True)  # its screen opens
+        await wait_for(lambda: nodes["node1"].rates is not None and nodes["node1"].rates.cpu is not None
+                       and nodes["node1"].rates.cpu.hottest() is not None, 5, "node1's per-CPU rates", m)
+        assert len(nodes["node1"].sample.cpu.cpus) == nodes["node1"].sample.cpu_sums.ncpus
+        assert nodes["node2"].sample.cpu is None
+        m.want_detail(["node1"], False)  # and closes
+        await wait_for(lambda: nodes["node1"].sample.cpu is None, 5, "node1 back to the sums", m)
+        await wait_for(lambda: nodes["node1"].summary.hottest_cpu is not None, 2, "node1's hottest CPU from the sums", m)
+        assert nodes["node1"].summary.net_rx_per_s is not None
+    finally:
+        await m.close()
+        task.cancel()

@@ -347,3 +347,18 @@ async def test_a_fleet_update_while_the_node_screen_is_still_being_built_is_harm
         await poll(app, pilot, 1)
         assert isinstance(app.screen, NodeScreen)
         assert "up" in plain(app.screen.query_one("#node-head"))
+
+
+async def test_the_node_screen_asks_for_its_nodes_per_cpu_tables_while_it_is_open():
+    app = demo_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await poll(app, pilot)
+        await pilot.press("s")  # by node: gpu01 first
+        assert not app.monitor.detail_wanted("gpu01")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, NodeScreen) and app.monitor.detail_wanted("gpu01")
+        assert not app.monitor.detail_wanted("gpu02")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not app.monitor.detail_wanted("gpu01")

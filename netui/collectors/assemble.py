@@ -212,18 +212,21 @@ def sample_from_texts(
     else:
         tcp = _tcp_from_texts(texts, parse, problems)
 
-    # the remote sampler's summaries stand in for /proc/stat and softnet_stat
+    # the remote sampler's tables stand in for /proc/stat, softirqs and softnet_stat, and
+    # its sums of them when the tables were not asked for (a file it could not sum: its text)
+    sums = parse("cpusum", procfs.parse_cpusum) if texts.get("cpusum") is not None else None
+    cpu = softirqs = softnet = None
     if texts.get("cpu") is not None:
         cpu = parse("cpu", procfs.parse_cpu_compact)
-    else:
+    elif sums is None or sums.ncpus is None or texts.get("stat") is not None:
         cpu = parse("stat", procfs.parse_stat_cpus)
     if texts.get("softnet") is not None:
         softnet = parse("softnet", procfs.parse_softnet_compact)
-    else:
+    elif sums is None or sums.dropped is None or texts.get("net/softnet_stat") is not None:
         softnet = parse("net/softnet_stat", procfs.parse_softnet_stat)
     if texts.get("netirq") is not None:
         softirqs = parse("netirq", procfs.parse_netirq_compact)
-    else:
+    elif sums is None or sums.net_rx is None or texts.get("softirqs") is not None:
         softirqs = parse("softirqs", procfs.parse_softirqs)
     boot_id = (texts.get("boot_id") or "").strip() or None
     hostname = (texts.get("hostname") or "").strip() or None
@@ -240,6 +243,7 @@ def sample_from_texts(
         problems=tuple(problems),
         fabric=fabric_from_texts(ib_texts, ethtool_texts, mono_s=mono_s, ethtool_mono_s=ethtool_mono_s,
                                  boot_id=boot_id),
+        cpu_sums=sums,
     )
 
 

@@ -3,8 +3,9 @@
 A frame is ``b"NETUI2 <length>\\n"`` followed by ``length`` bytes of payload: fields of a
 key, a NUL, the value's length (u32, little-endian) and the value (``encode_fields``). Keys
 are those of collectors.assemble.PROC_FILES, ``wall``/``mono`` (the node's clocks when it
-read the counters), ``cpu``, ``netirq``, ``netdev``, ``softnet`` and ``tcp`` (the sampler's
-number tables: bytes of little-endian arrays) and ``if/<name>`` (an interface's sysfs texts,
+read the counters), ``cpu``, ``netirq``, ``netdev``, ``softnet``, ``tcp`` and ``cpusum`` (the
+sampler's number tables: bytes of little-endian arrays; the per-CPU ones only while the
+monitor asks for them, their sums in ``cpusum`` always) and ``if/<name>`` (an interface's sysfs texts,
 packed in assemble.PACKED_ATTRS order). The sysfs records are sent only when one changed:
 a frame with ``ifsame`` instead has those of the frame before, so the frames of one stream
 are decoded in order by one ``FrameDecoder``. RDMA records (``ib/``, ``ibd/``, ``ibn/``) are
@@ -15,8 +16,8 @@ unpacked into the ``{path: text}`` texts of ``collectors.infiniband.read_infinib
 from __future__ import annotations
 
 from netui.collectors.assemble import interfaces_from_texts, sample_from_texts, unpack_attrs
-from netui.collectors.procfs import (ParseError, parse_cpu_compact, parse_netdev_compact, parse_netirq_compact,
-                                    parse_softnet_compact, parse_tcp_compact)
+from netui.collectors.procfs import (ParseError, parse_cpu_compact, parse_cpusum, parse_netdev_compact,
+                                    parse_netirq_compact, parse_softnet_compact, parse_tcp_compact)
 from netui.collectors.sampler import IB_NAMES, PORT_ATTRS
 from netui.model.samples import IfaceLayout, InterfaceTable, NodeSample
 from netui.speedups import frame_fields
@@ -43,9 +44,10 @@ def frame_length(header: bytes) -> int:
 
 
 # the sampler's number tables: bytes of little-endian arrays, taken as they are
-TABLES = frozenset(("cpu", "netirq", "netdev", "softnet", "tcp"))
-# the texts of a frame with all of them (and no RDMA, no raw text)
+TABLES = frozenset(("cpu", "netirq", "netdev", "softnet", "tcp", "cpusum"))
+# the texts of a usual frame (no RDMA, no raw text): with the per-CPU tables, or their sums only
 _STEADY = TABLES | {"boot_id", "hostname"}
+_STEADY_SUMS = _STEADY - {"cpu", "netirq", "softnet"}
 
 
 def encode_fields(pairs) -> bytes:
@@ -119,12 +121,20 @@ class FrameDecoder:
         elif attrs:
             self._attrs, self._names = attrs, None
         interfaces = self._interfaces(texts, attrs, same)
-        if interfaces is not None and not ib and not eth and texts.keys() == _STEADY:
-            try:  # the usual frame: every table as the sampler packs it
-                return NodeSample(wall, mono, texts["boot_id"].strip() or None, interfaces,
-                                  parse_tcp_compact(texts["tcp"]), parse_cpu_compact(texts["cpu"]),
-                                  parse_netirq_compact(texts["netirq"]), parse_softnet_compact(texts["softnet"]),
-                                  texts["hostname"].strip() or None)
+        if interfaces is not None and not ib and not eth:
+            keys = texts.keys()
+            try:  # the usual frames: every table as the sampler packs it
+                if keys == _STEADY_SUMS:
+                    sums = parse_cpusum(texts["cpusum"])
+                    if sums.ncpus is not None and sums.net_rx is not None and sums.dropped is not None:
+                        return NodeSample(wall, mono, texts["boot_id"].strip() or None, interfaces,
+                                          parse_tcp_compact(texts["tcp"]), None, None, None,
+                                          texts["hostname"].strip() or None, (), None, sums)
+                elif keys == _STEADY:
+                    return NodeSample(wall, mono, texts["boot_id"].strip() or None, interfaces,
+                                      parse_tcp_compact(texts["tcp"]), parse_cpu_compact(texts["cpu"]),
+                                      parse_netirq_compact(texts["netirq"]), parse_softnet_compact(texts["softnet"]),
+                                      texts["hostname"].strip() or None, (), None, parse_cpusum(texts["cpusum"]))
             except ParseError:
                 pass  # sample_from_texts says which part is wrong
         return sample_from_texts(texts, attrs, wall_s=wall, mono_s=mono, ib_texts=ib, ethtool_texts=eth,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+import struct
 import sys
 from array import array
 from collections.abc import Mapping, Sequence
@@ -29,6 +30,7 @@ from netui.speedups import columns, parse_rows, u64s
 from netui.model.samples import (
     CounterMap,
     CounterTable,
+    CpuSums,
     CpuTimes,
     InterfaceCounters,
     SoftirqCounts,
@@ -564,6 +566,30 @@ def parse_tcp_compact(raw: bytes) -> TcpSample:
         tcp.byteswap()
         ext.byteswap()
     return TcpSample(CounterMap(tcp_keys, tcp, tcp_index), CounterMap(ext_keys, ext, ext_index))
+
+
+_CPUSUM = struct.Struct("<10Qd")  # == collectors/sampler.py CPUSUM (a test holds them equal)
+_SUM_STAT, _SUM_IRQ, _SUM_SOFTNET, _SUM_HOT = 1, 2, 4, 8
+_make_sums = CpuSums._make
+
+
+def parse_cpusum(raw: bytes) -> CpuSums:
+    """The remote sampler's "cpusum": its sums of the per-CPU tables (see CpuSums)."""
+    if len(raw) != _CPUSUM.size:
+        raise ParseError(f"cpu sums: {len(raw)} bytes, not {_CPUSUM.size}")
+    values = _CPUSUM.unpack(raw)
+    mask, ncpus, rx, tx, processed, dropped, squeeze, hot, hot_soft, hot_total, since = values
+    if mask > 15 or (mask & _SUM_HOT and not (mask & _SUM_STAT and 0 <= hot_soft <= hot_total and hot_total > 0)):
+        raise ParseError(f"cpu sums: bad mask or hottest CPU ({mask}, {hot_soft}/{hot_total})")
+    if mask == 15:  # the usual: everything summed
+        return _make_sums(values[1:])
+    irq, net = mask & _SUM_IRQ, mask & _SUM_SOFTNET
+    if mask & _SUM_HOT:
+        return CpuSums(ncpus if mask & _SUM_STAT else None, rx if irq else None, tx if irq else None,
+                       processed if net else None, dropped if net else None, squeeze if net else None,
+                       hot, hot_soft, hot_total, since)
+    return CpuSums(ncpus if mask & _SUM_STAT else None, rx if irq else None, tx if irq else None,
+                   processed if net else None, dropped if net else None, squeeze if net else None)
 
 
 def parse_softnet_compact(raw: bytes) -> SoftnetStat:

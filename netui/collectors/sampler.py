@@ -8,13 +8,18 @@
 # It sends only what the monitor uses, and big tables of numbers as little-endian u64 or
 # u32 arrays ("u64s", "u32s"), which the monitor takes as they are instead of parsing text
 # number by number (a 1,024-node fleet is a million numbers a second):
+#   "cpusum"   what the grid needs of the three per-CPU files below, summed on the node:
+#              see CPUSUM. Every frame has it.
 #   "cpu"      /proc/stat summed per CPU: u64s of (CPU, SOFTIRQ, TOTAL) triples
 #   "netirq"   the NET_RX and NET_TX rows of /proc/softirqs: u32s of (CPU, NET_RX, NET_TX)
 #              (the kernel's counters are u32: a value that is not goes as raw text)
-#   "netdev"   /proc/net/dev: interface names (space-separated), a newline, then u64s of
-#              their 16 counters each
 #   "softnet"  softnet_stat cut to PROCESSED DROPPED SQUEEZE CPU per row: u32s (the
 #              kernel's columns are 8 hex digits)
+#              These three per-CPU tables go only while the monitor asks for them (a node
+#              screen is open, a recording runs): a 128-CPU node's are two thirds of the
+#              monitor's work on its frame, and the grid needs a handful of their numbers.
+#   "netdev"   /proc/net/dev: interface names (space-separated), a newline, then u64s of
+#              their 16 counters each
 #   "tcp"      the Tcp counters of snmp and the TcpExt counters of netstat netui keeps:
 #              their names (one line each), then i64s of the Tcp values and u64s of the
 #              TcpExt ones (when they do not read as expected: the Tcp lines of snmp and
@@ -46,12 +51,14 @@
 # ETHTOOL_BUDGET_S when one hangs (it is killed, and its netdev skipped for BACKOFF_S,
 # doubling); the next reading is due ETHTOOL_S after that. Frames keep their interval.
 #
-# Usage: python3 -c <this file> INTERVAL [--sysfs ROOT] [--ethtool-every SECONDS]
+# Usage: python3 -c <this file> INTERVAL [--sysfs ROOT] [--ethtool-every SECONDS] [--detail]
 #
-# stdin: "i SECONDS" changes the interval; end of file (the SSH channel closed) ends the
+# stdin: "i SECONDS" changes the interval; "d 1" / "d 0" starts / stops the per-CPU tables
+# (--detail: from the first frame); end of file (the SSH channel closed) ends the
 # sampler at once, and so does a failed write: no sampler outlives its connection.
 import array
 import errno
+import operator
 import os
 import re
 import select
@@ -85,6 +92,7 @@ TCPEXT = frozenset((
 ))
 BIG = sys.byteorder == "big"
 U32 = "I" if array.array("I").itemsize == 4 else "L"
+U64_MAX = (1 << 64) - 1
 SYS = "/sys"
 MAX_FDS = 400  # files kept open (pread); beyond, open/read/close: stay far below ulimit -n
 fds = {}
@@ -220,26 +228,37 @@ def pack_fields(out):
     return b"".join(parts)
 
 
-def cpu_summary(data):
-    """u64s of (CPU, SOFTIRQ, TOTAL) per cpuN line; total = user..steal (guest is inside
-    user/nice). None when a line is not numbers: the monitor then parses the raw text."""
-    out = []
+def stat_columns(data):
+    """(cpus, softirq, total) of the cpuN lines of /proc/stat; total = user..steal (guest
+    is inside user/nice). None when a line is not numbers: the monitor parses the text."""
+    cpus, soft, total = [], [], []
     for line in data.split(b"\n")[1:]:
         if not line.startswith(b"cpu"):
             break
         f = line.split()
         try:
             v = [int(x) for x in f[1:9]]
-            out += (int(f[0][3:]), v[6] if len(v) > 6 else 0, sum(v))
+            cpus.append(int(f[0][3:]))
         except ValueError:
             return None
-        if min(v) < 0:
+        if not v or min(v) < 0:
             return None
-    return u64s(out) if out else None
+        soft.append(v[6] if len(v) > 6 else 0)
+        total.append(sum(v))
+    return (cpus, soft, total) if cpus else None
 
 
-def netirq_summary(data):
-    """u32s of (CPU, NET_RX, NET_TX) from /proc/softirqs; None when it is not as expected."""
+def cpu_pack(cols):
+    """u64s of (CPU, SOFTIRQ, TOTAL) triples."""
+    cpus, soft, total = cols
+    out = [0] * (3 * len(cpus))
+    out[0::3], out[1::3], out[2::3] = cpus, soft, total
+    return u64s(out)
+
+
+def netirq_columns(data):
+    """(cpus, NET_RX, NET_TX) of /proc/softirqs; None when it is not as expected (the
+    kernel's counters are u32: a value that is not goes as raw text)."""
     lines = data.split(b"\n")
     try:
         cpus = [int(label[3:]) for label in lines[0].split()]
@@ -254,12 +273,32 @@ def netirq_summary(data):
         return None
     if not cpus or len(rx) != len(cpus) or len(tx) != len(cpus):
         return None
+    if min(rx) < 0 or min(tx) < 0 or max(rx) > 0xFFFFFFFF or max(tx) > 0xFFFFFFFF:
+        return None
+    return cpus, rx, tx
+
+
+def netirq_pack(cols):
+    """u32s of (CPU, NET_RX, NET_TX) triples."""
+    cpus, rx, tx = cols
     out = [0] * (3 * len(cpus))
     out[0::3], out[1::3], out[2::3] = cpus, rx, tx
     try:
         return u32s(array.array(U32, out))
-    except OverflowError:  # negative, or above 32 bits: not the kernel's u32 counters
+    except OverflowError:  # a CPU number above 32 bits
         return None
+
+
+def cpu_summary(data):
+    """The "cpu" table of a /proc/stat text, or None (the text goes as it is)."""
+    cols = stat_columns(data)
+    return None if cols is None else cpu_pack(cols)
+
+
+def netirq_summary(data):
+    """The "netirq" table of a /proc/softirqs text, or None."""
+    cols = netirq_columns(data)
+    return None if cols is None else netirq_pack(cols)
 
 
 def netdev_summary(data):
@@ -325,9 +364,9 @@ def tcp_summary(snmp, netstat):
     return b" ".join(tn) + b"\n" + b" ".join(en) + b"\n" + tcp.tobytes() + ext.tobytes()
 
 
-def softnet_summary(data):
-    """u32s of (PROCESSED, DROPPED, SQUEEZE, CPU) per CPU row (the CPU is the row's number
-    on kernels without that column); None when a row is not 8-digit hex columns."""
+def softnet_columns(data):
+    """U32 array of (PROCESSED, DROPPED, SQUEEZE, CPU) per CPU row (the CPU is the row's
+    number on kernels without that column); None when a row is not 8-digit hex columns."""
     out = []
     n = 0
     for n, line in enumerate(data.split(b"\n")):
@@ -342,7 +381,131 @@ def softnet_summary(data):
         return None
     if not BIG:
         a.byteswap()  # the hex digits are big-endian
-    return u32s(a)
+    return a
+
+
+def softnet_pack(a):
+    return u32s(array.array(U32, a) if BIG else a)
+
+
+def softnet_summary(data):
+    """The "softnet" table of a softnet_stat text, or None."""
+    a = softnet_columns(data)
+    return None if a is None else softnet_pack(a)
+
+
+# --- the per-CPU tables summed on the node -------------------------------------------------
+# Unless the monitor asks for the per-CPU tables ("d 1" on stdin, or --detail: a node screen
+# is open, a recording runs), a frame carries only what the grid needs of them, "cpusum"
+# (CPUSUM, little-endian): a mask of what it holds (SUM_* bits), the number of CPUs of
+# /proc/stat, the NET_RX and NET_TX softirqs, the softnet processed, dropped and squeezed
+# counts, each summed over the CPUs, and the hottest CPU since the last reading of
+# /proc/stat: its number, its softirq and total ticks in that time, and when (CLOCK_MONOTONIC)
+# that reading was. The kernel's softirq and softnet counters are u32 and wrap one CPU at a
+# time: each sum grows by its CPUs' increases (a wrap counted as one), starting from their
+# plain sum, so the monitor makes rates of the sums as of any u64 counter. With the tables,
+# a frame carries "cpusum" too: the grid's figures never depend on who is looking.
+CPUSUM = struct.Struct("<10Qd")
+SUM_STAT, SUM_IRQ, SUM_SOFTNET, SUM_HOT = 1, 2, 4, 8
+WRAP = 1 << 32
+sums = {}  # name -> running sum (see add_u32)
+last_cols = {}  # "stat": (mono, cpus, softirq, total); "softirqs"/"softnet": (cpus, columns)
+detail = [False]  # the per-CPU tables too
+
+
+def add_u32(key, names, cpus, cols):
+    """Add to the running sums ``names`` the increase of u32 per-CPU columns since the last
+    reading of ``key`` (by CPU number when the CPUs changed)."""
+    prev = last_cols.get(key)
+    last_cols[key] = (cpus, cols)
+    if prev is None or any(n not in sums for n in names):
+        for name, col in zip(names, cols):
+            sums[name] = sum(col)
+        return
+    pcpus, pcols = prev
+    if pcpus == cpus:
+        for name, col, pcol in zip(names, cols, pcols):
+            sums[name] = (sums[name] + sum(col) - sum(pcol) + WRAP * sum(map(operator.lt, col, pcol))) & U64_MAX
+    else:  # CPUs came or went: the ones in both readings
+        at = dict((c, i) for i, c in enumerate(pcpus))
+        for name, col, pcol in zip(names, cols, pcols):
+            grew = sum((v - pcol[at[c]]) % WRAP for c, v in zip(cpus, col) if c in at)
+            sums[name] = (sums[name] + grew) & U64_MAX
+
+
+def hottest(cpus, soft, total, prev):
+    """(cpu, softirq ticks, total ticks) of the CPU with the largest share of softirq time
+    since the ``prev`` reading (the first of equals), or None. As the monitor's rates: a
+    CPU whose ticks did not advance, or went back, is not counted."""
+    _, pcpus, psoft, ptotal = prev
+    if pcpus != cpus:
+        at = dict((c, i) for i, c in enumerate(pcpus))
+        keep = [i for i, c in enumerate(cpus) if c in at]
+        psoft = [psoft[at[cpus[i]]] for i in keep]
+        ptotal = [ptotal[at[cpus[i]]] for i in keep]
+        cpus = [cpus[i] for i in keep]
+        soft = [soft[i] for i in keep]
+        total = [total[i] for i in keep]
+    best, bs, bt = None, 0, 1
+    for c, ds, dt in zip(cpus, map(operator.sub, soft, psoft), map(operator.sub, total, ptotal)):
+        if dt > 0 and 0 <= ds <= dt and (best is None or ds * bt > bs * dt):
+            best, bs, bt = c, ds, dt
+    return None if best is None else (best, bs, bt)
+
+
+def percpu(key, data, now, out):
+    """A per-CPU table: into the sums, and into the frame when the monitor wants it.
+    False when it does not read as the kernel writes it."""
+    if key == "stat":
+        cols = stat_columns(data)
+        if cols is None:
+            return False
+        prev = last_cols.get("stat")
+        last_cols["stat"] = (now,) + cols
+        sums["hot"] = None if prev is None else hottest(cols[0], cols[1], cols[2], prev)
+        sums["hot_since"] = None if prev is None else prev[0]
+        sums["ncpus"] = len(cols[0])
+        if detail[0]:
+            out += [b"cpu", cpu_pack(cols)]
+        return True
+    if key == "softirqs":
+        cols = netirq_columns(data)
+        if cols is None:
+            return False
+        packed = netirq_pack(cols) if detail[0] else b""
+        if packed is None:
+            return False
+        add_u32("softirqs", ("net_rx", "net_tx"), cols[0], cols[1:])
+        if detail[0]:
+            out += [b"netirq", packed]
+        return True
+    a = softnet_columns(data)
+    if a is None:
+        return False
+    add_u32("softnet", ("processed", "dropped", "squeeze"), a[3::4], (a[0::4], a[1::4], a[2::4]))
+    if detail[0]:
+        out += [b"softnet", softnet_pack(a)]
+    return True
+
+
+def cpusum(done):
+    """The "cpusum" field of the per-CPU tables read in this frame (``done``: their keys)."""
+    mask, hot = 0, None
+    if "stat" in done:
+        mask |= SUM_STAT
+        hot = sums.get("hot")
+        if hot is not None:
+            mask |= SUM_HOT
+    if "softirqs" in done:
+        mask |= SUM_IRQ
+    if "net/softnet_stat" in done:
+        mask |= SUM_SOFTNET
+    g = sums.get
+    return CPUSUM.pack(mask, g("ncpus", 0) if mask & SUM_STAT else 0,
+                       g("net_rx", 0) if mask & SUM_IRQ else 0, g("net_tx", 0) if mask & SUM_IRQ else 0,
+                       g("processed", 0) if mask & SUM_SOFTNET else 0, g("dropped", 0) if mask & SUM_SOFTNET else 0,
+                       g("squeeze", 0) if mask & SUM_SOFTNET else 0,
+                       *(hot if hot is not None else (0, 0, 0)), g("hot_since") if hot is not None else 0.0)
 
 
 def listdir(path):
@@ -600,6 +763,7 @@ def ethtool_stop():
 
 SUMMARIES = {"stat": (b"cpu", cpu_summary), "softirqs": (b"netirq", netirq_summary),
              "net/dev": (b"netdev", netdev_summary), "net/softnet_stat": (b"softnet", softnet_summary)}
+PERCPU = frozenset(("stat", "softirqs", "net/softnet_stat"))
 last_ifs = [None]  # the interface records of the last frame, joined
 
 
@@ -607,6 +771,7 @@ def frame():
     now = time.monotonic()
     out = [b"wall", repr(time.time()).encode(), b"mono", repr(now).encode()]
     texts = {}
+    done = []  # the per-CPU tables read and summed
     for key, path in PROC.items():
         data = read(path)
         if data is None:
@@ -617,16 +782,20 @@ def frame():
         elif key == "net/netstat":
             texts[key] = tcpext_lines(data)
             continue
-        else:
-            summary = SUMMARIES.get(key)
-            if summary is not None:
-                packed = summary[1](data)
-                if packed is not None:
-                    texts[key] = data
-                    out += [summary[0], packed]
-                    continue
+        elif key in PERCPU:
+            if percpu(key, data, now, out):
+                done.append(key)
+                continue
+        elif key == "net/dev":
+            packed = netdev_summary(data)
+            if packed is not None:
+                texts[key] = data
+                out += [b"netdev", packed]
+                continue
         texts[key] = data
         out += [key.encode(), data]
+    if done:
+        out += [b"cpusum", cpusum(done)]
     tcp = tcp_summary(texts.get("net/snmp"), texts.get("net/netstat"))
     if tcp is not None:
         out += [b"tcp", tcp]
@@ -663,6 +832,7 @@ def main():
     global SYS, ETHTOOL_S
     args = sys.argv[1:]
     interval = float(args[0]) if args else 1.0
+    detail[0] = "--detail" in args
     for i, arg in enumerate(args[:-1]):
         if arg == "--sysfs":
             SYS = args[i + 1].rstrip("/") or "/"
@@ -708,6 +878,9 @@ def loop(interval):
             line = stdin.readline()
             if not line:
                 return  # the channel closed
+            if line.startswith(b"d "):  # the per-CPU tables: "d 1" on, "d 0" off
+                detail[0] = line[2:].strip() == b"1"
+                continue
             if line.startswith(b"i "):
                 try:
                     new = float(line[2:])

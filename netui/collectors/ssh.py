@@ -27,15 +27,17 @@ from netui.model.node import NodeState
 SAMPLER_SOURCE = (Path(__file__).parent / "sampler.py").read_text(encoding="utf-8")
 
 
-def sampler_command(interval_s: float, *, sysfs: str | None = None, ethtool_every_s: float | None = None) -> str:
+def sampler_command(interval_s: float, *, sysfs: str | None = None, ethtool_every_s: float | None = None,
+                    detail: bool = False) -> str:
     """The remote command line: the sampler's source, quoted, run by the node's python3.
 
     ``exec`` so that the sampler is the session's process (no shell left waiting), and a
     clear message when python3 is missing. ``sysfs``: read /sys from there (a test points it
-    at a copied tree); ``ethtool_every_s``: the cadence of ``ethtool -S`` (default 5 s).
+    at a copied tree); ``ethtool_every_s``: the cadence of ``ethtool -S`` (default 5 s);
+    ``detail``: the per-CPU tables from the first frame (else their sums only).
     """
     script = shlex.quote(SAMPLER_SOURCE)
-    extra = ""
+    extra = " --detail" if detail else ""
     if sysfs is not None:
         extra += f" --sysfs {shlex.quote(sysfs)}"
     if ethtool_every_s is not None:
@@ -501,6 +503,7 @@ class SshSource:
         self._session: SamplerSession | None = None
         self._conn: asyncssh.SSHClientConnection | None = None
         self.frames = 0
+        self.detail = False  # the sampler sends its per-CPU tables (set_detail)
 
     async def run(self, sink) -> None:
         """Until cancelled: stream, and on any failure report it and retry with backoff."""
@@ -529,8 +532,11 @@ class SshSource:
         self._conn = await self.connector.connect(self.host, self.user, self.port)
         session = self.session_class(self, sink)
         self._session = session
-        self._channel, _ = await self._conn.create_session(lambda: session, sampler_command(sink.interval_s),
-                                                           encoding=None)
+        detail = self.detail
+        command = sampler_command(sink.interval_s, detail=detail)
+        self._channel, _ = await self._conn.create_session(lambda: session, command, encoding=None)
+        if self.detail != detail:  # changed while the channel opened
+            self._tell(b"d 1\n" if self.detail else b"d 0\n")
         failure = await session.ended
         if failure is not None:
             raise failure
@@ -547,10 +553,20 @@ class SshSource:
         return conn if conn is not None and self._channel is not None and not conn.is_closed() else None
 
     def set_interval(self, interval_s: float) -> None:
+        self._tell(f"i {interval_s}\n".encode())
+
+    def set_detail(self, on: bool) -> None:
+        """The sampler's per-CPU tables on or off (their sums come either way); a sampler
+        started later starts so."""
+        if on != self.detail:
+            self.detail = on
+            self._tell(b"d 1\n" if on else b"d 0\n")
+
+    def _tell(self, line: bytes) -> None:
         channel = self._channel
         if channel is not None and not channel.is_closing():
             try:
-                channel.write(f"i {interval_s}\n".encode())
+                channel.write(line)
             except (OSError, asyncssh.Error):
                 pass
 

@@ -38,6 +38,7 @@ def node_document(node: Node) -> dict:
         "tcp": None,
         "cpus": [],
         "softnet": [],
+        "cpu_totals": None,
         "fabric": None,
         "health": {"level": node.level.label, "reasons": _reasons(node)},
     }
@@ -90,6 +91,14 @@ def node_document(node: Node) -> dict:
                 "retrans_ratio": None if t is None or t.retrans_ratio is None else float(f"{t.retrans_ratio:.6g}"),
                 "ext_per_s": {k: _num(v) for k, v in sorted(t.ext_per_s.items())} if t else {},
             },
+        }
+    ncpus = len(s.cpu.cpus) if s.cpu is not None else s.cpu_sums.ncpus if s.cpu_sums is not None else None
+    if ncpus is not None or s.softnet is not None or s.softirqs is not None or s.cpu_sums is not None:
+        sm = node.summary  # the grid's figures: from the per-CPU tables, or the node's sums of them
+        doc["cpu_totals"] = {
+            "cpus": ncpus, "hottest_cpu": sm.hottest_cpu, "hottest_softirq_percent": _num(sm.hottest_softirq_percent),
+            "net_rx_per_s": _num(sm.net_rx_per_s), "softnet_dropped_per_s": _num(sm.softnet_drops_per_s),
+            "time_squeeze_per_s": _num(sm.time_squeeze_per_s),
         }
     cr = r.cpu if r else None
     if s.cpu is not None:

@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import gc
 import time
+from collections import Counter
 from collections.abc import Callable
 
 from netui.engine.sources import SourceError
@@ -76,6 +77,9 @@ class Monitor:
         self._tasks: list[asyncio.Task] = []
         self._wake = asyncio.Event()
         self._stopped = False
+        # who wants a node's per-CPU tables (a node screen, a pair test): node → count
+        self._detail: Counter[str] = Counter()
+        self._detail_all = False  # every node's (a recording, a snapshot)
 
     # the sink that push sources report to ---------------------------------------------------
     def observe(self, name: str, sample: NodeSample) -> None:
@@ -197,6 +201,40 @@ class Monitor:
                 set_interval(interval_s)
         self._wake.set()
 
+    # per-CPU detail ----------------------------------------------------------------------------
+    def want_detail(self, names, on: bool) -> None:
+        """Ask the remote samplers of ``names`` for their per-CPU tables (``on``), or say
+        they are no longer needed. Counted: a node keeps them while anyone wants them. A
+        sampler sends only their sums otherwise, which is what the grid shows."""
+        changed = []
+        for name in names:
+            before = self._detail[name] > 0
+            if on:
+                self._detail[name] += 1
+            elif self._detail[name] > 0:
+                self._detail[name] -= 1
+                if not self._detail[name]:
+                    del self._detail[name]
+            if (self._detail[name] > 0) != before:
+                changed.append(name)
+        if changed and not self._detail_all:
+            self._tell_detail(set(changed))
+
+    def set_detail_all(self, on: bool) -> None:
+        """Every node's per-CPU tables (a recording, a snapshot), or back to those wanted."""
+        if on != self._detail_all:
+            self._detail_all = on
+            self._tell_detail(None)
+
+    def detail_wanted(self, name: str) -> bool:
+        return self._detail_all or self._detail[name] > 0
+
+    def _tell_detail(self, names: set[str] | None) -> None:
+        for s in self._push:
+            set_detail = getattr(s, "set_detail", None)
+            if set_detail is not None and (names is None or s.name in names):
+                set_detail(self.detail_wanted(s.name))
+
     def step_interval(self, direction: int) -> float:
         """Next shorter (-1) or longer (+1) interval of INTERVALS_S."""
         current = min(range(len(INTERVALS_S)), key=lambda i: abs(INTERVALS_S[i] - self.interval_s))
@@ -216,6 +254,7 @@ class Monitor:
         self.stop_recording()
         self.recorder = Recorder(path, hosts=list(self.fleet.nodes), interval_s=self.interval_s,
                                  max_size_bytes=max_size_bytes, keep=keep, clock=clock or time.time)
+        self.set_detail_all(True)  # a replay shows every panel
         return self.recorder
 
     def stop_recording(self):
@@ -223,6 +262,7 @@ class Monitor:
         recorder, self.recorder = self.recorder, None
         if recorder is not None:
             recorder.close()
+            self.set_detail_all(False)
         return recorder
 
     async def close(self) -> None:

@@ -255,6 +255,10 @@ class PairTest(NodeCommands):
         rounds = plan_rounds(self.nodes, matrix=self.matrix, direction=s.direction, one_by_one=s.one_at_a_time)
         self._total = report.tests_total = sum(len(r) for r in rounds)
         self._rounds = report.rounds = len(rounds)
+        # the per-CPU tables of the nodes under test: the hottest CPU over each test's window
+        want_detail = getattr(self.monitor, "want_detail", None)
+        if want_detail is not None:
+            want_detail(self.nodes, True)
         try:
             self._progress("checking")
             for node in self.nodes:
@@ -290,6 +294,8 @@ class PairTest(NodeCommands):
             if not self.cancelled:
                 await self._run_rounds(runnable, keep, endpoints)
         finally:
+            if want_detail is not None:
+                want_detail(self.nodes, False)
             self._kill_all()
             await self._reap()
             report.elapsed_s = time.monotonic() - self._t0

@@ -35,6 +35,7 @@ from pathlib import Path
 from netui import __version__
 from netui.model.fabric import fabric_from_dict, fabric_to_dict
 from netui.model.samples import (
+    CpuSums,
     CpuTimes,
     InterfaceCounters,
     InterfaceSample,
@@ -83,6 +84,7 @@ def sample_to_dict(s: NodeSample) -> dict:
         "hostname": s.hostname,
         "problems": list(s.problems),
         "fabric": fabric_to_dict(s.fabric),
+        "cpu_sums": None if s.cpu_sums is None else s.cpu_sums._asdict(),
     }
 
 
@@ -113,6 +115,7 @@ def sample_from_dict(d: dict) -> NodeSample:
             hostname=d.get("hostname"),
             problems=tuple(d.get("problems", ())),
             fabric=fabric_from_dict(d.get("fabric")),
+            cpu_sums=CpuSums(**d["cpu_sums"]) if d.get("cpu_sums") else None,
         )
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise RecordingError(f"bad sample record: {exc!r}") from None

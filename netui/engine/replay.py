@@ -312,6 +312,12 @@ class ReplayMonitor(Monitor):
     def set_interval(self, interval_s: float) -> None:
         """A replay keeps its recorded interval."""
 
+    def want_detail(self, names, on: bool) -> None:
+        """A replay has what was recorded."""
+
+    def set_detail_all(self, on: bool) -> None:
+        """A replay has what was recorded."""
+
     def step_interval(self, direction: int) -> float:
         return self.interval_s
 

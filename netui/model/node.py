@@ -203,16 +203,26 @@ def _host_totals(rates: NodeRates, careful: dict[str, float], summary: dict, fin
         summary["retrans_ratio"] = ratio
         if ratio is not None and ratio >= careful["retrans_ratio"]:
             findings.append(("retrans_ratio", ratio, f"TCP retransmits {units.ratio_percent(ratio)} of segments"))
-    if rates.cpu is not None:
-        hot = rates.cpu.hottest()
-        if hot is not None:
-            summary["hottest_cpu"], summary["hottest_softirq_percent"] = hot
-            if hot[1] >= careful["softirq_percent"]:
-                findings.append(("softirq_percent", hot[1], f"CPU{hot[0]} {hot[1]:.0f}% in softirq"))
-        summary["net_rx_per_s"] = _sum_col(rates.cpu.net_rx_per_s)
+    # per CPU when the sample has the tables; else (or in the interval they start) the
+    # remote sampler's sums
+    sums = rates.cpu_sums
+    hot = rates.hottest_cpu()
+    if hot is not None:
+        summary["hottest_cpu"], summary["hottest_softirq_percent"] = hot
+        if hot[1] >= careful["softirq_percent"]:
+            findings.append(("softirq_percent", hot[1], f"CPU{hot[0]} {hot[1]:.0f}% in softirq"))
+    net_rx = _sum_col(rates.cpu.net_rx_per_s) if rates.cpu is not None else None
+    if net_rx is None and sums is not None:
+        net_rx = sums.net_rx_per_s
+    summary["net_rx_per_s"] = net_rx
     if rates.softnet is not None:
         d = _sum_col(rates.softnet.dropped_per_s) or 0.0
         q = _sum_col(rates.softnet.time_squeeze_per_s) or 0.0
+    elif sums is not None and sums.dropped_per_s is not None:
+        d, q = sums.dropped_per_s, sums.time_squeeze_per_s or 0.0
+    else:
+        d = q = None
+    if d is not None:
         summary["softnet_drops_per_s"], summary["time_squeeze_per_s"] = d, q
         if d >= careful["softnet_drops_per_s"]:
             findings.append(("softnet_drops_per_s", d, f"backlog drops {units.per_s(d)}/s"))
@@ -301,7 +311,7 @@ class Node:
         rated = rate(findings, self.thresholds) if findings else []
         rated += self._observe_fabric(prev.fabric if prev else None, sample.fabric)
         self.health = health_of(rated)
-        if sample.problems and not sample.interfaces and sample.cpu is None:
+        if sample.problems and not sample.interfaces and sample.cpu is None and sample.cpu_sums is None:
             self.state, self.error = NodeState.PARSE_ERROR, "; ".join(sample.problems)
             self.health = Health(Level.CRITICAL, (f"parse error: {self.error}",))
         else:

@@ -40,11 +40,16 @@ def pair_counters(node: str, before: NodeSample | None, after: NodeSample | None
         for per_s in (r.rx_dropped_per_s, r.tx_dropped_per_s):
             if per_s is not None:
                 drops = (drops or 0) + round(per_s * dt)
-    hottest = rates.cpu.hottest() if rates.cpu is not None else None
+    hottest = rates.hottest_cpu()
+    softnet_drops = None
+    if rates.softnet is not None:
+        softnet_drops = round(sum(rates.softnet.dropped_per_s) * dt)
+    elif rates.cpu_sums is not None and rates.cpu_sums.dropped_per_s is not None:
+        softnet_drops = round(rates.cpu_sums.dropped_per_s * dt)
     values: dict[str, float | int | None] = {
         "retrans": _count(rates.tcp.retrans_segs_per_s, dt) if rates.tcp is not None else None,
         "drops": drops,
-        "softnet_drops": round(sum(rates.softnet.dropped_per_s) * dt) if rates.softnet is not None else None,
+        "softnet_drops": softnet_drops,
         "softirq_percent": None if hottest is None else round(hottest[1], 1),
         "softirq_cpu": None if hottest is None else hottest[0],
         "window_s": round(dt, 3),

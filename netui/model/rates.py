@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from netui.model.samples import CounterMap, InterfaceTable, LayoutMapping, NodeSample
+from netui.model.samples import CounterMap, CpuSums, InterfaceTable, LayoutMapping, NodeSample
 from netui.speedups import column_stats, deltas, positive, share
 
 U32 = 1 << 32
@@ -191,15 +191,54 @@ class SoftnetRates:
     time_squeeze_per_s: Sequence[float]
 
 
+class CpuSumRates(NamedTuple):
+    """A node's CPUs as one, from the remote sampler's sums (samples.CpuSums): the hottest
+    CPU by softirq share as (cpu, %), and per second the NET_RX/NET_TX softirqs and the
+    softnet packets processed, dropped and squeezed, summed over the CPUs. None: unknown."""
+
+    hottest: tuple[int, float] | None
+    net_rx_per_s: float | None
+    net_tx_per_s: float | None
+    processed_per_s: float | None
+    dropped_per_s: float | None
+    time_squeeze_per_s: float | None
+
+
 @dataclass(frozen=True, slots=True)
 class NodeRates:
-    """All rates of a node over one interval (``interval_s`` seconds, node clock)."""
+    """All rates of a node over one interval (``interval_s`` seconds, node clock).
+
+    ``cpu``/``softnet`` are per CPU, from the per-CPU tables; ``cpu_sums`` the same for the
+    CPUs as one, from the remote sampler's sums (which come with or without the tables).
+    The grid reads the tables first: ``hottest_cpu`` and friends below.
+    """
 
     interval_s: float
     interfaces: RatesTable  # a mapping of name → InterfaceRates
     tcp: TcpRates | None
     cpu: CpuRates | None
     softnet: SoftnetRates | None
+    cpu_sums: CpuSumRates | None = None
+
+    def hottest_cpu(self) -> tuple[int, float] | None:
+        """(cpu, softirq %) of the CPU with the largest softirq share, or None."""
+        hot = self.cpu.hottest() if self.cpu is not None else None
+        if hot is None and self.cpu_sums is not None:
+            return self.cpu_sums.hottest
+        return hot
+
+
+def _cpu_sum_rates(p: CpuSums | None, c: CpuSums | None, prev_mono_s: float, dt: float) -> CpuSumRates | None:
+    if p is None or c is None:
+        return None
+    inv = 1.0 / dt
+    # the sampler's hottest CPU is over the time since its reading at hot_since_s: this interval's?
+    hot = (c.hot_cpu, c.hot_softirq * 100.0 / c.hot_total) if c.hot_since_s == prev_mono_s and c.hot_cpu is not None \
+        else None
+    if None not in p and None not in c[:6]:  # the usual: everything summed (and they are u64: b < a is a reset)
+        return CpuSumRates(hot, *[None if b < a else (b - a) * inv for a, b in zip(p[1:6], c[1:6])])
+    return CpuSumRates(hot, *[None if a is None or b is None or b < a else (b - a) * inv
+                              for a, b in zip(p[1:6], c[1:6])])
 
 
 def _tcp_rates(prev: NodeSample, cur: NodeSample, dt: float) -> TcpRates | None:
@@ -326,4 +365,5 @@ def node_rates(prev: NodeSample | None, cur: NodeSample) -> NodeRates | None:
     if not dt > 0:
         return None
     interfaces = interface_table_rates(prev.interfaces, cur.interfaces, dt)
-    return NodeRates(dt, interfaces, _tcp_rates(prev, cur, dt), _cpu_rates(prev, cur, dt), _softnet_rates(prev, cur, dt))
+    return NodeRates(dt, interfaces, _tcp_rates(prev, cur, dt), _cpu_rates(prev, cur, dt), _softnet_rates(prev, cur, dt),
+                     _cpu_sum_rates(prev.cpu_sums, cur.cpu_sums, prev.mono_s, dt))

@@ -378,6 +378,31 @@ class SoftnetStat:
         _pack_columns(self, ("processed", "dropped", "time_squeeze"))
 
 
+class CpuSums(NamedTuple):
+    """A node's per-CPU counters summed over its CPUs, on the node (the remote sampler's
+    "cpusum"): what the grid needs of them when the per-CPU tables were not sent.
+
+    ``net_rx``/``net_tx`` (NET_RX/NET_TX softirqs) and ``processed``/``dropped``/
+    ``time_squeeze`` (softnet) are running sums of each CPU's increase, its 32-bit wraps
+    counted, from the counters' plain sum when the sampler started: u64 counters that
+    rates are made of. ``hot_cpu`` is the CPU with the largest share of softirq time since
+    the sampler's reading at ``hot_since_s`` (node CLOCK_MONOTONIC), with its softirq and
+    total ticks in that time. None: the file was not summed (unreadable, or odd: then the
+    sample has its table), or no hottest CPU yet. ``ncpus``: the CPUs of /proc/stat.
+    """
+
+    ncpus: int | None
+    net_rx: int | None
+    net_tx: int | None
+    processed: int | None
+    dropped: int | None
+    time_squeeze: int | None
+    hot_cpu: int | None = None
+    hot_softirq: int | None = None
+    hot_total: int | None = None
+    hot_since_s: float | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class NodeSample:
     """Everything read from one node at one moment.
@@ -400,6 +425,7 @@ class NodeSample:
     hostname: str | None = None
     problems: tuple[str, ...] = ()
     fabric: FabricSample | None = None
+    cpu_sums: CpuSums | None = None  # the remote sampler's sums of the per-CPU tables
 
     def __post_init__(self) -> None:
         if not isinstance(self.interfaces, InterfaceTable):

@@ -48,7 +48,12 @@ class NodeScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one(Timeline).display = self.app.replay  # type: ignore[attr-defined]
+        # the node's per-CPU tables while this screen shows it (the grid needs their sums only)
+        self.app.monitor.want_detail((self.node_name,), True)  # type: ignore[attr-defined]
         self.refresh_data()
+
+    def on_unmount(self) -> None:
+        self.app.monitor.want_detail((self.node_name,), False)  # type: ignore[attr-defined]
 
     def on_resize(self, event) -> None:
         wide = self.size.width >= WIDE

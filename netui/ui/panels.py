@@ -173,8 +173,9 @@ class CpuPanel(Static):
 
     def show(self, node: Node, styles, width: int) -> None:
         cr = node.rates.cpu if node.rates else None
-        if cr is None:
-            self.update("waiting for a second sample…" if node.sample else "no data")
+        if cr is None or (not any(p is not None for p in cr.softirq_percent)
+                          and not any(r is not None for r in cr.net_rx_per_s)):
+            self.update(_waiting(node, "per-CPU softirq"))
             return
         hot = cr.hottest()
         thr = node.threshold("softirq_percent")
@@ -196,6 +197,21 @@ class CpuPanel(Static):
             grid.add_row(*cells[i : i + per_row])
         head = Text(f"hottest: cpu{hot[0]} {hot[1]:.0f}%\n" if hot else "hottest: —\n", style="bold")
         self.update(Group(head, grid))
+
+
+def _waiting(node: Node, what: str) -> str:
+    """Why a per-CPU panel is empty. A remote node sends its per-CPU tables while its
+    screen is open: the first two samples after it opened make the first rates."""
+    s = node.sample
+    if s is None:
+        return "no data"
+    sums = s.cpu_sums
+    if sums is None:
+        return "waiting for a second sample…"
+    r = node.rates.cpu_sums if node.rates else None
+    hot = r.hottest if r else None
+    now = f"\nmeanwhile, of {sums.ncpus} CPUs the hottest: cpu{hot[0]} {hot[1]:.0f}%" if hot and sums.ncpus else ""
+    return f"{what}: asked the node for its per-CPU tables, they come with the next samples…{now}"
 
 
 def _bar(pct: float | None, width: int) -> str:
@@ -270,7 +286,11 @@ class SoftnetPanel(Static):
     def show(self, node: Node, styles) -> None:
         r = node.rates.softnet if node.rates else None
         if r is None:
-            self.update("waiting for a second sample…" if node.sample and node.sample.softnet else "no softnet_stat")
+            sums = node.sample.cpu_sums if node.sample else None
+            if node.sample and (node.sample.softnet or (sums is not None and sums.dropped is not None)):
+                self.update(_waiting(node, "per-CPU softnet"))
+            else:
+                self.update("no softnet_stat")
             return
         drops, squeeze = sum(r.dropped_per_s), sum(r.time_squeeze_per_s)
         text = Text()

@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import os
 import resource
+import struct
 import sys
 import time
 import types
@@ -87,28 +88,45 @@ _PREFIX = encode_fields([("wall", b"0.0"), ("mono", b"0.0")])
 
 
 class NodeFrames:
-    """The frames of one simulated node, step by step: payload minus the clocks, memoised."""
+    """The frames of one simulated node, step by step: payload minus the clocks, memoised.
+
+    As the sampler, it sends the sums of the per-CPU tables, and the tables too when asked
+    (``detail``: a node screen is open). The sums' "hottest CPU since" clock is the frame
+    before's ``mono``, put in at send as the clocks are (``since_s``).
+    """
 
     def __init__(self, filler_bytes: int = 0) -> None:
         self.filler = b"x" * filler_bytes  # frames of filler (transport only: they do not decode)
-        self._ns = _sampler_namespace()
-        self._bodies: list[bytes] = []
+        self._ns = {False: _sampler_namespace(), True: _sampler_namespace()}
+        self._ns[True]["detail"][0] = True
+        self._bodies: dict[bool, list[tuple[bytes, int]]] = {False: [], True: []}
 
-    def body(self, step: int) -> bytes:
-        """The payload of ``step`` after the ``wall``/``mono`` pairs (the clocks go in at send)."""
-        while len(self._bodies) <= step:
-            self._ns["_state"]["texts"] = proc_texts(len(self._bodies))
-            whole = self._ns["frame"]()
+    def body(self, step: int, detail: bool = False) -> tuple[bytes, int]:
+        """The payload of ``step`` after the ``wall``/``mono`` pairs (the clocks go in at
+        send), and where in it the sums' "since" clock is (-1: none)."""
+        bodies, ns = self._bodies[detail], self._ns[detail]
+        while len(bodies) <= step:
+            ns["_state"]["texts"] = proc_texts(len(bodies))
+            whole = ns["frame"]()
             payload = whole[whole.index(b"\n") + 1:]
             assert payload.startswith(_PREFIX), payload[:40]
-            self._bodies.append(payload[len(_PREFIX):])
-        return self._bodies[step]
+            body = payload[len(_PREFIX):]
+            at = body.find(b"cpusum\0")
+            since = -1
+            if at >= 0 and struct.unpack_from("<10Q", body, at + 11)[0] & 8:  # a hottest CPU
+                since = at + 11 + 80
+            bodies.append((body, since))
+        return bodies[step]
 
-    def frame(self, step: int, wall_s: float, mono_s: float) -> bytes:
+    def frame(self, step: int, wall_s: float, mono_s: float, since_s: float | None = None,
+              detail: bool = False) -> bytes:
         """One frame, exactly as the sampler writes it: header line, then the payload."""
         if self.filler:
             return b"NETUI2 %d\n" % len(self.filler) + self.filler
-        payload = encode_fields([("wall", repr(wall_s).encode()), ("mono", repr(mono_s).encode())]) + self.body(step)
+        body, at = self.body(step, detail)
+        if at >= 0 and since_s is not None:
+            body = body[:at] + struct.pack("<d", since_s) + body[at + 8:]
+        payload = encode_fields([("wall", repr(wall_s).encode()), ("mono", repr(mono_s).encode())]) + body
         return b"NETUI2 %d\n" % len(payload) + payload
 
 
@@ -175,16 +193,20 @@ class FleetServer:
         """One node: a frame every interval until the channel closes (or MAX_STEPS)."""
         self.sessions += 1
         interval = 1.0
+        detail = "--detail" in (process.command or "")
+        since = None
         wake = asyncio.Event()
         closed = False
 
         async def control() -> None:
-            nonlocal interval, closed
+            nonlocal interval, closed, detail
             try:
                 for _ in range(100_000):  # bounded: a few lines per session at most
                     line = await process.stdin.readline()
                     if not line:
                         break
+                    if line.startswith(b"d "):
+                        detail = line[2:].strip() == b"1"
                     if line.startswith(b"i "):
                         try:
                             new = float(line[2:])
@@ -204,7 +226,9 @@ class FleetServer:
             for step in range(self.max_steps):
                 if closed or process.is_closing():
                     break
-                process.stdout.write(self.frames.frame(step, time.time(), time.monotonic()))
+                mono = time.monotonic()
+                process.stdout.write(self.frames.frame(step, time.time(), mono, since, detail))
+                since = mono
                 await asyncio.wait_for(process.stdout.drain(), timeout=30)
                 self.frames_sent += 1
                 due += interval

@@ -25,8 +25,8 @@ def read_frames(stream, count: int) -> list[bytes]:
     return frames
 
 
-def start(interval: float, env=None) -> subprocess.Popen:
-    return subprocess.Popen(["sh", "-c", sampler_command(interval)], stdin=subprocess.PIPE,
+def start(interval: float, env=None, *, detail: bool = False) -> subprocess.Popen:
+    return subprocess.Popen(["sh", "-c", sampler_command(interval, detail=detail)], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
 
 
@@ -44,18 +44,51 @@ def test_the_command_runs_the_sampler_through_a_shell_and_frames_decode():
     assert s.problems == ()
     assert set(s.interfaces) == set(os.listdir("/sys/class/net"))
     assert s.hostname == open("/proc/sys/kernel/hostname").read().strip()
-    assert s.cpu is not None and s.softirqs is not None and s.softnet is not None
-    assert "RetransSegs" in s.tcp.tcp and "TCPTimeouts" in s.tcp.ext
+    # the per-CPU tables are not asked for: their sums stand in, and nothing is missing
+    assert s.cpu is None and s.softirqs is None and s.softnet is None
+    sums = s.cpu_sums
+    assert sums.ncpus == os.cpu_count() and sums.hot_cpu in range(os.cpu_count())
     from netui.collectors import procfs
 
+    softnet_now = procfs.parse_softnet_stat(open("/proc/net/softnet_stat").read())
+    assert 0 <= sum(softnet_now.processed) - sums.processed < 10**7  # no wrap here since the sampler started
+    irq_now = procfs.parse_softirqs(open("/proc/softirqs").read())
+    assert 0 <= sum(irq_now.net_rx) - sums.net_rx < 10**6
+    assert sums.hot_since_s == samples[-2].mono_s  # the hottest CPU since the frame before
+    assert "RetransSegs" in s.tcp.tcp and "TCPTimeouts" in s.tcp.ext
     tcp_now = procfs.parse_keyed_pairs(open("/proc/net/snmp").read(), ("Tcp",))["Tcp"]
     assert 0 <= tcp_now["OutSegs"] - s.tcp.tcp["OutSegs"] < 10**7
     gaps = [b.mono_s - a.mono_s for a, b in zip(samples, samples[1:])]
     assert all(0.15 < g < 0.5 for g in gaps)
 
 
+def test_the_monitor_turns_the_per_cpu_tables_on_and_off():
+    proc = start(0.1)
+    try:
+        decode = FrameDecoder().decode
+        first = decode(read_frames(proc.stdout, 1)[0])
+        assert first.cpu is None and first.cpu_sums is not None and first.cpu_sums.hot_cpu is None  # no reading before
+        proc.stdin.write(b"d 1\n")
+        proc.stdin.flush()
+        samples = [decode(f) for f in read_frames(proc.stdout, 4)]
+        with_tables = [s for s in samples if s.cpu is not None]
+        assert with_tables and samples[-1].cpu is not None  # from the next frame on
+        assert all(s.softirqs is not None and s.softnet is not None and s.cpu_sums is not None for s in with_tables)
+        last = samples[-1]
+        assert last.cpu.cpus == tuple(range(os.cpu_count())) and last.problems == ()
+        assert last.cpu_sums.net_rx <= sum(last.softirqs.net_rx)  # the same reading: equal unless a CPU wrapped
+        assert last.cpu_sums.net_rx == sum(last.softirqs.net_rx) and last.cpu_sums.processed == sum(last.softnet.processed)
+        proc.stdin.write(b"d 0\n")
+        proc.stdin.flush()
+        samples = [decode(f) for f in read_frames(proc.stdout, 4)]
+        assert samples[-1].cpu is None and samples[-1].cpu_sums is not None and samples[-1].problems == ()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def test_it_reads_only_what_the_model_needs():
-    proc = start(0.2)
+    proc = start(0.2, detail=True)
     try:
         (payload,) = read_frames(proc.stdout, 1)
     finally:
@@ -353,15 +386,18 @@ def test_the_usual_frame_decodes_as_the_careful_path_does():
 
     frames = NodeFrames()
     decoder = FrameDecoder()
-    for step in range(3):
-        payload = frames.frame(step, 100.0 + step, 5.0 + step).split(b"\n", 1)[1]
+    for step in range(6):
+        detail = step >= 3  # the sums alone, then with the per-CPU tables
+        payload = frames.frame(step, 100.0 + step, 5.0 + step, 4.0 + step, detail).split(b"\n", 1)[1]
         sample = decoder.decode(payload)
         fields = frame_fields(payload)
         texts = {k: (v if k in TABLES else v.decode()) for k, v in fields.items()
                  if k not in ("wall", "mono", "ifsame") and not k.startswith("if/")}
         careful = sample_from_texts(texts, decoder._attrs, wall_s=100.0 + step, mono_s=5.0 + step)
         assert sample == careful and sample.problems == () and sample.fabric is None
-        assert sample.hostname == "gpu001" and len(sample.cpu.cpus) == 128 and len(sample.interfaces) == 16
+        assert sample.hostname == "gpu001" and len(sample.interfaces) == 16
+        assert sample.cpu_sums.ncpus == 128 and (sample.cpu_sums.hot_since_s == 4.0 + step) == (step != 0)
+        assert (sample.cpu is not None and len(sample.cpu.cpus) == 128) == detail
 
 
 def test_a_steady_node_costs_no_open_and_no_stat_per_frame():

@@ -1,0 +1,277 @@
+"""The per-CPU tables summed on the node: the remote sampler sends their sums ("cpusum")
+unless the monitor asks for the tables, and the grid shows the same figures either way.
+
+The sampler's own ``frame()`` runs here on texts served from memory (tests/bench/fake_fleet.py),
+with its clock set per frame; the frames go through the monitor's decoder and Node.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import types
+
+import pytest
+
+from netui.collectors import procfs
+from netui.collectors.frames import FrameDecoder, FrameError
+from netui.collectors.ssh import SshConnector, SshSettings, SshSource
+from netui.engine.recording import sample_from_dict, sample_to_dict
+from netui.model.node import Node
+from netui.model.rates import node_rates
+from netui.model.samples import CpuSums
+from netui.speedups import frame_fields
+from tests.bench.fake_fleet import _sampler_namespace
+from tests.bench.node128 import proc_texts
+
+WRAP = 1 << 32
+
+
+def _shift_row(text: str, row: str, cpu: int, offset: int) -> str:
+    """/proc/softirqs with one CPU's counter in ``row`` moved by ``offset`` (mod 2**32)."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if line.strip().startswith(row + ":"):
+            name, rest = line.split(":", 1)
+            values = rest.split()
+            values[cpu] = str((int(values[cpu]) + offset) % WRAP)
+            lines[i] = name + ":" + "".join(f" {v:>10}" for v in values)
+    return "\n".join(lines)
+
+
+def _shift_softnet(text: str, cpu: int, offset: int) -> str:
+    """softnet_stat with one CPU's processed count moved by ``offset`` (mod 2**32)."""
+    rows = text.split("\n")
+    f = rows[cpu].split()
+    f[0] = f"{(int(f[0], 16) + offset) % WRAP:08x}"
+    rows[cpu] = " ".join(f)
+    return "\n".join(rows)
+
+
+def _without_cpu(stat: str, cpu: int) -> str:
+    return "\n".join(line for line in stat.split("\n") if not line.startswith(f"cpu{cpu} "))
+
+
+def node_texts(step: int) -> dict[str, str]:
+    """node128's texts, with CPU 5's NET_RX and softnet counters wrapping at step 2, CPU 9
+    hot in softirq from step 3, and CPU 3 offline at step 5."""
+    texts = proc_texts(step)
+    texts["softirqs"] = _shift_row(texts["softirqs"], "NET_RX", 5, WRAP - 55919 - 100)  # 2**32 - 100 at step 0
+    texts["net/softnet_stat"] = _shift_softnet(texts["net/softnet_stat"], 5, WRAP - 0x358fe3 - 1000)
+    if step >= 3:  # cpu9: 40 softirq ticks more per step
+        texts["stat"] = re.sub(r"^(cpu9 (?:\d+ ){6})(\d+)", lambda m: m[1] + str(int(m[2]) + 40 * (step - 2)),
+                               texts["stat"], flags=re.M)
+        texts["stat"] = re.sub(r"^(cpu9 (?:\d+ ){3})(\d+)", lambda m: m[1] + str(int(m[2]) - 40 * (step - 2)),
+                               texts["stat"], flags=re.M)  # out of idle: the same total
+    if step == 5:  # offline: its softirq counts stand still
+        texts["stat"] = _without_cpu(texts["stat"], 3)
+        texts["softirqs"] = _shift_row(_shift_row(texts["softirqs"], "NET_RX", 3, -52), "NET_TX", 3, -52)
+    return texts
+
+
+def sampler_frames(texts_seq, *, detail: bool, first_mono: float = 100.0) -> list[bytes]:
+    """The payloads the sampler writes for ``texts_seq``, one frame a second of node clock."""
+    ns = _sampler_namespace()
+    ns["detail"][0] = detail
+    clock = [first_mono]
+    ns["time"] = types.SimpleNamespace(time=lambda: 1.8e9 + clock[0], monotonic=lambda: clock[0])
+    out = []
+    for i, texts in enumerate(texts_seq):
+        clock[0] = first_mono + i
+        ns["_state"]["texts"] = texts
+        whole = ns["frame"]()
+        out.append(whole[whole.index(b"\n") + 1:])
+    return out
+
+
+def observed(frames: list[bytes]) -> list[Node]:
+    """A node's state after each frame (the summary of each interval)."""
+    node = Node("gpu001", history_s=60, interval_s=1)
+    decode = FrameDecoder().decode
+    summaries = []
+    for payload in frames:
+        node.observe(decode(payload))
+        summaries.append((node.summary, node.sample, node.rates))
+    return summaries
+
+
+GRID = ("hottest_cpu", "hottest_softirq_percent", "net_rx_per_s", "softnet_drops_per_s", "time_squeeze_per_s")
+
+
+def test_the_grid_shows_the_same_figures_from_the_sums_as_from_the_tables():
+    seq = [node_texts(s) for s in range(7)]
+    sums = observed(sampler_frames(seq, detail=False))
+    tables = observed(sampler_frames(seq, detail=True))
+    for step, ((a, sa, _), (b, sb, rb)) in enumerate(zip(sums, tables)):
+        assert sa.cpu is None and sa.softirqs is None and sa.softnet is None and sa.problems == ()
+        assert sb.cpu is not None and sb.problems == ()
+        for field in GRID:
+            x, y = getattr(a, field), getattr(b, field)
+            if step == 0:
+                assert x is None and y is None, field
+            else:
+                assert x is not None and y is not None, (step, field)
+                assert x == pytest.approx(y, rel=1e-12), (step, field)
+    # the wraps at step 2 were counted, not taken for resets: NET_RX/s as the steps before
+    rx = [s.net_rx_per_s for s, _, _ in sums[1:5]]
+    assert max(rx) == pytest.approx(min(rx))
+    assert sums[2][1].cpu_sums.net_rx > sum(procfs.parse_softirqs(seq[2]["softirqs"]).net_rx)  # the sum grew past the wrap
+    # cpu9 is the hottest once it is: 40 more ticks of 100 in softirq
+    assert [s.hottest_cpu for s, _, _ in sums[3:]] == [9, 9, 9, 9]
+    assert sums[4][0].hottest_softirq_percent == pytest.approx(tables[4][2].cpu.hottest()[1])
+    assert sums[5][1].cpu_sums.ncpus == 127  # cpu3 offline in that reading
+
+
+def test_the_hottest_cpu_is_used_only_over_the_interval_it_was_measured_on():
+    frames = sampler_frames([node_texts(s) for s in range(4)], detail=False)
+    node = Node("gpu001", history_s=60, interval_s=1)
+    decode = FrameDecoder().decode
+    samples = [decode(p) for p in frames]
+    node.observe(samples[0])
+    node.observe(samples[1])
+    assert node.summary.hottest_cpu is not None
+    node.observe(samples[3])  # a sample in between was not seen: the sampler's hottest is over a later time
+    assert samples[3].cpu_sums.hot_since_s == samples[2].mono_s
+    assert node.summary.hottest_cpu is None and node.summary.hottest_softirq_percent is None
+    assert node.summary.net_rx_per_s == pytest.approx(node_rates(samples[1], samples[2]).cpu_sums.net_rx_per_s)
+
+
+def test_when_the_tables_start_the_sums_fill_the_first_interval():
+    seq = [node_texts(s) for s in range(4)]
+    plain, detailed = sampler_frames(seq, detail=False), sampler_frames(seq, detail=True)
+    node = Node("gpu001", history_s=60, interval_s=1)
+    decode = FrameDecoder().decode
+    for payload in plain[:2] + detailed[2:]:  # the monitor asked for the tables at frame 2
+        node.observe(decode(payload))
+        if node.rates is not None:
+            assert node.summary.hottest_cpu is not None and node.summary.net_rx_per_s is not None
+            assert node.summary.softnet_drops_per_s is not None
+
+
+def test_a_file_the_sampler_could_not_read_is_a_problem_and_an_odd_one_goes_as_text():
+    texts = [node_texts(s) for s in range(3)]
+    for t in texts:
+        del t["net/softnet_stat"]
+    texts[2]["stat"] = texts[2]["stat"].replace("cpu7 ", "cpu7 x ", 1)  # odd: its text goes
+    frames = sampler_frames(texts, detail=False)
+    fields = frame_fields(frames[2])
+    assert "stat" in fields and "cpu" not in fields and "softnet" not in fields
+    sums = procfs.parse_cpusum(fields["cpusum"])
+    assert sums.ncpus is None and sums.dropped is None and sums.net_rx is not None
+    decode = FrameDecoder().decode
+    samples = [decode(p) for p in frames]
+    assert samples[1].problems == ("net/softnet_stat: not readable",)
+    assert samples[1].cpu_sums.ncpus == 128 and samples[1].cpu is None
+    # the careful parser took the text: the CPUs it could read
+    assert samples[2].cpu is not None and len(samples[2].cpu.cpus) == 127 and 7 not in samples[2].cpu.cpus
+
+
+@pytest.mark.parametrize("raw", [
+    b"",
+    b"\0" * 87,
+    procfs._CPUSUM.pack(16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0.0),  # an unknown bit
+    procfs._CPUSUM.pack(8, 0, 0, 0, 0, 0, 0, 1, 2, 3, 0.0),  # a hottest CPU without /proc/stat
+    procfs._CPUSUM.pack(15, 4, 0, 0, 0, 0, 0, 1, 5, 3, 0.0),  # more softirq ticks than ticks
+    procfs._CPUSUM.pack(15, 4, 0, 0, 0, 0, 0, 1, 0, 0, 0.0),  # no ticks
+])
+def test_bad_sums_are_a_parse_error(raw):
+    with pytest.raises(procfs.ParseError):
+        procfs.parse_cpusum(raw)
+
+
+def test_bad_sums_in_a_frame_are_a_problem_of_the_sample_not_of_the_stream():
+    frames = sampler_frames([node_texts(0)], detail=False)
+    fields = frame_fields(frames[0])
+    from netui.collectors.frames import encode_fields
+
+    fields["cpusum"] = b"\0" * 5
+    sample = FrameDecoder().decode(encode_fields(fields.items()))
+    assert sample.cpu_sums is None and any(p.startswith("cpusum:") for p in sample.problems)
+    with pytest.raises(FrameError):
+        FrameDecoder().decode(frames[0][:-3])
+
+
+def test_the_sampler_and_the_monitor_agree_on_the_layout_of_the_sums():
+    ns = _sampler_functions_only()
+    assert ns["CPUSUM"].format == procfs._CPUSUM.format
+    assert (ns["SUM_STAT"], ns["SUM_IRQ"], ns["SUM_SOFTNET"], ns["SUM_HOT"]) == (
+        procfs._SUM_STAT, procfs._SUM_IRQ, procfs._SUM_SOFTNET, procfs._SUM_HOT)
+
+
+def _sampler_functions_only() -> dict:
+    from netui.collectors.ssh import SAMPLER_SOURCE
+
+    ns: dict = {"__name__": "netui_sampler_under_test"}
+    exec(compile(SAMPLER_SOURCE, "sampler.py", "exec"), ns)  # noqa: S102 - our own source
+    return ns
+
+
+def test_the_sampler_counts_each_wrap_once_and_follows_cpus_by_number():
+    ns = _sampler_functions_only()
+    add = ns["add_u32"]
+    add("softirqs", ("net_rx",), [0, 1, 2], ([WRAP - 5, 10, 20],))
+    assert ns["sums"]["net_rx"] == WRAP - 5 + 30
+    add("softirqs", ("net_rx",), [0, 1, 2], ([3, 11, 20],))  # cpu0 wrapped: +8; cpu1 +1
+    assert ns["sums"]["net_rx"] == WRAP - 5 + 30 + 9
+    add("softirqs", ("net_rx",), [0, 2], ([4, 25],))  # cpu1 went offline: cpu0 +1, cpu2 +5
+    assert ns["sums"]["net_rx"] == WRAP - 5 + 30 + 15
+    add("softirqs", ("net_rx",), [0, 1, 2], ([4, 7, 25],))  # cpu1 back: nothing to compare it with
+    assert ns["sums"]["net_rx"] == WRAP - 5 + 30 + 15
+
+
+def test_the_sampler_picks_the_hottest_cpu_as_the_monitor_does():
+    ns = _sampler_functions_only()
+    hottest = ns["hottest"]
+    prev = (0.0, [0, 1, 2, 3], [10, 10, 10, 10], [100, 100, 100, 100])
+    assert hottest([0, 1, 2, 3], [20, 30, 30, 10], [200, 200, 200, 200], prev) == (1, 20, 100)  # ties: the first
+    assert hottest([0, 1, 2, 3], [15, 5, 10, 10], [200, 200, 100, 100], prev) == (0, 5, 100)  # backwards: not counted
+    assert hottest([0, 1, 2, 3], [10, 10, 10, 10], [100, 100, 100, 100], prev) is None  # no tick anywhere
+    assert hottest([1, 3], [12, 60], [110, 200], prev) == (3, 50, 100)  # by CPU number
+
+
+def test_the_sums_survive_a_recording():
+    frames = sampler_frames([node_texts(s) for s in range(2)], detail=False)
+    decode = FrameDecoder().decode
+    for sample in (decode(p) for p in frames):
+        again = sample_from_dict(sample_to_dict(sample))
+        assert again.cpu_sums == sample.cpu_sums and isinstance(again.cpu_sums, CpuSums)
+    assert sample_from_dict(sample_to_dict(sample) | {"cpu_sums": None}).cpu_sums is None  # older recordings
+
+
+def test_the_monitor_asks_for_the_tables_while_anyone_wants_them():
+    from netui.engine.monitor import Monitor
+
+    connector = SshConnector(SshSettings())
+    sources = [SshSource(n, n, connector) for n in ("a", "b", "c")]
+    m = Monitor(sources, interval_s=1.0, history_s=10)
+    detail = lambda: {s.name for s in sources if s.detail}  # noqa: E731
+    m.want_detail(["a"], True)
+    m.want_detail(["a", "b"], True)  # a node screen and a pair test
+    assert detail() == {"a", "b"}
+    m.want_detail(["a"], False)
+    assert detail() == {"a", "b"}
+    m.want_detail(["a", "b"], False)
+    assert detail() == set()
+    m.want_detail(["c"], False)  # more releases than wants: nothing goes below zero
+    m.want_detail(["c"], True)
+    assert detail() == {"c"}
+    m.set_detail_all(True)  # a recording
+    assert detail() == {"a", "b", "c"}
+    m.set_detail_all(False)
+    assert detail() == {"c"}
+    from netui.collectors.ssh import sampler_command
+
+    assert sampler_command(1.0, detail=True).endswith(" 1.0 --detail") and not sampler_command(1.0).endswith("--detail")
+
+
+def test_the_sums_are_what_the_cpu_panel_says_while_the_tables_come():
+    from netui.ui.panels import _waiting
+
+    frames = sampler_frames([node_texts(s) for s in range(4)], detail=False)
+    node = Node("gpu001", history_s=60, interval_s=1)
+    decode = FrameDecoder().decode
+    for p in frames:
+        node.observe(decode(p))
+    words = _waiting(node, "per-CPU softirq")
+    assert "asked the node" in words and "of 128 CPUs the hottest: cpu9" in words
+    assert not math.isnan(node.summary.hottest_softirq_percent)
