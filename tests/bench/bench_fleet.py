@@ -19,7 +19,8 @@ installed, or what NETUI_EVENT_LOOP says); the loop that ran is printed with its
 ``--variants`` picks and orders them, each optionally with changes to try: ``+asyncio`` (the
 stock asyncio loop instead, measured only), ``+eager-keepalive`` (asyncssh's own keepalive
 timer), ``+chacha20`` (that cipher first), ``+asyncssh-stock`` (without netui's two asyncssh
-shims: a key schedule per AES-GCM packet, each packet described for the log), e.g.
+shims: a key schedule per AES-GCM packet, each packet described for the log), ``+detail``
+(every node sends its per-CPU tables, as while recording, not only their sums), e.g.
 ``--variants engine,engine+asyncio,engine``.
 The fake fleet sends one SSH packet per frame, as OpenSSH's sshd does (``--asyncssh-ignore``: with
 asyncssh's IGNORE packet before each); ``--filler-bytes N`` sends frames of N filler bytes
@@ -70,6 +71,7 @@ MODIFIERS = {
     "chacha20": "chacha20-poly1305 offered first (asyncssh's default order)",
     "asyncssh-stock": "asyncssh as shipped: a key schedule per AES-GCM packet, every packet described for "
                       "its log (no keep_gcm_keys, no quiet_packet_log)",
+    "detail": "every node sends its per-CPU tables too (as while recording), not only their sums",
 }
 
 
@@ -166,6 +168,8 @@ async def _child(args) -> None:
     sources = [cls(n, n, connector) for n in names]
     monitor = Monitor(sources, interval_s=1.0, history_s=HISTORY_S)
     monitor.connector = connector  # closed with the monitor
+    if "detail" in mods:
+        monitor.set_detail_all(True)
     fleet = monitor.fleet
 
     if args.variant.startswith("floor"):

@@ -193,7 +193,7 @@ class FleetServer:
         """One node: a frame every interval until the channel closes (or MAX_STEPS)."""
         self.sessions += 1
         interval = 1.0
-        detail = "--detail" in (process.command or "")
+        detail = (process.command or "").endswith(" --detail")  # the sampler's arguments end the command
         since = None
         wake = asyncio.Event()
         closed = False

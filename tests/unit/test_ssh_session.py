@@ -262,3 +262,41 @@ def test_packets_are_described_only_when_packet_logging_is_on(caplog):
         finally:
             asyncssh.set_debug_level(1)
     assert [r for r in caplog.records if "Received MSG_CHANNEL_DATA (94), 101 bytes" in r.getMessage()]
+
+
+async def test_the_fake_fleet_sends_the_per_cpu_tables_as_the_sampler_does(tmp_path):
+    """bench_fleet's nodes send the tables' sums, and the tables too when asked (--detail,
+    "d 1"): its figures are those of what a sampler sends."""
+    from tests.bench.bench_fleet import FleetServer
+
+    write_keys(tmp_path)
+    with FleetServer(tmp_path) as fleet:
+        config = write_client_files(tmp_path, 2, fleet.port)
+        connector = SshConnector(SshSettings(config_paths=[str(config)], backoff_first_s=60, backoff_max_s=60))
+        names = [node_name(0), node_name(1)]
+        sources = [SshSource(n, n, connector) for n in names]
+        monitor = Monitor(sources, interval_s=0.25, history_s=30)
+        monitor.connector = connector
+        monitor.want_detail([names[0]], True)  # before it connects: --detail
+        task = asyncio.ensure_future(monitor.run())
+        nodes = monitor.fleet.nodes
+        try:
+            for _ in range(100):
+                if all(nodes[n].samples_seen >= 3 for n in names):
+                    break
+                await asyncio.sleep(0.1)
+            a, b = (nodes[n].sample for n in names)
+            assert len(a.cpu.cpus) == 128 and a.cpu_sums.ncpus == 128
+            assert b.cpu is None and b.cpu_sums.ncpus == 128
+            assert nodes[names[1]].summary.hottest_cpu is not None  # the sums' "since" is the frame before's clock
+            monitor.want_detail([names[1]], True)
+            seen = nodes[names[1]].samples_seen
+            for _ in range(100):
+                if nodes[names[1]].samples_seen > seen + 1:
+                    break
+                await asyncio.sleep(0.1)
+            assert nodes[names[1]].sample.cpu is not None
+        finally:
+            await asyncio.wait_for(monitor.close(), timeout=10)
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
