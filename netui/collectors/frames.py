@@ -48,6 +48,9 @@ TABLES = frozenset(("cpu", "netirq", "netdev", "softnet", "tcp", "cpusum"))
 # the texts of a usual frame (no RDMA, no raw text): with the per-CPU tables, or their sums only
 _STEADY = TABLES | {"boot_id", "hostname"}
 _STEADY_SUMS = _STEADY - {"cpu", "netirq", "softnet"}
+# the fields of a steady node's frame: the usual texts, its clocks, no interface record
+_USUAL = _STEADY | {"wall", "mono", "ifsame"}
+_USUAL_SUMS = _STEADY_SUMS | {"wall", "mono", "ifsame"}
 
 
 def encode_fields(pairs) -> bytes:
@@ -75,6 +78,12 @@ class FrameDecoder:
             fields = frame_fields(payload)
         except ValueError as exc:
             raise FrameError(f"bad frame: {exc}") from None
+        if self._attrs is not None:
+            keys = fields.keys()
+            if keys == _USUAL_SUMS or keys == _USUAL:  # a steady node's frame: straight to its sample
+                sample = self._usual(fields, keys == _USUAL)
+                if sample is not None:
+                    return sample
         texts: dict[str, str | bytes | None] = {}
         attrs: dict[str, tuple] = {}
         ib: dict[str, str] = {}
@@ -139,6 +148,29 @@ class FrameDecoder:
                 pass  # sample_from_texts says which part is wrong
         return sample_from_texts(texts, attrs, wall_s=wall, mono_s=mono, ib_texts=ib, ethtool_texts=eth,
                                  ethtool_mono_s=eth_mono, interfaces=interfaces)
+
+    def _usual(self, fields: dict, tables: bool) -> NodeSample | None:
+        """The sample of a frame with the usual fields (``_USUAL_SUMS``, or ``_USUAL`` with
+        the per-CPU ``tables``) and the interface records of the frame before; None when a
+        part is not as the sampler packs it (the careful path then says which)."""
+        try:
+            wall, mono = float(fields["wall"]), float(fields["mono"])
+            interfaces = self._interfaces(fields, self._attrs, True)
+            if interfaces is None:
+                return None
+            sums = parse_cpusum(fields["cpusum"])
+            boot_id = fields["boot_id"].decode("utf-8", "replace").strip() or None
+            hostname = fields["hostname"].decode("utf-8", "replace").strip() or None
+            if tables:
+                return NodeSample(wall, mono, boot_id, interfaces, parse_tcp_compact(fields["tcp"]),
+                                  parse_cpu_compact(fields["cpu"]), parse_netirq_compact(fields["netirq"]),
+                                  parse_softnet_compact(fields["softnet"]), hostname, (), None, sums)
+            if sums.ncpus is None or sums.net_rx is None or sums.dropped is None:
+                return None
+            return NodeSample(wall, mono, boot_id, interfaces, parse_tcp_compact(fields["tcp"]), None, None, None,
+                              hostname, (), None, sums)
+        except (ParseError, ValueError):
+            return None
 
     def _interfaces(self, texts: dict, attrs: dict, same: bool) -> InterfaceTable | None:
         """The sample's interfaces from the sampler's table; None: sample_from_texts finds

@@ -245,12 +245,21 @@ def _tcp_rates(prev: NodeSample, cur: NodeSample, dt: float) -> TcpRates | None:
     if prev.tcp is None or cur.tcp is None:
         return None
     pt, ct = prev.tcp.tcp, cur.tcp.tcp
+    if type(ct) is CounterMap and type(pt) is CounterMap and ct.keys_ is pt.keys_ and ct._index is not None:
+        index, pv, cv = ct._index, pt.values_, ct.values_  # one layout (the remote sampler's): by position
 
-    def rate(key: str) -> float | None:
-        if key not in pt or key not in ct:
-            return None
-        d = delta_u64(pt[key], ct[key])
-        return None if d is None else d / dt
+        def rate(key: str) -> float | None:
+            i = index.get(key)
+            if i is None:
+                return None
+            d = cv[i] - pv[i]
+            return d / dt if d >= 0 else None
+    else:
+        def rate(key: str) -> float | None:
+            if key not in pt or key not in ct:
+                return None
+            d = delta_u64(pt[key], ct[key])
+            return None if d is None else d / dt
 
     retrans = rate("RetransSegs")
     out = rate("OutSegs")
