@@ -34,7 +34,8 @@
 # stream, and a new sampler starts with them all). Files stay open between samples (pread
 # at offset 0 makes the kernel produce them afresh): no fork, no open/close.
 #
-# RDMA (only where <sysfs>/class/infiniband exists; a node without it costs one listdir):
+# RDMA (only where <sysfs>/class/infiniband exists; a node without it costs one listdir
+# every LAYOUT_S):
 # per port "ib/<hca>/<port>", fields joined by \x1f: state, phys_state, rate, link_layer
 # (\x1e when unreadable), then counters/, hw_counters/ and the gid_attrs/ndevs fallback as
 # "CODE VALUE" lines (CODE: the index of the name in IB_NAMES, or "=name" for a name not
@@ -97,6 +98,7 @@ SYS = "/sys"
 MAX_FDS = 400  # files kept open (pread); beyond, open/read/close: stay far below ulimit -n
 fds = {}
 facts = {}  # interface name -> (ifindex text, read at, [link, markers]): see iface_facts
+iface_paths = {}  # a name as net/dev writes it -> (name, its sysfs dir, its attribute paths, its record key)
 KEEP_ON_ERROR = (errno.EINVAL, errno.ENODATA, errno.EOPNOTSUPP, errno.EBUSY)  # the file is there
 tcpext_cut = {}  # TcpExt names line -> (names kept, their positions)
 
@@ -130,7 +132,7 @@ DIGITS = re.compile(r"[0-9]{1,6}\Z")
 # ethtool -S names of per-queue/per-channel counters (most of a multi-queue NIC's output)
 PER_QUEUE = re.compile(
     rb"^(?:\[\d+\]: |(?:rx|tx)q\d+: |(?:rx|tx|ch|rq|sq|xdp)\d+_|(?:rx|tx)_queue_\d+_|queue_\d+_)")
-ib = {"hcas": None, "at": 0.0, "ports": [], "devices": [], "netdevs": []}
+ib = {"hcas": None, "at": 0.0, "ports": [], "devices": [], "netdevs": [], "absent_until": 0.0}
 ETHTOOL_BUDGET_S = 2.0  # a reading's whole time: a run not done by then is killed
 ETHTOOL_MAX_BYTES = 4 << 20  # more output than this is not ethtool -S: that run is dropped
 BACKOFF_S = (30.0, 600.0)  # a netdev whose run timed out is skipped this long, doubling
@@ -231,6 +233,32 @@ def pack_fields(out):
 def stat_columns(data):
     """(cpus, softirq, total) of the cpuN lines of /proc/stat; total = user..steal (guest
     is inside user/nice). None when a line is not numbers: the monitor parses the text."""
+    start = data.find(b"\ncpu")
+    if start < 0:
+        return None
+    end = data.find(b"\n", data.rfind(b"\ncpu") + 1)
+    block = data[start + 1:] if end < 0 else data[start + 1:end]  # the cpuN lines
+    lines = block.count(b"\n") + 1
+    if lines < 12:  # a few CPUs: line by line costs less
+        return stat_lines(data)
+    f = block.split()
+    k = len(f) // lines
+    if lines * k == len(f) and k >= 8 and all(x.startswith(b"cpu") for x in f[0::k]):
+        # every line alike (as the kernel writes them): column by column, in C
+        try:
+            cpus = [int(x[3:]) for x in f[0::k]]
+            cols = [list(map(int, f[j::k])) for j in range(1, min(k, 9))]
+        except ValueError:
+            return None
+        if min(map(min, cols)) < 0:
+            return None
+        soft = cols[6] if len(cols) > 6 else [0] * lines
+        return cpus, soft, list(map(sum, zip(*cols)))
+    return stat_lines(data)
+
+
+def stat_lines(data):
+    """stat_columns line by line (lines of different lengths)."""
     cpus, soft, total = [], [], []
     for line in data.split(b"\n")[1:]:
         if not line.startswith(b"cpu"):
@@ -367,14 +395,25 @@ def tcp_summary(snmp, netstat):
 def softnet_columns(data):
     """U32 array of (PROCESSED, DROPPED, SQUEEZE, CPU) per CPU row (the CPU is the row's
     number on kernels without that column); None when a row is not 8-digit hex columns."""
-    out = []
-    n = 0
-    for n, line in enumerate(data.split(b"\n")):
-        f = line.split()
-        if len(f) >= 9:
-            out += (f[0], f[1], f[2], f[12] if len(f) >= 13 else b"%08x" % n)
-    if not out or n > 0xFFFFFFFF or any(len(x) != 8 for x in out):
-        return None
+    rows = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    f = data.split()
+    k = len(f) // rows if rows else 0
+    if k >= 13 and rows * k == len(f):  # every row alike, with its CPU (kernel 5.10 on): column by column
+        cols = (f[0::k], f[1::k], f[2::k], f[12::k])
+        if set(map(len, cols[0] + cols[1] + cols[2] + cols[3])) != {8}:
+            return None
+        out = [None] * (4 * rows)
+        out[0::4], out[1::4], out[2::4], out[3::4] = cols
+        n = rows - 1
+    else:
+        out = []
+        n = 0
+        for n, line in enumerate(data.split(b"\n")):
+            f = line.split()
+            if len(f) >= 9:
+                out += (f[0], f[1], f[2], f[12] if len(f) >= 13 else b"%08x" % n)
+        if not out or n > 0xFFFFFFFF or any(len(x) != 8 for x in out):
+            return None
     try:
         a = array.array(U32, bytes.fromhex(b"".join(out).decode("ascii")))
     except ValueError:
@@ -418,7 +457,7 @@ def add_u32(key, names, cpus, cols):
     reading of ``key`` (by CPU number when the CPUs changed)."""
     prev = last_cols.get(key)
     last_cols[key] = (cpus, cols)
-    if prev is None or any(n not in sums for n in names):
+    if prev is None or names[0] not in sums:
         for name, col in zip(names, cols):
             sums[name] = sum(col)
         return
@@ -446,10 +485,16 @@ def hottest(cpus, soft, total, prev):
         cpus = [cpus[i] for i in keep]
         soft = [soft[i] for i in keep]
         total = [total[i] for i in keep]
+    ds = list(map(operator.sub, soft, psoft))
+    dt = list(map(operator.sub, total, ptotal))
+    if ds and min(dt) > 0 and min(ds) >= 0 and all(map(operator.le, ds, dt)):  # every CPU ticked: in C
+        shares = list(map(operator.truediv, ds, dt))  # (a share is exact enough to order them)
+        i = shares.index(max(shares))
+        return cpus[i], ds[i], dt[i]
     best, bs, bt = None, 0, 1
-    for c, ds, dt in zip(cpus, map(operator.sub, soft, psoft), map(operator.sub, total, ptotal)):
-        if dt > 0 and 0 <= ds <= dt and (best is None or ds * bt > bs * dt):
-            best, bs, bt = c, ds, dt
+    for c, d, t in zip(cpus, ds, dt):
+        if t > 0 and 0 <= d <= t and (best is None or d * bt > bs * t):
+            best, bs, bt = c, d, t
     return None if best is None else (best, bs, bt)
 
 
@@ -610,9 +655,12 @@ def counter_lines(files):
 
 def infiniband(out):
     root = SYS + "/class/infiniband"
+    if not ethtool["runs"] and time.monotonic() < ib["absent_until"]:
+        return  # no RDMA here a moment ago: looked for again every LAYOUT_S
     try:
         hcas = os.listdir(root)
     except OSError:
+        ib["absent_until"] = time.monotonic() + LAYOUT_S
         if ethtool["runs"]:  # the RDMA devices went away while ethtool ran
             ethtool_collect(out, time.monotonic())
         return  # no RDMA here: that listdir was all
@@ -807,16 +855,23 @@ def frame():
     if dev:
         records = []
         for line in dev.splitlines()[2:]:
-            name = line.partition(b":")[0].strip().decode("ascii", "replace")
-            if not name or "/" in name or name in (".", ".."):
-                continue
-            base = SYS + "/class/net/" + name + "/"
+            raw = line.partition(b":")[0]
+            known = iface_paths.get(raw)
+            if known is None:
+                name = raw.strip().decode("ascii", "replace")
+                if not name or "/" in name or name in (".", ".."):
+                    continue
+                base = SYS + "/class/net/" + name + "/"
+                if len(iface_paths) > 4 * MAX_FDS:
+                    iface_paths.clear()
+                known = iface_paths[raw] = (name, base, [base + attr for attr in ATTRS], ("if/" + name).encode())
+            name, base, paths, key = known
             fields = []
-            for attr in ATTRS:
-                data = read(base + attr, True)
+            for path in paths:
+                data = read(path, True)
                 fields.append(NONE if data is None else data)
             fields += iface_facts(name, base, fields[4], now)  # after ifindex
-            records += [("if/" + name).encode(), b"\x1f".join(fields)]
+            records += [key, b"\x1f".join(fields)]
         joined = b"\0".join(records)
         if joined == last_ifs[0]:
             out += [b"ifsame", b""]
