@@ -29,6 +29,11 @@ def test_snapshot_json_of_four_lab_nodes(lab):
         assert eth0["counters"]["tx_bytes"] > 0
         assert eth0["rates"]["tx_bits_per_s"] > 0  # at least the sampler's own frames
         assert node["tcp"]["rates"]["retrans_segs_per_s"] is not None
+        # a snapshot asks every node for its per-CPU tables; the grid's figures come beside them
+        ncpus = node["cpu_totals"]["cpus"]
+        assert ncpus >= 1 and len(node["cpus"]) == ncpus
+        assert all(c["softirq_percent"] is not None for c in node["cpus"]) and len(node["softnet"]) >= ncpus
+        assert node["cpu_totals"]["hottest_softirq_percent"] is not None and node["cpu_totals"]["net_rx_per_s"] is not None
     assert doc["totals"]["states"] == {"up": 4}
 
 

@@ -209,8 +209,12 @@ def _waiting(node: Node, what: str) -> str:
     if sums is None:
         return "waiting for a second sample…"
     r = node.rates.cpu_sums if node.rates else None
-    hot = r.hottest if r else None
-    now = f"\nmeanwhile, of {sums.ncpus} CPUs the hottest: cpu{hot[0]} {hot[1]:.0f}%" if hot and sums.ncpus else ""
+    now = ""
+    if r is not None and what.endswith("softirq") and r.hottest and sums.ncpus:
+        now = f"\nmeanwhile, of {sums.ncpus} CPUs the hottest: cpu{r.hottest[0]} {r.hottest[1]:.0f}%"
+    elif r is not None and what.endswith("softnet") and r.dropped_per_s is not None:
+        now = (f"\nmeanwhile, all CPUs: backlog drops {units.per_s(r.dropped_per_s)}/s"
+               f"   time squeezes {units.per_s(r.time_squeeze_per_s)}/s")
     return f"{what}: asked the node for its per-CPU tables, they come with the next samples…{now}"
 
 

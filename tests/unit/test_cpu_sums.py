@@ -275,3 +275,5 @@ def test_the_sums_are_what_the_cpu_panel_says_while_the_tables_come():
     words = _waiting(node, "per-CPU softirq")
     assert "asked the node" in words and "of 128 CPUs the hottest: cpu9" in words
     assert not math.isnan(node.summary.hottest_softirq_percent)
+    words = _waiting(node, "per-CPU softnet")
+    assert "meanwhile, all CPUs: backlog drops 0/s   time squeezes 127/s" in words
