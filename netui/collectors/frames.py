@@ -130,22 +130,11 @@ class FrameDecoder:
         elif attrs:
             self._attrs, self._names = attrs, None
         interfaces = self._interfaces(texts, attrs, same)
-        if interfaces is not None and not ib and not eth:
-            keys = texts.keys()
-            try:  # the usual frames: every table as the sampler packs it
-                if keys == _STEADY_SUMS:
-                    sums = parse_cpusum(texts["cpusum"])
-                    if sums.ncpus is not None and sums.net_rx is not None and sums.dropped is not None:
-                        return NodeSample(wall, mono, texts["boot_id"].strip() or None, interfaces,
-                                          parse_tcp_compact(texts["tcp"]), None, None, None,
-                                          texts["hostname"].strip() or None, (), None, sums)
-                elif keys == _STEADY:
-                    return NodeSample(wall, mono, texts["boot_id"].strip() or None, interfaces,
-                                      parse_tcp_compact(texts["tcp"]), parse_cpu_compact(texts["cpu"]),
-                                      parse_netirq_compact(texts["netirq"]), parse_softnet_compact(texts["softnet"]),
-                                      texts["hostname"].strip() or None, (), None, parse_cpusum(texts["cpusum"]))
-            except ParseError:
-                pass  # sample_from_texts says which part is wrong
+        if interfaces is not None and not ib and not eth and (texts.keys() == _STEADY_SUMS or texts.keys() == _STEADY):
+            sample = _steady(wall, mono, texts["boot_id"].strip() or None, texts["hostname"].strip() or None,
+                             interfaces, texts, texts.keys() == _STEADY)
+            if sample is not None:
+                return sample
         return sample_from_texts(texts, attrs, wall_s=wall, mono_s=mono, ib_texts=ib, ethtool_texts=eth,
                                  ethtool_mono_s=eth_mono, interfaces=interfaces)
 
@@ -155,22 +144,13 @@ class FrameDecoder:
         part is not as the sampler packs it (the careful path then says which)."""
         try:
             wall, mono = float(fields["wall"]), float(fields["mono"])
-            interfaces = self._interfaces(fields, self._attrs, True)
-            if interfaces is None:
-                return None
-            sums = parse_cpusum(fields["cpusum"])
-            boot_id = fields["boot_id"].decode("utf-8", "replace").strip() or None
-            hostname = fields["hostname"].decode("utf-8", "replace").strip() or None
-            if tables:
-                return NodeSample(wall, mono, boot_id, interfaces, parse_tcp_compact(fields["tcp"]),
-                                  parse_cpu_compact(fields["cpu"]), parse_netirq_compact(fields["netirq"]),
-                                  parse_softnet_compact(fields["softnet"]), hostname, (), None, sums)
-            if sums.ncpus is None or sums.net_rx is None or sums.dropped is None:
-                return None
-            return NodeSample(wall, mono, boot_id, interfaces, parse_tcp_compact(fields["tcp"]), None, None, None,
-                              hostname, (), None, sums)
-        except (ParseError, ValueError):
+        except ValueError:
             return None
+        interfaces = self._interfaces(fields, self._attrs, True)
+        if interfaces is None:
+            return None
+        return _steady(wall, mono, fields["boot_id"].decode("utf-8", "replace").strip() or None,
+                       fields["hostname"].decode("utf-8", "replace").strip() or None, interfaces, fields, tables)
 
     def _interfaces(self, texts: dict, attrs: dict, same: bool) -> InterfaceTable | None:
         """The sample's interfaces from the sampler's table; None: sample_from_texts finds
@@ -188,6 +168,25 @@ class FrameDecoder:
         if attrs is self._attrs:
             self._names, self._layout = table.names, interfaces.layout
         return interfaces
+
+
+def _steady(wall: float, mono: float, boot_id: str | None, hostname: str | None, interfaces: InterfaceTable,
+            tables: dict, detail: bool) -> NodeSample | None:
+    """The sample of a usual frame from its number tables (``detail``: the per-CPU ones
+    too, else their sums only); None when one is not as the sampler packs it, or the sums
+    lack a file (sample_from_texts then says what is wrong or missing)."""
+    try:
+        sums = parse_cpusum(tables["cpusum"])
+        if detail:
+            return NodeSample(wall, mono, boot_id, interfaces, parse_tcp_compact(tables["tcp"]),
+                              parse_cpu_compact(tables["cpu"]), parse_netirq_compact(tables["netirq"]),
+                              parse_softnet_compact(tables["softnet"]), hostname, (), None, sums)
+        if sums.ncpus is None or sums.net_rx is None or sums.dropped is None:
+            return None
+        return NodeSample(wall, mono, boot_id, interfaces, parse_tcp_compact(tables["tcp"]), None, None, None,
+                          hostname, (), None, sums)
+    except ParseError:
+        return None
 
 
 def decode_frame(payload: bytes) -> NodeSample:

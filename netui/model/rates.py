@@ -235,8 +235,7 @@ def _cpu_sum_rates(p: CpuSums | None, c: CpuSums | None, prev_mono_s: float, dt:
     # the sampler's hottest CPU is over the time since its reading at hot_since_s: this interval's?
     hot = (c.hot_cpu, c.hot_softirq * 100.0 / c.hot_total) if c.hot_since_s == prev_mono_s and c.hot_cpu is not None \
         else None
-    if None not in p and None not in c[:6]:  # the usual: everything summed (and they are u64: b < a is a reset)
-        return CpuSumRates(hot, *[None if b < a else (b - a) * inv for a, b in zip(p[1:6], c[1:6])])
+    # u64 sums: one that went back was reset (a new sampler after a wrap)
     return CpuSumRates(hot, *[None if a is None or b is None or b < a else (b - a) * inv
                               for a, b in zip(p[1:6], c[1:6])])
 
