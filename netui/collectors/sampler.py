@@ -913,7 +913,10 @@ def main():
 
 def loop(interval):
     out = sys.stdout.buffer
-    stdin = sys.stdin.buffer
+    stdin = sys.stdin.fileno()  # read as it comes: a buffered reader could hold a second line unseen
+    waiting = select.poll()
+    waiting.register(stdin, select.POLLIN)
+    pending = b""  # a line not yet whole
     due = time.monotonic()
     while True:
         try:
@@ -931,28 +934,31 @@ def loop(interval):
                 pipes = dict((run.fd, run) for run in runs if not run.eof)
                 ready, _, _ = select.select([stdin] + list(pipes), [], [], wait)
                 for fd in ready:
-                    if fd is not stdin:
+                    if fd != stdin:
                         ethtool_read(pipes[fd])
                 if stdin not in ready:
                     continue
-            else:
-                ready, _, _ = select.select([stdin], [], [], wait)
-                if not ready:
-                    continue
-            line = stdin.readline()
-            if not line:
-                return  # the channel closed
-            if line.startswith(b"d "):  # the per-CPU tables: "d 1" on, "d 0" off
-                detail[0] = line[2:].strip() == b"1"
+            elif not waiting.poll(wait * 1000.0):
                 continue
-            if line.startswith(b"i "):
-                try:
-                    new = float(line[2:])
-                except ValueError:
-                    continue
-                if 0.05 <= new <= 3600:
-                    due += new - interval
-                    interval = new
+            try:
+                data = os.read(stdin, 4096)
+            except OSError:
+                data = b""
+            if not data:
+                return  # the channel closed
+            lines = (pending + data).split(b"\n")
+            pending = lines.pop()[-4096:]
+            for line in lines:
+                if line.startswith(b"d "):  # the per-CPU tables: "d 1" on, "d 0" off
+                    detail[0] = line[2:].strip() == b"1"
+                elif line.startswith(b"i "):
+                    try:
+                        new = float(line[2:])
+                    except ValueError:
+                        continue
+                    if 0.05 <= new <= 3600:
+                        due += new - interval
+                        interval = new
         if time.monotonic() - due > interval:
             due = time.monotonic()  # we were stopped (SIGSTOP): do not burst to catch up
 

@@ -87,6 +87,33 @@ def test_the_monitor_turns_the_per_cpu_tables_on_and_off():
         proc.wait()
 
 
+def test_lines_that_arrive_together_are_each_carried_out():
+    """Two commands in one write (one SSH packet): the second is not left unread."""
+    proc = start(0.1)
+    try:
+        decode = FrameDecoder().decode
+        decode(read_frames(proc.stdout, 1)[0])
+        proc.stdin.write(b"d 1\ni 0.3\n")
+        proc.stdin.flush()
+        samples = [decode(f) for f in read_frames(proc.stdout, 5)]
+        assert samples[-1].cpu is not None  # d 1
+        assert samples[-1].mono_s - samples[-2].mono_s == pytest.approx(0.3, abs=0.1)  # and i 0.3
+        proc.stdin.write(b"d 0\nd")  # the last line not yet whole
+        proc.stdin.flush()
+        samples = [decode(f) for f in read_frames(proc.stdout, 2)]
+        assert samples[-1].cpu is None
+        proc.stdin.write(b" 1\n")
+        proc.stdin.flush()
+        samples = [decode(f) for f in read_frames(proc.stdout, 2)]
+        assert samples[-1].cpu is not None
+        proc.stdin.close()  # end of file: the sampler ends
+        assert proc.wait(timeout=5) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def test_it_reads_only_what_the_model_needs():
     proc = start(0.2, detail=True)
     try:
