@@ -265,7 +265,7 @@ def stat_lines(data):
             break
         f = line.split()
         try:
-            v = [int(x) for x in f[1:9]]
+            v = list(map(int, f[1:9]))
             cpus.append(int(f[0][3:]))
         except ValueError:
             return None
@@ -295,7 +295,7 @@ def netirq_columns(data):
             name, _, rest = line.partition(b":")
             name = name.strip()
             if name in (b"NET_RX", b"NET_TX"):
-                rows[name] = [int(x) for x in rest.split()]
+                rows[name] = list(map(int, rest.split()))
         rx, tx = rows[b"NET_RX"], rows[b"NET_TX"]
     except (ValueError, KeyError):
         return None
@@ -342,7 +342,7 @@ def netdev_summary(data):
         if not sep or not name or len(f) != 16:
             return None
         try:
-            v = [int(x) for x in f]
+            v = list(map(int, f))
         except ValueError:
             return None
         if min(v) < 0:
@@ -382,8 +382,8 @@ def tcp_summary(snmp, netstat):
         (tn, tv), (en, ev) = [[line.split()[1:] for line in text.split(b"\n") if line] for text in (snmp, netstat)]
         if not tn or len(tn) != len(tv) or len(en) != len(ev):
             return None
-        tcp = array.array("q", [int(x) for x in tv])
-        ext = array.array("Q", [int(x) for x in ev])
+        tcp = array.array("q", list(map(int, tv)))
+        ext = array.array("Q", list(map(int, ev)))
     except (ValueError, OverflowError):
         return None
     if BIG:
