@@ -317,18 +317,6 @@ def netirq_pack(cols):
         return None
 
 
-def cpu_summary(data):
-    """The "cpu" table of a /proc/stat text, or None (the text goes as it is)."""
-    cols = stat_columns(data)
-    return None if cols is None else cpu_pack(cols)
-
-
-def netirq_summary(data):
-    """The "netirq" table of a /proc/softirqs text, or None."""
-    cols = netirq_columns(data)
-    return None if cols is None else netirq_pack(cols)
-
-
 def netdev_summary(data):
     """Names, a newline, u64s of each interface's 16 counters; None when a line is odd."""
     names = []
@@ -425,12 +413,6 @@ def softnet_columns(data):
 
 def softnet_pack(a):
     return u32s(array.array(U32, a) if BIG else a)
-
-
-def softnet_summary(data):
-    """The "softnet" table of a softnet_stat text, or None."""
-    a = softnet_columns(data)
-    return None if a is None else softnet_pack(a)
 
 
 # --- the per-CPU tables summed on the node -------------------------------------------------
@@ -809,8 +791,6 @@ def ethtool_stop():
     ethtool["runs"] = []
 
 
-SUMMARIES = {"stat": (b"cpu", cpu_summary), "softirqs": (b"netirq", netirq_summary),
-             "net/dev": (b"netdev", netdev_summary), "net/softnet_stat": (b"softnet", softnet_summary)}
 PERCPU = frozenset(("stat", "softirqs", "net/softnet_stat"))
 last_ifs = [None]  # the interface records of the last frame, joined
 

@@ -163,6 +163,17 @@ def _sampler_functions() -> dict:
     return ns
 
 
+def packed(ns: dict, key: str, text: bytes) -> bytes | None:
+    """The table the sampler sends for a file's text (the per-CPU ones as with --detail),
+    or None: the text goes as it is."""
+    if key == "net/dev":
+        return ns["netdev_summary"](text)
+    columns, pack = {"stat": ("stat_columns", "cpu_pack"), "softirqs": ("netirq_columns", "netirq_pack"),
+                     "net/softnet_stat": ("softnet_columns", "softnet_pack")}[key]
+    cols = ns[columns](text)
+    return None if cols is None else ns[pack](cols)
+
+
 def test_the_sampler_keeps_the_tcpext_fields_the_model_keeps():
     from netui.collectors.assemble import TCPEXT_FIELDS
 
@@ -184,7 +195,7 @@ def test_the_sampler_keeps_the_tcpext_fields_the_model_keeps():
 ])
 def test_odd_tables_go_as_raw_text_for_the_careful_parsers(key, text):
     ns = _sampler_functions()
-    assert ns["SUMMARIES"][key][1](text) is None
+    assert packed(ns, key, text) is None
 
 
 def test_the_tables_round_trip_through_the_monitors_parsers():
@@ -199,8 +210,8 @@ def test_the_tables_round_trip_through_the_monitors_parsers():
         ("net/dev", procfs.parse_net_dev, procfs.parse_netdev_compact),
         ("net/softnet_stat", procfs.parse_softnet_stat, procfs.parse_softnet_compact),
     ):
-        packed = ns["SUMMARIES"][key][1](texts[key].encode())
-        full, compact = parse_full(texts[key]), parse_compact(packed)
+        table = packed(ns, key, texts[key].encode())
+        full, compact = parse_full(texts[key]), parse_compact(table)
         if key == "stat":
             assert (compact.cpus, tuple(compact.softirq), tuple(compact.total)) == (full.cpus, tuple(full.softirq), tuple(full.total))
         elif key == "softirqs":  # the counters stay the arrays they were decoded into
@@ -475,3 +486,24 @@ def test_interface_facts_are_read_again_when_the_interface_is_made_anew(tmp_path
     (tmp_path / "class" / "net" / "eth0" / "bridge").rmdir()
     clock[0] += ns["LAYOUT_S"] + 1
     assert ns["iface_facts"]("eth0", base, b"9\n", clock[0])[1] == b"\x1e"  # and every LAYOUT_S
+
+
+def test_many_cpus_are_read_column_by_column_as_line_by_line():
+    """/proc/stat and softnet_stat of 128 CPUs take the column path: the same result as
+    line by line, and an odd line still sends the text to the careful parsers."""
+    from tests.bench.node128 import proc_texts
+
+    ns = _sampler_functions()
+    stat = proc_texts(5)["stat"].encode()
+    assert ns["stat_columns"](stat) == ns["stat_lines"](stat) and len(ns["stat_columns"](stat)[0]) == 128
+    assert ns["stat_columns"](stat.replace(b"\ncpu77 ", b"\ncpu77 x ", 1)) is None
+    assert ns["stat_columns"](stat.replace(b"\ncpu77 44", b"\ncpu77 -44", 1)) is None
+    short = stat.replace(b"\ncpu9 ", b"\ncpu9 1 2 3 4 5 6 7 ", 1)  # a longer line: line by line
+    assert ns["stat_columns"](short) == ns["stat_lines"](short)
+    softnet = proc_texts(5)["net/softnet_stat"].encode()
+    a = ns["softnet_columns"](softnet)
+    assert len(a) == 4 * 128 and list(a[3::4]) == list(range(128))
+    assert ns["softnet_columns"](softnet.replace(b"\n", b" 0000001\n", 1)) is not None  # a longer row: row by row
+    odd = softnet.split(b"\n")
+    odd[3] = b"0000001 " + odd[3].split(b" ", 1)[1]  # 7 digits
+    assert ns["softnet_columns"](b"\n".join(odd)) is None
