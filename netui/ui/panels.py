@@ -175,7 +175,7 @@ class CpuPanel(Static):
         cr = node.rates.cpu if node.rates else None
         if cr is None or (not any(p is not None for p in cr.softirq_percent)
                           and not any(r is not None for r in cr.net_rx_per_s)):
-            self.update(_waiting(node, "per-CPU softirq"))
+            self.update(_waiting(node, "per-CPU softirq", replay=getattr(self.app, "replay", False)))
             return
         hot = cr.hottest()
         thr = node.threshold("softirq_percent")
@@ -199,9 +199,10 @@ class CpuPanel(Static):
         self.update(Group(head, grid))
 
 
-def _waiting(node: Node, what: str) -> str:
+def _waiting(node: Node, what: str, *, replay: bool = False) -> str:
     """Why a per-CPU panel is empty. A remote node sends its per-CPU tables while its
-    screen is open: the first two samples after it opened make the first rates."""
+    screen is open: the first two samples after it opened make the first rates. In a
+    replay, the recording has them from its second sample on (or not, at that moment)."""
     s = node.sample
     if s is None:
         return "no data"
@@ -215,6 +216,8 @@ def _waiting(node: Node, what: str) -> str:
     elif r is not None and what.endswith("softnet") and r.dropped_per_s is not None:
         now = (f"\nmeanwhile, all CPUs: backlog drops {units.per_s(r.dropped_per_s)}/s"
                f"   time squeezes {units.per_s(r.time_squeeze_per_s)}/s")
+    if replay:
+        return f"{what}: the recording has no per-CPU tables for this node at this moment{now}"
     return f"{what}: asked the node for its per-CPU tables, they come with the next samples…{now}"
 
 
@@ -292,7 +295,7 @@ class SoftnetPanel(Static):
         if r is None:
             sums = node.sample.cpu_sums if node.sample else None
             if node.sample and (node.sample.softnet or (sums is not None and sums.dropped is not None)):
-                self.update(_waiting(node, "per-CPU softnet"))
+                self.update(_waiting(node, "per-CPU softnet", replay=getattr(self.app, "replay", False)))
             else:
                 self.update("no softnet_stat")
             return

@@ -277,3 +277,5 @@ def test_the_sums_are_what_the_cpu_panel_says_while_the_tables_come():
     assert not math.isnan(node.summary.hottest_softirq_percent)
     words = _waiting(node, "per-CPU softnet")
     assert "meanwhile, all CPUs: backlog drops 0/s   time squeezes 127/s" in words
+    words = _waiting(node, "per-CPU softirq", replay=True)
+    assert "the recording has no per-CPU tables" in words and "hottest: cpu9" in words
