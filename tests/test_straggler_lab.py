@@ -39,8 +39,9 @@ async def test_a_slow_link_is_flagged_within_two_intervals_and_clears(lab):
             raise AssertionError(f"node3 not flagged; Gbit/s (rx, tx) per node: {rates}") from None
         assert took <= 3.5  # two intervals after the next sample, plus a sample in flight
         flag = next(s for s in m.fleet.stragglers if s.node == "node3")
-        # the slow TX, or the retransmits it causes when they are the worse of the two
-        assert flag.metric in ("tx", "retrans"), flag
+        # the slow TX, or what the slow link makes of it when that ranks worse: the retransmits,
+        # or the packets tbf drops past its burst (CI saw "node3: drops 1.0/s vs cluster median 0/s")
+        assert flag.metric in ("tx", "retrans", "drops"), flag
         assert flag.reason.startswith("node3: ") and "vs cluster median" in flag.reason
         assert m.fleet["node3"].level >= 2
         await asyncio.to_thread(lab.node(3).clear_link)

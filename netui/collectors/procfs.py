@@ -218,6 +218,8 @@ def _one_pair(text: str, head: str, fields: frozenset[str] | None) -> Mapping[st
             _, _, raw = parse_rows(text, ":", 0, width, 10, keep, _U64_MAX, values_at, values_end)
         except ValueError:
             return None
+        if len(raw) != len(keys):  # no values line at all (a file cut after "Tcp:")
+            return None
         return CounterMap(keys, u64s(raw))
     vals = text[values_at:values_end].split()
     if len(vals) != width:

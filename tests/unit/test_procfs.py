@@ -150,6 +150,20 @@ def test_keyed_pairs_with_no_pair_is_a_parse_error():
         parse_keyed_pairs("Tcp: RetransSegs OutSegs\nTcp: 1\n")  # lengths differ
 
 
+@pytest.mark.parametrize("cut", ["Tcp:", "Tcp: ", "Tcp:\n"])
+def test_a_file_cut_right_after_the_tcp_values_prefix_is_a_parse_error(cut):
+    """Hypothesis found it: the names line whole, its values line only "Tcp:" at the end of
+    the text. The direct path gave 0 values for 15 names (a ValueError out of the parser)."""
+    text = fixture_text("proc/pid_26231_net/snmp")
+    text = text[: text.index("Tcp:", text.index("Tcp:") + 1)] + cut
+    with pytest.raises(ParseError):
+        parse_keyed_pairs(text, ("Tcp",))
+    from netui.collectors.assemble import sample_from_texts
+
+    sample = sample_from_texts({"net/snmp": text}, {}, wall_s=0.0, mono_s=0.0)
+    assert sample.tcp is None and any(p.startswith("net/snmp:") for p in sample.problems)
+
+
 def test_netstat_fixture_tcpext_by_name():
     text = fixture_text("proc/pid_26231_net/netstat")
     netstat = parse_keyed_pairs(text)
