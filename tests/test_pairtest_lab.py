@@ -276,7 +276,7 @@ async def test_cancel_mid_round_leaves_no_iperf3_in_any_namespace(lab):
         await asyncio.sleep(1.0)  # the next round is staged by now
         test.cancel()
         report = await asyncio.wait_for(run, 5)
-        assert report.cancelled and report.tests_done == 0
+        assert report.cancelled and report.tests_done == 0, report.results
     finally:
         await stop(monitor, task)
     assert not await nothing_left(lab)
