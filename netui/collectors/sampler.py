@@ -98,9 +98,12 @@ SYS = "/sys"
 MAX_FDS = 400  # files kept open (pread); beyond, open/read/close: stay far below ulimit -n
 fds = {}
 facts = {}  # interface name -> (ifindex text, read at, [link, markers]): see iface_facts
-iface_paths = {}  # a name as net/dev writes it -> (name, its sysfs dir, its attribute paths, its record key)
+iface_paths = {}  # an interface name (bytes) -> (name, its sysfs dir, its attribute paths, its record key)
 KEEP_ON_ERROR = (errno.EINVAL, errno.ENODATA, errno.EOPNOTSUPP, errno.EBUSY)  # the file is there
 tcpext_cut = {}  # TcpExt names line -> (names kept, their positions)
+sizes = {}  # path -> bytes to ask for in one read (see read_all); 8 KB when not here
+# files the kernel writes in one read (sysctl values: a read of N bytes makes it allocate N)
+ONE_READ = frozenset(("boot_id", "hostname"))
 
 # counter names sent as their index (a port has ~60 counters; names are most of the bytes).
 # Append only: the monitor decodes with the same tuple (it sends this file to the node).
@@ -155,12 +158,12 @@ def read(path, one=False):
                 fds[path] = fd
             else:
                 try:
-                    return os.read(fd, 4096) if one else read_all(fd)
+                    return os.read(fd, 4096) if one else read_all(fd, path)
                 finally:
                     os.close(fd)
         if one:
             return os.pread(fd, 4096, 0)
-        return read_all(fd)
+        return read_all(fd, path)
     except OSError as exc:
         if fd is not None and one and exc.errno in KEEP_ON_ERROR and fds.get(path) == fd:
             return None  # (speed of a link that is down): the same file answers when it is up
@@ -191,16 +194,23 @@ def iface_facts(name, base, ifindex, now):
     return fields
 
 
-def read_all(fd):
+def read_all(fd, path):
+    """The whole file, from offset 0. The reads ask for about what the file held last time:
+    a 256 KB read costs the kernel and python3 more than the file's own few KB do."""
+    size = sizes.get(path, 8192)
     chunks = []
     offset = 0
     while True:
-        chunk = os.pread(fd, 262144, offset)
+        chunk = os.pread(fd, size, offset)
         if not chunk:
             break
         chunks.append(chunk)
         offset += len(chunk)
-    return b"".join(chunks)
+    if offset > size:  # (a file that grew: the next reading asks for enough at once)
+        if len(sizes) > 4 * MAX_FDS:
+            sizes.clear()
+        sizes[path] = min(offset + (offset >> 2) + 4096, 1 << 22) & ~4095
+    return b"".join(chunks) if len(chunks) != 1 else chunks[0]
 
 
 def lines_with(data, prefixes):
@@ -317,27 +327,44 @@ def netirq_pack(cols):
         return None
 
 
-def netdev_summary(data):
-    """Names, a newline, u64s of each interface's 16 counters; None when a line is odd."""
-    names = []
-    out = []
-    for line in data.split(b"\n")[2:]:
-        if not line.strip():
-            continue
-        name, sep, rest = line.partition(b":")
-        name = name.strip()
-        f = rest.split()
-        if not sep or not name or len(f) != 16:
-            return None
-        try:
-            v = list(map(int, f))
-        except ValueError:
-            return None
-        if min(v) < 0:
-            return None
-        names.append(name)
-        out += v
-    return b" ".join(names) + b"\n" + u64s(out) if names else None
+def netdev_table(data):
+    """(interface names, their 16 counters each as u64s) of /proc/net/dev; None when a line
+    is odd. Column by column when every line is as the kernel writes it."""
+    parts = data.split(b"\n", 2)
+    if len(parts) < 3:
+        return None
+    body = parts[2]
+    n = body.count(b"\n")
+    f = body.replace(b":", b" ").split()  # (a name never holds ":"; a wide counter abuts it)
+    if n and len(f) == 17 * n and body.count(b":") == n and body.endswith(b"\n"):
+        names = f[0::17]
+        del f[0::17]
+    else:  # line by line: blank lines skipped, an odd one refused
+        names, f = [], []
+        for line in body.split(b"\n"):
+            if not line.strip():
+                continue
+            name, sep, rest = line.partition(b":")
+            name = name.strip()
+            v = rest.split()
+            if not sep or not name or len(v) != 16:
+                return None
+            names.append(name)
+            f += v
+    if not names:
+        return None
+    try:
+        a = array.array("Q", map(int, f))  # a negative value is odd too
+    except (ValueError, OverflowError):
+        return None
+    if BIG:
+        a.byteswap()
+    return names, b" ".join(names) + b"\n" + a.tobytes()
+
+
+def netdev_names(data):
+    """The interface names of a /proc/net/dev that netdev_table refused."""
+    return [line.partition(b":")[0].strip() for line in data.split(b"\n")[2:] if b":" in line]
 
 
 def tcpext_lines(data):
@@ -799,9 +826,10 @@ def frame():
     now = time.monotonic()
     out = [b"wall", repr(time.time()).encode(), b"mono", repr(now).encode()]
     texts = {}
+    names = None  # of the interfaces in /proc/net/dev
     done = []  # the per-CPU tables read and summed
     for key, path in PROC.items():
-        data = read(path)
+        data = read(path, key in ONE_READ)
         if data is None:
             continue
         if key == "net/snmp":
@@ -815,11 +843,12 @@ def frame():
                 done.append(key)
                 continue
         elif key == "net/dev":
-            packed = netdev_summary(data)
-            if packed is not None:
-                texts[key] = data
-                out += [b"netdev", packed]
+            table = netdev_table(data)
+            if table is not None:
+                names = table[0]
+                out += [b"netdev", table[1]]
                 continue
+            names = netdev_names(data)
         texts[key] = data
         out += [key.encode(), data]
     if done:
@@ -831,14 +860,12 @@ def frame():
         for key in ("net/snmp", "net/netstat"):
             if texts.get(key) is not None:
                 out += [key.encode(), texts[key]]
-    dev = texts.get("net/dev")
-    if dev:
+    if names:
         records = []
-        for line in dev.splitlines()[2:]:
-            raw = line.partition(b":")[0]
+        for raw in names:
             known = iface_paths.get(raw)
             if known is None:
-                name = raw.strip().decode("ascii", "replace")
+                name = raw.decode("ascii", "replace")
                 if not name or "/" in name or name in (".", ".."):
                     continue
                 base = SYS + "/class/net/" + name + "/"

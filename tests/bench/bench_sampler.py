@@ -10,7 +10,10 @@ Side by side in the same run:
   runs; and once sending its per-CPU tables (``--detail``, a node whose screen is open);
 - the floor: one python3 process reading the same files once per pass in a tight loop
   (open/read/close of the /proc files and of each interface's /sys/class/net attributes),
-  no forks; also with the files kept open and read with pread, as the sampler does. The
+  no forks; also with the files kept open and read with pread, as the sampler does. It
+  reads as the sampler does: 8 KB reads to the end of a /proc table, one short read of a
+  sysfs attribute or a sysctl value (boot_id, hostname: the kernel allocates what a read
+  asks for, and a 256 KB read of boot_id costs it ~60 µs more). The
   class symlink and marker entries of each interface, which the sampler reads again only
   every 30 s or when the interface is made anew, are read once before the passes;
 - the lab-notes reference: a shell loop ``cat``-ing the same files and ``sleep``-ing per
@@ -45,14 +48,15 @@ SHELL_SAMPLES = 50
 STARTUPS = 10
 
 PROC = ("/proc/net/dev", "/proc/net/snmp", "/proc/net/netstat", "/proc/stat", "/proc/softirqs",
-        "/proc/net/softnet_stat", "/proc/sys/kernel/random/boot_id", "/proc/sys/kernel/hostname")
+        "/proc/net/softnet_stat")
+SYSCTL = ("/proc/sys/kernel/random/boot_id", "/proc/sys/kernel/hostname")
 ATTRS = ("mtu", "speed", "operstate", "carrier", "ifindex", "type")
 MARKERS = ("bridge", "bonding", "device")
 
 # Run by the node's python3: reads what the sampler reads, PASSES times, prints µs per pass.
 FLOOR_SCRIPT = r"""
 import os, sys, time
-proc, sysfs, links, markers = eval(sys.argv[1])
+proc, sysctl, sysfs, links, markers = eval(sys.argv[1])
 mode, passes, warm, pace_s = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
 fds = {}
 
@@ -63,18 +67,18 @@ def once():
         except OSError:
             continue
         try:
-            while os.read(fd, 262144):
+            while os.read(fd, 8192):
                 pass
         except OSError:
             pass
         os.close(fd)
-    for p in sysfs:
+    for p in sysfs + sysctl:
         try:
             fd = os.open(p, os.O_RDONLY)
         except OSError:
             continue
         try:
-            os.read(fd, 4096)  # a sysfs attribute is one short read
+            os.read(fd, 4096)  # a sysfs attribute or a sysctl value is one short read
         except OSError:
             pass
         os.close(fd)
@@ -86,11 +90,11 @@ def once_pread():
             fd = fds[p] = os.open(p, os.O_RDONLY)
         off = 0
         while True:
-            chunk = os.pread(fd, 262144, off)
+            chunk = os.pread(fd, 8192, off)
             if not chunk:
                 break
             off += len(chunk)
-    for p in sysfs:
+    for p in sysfs + sysctl:
         fd = fds.get(p)
         try:
             if fd is None:
@@ -230,7 +234,7 @@ def run_floor(python: str, mode: str, names: list[str], pace_s: float = 0.0) -> 
     sysfs = [f"/sys/class/net/{n}/{a}" for n in names for a in ATTRS]
     links = [f"/sys/class/net/{n}" for n in names]
     markers = [f"/sys/class/net/{n}/{m}" for n in names for m in MARKERS]
-    spec = repr((list(PROC), sysfs, links, markers))
+    spec = repr((list(PROC), list(SYSCTL), sysfs, links, markers))
     passes = FRAMES if pace_s else FLOOR_PASSES
     rounds = []
     for _ in range(1 if pace_s else FLOOR_ROUNDS):
@@ -245,7 +249,7 @@ def run_shell_loop(names: list[str]) -> dict:
 
     Two loops of 10 and 10 + SHELL_SAMPLES samples; the difference removes the shell's start.
     """
-    files = " ".join(list(PROC) + [f"/sys/class/net/{n}/{a}" for n in names for a in ATTRS])
+    files = " ".join(list(PROC + SYSCTL) + [f"/sys/class/net/{n}/{a}" for n in names for a in ATTRS])
     runs = {}
     for count in (10, 10 + SHELL_SAMPLES):
         script = (f"i=0; while [ $i -lt {count} ]; do cat {files} 2>/dev/null; "

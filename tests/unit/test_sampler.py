@@ -14,6 +14,8 @@ from netui.collectors.frames import FrameDecoder, FrameError, decode_frame, enco
 from netui.speedups import frame_fields
 from netui.collectors.ssh import sampler_command
 
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "fixtures")
+
 
 def read_frames(stream, count: int) -> list[bytes]:
     frames = []
@@ -167,7 +169,8 @@ def packed(ns: dict, key: str, text: bytes) -> bytes | None:
     """The table the sampler sends for a file's text (the per-CPU ones as with --detail),
     or None: the text goes as it is."""
     if key == "net/dev":
-        return ns["netdev_summary"](text)
+        table = ns["netdev_table"](text)
+        return None if table is None else table[1]
     columns, pack = {"stat": ("stat_columns", "cpu_pack"), "softirqs": ("netirq_columns", "netirq_pack"),
                      "net/softnet_stat": ("softnet_columns", "softnet_pack")}[key]
     cols = ns[columns](text)
@@ -507,3 +510,49 @@ def test_many_cpus_are_read_column_by_column_as_line_by_line():
     odd = softnet.split(b"\n")
     odd[3] = b"0000001 " + odd[3].split(b" ", 1)[1]  # 7 digits
     assert ns["softnet_columns"](b"\n".join(odd)) is None
+
+
+def test_a_file_larger_than_one_read_is_read_whole_and_the_next_read_asks_for_enough(tmp_path):
+    """The sampler asks for about what a file held last time (8 KB at first): a bigger
+    file (a 128-CPU node's /proc/stat with its intr line) still comes whole, and the next
+    reading takes one read and the one that finds the end."""
+    from tests.bench.node128 import proc_texts
+
+    ns = _sampler_functions()
+    big = tmp_path / "stat"
+    text = proc_texts(3)["stat"].encode() + b"intr " + b" ".join(b"%d" % i for i in range(4000)) + b"\n"
+    assert len(text) > 2 * 8192
+    big.write_bytes(text)
+    assert ns["read"](str(big)) == text
+    asked = ns["sizes"][str(big)]
+    assert asked >= len(text) and asked % 4096 == 0
+    calls = []
+    real = ns["os"].pread
+    ns["os"] = type("os", (), {"pread": staticmethod(lambda fd, n, off: calls.append((n, off)) or real(fd, n, off))})
+    try:
+        assert ns["read"](str(big)) == text
+    finally:
+        ns["os"] = __import__("os")
+    assert calls == [(asked, 0), (asked, len(text))]  # the file, then its end
+
+
+def test_proc_dev_column_by_column_equals_line_by_line():
+    """/proc/net/dev as the kernel writes it goes through the column path; with a blank
+    line (or another layout) through the line loop: the same table either way."""
+    from tests.bench.node128 import proc_texts
+
+    ns = _sampler_functions()
+    fixture = open(os.path.join(FIXTURES, "prometheus-procfs", "proc", "net", "dev"), "rb").read()
+    for text in (proc_texts(5)["net/dev"].encode(), fixture, open("/proc/net/dev", "rb").read()):
+        names, table = ns["netdev_table"](text)
+        lines = text.split(b"\n")
+        spaced = b"\n".join(lines[:3] + [b""] + lines[3:])  # a blank line: line by line
+        assert ns["netdev_table"](spaced) == (names, table)
+        assert names == [ln.partition(b":")[0].strip() for ln in lines[2:] if ln.strip()]
+        assert ns["netdev_names"](text) == names
+    wide = b"h1\nh2\n  eth0:" + b" ".join([b"18446744073709551615"] * 16) + b"\n"  # a counter abutting the colon
+    names, table = ns["netdev_table"](wide)
+    assert names == [b"eth0"] and table.endswith(b"\xff" * 8 * 16)
+    # one line short of a counter, another with one too many: refused, not misread
+    odd = b"h1\nh2\n a: " + b"1 " * 15 + b"\n b: " + b"1 " * 17 + b"\n"
+    assert ns["netdev_table"](odd) is None
