@@ -100,10 +100,11 @@ fds = {}
 facts = {}  # interface name -> (ifindex text, read at, [link, markers]): see iface_facts
 iface_paths = {}  # an interface name (bytes) -> (name, its sysfs dir, its attribute paths, its record key)
 KEEP_ON_ERROR = (errno.EINVAL, errno.ENODATA, errno.EOPNOTSUPP, errno.EBUSY)  # the file is there
-tcpext_cut = {}  # TcpExt names line -> (names kept, their positions)
+tcpext_cut = {}  # TcpExt names (the line without its prefix) -> (names kept, joined; their
+# positions; an itemgetter of them; the number of names): see tcp_table
 sizes = {}  # path -> bytes to ask for in one read (see read_all); 8 KB when not here
 # files the kernel writes in one read (sysctl values: a read of N bytes makes it allocate N)
-ONE_READ = frozenset(("boot_id", "hostname"))
+ONE_READ = ("boot_id", "hostname")
 
 # counter names sent as their index (a port has ~60 counters; names are most of the bytes).
 # Append only: the monitor decodes with the same tuple (it sends this file to the node).
@@ -372,19 +373,61 @@ def tcpext_lines(data):
     pair = [line for line in data.split(b"\n") if line.startswith(b"TcpExt:")]
     if len(pair) != 2:
         return b"".join(line + b"\n" for line in pair)
-    cut = tcpext_cut.get(pair[0])
-    if cut is None:
-        names = pair[0].split()[1:]
-        keep = [i for i, n in enumerate(names) if n in TCPEXT]
-        cut = tcpext_cut[pair[0]] = (b" ".join(names[i] for i in keep), keep)
-        if len(tcpext_cut) > 8:
-            tcpext_cut.clear()
+    names = pair[0].split()[1:]
+    keep = [i for i, n in enumerate(names) if n in TCPEXT]
+    cut = (b" ".join(names[i] for i in keep), keep)
     values = pair[1].split()[1:]
     try:
         kept = b" ".join(values[i] for i in cut[1])
     except IndexError:
         return pair[0] + b"\n" + pair[1] + b"\n"  # a torn pair: the monitor judges it
     return b"TcpExt: " + cut[0] + b"\nTcpExt: " + kept + b"\n"
+
+
+def line_pair(data, prefix):
+    """The two lines that start with ``prefix``, without it; None unless there are exactly
+    two (none more even without the prefix's space), one after the other."""
+    i = 0 if data.startswith(prefix) else data.find(b"\n" + prefix) + 1
+    if i <= 0 and not data.startswith(prefix):
+        return None
+    j = data.find(b"\n", i)
+    k = data.find(b"\n", j + 1)
+    if j < 0 or k < 0 or not data.startswith(prefix, j + 1) or data.find(b"\n" + prefix.rstrip(), k) >= 0:
+        return None
+    n = len(prefix)
+    return data[i + n:j], data[j + 1 + n:k]
+
+
+def tcp_table(snmp, netstat):
+    """tcp_summary's table straight from the two files, as the kernel writes them (their
+    Tcp and TcpExt lines found, not every line split); None otherwise: the careful path."""
+    tcp = line_pair(snmp, b"Tcp: ")
+    ext = line_pair(netstat, b"TcpExt: ")
+    if tcp is None or ext is None:
+        return None
+    cut = tcpext_cut.get(ext[0])
+    if cut is None:
+        names = ext[0].split()
+        keep = [i for i, name in enumerate(names) if name in TCPEXT]
+        if not keep:
+            return None
+        cut = tcpext_cut[ext[0]] = (b" ".join(names[i] for i in keep), keep, operator.itemgetter(*keep), len(names))
+        if len(tcpext_cut) > 8:
+            tcpext_cut.clear()
+    values = ext[1].split()
+    tn, tv = tcp[0].split(), tcp[1].split()
+    if len(values) != cut[3] or not tn or len(tn) != len(tv):
+        return None
+    kept = cut[2](values)
+    try:
+        t = array.array("q", map(int, tv))
+        e = array.array("Q", map(int, kept) if len(cut[1]) > 1 else (int(kept),))
+    except (ValueError, OverflowError):
+        return None
+    if BIG:
+        t.byteswap()
+        e.byteswap()
+    return b" ".join(tn) + b"\n" + cut[0] + b"\n" + t.tobytes() + e.tobytes()
 
 
 def tcp_summary(snmp, netstat):
@@ -818,48 +861,50 @@ def ethtool_stop():
     ethtool["runs"] = []
 
 
-PERCPU = frozenset(("stat", "softirqs", "net/softnet_stat"))
+PERCPU = ("stat", "softirqs", "net/softnet_stat")
 last_ifs = [None]  # the interface records of the last frame, joined
 
 
 def frame():
     now = time.monotonic()
     out = [b"wall", repr(time.time()).encode(), b"mono", repr(now).encode()]
-    texts = {}
     names = None  # of the interfaces in /proc/net/dev
+    data = read(PROC["net/dev"])
+    if data is not None:
+        table = netdev_table(data)
+        if table is not None:
+            names = table[0]
+            out += [b"netdev", table[1]]
+        else:
+            names = netdev_names(data)
+            out += [b"net/dev", data]
     done = []  # the per-CPU tables read and summed
-    for key, path in PROC.items():
-        data = read(path, key in ONE_READ)
-        if data is None:
-            continue
-        if key == "net/snmp":
-            texts[key] = lines_with(data, (b"Tcp:",))
-            continue
-        elif key == "net/netstat":
-            texts[key] = tcpext_lines(data)
-            continue
-        elif key in PERCPU:
+    for key in PERCPU:
+        data = read(PROC[key])
+        if data is not None:
             if percpu(key, data, now, out):
                 done.append(key)
-                continue
-        elif key == "net/dev":
-            table = netdev_table(data)
-            if table is not None:
-                names = table[0]
-                out += [b"netdev", table[1]]
-                continue
-            names = netdev_names(data)
-        texts[key] = data
-        out += [key.encode(), data]
+            else:
+                out += [key.encode(), data]
     if done:
         out += [b"cpusum", cpusum(done)]
-    tcp = tcp_summary(texts.get("net/snmp"), texts.get("net/netstat"))
+    snmp, netstat = read(PROC["net/snmp"]), read(PROC["net/netstat"])
+    tcp = None if snmp is None or netstat is None else tcp_table(snmp, netstat)
+    if tcp is None:  # not as the kernel writes them: the lines, or the table the careful way
+        snmp = None if snmp is None else lines_with(snmp, (b"Tcp:",))
+        netstat = None if netstat is None else tcpext_lines(netstat)
+        tcp = tcp_summary(snmp, netstat)
     if tcp is not None:
         out += [b"tcp", tcp]
     else:
-        for key in ("net/snmp", "net/netstat"):
-            if texts.get(key) is not None:
-                out += [key.encode(), texts[key]]
+        if snmp is not None:
+            out += [b"net/snmp", snmp]
+        if netstat is not None:
+            out += [b"net/netstat", netstat]
+    for key in ONE_READ:
+        data = read(PROC[key], True)
+        if data is not None:
+            out += [key.encode(), data]
     if names:
         records = []
         for raw in names:

@@ -556,3 +556,30 @@ def test_proc_dev_column_by_column_equals_line_by_line():
     # one line short of a counter, another with one too many: refused, not misread
     odd = b"h1\nh2\n a: " + b"1 " * 15 + b"\n b: " + b"1 " * 17 + b"\n"
     assert ns["netdev_table"](odd) is None
+
+
+def test_the_tcp_fast_path_gives_the_careful_paths_table():
+    """tcp_table finds the Tcp and TcpExt lines without splitting every line: on real texts
+    its table is the one the line-by-line path makes, and on odd ones it declines."""
+    from tests.bench.node128 import FIXTURES as BENCH_FIXTURES, proc_texts
+
+    ns = _sampler_functions()
+    pairs = [(proc_texts(3)["net/snmp"].encode(), proc_texts(3)["net/netstat"].encode()),
+             ((BENCH_FIXTURES / "pid_26231_net" / "snmp").read_bytes(), (BENCH_FIXTURES / "pid_26231_net" / "netstat").read_bytes()),
+             (open("/proc/net/snmp", "rb").read(), open("/proc/net/netstat", "rb").read())]
+    for snmp, netstat in pairs:
+        careful = ns["tcp_summary"](ns["lines_with"](snmp, (b"Tcp:",)), ns["tcpext_lines"](netstat))
+        assert careful is not None and ns["tcp_table"](snmp, netstat) == careful
+        assert ns["tcp_table"](snmp, netstat) == careful  # its cut of the TcpExt names, cached
+    snmp, netstat = pairs[0]
+    tcp_names = snmp.split(b"\nTcp: ")[1].split(b"\n")[0]
+    for odd_snmp, odd_netstat in (
+        (snmp + b"Tcp: 1\n", netstat),  # a third Tcp line
+        (snmp + b"Tcp:1\n", netstat),  # (even without the space)
+        (snmp.replace(b"\nTcp: " + tcp_names, b"\nUdp: " + tcp_names), netstat),  # the names line gone
+        (snmp, netstat.replace(b"TcpExt: ", b"TcpExt:  ", 1) + b"TcpExt: 1 2\n"),
+        (snmp, b"TcpExt: TCPTimeouts TCPLoss\nTcpExt: 1\n"),  # torn
+        (b"Tcp: A B\nTcp: 1 x\n", netstat),
+        (snmp, b"TcpExt: TCPTimeouts\nTcpExt: -1\n"),
+    ):
+        assert ns["tcp_table"](odd_snmp, odd_netstat) is None
