@@ -3,24 +3,28 @@
 Run: python -m tests.bench.bench_sampler
 This host plays the node, with the node's python3 (the first on a plain system PATH) and
 the sampler started exactly as a node starts it: ``sh -c <sampler_command(interval)>``.
-Side by side in the same run:
+Side by side in the same run, in ROUNDS rounds, so that what the host does meanwhile (a
+shared VM swings by ±10 % from one minute to the next) weighs on both sides of a ratio:
 
 - the sampler: its own CPU time (/proc/<pid>/schedstat, ns) from frame 20 to frame 220,
-  per frame, every 0.05 s (the per-sample work, start-up excluded), the median of three
-  runs; and once sending its per-CPU tables (``--detail``, a node whose screen is open);
-- the floor: one python3 process reading the same files once per pass in a tight loop
-  (open/read/close of the /proc files and of each interface's /sys/class/net attributes),
-  no forks; also with the files kept open and read with pread, as the sampler does. It
-  reads as the sampler does: 8 KB reads to the end of a /proc table, one short read of a
-  sysfs attribute or a sysctl value (boot_id, hostname: the kernel allocates what a read
-  asks for, and a 256 KB read of boot_id costs it ~60 µs more). The
-  class symlink and marker entries of each interface, which the sampler reads again only
-  every 30 s or when the interface is made anew, are read once before the passes;
+  per frame, every 0.05 s (the per-sample work, start-up excluded); once more sending its
+  per-CPU tables (``--detail``, a node whose screen is open);
+- the floor: one python3 process reading the same files once per pass, no forks: with
+  open/read/close of the /proc files and of each interface's /sys/class/net attributes in
+  a tight loop, right after the sampler in each round (the target's floor); with the files
+  kept open and read with pread, as the sampler does, in a tight loop too, and paced every
+  0.05 s like the sampler and at the same time as it (its caches as cold). It reads as the
+  sampler does: 8 KB reads to the end of a /proc table, one short read of a sysfs attribute
+  or a sysctl value (boot_id, hostname: the kernel allocates what a read asks for, and a
+  256 KB read of boot_id costs it ~60 µs more). The class symlink and marker entries of each
+  interface, which the sampler reads again only every 30 s or when the interface is made
+  anew, are read once before the passes;
 - the lab-notes reference: a shell loop ``cat``-ing the same files and ``sleep``-ing per
   sample (two forks), CPU per sample including its children.
 
-Prints µs per sample, the ratio sampler / floor (target ≤ 1.5×), the frame size and
-python3's start-up cost. Nothing leaves this host.
+Prints µs per sample (medians over the rounds), the ratios sampler / floor (the median of
+the rounds' ratios, and their range; target ≤ 1.5× the open/read/close floor), the frame
+size and python3's start-up cost. Nothing leaves this host.
 """
 
 from __future__ import annotations
@@ -42,8 +46,8 @@ INTERVAL_S = 0.05
 WARM_FRAMES = 20
 FRAMES = 200
 FLOOR_PASSES = 500
-FLOOR_ROUNDS = 3
-SAMPLER_RUNS = 3
+FRAME_ROUNDS = 3
+ROUNDS = 5
 SHELL_SAMPLES = 50
 STARTUPS = 10
 
@@ -219,29 +223,50 @@ print((time.process_time() - t0) / passes * 1e6)
 def run_frame_loop(python: str) -> float:
     """Median µs per call of the sampler's frame() in a tight loop (hot caches, no sleep)."""
     rounds = []
-    for _ in range(FLOOR_ROUNDS):
+    for _ in range(FRAME_ROUNDS):
         done = subprocess.run([python, "-c", FRAME_SCRIPT, SAMPLER_SOURCE, str(FLOOR_PASSES)],
                               capture_output=True, text=True, check=True, timeout=120, env=NODE_ENV)
         rounds.append(float(done.stdout))
     return statistics.median(rounds)
 
 
-def run_floor(python: str, mode: str, names: list[str], pace_s: float = 0.0) -> float:
-    """Median µs per pass over FLOOR_ROUNDS processes of the node's python3.
-
-    ``pace_s``: sleep between passes as the sampler does (its caches go cold in between).
-    """
+def floor_spec(names: list[str]) -> str:
     sysfs = [f"/sys/class/net/{n}/{a}" for n in names for a in ATTRS]
     links = [f"/sys/class/net/{n}" for n in names]
     markers = [f"/sys/class/net/{n}/{m}" for n in names for m in MARKERS]
-    spec = repr((list(PROC), list(SYSCTL), sysfs, links, markers))
+    return repr((list(PROC), list(SYSCTL), sysfs, links, markers))
+
+
+def floor_argv(python: str, mode: str, names: list[str], pace_s: float = 0.0) -> list[str]:
+    """One floor process: FLOOR_PASSES passes in a tight loop, or FRAMES paced ones."""
     passes = FRAMES if pace_s else FLOOR_PASSES
-    rounds = []
-    for _ in range(1 if pace_s else FLOOR_ROUNDS):
-        done = subprocess.run([python, "-c", FLOOR_SCRIPT, spec, mode, str(passes), "20", str(pace_s)],
-                              capture_output=True, text=True, check=True, timeout=120, env=NODE_ENV)
-        rounds.append(float(done.stdout))
-    return statistics.median(rounds)
+    return [python, "-c", FLOOR_SCRIPT, floor_spec(names), mode, str(passes), "20", str(pace_s)]
+
+
+def run_floor(python: str, mode: str, names: list[str]) -> float:
+    """µs per pass of one floor process in a tight loop."""
+    done = subprocess.run(floor_argv(python, mode, names), capture_output=True, text=True, check=True,
+                          timeout=120, env=NODE_ENV)
+    return float(done.stdout)
+
+
+def run_round(python: str, names: list[str]) -> dict:
+    """One round, everything in it measured under the same conditions: the sampler, and at
+    the same time a floor process paced as it is (each wakes every INTERVAL_S for ~1 ms: they
+    hardly meet on the CPUs); then the tight-loop floors, right after."""
+    paced = subprocess.Popen(floor_argv(python, "pread", names, INTERVAL_S), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=NODE_ENV)
+    try:
+        sampler = run_sampler()
+        out, err = paced.communicate(timeout=120)
+    finally:
+        if paced.poll() is None:
+            paced.kill()
+            paced.wait(timeout=5)
+    if paced.returncode != 0:
+        raise RuntimeError(f"the paced floor failed: {err[-400:]}")
+    return dict(sampler, paced=float(out), open=run_floor(python, "open", names),
+                pread=run_floor(python, "pread", names))
 
 
 def run_shell_loop(names: list[str]) -> dict:
@@ -276,36 +301,39 @@ def main() -> None:
     if shim and os.path.realpath(shim) != os.path.realpath(python):
         print(f"  the same via {shim}:  {startup_ms(shim, None):7.1f} ms CPU (this PATH; not what a node runs)")
 
-    runs = []
-    for _ in range(SAMPLER_RUNS):  # a run's figure swings by ±10 % on a shared VM: the median
-        runs.append(run_sampler())
-    sampler = sorted(runs, key=lambda r: r["us"])[len(runs) // 2]
+    rounds = [run_round(python, names) for _ in range(ROUNDS)]
     detailed = run_sampler(detail=True)
-    floor = run_floor(python, "open", names)
-    floor_pread = run_floor(python, "pread", names)
-    floor_paced = run_floor(python, "pread", names, pace_s=INTERVAL_S)
     frame_loop = run_frame_loop(python)
     shell = run_shell_loop(names)
 
-    print(f"sampler start-up to its first frame: {sampler['first_ms']:7.1f} ms CPU (sh + python3 + the script)")
-    print(f"frame: {sampler['bytes']:.0f} bytes ({sampler['cpus']} CPUs, {sampler['ifaces']} interfaces), "
-          f"one every {sampler['period_s'] * 1e3:.1f} ms")
-    each = ", ".join("%.0f" % r["us"] for r in runs)
-    print(f"netui sampler (python3 -c, no forks):    {sampler['us']:7.0f} µs CPU per sample "
-          f"(frames {WARM_FRAMES}→{WARM_FRAMES + FRAMES}; median of {each})")
+    def med(key: str) -> float:
+        return statistics.median(r[key] for r in rounds)
+
+    def ratios(key: str) -> str:
+        each = sorted(r["us"] / r[key] for r in rounds)
+        return f"{statistics.median(each):5.2f}×  ({each[0]:.2f}–{each[-1]:.2f} in {len(each)} rounds)"
+
+    first = rounds[0]
+    print(f"sampler start-up to its first frame: {first['first_ms']:7.1f} ms CPU (sh + python3 + the script)")
+    print(f"frame: {first['bytes']:.0f} bytes ({first['cpus']} CPUs, {first['ifaces']} interfaces), "
+          f"one every {first['period_s'] * 1e3:.1f} ms")
+    print(f"{ROUNDS} rounds, each: the sampler and a paced floor at the same time, then the tight floors "
+          f"(medians; a round's figures swing by ±10 % here, its ratios less)")
+    print(f"netui sampler (python3 -c, no forks):    {med('us'):7.0f} µs CPU per sample "
+          f"(frames {WARM_FRAMES}→{WARM_FRAMES + FRAMES}: {', '.join('%.0f' % r['us'] for r in rounds)})")
     print(f"  with its per-CPU tables (--detail):    {detailed['us']:7.0f} µs CPU per sample, "
-          f"{detailed['bytes']:.0f} bytes per frame")
-    print(f"floor: open/read/close, tight loop:      {floor:7.0f} µs CPU per pass (median of {FLOOR_ROUNDS}×{FLOOR_PASSES})")
-    print(f"floor: pread of files kept open:         {floor_pread:7.0f} µs CPU per pass")
-    print(f"floor: pread, paced every {INTERVAL_S * 1e3:.0f} ms:          {floor_paced:7.0f} µs CPU per pass "
-          f"(as the sampler runs: wake-up, cold caches)")
+          f"{detailed['bytes']:.0f} bytes per frame (one run)")
+    print(f"floor: open/read/close, tight loop:      {med('open'):7.0f} µs CPU per pass ({FLOOR_PASSES} a round)")
+    print(f"floor: pread of files kept open:         {med('pread'):7.0f} µs CPU per pass")
+    print(f"floor: pread, paced every {INTERVAL_S * 1e3:.0f} ms:          {med('paced'):7.0f} µs CPU per pass "
+          f"(beside the sampler: wake-up, cold caches)")
     print(f"the sampler's frame() in a tight loop:   {frame_loop:7.0f} µs CPU per call (its Python work, hot caches)")
     print(f"shell loop: cat + sleep (2 forks):       {shell['us']:7.0f} µs CPU per sample incl. children, "
           f"{shell['bytes']:.0f} bytes per sample")
-    print(f"ratio sampler / floor (open/read/close): {sampler['us'] / floor:7.2f}×  (target ≤ 1.5×)")
-    print(f"ratio sampler / floor (pread):           {sampler['us'] / floor_pread:7.2f}×")
-    print(f"ratio sampler / floor (pread, paced):    {sampler['us'] / floor_paced:7.2f}×")
-    print(f"ratio shell loop / sampler:              {shell['us'] / sampler['us']:7.2f}×")
+    print(f"ratio sampler / floor (open/read/close): {ratios('open')}  target ≤ 1.5×")
+    print(f"ratio sampler / floor (pread):           {ratios('pread')}")
+    print(f"ratio sampler / floor (pread, paced):    {ratios('paced')}")
+    print(f"ratio shell loop / sampler:              {shell['us'] / med('us'):7.2f}×")
     print(f"load {os.getloadavg()[0]:.2f} at the end")
 
 
