@@ -36,11 +36,11 @@ NODES = ["node1", "node2", "node3", "node4"]
 LEFTOVER_MARKS = (b"iperf3", b"ib_write_bw", b"netui-gated")
 
 
-def lab_monitor(lab, names=NODES) -> Monitor:
+def lab_monitor(lab, names=NODES, interval_s: float = 0.5) -> Monitor:
     settings = SshSettings(config_paths=[str(lab.ssh_config)], connect_timeout_s=5, keepalive_s=2,
                            backoff_first_s=0.3, backoff_max_s=1.5)
     connector = SshConnector(settings)
-    monitor = Monitor([SshSource(n, n, connector) for n in names], interval_s=0.5, history_s=60)
+    monitor = Monitor([SshSource(n, n, connector) for n in names], interval_s=interval_s, history_s=60)
     monitor.connector = connector
     return monitor
 
@@ -133,6 +133,9 @@ async def test_four_node_matrix_in_about_three_rounds_with_a_number_for_every_pa
     for r in report.results:  # both ends' counters over the test
         for node in r.pair:
             assert r.counters[f"{node}.retrans"] is not None and 1.0 <= r.counters[f"{node}.window_s"] <= 3.5
+            # the window starts on a sample with the per-CPU tables (asked for at the start),
+            # the first round's too: its hottest CPU is known
+            assert r.counters[f"{node}.softirq_cpu"] is not None, (r.pair, r.counters)
     rounds_seen = [p.round for p in progress if p.phase == "running"]
     assert sorted(set(rounds_seen)) == [1, 2, 3] and progress[-1].phase == "done"
     assert not await nothing_left(lab)
@@ -260,6 +263,29 @@ async def test_iperf3_missing_on_one_node_is_reported_before_anything_starts(lab
     others = [r for r in report.results if "node3" not in r.pair]
     assert len(others) == 3 and all(r.ok and r.gbps > 0.5 for r in others)
     assert report.problems == {"node3": "iperf3 missing on node3"}
+    assert not await nothing_left(lab)
+
+
+async def test_a_pair_test_staged_within_an_interval_still_knows_each_ends_hottest_cpu(lab):
+    """The nodes send the sums of their per-CPU files until the test asks for the tables.
+    At a 2 s interval the pair is staged before the next frame, and a 5 s test's window spans
+    two intervals (the sums give the hottest CPU over one interval only): the test waits for
+    the tables (at most two intervals), so its window starts on a sample that has them."""
+    monitor = lab_monitor(lab, ["node1", "node2"], interval_s=2.0)
+    task = await started(monitor)
+    try:
+        assert all(n.sample.cpu is None and n.sample.cpu_sums is not None for n in monitor.fleet)
+        test = PairTest(monitor, ["node1", "node2"], PairSettings(duration_s=5))  # a window of two intervals
+        t0 = time.monotonic()
+        report = await test.run()
+        took = time.monotonic() - t0
+    finally:
+        await stop(monitor, task)
+    assert report.tests_done == 1 and report.results[0].ok, report.results
+    counters = report.results[0].counters
+    for node in ("node1", "node2"):
+        assert counters[f"{node}.softirq_cpu"] is not None and counters[f"{node}.softirq_percent"] is not None, counters
+    assert took <= 2 * 2.0 + 5 + 4, f"{took:.2f} s"  # the wait is bounded: two intervals, the test, staging
     assert not await nothing_left(lab)
 
 

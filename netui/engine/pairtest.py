@@ -291,6 +291,8 @@ class PairTest(NodeCommands):
                 for st in keep:
                     self._discard(st)
                 keep = []
+            if not self.cancelled and runnable:
+                await self._until_cancelled(self._tables_arrived(self.nodes))
             if not self.cancelled:
                 await self._run_rounds(runnable, keep, endpoints)
         finally:
@@ -361,6 +363,25 @@ class PairTest(NodeCommands):
                     continue
             endpoints[node] = Endpoint(node, choice.addresses[node], rdma)
         return endpoints, staged
+
+    async def _tables_arrived(self, nodes: list[str]) -> None:
+        """Until the last sample of each node that sends sums only carries its per-CPU tables
+        again (asked for when the test began), for at most two intervals (5 s at most): a
+        test's window then starts on a sample with them, and its hottest CPU is known."""
+        fleet = self.monitor.fleet
+        interval_s = getattr(self.monitor, "interval_s", 1.0)
+        deadline = time.monotonic() + min(2 * interval_s + 0.5, 5.0)
+
+        def waiting() -> bool:
+            for name in nodes:
+                node = fleet.nodes.get(name)
+                sample = node.sample if node is not None else None
+                if sample is not None and sample.cpu is None and sample.cpu_sums is not None:
+                    return True
+            return False
+
+        while waiting() and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
 
     def _probe_script(self) -> str:
         s = self.settings
