@@ -82,3 +82,34 @@ def test_netui_replay_of_a_lab_recording_with_seek(tmux_session, tmp_path):
     subprocess.run(["tmux", "send-keys", "-t", tmux_session, "S-Left"], check=True)
     wait_for(tmux_session, "0:00 / 0:38")
     subprocess.run(["tmux", "send-keys", "-t", tmux_session, "q"], check=True)
+
+
+def test_ctrl_z_suspends_netui_and_fg_brings_it_back_updating(tmux_session):
+    """As any terminal program: Ctrl-Z gives the shell back (the job is stopped, the screen
+    restored), ``fg`` brings the grid back, and it goes on updating."""
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("bash is not installed")
+    subprocess.run(["tmux", "new-session", "-d", "-s", tmux_session, "-x", "100", "-y", "24",
+                    f"{bash} --norc --noprofile"], check=True)
+    keys = ["tmux", "send-keys", "-t", tmux_session]
+    subprocess.run(keys + [f"PS1='shell$ '; {sys.executable} -m netui --interval 0.5", "Enter"], check=True)
+    wait_for(tmux_session, "b/s      ")
+    subprocess.run(keys + ["C-z"], check=True)
+    screen = wait_for(tmux_session, "Stopped")
+    assert "Node " not in screen  # the terminal is the shell's again
+    subprocess.run(keys + ["fg", "Enter"], check=True)
+    screen = wait_for(tmux_session, "Node ")
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and capture(tmux_session) == screen:
+        time.sleep(0.2)
+    assert capture(tmux_session) != screen, "the grid did not update after fg"
+    subprocess.run(keys + ["q"], check=True)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        lines = [line for line in capture(tmux_session).splitlines() if line.strip()]
+        if lines and lines[-1].strip() == "shell$" and not any(line.startswith("Node ") for line in lines):
+            break
+        time.sleep(0.2)
+    else:
+        raise AssertionError(f"netui did not quit on q after fg:\n{capture(tmux_session)}")

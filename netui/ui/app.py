@@ -55,6 +55,7 @@ class NetuiApp(App):
         Binding("plus,equals_sign", "slower", "Slower", key_display="+", show=False),
         Binding("minus", "faster", "Faster", key_display="-", show=False),
         Binding("w", "toggle_recording", "Record", show=False),
+        Binding("ctrl+z", "suspend_process", "Suspend", show=False),  # back with fg, as any terminal program
         # replay only (check_action hides them in live mode)
         Binding("x", "cycle_speed", "Speed"),
         Binding("n", "next_event", "Next event"),

@@ -33,6 +33,7 @@ KEYS = (
     ("t T r R l", "replay: the last pair or latency test recorded before this point"),
     ("ctrl+p", "command palette: every action by name"),
     ("?", "this help"),
+    ("ctrl+z", "suspend to the shell; fg brings netui back"),
     ("q", "quit"),
 )
 
