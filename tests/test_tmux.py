@@ -99,7 +99,9 @@ def test_ctrl_z_suspends_netui_and_fg_brings_it_back_updating(tmux_session):
     screen = wait_for(tmux_session, "Stopped")
     assert "Node " not in screen  # the terminal is the shell's again
     subprocess.run(keys + ["fg", "Enter"], check=True)
-    screen = wait_for(tmux_session, "Node ")
+    wait_for(tmux_session, "Node ")
+    time.sleep(0.5)  # (the repaint after fg done)
+    screen = capture(tmux_session)
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and capture(tmux_session) == screen:
         time.sleep(0.2)
@@ -113,3 +115,20 @@ def test_ctrl_z_suspends_netui_and_fg_brings_it_back_updating(tmux_session):
         time.sleep(0.2)
     else:
         raise AssertionError(f"netui did not quit on q after fg:\n{capture(tmux_session)}")
+
+
+def test_ctrl_z_without_a_shell_to_come_back_to_says_so_and_goes_on(tmux_session):
+    """netui under a shell without job control (as ``ssh -t host netui`` runs it): a stopped
+    netui could never be resumed, so Ctrl-Z says so, and netui goes on."""
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("bash is not installed")
+    script = f"{sys.executable} -m netui --interval 0.5; echo netui-ended; sleep 30"
+    subprocess.run(["tmux", "new-session", "-d", "-s", tmux_session, "-x", "100", "-y", "24",
+                    f"{bash} --norc --noprofile -c '{script}'"], check=True)
+    keys = ["tmux", "send-keys", "-t", tmux_session]
+    wait_for(tmux_session, "b/s      ")
+    subprocess.run(keys + ["C-z"], check=True)
+    wait_for(tmux_session, "nothing could bring it back")
+    subprocess.run(keys + ["q"], check=True)
+    wait_for(tmux_session, "netui-ended")

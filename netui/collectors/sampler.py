@@ -133,6 +133,7 @@ ETHTOOL_S = 5.0
 # separator, a newline or bytes that are not UTF-8 is left out, not sent); a port or index: digits
 NAME = re.compile(r"[!-~]{1,255}\Z")
 DIGITS = re.compile(r"[0-9]{1,6}\Z")
+NETDEV_NAME = re.compile(rb"^ *([^ :\n]+):", re.M)  # the name at the start of a /proc/net/dev line
 # ethtool -S names of per-queue/per-channel counters (most of a multi-queue NIC's output)
 PER_QUEUE = re.compile(
     rb"^(?:\[\d+\]: |(?:rx|tx)q\d+: |(?:rx|tx|ch|rq|sq|xdp)\d+_|(?:rx|tx)_queue_\d+_|queue_\d+_)")
@@ -337,10 +338,14 @@ def netdev_table(data):
     body = parts[2]
     n = body.count(b"\n")
     f = body.replace(b":", b" ").split()  # (a name never holds ":"; a wide counter abuts it)
+    names = None
     if n and len(f) == 17 * n and body.count(b":") == n and body.endswith(b"\n"):
         names = f[0::17]
-        del f[0::17]
-    else:  # line by line: blank lines skipped, an odd one refused
+        if NETDEV_NAME.findall(body) == names:  # each line's own name: no line short or long
+            del f[0::17]
+        else:
+            names = None
+    if names is None:  # line by line: blank lines skipped, an odd one refused
         names, f = [], []
         for line in body.split(b"\n"):
             if not line.strip():
@@ -386,13 +391,15 @@ def tcpext_lines(data):
 
 def line_pair(data, prefix):
     """The two lines that start with ``prefix``, without it; None unless there are exactly
-    two (none more even without the prefix's space), one after the other."""
-    i = 0 if data.startswith(prefix) else data.find(b"\n" + prefix) + 1
-    if i <= 0 and not data.startswith(prefix):
+    two lines that start with it even without its space, one after the other (and no
+    carriage return, which the careful path would take as a line break)."""
+    bare = prefix.rstrip()
+    i = 0 if data.startswith(bare) else data.find(b"\n" + bare) + 1
+    if (i == 0 and not data.startswith(bare)) or not data.startswith(prefix, i) or b"\r" in data:
         return None
     j = data.find(b"\n", i)
     k = data.find(b"\n", j + 1)
-    if j < 0 or k < 0 or not data.startswith(prefix, j + 1) or data.find(b"\n" + prefix.rstrip(), k) >= 0:
+    if j < 0 or k < 0 or not data.startswith(prefix, j + 1) or data.find(b"\n" + bare, k) >= 0:
         return None
     n = len(prefix)
     return data[i + n:j], data[j + 1 + n:k]

@@ -292,7 +292,7 @@ class PairTest(NodeCommands):
                     self._discard(st)
                 keep = []
             if not self.cancelled and runnable:
-                await self._until_cancelled(self._tables_arrived(self.nodes))
+                await self._until_cancelled(self._tables_arrived({n for pairs in runnable for p in pairs for n in p}))
             if not self.cancelled:
                 await self._run_rounds(runnable, keep, endpoints)
         finally:
@@ -364,10 +364,11 @@ class PairTest(NodeCommands):
             endpoints[node] = Endpoint(node, choice.addresses[node], rdma)
         return endpoints, staged
 
-    async def _tables_arrived(self, nodes: list[str]) -> None:
-        """Until the last sample of each node that sends sums only carries its per-CPU tables
-        again (asked for when the test began), for at most two intervals (5 s at most): a
-        test's window then starts on a sample with them, and its hottest CPU is known."""
+    async def _tables_arrived(self, nodes: set[str]) -> None:
+        """Until the last sample of each node of a runnable pair that is up and sends sums
+        only carries its per-CPU tables (asked for when the test began), for at most two
+        intervals (5 s at most): a test's window then starts on a sample with them, and its
+        hottest CPU is known."""
         fleet = self.monitor.fleet
         interval_s = getattr(self.monitor, "interval_s", 1.0)
         deadline = time.monotonic() + min(2 * interval_s + 0.5, 5.0)
@@ -375,7 +376,9 @@ class PairTest(NodeCommands):
         def waiting() -> bool:
             for name in nodes:
                 node = fleet.nodes.get(name)
-                sample = node.sample if node is not None else None
+                if node is None or node.state is not NodeState.UP:
+                    continue  # (a node down or stale sends nothing to wait for)
+                sample = node.sample
                 if sample is not None and sample.cpu is None and sample.cpu_sums is not None:
                     return True
             return False

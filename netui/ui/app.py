@@ -7,6 +7,7 @@ without them (tests/test_startup.py guards this).
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Iterable
@@ -34,6 +35,19 @@ def _showing(screen: Screen, module: str, name: str) -> bool:
     whose module was never imported cannot be on the stack."""
     loaded = sys.modules.get(module)
     return loaded is not None and isinstance(screen, getattr(loaded, name))
+
+
+
+def job_control() -> bool:
+    """Whether a shell with job control can resume netui after SIGTSTP: netui's process
+    group is one of its own, not its session's (as under a shell without job control, or
+    when netui itself leads the session: ``exec netui``, ``ssh -t host netui``), and it is
+    the terminal's foreground group."""
+    try:
+        pgrp = os.getpgrp()
+        return pgrp != os.getsid(0) and os.tcgetpgrp(sys.__stdin__.fileno()) == pgrp
+    except (OSError, AttributeError, ValueError):  # no terminal on stdin, or no stdin at all
+        return False
 
 
 class FleetUpdated(Message):
@@ -280,6 +294,16 @@ class NetuiApp(App):
             self.notify(f"no {'straggler' if kind else 'event'} after this point", timeout=2)
         else:
             self.notify(event_text(event.record), timeout=3)
+
+    def action_suspend_process(self) -> None:
+        """Ctrl-Z: back to the shell, as a job ``fg`` resumes; only where there is a shell
+        with job control to resume it (otherwise, e.g. ``ssh -t host netui`` or ``exec
+        netui``, a stopped netui could never come back: it says so and goes on)."""
+        if job_control():
+            super().action_suspend_process()
+        else:
+            self.notify("Ctrl-Z: netui is not a job of an interactive shell here, so nothing could "
+                        "bring it back; q quits", severity="warning")
 
     def action_toggle_recording(self) -> None:
         """w: start recording into a new file in the current directory, or stop."""

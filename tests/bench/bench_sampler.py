@@ -14,7 +14,8 @@ shared VM swings by ±10 % from one minute to the next) weighs on both sides of 
   a tight loop, right after the sampler in each round (the target's floor); with the files
   kept open and read with pread, as the sampler does, in a tight loop too, and paced every
   0.05 s like the sampler and at the same time as it (its caches as cold). It reads as the
-  sampler does: 8 KB reads to the end of a /proc table, one short read of a sysfs attribute
+  sampler does: 8 KB reads to the end of a /proc table (or about what it held last time),
+  one short read of a sysfs attribute
   or a sysctl value (boot_id, hostname: the kernel allocates what a read asks for, and a
   256 KB read of boot_id costs it ~60 µs more). The class symlink and marker entries of each
   interface, which the sampler reads again only every 30 s or when the interface is made
@@ -63,6 +64,13 @@ import os, sys, time
 proc, sysctl, sysfs, links, markers = eval(sys.argv[1])
 mode, passes, warm, pace_s = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
 fds = {}
+sizes = {}
+
+def asked(p, got):
+    # as the sampler: 8 KB reads, or about what the file held last time
+    size = sizes.get(p, 8192)
+    if got > size:
+        sizes[p] = min(got + (got >> 2) + 4096, 1 << 22) & ~4095
 
 def once():
     for p in proc:
@@ -70,12 +78,18 @@ def once():
             fd = os.open(p, os.O_RDONLY)
         except OSError:
             continue
+        got = 0
+        size = sizes.get(p, 8192)
         try:
-            while os.read(fd, 8192):
-                pass
+            while True:
+                chunk = os.read(fd, size)
+                if not chunk:
+                    break
+                got += len(chunk)
         except OSError:
             pass
         os.close(fd)
+        asked(p, got)
     for p in sysfs + sysctl:
         try:
             fd = os.open(p, os.O_RDONLY)
@@ -93,11 +107,13 @@ def once_pread():
         if fd is None:
             fd = fds[p] = os.open(p, os.O_RDONLY)
         off = 0
+        size = sizes.get(p, 8192)
         while True:
-            chunk = os.pread(fd, 8192, off)
+            chunk = os.pread(fd, size, off)
             if not chunk:
                 break
             off += len(chunk)
+        asked(p, off)
     for p in sysfs + sysctl:
         fd = fds.get(p)
         try:

@@ -279,3 +279,44 @@ def test_the_sums_are_what_the_cpu_panel_says_while_the_tables_come():
     assert "meanwhile, all CPUs: backlog drops 0/s   time squeezes 127/s" in words
     words = _waiting(node, "per-CPU softirq", replay=True)
     assert "the recording has no per-CPU tables" in words and "hottest: cpu9" in words
+
+
+async def test_a_pair_test_waits_for_the_tables_of_its_nodes_that_are_up_and_no_longer():
+    """The first round waits for the per-CPU tables it asked for, from the nodes of its
+    pairs that are up; a node down (its last sample sums only) does not hold it up, and
+    the wait ends with the first sample that has them, or after two intervals."""
+    import asyncio
+    import time
+
+    from netui.engine.monitor import Monitor
+    from netui.engine.pairtest import PairTest
+    from netui.engine.pairtools import PairSettings
+    from netui.model.node import NodeState
+
+    connector = SshConnector(SshSettings())
+    m = Monitor([SshSource(n, n, connector) for n in ("a", "b")], interval_s=0.2, history_s=10)
+    texts = [node_texts(s) for s in range(3)]
+    plain, detailed = sampler_frames(texts, detail=False), sampler_frames(texts, detail=True)
+    decode = {n: FrameDecoder().decode for n in "ab"}
+    for name in "ab":
+        m.fleet[name].observe(decode[name](plain[0]))
+    test = PairTest(m, ["a", "b"], PairSettings(duration_s=1))
+
+    m.fleet["b"].set_state(NodeState.DOWN, "connection lost")
+    m.fleet["a"].observe(decode["a"](detailed[1]))
+    t0 = time.monotonic()
+    await test._tables_arrived({"a", "b"})
+    assert time.monotonic() - t0 < 0.5  # b is down: nothing to wait for (not two intervals: 0.9 s)
+
+    m.fleet["b"].set_state(NodeState.UP)
+    t0 = time.monotonic()
+    await test._tables_arrived({"a", "b"})
+    assert 0.85 <= time.monotonic() - t0 < 1.5  # b sends sums only: two intervals and a half, no more
+
+    async def tables_come():
+        await asyncio.sleep(0.2)
+        m.fleet["b"].observe(decode["b"](detailed[1]))
+
+    t0 = time.monotonic()
+    await asyncio.gather(test._tables_arrived({"a", "b"}), tables_come())
+    assert 0.2 <= time.monotonic() - t0 < 0.85  # the sample with the tables ends the wait, before the 0.9 s

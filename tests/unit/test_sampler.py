@@ -553,9 +553,14 @@ def test_proc_dev_column_by_column_equals_line_by_line():
     wide = b"h1\nh2\n  eth0:" + b" ".join([b"18446744073709551615"] * 16) + b"\n"  # a counter abutting the colon
     names, table = ns["netdev_table"](wide)
     assert names == [b"eth0"] and table.endswith(b"\xff" * 8 * 16)
-    # one line short of a counter, another with one too many: refused, not misread
+    # one line short of a counter, another with one too many: refused, not misread (even
+    # when the totals add up and a shifted value would pass for a name)
     odd = b"h1\nh2\n a: " + b"1 " * 15 + b"\n b: " + b"1 " * 17 + b"\n"
     assert ns["netdev_table"](odd) is None
+    shifted = b"h1\nh2\n 1: " + b" ".join(b"%d" % v for v in range(1, 18)) + b"\n 2: " + b"1 " * 15 + b"\n"
+    assert ns["netdev_table"](shifted) is None
+    moved = b"h1\nh2\n a 1: " + b"1 " * 15 + b"\n b: " + b"1 " * 16 + b"\n"  # a colon in another place
+    assert ns["netdev_table"](moved) is None
 
 
 def test_the_tcp_fast_path_gives_the_careful_paths_table():
@@ -573,12 +578,15 @@ def test_the_tcp_fast_path_gives_the_careful_paths_table():
         assert ns["tcp_table"](snmp, netstat) == careful  # its cut of the TcpExt names, cached
     snmp, netstat = pairs[0]
     tcp_names = snmp.split(b"\nTcp: ")[1].split(b"\n")[0]
-    for odd_snmp, odd_netstat in (
+    for odd_snmp, odd_netstat in (  # each: the fast path declines, and the careful path decides
         (snmp + b"Tcp: 1\n", netstat),  # a third Tcp line
         (snmp + b"Tcp:1\n", netstat),  # (even without the space)
         (snmp.replace(b"\nTcp: " + tcp_names, b"\nUdp: " + tcp_names), netstat),  # the names line gone
         (snmp, netstat.replace(b"TcpExt: ", b"TcpExt:  ", 1) + b"TcpExt: 1 2\n"),
         (snmp, b"TcpExt: TCPTimeouts TCPLoss\nTcpExt: 1\n"),  # torn
+        (b"Tcp:x 1\n" + snmp, netstat),  # a Tcp line without the space, before the pair
+        (snmp, b"TcpExt:x 1\n" + netstat),
+        (snmp.replace(b"\nTcp: ", b"\r\nTcp: ", 1), netstat),  # (the careful path splits at \r)
         (b"Tcp: A B\nTcp: 1 x\n", netstat),
         (snmp, b"TcpExt: TCPTimeouts\nTcpExt: -1\n"),
     ):
