@@ -37,7 +37,6 @@ def _showing(screen: Screen, module: str, name: str) -> bool:
     return loaded is not None and isinstance(screen, getattr(loaded, name))
 
 
-
 def job_control() -> bool:
     """Whether a shell with job control can resume netui after SIGTSTP: netui's process
     group is one of its own, not its session's (as under a shell without job control, or
