@@ -12,8 +12,8 @@ shared VM swings by ±10 % from one minute to the next) weighs on both sides of 
 - the floor: one python3 process reading the same files once per pass, no forks: with
   open/read/close of the /proc files and of each interface's /sys/class/net attributes in
   a tight loop, right after the sampler in each round (the target's floor); with the files
-  kept open and read with pread, as the sampler does, in a tight loop too, and paced every
-  0.05 s like the sampler and at the same time as it (its caches as cold). It reads as the
+  kept open and read with pread, as the sampler does, in a tight loop too; and both ways
+  paced every 0.05 s like the sampler, at the same time as it (their caches as cold). It reads as the
   sampler does: 8 KB reads to the end of a /proc table (or about what it held last time),
   one short read of a sysfs attribute
   or a sysctl value (boot_id, hostname: the kernel allocates what a read asks for, and a
@@ -268,20 +268,25 @@ def run_floor(python: str, mode: str, names: list[str]) -> float:
 
 def run_round(python: str, names: list[str]) -> dict:
     """One round, everything in it measured under the same conditions: the sampler, and at
-    the same time a floor process paced as it is (each wakes every INTERVAL_S for ~1 ms: they
-    hardly meet on the CPUs); then the tight-loop floors, right after."""
-    paced = subprocess.Popen(floor_argv(python, "pread", names, INTERVAL_S), stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, env=NODE_ENV)
+    the same time two floor processes paced as it is (pread, open/read/close; each wakes
+    every INTERVAL_S for ~1 ms: they hardly meet on the CPUs); then the tight-loop floors,
+    right after."""
+    paced = {mode: subprocess.Popen(floor_argv(python, mode, names, INTERVAL_S), stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True, env=NODE_ENV) for mode in ("pread", "open")}
+    figures = {}
     try:
         sampler = run_sampler()
-        out, err = paced.communicate(timeout=120)
+        for mode, proc in paced.items():
+            out, err = proc.communicate(timeout=120)
+            if proc.returncode != 0:
+                raise RuntimeError(f"the paced floor ({mode}) failed: {err[-400:]}")
+            figures[mode] = float(out)
     finally:
-        if paced.poll() is None:
-            paced.kill()
-            paced.wait(timeout=5)
-    if paced.returncode != 0:
-        raise RuntimeError(f"the paced floor failed: {err[-400:]}")
-    return dict(sampler, paced=float(out), open=run_floor(python, "open", names),
+        for proc in paced.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=5)
+    return dict(sampler, paced=figures["pread"], paced_open=figures["open"], open=run_floor(python, "open", names),
                 pread=run_floor(python, "pread", names))
 
 
@@ -343,12 +348,14 @@ def main() -> None:
     print(f"floor: pread of files kept open:         {med('pread'):7.0f} µs CPU per pass")
     print(f"floor: pread, paced every {INTERVAL_S * 1e3:.0f} ms:          {med('paced'):7.0f} µs CPU per pass "
           f"(beside the sampler: wake-up, cold caches)")
+    print(f"floor: open/read/close, paced the same:  {med('paced_open'):7.0f} µs CPU per pass (beside the sampler too)")
     print(f"the sampler's frame() in a tight loop:   {frame_loop:7.0f} µs CPU per call (its Python work, hot caches)")
     print(f"shell loop: cat + sleep (2 forks):       {shell['us']:7.0f} µs CPU per sample incl. children, "
           f"{shell['bytes']:.0f} bytes per sample")
     print(f"ratio sampler / floor (open/read/close): {ratios('open')}  target ≤ 1.5×")
     print(f"ratio sampler / floor (pread):           {ratios('pread')}")
     print(f"ratio sampler / floor (pread, paced):    {ratios('paced')}")
+    print(f"ratio sampler / floor (open/read/close, paced): {ratios('paced_open')}")
     print(f"ratio shell loop / sampler:              {shell['us'] / med('us'):7.2f}×")
     print(f"load {os.getloadavg()[0]:.2f} at the end")
 
