@@ -7,6 +7,7 @@ Results must also be usable: per-CPU columns as long as the CPU list, since rate
 
 from __future__ import annotations
 
+import array
 import re
 from pathlib import Path
 
@@ -202,3 +203,57 @@ def test_sample_from_texts_never_raises_and_names_what_is_missing(texts, attrs):
     for name, iface in sample.interfaces.items():
         assert iface.name == name
         assert iface.speed_mbps is None or iface.speed_mbps > 0
+
+
+# --- the remote sampler's fast paths agree with its careful ones ------------------------------
+
+
+def _sampler() -> dict:
+    from netui.collectors.ssh import SAMPLER_SOURCE
+
+    ns: dict = {"__name__": "netui_sampler_under_fuzz"}
+    exec(compile(SAMPLER_SOURCE, "sampler.py", "exec"), ns)  # noqa: S102 - our own source
+    return ns
+
+
+SAMPLER = _sampler()
+
+
+def netdev_line_by_line(data: bytes):
+    """/proc/net/dev's table the plain way, as netdev_table must give it (or None)."""
+    names, values = [], []
+    for line in data.split(b"\n")[2:]:
+        if not line.strip():
+            continue
+        name, sep, rest = line.partition(b":")
+        fields = rest.split()
+        if not sep or not name.strip() or len(fields) != 16:
+            return None
+        names.append(name.strip())
+        values += fields
+    if not names:
+        return None
+    try:
+        table = array.array("Q", map(int, values))
+    except (ValueError, OverflowError):
+        return None
+    return names, b" ".join(names) + b"\n" + table.tobytes()
+
+
+@needs_fixtures
+@FUZZ
+@given(st.sampled_from(["proc/net/dev", "proc/pid_26231_net/dev"]).flatmap(lambda rel: mutated(FIXTURE_TEXTS[rel])))
+def test_the_samplers_net_dev_columns_read_what_its_lines_read(text):
+    data = text.encode()
+    assert SAMPLER["netdev_table"](data) == netdev_line_by_line(data)
+
+
+@needs_fixtures
+@FUZZ
+@given(mutated(FIXTURE_TEXTS.get("proc/pid_26231_net/snmp", "")) | format_text,
+       mutated(FIXTURE_TEXTS.get("proc/pid_26231_net/netstat", "")) | format_text)
+def test_the_samplers_tcp_fast_path_gives_the_careful_paths_table_or_declines(snmp, netstat):
+    snmp_b, netstat_b = snmp.encode(), netstat.encode()
+    fast = SAMPLER["tcp_table"](snmp_b, netstat_b)
+    careful = SAMPLER["tcp_summary"](SAMPLER["lines_with"](snmp_b, (b"Tcp:",)), SAMPLER["tcpext_lines"](netstat_b))
+    assert fast is None or fast == careful
