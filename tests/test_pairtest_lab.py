@@ -224,7 +224,9 @@ def test_headless_matrix_with_tbf_on_node3_exits_1_and_names_node3(lab):
 def test_headless_single_pair_passes_and_exits_0(lab):
     result = netui("bench", "iperf3", "node1", "node2", "-F", str(lab.ssh_config), "--duration", "1")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "node1→node2  pass" in result.stdout and "all 1 pairs pass" in result.stdout
+    assert "node1→node2  pass" in result.stdout
+    # one pair, link speeds unknown in the lab: no median to judge by, and it says so
+    assert "the pair passes (link speeds unknown and no other pair to compare with" in result.stdout
 
 
 async def test_ib_write_bw_without_an_rdma_device_says_so_cleanly(lab):

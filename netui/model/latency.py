@@ -203,7 +203,7 @@ def judge_latency(results: Iterable[LatencyResult], *, max_loss_percent: float =
     if not results:
         text = "no pair was tested"
     elif not failing:
-        text = f"all {n} pairs pass ({rule})"
+        text = f"{'the pair passes' if n == 1 else f'all {n} pairs pass'} ({rule})"
     else:
         text = _failure_text(failing, unordered, suspects, n, rule, reasons)
     return LatencyVerdict(passed=bool(results) and not failing, failing=failing,

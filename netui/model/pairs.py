@@ -315,7 +315,9 @@ def judge(
         rule = f"≥ {_pct(threshold_percent)} % of link speed"
     else:
         median_words = "no pair measured" if median is None else f"the median {_fmt(median)} Gbit/s"
-        if by_speed == 0:
+        if by_speed == 0 and len(results) == 1:  # the median of one pair is that pair
+            rule = "link speeds unknown and no other pair to compare with: --threshold-gbps sets a pass mark"
+        elif by_speed == 0:
             rule = f"≥ {_pct(threshold_percent)} % of {median_words}; link speeds unknown"
         else:
             rule = (
@@ -327,7 +329,7 @@ def judge(
     if not results:
         text = "no pair was tested"
     elif not failing:
-        text = f"all {n} pairs pass ({rule})"
+        text = f"{'the pair passes' if n == 1 else f'all {n} pairs pass'} ({rule})"
         low = [r for r in outliers if r.gbps is not None and median is not None and r.gbps < median]
         if low:
             shown = ", ".join(f"{r.sender}→{r.receiver} {_fmt(r.gbps)} Gbit/s" for r in low[:3])

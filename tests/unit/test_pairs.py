@@ -243,6 +243,17 @@ def test_unknown_link_speed_uses_the_median_and_says_so():
     assert good.text == "all 6 pairs pass (≥ 90 % of the median 18.4 Gbit/s; link speeds unknown)"
 
 
+def test_one_pair_with_unknown_link_speeds_has_no_median_to_judge_by_and_says_so():
+    v = judge([result("node1", "node2", 14.2)])  # the median of one pair is that pair
+    assert v.passed
+    assert v.text == ("the pair passes (link speeds unknown and no other pair to compare with: "
+                      "--threshold-gbps sets a pass mark)")
+    v = judge([result("node1", "node2", 14.2)], threshold_gbps=20)
+    assert not v.passed and "≥ 20 Gbit/s" in v.text
+    v = judge([result("node1", "node2", 9.41)], link_speed_mbps=SPEEDS_10G)
+    assert v.text == "the pair passes (≥ 90 % of link speed)"
+
+
 def test_partly_known_link_speeds_mix_both_rules():
     results = matrix_results(lambda a, b: 9.4)
     v = judge(results, link_speed_mbps={"node1": 10_000, "node2": 10_000, "node3": None})
