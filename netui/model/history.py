@@ -4,10 +4,9 @@ rings for the many per-interface rate series of a big fleet."""
 from __future__ import annotations
 
 import math
-from math import isnan
-from operator import add
 from array import array
 from collections.abc import Mapping
+from operator import add
 
 NAN = float("nan")
 
@@ -274,7 +273,7 @@ class NodeHistory(Mapping):
             raw = buf[(cap + start) * width :].tolist() + buf[: end * width].tolist()
         i, j = self.names.index(a), self.names.index(b)
         xs, ys = raw[i::width], raw[j::width]
-        if not any(map(isnan, xs)) and not any(map(isnan, ys)):  # the common case, in C
+        if not any(map(math.isnan, xs)) and not any(map(math.isnan, ys)):  # the common case, in C
             return max(map(add, xs, ys))
         peak = None
         for x, y in zip(xs, ys):

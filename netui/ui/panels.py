@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -14,6 +16,8 @@ from textual_plotext import PlotextPlot
 from netui.model import units
 from netui.model.health import Level
 from netui.model.node import Node
+from netui.model.rates import CpuSumRates
+from netui.model.samples import CpuSums
 from netui.ui.render import spark
 
 CHART_SECONDS = 300  # the chart shows the last five minutes
@@ -175,7 +179,7 @@ class CpuPanel(Static):
         cr = node.rates.cpu if node.rates else None
         if cr is None or (not any(p is not None for p in cr.softirq_percent)
                           and not any(r is not None for r in cr.net_rx_per_s)):
-            self.update(_waiting(node, "per-CPU softirq", replay=getattr(self.app, "replay", False)))
+            self.update(_waiting(node, "per-CPU softirq", _hottest_meanwhile, replay=getattr(self.app, "replay", False)))
             return
         hot = cr.hottest()
         thr = node.threshold("softirq_percent")
@@ -199,10 +203,12 @@ class CpuPanel(Static):
         self.update(Group(head, grid))
 
 
-def _waiting(node: Node, what: str, *, replay: bool = False) -> str:
+def _waiting(node: Node, what: str, meanwhile: Callable[[CpuSumRates, CpuSums], str | None], *,
+             replay: bool = False) -> str:
     """Why a per-CPU panel is empty. A remote node sends its per-CPU tables while its
     screen is open: the first two samples after it opened make the first rates. In a
-    replay, the recording has them from its second sample on (or not, at that moment)."""
+    replay, the recording has them from its second sample on (or not, at that moment).
+    ``meanwhile``: the panel's line from the node's summed figures, when they say it."""
     s = node.sample
     if s is None:
         return "no data"
@@ -210,15 +216,23 @@ def _waiting(node: Node, what: str, *, replay: bool = False) -> str:
     if sums is None:
         return "waiting for a second sample…"
     r = node.rates.cpu_sums if node.rates else None
-    now = ""
-    if r is not None and what.endswith("softirq") and r.hottest and sums.ncpus:
-        now = f"\nmeanwhile, of {sums.ncpus} CPUs the hottest: cpu{r.hottest[0]} {r.hottest[1]:.0f}%"
-    elif r is not None and what.endswith("softnet") and r.dropped_per_s is not None:
-        now = (f"\nmeanwhile, all CPUs: backlog drops {units.per_s(r.dropped_per_s)}/s"
-               f"   time squeezes {units.per_s(r.time_squeeze_per_s)}/s")
+    line = meanwhile(r, sums) if r is not None else None
+    now = f"\nmeanwhile, {line}" if line else ""
     if replay:
         return f"{what}: the recording has no per-CPU tables for this node at this moment{now}"
     return f"{what}: asked the node for its per-CPU tables, they come with the next samples…{now}"
+
+
+def _hottest_meanwhile(r: CpuSumRates, sums: CpuSums) -> str | None:
+    if not r.hottest or not sums.ncpus:
+        return None
+    return f"of {sums.ncpus} CPUs the hottest: cpu{r.hottest[0]} {r.hottest[1]:.0f}%"
+
+
+def _softnet_meanwhile(r: CpuSumRates, sums: CpuSums) -> str | None:
+    if r.dropped_per_s is None:
+        return None
+    return f"all CPUs: backlog drops {units.per_s(r.dropped_per_s)}/s   time squeezes {units.per_s(r.time_squeeze_per_s)}/s"
 
 
 def _bar(pct: float | None, width: int) -> str:
@@ -295,7 +309,7 @@ class SoftnetPanel(Static):
         if r is None:
             sums = node.sample.cpu_sums if node.sample else None
             if node.sample and (node.sample.softnet or (sums is not None and sums.dropped is not None)):
-                self.update(_waiting(node, "per-CPU softnet", replay=getattr(self.app, "replay", False)))
+                self.update(_waiting(node, "per-CPU softnet", _softnet_meanwhile, replay=getattr(self.app, "replay", False)))
             else:
                 self.update("no softnet_stat")
             return

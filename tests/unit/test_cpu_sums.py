@@ -265,19 +265,19 @@ def test_the_monitor_asks_for_the_tables_while_anyone_wants_them():
 
 
 def test_the_sums_are_what_the_cpu_panel_says_while_the_tables_come():
-    from netui.ui.panels import _waiting
+    from netui.ui.panels import _hottest_meanwhile, _softnet_meanwhile, _waiting
 
     frames = sampler_frames([node_texts(s) for s in range(4)], detail=False)
     node = Node("gpu001", history_s=60, interval_s=1)
     decode = FrameDecoder().decode
     for p in frames:
         node.observe(decode(p))
-    words = _waiting(node, "per-CPU softirq")
+    words = _waiting(node, "per-CPU softirq", _hottest_meanwhile)
     assert "asked the node" in words and "of 128 CPUs the hottest: cpu9" in words
     assert not math.isnan(node.summary.hottest_softirq_percent)
-    words = _waiting(node, "per-CPU softnet")
+    words = _waiting(node, "per-CPU softnet", _softnet_meanwhile)
     assert "meanwhile, all CPUs: backlog drops 0/s   time squeezes 127/s" in words
-    words = _waiting(node, "per-CPU softirq", replay=True)
+    words = _waiting(node, "per-CPU softirq", _hottest_meanwhile, replay=True)
     assert "the recording has no per-CPU tables" in words and "hottest: cpu9" in words
 
 
