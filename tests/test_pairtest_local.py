@@ -172,3 +172,36 @@ async def test_cancelling_the_task_kills_everything_too():
     with pytest.raises(asyncio.CancelledError):
         await task
     assert not await all_gone(running)
+
+
+async def test_a_client_ending_in_the_same_moment_as_the_cancel_is_no_result():
+    """The cancel kills the commands; when a command's end reaches the test before the
+    cancel does (Python 3.11's ``asyncio.wait_for`` then returns the result and swallows the
+    cancellation), the killed client must not count as a test done, failed or not."""
+    monitor = local_monitor(("a", "b"))
+    await ready(monitor)
+    test = PairTest(monitor, ["a", "b"], PairSettings(duration_s=10, test_net="127.0.0.0/8"), matrix=False)
+    start = test._start
+
+    async def start_with_a_racing_client(node, script):
+        running = await start(node, script)
+        if node == "a":  # the client (a sends to b)
+            result = running.result
+
+            async def result_as_the_cancel_comes(timeout_s):
+                ended = asyncio.ensure_future(result(timeout_s))
+                await asyncio.sleep(0.5)  # the test runs
+                test.cancel()  # kills both ends
+                try:
+                    return await asyncio.shield(ended)
+                except asyncio.CancelledError:  # swallowed, as wait_for does in that moment
+                    return await ended
+
+            running.result = result_as_the_cancel_comes
+        return running
+
+    test._start = start_with_a_racing_client
+    report = await asyncio.wait_for(test.run(), 10)
+    assert report.cancelled
+    assert report.tests_done == 0 and report.results == [], [r.error for r in report.results]
+    assert not await all_gone(iperf3_of_ours())
