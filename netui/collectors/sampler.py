@@ -503,12 +503,18 @@ def softnet_pack(a):
 # time: each sum grows by its CPUs' increases (a wrap counted as one), starting from their
 # plain sum, so the monitor makes rates of the sums as of any u64 counter. With the tables,
 # a frame carries "cpusum" too: the grid's figures never depend on who is looking.
+# The NET_RX and NET_TX sums come from the "softirq" line of /proc/stat, the kernel's own
+# sums over the CPUs, read anyway: /proc/softirqs (ten rows of every CPU, ~14 KB on a
+# 128-CPU node) is read only for its table. That line's sums are u32 on older kernels and
+# u64 sums of the u32 counters on newer ones; both are right modulo 2**32, so each sum grows
+# by the line's increase modulo 2**32 (less than 2**32 softirqs a CPU-interval, always).
 CPUSUM = struct.Struct("<10Qd")
 SUM_STAT, SUM_IRQ, SUM_SOFTNET, SUM_HOT = 1, 2, 4, 8
 WRAP = 1 << 32
 sums = {}  # name -> running sum (see add_u32)
 last_cols = {}  # "stat": (mono, cpus, softirq, total); "softirqs"/"softnet": (cpus, columns)
 detail = [False]  # the per-CPU tables too
+irq_from_stat = [False]  # this frame's NET_RX/NET_TX sums came from /proc/stat's softirq line
 
 
 def add_u32(key, names, cpus, cols):
@@ -516,9 +522,11 @@ def add_u32(key, names, cpus, cols):
     reading of ``key`` (by CPU number when the CPUs changed)."""
     prev = last_cols.get(key)
     last_cols[key] = (cpus, cols)
-    if prev is None or names[0] not in sums:
+    if names[0] not in sums:
         for name, col in zip(names, cols):
             sums[name] = sum(col)
+        return
+    if prev is None:  # the sums went on from another source: from here, no jump
         return
     pcpus, pcols = prev
     if pcpus == cpus:
@@ -529,6 +537,30 @@ def add_u32(key, names, cpus, cols):
         for name, col, pcol in zip(names, cols, pcols):
             grew = sum((v - pcol[at[c]]) % WRAP for c, v in zip(cpus, col) if c in at)
             sums[name] = (sums[name] + grew) & U64_MAX
+
+
+def softirq_sums(data):
+    """(NET_RX, NET_TX) of the "softirq" line of /proc/stat, or None."""
+    i = data.find(b"\nsoftirq ")
+    if i < 0:
+        return None
+    f = data[i + 9:data.find(b"\n", i + 9)].split(None, 5)  # total HI TIMER NET_TX NET_RX ...
+    if len(f) < 5 or not (f[3].isdigit() and f[4].isdigit()):
+        return None
+    return int(f[4]), int(f[3])
+
+
+def add_totals(rx_tx):
+    """Add the increase (modulo 2**32) of /proc/stat's NET_RX and NET_TX sums since its
+    last reading to the running sums."""
+    prev = last_cols.get("irqtotal")
+    last_cols["irqtotal"] = rx_tx
+    last_cols.pop("softirqs", None)  # (were the table to carry the sums again: from there)
+    if "net_rx" not in sums:
+        sums["net_rx"], sums["net_tx"] = rx_tx
+    elif prev is not None:  # (else: the sums went on from the table, from here no jump)
+        sums["net_rx"] = (sums["net_rx"] + ((rx_tx[0] - prev[0]) & 0xFFFFFFFF)) & U64_MAX
+        sums["net_tx"] = (sums["net_tx"] + ((rx_tx[1] - prev[1]) & 0xFFFFFFFF)) & U64_MAX
 
 
 def hottest(cpus, soft, total, prev):
@@ -569,6 +601,10 @@ def percpu(key, data, now, out):
         sums["hot"] = None if prev is None else hottest(cols[0], cols[1], cols[2], prev)
         sums["hot_since"] = None if prev is None else prev[0]
         sums["ncpus"] = len(cols[0])
+        rx_tx = softirq_sums(data)
+        if rx_tx is not None:
+            add_totals(rx_tx)
+            irq_from_stat[0] = True
         if detail[0]:
             out += [b"cpu", cpu_pack(cols)]
         return True
@@ -579,7 +615,9 @@ def percpu(key, data, now, out):
         packed = netirq_pack(cols) if detail[0] else b""
         if packed is None:
             return False
-        add_u32("softirqs", ("net_rx", "net_tx"), cols[0], cols[1:])
+        if not irq_from_stat[0]:
+            add_u32("softirqs", ("net_rx", "net_tx"), cols[0], cols[1:])
+            last_cols.pop("irqtotal", None)
         if detail[0]:
             out += [b"netirq", packed]
         return True
@@ -886,13 +924,18 @@ def frame():
             names = netdev_names(data)
             out += [b"net/dev", data]
     done = []  # the per-CPU tables read and summed
-    for key in PERCPU:
+    irq_from_stat[0] = False
+    for key in PERCPU:  # (stat first: it may give the softirq sums)
+        if key == "softirqs" and irq_from_stat[0] and not detail[0]:
+            continue  # the sums came from /proc/stat, and nobody wants the table
         data = read(PROC[key])
         if data is not None:
             if percpu(key, data, now, out):
                 done.append(key)
             else:
                 out += [key.encode(), data]
+    if irq_from_stat[0] and "softirqs" not in done:
+        done.append("softirqs")  # (its sums)
     if done:
         out += [b"cpusum", cpusum(done)]
     snmp, netstat = read(PROC["net/snmp"]), read(PROC["net/netstat"])

@@ -52,8 +52,9 @@ ROUNDS = 5
 SHELL_SAMPLES = 50
 STARTUPS = 10
 
-PROC = ("/proc/net/dev", "/proc/net/snmp", "/proc/net/netstat", "/proc/stat", "/proc/softirqs",
-        "/proc/net/softnet_stat")
+# What the sampler reads each interval, without its per-CPU tables (/proc/softirqs is read
+# for its table only: the NET_RX/NET_TX sums come from /proc/stat's softirq line)
+PROC = ("/proc/net/dev", "/proc/net/snmp", "/proc/net/netstat", "/proc/stat", "/proc/net/softnet_stat")
 SYSCTL = ("/proc/sys/kernel/random/boot_id", "/proc/sys/kernel/hostname")
 ATTRS = ("mtu", "speed", "operstate", "carrier", "ifindex", "type")
 MARKERS = ("bridge", "bonding", "device")

@@ -21,12 +21,13 @@ def proc_texts(step: int) -> dict[str, str]:
     stat = ["cpu  " + " ".join(str(x * NCPU) for x in (3000 * s, 6, 1100 * s, 89000 * s, 35, 0, 400 * s, 0, 0, 0))]
     for c in range(NCPU):
         stat.append(f"cpu{c} {44490 + 30 * s} 19 {21045 + 11 * s} {1087069 + 55 * s} 220 1 {3410 + 4 * s + c % 7} 0 0 0")
-    stat += ["intr 1 2 3", "ctxt 12345", "btime 1700000000", "processes 100", "procs_running 2", "procs_blocked 0"]
     header = " " * 20 + "".join(f"CPU{c:<8d}" for c in range(NCPU))
     rows = [header]
     for name in _SOFTIRQ_NAMES:
         base = 55919 if name == "NET_RX" else 2419
         rows.append(f"{name:>12}:" + "".join(f" {base + (c + 1) * s * 13:10d}" for c in range(NCPU)))
+    stat += ["intr 1 2 3", "ctxt 12345", "btime 1700000000", "processes 100", "procs_running 2", "procs_blocked 0",
+             softirq_line(rows)]
     softnet = [
         " ".join(f"{v:08x}" for v in (0x358fe3 + 900 * s, s // 50, c % 3 * s, 0, 0, 0, 0, 0, 0, 0x855fc, 0x76, 0, c, 0, 0))
         for c in range(NCPU)
@@ -49,6 +50,13 @@ def proc_texts(step: int) -> dict[str, str]:
         "boot_id": "697aabc0-ca93-41ab-bd37-3d206273eaad\n",
         "hostname": "gpu001\n",
     }
+
+
+def softirq_line(rows: list[str]) -> str:
+    """The "softirq" line of /proc/stat for these /proc/softirqs rows (header first): the
+    kernel's sums over the CPUs, the total first."""
+    sums = [sum(map(int, row.partition(":")[2].split())) for row in rows[1:]]
+    return "softirq " + " ".join(map(str, [sum(sums)] + sums))
 
 
 def iface_attrs() -> dict[str, dict[str, str | None]]:

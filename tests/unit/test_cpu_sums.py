@@ -22,7 +22,7 @@ from netui.model.rates import node_rates
 from netui.model.samples import CpuSums
 from netui.speedups import frame_fields
 from tests.bench.fake_fleet import _sampler_namespace
-from tests.bench.node128 import proc_texts
+from tests.bench.node128 import FIXTURES, proc_texts, softirq_line
 
 WRAP = 1 << 32
 
@@ -66,6 +66,10 @@ def node_texts(step: int) -> dict[str, str]:
     if step == 5:  # offline: its softirq counts stand still
         texts["stat"] = _without_cpu(texts["stat"], 3)
         texts["softirqs"] = _shift_row(_shift_row(texts["softirqs"], "NET_RX", 3, -52), "NET_TX", 3, -52)
+    # /proc/stat's softirq line: the sums of the table as it is now (a newer kernel's u64 sums
+    # of the u32 counters: CPU 5's wrap takes 2**32 off the NET_RX sum)
+    texts["stat"] = re.sub(r"^softirq .*$", softirq_line(texts["softirqs"].rstrip("\n").split("\n")),
+                           texts["stat"], flags=re.M)
     return texts
 
 
@@ -217,6 +221,86 @@ def test_the_sampler_counts_each_wrap_once_and_follows_cpus_by_number():
     assert ns["sums"]["net_rx"] == WRAP - 5 + 30 + 15
     add("softirqs", ("net_rx",), [0, 1, 2], ([4, 7, 25],))  # cpu1 back: nothing to compare it with
     assert ns["sums"]["net_rx"] == WRAP - 5 + 30 + 15
+
+
+def test_the_softirq_sums_are_read_from_proc_stat_on_the_fixture_and_on_this_host():
+    softirq_sums = _sampler_functions_only()["softirq_sums"]
+    fixture = (FIXTURES / "stat").read_bytes()  # softirq 5057579 250191 1481983 1647 211099 ...
+    assert softirq_sums(fixture) == (211099, 1647)
+    assert softirq_sums(fixture.replace(b"\nsoftirq ", b"\nsoftirqs ")) is None
+    assert softirq_sums(re.sub(rb"\nsoftirq ([0-9 ]+)", rb"\nsoftirq 1 2 3", fixture)) is None  # too short
+    assert softirq_sums(fixture.replace(b" 211099 ", b" -211099 ")) is None
+    try:
+        with open("/proc/stat", "rb") as f:
+            stat = f.read()
+        with open("/proc/softirqs") as f:
+            table = procfs.parse_softirqs(f.read())
+    except OSError:
+        pytest.skip("no /proc/stat or /proc/softirqs here")
+    rx, tx = softirq_sums(stat)
+    # the kernel's sums (modulo 2**32 on older kernels) of the table read just after them
+    for line_sum, column in ((rx, table.net_rx), (tx, table.net_tx)):
+        grew = (sum(column) - line_sum) % WRAP
+        assert 0 <= grew < 1_000_000, (line_sum, sum(column))
+
+
+def _sums_over(ns, stat_lines: list[str]) -> list[int]:
+    """The running NET_RX sum after each of these /proc/stat softirq lines."""
+    out = []
+    for line in stat_lines:
+        ns["add_totals"](ns["softirq_sums"](b"cpu  1 2 3\n" + line.encode() + b"\n"))
+        out.append(ns["sums"]["net_rx"])
+    return out
+
+
+def test_the_stat_sums_grow_by_their_increase_modulo_2_to_the_32_on_old_and_new_kernels():
+    # an older kernel: the sums are u32 and wrap as a whole
+    old = _sums_over(_sampler_functions_only(), [f"softirq 0 0 0 7 {WRAP - 10}", "softirq 0 0 0 9 20",
+                                                  "softirq 0 0 0 9 50"])
+    assert old == [WRAP - 10, WRAP + 20, WRAP + 50]
+    # a newer kernel: u64 sums of u32 counters, one CPU's wrap takes 2**32 off
+    new = _sums_over(_sampler_functions_only(), [f"softirq 0 0 0 7 {3 * WRAP - 10}",
+                                                  f"softirq 0 0 0 9 {2 * WRAP + 20}", f"softirq 0 0 0 9 {2 * WRAP + 50}"])
+    assert new == [3 * WRAP - 10, 3 * WRAP + 20, 3 * WRAP + 50]
+
+
+def test_the_sums_go_on_without_a_jump_when_their_source_changes():
+    """Were /proc/stat's softirq line missing in one frame, the table gives that frame's sums
+    and the next frame's line goes on from there: never a jump of a running sum."""
+    ns = _sampler_functions_only()
+    _sums_over(ns, ["softirq 0 0 0 5 1000"])
+    for rx in ((400, 700), (410, 720)):  # the table's first reading: another baseline; then +30
+        table = f"  CPU0 CPU1\n NET_TX: 2 3\n NET_RX: {rx[0]} {rx[1]}\n".encode()
+        assert ns["percpu"]("softirqs", table, 0.0, [])
+    assert ns["sums"]["net_rx"] == 1030
+    assert _sums_over(ns, ["softirq 0 0 0 5 1200", "softirq 0 0 0 5 1205"]) == [1030, 1035]
+
+
+def test_the_sampler_reads_proc_softirqs_only_for_its_table_or_when_stat_has_no_softirq_line():
+    def reads(detail: bool, texts: dict) -> list[str]:
+        ns = _sampler_namespace()
+        ns["detail"][0] = detail
+        ns["_state"]["texts"] = texts
+        fake, seen = ns["read"], []
+
+        def read(path, one=False):
+            seen.append(path)
+            return fake(path, one)
+
+        ns["read"] = read
+        for _ in range(2):
+            ns["frame"]()
+        return seen
+
+    texts = proc_texts(0)
+    assert "/proc/softirqs" not in reads(False, texts)
+    assert reads(True, texts).count("/proc/softirqs") == 2
+    texts["stat"] = re.sub(r"^softirq .*\n", "", texts["stat"], flags=re.M)
+    assert reads(False, texts).count("/proc/softirqs") == 2
+    frames = sampler_frames([node_texts(s) for s in range(3)], detail=False)
+    decode = FrameDecoder().decode
+    decoded = [decode(p) for p in frames]
+    assert all(d.cpu_sums is not None and d.cpu_sums.net_rx is not None for d in decoded)
 
 
 def test_the_sampler_picks_the_hottest_cpu_as_the_monitor_does():
