@@ -544,7 +544,8 @@ def softirq_sums(data):
     i = data.find(b"\nsoftirq ")
     if i < 0:
         return None
-    f = data[i + 9:data.find(b"\n", i + 9)].split(None, 5)  # total HI TIMER NET_TX NET_RX ...
+    end = data.find(b"\n", i + 9)
+    f = (data[i + 9:] if end < 0 else data[i + 9:end]).split(None, 5)  # total HI TIMER NET_TX NET_RX ...
     if len(f) < 5 or not (f[3].isdigit() and f[4].isdigit()):
         return None
     return int(f[4]), int(f[3])

@@ -230,6 +230,7 @@ def test_the_softirq_sums_are_read_from_proc_stat_on_the_fixture_and_on_this_hos
     assert softirq_sums(fixture.replace(b"\nsoftirq ", b"\nsoftirqs ")) is None
     assert softirq_sums(re.sub(rb"\nsoftirq ([0-9 ]+)", rb"\nsoftirq 1 2 3", fixture)) is None  # too short
     assert softirq_sums(fixture.replace(b" 211099 ", b" -211099 ")) is None
+    assert softirq_sums(b"cpu  1 2 3\nsoftirq 10 0 1 22 333") == (333, 22)  # the last line, no newline
     try:
         with open("/proc/stat", "rb") as f:
             stat = f.read()
