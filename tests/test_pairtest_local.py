@@ -174,18 +174,20 @@ async def test_cancelling_the_task_kills_everything_too():
     assert not await all_gone(running)
 
 
-async def test_a_client_ending_in_the_same_moment_as_the_cancel_is_no_result():
+@pytest.mark.parametrize("end", ["client", "server"])
+async def test_a_command_ending_in_the_same_moment_as_the_cancel_is_no_result(end):
     """The cancel kills the commands; when a command's end reaches the test before the
     cancel does (Python 3.11's ``asyncio.wait_for`` then returns the result and swallows the
-    cancellation), the killed client must not count as a test done, failed or not."""
+    cancellation), the killed command must not count as a test done, failed or not: the
+    client's end, or the server's while the test waits for it to listen."""
     monitor = local_monitor(("a", "b"))
     await ready(monitor)
     test = PairTest(monitor, ["a", "b"], PairSettings(duration_s=10, test_net="127.0.0.0/8"), matrix=False)
     start = test._start
 
-    async def start_with_a_racing_client(node, script):
+    async def start_racing(node, script):
         running = await start(node, script)
-        if node == "a":  # the client (a sends to b)
+        if end == "client" and node == "a":  # the client (a sends to b)
             result = running.result
 
             async def result_as_the_cancel_comes(timeout_s):
@@ -198,9 +200,28 @@ async def test_a_client_ending_in_the_same_moment_as_the_cancel_is_no_result():
                     return await ended
 
             running.result = result_as_the_cancel_comes
+        elif end == "server" and node == "b":
+            go, wait_for = running.go, running.wait_for
+            told = []
+
+            def go_noted(*args):
+                told.append(args)
+                go(*args)
+
+            async def not_ready_as_the_cancel_comes(ready, timeout_s):
+                if not told:  # (staging: its shell coming up)
+                    return await wait_for(ready, timeout_s)
+                test.cancel()  # kills both ends before the server listened
+                try:
+                    await asyncio.sleep(0.3)
+                except asyncio.CancelledError:  # swallowed, as wait_for does in that moment
+                    pass
+                return False
+
+            running.go, running.wait_for = go_noted, not_ready_as_the_cancel_comes
         return running
 
-    test._start = start_with_a_racing_client
+    test._start = start_racing
     report = await asyncio.wait_for(test.run(), 10)
     assert report.cancelled
     assert report.tests_done == 0 and report.results == [], [r.error for r in report.results]

@@ -507,7 +507,11 @@ def softnet_pack(a):
 # sums over the CPUs, read anyway: /proc/softirqs (ten rows of every CPU, ~14 KB on a
 # 128-CPU node) is read only for its table. That line's sums are u32 on older kernels and
 # u64 sums of the u32 counters on newer ones; both are right modulo 2**32, so each sum grows
-# by the line's increase modulo 2**32 (less than 2**32 softirqs a CPU-interval, always).
+# by the line's increase modulo 2**32. That holds while a whole node's increase in one
+# interval stays below 2**32: at most LINE_MAX_S a frame (429 M softirqs/s at 10 s). At
+# longer intervals, or without a usable line, the table gives the sums as before (2**32 a
+# CPU-interval). The two count the same counters (every possible CPU), so a switch from one
+# to the other goes on from the other's last reading: no jump, no interval lost.
 CPUSUM = struct.Struct("<10Qd")
 SUM_STAT, SUM_IRQ, SUM_SOFTNET, SUM_HOT = 1, 2, 4, 8
 WRAP = 1 << 32
@@ -515,6 +519,9 @@ sums = {}  # name -> running sum (see add_u32)
 last_cols = {}  # "stat": (mono, cpus, softirq, total); "softirqs"/"softnet": (cpus, columns)
 detail = [False]  # the per-CPU tables too
 irq_from_stat = [False]  # this frame's NET_RX/NET_TX sums came from /proc/stat's softirq line
+LINE_MAX_S = 10.0
+line_ok = [True]  # the interval is at most LINE_MAX_S: the line may give the sums
+U32_MAX = WRAP - 1
 
 
 def add_u32(key, names, cpus, cols):
@@ -526,7 +533,7 @@ def add_u32(key, names, cpus, cols):
         for name, col in zip(names, cols):
             sums[name] = sum(col)
         return
-    if prev is None:  # the sums went on from another source: from here, no jump
+    if prev is None:  # (no reading of this table to go on from: from here, no jump)
         return
     pcpus, pcols = prev
     if pcpus == cpus:
@@ -552,16 +559,30 @@ def softirq_sums(data):
 
 
 def add_totals(rx_tx):
-    """Add the increase (modulo 2**32) of /proc/stat's NET_RX and NET_TX sums since its
-    last reading to the running sums."""
+    """Add the increase (modulo 2**32) of /proc/stat's NET_RX and NET_TX sums since their
+    last reading, or since the table's when it gave the sums last, to the running sums."""
     prev = last_cols.get("irqtotal")
     last_cols["irqtotal"] = rx_tx
-    last_cols.pop("softirqs", None)  # (were the table to carry the sums again: from there)
+    table = last_cols.pop("softirqs", None)
+    if prev is None and table is not None:  # the table gave them last: the same counters
+        prev = (sum(table[1][0]), sum(table[1][1]))
     if "net_rx" not in sums:
         sums["net_rx"], sums["net_tx"] = rx_tx
-    elif prev is not None:  # (else: the sums went on from the table, from here no jump)
-        sums["net_rx"] = (sums["net_rx"] + ((rx_tx[0] - prev[0]) & 0xFFFFFFFF)) & U64_MAX
-        sums["net_tx"] = (sums["net_tx"] + ((rx_tx[1] - prev[1]) & 0xFFFFFFFF)) & U64_MAX
+    elif prev is not None:
+        sums["net_rx"] = (sums["net_rx"] + ((rx_tx[0] - prev[0]) & U32_MAX)) & U64_MAX
+        sums["net_tx"] = (sums["net_tx"] + ((rx_tx[1] - prev[1]) & U32_MAX)) & U64_MAX
+
+
+def add_table(cpus, cols):
+    """The NET_RX and NET_TX sums from the table of /proc/softirqs (``cols``: NET_RX, NET_TX
+    per CPU), going on from the line of /proc/stat when it gave them last."""
+    line = last_cols.pop("irqtotal", None)
+    if line is not None and "softirqs" not in last_cols and "net_rx" in sums:
+        last_cols["softirqs"] = (cpus, cols)
+        sums["net_rx"] = (sums["net_rx"] + ((sum(cols[0]) - line[0]) & U32_MAX)) & U64_MAX
+        sums["net_tx"] = (sums["net_tx"] + ((sum(cols[1]) - line[1]) & U32_MAX)) & U64_MAX
+        return
+    add_u32("softirqs", ("net_rx", "net_tx"), cpus, cols)
 
 
 def hottest(cpus, soft, total, prev):
@@ -594,6 +615,10 @@ def percpu(key, data, now, out):
     """A per-CPU table: into the sums, and into the frame when the monitor wants it.
     False when it does not read as the kernel writes it."""
     if key == "stat":
+        rx_tx = softirq_sums(data) if line_ok[0] else None
+        if rx_tx is not None:
+            add_totals(rx_tx)
+            irq_from_stat[0] = True
         cols = stat_columns(data)
         if cols is None:
             return False
@@ -602,10 +627,6 @@ def percpu(key, data, now, out):
         sums["hot"] = None if prev is None else hottest(cols[0], cols[1], cols[2], prev)
         sums["hot_since"] = None if prev is None else prev[0]
         sums["ncpus"] = len(cols[0])
-        rx_tx = softirq_sums(data)
-        if rx_tx is not None:
-            add_totals(rx_tx)
-            irq_from_stat[0] = True
         if detail[0]:
             out += [b"cpu", cpu_pack(cols)]
         return True
@@ -617,8 +638,7 @@ def percpu(key, data, now, out):
         if packed is None:
             return False
         if not irq_from_stat[0]:
-            add_u32("softirqs", ("net_rx", "net_tx"), cols[0], cols[1:])
-            last_cols.pop("irqtotal", None)
+            add_table(cols[0], cols[1:])
         if detail[0]:
             out += [b"netirq", packed]
         return True
@@ -1000,6 +1020,7 @@ def main():
     args = sys.argv[1:]
     interval = float(args[0]) if args else 1.0
     detail[0] = "--detail" in args
+    line_ok[0] = interval <= LINE_MAX_S
     for i, arg in enumerate(args[:-1]):
         if arg == "--sysfs":
             SYS = args[i + 1].rstrip("/") or "/"
@@ -1062,6 +1083,7 @@ def loop(interval):
                     if 0.05 <= new <= 3600:
                         due += new - interval
                         interval = new
+                        line_ok[0] = interval <= LINE_MAX_S
         if time.monotonic() - due > interval:
             due = time.monotonic()  # we were stopped (SIGSTOP): do not burst to catch up
 

@@ -485,8 +485,6 @@ class PairTest(NodeCommands):
             before = {n: fleet[n].sample for n in (a, b)}
             st.server.go(*server_tail(s, endpoints[b]))
             ready = await st.server.wait_for(lambda out, err: server_ready(s.tool, out, err), s.ready_timeout_s)
-            if self.cancelled:
-                return  # ended by the cancel: not a result
             if not ready:
                 server = await st.server.result(1.0) if st.server.output_ended else None
                 self._finished(server_failure(s, a, b, server, "exited" if server is not None else "timeout"))
@@ -496,13 +494,6 @@ class PairTest(NodeCommands):
             client = await st.client.result(s.client_timeout_s + 2)
             # a server whose client failed may wait for it forever: hear its words, not more
             server = await st.server.result(3.0 if client.exit_status == 0 else 0.5)
-            if self.cancelled:
-                # the cancel killed these commands; their ends are not results. The cancel
-                # usually reaches this task as a CancelledError first, but not always: on
-                # Python 3.11 ``asyncio.wait_for`` returns the awaited result instead when
-                # both come in the same moment, and the test went on to count a killed client
-                # as a failed test
-                return
             results = pair_results(s, a, b, client, server)
             after = {n: fleet[n].sample for n in (a, b)}
             counters = pair_counters(a, before[a], after[a]) | pair_counters(b, before[b], after[b])
@@ -517,6 +508,12 @@ class PairTest(NodeCommands):
 
     # plumbing ------------------------------------------------------------------------------
     def _finished(self, results: list[PairResult]) -> None:
+        if self.cancelled:
+            # what ends after the cancel was ended by it (its commands killed, its checks
+            # cut short): not a result. The cancel usually reaches a test's task as a
+            # CancelledError first, but not always: on Python 3.11 ``asyncio.wait_for``
+            # returns the awaited result instead when both come in the same moment
+            return
         self._done += 1
         self.report.tests_done = self._done
         self.report.results.extend(results)

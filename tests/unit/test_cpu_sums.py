@@ -238,6 +238,8 @@ def test_the_softirq_sums_are_read_from_proc_stat_on_the_fixture_and_on_this_hos
             table = procfs.parse_softirqs(f.read())
     except OSError:
         pytest.skip("no /proc/stat or /proc/softirqs here")
+    if softirq_sums(stat) is None:
+        pytest.skip("this kernel's /proc/stat has no softirq line")
     rx, tx = softirq_sums(stat)
     # the kernel's sums (modulo 2**32 on older kernels) of the table read just after them
     for line_sum, column in ((rx, table.net_rx), (tx, table.net_tx)):
@@ -265,16 +267,41 @@ def test_the_stat_sums_grow_by_their_increase_modulo_2_to_the_32_on_old_and_new_
     assert new == [3 * WRAP - 10, 3 * WRAP + 20, 3 * WRAP + 50]
 
 
-def test_the_sums_go_on_without_a_jump_when_their_source_changes():
-    """Were /proc/stat's softirq line missing in one frame, the table gives that frame's sums
-    and the next frame's line goes on from there: never a jump of a running sum."""
+def test_the_sums_go_on_from_one_source_to_the_other_without_a_jump_or_a_lost_interval():
+    """Both sources count the same counters: were /proc/stat's softirq line missing in one
+    frame (or the interval over 10 s), the table gives that frame's sums from the line's last
+    reading, and the line goes on from the table's: the sums follow the counters throughout."""
     ns = _sampler_functions_only()
-    _sums_over(ns, ["softirq 0 0 0 5 1000"])
-    for rx in ((400, 700), (410, 720)):  # the table's first reading: another baseline; then +30
-        table = f"  CPU0 CPU1\n NET_TX: 2 3\n NET_RX: {rx[0]} {rx[1]}\n".encode()
-        assert ns["percpu"]("softirqs", table, 0.0, [])
-    assert ns["sums"]["net_rx"] == 1030
-    assert _sums_over(ns, ["softirq 0 0 0 5 1200", "softirq 0 0 0 5 1205"]) == [1030, 1035]
+
+    def table(rx0, rx1):
+        text = f"  CPU0 CPU1\n NET_TX: 2 3\n NET_RX: {rx0} {rx1}\n".encode()
+        assert ns["percpu"]("softirqs", text, 0.0, [])
+        return ns["sums"]["net_rx"]
+
+    # NET_RX over both CPUs: 1000, 1100, 1130, 1200, 1205
+    got = _sums_over(ns, ["softirq 0 0 0 5 1000"])
+    got += [table(400, 700), table(410, 720)]
+    got += _sums_over(ns, ["softirq 0 0 0 5 1200", "softirq 0 0 0 5 1205"])
+    got += [table(500, 706)]
+    assert got == [1000, 1100, 1130, 1200, 1205, 1206]
+
+
+def test_the_grid_figures_do_not_move_when_the_source_of_the_sums_changes_mid_stream():
+    seq = [node_texts(s) for s in range(7)]
+    tables = observed(sampler_frames(seq, detail=True))
+    ns = _sampler_namespace()
+    clock = [100.0]
+    ns["time"] = types.SimpleNamespace(time=lambda: 1.8e9 + clock[0], monotonic=lambda: clock[0])
+    frames = []
+    for i, texts in enumerate(seq):
+        clock[0] = 100.0 + i
+        ns["line_ok"][0] = i not in (2, 3, 5)  # the table at steps 2, 3 and 5 (CPU 5 wraps at 2)
+        ns["_state"]["texts"] = texts
+        whole = ns["frame"]()
+        frames.append(whole[whole.index(b"\n") + 1:])
+    switched = observed(frames)
+    for step in range(1, 7):
+        assert switched[step][0].net_rx_per_s == pytest.approx(tables[step][0].net_rx_per_s, rel=1e-12), step
 
 
 def test_the_sampler_reads_proc_softirqs_only_for_its_table_or_when_stat_has_no_softirq_line():

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
+import threading
 import time
+import types
 
 import pytest
 from hypothesis import given, settings
@@ -12,7 +15,7 @@ from hypothesis import strategies as st
 
 from netui.collectors.frames import FrameDecoder, FrameError, decode_frame, encode_fields, frame_length
 from netui.speedups import frame_fields
-from netui.collectors.ssh import sampler_command
+from netui.collectors.ssh import SAMPLER_SOURCE, sampler_command
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "fixtures")
 
@@ -55,7 +58,7 @@ def test_the_command_runs_the_sampler_through_a_shell_and_frames_decode():
     softnet_now = procfs.parse_softnet_stat(open("/proc/net/softnet_stat").read())
     assert 0 <= sum(softnet_now.processed) - sums.processed < 10**7  # no wrap here since the sampler started
     irq_now = procfs.parse_softirqs(open("/proc/softirqs").read())
-    assert 0 <= sum(irq_now.net_rx) - sums.net_rx < 10**6
+    assert 0 <= (sum(irq_now.net_rx) - sums.net_rx) % 2**32 < 10**6  # (from /proc/stat: modulo 2**32)
     assert sums.hot_since_s == samples[-2].mono_s  # the hottest CPU since the frame before
     assert "RetransSegs" in s.tcp.tcp and "TCPTimeouts" in s.tcp.ext
     tcp_now = procfs.parse_keyed_pairs(open("/proc/net/snmp").read(), ("Tcp",))["Tcp"]
@@ -297,6 +300,76 @@ def test_stdin_changes_the_interval_and_its_end_stops_the_sampler():
         assert proc.wait(timeout=3) == 0
     finally:
         proc.kill()
+
+
+def _open_files(pid: int) -> set[str]:
+    """What the process ``pid`` and its children hold open."""
+    pids = {pid}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    if int(f.read().rpartition(")")[2].split()[1]) == pid:
+                        pids.add(int(entry))
+            except (OSError, ValueError, IndexError):
+                continue
+    found = set()
+    for p in pids:
+        try:
+            fds = os.listdir(f"/proc/{p}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                found.add(os.readlink(f"/proc/{p}/fd/{fd}"))
+            except OSError:
+                pass
+    return found
+
+
+def test_proc_softirqs_is_read_for_the_sums_only_at_intervals_over_ten_seconds():
+    """At up to 10 s a frame, /proc/stat's softirq line gives the NET_RX/NET_TX sums and
+    /proc/softirqs is not read (the sampler keeps what it read open); at longer intervals
+    a node's increase could pass 2**32 between two frames, and the table gives them."""
+    with open("/proc/stat", "rb") as f:
+        if b"\nsoftirq " not in f.read():
+            pytest.skip("this kernel's /proc/stat has no softirq line")
+    held = {}
+    for interval in (1.0, 30.0):
+        proc = start(interval)
+        try:
+            assert len(read_frames(proc.stdout, 2 if interval < 10 else 1)) >= 1
+            held[interval] = _open_files(proc.pid)
+        finally:
+            proc.kill()
+            proc.wait()
+    assert "/proc/stat" in held[1.0] and "/proc/softirqs" not in held[1.0]
+    assert "/proc/stat" in held[30.0] and "/proc/softirqs" in held[30.0]
+
+
+def test_an_interval_set_on_stdin_chooses_the_source_of_the_sums_too():
+    ns = {"__name__": "netui_sampler_under_test"}
+    exec(compile(SAMPLER_SOURCE, "sampler.py", "exec"), ns)  # noqa: S102 - our own source
+    r, w = os.pipe()
+    sink = io.BytesIO()
+    ns["sys"] = types.SimpleNamespace(stdout=types.SimpleNamespace(buffer=sink),
+                                      stdin=types.SimpleNamespace(fileno=lambda: r))
+    seen = []
+    loop = threading.Thread(target=ns["loop"], args=(1.0,), daemon=True)
+    loop.start()
+    try:
+        for line, expected in ((b"i 30\n", False), (b"i 0.5\n", True), (b"i 10\n", True), (b"i 10.5\n", False)):
+            os.write(w, line)
+            deadline = time.monotonic() + 3
+            while ns["line_ok"][0] != expected and time.monotonic() < deadline:
+                time.sleep(0.01)
+            seen.append(ns["line_ok"][0])
+    finally:
+        os.close(w)  # the channel closed: the loop ends
+        loop.join(5)
+        os.close(r)
+    assert seen == [False, True, True, False]
+    assert not loop.is_alive() and sink.getvalue().startswith(b"NETUI2 ")
 
 
 def test_a_closed_output_stops_the_sampler():
