@@ -96,3 +96,27 @@ async def test_cancel_leaves_no_ping_running():
     while pings_of_ours() and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
     assert not pings_of_ours()
+
+
+async def test_a_sender_that_cannot_start_as_the_cancel_comes_is_no_result():
+    """The cancel cuts what was starting short: a sender whose command fails to start in
+    that moment is not a failed pair."""
+    from netui.engine.shell import CommandFailed
+
+    monitor = local_monitor(("a", "b"))
+    await ready(monitor)
+    test = PingTest(monitor, ["a", "b"], PingSettings(count=200, test_net=LOOPBACK))
+
+    async def start_as_the_cancel_comes(node, script):
+        test.cancel()
+        raise CommandFailed(f"{node}: the channel closed")
+
+    ping_all = test._ping_all
+
+    async def ping_all_then_race(pairs):  # the nodes were checked: now the senders start
+        test._start = start_as_the_cancel_comes
+        await ping_all(pairs)
+
+    test._ping_all = ping_all_then_race
+    report = await asyncio.wait_for(test.run(), 10)
+    assert report.cancelled and report.results == [] and report.tests_done == 0

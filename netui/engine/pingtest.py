@@ -209,12 +209,12 @@ class PingTest(NodeCommands):
                 await running.stop(wait_s=1.0)
                 self._live.discard(running)
                 self._running -= pairs
-        if self.cancelled:
-            return
         self._finished(sender_results(tool, sender, targets, result, timeout_s))
 
     # plumbing ------------------------------------------------------------------------------
     def _finished(self, results: list[LatencyResult]) -> None:
+        if self.cancelled:
+            return  # ended by the cancel (killed, or cut short): not a result, as in PairTest
         self.report.results.extend(results)
         self.report.tests_done += len(results)
         if self.on_result is not None:
