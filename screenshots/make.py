@@ -147,6 +147,7 @@ async def main() -> None:
     await shoot_latency((120, 34), "latency")  # a ping matrix: loss at node3
     await shoot_rdma((150, 52), "node-rdma")  # HCA ports fed from the captured RDMA tree
     await shoot_replay((110, 30), "replay")  # netui replay: the timeline, events, position
+    await shoot((100, 44), "help", ("question_mark",))  # every key, as the help screen lists them
 
 
 if __name__ == "__main__":

@@ -569,8 +569,13 @@ def add_totals(rx_tx):
     if "net_rx" not in sums:
         sums["net_rx"], sums["net_tx"] = rx_tx
     elif prev is not None:
-        sums["net_rx"] = (sums["net_rx"] + ((rx_tx[0] - prev[0]) & U32_MAX)) & U64_MAX
-        sums["net_tx"] = (sums["net_tx"] + ((rx_tx[1] - prev[1]) & U32_MAX)) & U64_MAX
+        grow_irq(rx_tx, prev)
+
+
+def grow_irq(now, before):
+    """The NET_RX and NET_TX sums grow by ``now - before`` (each pair of sums) modulo 2**32."""
+    sums["net_rx"] = (sums["net_rx"] + ((now[0] - before[0]) & U32_MAX)) & U64_MAX
+    sums["net_tx"] = (sums["net_tx"] + ((now[1] - before[1]) & U32_MAX)) & U64_MAX
 
 
 def add_table(cpus, cols):
@@ -579,8 +584,7 @@ def add_table(cpus, cols):
     line = last_cols.pop("irqtotal", None)
     if line is not None and "softirqs" not in last_cols and "net_rx" in sums:
         last_cols["softirqs"] = (cpus, cols)
-        sums["net_rx"] = (sums["net_rx"] + ((sum(cols[0]) - line[0]) & U32_MAX)) & U64_MAX
-        sums["net_tx"] = (sums["net_tx"] + ((sum(cols[1]) - line[1]) & U32_MAX)) & U64_MAX
+        grow_irq((sum(cols[0]), sum(cols[1])), line)
         return
     add_u32("softirqs", ("net_rx", "net_tx"), cpus, cols)
 
