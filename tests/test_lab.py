@@ -256,3 +256,30 @@ def test_a_lab_that_fails_halfway_is_removed(monkeypatch: pytest.MonkeyPatch) ->
     assert lab.directory is None
     assert not list(Path(tempfile.gettempdir()).glob("netui-broken*"))
     _nothing_left("broken", Path("/nonexistent"), [])
+
+
+def test_namespace_pids_outlives_a_process_ending_while_it_looks(monkeypatch) -> None:
+    """pyroute2's ns_pids raises ProcessLookupError when a process ends between its listing
+    of /proc and its stat of /proc/<pid>/ns/net; a lab teardown that met one left the lab up
+    (and the next labs' nodes never connected). namespace_pids looks again."""
+    import errno
+
+    from pyroute2 import netns as pyroute2_netns
+
+    from tests.lab import network
+
+    real_stat = os.stat
+    ended = []
+
+    def stat(path, *args, **kwargs):
+        if str(path).endswith("/ns/net") and not ended:
+            ended.append(path)
+            raise ProcessLookupError(errno.ESRCH, "No such process", path)
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(pyroute2_netns.os, "stat", stat)
+    with pytest.raises(ProcessLookupError):
+        pyroute2_netns.ns_pids()  # the library's own behaviour, which namespace_pids outlives
+    ended.clear()
+    assert network.namespace_pids(["netui-none-node1"]) == {"netui-none-node1": []}
+    assert ended  # it met the ended process, and looked again

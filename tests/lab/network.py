@@ -81,8 +81,19 @@ def lab_namespaces(name: str) -> list[str]:
 
 
 def namespace_pids(namespaces: list[str]) -> dict[str, list[int]]:
-    """Pids of every process inside each namespace (what `ip netns pids` reports)."""
-    by_ns = netns.ns_pids()
+    """Pids of every process inside each namespace (what `ip netns pids` reports).
+
+    pyroute2's ns_pids lets ESRCH through: a process that ends between its listing of /proc
+    and its stat of /proc/<pid>/ns/net (an iperf3 or a session going away, as they do all the
+    time in a lab) raised ProcessLookupError, and a lab's teardown that met one left the lab
+    up. The listing is taken again then: the process is gone, which is what we look for."""
+    for attempt in range(20):
+        try:
+            by_ns = netns.ns_pids()
+            break
+        except ProcessLookupError:
+            if attempt == 19:
+                raise
     return {ns: by_ns.get(ns, []) for ns in namespaces}
 
 
