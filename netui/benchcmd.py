@@ -7,7 +7,9 @@
 
 Connects to the nodes as ``netui`` does (the usual SSH options), waits until they are up,
 runs the test over those connections, prints the matrix and the verdict (or the JSON
-document), and exits 1 when any pair fails (2 on bad arguments).
+document). Exit status: 0 every pair passes, 1 a pair fails, 2 bad arguments or a test
+that cannot run (no node able to run the tool), 3 inconclusive (the data cannot decide:
+link speeds unknown and every pair alike, or pairs that could not be tested).
 """
 
 from __future__ import annotations
@@ -18,16 +20,19 @@ import json
 import sys
 
 from netui.engine import eventloop
-from netui.engine.pairtools import DIRECTIONS, TOOLS, PairSettings
+from netui.engine.pairtools import BOTH_WAYS, DIRECTIONS, ONE_WAY, TOOLS, PairSettings
 from netui.engine.pingtools import PING_TOOLS, PingSettings
 
 EXIT_FAILED = 1
+EXIT_USAGE = 2  # bad arguments, or a test that cannot run at all
+EXIT_INCONCLUSIVE = 3
 PING = "ping"
 
 
 def _settings(args) -> PairSettings:
     return PairSettings(
-        tool=args.tool, duration_s=args.duration, streams=args.parallel, direction=args.direction,
+        tool=args.tool, duration_s=args.duration, streams=args.parallel,
+        direction=args.direction or (BOTH_WAYS if args.matrix else ONE_WAY),
         one_at_a_time=args.one_at_a_time, test_net=args.test_net or "", size_bytes=args.size, qps=args.qps,
         device=args.device or "", ib_port=args.ib_port, gid_index=args.gid_index,
         threshold_gbps=args.threshold_gbps, threshold_percent=args.threshold_percent,
@@ -46,7 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="netui bench",
         description="Pair bandwidth or latency tests over SSH: the first two hosts, or every pair with "
-                    "--matrix. Exit status 1 when any pair fails.")
+                    "--matrix. Exit status: 0 pass, 1 a pair fails, 2 bad arguments or a test that "
+                    "cannot run, 3 inconclusive (the data cannot decide).")
     p.add_argument("tool", choices=(*TOOLS, PING),
                    help="iperf3 (TCP), ib_write_bw (RDMA, perftest) or ping (RTT and loss: fping, else ping)")
     test = p.add_argument_group("the test")
@@ -56,8 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help="seconds per test (default 10)")
     test.add_argument("-P", "--parallel", type=_positive_int, default=1, metavar="N",
                       help="parallel streams per test (iperf3 -P, default 1)")
-    test.add_argument("--direction", choices=DIRECTIONS, default="oneway",
-                      help="oneway (default), both (each direction its own test) or bidir (iperf3 --bidir)")
+    test.add_argument("--direction", choices=DIRECTIONS, default=None,
+                      help="oneway, both (each direction its own test; the default with --matrix, so "
+                           "every node is tested sending and receiving) or bidir (iperf3 --bidir); "
+                           "default without --matrix: oneway")
     test.add_argument("--one-at-a-time", action="store_true",
                       help="one test at a time (nodes behind a shared uplink)")
     test.add_argument("--test-net", metavar="CIDR|IFACE",
@@ -153,4 +161,17 @@ def main(argv: list[str]) -> int:
         print("netui bench: interrupted; every test was stopped", file=sys.stderr)
         return 130
     print(json.dumps(doc.report_document(report), indent=2) if args.json else doc.text_report(report))
-    return 0 if report.verdict is not None and report.verdict.passed else EXIT_FAILED
+    return exit_status(report)
+
+
+def exit_status(report) -> int:
+    """0 pass, 1 fail, 2 refused (nothing could run), 3 inconclusive; a latency report
+    (pass or fail only) maps the same way."""
+    if getattr(report, "refused", ""):
+        return EXIT_USAGE
+    verdict = report.verdict
+    if verdict is None:
+        return EXIT_FAILED
+    if verdict.passed:
+        return 0
+    return EXIT_INCONCLUSIVE if getattr(verdict, "inconclusive", False) else EXIT_FAILED

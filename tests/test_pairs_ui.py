@@ -87,7 +87,9 @@ async def test_t_without_a_pair_says_how_and_T_takes_every_node():
         await pilot.pause()
         assert isinstance(app.screen, PairTestDialog)
         assert app.screen.matrix and app.screen.nodes == ["gpu01", "gpu02", "gpu03", "gpu04"]
-        assert "6 tests in 3 rounds" in plain(app.screen.query_one("#pair-plan"))
+        # a matrix tests each node sending and receiving by default
+        assert app.screen.query_one("#direction").value == "both"
+        assert "12 tests in 6 rounds" in plain(app.screen.query_one("#pair-plan"))
 
 
 async def test_the_dialog_checks_then_runs_and_remembers_its_settings():
@@ -108,14 +110,15 @@ async def test_the_dialog_checks_then_runs_and_remembers_its_settings():
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, MatrixScreen)
-        for _ in range(50):  # scripted nodes cannot run commands: every pair fails at once, in words
+        for _ in range(50):  # scripted nodes cannot run commands: the test is refused at once, in words
             if screen.report is not None:
                 break
             await pilot.pause(0.05)
-        assert screen.report is not None and screen.report.tests_done == 6
+        assert screen.report is not None and screen.report.tests_done == 0
         verdict = plain(screen.query_one("#matrix-verdict"))
-        assert "Not tested: gpu01, gpu02, gpu03, gpu04" in verdict
-        assert "cannot run commands" in verdict
+        assert verdict.strip() == "iperf3 cannot run: gpu[01-04] cannot run commands (a replay or a captured tree)"
+        assert "suspect" not in verdict
+        assert screen.query_one("#matrix-verdict").has_class("-failed")
         await pilot.press("escape")
         assert isinstance(app.screen, ClusterScreen)
         assert app.pair_settings.duration_s == 3 and app.pair_settings.test_net == "10.0.0.0/8"
@@ -138,9 +141,13 @@ async def test_the_matrix_of_a_saved_lab_run(tmp_path, monkeypatch):
         assert rows["node1"][0] == "·" and float(rows["node1"][2]) < 0.25 and rows["node1"][3] == "✗"
         assert rows["node2"].count("✗") == 1 and rows["node3"].count("✗") == 0  # node3 sends fine
         verdict = plain(app.screen.query_one("#matrix-verdict"))
-        assert "node3 is in 3 of 3 failing pairs — suspect node3's link" in verdict
+        assert verdict.startswith("suspect node3 receives slowly (3 of 3 receives fail, median 0.187 Gbit/s; "
+                                  "it sends at 9.16 Gbit/s)")
         results = plain(app.screen.query_one("#matrix-results"))
         assert "node2→node3  FAIL   0.186 Gbit/s   retrans " in results and "node1→node2  pass " in results
+        assert results.index("node4→node3  FAIL") < results.index("node1→node2  pass")  # failing first
+        assert "node3  sends 9.16 Gbit/s (0/3 fail)    receives 0.187 Gbit/s (3/3 fail)  ← suspect: receiving" \
+            in results
         monkeypatch.chdir(tmp_path)
         await pilot.press("e")
         await pilot.pause()

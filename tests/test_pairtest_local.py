@@ -12,7 +12,9 @@ import time
 import pytest
 
 from netui.collectors.local import LiveReader
+from netui.benchcmd import exit_status
 from netui.engine.monitor import Monitor
+from netui.engine.pairdoc import summary
 from netui.engine.pairtest import PairTest
 from netui.engine.pairtools import BIDIR, PairSettings
 from netui.engine.shell import LocalShell
@@ -128,15 +130,19 @@ async def test_bidirectional_fills_both_cells():
     assert grid[0][1] and grid[1][0]
 
 
-async def test_a_missing_tool_fails_before_anything_starts():
+async def test_a_missing_tool_refuses_the_test_before_anything_starts():
+    """No node can run iperf3: the test does not start, says why in one line, and blames
+    no node (it used to run every pair as a failure and name suspects)."""
     monitor = local_monitor(("a", "b"))
     await ready(monitor)
     test = PairTest(monitor, ["a", "b"], PairSettings(duration_s=1, test_net="127.0.0.0/8"))
     test._probe_script = lambda: "echo @tool iperf3; echo -"  # as a node without iperf3 answers
     report = await test.run()
-    (r,) = report.results
-    assert not r.ok and r.error == "iperf3 missing on a; iperf3 missing on b" and r.kind == "unavailable"
-    assert report.rounds == 0
+    assert report.results == [] and report.rounds == 0
+    assert report.refused == "iperf3 cannot run: iperf3 missing on a,b"
+    assert report.verdict.suspects == [] and not report.verdict.passed
+    assert summary(report) == report.refused
+    assert exit_status(report) == 2
 
 
 async def test_cancel_mid_round_leaves_no_iperf3():

@@ -18,6 +18,7 @@ from netui.engine.pairtest import PairTestReport
 from netui.engine.pairtools import DIRECTION_LABELS, PairSettings
 from netui.model.paircounters import COUNTER_KEYS
 from netui.model.pairs import PairResult
+from netui.model.pairverdict import NodeSummary
 
 SCHEMA_VERSION = 1
 
@@ -28,6 +29,8 @@ def _num(value, digits: int = 3):
 
 def summary(report: PairTestReport) -> str:
     """The verdict in words, led by what could not be tested and whether it was cancelled."""
+    if report.refused:
+        return report.refused
     parts = []
     if report.cancelled:
         parts.append(f"Cancelled after {report.tests_done} of {report.tests_total} tests")
@@ -44,8 +47,9 @@ def pair_rows(report: PairTestReport) -> list[dict]:
     verdict = report.verdict or report.judge()
     failing = {id(r) for r in verdict.failing}
     outliers = {id(r) for r in verdict.outliers}
+    tested = {id(r) for r in verdict.results}
     rows = []
-    for r in report.results:
+    for r in verdict.results + verdict.untested:  # failing first, the slowest first
         need = verdict.required_gbps.get(r.pair)
         rows.append({
             "sender": r.sender,
@@ -53,7 +57,7 @@ def pair_rows(report: PairTestReport) -> list[dict]:
             "tool": r.tool,
             "gbps": _num(r.gbps),
             "ok": r.ok,
-            "pass": id(r) not in failing,
+            "pass": id(r) not in failing and id(r) in tested,
             "required_gbps": _num(need),
             "outlier": id(r) in outliers,
             "error": r.error,
@@ -87,14 +91,27 @@ def report_document(report: PairTestReport) -> dict:
         "cancelled": report.cancelled,
         "pairs": pair_rows(report),
         "gbps_matrix": [[_num(v) for v in row] for row in matrix],  # row = sender, column = receiver
+        "refused": report.refused or None,
         "verdict": {
             "passed": verdict.passed,
+            "status": "refused" if report.refused else verdict.status,
             "text": verdict.text,
             "suspects": list(verdict.suspects),
             "median_gbps": _num(verdict.median_gbps),
+            "expected_gbps": _num(verdict.expected_gbps),
+            "nodes": [node_row(s) for s in verdict.nodes.values()],
         },
         "summary": summary(report),
     }
+
+
+def node_row(s: NodeSummary) -> dict:
+    """A node across its pairs: sends and receives, how many fail, their medians (Gbit/s),
+    and "sending", "receiving", "sending and receiving" or null as a suspect."""
+    return {"node": s.node, "sends": s.sends, "sends_failing": s.sends_failing,
+            "out_median_gbps": _num(s.out_median_gbps), "receives": s.receives,
+            "receives_failing": s.receives_failing, "in_median_gbps": _num(s.in_median_gbps),
+            "suspect": s.suspect or None}
 
 
 def load_report(doc: dict) -> PairTestReport:
@@ -114,7 +131,7 @@ def load_report(doc: dict) -> PairTestReport:
                             link_speeds_mbps=dict(doc.get("link_speeds_mbps") or {}), rounds=int(doc.get("rounds") or 0),
                             started_wall_s=float(doc.get("started") or 0), elapsed_s=float(doc.get("elapsed_s") or 0),
                             cancelled=bool(doc.get("cancelled")), tests_done=int(doc.get("tests_done") or 0),
-                            tests_total=int(doc.get("tests_total") or 0))
+                            tests_total=int(doc.get("tests_total") or 0), refused=str(doc.get("refused") or ""))
     report.judge()
     return report
 
@@ -221,10 +238,31 @@ def text_report(report: PairTestReport) -> str:
     lines += matrix_lines(nodes, report.results, failing, corner="Gbit/s", legend="   (row sends, column receives)",
                           min_width=7, cell=lambda r: "failed" if not r.ok else gbps_text(r.gbps))
     lines.append("")
-    for r in report.results:
-        state = "FAIL" if r.pair in failing else "pass"
+    if report.refused:
+        return "\n".join([lines[0], report.refused])
+    for r in verdict.results + verdict.untested:  # failing first, the slowest first
+        state = "FAIL" if r.pair in failing else "pass" if r in verdict.results else "not tested"
         what = gbps_text(r.gbps) + " Gbit/s" if r.ok else f"failed: {r.error}"
         extra = counters_text(r)
         lines.append(f"{r.sender}→{r.receiver}  {state}  {what}" + (f"  ({extra})" if extra else ""))
+    if len(verdict.nodes) > 2:
+        lines += ["", *node_lines(verdict)]
     lines += ["", summary(report)]
     return "\n".join(lines)
+
+
+def node_lines(verdict) -> list[str]:
+    """Each node as a sender and as a receiver: "node3  sends 0.191 (3/3 fail)  receives
+    10.4 (0/3 fail)  ← suspect: sending"; suspects first."""
+    rows = sorted(verdict.nodes.values(), key=lambda s: (not s.suspect, s.node))
+    width = max(len(s.node) for s in rows)
+
+    def side(median, failing, total) -> str:
+        return "—" if not total else f"{gbps_text(median)} Gbit/s ({failing}/{total} fail)"
+
+    lines = ["per node (median of its pairs):"]
+    for s in rows:
+        line = (f"  {s.node.ljust(width)}  sends {side(s.out_median_gbps, s.sends_failing, s.sends):<25} "
+                f"receives {side(s.in_median_gbps, s.receives_failing, s.receives)}")
+        lines.append(line + (f"  ← suspect: {s.suspect}" if s.suspect else ""))
+    return lines

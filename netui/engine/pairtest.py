@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import re
 import shlex
 import time
 from collections.abc import Callable, Sequence
@@ -49,7 +50,8 @@ from netui.engine.pairtools import (
 from netui.engine.shell import CommandFailed, Running, guarded, shells_for
 from netui.model.node import NodeState
 from netui.model.paircounters import pair_counters
-from netui.model.pairs import Pair, PairResult, PortAllocator, Verdict, all_pairs_rounds, judge, one_at_a_time
+from netui.model.pairs import Pair, PairResult, PortAllocator, all_pairs_rounds, one_at_a_time
+from netui.model.pairverdict import Verdict, judge
 from netui.model.testnet import Probe, choose_addresses, choose_rdma, link_speeds_mbps
 
 PROBE_TIMEOUT_S = 10.0
@@ -81,6 +83,28 @@ def plan_rounds(nodes: Sequence[str], *, matrix: bool, direction: str, one_by_on
         a, b = nodes[0], nodes[1]
         rounds = [[(a, b)], [(b, a)]] if direction == BOTH_WAYS else [[(a, b)]]
     return one_at_a_time(rounds) if one_by_one else rounds
+
+
+def refusal(tool: str, nodes: Sequence[str], problems: dict[str, str]) -> str:
+    """Why a test cannot start, in one line: the nodes that cannot run ``tool``, grouped by
+    reason ("no RDMA device on node[1-4]"); a node's name inside its reason is folded into
+    the group."""
+    from netui.engine.doctor import fold
+
+    groups: dict[str, list[str]] = {}
+    for node in nodes:
+        why = problems.get(node)
+        if why is None:
+            continue
+        groups.setdefault(re.sub(rf"(?<![\w.-]){re.escape(node)}(?![\w.-])", "\0", why), []).append(node)
+    able = [n for n in nodes if n not in problems]
+    words = []
+    for template, members in groups.items():
+        words.append(template.replace("\0", fold(members)) if "\0" in template else f"{fold(members)}: {template}")
+    head = f"{tool} cannot run: "
+    if len(able) == 1:
+        head = f"{tool} cannot run: only {able[0]} can take part; "
+    return head + "; ".join(words) if words else f"{tool} cannot run: fewer than two nodes"
 
 
 @dataclass(frozen=True)
@@ -126,6 +150,7 @@ class PairTestReport:
     started_wall_s: float = 0.0
     elapsed_s: float = 0.0
     cancelled: bool = False
+    refused: str = ""  # why no test started: no pair had two nodes able to run the tool
 
     def judge(self) -> Verdict:
         s = self.settings
@@ -270,16 +295,19 @@ class PairTest(NodeCommands):
             checked = await self._until_cancelled(self._check_nodes(first))
             endpoints, staged = checked if checked is not None else ({}, [])
             runnable: list[list[Pair]] = []
-            for pairs in rounds:  # pairs with a node that cannot take part fail before anything starts
+            blocked: list[Pair] = []
+            for pairs in rounds:  # pairs with a node that cannot take part are not tested
                 keep = []
                 for pair in pairs:
-                    why = self._blocked(pair)
-                    if why:
-                        self._finished(pair_failed(s, *pair, why, "unavailable"))
-                    else:
-                        keep.append(pair)
+                    (blocked if self._blocked(pair) else keep).append(pair)
                 if keep:
                     runnable.append(keep)
+            if not runnable and not self.cancelled:
+                # nothing can run: the test does not start, and says why in one line
+                report.refused = refusal(s.tool, self.nodes, report.problems)
+            else:
+                for pair in blocked:
+                    self._finished(pair_failed(s, *pair, self._blocked(pair) or "", "unavailable"))
             self._rounds = report.rounds = len(runnable)
             # staged tests whose pair cannot run are dropped; if the first round lost every
             # pair, the next one is staged afresh

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from netui.model.pairs import Pair, _implicated, _names, _pct, _suspects
+from netui.model.pairs import Pair, _names, _pct
 
 # An RTT is an outlier only when it is also this much above the baseline: on a quiet fabric
 # RTTs of 20-60 µs wobble by tens of µs, and 5× 20 µs is still nothing to chase.
@@ -153,6 +153,37 @@ def baseline_rtt_ms(results: Iterable[LatencyResult]) -> float | None:
             for node in r.pair:
                 best[node] = min(best.get(node, math.inf), r.typical_ms)
     return statistics.median(best.values()) if best else None
+
+
+def _suspects(failing: list[LatencyResult]) -> list[tuple[str, int]]:
+    """Nodes that explain the failing pairs, with how many failing pairs each is in.
+
+    Greedy cover (unordered pairs): take the node in the most not-yet-explained failing pairs, as long as it
+    explains at least two (one failing pair cannot tell its ends apart); ties go to the
+    node in more failing pairs overall, then to name order.
+    """
+    pairs = [frozenset(r.pair) for r in failing]
+    total = {node: sum(node in p for p in pairs) for p in pairs for node in p}
+    left = list(pairs)
+    chosen: list[tuple[str, int]] = []
+    while left:
+        cover = {node: sum(node in p for p in left) for p in left for node in p}
+        node = min(cover, key=lambda n: (-cover[n], -total[n], n))
+        if cover[node] < 2:
+            break
+        chosen.append((node, total[node]))
+        left = [p for p in left if node not in p]
+    return chosen
+
+
+def _implicated(suspects: list[tuple[str, int]], k: int) -> str:
+    """"gpu02 and gpu03 are each in 3 of 4 failing pairs", or one clause per suspect when their
+    counts differ."""
+    nodes = [node for node, _ in suspects]
+    counts = {count for _, count in suspects}
+    if len(suspects) > 1 and len(counts) == 1:
+        return f"{_names(nodes)} are each in {counts.pop()} of {k} failing pairs"
+    return ", ".join(f"{node} is in {count} of {k} failing pairs" for node, count in suspects)
 
 
 def judge_latency(results: Iterable[LatencyResult], *, max_loss_percent: float = 0.0, rtt_factor: float = 5.0,

@@ -222,7 +222,9 @@ class NetuiApp(App):
         from netui.ui.matrix import MatrixScreen
         from netui.ui.pairdialog import PairTestDialog
 
-        settings = PairSettings.from_dict(self.pair_settings.to_dict() | {"tool": tool})
+        first = {"direction": "both"} if matrix and self._pair_settings is None else {}
+        # a matrix tests each node sending and receiving unless the user chose otherwise before
+        settings = PairSettings.from_dict(self.pair_settings.to_dict() | {"tool": tool} | first)
         samples = {n: self.monitor.fleet[n].sample for n in nodes}
 
         def start(chosen: PairSettings | None) -> None:

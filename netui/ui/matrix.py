@@ -2,7 +2,7 @@
 
 Row = sender, column = receiver, Gbit/s in each cell, coloured on a scale from the theme
 (error → warning → success as the pair nears the best one measured). ✗ marks a pair that
-fails the threshold, ! an outlier against the median. Esc cancels a running test (both ends
+fails its pass mark, ! an outlier against the best pairs. Esc cancels a running test (both ends
 of every test are killed) and goes back once it has ended; ``e`` exports CSV and JSON.
 
 The test runs in a named, exclusive worker; it reports back with typed messages.
@@ -25,10 +25,11 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from netui.engine.pairdoc import counters_text, export, gbps_text, summary
+from netui.engine.pairdoc import counters_text, export, gbps_text, node_lines, summary
 from netui.engine.pairtest import PairProgress, PairTest, PairTestReport
 from netui.engine.pairtools import DIRECTION_LABELS, PairSettings
-from netui.model.pairs import Pair, PairResult, Verdict
+from netui.model.pairs import Pair, PairResult
+from netui.model.pairverdict import Verdict
 
 SCALE_VARIABLES = ("error", "warning", "success")  # low → high
 
@@ -103,7 +104,7 @@ class Heatmap(Static):
         table = matrix_table(nodes, "send ↓  recv →", 7, cell, muted)
         best = f" ({gbps_text(top)})" if top > 0 else ""
         legend = Text(f"colour: the pass mark mid-scale, the best pair{best} at the top · ✗ fails · "
-                      "! outlier against the median", style=muted)
+                      "! outlier against the best pairs", style=muted)
         self.update(Group(table, legend))
 
 
@@ -121,6 +122,7 @@ class MatrixScreen(Screen):
     MatrixScreen #matrix-verdict { height: auto; padding: 1 1 0 1; }
     MatrixScreen #matrix-verdict.-failed { color: $error; }
     MatrixScreen #matrix-verdict.-passed { color: $success; }
+    MatrixScreen #matrix-verdict.-inconclusive { color: $warning; }
     MatrixScreen VerticalScroll { height: 1fr; }
     MatrixScreen #matrix-results { height: auto; padding: 1 1 0 1; }
     """
@@ -266,8 +268,11 @@ class MatrixScreen(Screen):
         box = self.query_one("#matrix-verdict", Static)
         if self.report is not None:
             box.update(self._summary())
-            box.set_class(bool(verdict and not verdict.passed), "-failed")
+            status = "refused" if getattr(self.report, "refused", "") else getattr(verdict, "status", None)
+            box.set_class(status in ("fail", "refused") or bool(verdict and status is None and not verdict.passed),
+                          "-failed")
             box.set_class(bool(verdict and verdict.passed), "-passed")
+            box.set_class(status == "inconclusive", "-inconclusive")
             if self.progress is None or self.progress.phase in ("done", "cancelled"):
                 done = "cancelled" if self.report.cancelled else "done"
                 self.query_one("#matrix-progress", Static).update(
@@ -278,19 +283,26 @@ class MatrixScreen(Screen):
             self.query_one("#matrix-progress", Static).update(f"{words} · Esc cancels")
 
     def _show_results(self, verdict: Verdict | None) -> None:
-        """One line per result as it came: pass/fail, Gbit/s or the tool's words, counters."""
+        """One line per result: as they come while the test runs, failing first (the slowest
+        first) once it is judged: pass/fail, Gbit/s or the tool's words, counters; then each
+        node as a sender and as a receiver."""
         failing = {r.pair for r in verdict.failing} if verdict else set()
         bad = Style(color=self.app.theme_variables.get("error"), bold=True)
-        width = max((len(r.sender) + len(r.receiver) + 1 for r in self.results), default=0)
+        shown = self.results
+        untested: set[int] = set()
+        if verdict is not None and hasattr(verdict, "untested"):
+            shown = verdict.results + verdict.untested
+            untested = {id(r) for r in verdict.untested}
+        width = max((len(r.sender) + len(r.receiver) + 1 for r in shown), default=0)
         lines = Text()
         # spaces end a span rather than start the next one: SVG exports drop leading blanks
-        for r in self.results:
+        for r in shown:
             number = gbps_text(r.gbps) if r.ok else ""
             lines.append(f"{r.sender}→{r.receiver}".ljust(width) + "  ")
             if verdict is not None:
                 failed = r.pair in failing
-                lines.append(("FAIL" if failed else "pass") + "  " + " " * (6 - len(number)),
-                             style=bad if failed else "")
+                state = "skip" if id(r) in untested else "FAIL" if failed else "pass"
+                lines.append(state + "  " + " " * (6 - len(number)), style=bad if failed else "")
             else:
                 lines.append(" " * (6 - len(number)))
             extra = counters_text(r)
@@ -301,6 +313,10 @@ class MatrixScreen(Screen):
             if extra:
                 lines.append(extra, style="dim")
             lines.append("\n")
+        if verdict is not None and len(getattr(verdict, "nodes", {})) > 2:
+            lines.append("\n")
+            for line in node_lines(verdict):
+                lines.append(line + "\n", style=bad if "← suspect" in line else "")
         self.query_one("#matrix-results", Static).update(lines)
 
     # keys -------------------------------------------------------------------------------

@@ -16,12 +16,10 @@ from netui.model.pairs import (
     PortAllocator,
     PortsExhausted,
     all_pairs_rounds,
-    judge,
     one_at_a_time,
 )
 
 NODES4 = ["node1", "node2", "node3", "node4"]
-SPEEDS_10G = {node: 10_000 for node in NODES4}
 
 
 def names(n: int) -> list[str]:
@@ -151,167 +149,7 @@ def test_no_port_is_ever_held_twice_on_a_node(ops):
         assert 5201 <= port < 5251
 
 
-# --- verdicts --------------------------------------------------------------------------------
-
-
-def result(sender: str, receiver: str, gbps: float | None, ok: bool = True, error: str | None = None) -> PairResult:
-    return PairResult(sender, receiver, "iperf3", gbps, ok, error)
-
-
-def matrix_results(gbps_of, nodes=NODES4, *, directed=False) -> list[PairResult]:
-    return [result(a, b, gbps_of(a, b)) for r in all_pairs_rounds(nodes, directed=directed) for a, b in r]
-
-
-def test_all_pass():
-    v = judge(matrix_results(lambda a, b: 9.41), link_speed_mbps=SPEEDS_10G)
-
-    assert v.passed
-    assert v.failing == [] and v.suspects == []
-    assert v.text == "all 6 pairs pass (≥ 90 % of link speed)"
-    assert all(need == pytest.approx(9.0) for need in v.required_gbps.values())
-
-
-def test_one_bad_node_is_named():
-    results = matrix_results(lambda a, b: 0.19 if "node3" in (a, b) else 9.41)
-    v = judge(results, link_speed_mbps=SPEEDS_10G)
-
-    assert not v.passed
-    assert v.suspects == ["node3"]
-    assert {frozenset(r.pair) for r in v.failing} == {frozenset(("node3", n)) for n in ("node1", "node2", "node4")}
-    assert v.text.startswith("node3 is in 3 of 3 failing pairs — suspect node3's link. 3 of 6 pairs fail")
-
-
-def test_one_bad_node_in_a_directed_matrix_of_eight():
-    nodes = names(8)
-    results = matrix_results(lambda a, b: 2.0 if "n05" in (a, b) else 24.5, nodes, directed=True)
-    v = judge(results, link_speed_mbps={n: 25_000 for n in nodes})
-
-    assert v.suspects == ["n05"]
-    assert v.text.startswith("n05 is in 14 of 14 failing pairs — suspect n05's link")
-
-
-def test_two_bad_nodes_are_both_named():
-    bad = {"node2", "node3"}
-    v = judge(matrix_results(lambda a, b: 0.5 if bad & {a, b} else 9.4), link_speed_mbps=SPEEDS_10G)
-
-    assert not v.passed
-    assert sorted(v.suspects) == ["node2", "node3"]
-    assert len(v.failing) == 5
-    assert v.text.startswith(
-        "node2 and node3 are each in 3 of 5 failing pairs — suspect the links of node2 and node3"
-    )
-
-
-def test_an_error_pair_fails_with_the_tools_words():
-    results = matrix_results(lambda a, b: 9.4)
-    bad = results[2]
-    busy = "the server is busy running a test. try again later"
-    results[2] = result(bad.sender, bad.receiver, None, ok=False, error=busy)
-    v = judge(results, link_speed_mbps=SPEEDS_10G)
-
-    assert not v.passed
-    assert v.failing == [results[2]]
-    assert v.suspects == []  # one failing pair cannot tell its ends apart
-    assert "the server is busy running a test" in v.text
-    assert "One failing pair cannot tell which end is at fault" in v.text
-    assert v.required_gbps[bad.pair] is None
-    assert v.matrix(NODES4)[NODES4.index(bad.sender)][NODES4.index(bad.receiver)] is None
-
-
-def test_a_node_whose_tests_cannot_run_is_named_with_the_reason():
-    results = [
-        result(a, b, None, ok=False, error="no RDMA device") if "node4" in (a, b) else result(a, b, 90.0)
-        for r in all_pairs_rounds(NODES4)
-        for a, b in r
-    ]
-    v = judge(results)
-
-    assert v.suspects == ["node4"]
-    assert "suspect node4 (the tests did not run: no RDMA device)" in v.text
-
-
-def test_unknown_link_speed_uses_the_median_and_says_so():
-    results = matrix_results(lambda a, b: 0.19 if "node3" in (a, b) else 18.4)
-    v = judge(results)  # loopback, veths: no link speed
-
-    assert v.median_gbps == pytest.approx((0.19 + 18.4) / 2)
-    assert v.suspects == ["node3"]
-    assert "of the median 9.29 Gbit/s; link speeds unknown" in v.text
-
-    good = judge(matrix_results(lambda a, b: 18.4))
-    assert good.passed
-    assert good.text == "all 6 pairs pass (≥ 90 % of the median 18.4 Gbit/s; link speeds unknown)"
-
-
-def test_one_pair_with_unknown_link_speeds_has_no_median_to_judge_by_and_says_so():
-    v = judge([result("node1", "node2", 14.2)])  # the median of one pair is that pair
-    assert v.passed
-    assert v.text == ("the pair passes (link speeds unknown and no other pair to compare with: "
-                      "--threshold-gbps sets a pass mark)")
-    v = judge([result("node1", "node2", 14.2)], threshold_gbps=20)
-    assert not v.passed and "≥ 20 Gbit/s" in v.text
-    v = judge([result("node1", "node2", 9.41)], link_speed_mbps=SPEEDS_10G)
-    assert v.text == "the pair passes (≥ 90 % of link speed)"
-
-
-def test_partly_known_link_speeds_mix_both_rules():
-    results = matrix_results(lambda a, b: 9.4)
-    v = judge(results, link_speed_mbps={"node1": 10_000, "node2": 10_000, "node3": None})
-
-    assert v.passed
-    assert "pairs with an unknown link speed against 90 % of the median" in v.text
-    assert v.required_gbps[("node1", "node2")] == pytest.approx(9.0)
-
-
-def test_slower_end_sets_the_bar():
-    speeds = {"a": 100_000, "b": 25_000, "c": 100_000}
-    v = judge([result("a", "b", 23.0), result("b", "c", 23.0)], link_speed_mbps=speeds)
-
-    assert v.passed  # 23 ≥ 90 % of 25 Gbit/s, although far below 90 % of 100
-    assert v.required_gbps[("a", "b")] == pytest.approx(22.5)
-    assert not judge([result("a", "b", 20.0)], link_speed_mbps=speeds).passed
-
-
-def test_absolute_threshold():
-    results = matrix_results(lambda a, b: 4.0 if (a, b) == ("node1", "node2") else 9.4)
-    v = judge(results, threshold_gbps=5)
-
-    assert [r.pair for r in v.failing] == [("node1", "node2")]
-    assert "(need ≥ 5 Gbit/s)" in v.text
-
-
-def test_outliers_against_the_median_are_reported_even_when_all_pass():
-    results = matrix_results(lambda a, b: 9.6 if (a, b) != ("node2", "node4") else 7.0)
-    v = judge(results, threshold_gbps=5)
-
-    assert v.passed
-    assert [r.pair for r in v.outliers] == [("node2", "node4")]
-    assert v.text == (
-        "all 6 pairs pass (≥ 5 Gbit/s); low outliers against the median 9.60 Gbit/s: node2→node4 7.00 Gbit/s"
-    )
-
-
-def test_small_wobble_is_not_an_outlier():
-    values = iter([9.40, 9.41, 9.39, 9.42, 9.38, 9.40])
-    v = judge(matrix_results(lambda a, b: next(values)))
-    assert v.outliers == []
-
-
-def test_no_results():
-    v = judge([])
-    assert not v.passed
-    assert v.text == "no pair was tested"
-
-
-def test_matrix_rows_are_senders_columns_receivers():
-    results = [result("node1", "node2", 9.0), result("node2", "node1", 8.0), result("node3", "node1", 7.0)]
-    grid = judge(results).matrix(["node1", "node2", "node3"])
-
-    assert grid == [
-        [None, 9.0, None],
-        [8.0, None, None],
-        [7.0, None, None],
-    ]
+# --- results ---------------------------------------------------------------------------------
 
 
 def test_pair_result_from_parsed_tool_output():

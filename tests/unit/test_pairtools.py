@@ -229,10 +229,18 @@ def test_the_document_names_the_suspect_and_loads_back():
 def test_csv_text_and_export(tmp_path):
     report = sample_report()
     rows = list(csv.DictReader(io.StringIO(report_csv(report))))
-    assert len(rows) == 6 and rows[0]["sender"] == "node4" and rows[0]["sender_retrans"] == "3"
-    assert rows[1]["pass"] == "false" and rows[1]["gbps"] == "0.19"
+    assert len(rows) == 6
+    # failing first (the slowest first), then the others by name
+    assert [(r["sender"], r["receiver"], r["pass"]) for r in rows] == [
+        ("node1", "node3", "false"), ("node2", "node3", "false"), ("node1", "node2", "true"),
+        ("node2", "node4", "true"), ("node3", "node4", "true"), ("node4", "node1", "true")]
+    assert rows[5]["sender_retrans"] == "3" and rows[1]["gbps"] == "0.19"
     text = text_report(report)
     assert "node2→node3  FAIL  0.19 Gbit/s" in text and "suspect node3" in text
+    lines = text.splitlines()
+    assert lines.index("node1→node3  FAIL  0.19 Gbit/s") < lines.index("node1→node2  pass  10.2 Gbit/s")
+    assert "  node3  sends 9.1 Gbit/s (0/1 fail)     receives 0.19 Gbit/s (2/2 fail)  ← suspect: receiving" \
+        in lines
     assert text.splitlines()[2].split()[:4] == ["node1", "·", "10.2", "0.19✗"]
     csv_path, json_path = export(report, tmp_path)
     assert csv_path.parent == tmp_path and csv_path.suffix == ".csv" and json_path.suffix == ".json"

@@ -1,0 +1,426 @@
+"""The verdict of a pair bandwidth test: which pairs fail, which nodes the failures point
+to, each node's summary as a sender and as a receiver, and the verdict in words.
+
+Pure: no I/O, no clock. The rules, as the README says them:
+
+- **The pass mark.** ``threshold_gbps`` when given; else ``threshold_percent`` % of the
+  slower end's link speed when both ends' speeds are known; else the same share of what
+  the *best pairs* reach: the 90th percentile of the measured pairs. Never the median of
+  the pairs: with two slow nodes of four, half the pairs are slow, and the median is a
+  slow pair. When the pairs near the best rate scatter more than that share allows
+  (iperf3 held back by CPU does), the mark is lowered to their own scatter (3.5 robust
+  standard deviations below their centre), never below half of the best rate.
+- **Blame.** Each node is summed up as a sender and as a receiver (its tests, how many
+  fail, their median). A node is a suspect *as a sender* when every one of its sends
+  fails and one of those went to a node that receives well from someone else (and the
+  same way round for receiving): a slow pair between two nodes that are fine elsewhere
+  blames the path, not a node. So 1, 2 or half of the nodes slow are all named, and a
+  node that could not run the tool is never a suspect: its pairs were not tested.
+- **Inconclusive.** With no absolute pass mark (no threshold, link speeds unknown) the
+  pairs can only be compared with each other: when none is slower than the rest, every
+  pair may be equally slow, and the verdict says it cannot tell instead of passing.
+  When pairs could not be tested, a pass of the others is inconclusive too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from netui.model.pairs import Pair, PairResult, _fmt, _pct
+
+PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
+
+# failed runs that say a node could not run the tool at all (it could not be reached or
+# started, or has no RDMA device): its pairs were not tested, which blames nobody
+CANNOT_RUN = frozenset({"unavailable", "no-device"})
+
+BEST_PERCENTILE = 90  # "the best pairs": this nearest-rank percentile of the measured pairs
+# the mark may be lowered to this many robust σ below the best pairs' rate: Iglewicz and
+# Hoaglin's 3.5 below the centre of a normal group whose 90th percentile that rate is
+# (3.5 + 1.28 ≈ 4.8), so that a healthy pair at the low end of a noisy group still passes
+SCATTER_Z = 4.8
+LOWEST_SHARE_OF_BEST = 0.5  # ... never below this share of the best pairs' rate
+MAD_TO_SIGMA = 1.4826  # MAD of a normal distribution × this = its standard deviation
+# outliers: |x − centre| / (1.4826 · MAD) above this (Iglewicz and Hoaglin's 3.5) ...
+OUTLIER_Z = 3.5
+# ... with the spread never taken below this share of the centre, so that near-identical
+# results (MAD ≈ 0) do not make every small wobble an outlier
+OUTLIER_MIN_SPREAD = 0.05
+
+SENDING, RECEIVING, BOTH_WAYS = "sending", "receiving", "sending and receiving"
+
+
+@dataclass(frozen=True)
+class NodeSummary:
+    """One node across its pairs: as a sender (out) and as a receiver (in). Gbit/s; the
+    medians are over the runs that measured a rate (None when none did). ``suspect`` is
+    "", "sending", "receiving" or "sending and receiving"."""
+
+    node: str
+    sends: int = 0
+    sends_failing: int = 0
+    out_median_gbps: float | None = None
+    receives: int = 0
+    receives_failing: int = 0
+    in_median_gbps: float | None = None
+    suspect: str = ""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The judgement of a set of pair results.
+
+    ``status``: "pass", "fail" or "inconclusive" (see the module's rules). ``results``
+    are the tested pairs, failing first (the slowest first), then the others by name;
+    ``untested`` the pairs whose nodes could not run the tool. ``required_gbps`` maps each
+    judged pair to the Gbit/s it needed (None for failed runs); ``expected_gbps`` is the
+    best pairs' rate when some pair was judged against it; ``outliers`` the results far
+    from the best pairs either way, pass or fail; ``suspects`` the nodes the failures
+    point to, most failing tests first; ``nodes`` each node's summary.
+    """
+
+    status: str
+    failing: list[PairResult]
+    suspects: list[str]
+    text: str
+    results: list[PairResult] = field(default_factory=list)
+    outliers: list[PairResult] = field(default_factory=list)
+    median_gbps: float | None = None
+    expected_gbps: float | None = None
+    required_gbps: dict[Pair, float | None] = field(default_factory=dict)
+    nodes: dict[str, NodeSummary] = field(default_factory=dict)
+    untested: list[PairResult] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return self.status == PASS
+
+    @property
+    def inconclusive(self) -> bool:
+        return self.status == INCONCLUSIVE
+
+    def matrix(self, nodes: Sequence[str]) -> list[list[float | None]]:
+        """Gbit/s with row = sender, column = receiver, in the order of ``nodes``.
+
+        None where no result (the diagonal, pairs not tested, failed runs). When a pair
+        was tested more than once, the last result counts.
+        """
+        index = {node: i for i, node in enumerate(nodes)}
+        grid: list[list[float | None]] = [[None] * len(nodes) for _ in nodes]
+        for r in self.results:
+            i, j = index.get(r.sender), index.get(r.receiver)
+            if i is not None and j is not None and i != j:
+                grid[i][j] = r.gbps if r.ok else None
+        return grid
+
+
+def _speed(link_speed_mbps: Mapping[str, int | None], node: str) -> float | None:
+    """Mbit/s, or None when unknown (missing, None, or the -1/0 of a link that is down)."""
+    speed = link_speed_mbps.get(node)
+    if isinstance(speed, bool) or not isinstance(speed, (int, float)) or not speed > 0:
+        return None
+    return speed
+
+
+def _measured(r: PairResult) -> bool:
+    return r.ok and r.gbps is not None and math.isfinite(r.gbps)
+
+
+@dataclass(frozen=True)
+class BestPairs:
+    """What the best pairs reach, and the pass mark taken from it (Gbit/s)."""
+
+    rate_gbps: float  # the 90th percentile of the measured pairs
+    mark_gbps: float  # the pass mark: the share of the rate, or lowered by the scatter
+    scatter_gbps: float  # the robust σ of the pairs within a factor two of the rate
+    widened: bool  # the mark was lowered by the scatter
+
+
+def best_pairs(measured_gbps: Sequence[float], share: float) -> BestPairs | None:
+    """The best pairs' rate and the mark ``share`` × it, lowered (never below half the
+    rate) to ``SCATTER_Z`` robust σ below it when the pairs within a factor two of it
+    scatter more; None without a measured pair."""
+    ordered = sorted(measured_gbps)
+    if not ordered:
+        return None
+    rate = ordered[max(0, math.ceil(BEST_PERCENTILE / 100 * len(ordered)) - 1)]
+    near = [v for v in ordered if v >= LOWEST_SHARE_OF_BEST * rate]
+    centre = statistics.median(near)
+    scatter = MAD_TO_SIGMA * statistics.median(abs(v - centre) for v in near)
+    mark = share * rate
+    floor = max(rate - SCATTER_Z * scatter, LOWEST_SHARE_OF_BEST * rate)
+    widened = floor < mark
+    return BestPairs(rate, min(mark, floor), scatter, widened)
+
+
+def _outliers(measured: list[PairResult], centre: float | None) -> list[PairResult]:
+    if centre is None or len(measured) < 3:
+        return []
+    mad = statistics.median(abs(r.gbps - centre) for r in measured)
+    spread = max(MAD_TO_SIGMA * mad, OUTLIER_MIN_SPREAD * centre)
+    if spread <= 0:
+        return []
+    return [r for r in measured if abs(r.gbps - centre) / spread > OUTLIER_Z]
+
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def natural(name: str) -> list:
+    """Sort key: "node2" before "node10"."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+def node_summaries(results: list[PairResult], failing: list[PairResult]) -> dict[str, NodeSummary]:
+    """Each node (in natural name order) with its sends and receives, how many fail, their
+    median Gbit/s and whether the
+    failures point at it (module docstring: a suspect as a sender when every send fails
+    and one went to a node that receives well elsewhere; the same for receiving)."""
+    failed = {id(r) for r in failing}
+    passing = [r for r in results if id(r) not in failed]
+    sends_well = {r.sender for r in passing}
+    receives_well = {r.receiver for r in passing}
+    out: dict[str, NodeSummary] = {}
+    for node in sorted({n for r in results for n in r.pair}, key=natural):
+        sends = [r for r in results if r.sender == node]
+        receives = [r for r in results if r.receiver == node]
+        by_send = bool(sends) and node not in sends_well and any(r.receiver in receives_well for r in sends)
+        by_receive = bool(receives) and node not in receives_well and any(r.sender in sends_well for r in receives)
+        suspect = BOTH_WAYS if by_send and by_receive else SENDING if by_send else RECEIVING if by_receive else ""
+        out[node] = NodeSummary(
+            node,
+            sends=len(sends), sends_failing=sum(id(r) in failed for r in sends),
+            out_median_gbps=_median([r.gbps for r in sends if _measured(r)]),
+            receives=len(receives), receives_failing=sum(id(r) in failed for r in receives),
+            in_median_gbps=_median([r.gbps for r in receives if _measured(r)]),
+            suspect=suspect,
+        )
+    return out
+
+
+def _explains(summary: NodeSummary, r: PairResult) -> bool:
+    """Whether ``summary``'s node, as the suspect it is, explains the failing result ``r``."""
+    if not summary.suspect:
+        return False
+    return ((r.sender == summary.node and summary.suspect != RECEIVING)
+            or (r.receiver == summary.node and summary.suspect != SENDING))
+
+
+def _blamed(s: NodeSummary) -> int:
+    """How many failing tests a suspect is blamed for: those of the way it is suspect in."""
+    return ((s.sends_failing if s.suspect != RECEIVING else 0)
+            + (s.receives_failing if s.suspect != SENDING else 0))
+
+
+def _left_to_explain(failing: list[PairResult], nodes: dict[str, NodeSummary],
+                     sends_well: set[str], receives_well: set[str]) -> dict[str, NodeSummary]:
+    """Suspects for the failing pairs no suspect explains, where the tests could not clear a
+    node (a one-way matrix tests each node in fewer ways). A node is counted in a failing
+    pair only in a way it passed no test in (as a sender when none of its sends passed).
+    The nodes in the most such pairs are named when they are in at least two and some
+    other node of those pairs is in fewer: when every node of them is in as many, no node
+    stands out (the paths between them may)."""
+    nodes = dict(nodes)
+    while True:
+        left = [r for r in failing if not any(_explains(nodes[n], r) for n in r.pair)]
+        count: dict[str, int] = {}
+        for r in left:
+            for n in r.pair:
+                count.setdefault(n, 0)
+            if r.sender not in sends_well:
+                count[r.sender] += 1
+            if r.receiver not in receives_well:
+                count[r.receiver] += 1
+        most = max(count.values(), default=0)
+        leaders = [n for n, c in count.items() if c == most]
+        if most < 2 or len(leaders) == len(count):
+            return nodes
+        for node in leaders:
+            was = nodes[node].suspect
+            sends = was in (SENDING, BOTH_WAYS) or (
+                node not in sends_well and any(r.sender == node for r in left))
+            receives = was in (RECEIVING, BOTH_WAYS) or (
+                node not in receives_well and any(r.receiver == node for r in left))
+            nodes[node] = dataclasses.replace(
+                nodes[node], suspect=BOTH_WAYS if sends and receives else SENDING if sends else RECEIVING)
+
+
+def judge(
+    results: Iterable[PairResult],
+    *,
+    threshold_gbps: float | None = None,
+    threshold_percent: float = 90.0,
+    link_speed_mbps: Mapping[str, int | None] | None = None,
+) -> Verdict:
+    """Pass or fail each pair, sum each node up, name the suspects and word the verdict
+    (the rules are in the module's docstring). ``link_speed_mbps``: Mbit/s as
+    /sys/class/net/*/speed gives it; Gbit/s everywhere else."""
+    every = list(results)
+    untested = [r for r in every if not r.ok and r.kind in CANNOT_RUN]
+    tested = [r for r in every if not (not r.ok and r.kind in CANNOT_RUN)]
+    speeds = link_speed_mbps or {}
+    share = threshold_percent / 100.0
+    measured = [r for r in tested if _measured(r)]
+    median = statistics.median(r.gbps for r in measured) if measured else None
+    best = best_pairs([r.gbps for r in measured], share)
+
+    required: dict[Pair, float | None] = {}
+    failing: list[PairResult] = []
+    absolute = relative = 0
+    for r in tested:
+        need: float | None
+        if threshold_gbps is not None:
+            need = threshold_gbps
+            absolute += 1
+        else:
+            a, b = _speed(speeds, r.sender), _speed(speeds, r.receiver)
+            if a is not None and b is not None:
+                need = share * min(a, b) / 1000.0
+                absolute += 1
+            else:
+                need = None if best is None else best.mark_gbps
+                relative += 1
+        if not _measured(r):
+            required[r.pair] = None
+            failing.append(r)
+            continue
+        required[r.pair] = need
+        if need is not None and r.gbps < need:
+            failing.append(r)
+
+    failing.sort(key=lambda r: (r.gbps if _measured(r) else -1.0, r.sender, r.receiver))
+    failed_ids = {id(r) for r in failing}
+    ordered = failing + sorted((r for r in tested if id(r) not in failed_ids), key=lambda r: (r.sender, r.receiver))
+    nodes = node_summaries(tested, failing)
+    if len(failing) < len(tested):
+        passing = [r for r in tested if id(r) not in failed_ids]
+        nodes = _left_to_explain(failing, nodes, {r.sender for r in passing}, {r.receiver for r in passing})
+    suspects = sorted((s for s in nodes.values() if s.suspect), key=lambda s: (-_blamed(s), natural(s.node)))
+    centre = None
+    if best is not None:
+        centre = statistics.median(r.gbps for r in measured if r.gbps >= LOWEST_SHARE_OF_BEST * best.rate_gbps)
+    outliers = _outliers(measured, centre)
+    rule = _rule(threshold_gbps, threshold_percent, best, absolute, relative, len(tested))
+
+    n = len(tested)
+    if not tested:
+        status = INCONCLUSIVE
+        text = "no pair was tested" + (f": {_untested_words(untested)}" if untested else "")
+    elif failing:
+        status = FAIL
+        text = _failure_text(failing, suspects, n, rule)
+    elif absolute == 0:
+        status = INCONCLUSIVE
+        if n == 1:
+            text = (f"inconclusive: the pair ran at {_fmt(tested[0].gbps)} Gbit/s, link speeds are unknown and "
+                    "there is no other pair to compare with (--threshold-gbps sets a pass mark)")
+        else:
+            text = (f"inconclusive: all {n} pairs are alike (the best at {_fmt(best.rate_gbps)} Gbit/s) and link "
+                    "speeds are unknown, so they may all be equally slow (--threshold-gbps sets a pass mark)")
+    elif untested:
+        status = INCONCLUSIVE
+        text = (f"inconclusive: the {n} tested {'pair passes' if n == 1 else 'pairs pass'} ({rule}), "
+                f"{len(untested)} could not be tested: {_untested_words(untested)}")
+    else:
+        status = PASS
+        text = f"{'the pair passes' if n == 1 else f'all {n} pairs pass'} ({rule})"
+        low = [r for r in outliers if centre is not None and r.gbps < centre]
+        if low:
+            shown = ", ".join(f"{r.sender}→{r.receiver} {_fmt(r.gbps)} Gbit/s" for r in low[:3])
+            text += f"; low outliers against the best pairs' {_fmt(centre)} Gbit/s: {shown}"
+
+    return Verdict(
+        status=status,
+        failing=failing,
+        suspects=[s.node for s in suspects],
+        text=text,
+        results=ordered,
+        outliers=outliers,
+        median_gbps=median,
+        expected_gbps=best.rate_gbps if best is not None and relative else None,
+        required_gbps=required,
+        nodes=nodes,
+        untested=untested,
+    )
+
+
+def _rule(threshold_gbps: float | None, threshold_percent: float, best: BestPairs | None,
+          absolute: int, relative: int, n: int) -> str:
+    pct = _pct(threshold_percent)
+    if threshold_gbps is not None:
+        return f"≥ {_pct(threshold_gbps)} Gbit/s"
+    if relative == 0:
+        return f"≥ {pct} % of link speed"
+    if best is None:
+        against = "the best pairs (none measured)"
+    elif best.widened:
+        against = (f"the best pairs' {_fmt(best.rate_gbps)} Gbit/s, lowered to {_fmt(best.mark_gbps)} by "
+                   "their scatter")
+    else:
+        against = f"the best pairs' {_fmt(best.rate_gbps)} Gbit/s"
+    if absolute == 0:
+        return f"≥ {pct} % of {against}; link speeds unknown"
+    return f"≥ {pct} % of link speed; {relative} of {n} pairs with an unknown link speed against {pct} % of {against}"
+
+
+def _untested_words(untested: list[PairResult]) -> str:
+    reasons = list(dict.fromkeys(r.error or "could not run" for r in untested))
+    return "; ".join(reasons[:3]) + (f"; … {len(reasons) - 3} more" if len(reasons) > 3 else "")
+
+
+def _suspect_clause(s: NodeSummary, failing: list[PairResult]) -> str:
+    theirs = [r for r in failing
+              if (r.sender == s.node and s.suspect != RECEIVING) or (r.receiver == s.node and s.suspect != SENDING)]
+    if theirs and all(not _measured(r) for r in theirs):
+        return f"{s.node} (its tests did not run: {theirs[0].error or 'failed'})"
+
+    def median_words(value: float | None) -> str:
+        return "" if value is None else f", median {_fmt(value)} Gbit/s"
+
+    sends = f"{s.sends_failing} of {s.sends} sends fail{median_words(s.out_median_gbps)}"
+    receives = f"{s.receives_failing} of {s.receives} receives fail{median_words(s.in_median_gbps)}"
+    if s.suspect == SENDING:
+        well = (f"; it receives at {_fmt(s.in_median_gbps)} Gbit/s"
+                if s.receives and s.in_median_gbps is not None and s.receives_failing == 0 else "")
+        return f"{s.node} sends slowly ({sends}{well})"
+    if s.suspect == RECEIVING:
+        well = (f"; it sends at {_fmt(s.out_median_gbps)} Gbit/s"
+                if s.sends and s.out_median_gbps is not None and s.sends_failing == 0 else "")
+        return f"{s.node} receives slowly ({receives}{well})"
+    return f"{s.node} is slow both ways ({sends}; {receives})"
+
+
+def _failure_text(failing: list[PairResult], suspects: list[NodeSummary], n: int, rule: str) -> str:
+    k = len(failing)
+    listing = f"{k} of {n} pairs {'fails' if k == 1 else 'fail'} (need {rule}): " + _listing(failing)
+    if not suspects:
+        if k == 1:
+            return listing + ". One failing pair cannot tell which end is at fault"
+        if k == n:
+            return (listing + ". Every pair fails and no node stands out — suspect what they all share "
+                    "(a switch, an uplink, a setting on every node)")
+        return listing + ". No node is to blame for the failing pairs — suspect the paths between them"
+    blame = "suspect " + "; ".join(_suspect_clause(s, failing) for s in suspects)
+    sentences = [blame, listing]
+    unexplained = [r for r in failing if not any(_explains(s, r) for s in suspects)]
+    if unexplained:
+        sentences.append("Not explained by the suspects: " + _listing(unexplained))
+    return ". ".join(sentences)
+
+
+def _listing(results: list[PairResult], limit: int = 6) -> str:
+    words = []
+    for r in results[:limit]:
+        if not _measured(r):
+            words.append(f"{r.sender}→{r.receiver} failed ({r.error or 'no result'})")
+        else:
+            words.append(f"{r.sender}→{r.receiver} {_fmt(r.gbps)} Gbit/s")
+    if len(results) > limit:
+        words.append(f"… {len(results) - limit} more")
+    return ", ".join(words)
