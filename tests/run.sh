@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Install what the test suite needs, then run all of it.
-#   - Python: netui with its `test` extra (editable, from this checkout).
+#   - Python: a virtual environment of its own (.venv/ in this checkout, made once with
+#     $PYTHON or python3), holding netui with its `test` extra (editable, from this checkout):
+#     never whatever python3 comes first on PATH, nor a system Python's packages.
 #   - As root: a C compiler for netui._speedups (tests compare it with its Python twins), the
 #     Debian packages of the multi-node lab (OpenSSH server and client, iperf3,
 #     perftest for ib_write_bw, iproute2, iputils-ping and fping for the latency tests, nftables
@@ -10,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PY=${PYTHON:-python3}
-DEBS=(gcc libc6-dev openssh-server openssh-client iperf3 perftest iproute2 tmux iputils-ping fping nftables
+DEBS=(python3-venv gcc libc6-dev openssh-server openssh-client iperf3 perftest iproute2 tmux iputils-ping fping nftables
       prometheus-node-exporter prometheus)
 
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
@@ -35,5 +37,14 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     fi
 fi
 
-"$PY" -m pip install -q --disable-pip-version-check -e '.[test]'
-exec "$PY" -m pytest -q -p no:cacheprovider "$@"
+VENV=${NETUI_TEST_VENV:-$PWD/.venv}
+if [ ! -x "$VENV/bin/python" ]; then
+    if ! "$PY" -m venv "$VENV"; then
+        echo "tests/run.sh: '$PY -m venv' failed; on Debian or Ubuntu install python3-venv" >&2
+        exit 2
+    fi
+fi
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check -e '.[test]'
+# the suite starts `netui` and the venv's python by name too (tmux tests, subprocesses)
+export PATH="$VENV/bin:$PATH"
+exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider "$@"
