@@ -27,8 +27,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = argparse.ArgumentParser(
         prog="netui doctor",
-        description="Check MTU, link speeds, RDMA ports, sysctls, interface errors, IRQs and packet steering "
-                    "on every node and across nodes. Exit status 1 when any finding is a warning or worse.")
+        description="Check MTU, link speeds, RDMA ports, sysctls, interface errors, IRQs, packet steering, "
+                    "traffic shaping (tc), offloads and rings (ethtool) on every node and across nodes. "
+                    "Exit status 1 when any finding is a warning or worse.")
     p.add_argument("--json", action="store_true", help="print the JSON document instead of text")
     p.add_argument("--timeout", type=_positive_float, default=10.0, metavar="S",
                    help="seconds for each node's probe (default 10)")
