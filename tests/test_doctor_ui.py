@@ -155,7 +155,7 @@ async def test_the_last_latency_tests_rtt_goes_into_the_buffer_advice():
         assert screen.report.facts["gpu02"].rtt_ms is None  # not in the latency test
         for f in screen.report.findings:
             if f.node == local.name and f.subject.startswith(("net.core.", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem")):
-                assert "the 2.5 ms round trip the latency test measured from this node" in f.evidence
+                assert "the 2.5 ms round trip of the latency test's slowest pair" in f.evidence
 
 
 async def test_the_lab_node_with_another_mtu_is_shown_with_its_fix(lab):

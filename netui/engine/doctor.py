@@ -131,7 +131,7 @@ async def examine(monitor, nodes: Sequence[str] | None = None, *, shells: dict |
 
     ``shells``: node → (shell, script), default from the monitor's sources; a script is
     text, or a function of the node's data-plane interface names that returns it.
-    ``rtt_ms``: node → the RTT a latency test measured from it (``model.doctor.rtt_by_node``),
+    ``rtt_ms``: node → the RTT the last latency test measured (``model.doctor.rtt_by_node``),
     for the buffer advice. Never raises for a node's failure: it becomes a finding. Takes at
     most ``timeout_s`` + a few seconds.
     """

@@ -89,8 +89,8 @@ class NodeFacts:
     ``interfaces``: the monitor's latest sample (None: no sample); ``errors_per_s``: each
     interface's RX+TX errors per second over the last interval (None: unknown);
     ``probe``: the probe's answer (None: it could not run — ``unreachable`` or
-    ``no_commands`` says why); ``rtt_ms``: the largest typical RTT of the node's pairs in
-    the last latency test (``rtt_by_node``), for the buffer advice.
+    ``no_commands`` says why); ``rtt_ms``: the RTT the last latency test measured
+    (``rtt_by_node``), for the buffer advice.
     """
 
     name: str
@@ -99,7 +99,7 @@ class NodeFacts:
     probe: DoctorProbe | None = None
     unreachable: str | None = None  # the node is down, or the probe failed: why
     no_commands: str | None = None  # the node cannot run commands (a replay): why
-    rtt_ms: float | None = None  # the round trip the latency test measured from it; None: none yet
+    rtt_ms: float | None = None  # the RTT the last latency test measured (rtt_by_node); None: none yet
 
 
 # the checks in the order a report lists them, with what "ok" means in words
@@ -285,7 +285,7 @@ def _rdma_rates(facts: Sequence[NodeFacts]) -> list[Finding]:
 
 def buffer_path(facts: NodeFacts) -> BufferPath:
     """What one flow of the node must fill: its fastest data-plane link that is up and has a
-    real speed (not a software device's nominal one), and the RTT measured from it."""
+    real speed (not a software device's nominal one), and the RTT the last latency test measured."""
     links = [(i.speed_mbps, n) for n, i in _dataplane(facts).items()
              if _up(i) and i.speed_mbps and i.speed_mbps > 0 and i.kind not in SOFTWARE_KINDS]
     mbps, name = max(links, default=(None, None))
@@ -482,14 +482,14 @@ def diagnose(facts: Sequence[NodeFacts], rec: Recommendations | None = None) -> 
 
 
 def rtt_by_node(results: Iterable[LatencyResult]) -> dict[str, float]:
-    """Each node's largest typical RTT (ms) over the pairs it sent or answered in a latency
-    test: the round trip its flows must cover (the slowest peer sets the pace of a collective)."""
-    out: dict[str, float] = {}
-    for r in results:
-        if r.typical_ms is not None:
-            for node in r.pair:
-                out[node] = max(out.get(node, 0.0), r.typical_ms)
-    return out
+    """The RTT (ms) the buffer advice takes for each node of a latency test: the typical RTT
+    of the test's slowest pair, the same for every node that took part — a collective moves
+    at the pace of its slowest hop, and one mistuned default stays one line for the fleet."""
+    results = [r for r in results if r.typical_ms is not None]
+    if not results:
+        return {}
+    slowest = max(r.typical_ms for r in results)  # type: ignore[type-var]
+    return {node: slowest for r in results for node in r.pair}
 
 
 def failing_nodes(findings: Iterable[Finding], order: Sequence[str] | None = None) -> list[str]:

@@ -38,7 +38,8 @@ class BufferPath:
 
     ``link_gbps``: the node's fastest data-plane link (its ``link_name``); None: unknown (a
     veth, no speed), ``Recommendations.reference_gbps`` is assumed. ``rtt_ms``: the round
-    trip the latency test measured from the node; None: ``DEFAULT_RTT_MS`` is assumed.
+    trip the last latency test measured (``model.doctor.rtt_by_node``); None:
+    ``DEFAULT_RTT_MS`` is assumed.
     """
 
     link_gbps: float | None = None
@@ -88,7 +89,7 @@ def _window(rec: Recommendations, path: BufferPath, n: int) -> tuple[Level, str]
         f"{gbps:g} Gbit/s" + ("" if path.link_gbps else " (no link speed known)")
     fills_ms = n * 8 / (gbps * 1e9) * 1000
     if path.rtt_ms is not None:
-        rtt = f"the {rtt_text(path.rtt_ms)} round trip the latency test measured from this node"
+        rtt = f"the {rtt_text(path.rtt_ms)} round trip of the latency test's slowest pair"
     else:
         rtt = f"a {DEFAULT_RTT_MS:g} ms round trip (assumed: no latency test measured one)"
     needed = path.needed_bytes(rec)

@@ -263,11 +263,11 @@ def test_buffer_advice_uses_the_rtt_the_latency_test_measured():
     far = nic_node("a", iface(speed=25_000), sysctls=SMALL_RMEM, rtt_ms=5.0)
     found = rmem(diagnose([far]))
     assert found.severity == Level.WARNING  # 25 Gbit/s × 5 ms = 14.9 MiB > 6 MiB
-    assert "the 5 ms round trip the latency test measured from this node needs 14.9 MiB" in found.evidence
+    assert "the 5 ms round trip of the latency test's slowest pair needs 14.9 MiB" in found.evidence
     assert buffer_path(far).rtt_ms == 5.0 and buffer_path(far).link_gbps == 25.0
 
 
-def test_each_nodes_rtt_is_the_slowest_of_its_pairs_in_the_last_latency_test():
+def test_the_rtt_is_the_latency_tests_slowest_pair_for_every_node_in_it():
     from netui.engine.pingdoc import report_document
     from netui.engine.pingtest import LatencyReport
     from netui.engine.pingtools import PingSettings
@@ -275,10 +275,11 @@ def test_each_nodes_rtt_is_the_slowest_of_its_pairs_in_the_last_latency_test():
     results = [LatencyResult("a", "b", "fping", True, 20, 20, 0.0, 0.05, 0.04, rtt_p99_ms=0.09),
                LatencyResult("a", "c", "fping", True, 20, 20, 0.0, 3.1, 3.0),
                LatencyResult("b", "c", "fping", False, error="no route")]
-    assert rtt_by_node(results) == {"a": 3.0, "b": 0.04, "c": 3.0}
+    assert rtt_by_node(results) == {"a": 3.0, "b": 3.0, "c": 3.0}  # one RTT: one line for a fleet-wide default
+    assert rtt_by_node(results[2:]) == {}
     doc = json.loads(json.dumps(report_document(LatencyReport(PingSettings(), ["a", "b", "c"], True,
                                                               results=results))))
-    assert latency_rtt_ms(doc) == {"a": 3.0, "b": 0.04, "c": 3.0}
+    assert latency_rtt_ms(doc) == {"a": 3.0, "b": 3.0, "c": 3.0}
     assert latency_rtt_ms(None) == {} and latency_rtt_ms({"kind": "something else"}) == {}
 
 
