@@ -42,3 +42,23 @@ def test_the_buffer_advice_takes_the_exported_rtt(tmp_path):
     buffers = [f for f in doc["findings"] if f["subject"] in ("net.core.rmem_max", "net.ipv4.tcp_rmem") and f["node"]]
     for f in buffers:  # this host's buffers below 128 MiB, if any: judged at 7.5 ms
         assert "the 7.5 ms round trip of the latency test's slowest pair needs" in f["evidence"]
+
+
+def test_this_host_is_asked_about_its_qdiscs_a_captured_tree_is_not():
+    import shutil
+    from pathlib import Path
+
+    me = LiveReader().name
+    live = json.loads(netui("doctor", "--json").stdout)
+    has_tc = shutil.which("tc", path="/usr/sbin:/sbin:/usr/bin:/bin") is not None
+    assert live["facts"][me]["tc"] is has_tc
+    if has_tc:  # every data-plane interface of this host, read: its qdiscs are known
+        assert live["facts"][me]["nic_settings"] and all(
+            "qdiscs" in s for s in live["facts"][me]["nic_settings"].values())
+    tree = Path("/work/shared/fixtures/prometheus-procfs")
+    if tree.is_dir():
+        doc = json.loads(netui("doctor", "--json", "--procfs", str(tree / "proc"), "--sysfs", str(tree / "sys")).stdout)
+        (facts,) = doc["facts"].values()
+        assert facts["tc"] is None and facts["nic_settings"] == {}
+        shaping = next(f for f in doc["findings"] if f["check"] == "traffic_shaping")
+        assert shaping["evidence"] == "not checked on 1 node (a captured tree)"

@@ -79,7 +79,7 @@ def _tally(findings) -> dict[str, int]:
 def _shells(sources) -> dict[str, tuple[object, object]]:
     """A shell and the probe script per node that can run commands: a live node's script is
     made from its data-plane interfaces (``doctor_script``'s ``interfaces``)."""
-    from netui.collectors.local import TreeReader
+    from netui.collectors.local import LiveReader, TreeReader
     from netui.engine.sources import LocalSource
 
     def live(interfaces: list[str]) -> str:
@@ -87,7 +87,9 @@ def _shells(sources) -> dict[str, tuple[object, object]]:
 
     out: dict[str, tuple[object, object]] = {name: (shell, live) for name, shell in shells_for(sources).items()}
     for source in sources:
-        if isinstance(source, LocalSource) and isinstance(source.reader, TreeReader):
+        if isinstance(source, LocalSource) and isinstance(source.reader, LiveReader):
+            out[source.name] = (LocalShell(source.name), live)  # this host, live: tc and ethtool too
+        elif isinstance(source, LocalSource) and isinstance(source.reader, TreeReader):
             reader = source.reader
             out[source.name] = (LocalShell(source.name), doctor_script(reader.procfs, reader.sysfs))
     return out
