@@ -3,6 +3,7 @@
     netui doctor                          # this host
     netui doctor node[1-4]                # over SSH: per node and across nodes
     netui doctor gpu[001-128] --json      # the JSON document; "failing_nodes" names the mistuned
+    netui doctor node[1-4] --latency netui-ping-….json   # buffer advice for the RTT a latency test measured
 
 Connects to the nodes as ``netui`` does (the usual SSH options), waits until each node has
 a sample (or has failed), probes every node once, prints the findings worst first — each
@@ -27,9 +28,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = argparse.ArgumentParser(
         prog="netui doctor",
-        description="Check MTU, link speeds, RDMA ports, sysctls, interface errors, IRQs and packet steering "
-                    "on every node and across nodes. Exit status 1 when any finding is a warning or worse.")
+        description="Check MTU, link speeds, RDMA ports, sysctls, interface errors, IRQs, packet steering, "
+                    "traffic shaping (tc), offloads and rings (ethtool) on every node and across nodes. "
+                    "Exit status 1 when any finding is a warning or worse.")
     p.add_argument("--json", action="store_true", help="print the JSON document instead of text")
+    p.add_argument("--latency", metavar="JSON",
+                   help="a latency test's JSON export (e in its screen): the buffer advice uses the RTT it "
+                        "measured instead of an assumed 1 ms")
     p.add_argument("--timeout", type=_positive_float, default=10.0, metavar="S",
                    help="seconds for each node's probe (default 10)")
     _common(p)
@@ -40,7 +45,24 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-async def _doctor(monitor, connect_timeout_s: float, probe_timeout_s: float):
+def _latency_rtts(parser: argparse.ArgumentParser, path: str | None) -> dict[str, float]:
+    """Node → RTT (ms) from a latency test's export; a clear usage error when it is not one."""
+    if path is None:
+        return {}
+    from netui.engine.pingdoc import load_report
+    from netui.model.doctor import rtt_by_node
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            report = load_report(json.load(f))
+    except OSError as exc:
+        parser.error(f"--latency {path}: {exc.strerror or exc}")
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:
+        parser.error(f"--latency {path}: not a netui latency-test export ({str(exc)[:80]})")
+    return rtt_by_node(report.results)
+
+
+async def _doctor(monitor, connect_timeout_s: float, probe_timeout_s: float, rtt_ms: dict[str, float]):
     from netui.cli import settled_states
     from netui.engine.doctor import examine
 
@@ -54,7 +76,7 @@ async def _doctor(monitor, connect_timeout_s: float, probe_timeout_s: float):
         deadline = loop.time() + connect_timeout_s + 3 * monitor.interval_s + 2
         while not settled() and loop.time() < deadline:
             await asyncio.sleep(0.05)
-        return await examine(monitor, timeout_s=probe_timeout_s)
+        return await examine(monitor, timeout_s=probe_timeout_s, rtt_ms=rtt_ms)
     finally:
         await monitor.close()
         runner.cancel()
@@ -66,12 +88,14 @@ def main(argv: list[str]) -> int:
     from netui.engine.doctor import doctor_document, text_report
     from netui.engine.monitor import Monitor
 
-    args = build_parser().parse_intermixed_args(argv)
+    parser = build_parser()
+    args = parser.parse_intermixed_args(argv)
+    rtt_ms = _latency_rtts(parser, args.latency)
     sources, connector = build_sources(args)
     monitor = Monitor(sources, interval_s=args.interval, history_s=60)
     monitor.connector = connector
     try:
-        report = eventloop.run(_doctor(monitor, args.connect_timeout, args.timeout))
+        report = eventloop.run(_doctor(monitor, args.connect_timeout, args.timeout, rtt_ms))
     except KeyboardInterrupt:
         print("netui doctor: interrupted", file=sys.stderr)
         return 130

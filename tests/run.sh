@@ -6,14 +6,15 @@
 #   - As root: a C compiler for netui._speedups (tests compare it with its Python twins), the
 #     Debian packages of the multi-node lab (OpenSSH server and client, iperf3,
 #     perftest for ib_write_bw, iproute2, iputils-ping and fping for the latency tests, nftables
-#     for their packet loss), node_exporter and Prometheus for the other sources, and tmux.
+#     for their packet loss, ethtool for the doctor's offloads and rings), node_exporter and
+#     Prometheus for the other sources, and tmux.
 #     Without root, tests that need them skip with a reason.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PY=${PYTHON:-python3}
 DEBS=(python3-venv gcc libc6-dev openssh-server openssh-client iperf3 perftest iproute2 tmux iputils-ping fping nftables
-      prometheus-node-exporter prometheus)
+      ethtool prometheus-node-exporter prometheus)
 
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     missing=()

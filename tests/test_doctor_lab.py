@@ -189,3 +189,43 @@ async def test_examine_over_a_live_monitor_follows_a_fix(lab):
     assert bad == [("node3", "net.ipv4.tcp_rmem")]
     assert [f for f in after.problems if f.subject not in ignored()] == []
     assert before.elapsed_s < 5 and after.elapsed_s < 5
+
+
+def test_doctor_names_the_node_shaped_with_tbf_and_only_that_node(lab):
+    """A tbf on one node's eth0 (what makes it the straggler of a pair-test matrix) is a
+    traffic-shaping warning on exactly that node, with the command that removes it; the
+    doctor exits 1 as for any warning. The other nodes' default qdiscs are no finding."""
+    with tuned(lab):
+        lab.node(3).slow_link("100mbit")
+        try:
+            result = netui("doctor", "--json", "-F", str(lab.ssh_config), lab.host_pattern())
+            text = netui("doctor", "-F", str(lab.ssh_config), lab.host_pattern())
+        finally:
+            lab.node(3).clear_link()
+    assert result.returncode == 1 and text.returncode == 1, result.stderr + result.stdout
+    doc = json.loads(result.stdout)
+    shaping = [(f["node"], f["subject"], f["severity"], f["fix"]) for f in doc["findings"]
+               if f["check"] == "traffic_shaping" and f["severity"] != "ok"]
+    assert shaping == [("node3", "eth0", "warning", "tc qdisc del dev eth0 root")]
+    assert not_ok(doc) == [("node3", "traffic_shaping", "eth0", "warning", "tc qdisc del dev eth0 root")]
+    (finding,) = [f for f in doc["findings"] if f["check"] == "traffic_shaping"]
+    assert finding["evidence"].startswith("eth0: tbf at the root caps what eth0 sends at 100 Mbit/s")
+    assert "node3" in doc["failing_nodes"]
+    if not any(f["subject"] in GLOBAL and f["node"] for f in doc["findings"]):
+        assert doc["failing_nodes"] == ["node3"]
+    for n in NODES:
+        facts = doc["facts"][n]
+        assert facts["tc"] is True
+        assert [q["kind"] for q in facts["nic_settings"]["eth0"]["qdiscs"]] == (["tbf"] if n == "node3" else
+                                                                                 ["noqueue"])
+    lines = text.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("WARNING  node3") and "traffic_shaping" in line)
+    assert lines[at + 1].strip() == "fix: tc qdisc del dev eth0 root"
+    # the summary counts lines as shown: each warning line once, whatever the number of nodes
+    shown = sum(1 for line in lines if line.startswith(("WARNING ", "CRITICAL", "CAREFUL ")))
+    assert lines[0].startswith("netui doctor · 4 nodes: ")
+    counted = doc["line_counts"]
+    assert sum(n for label, n in counted.items() if label != "ok") == shown
+    # and the shaping is gone once cleared
+    after = json.loads(netui("doctor", "--json", "-F", str(lab.ssh_config), lab.host_pattern()).stdout)
+    assert [f for f in after["findings"] if f["check"] == "traffic_shaping" and f["severity"] != "ok"] == []

@@ -71,7 +71,8 @@ async def test_D_checks_every_node_and_shows_the_odd_mtu_with_its_fix():
         assert any(line.split()[:2] == ["careful", "gpu[01-04]"] and "interfaces only" in line
                    for line in table.splitlines())
         verdict = plain(screen.query_one("#doctor-verdict"))
-        assert "4 nodes: 1 critical, 4 careful · failing: gpu03" in verdict
+        # counted as the table shows them: the "interfaces only" line of four nodes is one
+        assert "4 nodes: 1 critical, 1 careful · failing: gpu03" in verdict
         assert screen.query_one("#doctor-verdict").has_class("-failed")
         assert "no interface errors since boot" in plain(screen.query_one("#doctor-passed"))
         await pilot.press("escape")
@@ -127,6 +128,34 @@ async def test_this_host_is_probed_for_real():
         for f in screen.report.findings:
             if f.node == local.name and f.severity > Level.OK:
                 assert f.evidence and (f.fix or f.look)
+
+
+async def test_the_last_latency_tests_rtt_goes_into_the_buffer_advice():
+    """A latency test that finished in the app (it records its document as the latency
+    screen does) gives the doctor each node's measured RTT, which the buffer advice uses."""
+    from netui.engine.pingdoc import report_document
+    from netui.engine.pingtest import LatencyReport
+    from netui.engine.pingtools import PingSettings
+    from netui.model.doctor import buffer_path
+    from netui.model.latency import LatencyResult
+
+    local = LocalSource(LiveReader())
+    app = scripted_app(extra=[local])
+    async with app.run_test(size=(160, 40)) as pilot:
+        await poll(app, pilot)
+        results = [LatencyResult(local.name, "gpu01", "fping", True, 20, 20, 0.0, 2.5, 2.5)]
+        app.record_test("latency-test", report_document(LatencyReport(PingSettings(), [local.name, "gpu01"], True,
+                                                                      results=results)))
+        await pilot.press("D")
+        await pilot.pause()
+        screen = app.screen
+        await finished(screen, pilot)
+        facts = screen.report.facts[local.name]
+        assert facts.rtt_ms == 2.5 and buffer_path(facts).rtt_ms == 2.5
+        assert screen.report.facts["gpu02"].rtt_ms is None  # not in the latency test
+        for f in screen.report.findings:
+            if f.node == local.name and f.subject.startswith(("net.core.", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem")):
+                assert "the 2.5 ms round trip of the latency test's slowest pair" in f.evidence
 
 
 async def test_the_lab_node_with_another_mtu_is_shown_with_its_fix(lab):

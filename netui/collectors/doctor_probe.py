@@ -21,20 +21,34 @@ output, so captured probes are unit tests. The output is sections, each opened b
     @rdma                                   (only where /sys/class/infiniband exists)
     /sys/class/infiniband/mlx5_0/ports/1/state:4: ACTIVE
     netdev /sys/class/infiniband/mlx5_0/device/net/eth2
+    @tools                                  (on a live node: which of tc and ethtool it has)
+    tc yes
+    ethtool no
+    @qdisc eth0                             (per data-plane interface: tc -j qdisc show dev eth0)
+    [{"kind":"tbf","handle":"1:","root":true,"refcnt":3,"options":{"rate":12500000,…}}]
+    @exit 0
+    @features eth0                          (ethtool -k eth0, where ethtool exists)
+    @ring eth0                              (ethtool -g eth0)
     @end
 
-Nothing from a user or a node is evaluated: the roots are quoted, the rest is constant.
+Nothing from a user or a node is evaluated: the roots and the interface names (which come
+from the node's own sample) are quoted, the rest is constant.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Sequence
 
+from netui.collectors.nic_settings import parse_ethtool_features, parse_ethtool_ring, parse_tc_qdiscs
+from netui.collectors.procfs import ParseError
 from netui.model.doctor import DoctorProbe, NicQueues, RdmaPortState
+from netui.model.doctor_nic import NOT_SUPPORTED, NicSettings
 from netui.model.doctor_sysctl import SYSCTL_KEYS
 
-_SCRIPT = r"""echo @sysctl
+_SCRIPT = r"""PATH=$PATH:/usr/sbin:/sbin; LC_ALL=C; export PATH LC_ALL
+echo @sysctl
 grep -H . @SYSCTL_FILES@ 2>/dev/null
 echo @cpus
 cat @SYS@/devices/system/cpu/online 2>/dev/null
@@ -57,16 +71,39 @@ if [ -d @SYS@/class/infiniband ]; then
     @SYS@/class/infiniband/*/ports/*/rate @SYS@/class/infiniband/*/ports/*/link_layer 2>/dev/null
   for n in @SYS@/class/infiniband/*/device/net/*; do [ -e "$n" ] && echo "netdev $n"; done
 fi
-echo @end
+@NICS@echo @end
 """
 
+# tc and ethtool on the data-plane interfaces (a live node only: a copied tree has no tc)
+_NICS = r"""echo @tools
+tc=; command -v tc >/dev/null 2>&1 && tc=yes; echo "tc ${tc:-no}"
+et=; command -v ethtool >/dev/null 2>&1 && et=yes; echo "ethtool ${et:-no}"
+for i in @IFACES@; do
+  if [ -n "$tc" ]; then printf '@qdisc %s\n' "$i"; tc -j qdisc show dev "$i" 2>&1; s=$?; echo; echo "@exit $s"; fi
+  if [ -n "$et" ]; then
+    printf '@features %s\n' "$i"; ethtool -k "$i" 2>&1; echo "@exit $?"
+    printf '@ring %s\n' "$i"; ethtool -g "$i" 2>&1; echo "@exit $?"
+  fi
+done
+"""
+MAX_INTERFACES = 32  # data-plane interfaces asked about per node (each costs up to 3 processes)
 
-def doctor_script(proc: str = "/proc", sys: str = "/sys") -> str:
-    """The probe script; ``proc`` and ``sys`` are for a copied tree (tests, ``--procfs``)."""
+
+def doctor_script(proc: str = "/proc", sys: str = "/sys", interfaces: Sequence[str] | None = None) -> str:
+    """The probe script; ``proc`` and ``sys`` are for a copied tree (tests, ``--procfs``).
+
+    ``interfaces``: the node's data-plane interfaces, whose qdiscs (tc) and offloads and
+    rings (ethtool) it asks about (at most ``MAX_INTERFACES``); None: none of that is asked
+    (a copied tree: tc and ethtool would describe this host, not the tree).
+    """
     p, s = shlex.quote(proc.rstrip("/") or "/"), shlex.quote(sys.rstrip("/") or "/")
     files = " ".join(f"{p}/sys/{key.replace('.', '/')}" for key in SYSCTL_KEYS)
-    values = {"PROC": p, "SYS": s, "SYSCTL_FILES": files}
-    return re.sub(r"@(PROC|SYS|SYSCTL_FILES)@", lambda m: values[m.group(1)], _SCRIPT)
+    nics = ""
+    if interfaces is not None:
+        names = " ".join(shlex.quote(n) for n in list(interfaces)[:MAX_INTERFACES] if n and "\n" not in n)
+        nics = _NICS.replace("@IFACES@", names)
+    values = {"PROC": p, "SYS": s, "SYSCTL_FILES": files, "NICS": nics}
+    return re.sub(r"@(PROC|SYS|SYSCTL_FILES|NICS)@", lambda m: values[m.group(1)], _SCRIPT)
 
 
 # paths as grep -H prints them, under a root that may hold spaces
@@ -113,16 +150,29 @@ def parse_doctor_probe(text: str) -> DoctorProbe:
     netdevs: dict[str, list[str]] = {}
     problems: list[str] = []
     complete = rdma_present = False
+    tools: dict[str, bool] = {}
+    blocks: list[tuple[str, str, list[str], list[int]]] = []  # (section, interface, lines, exit status)
     for raw in (text if isinstance(text, str) else "").splitlines():
         line = raw.strip()
         if not line:
             continue
         if line.startswith("@"):
-            section = line[1:]
+            head, _, arg = line[1:].partition(" ")
+            if head == "exit" and section in _BLOCKS:
+                blocks[-1][3].append(int(arg) if arg.isdigit() else -1)
+                continue
+            section = head
+            if section in _BLOCKS:
+                blocks.append((section, arg, [], []))
             complete = complete or section == "end"
             rdma_present = rdma_present or section == "rdma"
             continue
-        if section == "sysctl" and (m := _SYSCTL.match(line)):
+        if section in _BLOCKS:
+            if len(blocks[-1][2]) < _MAX_BLOCK_LINES:
+                blocks[-1][2].append(raw)
+        elif section == "tools" and (m := _TOOL.match(line)):
+            tools[m.group(1)] = m.group(2) == "yes"
+        elif section == "sysctl" and (m := _SYSCTL.match(line)):
             sysctls[m.group(1).replace("/", ".")] = " ".join(m.group(2).split())
         elif section == "cpus" and (found := cpu_list(line)) is not None:
             cpus = len(found)
@@ -160,4 +210,40 @@ def parse_doctor_probe(text: str) -> DoctorProbe:
     if not complete:
         problems.append("the probe's output ended early")
     return DoctorProbe(sysctls=sysctls, cpus=cpus, irqbalance=irqbalance, nics=nics, rdma=rdma,
-                       rdma_present=rdma_present, complete=complete, problems=tuple(problems))
+                       rdma_present=rdma_present, complete=complete, problems=tuple(problems),
+                       nic_settings=_nic_settings(blocks), tc=tools.get("tc"), ethtool=tools.get("ethtool"))
+
+
+_BLOCKS = {"qdisc": parse_tc_qdiscs, "features": parse_ethtool_features, "ring": parse_ethtool_ring}
+_FIELDS = {"qdisc": "qdiscs", "features": "features", "ring": "ring"}
+_MAX_BLOCK_LINES = 20_000
+_TOOL = re.compile(r"^(tc|ethtool) (yes|no)$")
+
+
+def _read_block(section: str, lines: list[str], status: list[int]) -> tuple[object, str | None]:
+    """(what the block says, None) or (None, why it could not be read): "not supported" when
+    the tool says the device has no such thing (a veth's rings)."""
+    body = "\n".join(lines)
+    if not status:
+        return None, "its output ended early"
+    if status[0] != 0:
+        last = next((line.strip() for line in reversed(lines) if line.strip()), "")
+        if "not supported" in body.lower():
+            return None, NOT_SUPPORTED
+        return None, (last[:120] or f"exit status {status[0]}")
+    try:
+        return _BLOCKS[section](body), None
+    except ParseError as exc:
+        return None, f"unreadable output: {exc}"[:160]
+
+
+def _nic_settings(blocks) -> dict[str, NicSettings]:
+    parts: dict[str, dict[str, object]] = {}
+    for section, name, lines, status in blocks:
+        if not name:
+            continue
+        value, problem = _read_block(section, lines, status)
+        field = _FIELDS[section]
+        parts.setdefault(name, {})[field] = value
+        parts[name][f"{'qdisc' if field == 'qdiscs' else field}_problem"] = problem
+    return {name: NicSettings(**kw) for name, kw in parts.items()}  # type: ignore[arg-type]

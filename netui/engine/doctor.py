@@ -15,16 +15,26 @@ from __future__ import annotations
 
 import asyncio
 import shlex
+from collections import Counter
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from netui.collectors.doctor_probe import doctor_script, parse_doctor_probe
 from netui.engine.shell import CommandFailed, LocalShell, run_guarded, shells_for
-from netui.model.doctor import CHECKS, Finding, NodeFacts, diagnose, failing_nodes, grouped, nodes_text
+from netui.model.doctor import (
+    CHECKS,
+    Finding,
+    NodeFacts,
+    diagnose,
+    failing_nodes,
+    grouped,
+    nodes_text,
+    rtt_by_node,
+)
 from netui.model.doctor_sysctl import Recommendations
 from netui.model.health import Level
-from netui.model.node import Node, NodeState
+from netui.model.node import Node, NodeState, data_plane
 
 PROBE_TIMEOUT_S = 10.0
 CONCURRENT_PROBES = 64  # channels opened at once over the fleet's connections
@@ -51,23 +61,35 @@ class DoctorReport:
         return [f for f in self.findings if f.severity > Level.OK]
 
     def counts(self) -> dict[str, int]:
-        """How many findings at each level, worst first, levels with none left out."""
-        out = {}
-        for level in sorted(Level, reverse=True):
-            n = sum(f.severity == level for f in self.findings)
-            if n:
-                out[level.label] = n
-        return out
+        """How many findings at each level, one per node they are about, worst first, levels
+        with none left out."""
+        return _tally(self.findings)
+
+    def line_counts(self) -> dict[str, int]:
+        """How many lines at each level as the report shows them: alike findings on several
+        nodes are one line (``model.doctor.grouped``)."""
+        return _tally(f for f, _ in grouped(self.findings))
 
 
-def _shells(sources) -> dict[str, tuple[object, str]]:
-    """A shell and the probe script per node that can run commands."""
-    from netui.collectors.local import TreeReader
+def _tally(findings) -> dict[str, int]:
+    counts = Counter(f.severity for f in findings)
+    return {level.label: counts[level] for level in sorted(Level, reverse=True) if counts[level]}
+
+
+def _shells(sources) -> dict[str, tuple[object, object]]:
+    """A shell and the probe script per node that can run commands: a live node's script is
+    made from its data-plane interfaces (``doctor_script``'s ``interfaces``)."""
+    from netui.collectors.local import LiveReader, TreeReader
     from netui.engine.sources import LocalSource
 
-    out = {name: (shell, doctor_script()) for name, shell in shells_for(sources).items()}
+    def live(interfaces: list[str]) -> str:
+        return doctor_script(interfaces=interfaces)
+
+    out: dict[str, tuple[object, object]] = {name: (shell, live) for name, shell in shells_for(sources).items()}
     for source in sources:
-        if isinstance(source, LocalSource) and isinstance(source.reader, TreeReader):
+        if isinstance(source, LocalSource) and isinstance(source.reader, LiveReader):
+            out[source.name] = (LocalShell(source.name), live)  # this host, live: tc and ethtool too
+        elif isinstance(source, LocalSource) and isinstance(source.reader, TreeReader):
             reader = source.reader
             out[source.name] = (LocalShell(source.name), doctor_script(reader.procfs, reader.sysfs))
     return out
@@ -106,11 +128,14 @@ async def _probe(shell, script: str, timeout_s: float, gate: asyncio.Semaphore) 
 
 async def examine(monitor, nodes: Sequence[str] | None = None, *, shells: dict | None = None,
                   timeout_s: float = PROBE_TIMEOUT_S, recommendations: Recommendations | None = None,
-                  ) -> DoctorReport:
+                  rtt_ms: Mapping[str, float] | None = None) -> DoctorReport:
     """Probe ``nodes`` (default: the whole fleet) at once and judge them together.
 
-    ``shells``: node → (shell, script), default from the monitor's sources. Never raises
-    for a node's failure: it becomes a finding. Takes at most ``timeout_s`` + a few seconds.
+    ``shells``: node → (shell, script), default from the monitor's sources; a script is
+    text, or a function of the node's data-plane interface names that returns it.
+    ``rtt_ms``: node → the RTT the last latency test measured (``model.doctor.rtt_by_node``),
+    for the buffer advice. Never raises for a node's failure: it becomes a finding. Takes at
+    most ``timeout_s`` + a few seconds.
     """
     fleet = monitor.fleet
     names = list(dict.fromkeys(nodes if nodes is not None else [n.name for n in fleet]))
@@ -133,6 +158,9 @@ async def examine(monitor, nodes: Sequence[str] | None = None, *, shells: dict |
                                     no_commands=no_commands.get(name) or "a replay cannot run commands")
         else:
             shell, script = shells[name]
+            if callable(script):
+                sample = node.sample
+                script = script(data_plane(sample.interfaces) if sample is not None else [])
             jobs[name] = asyncio.ensure_future(_probe(shell, script, timeout_s, gate))
     if jobs:
         await asyncio.gather(*jobs.values(), return_exceptions=True)
@@ -143,10 +171,24 @@ async def examine(monitor, nodes: Sequence[str] | None = None, *, shells: dict |
             facts[name] = NodeFacts(name, interfaces, errors, unreachable=why)
         else:
             facts[name] = NodeFacts(name, interfaces, errors, probe=parse_doctor_probe(text))
-    report.facts = {n: facts[n] for n in names}
+    rtts = rtt_ms or {}
+    report.facts = {n: replace(facts[n], rtt_ms=rtts.get(n)) for n in names}
     report.findings = diagnose(list(report.facts.values()), recommendations)
     report.elapsed_s = time.monotonic() - t0
     return report
+
+
+def latency_rtt_ms(document: dict | None) -> dict[str, float]:
+    """Node → the RTT (ms) its flows must cover, from a latency test's document (the app's
+    last one; ``engine.pingdoc``); {} without one, or when it cannot be read."""
+    if not document:
+        return {}
+    from netui.engine.pingdoc import load_report
+
+    try:
+        return rtt_by_node(load_report(document).results)
+    except (ValueError, KeyError, TypeError):
+        return {}
 
 
 # --- the report as a document and as text ----------------------------------------------------
@@ -166,7 +208,27 @@ def _facts_dict(f: NodeFacts) -> dict:
         p = f.probe
         out |= {"sysctls": dict(p.sysctls), "cpus": p.cpus, "irqbalance": p.irqbalance,
                 "rdma": [{"device": r.device, "port": r.port, "state": r.state, "phys_state": r.phys_state,
-                          "rate": r.rate, "link_layer": r.link_layer, "netdevs": list(r.netdevs)} for r in p.rdma]}
+                          "rate": r.rate, "link_layer": r.link_layer, "netdevs": list(r.netdevs)} for r in p.rdma],
+                "tc": p.tc, "ethtool": p.ethtool,
+                "nic_settings": {n: _nic_dict(s) for n, s in sorted(p.nic_settings.items())}}
+    out["rtt_ms"] = f.rtt_ms
+    return out
+
+
+def _nic_dict(s) -> dict:
+    out: dict = {}
+    if s.qdiscs is not None:
+        out["qdiscs"] = [{"kind": q.kind, "handle": q.handle, "parent": q.parent,
+                          "rate_bytes_per_s": q.rate_bytes_per_s} for q in s.qdiscs]
+    if s.features is not None:
+        out["offloads"] = {k: s.features[k][0] for k in ("generic-receive-offload", "tcp-segmentation-offload")
+                           if k in s.features}
+    if s.ring is not None:
+        out["ring"] = {"rx": s.ring.rx, "rx_max": s.ring.rx_max, "tx": s.ring.tx, "tx_max": s.ring.tx_max}
+    problems = {k: v for k, v in (("qdiscs", s.qdisc_problem), ("offloads", s.features_problem),
+                                  ("ring", s.ring_problem)) if v}
+    if problems:
+        out["not_read"] = problems
     return out
 
 
@@ -178,7 +240,8 @@ def doctor_document(report: DoctorReport) -> dict:
         "nodes": list(report.nodes),
         "failed": report.failed,
         "failing_nodes": failing_nodes(report.findings, report.nodes),
-        "counts": report.counts(),
+        "counts": report.counts(),  # findings, one per node
+        "line_counts": report.line_counts(),  # the report's lines: alike findings on several nodes are one
         "started": round(report.started_wall_s, 3),
         "elapsed_s": round(report.elapsed_s, 3),
         "findings": [finding_dict(f) for f in report.findings],
@@ -191,16 +254,21 @@ PERSIST_NOTE = ("sysctl -w and ip link last until the next reboot: keep sysctls 
 
 
 def summary(report: DoctorReport) -> str:
-    """One line: the verdict and who is mistuned."""
+    """One line: the verdict, how many lines of each level the report shows (a finding alike
+    on many nodes is one line), and the nodes with a warning or worse."""
     nodes = nodes_text(len(report.nodes))
     bad = failing_nodes(report.findings, report.nodes)
-    counts = report.counts()
+    counts = report.line_counts()
     tally = ", ".join(f"{n} {label}{'s' if n > 1 and label == 'warning' else ''}"
                       for label, n in counts.items() if label != "ok")
     if not report.problems:
         return f"{nodes}: all checks passed"
     head = f"{nodes}: {tally}"
-    return head + (f" · failing: {fold(bad)}" if bad else " · nothing failing")
+    if not bad:
+        return head + " · nothing failing"
+    worst = failing_nodes([f for f in report.findings if f.severity == Level.CRITICAL], report.nodes)
+    named = f" (critical: {fold(worst)})" if worst and len(worst) < len(bad) else ""
+    return head + f" · failing: {fold(bad)}{named}"
 
 
 def fold(nodes: list[str]) -> str:

@@ -20,8 +20,12 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from netui.model.doctor_sysctl import SYSCTL_RULES, Recommendations, sysctl_command
+from netui.model import doctor_nic
+from netui.model.doctor_nic import NicSettings
+from netui.model.doctor_sysctl import SYSCTL_RULES, BufferPath, Recommendations, sysctl_command
+from netui.model.finding import Finding
 from netui.model.health import Level
+from netui.model.latency import LatencyResult
 from netui.model.node import data_plane
 from netui.model.samples import SOFTWARE_KINDS, InterfaceSample
 
@@ -72,6 +76,10 @@ class DoctorProbe:
     rdma_present: bool = False  # /sys/class/infiniband exists
     complete: bool = False  # the probe ran to its end
     problems: tuple[str, ...] = ()
+    # tc and ethtool on the data-plane interfaces (interface → what they said)
+    nic_settings: dict[str, NicSettings] = field(default_factory=dict)
+    tc: bool | None = None  # the node has tc; None: not asked (a copied tree)
+    ethtool: bool | None = None  # the node has ethtool; None: not asked
 
 
 @dataclass(frozen=True)
@@ -81,7 +89,8 @@ class NodeFacts:
     ``interfaces``: the monitor's latest sample (None: no sample); ``errors_per_s``: each
     interface's RX+TX errors per second over the last interval (None: unknown);
     ``probe``: the probe's answer (None: it could not run — ``unreachable`` or
-    ``no_commands`` says why).
+    ``no_commands`` says why); ``rtt_ms``: the RTT the last latency test measured
+    (``rtt_by_node``), for the buffer advice.
     """
 
     name: str
@@ -90,21 +99,7 @@ class NodeFacts:
     probe: DoctorProbe | None = None
     unreachable: str | None = None  # the node is down, or the probe failed: why
     no_commands: str | None = None  # the node cannot run commands (a replay): why
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    check: str  # "mtu", "link_speed", "link_state", "rdma_port", "rdma_rate", "sysctl", …
-    severity: Level
-    node: str | None  # None: the whole fleet (the ok summaries)
-    subject: str  # "eth0", "net.ipv4.tcp_rmem", "mlx5_0 port 1"
-    evidence: str
-    fix: str | None = None  # the command (run on ``node``) that fixes it
-    look: str | None = None  # where no command can fix it: the command that shows more
-
-    @property
-    def failed(self) -> bool:
-        return self.severity >= Level.WARNING
+    rtt_ms: float | None = None  # the RTT the last latency test measured (rtt_by_node); None: none yet
 
 
 # the checks in the order a report lists them, with what "ok" means in words
@@ -119,6 +114,9 @@ CHECKS: dict[str, str] = {
     "interface_errors": "no interface errors since boot",
     "irq_spread": "NIC interrupts spread over CPUs",
     "rps": "receive packet steering where a NIC has one queue",
+    "traffic_shaping": "no traffic shaping (tbf, netem, htb) on data-plane interfaces",
+    "offloads": "GRO and TSO on",
+    "rings": "NIC rings not far below their maximum",
 }
 
 
@@ -285,6 +283,15 @@ def _rdma_rates(facts: Sequence[NodeFacts]) -> list[Finding]:
     return out
 
 
+def buffer_path(facts: NodeFacts) -> BufferPath:
+    """What one flow of the node must fill: its fastest data-plane link that is up and has a
+    real speed (not a software device's nominal one), and the RTT the last latency test measured."""
+    links = [(i.speed_mbps, n) for n, i in _dataplane(facts).items()
+             if _up(i) and i.speed_mbps and i.speed_mbps > 0 and i.kind not in SOFTWARE_KINDS]
+    mbps, name = max(links, default=(None, None))
+    return BufferPath(mbps / 1000 if mbps else None, name, facts.rtt_ms)
+
+
 def _sysctls(facts: Sequence[NodeFacts], rec: Recommendations) -> list[Finding]:
     out = []
     probed = [f for f in facts if f.probe is not None]
@@ -294,12 +301,13 @@ def _sysctls(facts: Sequence[NodeFacts], rec: Recommendations) -> list[Finding]:
         if not values:
             continue
         target, count = _majority(values)
-        target_ok = rule.judge(str(target), rec) is None
         for f in probed:
             value = values.get(f.name)
             if value is None:
                 continue
-            verdict = rule.judge(value, rec)
+            path = buffer_path(f)
+            target_ok = rule.judge(str(target), rec, path) is None
+            verdict = rule.judge(value, rec, path)
             peers = f"; {count} of {len(values)} nodes have {target}" if value != target and len(values) > 1 else ""
             if verdict is not None:
                 level, words, to = verdict
@@ -386,7 +394,8 @@ def _examined(facts: NodeFacts) -> list[Finding]:
                         f"not examined: {facts.unreachable}", look=f"ssh {facts.name} true")]
     if facts.no_commands:
         return [Finding("examined", Level.CAREFUL, facts.name, "",
-                        f"interfaces only ({facts.no_commands}): sysctls, RDMA ports and queues not checked")]
+                        f"interfaces only ({facts.no_commands}): sysctls, RDMA ports, queues, qdiscs, offloads "
+                        f"and rings not checked")]
     if facts.probe is not None and not facts.probe.complete:
         why = "; ".join(facts.probe.problems) or "its output ended early"
         return [Finding("examined", Level.WARNING, facts.name, "", f"the probe did not finish: {why}")]
@@ -423,6 +432,14 @@ def _ok(check: str, findings: list[Finding], facts: Sequence[NodeFacts]) -> list
         ports = sum(len(f.probe.rdma) for f in probed)  # type: ignore[union-attr]
         seen = sum(bool(f.probe.rdma) for f in probed)  # type: ignore[union-attr]
         words = f"{ports} ports on {nodes_text(seen)}"
+    elif check in ("traffic_shaping", "offloads", "rings"):
+        tool = "tc" if check == "traffic_shaping" else "ethtool"
+        seen, skipped = doctor_nic.coverage(check, [(getattr(f.probe, tool), _dataplane(f),
+                                                     f.probe.nic_settings) for f in probed])  # type: ignore[union-attr]
+        words = f"on {nodes_text(seen)}" if seen else "not checked"
+        words += "".join(f"; not checked on {nodes_text(n)} ({why})" if seen else f" on {nodes_text(n)} ({why})"
+                         for why, n in skipped.items())
+        seen = seen or sum(skipped.values())
     elif check in ("irq_spread", "rps"):
         seen = sum(any(n in f.probe.nics and i.kind is not None  # type: ignore[union-attr]
                        and i.kind not in SOFTWARE_KINDS for n, i in _dataplane(f).items()) for f in probed)
@@ -445,6 +462,11 @@ def diagnose(facts: Sequence[NodeFacts], rec: Recommendations | None = None) -> 
         by_check["interface_errors"] += _errors(f)
         for q in _queues(f):
             by_check[q.check].append(q)
+        if f.probe is not None:
+            plane, settings = _dataplane(f), f.probe.nic_settings
+            by_check["traffic_shaping"] += doctor_nic.shaping(f.name, plane, settings)
+            by_check["offloads"] += doctor_nic.offloads(f.name, plane, settings)
+            by_check["rings"] += doctor_nic.rings(f.name, plane, settings)
     by_check["mtu"] += _mtu(facts)
     by_check["link_speed"] += _speed(facts)
     by_check["link_state"] += _link_state(facts)
@@ -457,6 +479,17 @@ def diagnose(facts: Sequence[NodeFacts], rec: Recommendations | None = None) -> 
         out += found + _ok(check, found, facts)
     out.sort(key=lambda f: (-f.severity, order.get(f.node, -1) if f.node else -1, checks.index(f.check)))
     return out
+
+
+def rtt_by_node(results: Iterable[LatencyResult]) -> dict[str, float]:
+    """The RTT (ms) the buffer advice takes for each node of a latency test: the typical RTT
+    of the test's slowest pair, the same for every node that took part — a collective moves
+    at the pace of its slowest hop, and one mistuned default stays one line for the fleet."""
+    results = [r for r in results if r.typical_ms is not None]
+    if not results:
+        return {}
+    slowest = max(r.typical_ms for r in results)  # type: ignore[type-var]
+    return {node: slowest for r in results for node in r.pair}
 
 
 def failing_nodes(findings: Iterable[Finding], order: Sequence[str] | None = None) -> list[str]:

@@ -11,8 +11,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from netui.model.health import Level
+from netui.model.latency import rtt_text
 
 MIB = 1 << 20
+# the round trip a buffer is judged against when no latency test measured one: an idle
+# data-centre path is 10–100 µs, but the queues of a loaded fabric (an all-reduce's incast)
+# add up to a millisecond and more
+DEFAULT_RTT_MS = 1.0
 
 
 @dataclass(frozen=True)
@@ -20,11 +25,32 @@ class Recommendations:
     """What the checks compare against: the usual tuning for fast, long links."""
 
     buffer_max_bytes: int = 128 * MIB  # net.core.[rw]mem_max and the max of tcp_[rw]mem
-    reference_gbps: float = 100.0  # the link a buffer is said to fill (or not) in the evidence
+    reference_gbps: float = 100.0  # the link a buffer must fill where a node's link speed is unknown
     min_local_ports: int = 28232  # the kernel's default range, 32768–60999
     notsent_lowat_bytes: int = 131072  # a bound for tcp_notsent_lowat (default: unbounded)
     good_congestion: tuple[str, ...] = ("bbr", "htcp", "dctcp")
     fair_congestion: tuple[str, ...] = ("cubic",)  # fine on a LAN, careful on long links
+
+
+@dataclass(frozen=True)
+class BufferPath:
+    """What one flow of a node must keep in flight: its link and its round trip.
+
+    ``link_gbps``: the node's fastest data-plane link (its ``link_name``); None: unknown (a
+    veth, no speed), ``Recommendations.reference_gbps`` is assumed. ``rtt_ms``: the round
+    trip the last latency test measured (``model.doctor.rtt_by_node``); None:
+    ``DEFAULT_RTT_MS`` is assumed.
+    """
+
+    link_gbps: float | None = None
+    link_name: str | None = None
+    rtt_ms: float | None = None
+
+    def needed_bytes(self, rec: Recommendations) -> float:
+        """The bandwidth-delay product: link speed × round trip, in bytes."""
+        gbps = self.link_gbps or rec.reference_gbps
+        rtt_ms = self.rtt_ms if self.rtt_ms is not None else DEFAULT_RTT_MS
+        return gbps * 1e9 / 8 * rtt_ms / 1000
 
 
 def size_text(n: int) -> str:
@@ -54,37 +80,50 @@ def _ints(value: str) -> list[int] | None:
         return None
 
 
-def _window(rec: Recommendations, n: int) -> str:
-    """What a window of ``n`` bytes can carry: the longest round trip at the reference rate."""
-    rtt_ms = n * 8 / (rec.reference_gbps * 1e9) * 1000
-    return f"one flow fills {rec.reference_gbps:g} Gbit/s only up to a {rtt_ms:.2g} ms round trip"
+def _window(rec: Recommendations, path: BufferPath, n: int) -> tuple[Level, str]:
+    """How far a window of ``n`` bytes carries on the node's link, and what its round trip
+    needs: a warning when ``n`` is below the bandwidth-delay product, else careful (enough
+    here, short of the usual tuning for longer round trips)."""
+    gbps = path.link_gbps or rec.reference_gbps
+    link = f"{path.link_name}'s {gbps:g} Gbit/s" if path.link_gbps and path.link_name else \
+        f"{gbps:g} Gbit/s" + ("" if path.link_gbps else " (no link speed known)")
+    fills_ms = n * 8 / (gbps * 1e9) * 1000
+    if path.rtt_ms is not None:
+        rtt = f"the {rtt_text(path.rtt_ms)} round trip of the latency test's slowest pair"
+    else:
+        rtt = f"a {DEFAULT_RTT_MS:g} ms round trip (assumed: no latency test measured one)"
+    needed = path.needed_bytes(rec)
+    words = f"one flow fills {link} only up to a {fills_ms:.2g} ms round trip; {rtt} needs {size_text(int(needed))}"
+    return (Level.WARNING, words) if n < needed else (Level.CAREFUL, words + ": enough here, not for longer ones")
 
 
-def _core_max(what: str) -> Callable[[str, Recommendations], Verdict | None]:
-    def judge(value: str, rec: Recommendations) -> Verdict | None:
+def _core_max(what: str) -> Callable[[str, Recommendations, BufferPath], Verdict | None]:
+    def judge(value: str, rec: Recommendations, path: BufferPath) -> Verdict | None:
         v = _ints(value)
         if not v or v[0] >= rec.buffer_max_bytes:
             return None
-        return (Level.WARNING,
+        level, window = _window(rec, path, v[0])
+        return (level,
                 f"{size_text(v[0])} ({v[0]}), below {size_text(rec.buffer_max_bytes)}: a socket that sets "
-                f"{what} (iperf3 -w, some collective libraries) gets at most that: {_window(rec, v[0])}",
+                f"{what} (iperf3 -w, some collective libraries) gets at most that: {window}",
                 str(rec.buffer_max_bytes))
     return judge
 
 
-def _tcp_mem(direction: str) -> Callable[[str, Recommendations], Verdict | None]:
-    def judge(value: str, rec: Recommendations) -> Verdict | None:
+def _tcp_mem(direction: str) -> Callable[[str, Recommendations, BufferPath], Verdict | None]:
+    def judge(value: str, rec: Recommendations, path: BufferPath) -> Verdict | None:
         v = _ints(value)
         if v is None or len(v) != 3 or v[2] >= rec.buffer_max_bytes:
             return None
-        return (Level.WARNING,
+        level, window = _window(rec, path, v[2])
+        return (level,
                 f"max {size_text(v[2])} ({' '.join(map(str, v))}), below {size_text(rec.buffer_max_bytes)}: "
-                f"a TCP flow's {direction} buffer stops growing there: {_window(rec, v[2])}",
+                f"a TCP flow's {direction} buffer stops growing there: {window}",
                 f"{v[0]} {v[1]} {rec.buffer_max_bytes}")
     return judge
 
 
-def _port_range(value: str, rec: Recommendations) -> Verdict | None:
+def _port_range(value: str, rec: Recommendations, path: BufferPath | None = None) -> Verdict | None:
     v = _ints(value)
     if v is None or len(v) != 2:
         return None
@@ -99,14 +138,14 @@ def _port_range(value: str, rec: Recommendations) -> Verdict | None:
     return None
 
 
-def _slow_start(value: str, rec: Recommendations) -> Verdict | None:
+def _slow_start(value: str, rec: Recommendations, path: BufferPath | None = None) -> Verdict | None:
     if value.strip() == "0":
         return None
     return (Level.WARNING, f"{value.strip()} (the kernel's default): a connection idle for one retransmit "
                            "timeout, as between two all-reduce steps, starts again from a small window", "0")
 
 
-def _notsent_lowat(value: str, rec: Recommendations) -> Verdict | None:
+def _notsent_lowat(value: str, rec: Recommendations, path: BufferPath | None = None) -> Verdict | None:
     v = _ints(value)
     if not v or v[0] <= rec.notsent_lowat_bytes:
         return None
@@ -117,7 +156,7 @@ def _notsent_lowat(value: str, rec: Recommendations) -> Verdict | None:
             str(rec.notsent_lowat_bytes))
 
 
-def _congestion(value: str, rec: Recommendations) -> Verdict | None:
+def _congestion(value: str, rec: Recommendations, path: BufferPath | None = None) -> Verdict | None:
     cc = value.strip()
     if cc in rec.good_congestion:
         return None
@@ -131,7 +170,7 @@ def _congestion(value: str, rec: Recommendations) -> Verdict | None:
 @dataclass(frozen=True)
 class SysctlRule:
     key: str
-    judge: Callable[[str, Recommendations], Verdict | None]
+    judge: Callable[[str, Recommendations, BufferPath], Verdict | None]  # (value, tuning, the node's path)
     ok_words: str
 
 

@@ -89,6 +89,7 @@ class NetuiApp(App):
         self.grid_options = GridOptions()
         self._pair_settings: PairSettings | None = None  # the last pair test's, offered again next time
         self._latency_settings: PingSettings | None = None  # the same for the latency test
+        self.last_tests: dict[str, dict] = {}  # kind → the document of the last test that finished here
         self.record_dir = Path.cwd()  # where w starts a recording
         self._tests_seen = 0  # recorded tests a replay has reached, to say when a new one comes
         monitor.on_update = lambda: self.post_message(FleetUpdated())
@@ -207,7 +208,9 @@ class NetuiApp(App):
             self.notify(f"the recorded {what} cannot be shown: {exc}", severity="error")
 
     def record_test(self, kind: str, document: dict) -> None:
-        """A test finished: into the recording, when one is running."""
+        """A test finished: kept as the last of its kind (the doctor takes the latency test's
+        RTTs), and into the recording, when one is running."""
+        self.last_tests[kind] = document
         recorder = getattr(self.monitor, "recorder", None)
         if recorder is not None:
             recorder.test(kind, document)

@@ -21,7 +21,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from netui.engine.doctor import PERSIST_NOTE, DoctorReport, examine, fold, summary
+from netui.engine.doctor import PERSIST_NOTE, DoctorReport, examine, fold, latency_rtt_ms, summary
 from netui.model.doctor import CHECKS, Finding, grouped
 from netui.model.health import Level
 
@@ -109,7 +109,7 @@ class DoctorScreen(Screen):
     def on_mount(self) -> None:
         self.query_one("#doctor-head", Static).update(
             f"Doctor · {_nodes(len(self.nodes))} · MTU, link speeds, RDMA ports, sysctls, interface errors, "
-            f"IRQs and packet steering")
+            f"IRQs, packet steering, traffic shaping, offloads and rings")
         self._start()
 
     def _start(self) -> None:
@@ -120,7 +120,9 @@ class DoctorScreen(Screen):
 
     async def _run(self) -> None:
         try:
-            report = await examine(self.app.monitor, self.nodes)  # type: ignore[attr-defined]
+            last = getattr(self.app, "last_tests", {}).get("latency-test")
+            report = await examine(self.app.monitor, self.nodes,  # type: ignore[attr-defined]
+                                   rtt_ms=latency_rtt_ms(last))
         except Exception as exc:  # noqa: BLE001 - shown, not raised: the app goes on
             self.post_message(self.Finished(None, f"{type(exc).__name__}: {exc}"))
             return

@@ -365,7 +365,7 @@ def test_the_document_and_the_text_name_the_mistuned_nodes():
     text = text_report(report)
     assert "fix: ip link set dev eth0 mtu 9000" in text
     assert 'fix: sysctl -w net.ipv4.tcp_rmem="4096 131072 134217728"' in text
-    assert summary(report) == "4 nodes: 1 critical, 1 warning · failing: node[2-3]"
+    assert summary(report) == "4 nodes: 1 critical, 1 warning · failing: node[2-3] (critical: node2)"
 
 
 def test_alike_findings_are_one_line_with_a_range_of_nodes():
@@ -378,7 +378,8 @@ def test_alike_findings_are_one_line_with_a_range_of_nodes():
     text = text_report(report)
     assert "WARNING  gpu[001-128]  sysctl           net.ipv4.tcp_slow_start_after_idle: 1" in text
     assert text.count("tcp_slow_start_after_idle") == 2  # the finding and its fix, once
-    assert summary(report) == "128 nodes: 1 critical, 128 warnings · failing: gpu[001-128]"
+    # counted as the report shows them: the sysctl alike on 128 nodes is one line
+    assert summary(report) == "128 nodes: 1 critical, 1 warning · failing: gpu[001-128] (critical: gpu007)"
     assert doctor_document(report)["failing_nodes"] == [f.name for f in facts]
 
 
