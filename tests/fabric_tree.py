@@ -10,9 +10,10 @@ import os
 import shutil
 from pathlib import Path
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
-PROCFS_SYS = FIXTURES / "prometheus-procfs" / "sys"
-PROCFS_PROC = FIXTURES / "prometheus-procfs" / "proc"
+from tests.testdata import PROCFS, data_path
+
+PROCFS_SYS = data_path(f"{PROCFS}/sys")
+PROCFS_PROC = data_path(f"{PROCFS}/proc")
 IB = "class/infiniband"
 MLX5_NETDEV = "enp1s0f0np0"  # the capture has no device/ link: the copy pairs mlx5_0 with it
 
@@ -52,7 +53,7 @@ def set_text(root: Path, hca: str, port: int, attr: str, text: str) -> None:
     (root / IB / hca / "ports" / str(port) / attr).write_text(text + "\n")
 
 
-SYNTH = Path(__file__).resolve().parent / "data" / "fabric"
+SYNTH = data_path("fabric")
 
 
 class RdmaTreeNode:

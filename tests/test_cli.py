@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "prometheus-procfs"
+from tests.testdata import PROCFS, data_path
 
 
 def netui(*args: str, timeout: float = 30) -> subprocess.CompletedProcess:
@@ -100,14 +100,14 @@ def test_snapshot_rates_see_traffic_flowing_during_the_interval():
     assert lo["rates"]["rx_bits_per_s"] == pytest.approx(lo["rates"]["tx_bits_per_s"], rel=0.01)
 
 
-@pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared fixtures not present")
 def test_snapshot_reads_a_captured_tree(tmp_path):
+    tree = data_path(PROCFS)
     # the fixture keeps snmp/netstat under pid_26231_net: assemble a tree as a host would have it
     proc = tmp_path / "proc"
-    shutil.copytree(FIXTURES / "proc", proc)
+    shutil.copytree(tree / "proc", proc)
     for f in ("snmp", "netstat"):
-        shutil.copy(FIXTURES / "proc" / "pid_26231_net" / f, proc / "net" / f)
-    result = netui("snapshot", "--json", "--interval", "0.2", "--procfs", str(proc), "--sysfs", str(FIXTURES / "sys"))
+        shutil.copy(tree / "proc" / "pid_26231_net" / f, proc / "net" / f)
+    result = netui("snapshot", "--json", "--interval", "0.2", "--procfs", str(proc), "--sysfs", str(tree / "sys"))
     assert result.returncode == 0, result.stderr
     (node,) = json.loads(result.stdout)["nodes"]
     assert node["state"] == "up"
@@ -119,10 +119,10 @@ def test_snapshot_reads_a_captured_tree(tmp_path):
     assert [c["cpu"] for c in node["softnet"]][:2] == [0, 1]
 
 
-@pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared fixtures not present")
 def test_a_tree_with_missing_files_is_a_partial_sample_with_reasons():
-    result = netui("snapshot", "--json", "--interval", "0.2", "--procfs", str(FIXTURES / "proc"),
-                   "--sysfs", str(FIXTURES / "sys"))
+    tree = data_path(PROCFS)
+    result = netui("snapshot", "--json", "--interval", "0.2", "--procfs", str(tree / "proc"),
+                   "--sysfs", str(tree / "sys"))
     assert result.returncode == 0, result.stderr
     (node,) = json.loads(result.stdout)["nodes"]
     assert node["state"] == "up"

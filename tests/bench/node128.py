@@ -6,9 +6,9 @@ rows grows, and counters advance between ``step`` values so rates are real work.
 
 from __future__ import annotations
 
-from pathlib import Path
+from tests.testdata import PROCFS, data_path
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "prometheus-procfs" / "proc"
+FIXTURES = data_path(f"{PROCFS}/proc")
 NCPU = 128
 NIFACE = 16
 

@@ -12,18 +12,15 @@ from netui.collectors.local import LiveReader, TreeReader, counters_from_stats64
 from netui.model.node import data_plane
 from netui.model.rates import node_rates
 from netui.model.samples import InterfaceCounters, NodeSample
+from tests.testdata import PROCFS, data_path
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
-PROCFS = FIXTURES / "prometheus-procfs"
 ICE_NIC = "devices_pci0000_a2_net_enp162s0f0np0"
 BOOT_ID = "b5a8a1f2-7c1e-4a47-9f8e-0d3c2b1a0f99"
 
 
 @pytest.fixture
 def fixture_tree() -> Path:
-    if not (PROCFS / "proc" / "net" / "dev").is_file():
-        pytest.skip(f"shared fixtures absent at {PROCFS} (see shared/fixtures/SOURCES.txt)")
-    return PROCFS
+    return data_path(PROCFS)
 
 
 @pytest.fixture

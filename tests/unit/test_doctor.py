@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -28,8 +27,7 @@ from netui.model.doctor import (
 from netui.model.doctor_sysctl import SYSCTL_KEYS, size_text, sysctl_command
 from netui.model.health import Level
 from netui.model.samples import InterfaceCounters, InterfaceSample
-
-FIXTURE_SYS = Path("/work/shared/fixtures/prometheus-procfs/sys")
+from tests.testdata import PROCFS, data_path
 
 TUNED = {
     "net.core.rmem_max": "134217728",
@@ -91,10 +89,10 @@ def test_the_probe_runs_on_this_host_and_parses_without_problems():
     assert "lo" in probe.nics and probe.nics["lo"].rx_queues >= 1
 
 
-@pytest.mark.skipif(not FIXTURE_SYS.is_dir() or shutil.which("sh") is None, reason="procfs fixture not present")
+@pytest.mark.skipif(shutil.which("sh") is None, reason="needs sh")
 def test_the_probe_on_a_copied_tree_reads_rdma_ports_and_pairs_netdevs(tmp_path):
     sys_root = tmp_path / "sys"
-    shutil.copytree(FIXTURE_SYS, sys_root, symlinks=True)
+    shutil.copytree(data_path(f"{PROCFS}/sys"), sys_root, symlinks=True)
     (sys_root / "class/infiniband/mlx5_0/device/net/ens1f0np0").mkdir(parents=True)
     (sys_root / "devices/system/cpu").mkdir(parents=True)
     (sys_root / "devices/system/cpu/online").write_text("0-3,8-11\n")

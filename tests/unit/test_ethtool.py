@@ -4,8 +4,6 @@ names of other drivers, and garbage that raises nothing but ParseError."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -13,18 +11,16 @@ from hypothesis import strategies as st
 from netui.collectors.ethtool import parse_ethtool_stats, pfc_view
 from netui.collectors.procfs import ParseError
 from netui.model.fabric import NO_PAUSE, PauseCounters, PfcCounters
+from tests.testdata import ETHQ, data_path, data_text
 
-ETHQ = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "isc-ethq" / "ethtool-S_mlx5_core.txt"
-SYNTH = Path(__file__).resolve().parents[1] / "data" / "fabric"
+SYNTH = data_path("fabric")
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @pytest.fixture(scope="module")
 def mlx5_text() -> str:
-    if not ETHQ.is_file():
-        pytest.skip(f"shared fixture absent: {ETHQ}")
-    return ETHQ.read_text()
+    return data_text(f"{ETHQ}/ethtool-S_mlx5_core.txt")
 
 
 def test_real_mlx5_capture(mlx5_text):
@@ -163,9 +159,7 @@ def test_crlf_lines():
 @FUZZ
 @given(st.data())
 def test_mutated_real_capture(data):
-    if not ETHQ.is_file():
-        return
-    lines = ETHQ.read_text().splitlines()
+    lines = data_text(f"{ETHQ}/ethtool-S_mlx5_core.txt").splitlines()
     start = data.draw(st.integers(0, len(lines)))
     chunk = lines[start : start + data.draw(st.integers(0, 60))]
     if chunk:

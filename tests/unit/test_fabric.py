@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -23,11 +22,9 @@ from netui.model.fabric import (
     port_rates,
 )
 from netui.model.health import Level, Threshold
+from tests.testdata import ETHQ, PROCFS, data_path, data_text
 
-SYNTH = Path(__file__).resolve().parents[1] / "data" / "fabric"
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
-PROCFS_SYS = SHARED / "prometheus-procfs" / "sys"
-ETHQ = SHARED / "isc-ethq" / "ethtool-S_mlx5_core.txt"
+SYNTH = data_path("fabric")
 BOOT = "3f1e0c52-1111-4c1b-9d55-8d3b1f6f0a01"
 
 
@@ -219,9 +216,7 @@ def test_ethtool_not_read_again_gives_no_pfc_rates(synth_pair):
 
 
 def test_pause_falls_back_to_ctrl_phy_and_real_capture_is_generic():
-    if not ETHQ.is_file():
-        pytest.skip("shared fixture absent")
-    stats0 = parse_ethtool_stats(ETHQ.read_text())
+    stats0 = parse_ethtool_stats(data_text(f"{ETHQ}/ethtool-S_mlx5_core.txt"))
     stats1 = dict(stats0, rx_pause_ctrl_phy=20, rx_bytes=stats0["rx_bytes"] + 4000, rx_global_pause=20)
     no_global = {k: v for k, v in stats1.items() if "global" not in k}
     for s1, expected in ((stats1, 10.0), (no_global, 10.0)):
@@ -303,9 +298,7 @@ def test_thresholds_are_data(rates, synth_pair):
 
 
 def test_real_fixture_ports_are_healthy_when_still():
-    if not PROCFS_SYS.is_dir():
-        pytest.skip("shared fixtures absent")
-    ports = parse_infiniband(read_infiniband(str(PROCFS_SYS)))
+    ports = parse_infiniband(read_infiniband(str(data_path(f"{PROCFS}/sys"))))
     rates = fabric_rates(FabricSample(10.0, ports), FabricSample(11.0, ports))
     for key, port in ports.items():
         r = rates.ports[key]

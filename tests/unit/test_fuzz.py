@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import array
 import re
-from pathlib import Path
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,15 +17,9 @@ from netui.collectors import procfs
 from netui.collectors.assemble import IFACE_ATTRS, PROC_FILES, sample_from_texts
 from netui.collectors.procfs import ParseError
 from netui.model.samples import NodeSample
-
-PROCFS = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "prometheus-procfs"
+from tests.testdata import PROCFS, data_text
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-def _read(rel: str) -> str | None:
-    path = PROCFS / rel
-    return path.read_text() if path.is_file() else None
 
 
 # (fixture, key in PROC_FILES) -- the real texts the mutations start from
@@ -40,8 +32,8 @@ FIXTURE_FILES = {
     "proc/softirqs": "softirqs",
     "proc/net/softnet_stat": "net/softnet_stat",
 }
-FIXTURE_TEXTS: dict[str, str] = {rel: t for rel in FIXTURE_FILES if (t := _read(rel)) is not None}
-needs_fixtures = pytest.mark.skipif(not FIXTURE_TEXTS, reason=f"shared fixtures absent at {PROCFS}")
+# read at import: the strategies below are built from them (a missing one fails the collection)
+FIXTURE_TEXTS: dict[str, str] = {rel: data_text(f"{PROCFS}/{rel}") for rel in FIXTURE_FILES}
 
 
 def check_columns(cpus, *columns) -> None:
@@ -141,7 +133,6 @@ def test_parsers_on_text_made_of_format_tokens(text):
     parse_everything(text)
 
 
-@needs_fixtures
 @FUZZ
 @given(mutated_fixture())
 def test_parsers_on_mutated_fixtures(case):
@@ -176,7 +167,7 @@ def node_texts(draw) -> dict[str, str | None]:
     texts: dict[str, str | None] = {}
     for key in PROC_FILES:
         choices = [st.none(), texts_or_none]
-        real = [rel for rel, k in FIXTURE_FILES.items() if k == key and rel in FIXTURE_TEXTS]
+        real = [rel for rel, k in FIXTURE_FILES.items() if k == key]
         if real:
             choices.append(st.sampled_from(real).flatmap(lambda rel: mutated(FIXTURE_TEXTS[rel])))
             choices.append(st.sampled_from([FIXTURE_TEXTS[rel] for rel in real]))
@@ -240,7 +231,6 @@ def netdev_line_by_line(data: bytes):
     return names, b" ".join(names) + b"\n" + table.tobytes()
 
 
-@needs_fixtures
 @FUZZ
 @given(st.sampled_from(["proc/net/dev", "proc/pid_26231_net/dev"]).flatmap(lambda rel: mutated(FIXTURE_TEXTS[rel])))
 def test_the_samplers_net_dev_columns_read_what_its_lines_read(text):
@@ -248,10 +238,9 @@ def test_the_samplers_net_dev_columns_read_what_its_lines_read(text):
     assert SAMPLER["netdev_table"](data) == netdev_line_by_line(data)
 
 
-@needs_fixtures
 @FUZZ
-@given(mutated(FIXTURE_TEXTS.get("proc/pid_26231_net/snmp", "")) | format_text,
-       mutated(FIXTURE_TEXTS.get("proc/pid_26231_net/netstat", "")) | format_text)
+@given(mutated(FIXTURE_TEXTS["proc/pid_26231_net/snmp"]) | format_text,
+       mutated(FIXTURE_TEXTS["proc/pid_26231_net/netstat"]) | format_text)
 def test_the_samplers_tcp_fast_path_gives_the_careful_paths_table_or_declines(snmp, netstat):
     snmp_b, netstat_b = snmp.encode(), netstat.encode()
     fast = SAMPLER["tcp_table"](snmp_b, netstat_b)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,18 +21,18 @@ from netui.collectors.infiniband import (
     texts_from_grep,
 )
 from netui.model.fabric import IbPort, PortState
+from tests.testdata import DATA, PROCFS, data_path, data_text
 
-SYS = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "prometheus-procfs" / "sys"
-DUMP = SYS / "class" / "infiniband.DUMP.txt"
-SYNTH = Path(__file__).resolve().parents[1] / "data" / "fabric"
+SYS = DATA / PROCFS / "sys"  # every test reaching it goes through data_path: missing is a failure
+DUMP = f"{PROCFS}/sys/class/infiniband.DUMP.txt"
+SYNTH = data_path("fabric")
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @pytest.fixture(scope="module")
 def real() -> dict[tuple[str, int], IbPort]:
-    if not (SYS / "class" / "infiniband").is_dir():
-        pytest.skip(f"shared fixtures absent at {SYS} (see shared/fixtures/SOURCES.txt)")
+    data_path(f"{PROCFS}/sys/class/infiniband")
     return parse_infiniband(read_infiniband(str(SYS)))
 
 
@@ -45,7 +44,7 @@ def synth() -> dict[tuple[str, int], IbPort]:
 def dump_texts() -> dict[str, str]:
     """The fixture's flat listing: ``path<TAB>value`` per file."""
     texts = {}
-    for line in DUMP.read_text().splitlines():
+    for line in data_text(DUMP).splitlines():
         key, _, value = line.partition("\t")
         texts[key] = value + "\n"
     return texts
@@ -123,10 +122,8 @@ def test_hfi1(real):
 def test_reader_reads_what_the_listing_lists():
     """Every file read_infiniband returns is in the fixture's flat listing with the same text;
     what it leaves out are the HCA-level files (fw_ver, board_id, ...)."""
-    if not DUMP.is_file():
-        pytest.skip("shared fixtures absent")
-    texts = read_infiniband(str(SYS))
     listing = dump_texts()
+    texts = read_infiniband(str(data_path(f"{PROCFS}/sys")))
     assert {k: v.strip() for k, v in texts.items()} == {k: listing[k].strip() for k in texts}
     assert {k.split("/")[-1] for k in set(listing) - set(texts)} <= {"fw_ver", "board_id", "hca_type", "node_guid"}
     assert parse_infiniband(listing) == parse_infiniband(texts)
@@ -370,7 +367,6 @@ def test_garbage_texts_never_raise(texts):
         check_port(p)
 
 
-@pytest.mark.skipif(not DUMP.is_file(), reason="shared fixtures absent")
 @FUZZ
 @given(st.data())
 def test_mutated_fixture_texts_never_raise(data):

@@ -1,39 +1,30 @@
-"""The iperf3 ``-J`` parser on real output: the shared fixtures (iperf 3.0.11 from public
-repositories and issue threads) and runs captured on loopback with iperf 3.12
+"""The iperf3 ``-J`` parser on real output: iperf 3.0.11 from a public repository and issue
+threads (tests/data/iperf3-python/ and tests/data/issue-quotes/, origins in
+tests/data/SOURCES.txt) and runs captured on loopback with iperf 3.12
 (tests/data/tool-output/, see the README there for how each was made).
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from netui.collectors.iperf3 import Iperf3Result, classify_iperf3_error, parse_iperf3
-
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
-CAPTURED = Path(__file__).resolve().parents[1] / "data" / "tool-output"
-
-
-def shared(rel: str) -> str:
-    path = SHARED / rel
-    if not path.is_file():
-        pytest.skip(f"shared fixture {path} is absent (see shared/fixtures/SOURCES.txt)")
-    return path.read_text()
+from tests.testdata import IPERF3_PYTHON, ISSUE_QUOTES, data_text
 
 
 def captured(name: str) -> str:
-    return (CAPTURED / name).read_text()
+    return data_text(f"tool-output/{name}")
 
 
 # --- successful runs -------------------------------------------------------------------------
 
 
 def test_3_0_11_single_stream_gives_goodput_sent_retransmits_and_cpu():
-    r = parse_iperf3(shared("iperf3-python/iperf3_3.0.11_tcp_client_P1.json"))
+    r = parse_iperf3(data_text(f"{IPERF3_PYTHON}/iperf3_3.0.11_tcp_client_P1.json"))
 
     assert r.ok and r.error is None and r.kind is None
     assert r.received_bits_per_s == pytest.approx(9.34268e08)  # end.sum_received
@@ -107,7 +98,7 @@ def test_3_12_rate_limited_run_measures_about_the_limit():
 
 
 def test_3_0_11_no_route_with_exit_1():
-    r = parse_iperf3(shared("tool-output/iperf3_error_no_route.json"), exit_status=1)
+    r = parse_iperf3(data_text(f"{ISSUE_QUOTES}/iperf3_error_no_route.json"), exit_status=1)
 
     assert not r.ok
     assert r.error == "error - unable to connect to server: No route to host"
@@ -155,7 +146,7 @@ def test_error_key_with_exit_0_as_3_19_prints_on_sigterm():
 
 
 def test_json_stream_error_event():
-    r = parse_iperf3(shared("tool-output/iperf3_json_stream_server_busy.txt"), exit_status=1)
+    r = parse_iperf3(data_text(f"{ISSUE_QUOTES}/iperf3_json_stream_server_busy.txt"), exit_status=1)
 
     assert not r.ok
     assert r.error == "the server is busy running a test. try again later"

@@ -1,7 +1,7 @@
 """The perftest report parser.
 
-Real inputs: the two shared fixtures (excerpts quoted in linux-rdma/perftest issues, see
-shared/fixtures/SOURCES.txt) and the stderr of Debian's perftest 4.5 captured on this
+Real inputs: two excerpts quoted in linux-rdma/perftest issues (tests/data/issue-quotes/, see
+tests/data/SOURCES.txt) and the stderr of Debian's perftest 4.5 captured on this
 machine, which has no RDMA device (tests/data/tool-output/README.txt).
 
 The texts marked SYNTHETIC below were WRITTEN FROM THE REFERENCE (network-facts.md E.3/E.4,
@@ -10,8 +10,6 @@ no machine here has an RDMA device to produce them.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -24,23 +22,18 @@ from netui.collectors.perftest import (
     parse_perftest,
     perftest_waiting,
 )
-
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "tool-output"
-CAPTURED = Path(__file__).resolve().parents[1] / "data" / "tool-output"
+from tests.testdata import ISSUE_QUOTES, data_text
 
 
-def shared(name: str) -> str:
-    path = SHARED / name
-    if not path.is_file():
-        pytest.skip(f"shared fixture {path} is absent (see shared/fixtures/SOURCES.txt)")
-    return path.read_text()
+def quoted(name: str) -> str:
+    return data_text(f"{ISSUE_QUOTES}/{name}")
 
 
 # --- real output -----------------------------------------------------------------------------
 
 
 def test_report_gbits_all_sizes_gives_one_row_per_size():
-    r = parse_perftest(shared("ib_write_bw_ib_report_gbits_all_sizes.txt"))
+    r = parse_perftest(quoted("ib_write_bw_ib_report_gbits_all_sizes.txt"))
 
     assert r.ok and r.error is None and r.kind is None
     assert [row.size_bytes for row in r.rows] == [2, 4, 8, 16]
@@ -66,7 +59,7 @@ def test_report_gbits_all_sizes_gives_one_row_per_size():
 
 
 def test_roce_server_banner_truncated_at_the_header():
-    text = shared("ib_write_bw_roce_server_banner_truncated.txt")
+    text = quoted("ib_write_bw_roce_server_banner_truncated.txt")
     r = parse_perftest(text)
 
     assert perftest_waiting(text)
@@ -82,7 +75,7 @@ def test_roce_server_banner_truncated_at_the_header():
 
 
 def test_no_device_as_debian_perftest_4_5_prints_it():
-    stderr = (CAPTURED / "ib_write_bw_4.5_no_device.stderr.txt").read_text()
+    stderr = data_text("tool-output/ib_write_bw_4.5_no_device.stderr.txt")
     r = parse_perftest("", stderr, exit_status=1)
 
     assert not r.ok
@@ -94,7 +87,7 @@ def test_no_device_as_debian_perftest_4_5_prints_it():
 
 
 def test_bad_output_flag_as_debian_perftest_4_5_prints_it():
-    stderr = (CAPTURED / "ib_write_bw_4.5_bad_output_flag.stderr.txt").read_text()
+    stderr = data_text("tool-output/ib_write_bw_4.5_bad_output_flag.stderr.txt")
     r = parse_perftest("", stderr, exit_status=1)
 
     assert not r.ok

@@ -20,8 +20,7 @@ from netui.model.testnet import (
     suggest_interface,
     suggest_test_net,
 )
-
-PROCFS_IB = Path("/work/shared/fixtures/prometheus-procfs/sys/class/infiniband")
+from tests.testdata import PROCFS, data_path
 
 # `ip -o -4 addr show` as printed in a lab node and on a two-rail host
 LAB_NODE = """\
@@ -95,9 +94,8 @@ def run_rdma_script(root: Path) -> Probe:
     return parse_probe(out.stdout)
 
 
-@pytest.mark.skipif(not PROCFS_IB.is_dir(), reason="procfs fixture not present")
 def test_rdma_script_on_the_procfs_fixture_tree():
-    probe = run_rdma_script(PROCFS_IB)
+    probe = run_rdma_script(data_path(f"{PROCFS}/sys/class/infiniband"))
     assert probe.rdma_probed
     ports = {(p.device, p.port): p for p in probe.rdma}
     assert ports[("mlx4_0", 1)].state == "ACTIVE" and ports[("mlx4_0", 1)].link_layer == "InfiniBand"

@@ -1,6 +1,6 @@
 """The /proc and /sys parsers on real captured files and on this machine's live files.
 
-The fixtures are byte-for-byte copies from prometheus/procfs (see shared/fixtures/SOURCES.txt);
+The fixtures are byte-for-byte copies from prometheus/procfs (see tests/data/SOURCES.txt);
 every number asserted here can be read in those files.
 """
 
@@ -25,17 +25,13 @@ from netui.collectors.procfs import (
     parse_stat_cpus,
 )
 from netui.model.samples import InterfaceCounters
+from tests.testdata import PROCFS, data_text
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
-PROCFS = FIXTURES / "prometheus-procfs"
-ICE_NIC = PROCFS / "sys" / "devices_pci0000_a2_net_enp162s0f0np0"
+ICE_NIC = "sys/devices_pci0000_a2_net_enp162s0f0np0"
 
 
 def fixture_text(rel: str) -> str:
-    path = PROCFS / rel
-    if not path.is_file():
-        pytest.skip(f"shared fixture {path} is absent (see shared/fixtures/SOURCES.txt)")
-    return path.read_text()
+    return data_text(f"{PROCFS}/{rel}")
 
 
 def live_text(path: str) -> str:
@@ -288,15 +284,12 @@ def test_softnet_stat_with_no_valid_row_is_a_parse_error():
 # --- /sys/class/net/<if>/ --------------------------------------------------------------------
 
 
-def sysfs_file(directory: Path, name: str) -> str:
-    path = directory / name
-    if not path.is_file():
-        pytest.skip(f"shared fixture {path} is absent (see shared/fixtures/SOURCES.txt)")
-    return path.read_text()
+def sysfs_file(directory: str, name: str) -> str:
+    return fixture_text(f"{directory}/{name}")
 
 
 def test_sysfs_eth0_fixture():
-    eth0 = PROCFS / "sys" / "class" / "net" / "eth0"
+    eth0 = "sys/class/net/eth0"
 
     assert parse_int_file(sysfs_file(eth0, "mtu")) == 1500
     assert parse_speed_mbps(sysfs_file(eth0, "speed")) == 1000

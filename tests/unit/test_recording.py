@@ -15,9 +15,8 @@ from netui.engine.recording import RecordingError, dump_lines, load_recording, s
 from netui.model.fleet import Fleet
 from netui.model.node import NodeState
 from netui.model.samples import INTERFACE_COUNTER_NAMES, SoftirqCounts, SoftnetStat
+from tests.testdata import PROCFS, data_path
 from tests.unit.test_rates import make_cpu, make_iface, make_sample
-
-PROCFS = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "prometheus-procfs"
 
 
 def full_sample(t: float, *, rx: int = 0, retrans: int = 0, boot_id: str = "boot-1"):
@@ -61,9 +60,7 @@ def test_a_partial_sample_survives_json():
 
 
 def test_a_sample_read_from_the_fixture_tree_survives_json():
-    if not (PROCFS / "proc" / "net" / "dev").is_file():
-        pytest.skip(f"shared fixtures absent at {PROCFS}")
-    sample = TreeReader(procfs=str(PROCFS / "proc"), sysfs=str(PROCFS / "sys")).sample()
+    sample = TreeReader(procfs=str(data_path(f"{PROCFS}/proc")), sysfs=str(data_path(f"{PROCFS}/sys"))).sample()
 
     assert round_trip(sample) == sample
 

@@ -16,8 +16,7 @@ from hypothesis import strategies as st
 from netui.collectors.frames import FrameDecoder, FrameError, decode_frame, encode_fields, frame_length
 from netui.speedups import frame_fields
 from netui.collectors.ssh import SAMPLER_SOURCE, sampler_command
-
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "fixtures")
+from tests.testdata import PROCFS, data_bytes
 
 
 def read_frames(stream, count: int) -> list[bytes]:
@@ -615,7 +614,7 @@ def test_proc_dev_column_by_column_equals_line_by_line():
     from tests.bench.node128 import proc_texts
 
     ns = _sampler_functions()
-    fixture = open(os.path.join(FIXTURES, "prometheus-procfs", "proc", "net", "dev"), "rb").read()
+    fixture = data_bytes(f"{PROCFS}/proc/net/dev")
     for text in (proc_texts(5)["net/dev"].encode(), fixture, open("/proc/net/dev", "rb").read()):
         names, table = ns["netdev_table"](text)
         lines = text.split(b"\n")

@@ -17,8 +17,9 @@ from netui.collectors.infiniband import parse_infiniband, read_infiniband
 from netui.collectors.ssh import sampler_command
 from netui.model.fabric import fabric_rates
 from tests.fabric_tree import MLX5_NETDEV, bump, copy_tree, set_text
+from tests.testdata import ETHQ, data_path, data_text
 
-SYNTH = Path(__file__).resolve().parents[1] / "data" / "fabric"
+SYNTH = data_path("fabric")
 
 
 class Sampler:
@@ -176,8 +177,7 @@ def test_per_queue_counters_are_left_on_the_node_by_the_same_rule_as_locally():
     from netui.collectors import ethtool, sampler
 
     assert sampler.PER_QUEUE.pattern.decode() == ethtool.PER_QUEUE.pattern
-    stats = ethtool.parse_ethtool_stats((SYNTH.parents[2].parent / "shared/fixtures/isc-ethq/ethtool-S_mlx5_core.txt")
-                                        .read_text())
+    stats = ethtool.parse_ethtool_stats(data_text(f"{ETHQ}/ethtool-S_mlx5_core.txt"))
     kept = ethtool.without_per_queue(stats)
     assert "rx0_packets" not in kept and "ch0_events" not in kept
     assert {"rx_pause_ctrl_phy", "rx_discards_phy", "rx_out_of_buffer", "tx_global_pause"} <= kept.keys()

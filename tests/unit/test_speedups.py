@@ -17,8 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from netui import speedups
-
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
+from tests.testdata import VENDORED, data_path
 
 try:
     from netui import _speedups as compiled
@@ -114,7 +113,7 @@ def test_columns_and_rate_codes():
 
 def fixture_texts() -> list[tuple[str, str, int, int, int]]:
     cases = []
-    for path in sorted(FIXTURES.rglob("*")):
+    for path in sorted(p for name in VENDORED for p in data_path(name).rglob("*")):
         if not path.is_file() or path.stat().st_size > 200_000:
             continue
         try:
