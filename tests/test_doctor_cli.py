@@ -12,6 +12,7 @@ from netui.engine.pingdoc import report_document
 from netui.engine.pingtest import LatencyReport
 from netui.engine.pingtools import PingSettings
 from netui.model.latency import LatencyResult
+from tests.testdata import data_path
 
 
 def netui(*args: str) -> subprocess.CompletedProcess:
@@ -55,10 +56,9 @@ def test_this_host_is_asked_about_its_qdiscs_a_captured_tree_is_not():
     if has_tc:  # every data-plane interface of this host, read: its qdiscs are known
         assert live["facts"][me]["nic_settings"] and all(
             "qdiscs" in s for s in live["facts"][me]["nic_settings"].values())
-    tree = Path("/work/shared/fixtures/prometheus-procfs")
-    if tree.is_dir():
-        doc = json.loads(netui("doctor", "--json", "--procfs", str(tree / "proc"), "--sysfs", str(tree / "sys")).stdout)
-        (facts,) = doc["facts"].values()
-        assert facts["tc"] is None and facts["nic_settings"] == {}
-        shaping = next(f for f in doc["findings"] if f["check"] == "traffic_shaping")
-        assert shaping["evidence"] == "not checked on 1 node (a captured tree)"
+    tree = data_path("prometheus-procfs")
+    doc = json.loads(netui("doctor", "--json", "--procfs", str(tree / "proc"), "--sysfs", str(tree / "sys")).stdout)
+    (facts,) = doc["facts"].values()
+    assert facts["tc"] is None and facts["nic_settings"] == {}
+    shaping = next(f for f in doc["findings"] if f["check"] == "traffic_shaping")
+    assert shaping["evidence"] == "not checked on 1 node (a captured tree)"
