@@ -52,7 +52,7 @@ async def test_three_local_nodes_all_pairs_on_loopback(tool):
     assert progress[0].phase == "checking" and progress[-1].phase == "done" and progress[-1].done == 6
 
 
-async def test_a_node_without_ping_or_fping_fails_its_own_pairs_only():
+async def test_a_node_without_ping_or_fping_leaves_its_own_pairs_untested():
     monitor = local_monitor()
     await ready(monitor)
     test = PingTest(monitor, ["a", "b", "c"], PingSettings(count=2, test_net=LOOPBACK))
@@ -75,7 +75,32 @@ async def test_a_node_without_ping_or_fping_fails_its_own_pairs_only():
             assert not r.ok and r.error == f"neither fping nor ping on {lame}" and r.kind == "unavailable"
         else:
             assert r.ok and r.received == 2  # the node without tools is still pinged
-    assert report.verdict.suspects == [lame]
+    # a missing tool says nothing about the network: not a failure, and nobody to blame
+    v = report.verdict
+    assert v.suspects == [] and v.failing == [] and v.passed and len(v.untested) == 2
+    assert f"Not tested: 2 pairs (neither fping nor ping on {lame})" in v.text
+    assert not report.refused
+
+
+async def test_no_node_able_to_ping_refuses_the_test_in_one_line():
+    from netui.benchcmd import exit_status
+    from netui.engine.pingdoc import report_document, summary
+
+    monitor = local_monitor()
+    await ready(monitor)
+    test = PingTest(monitor, ["a", "b", "c"], PingSettings(count=2, test_net=LOOPBACK))
+    real = test._probe_script()
+    test._probe_script = lambda: real.replace("command -v fping", "command -v no-fping-here").replace(
+        "command -v ping", "command -v no-ping-here")
+    report = await test.run()
+    assert report.results == [] and not pings_of_ours()
+    assert report.refused == "ping cannot run: neither fping nor ping on a, b, c" or report.refused.startswith(
+        "ping cannot run: neither fping nor ping on "), report.refused
+    assert "\n" not in report.refused and summary(report) == report.refused
+    assert report.verdict.status == "untested" and report.verdict.suspects == []
+    doc = report_document(report)
+    assert doc["refused"] == report.refused and doc["verdict"]["status"] == "untested"
+    assert exit_status(report) == 2
 
 
 async def test_cancel_leaves_no_ping_running():

@@ -27,6 +27,8 @@ def _num(value, digits: int = 4):
 
 def summary(report: LatencyReport) -> str:
     """The verdict in words, led by what could not be tested and whether it was cancelled."""
+    if report.refused:
+        return report.refused
     parts = []
     if report.cancelled:
         parts.append(f"Cancelled after {report.tests_done} of {report.tests_total} pairs")
@@ -63,12 +65,14 @@ def latency_rows(report: LatencyReport) -> list[dict]:
     verdict = report.verdict or report.judge()
     failing = {id(r) for r in verdict.failing}
     outliers = {id(r) for r in verdict.outliers}
+    untested = {id(r) for r in verdict.untested}
     return [{
         "sender": r.sender,
         "receiver": r.receiver,
         "tool": r.tool,
         "ok": r.ok,
-        "pass": id(r) not in failing,
+        "tested": id(r) not in untested,
+        "pass": None if id(r) in untested else id(r) not in failing,
         "why": verdict.reasons.get(r.pair) if id(r) in failing else None,
         "outlier": id(r) in outliers,
         "sent": r.sent,
@@ -110,11 +114,13 @@ def report_document(report: LatencyReport) -> dict:
         "tests_done": report.tests_done,
         "tests_total": report.tests_total,
         "cancelled": report.cancelled,
+        "refused": report.refused,
         "pairs": latency_rows(report),
         # row = sender, column = receiver
         "rtt_avg_ms_matrix": [[_num(v) for v in row] for row in verdict.matrix(report.nodes)],
         "loss_percent_matrix": loss,
         "verdict": {
+            "status": verdict.status,
             "passed": verdict.passed,
             "text": verdict.text,
             "suspects": list(verdict.suspects),
@@ -143,12 +149,12 @@ def load_report(doc: dict) -> LatencyReport:
                            problems=dict(doc.get("problems") or {}), cannot_send=dict(doc.get("cannot_send") or {}),
                            tests_done=int(doc.get("tests_done") or 0), tests_total=int(doc.get("tests_total") or 0),
                            started_wall_s=float(doc.get("started") or 0), elapsed_s=float(doc.get("elapsed_s") or 0),
-                           cancelled=bool(doc.get("cancelled")))
+                           cancelled=bool(doc.get("cancelled")), refused=str(doc.get("refused") or ""))
     report.judge()
     return report
 
 
-_CSV_FIELDS = ("sender", "receiver", "tool", "ok", "pass", "why", "outlier", "sent", "received", "loss_percent",
+_CSV_FIELDS = ("sender", "receiver", "tool", "ok", "tested", "pass", "why", "outlier", "sent", "received", "loss_percent",
                "rtt_avg_ms", "rtt_p50_ms", "rtt_p99_ms", "rtt_min_ms", "rtt_max_ms", "kind", "error")
 
 
@@ -193,8 +199,9 @@ def text_report(report: LatencyReport) -> str:
     lines += matrix_lines(nodes, report.results, failing, corner="RTT avg", legend="   (row pings, column answers)",
                           min_width=10, cell=cell_text)
     lines.append("")
+    untested = {id(r) for r in verdict.untested}
     for r in report.results:
-        state = "FAIL" if r.pair in failing else "pass"
+        state = "n/a " if id(r) in untested else "FAIL" if r.pair in failing else "pass"
         lines.append(f"{r.sender}→{r.receiver}  {state}  {result_line(r)}")
     lines += ["", summary(report)]
     return "\n".join(lines)

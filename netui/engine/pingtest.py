@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from netui.collectors.probe import parse_probe, tool_paths, tools_probe_command
-from netui.engine.pairtest import NodeCommands, node_unavailable
+from netui.engine.pairtest import NodeCommands, node_unavailable, refusal
 from netui.engine.pingtools import FPING, PING, PingSettings, choose_tool, sender_command, sender_results
 from netui.engine.shell import CommandFailed, guarded, shells_for
 from netui.model.latency import LatencyResult, LatencyVerdict, judge_latency
@@ -85,6 +85,7 @@ class LatencyReport:
     started_wall_s: float = 0.0
     elapsed_s: float = 0.0
     cancelled: bool = False
+    refused: str = ""  # why no probe was sent: no pair had a sender able to ping and a receiver up
 
     def judge(self) -> LatencyVerdict:
         s = self.settings
@@ -131,7 +132,11 @@ class PingTest(NodeCommands):
                     report.problems[node] = problem
             checked = await self._until_cancelled(self._check_nodes())
             if checked is not None and not self.cancelled:
-                await self._until_cancelled(self._ping_all(pairs))
+                if pairs and not any(self._runnable(pair) for pair in pairs):
+                    # nothing can run: the test does not start, and says why in one line
+                    report.refused = refusal("ping", self.nodes, report.problems | report.cannot_send)
+                else:
+                    await self._until_cancelled(self._ping_all(pairs))
         finally:
             self._kill_all()
             await self._reap()
@@ -163,6 +168,11 @@ class PingTest(NodeCommands):
             else:
                 report.tools[node] = tool
         return True
+
+    def _runnable(self, pair: Pair) -> bool:
+        a, b = pair
+        r = self.report
+        return a not in r.problems and a not in r.cannot_send and b not in r.problems
 
     async def _ping_all(self, pairs: list[Pair]) -> None:
         report = self.report

@@ -22,6 +22,8 @@ from netui.model.pairs import Pair, _names, _pct
 # RTTs of 20-60 µs wobble by tens of µs, and 5× 20 µs is still nothing to chase.
 RTT_MIN_EXCESS_MS = 0.2
 
+PASS, FAIL, UNTESTED = "pass", "fail", "untested"
+
 
 def percentile(values: Sequence[float], q: float) -> float | None:
     """Nearest-rank percentile (``q`` in 0..100) of ``values``; None when there are none."""
@@ -107,7 +109,9 @@ class LatencyVerdict:
 
     ``baseline_ms``: the typical RTT the outlier rule compares with (see ``judge_latency``);
     ``limit_ms``: the RTT above which a pair fails (None: no pair measured);
-    ``reasons``: why each failing pair fails, in words.
+    ``reasons``: why each failing pair fails, in words; ``status``: "pass", "fail", or
+    "untested" when no pair could be tested; ``untested``: the results whose probes could not
+    be sent (kind "unavailable"), never judged and never blamed.
     """
 
     passed: bool
@@ -119,6 +123,8 @@ class LatencyVerdict:
     baseline_ms: float | None = None
     limit_ms: float | None = None
     reasons: dict[Pair, str] = field(default_factory=dict)
+    status: str = "fail"
+    untested: list[LatencyResult] = field(default_factory=list)
 
     def matrix(self, nodes: Sequence[str]) -> list[list[float | None]]:
         """Average RTT (ms), row = sender, column = receiver; None where not measured."""
@@ -155,17 +161,34 @@ def baseline_rtt_ms(results: Iterable[LatencyResult]) -> float | None:
     return statistics.median(best.values()) if best else None
 
 
-def _suspects(failing: list[LatencyResult]) -> list[tuple[str, int]]:
+# a result whose probes could not be sent at all (no ping or fping on the sender, the node
+# unreachable over its connection): the pair is untested, and says nothing about the network
+UNTESTED_KINDS = frozenset({"unavailable"})
+
+
+def _suspects(failing: list[LatencyResult], passing: list[LatencyResult]) -> list[tuple[str, int]]:
     """Nodes that explain the failing pairs, with how many failing pairs each is in.
 
-    Greedy cover (unordered pairs): take the node in the most not-yet-explained failing pairs, as long as it
-    explains at least two (one failing pair cannot tell its ends apart); ties go to the
-    node in more failing pairs overall, then to name order.
+    Evidence, not a count: a node with a clean result (no loss, its RTT within the limit) is
+    *cleared* -- a round trip to or from it came back whole, so its link works. The failing
+    pairs' nodes that no clean result cleared are the suspects. When no result is clean there is
+    nothing to compare with (every pair failing is a cause common to them all, or N-1 bad nodes
+    of N, which the data cannot tell apart): no suspect. Failing pairs between two cleared nodes
+    (an intermittent fault that let one pair through, or a path) are then covered greedily,
+    a node counting only when it is in at least two of them (one pair cannot tell its ends
+    apart); ties go to the node in more failing pairs overall, then to name order.
     """
     pairs = [frozenset(r.pair) for r in failing]
+    if not pairs:
+        return []
+    cleared = {node for r in passing for node in r.pair}
+    if not cleared:
+        return []
     total = {node: sum(node in p for p in pairs) for p in pairs for node in p}
-    left = list(pairs)
-    chosen: list[tuple[str, int]] = []
+    chosen = sorted(((node, count) for node, count in total.items() if node not in cleared),
+                    key=lambda nc: (-nc[1], nc[0]))
+    named = {node for node, _ in chosen}
+    left = [p for p in pairs if not p & named]
     while left:
         cover = {node: sum(node in p for p in left) for p in left for node in p}
         node = min(cover, key=lambda n: (-cover[n], -total[n], n))
@@ -194,11 +217,14 @@ def judge_latency(results: Iterable[LatencyResult], *, max_loss_percent: float =
     ``max_loss_percent`` (default: any loss fails), or when its typical (median) RTT is
     above the limit: ``threshold_ms`` when given, else ``rtt_factor`` × the baseline (the median
     node's best RTT, ``baseline_rtt_ms``) and at least ``RTT_MIN_EXCESS_MS`` above it —
-    an RTT outlier. Suspects are found as for bandwidth (``model.pairs``), counting each
-    unordered pair once: both directions of one bad pair do not make a suspect.
+    an RTT outlier. Suspects are the failing pairs' nodes that no clean result clears
+    (``_suspects``), counting each unordered pair once: both directions of one bad pair do not
+    make a suspect. Pairs whose probes could not be sent (``UNTESTED_KINDS``) are not judged.
     """
     results = list(results)
-    baseline = baseline_rtt_ms(results)
+    untested = [r for r in results if not r.ok and r.kind in UNTESTED_KINDS]
+    tested = [r for r in results if not (not r.ok and r.kind in UNTESTED_KINDS)]
+    baseline = baseline_rtt_ms(tested)
     if threshold_ms is not None:
         limit = threshold_ms
         rule_rtt = f"RTT ≤ {rtt_text(threshold_ms)}"
@@ -213,7 +239,7 @@ def judge_latency(results: Iterable[LatencyResult], *, max_loss_percent: float =
     failing: list[LatencyResult] = []
     outliers: list[LatencyResult] = []
     reasons: dict[Pair, str] = {}
-    for r in results:
+    for r in tested:
         why = []
         if not r.ok:
             why.append(f"did not run ({r.error or 'no result'})")
@@ -229,17 +255,33 @@ def judge_latency(results: Iterable[LatencyResult], *, max_loss_percent: float =
             reasons[r.pair] = ", ".join(why)
 
     unordered = list({frozenset(r.pair): r for r in failing}.values())
-    suspects = _suspects(unordered)
-    n = len({frozenset(r.pair) for r in results})  # a pair is two nodes, tested one way or both
-    if not results:
-        text = "no pair was tested"
+    failed = {id(r) for r in failing}
+    suspects = _suspects(unordered, [r for r in tested if id(r) not in failed])
+    n = len({frozenset(r.pair) for r in tested})  # a pair is two nodes, tested one way or both
+    if not tested:
+        text = "no pair was tested" + (f": {_untested_why(untested)}" if untested else "")
+        status = UNTESTED
     elif not failing:
         text = f"{'the pair passes' if n == 1 else f'all {n} pairs pass'} ({rule})"
+        status = PASS
     else:
         text = _failure_text(failing, unordered, suspects, n, rule, reasons)
-    return LatencyVerdict(passed=bool(results) and not failing, failing=failing,
+        status = FAIL
+    if untested and tested:
+        text += f". Not tested: {_untested_text(untested)}"
+    return LatencyVerdict(passed=status == PASS, failing=failing,
                           suspects=[node for node, _ in suspects], text=text, results=results, outliers=outliers,
-                          baseline_ms=baseline, limit_ms=limit, reasons=reasons)
+                          baseline_ms=baseline, limit_ms=limit, reasons=reasons, status=status, untested=untested)
+
+
+def _untested_text(untested: list[LatencyResult]) -> str:
+    """"3 pairs (node4: neither fping nor ping)": how many, and why, once per reason."""
+    k = len({frozenset(r.pair) for r in untested})
+    return f"{k} {'pair' if k == 1 else 'pairs'} ({_untested_why(untested)})"
+
+
+def _untested_why(untested: list[LatencyResult]) -> str:
+    return "; ".join(dict.fromkeys(r.error or "could not run" for r in untested))
 
 
 def _listing(failing: list[LatencyResult], reasons: dict[Pair, str], limit: int = 6) -> str:
@@ -256,6 +298,9 @@ def _failure_text(failing: list[LatencyResult], unordered: list[LatencyResult], 
     if not suspects:
         if len(unordered) == 1:
             return listing + ". One failing pair cannot tell which end is at fault"
+        if k == n:
+            return (listing + f". {'Both' if n == 2 else f'All {n}'} pairs fail alike, so no node can be singled out: "
+                    "the cause is common to them (the network between them, a firewall, the tool), or on every node")
         return listing + ". No node is common to the failing pairs — suspect the paths between them"
     nodes = [node for node, _ in suspects]
     implicated = _implicated(suspects, k)

@@ -44,11 +44,14 @@ class LatencyMap(Static):
         muted = Style(dim=True)
         by_pair = {r.pair: r for r in results}
         failing = {r.pair for r in verdict.failing} if verdict else set()
+        untested = {r.pair for r in verdict.untested} if verdict else set()
 
         def cell(a: str, b: str) -> Text:
             r = by_pair.get((a, b))
             if r is None:
                 return Text("…" if (a, b) in running else "", style=muted)
+            if r.pair in untested:
+                return Text("not run", style=muted)
             if not r.ok:
                 return Text("fail ✗", style=Style(color=colors[0].rich_color, bold=True))
             failed = r.pair in failing
@@ -64,7 +67,7 @@ class LatencyMap(Static):
         typical = f" ({rtt_text(verdict.baseline_ms)})" if verdict and verdict.baseline_ms is not None else ""
         limit = f" ({rtt_text(verdict.limit_ms)})" if verdict and verdict.limit_ms is not None else ""
         legend = Text(f"average RTT, loss when any · colour: the typical RTT{typical} at the top, the limit{limit} "
-                      "mid-scale · ✗ fails (loss, or an RTT outlier)", style=muted)
+                      "mid-scale · ✗ fails (loss, or an RTT outlier) · not run: the sender could not ping", style=muted)
         self.update(Group(table, legend))
 
 
@@ -101,12 +104,17 @@ class LatencyScreen(MatrixScreen):
     def _show_results(self, verdict) -> None:
         """One line per pair as it came: pass/fail, avg · p50 · p99 · loss, or the tool's words."""
         failing = {r.pair for r in verdict.failing} if verdict else set()
+        untested = {r.pair for r in verdict.untested} if verdict else set()
         bad = Style(color=self.app.theme_variables.get("error"), bold=True)
         width = max((len(r.sender) + len(r.receiver) + 1 for r in self.results), default=0)
         lines = Text()
         for r in self.results:
             lines.append(f"{r.sender}→{r.receiver}".ljust(width) + "  ")
             failed = r.pair in failing
+            if verdict is not None and r.pair in untested:
+                lines.append("n/a   ", style="dim")
+                lines.append(f"not run: {r.error}\n", style="dim")
+                continue
             if verdict is not None:
                 lines.append(("FAIL" if failed else "pass") + "  ", style=bad if failed else "")
             why = verdict.reasons.get(r.pair) if verdict is not None and failed and r.ok else None
