@@ -120,13 +120,13 @@ async def test_four_node_matrix_in_about_three_rounds_with_a_number_for_every_pa
     progress = []
     try:
         test = PairTest(monitor, NODES, PairSettings(duration_s=2), on_progress=progress.append)
-        t0 = time.monotonic()
         report = await test.run()
-        took = time.monotonic() - t0
     finally:
         await stop(monitor, task)
     assert report.rounds == 3 and report.tests_done == 6
-    assert took <= 1.15 * 3 * 2, f"{took:.2f} s for 3 rounds of 2 s"
+    # the two pairs of a round run at once (how long that takes on a loaded host is for
+    # tests/bench, not for an assertion here)
+    assert any(len(p.running) == 2 for p in progress if p.phase == "running"), [p.running for p in progress]
     assert len({frozenset(r.pair) for r in report.results}) == 6
     assert all(r.ok and r.gbps > 0.5 for r in report.results), [(r.pair, r.gbps, r.error) for r in report.results]
     assert set(report.addresses) == set(NODES) and report.how.startswith("on 198.18.0.0/24 (eth0")
