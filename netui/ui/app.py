@@ -96,10 +96,10 @@ class NetuiApp(App):
 
     @property
     def pair_settings(self) -> PairSettings:
-        if self._pair_settings is None:
+        if self._pair_settings is None:  # nothing chosen yet (a cancelled dialog chooses nothing)
             from netui.engine.pairtools import PairSettings
 
-            self._pair_settings = PairSettings()
+            return PairSettings()
         return self._pair_settings
 
     @pair_settings.setter

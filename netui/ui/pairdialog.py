@@ -22,6 +22,36 @@ from netui.model.pairs import all_pairs_rounds, one_at_a_time
 SettingsT = TypeVar("SettingsT", PairSettings, PingSettings)
 
 
+class TickBox(Checkbox):
+    """A checkbox that draws its mark only when checked: Textual's draws ``▐X▌`` in both
+    states, told apart by colour alone (which a screenshot without colour, or a terminal
+    with few colours, loses)."""
+
+    @property
+    def _button(self):
+        self.BUTTON_INNER = "X" if self.value else " "
+        return super()._button
+
+
+# The dialogs fit 80×24: one row per field (compact inputs, no borders), scrolling only when
+# the screen is smaller still.
+DIALOG_CSS = """
+PairTestDialog { align: center middle; }
+PairTestDialog > Vertical {
+    width: 84; max-width: 100%; height: auto; max-height: 100%; overflow-y: auto;
+    border: round $primary; background: $surface; padding: 0 1;
+}
+PairTestDialog #pair-title { text-style: bold; padding: 0 0 1 0; }
+PairTestDialog Grid { grid-size: 2; grid-columns: 24 1fr; grid-rows: auto; grid-gutter: 0 1; height: auto; }
+PairTestDialog Grid > Label { padding: 0; }
+PairTestDialog Input, PairTestDialog Select { width: 1fr; }
+PairTestDialog #pair-error { color: $error; height: auto; }
+PairTestDialog #pair-plan { color: $text-muted; height: auto; padding: 1 0 0 0; }
+PairTestDialog Horizontal { height: auto; align: right middle; }
+PairTestDialog Button { margin: 0 0 0 1; }
+"""
+
+
 def _int(text: str, what: str) -> int | None:
     text = text.strip()
     if not text:
@@ -91,21 +121,7 @@ class _SettingsDialog(ModalScreen[SettingsT | None]):
 class PairTestDialog(_SettingsDialog[PairSettings]):
     """Duration, streams, direction, the test network, thresholds; perftest's own fields."""
 
-    DEFAULT_CSS = """
-    PairTestDialog { align: center middle; }
-    PairTestDialog > Vertical {
-        width: 84; height: auto; max-height: 95%;
-        border: round $primary; background: $surface; padding: 0 1;
-    }
-    PairTestDialog #pair-title { text-style: bold; padding: 0 0 1 0; }
-    PairTestDialog Grid { grid-size: 2; grid-columns: 24 1fr; grid-rows: auto; height: auto; }
-    PairTestDialog Grid > Label { padding: 1 0 0 0; }
-    PairTestDialog Input, PairTestDialog Select { width: 1fr; }
-    PairTestDialog #pair-error { color: $error; height: auto; }
-    PairTestDialog #pair-plan { color: $text-muted; height: auto; }
-    PairTestDialog Horizontal { height: auto; align: right middle; }
-    PairTestDialog Button { margin: 0 0 0 1; }
-    """
+    DEFAULT_CSS = DIALOG_CSS
 
     def __init__(self, settings: PairSettings, nodes: list[str], *, matrix: bool,
                  suggested_interface: str | None = None) -> None:
@@ -125,40 +141,41 @@ class PairTestDialog(_SettingsDialog[PairSettings]):
             yield Static(f"{s.tool}: {what}", id="pair-title")
             with Grid():
                 yield Label("Duration (s)")
-                yield Input(_text(s.duration_s), id="duration", type="integer")
+                yield Input(_text(s.duration_s), id="duration", type="integer", compact=True)
                 if s.tool == IPERF3:
                     yield Label("Parallel streams (-P)")
-                    yield Input(_text(s.streams), id="streams", type="integer")
+                    yield Input(_text(s.streams), id="streams", type="integer", compact=True)
                 directions = [d for d in DIRECTIONS if s.tool == IPERF3 or d != "bidir"]
                 yield Label("Direction")
                 yield Select([(DIRECTION_LABELS[d], d) for d in directions], allow_blank=False, id="direction",
-                             value=s.direction if s.direction in directions else directions[0])
+                             value=s.direction if s.direction in directions else directions[0], compact=True)
                 yield Label("Test on (subnet / iface)")
-                yield Input(s.test_net, placeholder=auto, id="test-net")
+                yield Input(s.test_net, placeholder=auto, id="test-net", compact=True)
                 yield Label("Pass at Gbit/s")
                 yield Input(_text(s.threshold_gbps), placeholder="unset: the % rule below", id="threshold-gbps",
-                            type="number")
+                            type="number", compact=True)
                 yield Label("... else % of link")
-                yield Input(_text(s.threshold_percent), id="threshold-percent", type="number")
+                yield Input(_text(s.threshold_percent), id="threshold-percent", type="number", compact=True)
                 if s.tool == IB_WRITE_BW:
                     yield Label("Message size (bytes)")
-                    yield Input(_text(s.size_bytes), id="size", type="integer")
+                    yield Input(_text(s.size_bytes), id="size", type="integer", compact=True)
                     yield Label("QPs")
-                    yield Input(_text(s.qps), id="qps", type="integer")
+                    yield Input(_text(s.qps), id="qps", type="integer", compact=True)
                     yield Label("RDMA device")
-                    yield Input(s.device, placeholder="auto: an ACTIVE port from /sys/class/infiniband", id="device")
+                    yield Input(s.device, placeholder="auto: an ACTIVE port from /sys/class/infiniband", id="device",
+                                compact=True)
                     yield Label("RDMA port")
-                    yield Input(_text(s.ib_port), placeholder="auto", id="ib-port", type="integer")
+                    yield Input(_text(s.ib_port), placeholder="auto", id="ib-port", type="integer", compact=True)
                     yield Label("GID index")
                     yield Input(_text(s.gid_index), placeholder="auto: RoCE v2 of the test address", id="gid",
-                                type="integer")
+                                type="integer", compact=True)
                 yield Label("")
-                yield Checkbox("one test at a time (shared uplinks)", s.one_at_a_time, id="one-at-a-time")
+                yield TickBox("one test at a time (shared uplinks)", s.one_at_a_time, id="one-at-a-time", compact=True)
             yield Static("", id="pair-plan")
             yield Static("", id="pair-error")
             with Horizontal():
-                yield Button("Start", variant="primary", id="start")
-                yield Button("Cancel", id="cancel")
+                yield Button("Start", variant="primary", id="start", compact=True)
+                yield Button("Cancel", id="cancel", compact=True)
 
     def on_mount(self) -> None:
         self._show_plan()
@@ -215,7 +232,7 @@ class PairTestDialog(_SettingsDialog[PairSettings]):
 class LatencyDialog(_SettingsDialog[PingSettings]):
     """The latency test's settings (``l``): probes, interval, network, tool, pass rule."""
 
-    DEFAULT_CSS = PairTestDialog.DEFAULT_CSS.replace("PairTestDialog", "LatencyDialog")
+    DEFAULT_CSS = DIALOG_CSS.replace("PairTestDialog", "LatencyDialog")
 
     def __init__(self, settings: PingSettings, nodes: list[str], *, suggested_interface: str | None = None) -> None:
         super().__init__()
@@ -233,26 +250,26 @@ class LatencyDialog(_SettingsDialog[PingSettings]):
             yield Static(f"latency (ping): {what}", id="pair-title")
             with Grid():
                 yield Label("Probes per pair")
-                yield Input(_text(s.count), id="count", type="integer")
+                yield Input(_text(s.count), id="count", type="integer", compact=True)
                 yield Label("Interval (s)")
-                yield Input(_text(s.interval_s), id="interval", type="number")
+                yield Input(_text(s.interval_s), id="interval", type="number", compact=True)
                 yield Label("Tool")
                 yield Select([("fping where present, else ping", AUTO), ("fping", "fping"), ("ping", "ping")],
-                             allow_blank=False, id="tool", value=s.tool)
+                             allow_blank=False, id="tool", value=s.tool, compact=True)
                 yield Label("Test on (subnet / iface)")
-                yield Input(s.test_net, placeholder=auto, id="test-net")
+                yield Input(s.test_net, placeholder=auto, id="test-net", compact=True)
                 yield Label("Loss allowed (%)")
-                yield Input(_text(s.max_loss_percent), id="max-loss", type="number")
+                yield Input(_text(s.max_loss_percent), id="max-loss", type="number", compact=True)
                 yield Label("RTT outlier at ×typical")
-                yield Input(_text(s.rtt_factor), id="rtt-factor", type="number")
+                yield Input(_text(s.rtt_factor), id="rtt-factor", type="number", compact=True)
                 yield Label("... or fail above (ms)")
                 yield Input(_text(s.threshold_ms), placeholder="unset: the outlier rule", id="threshold-ms",
-                            type="number")
+                            type="number", compact=True)
             yield Static("", id="pair-plan")
             yield Static("", id="pair-error")
             with Horizontal():
-                yield Button("Start", variant="primary", id="start")
-                yield Button("Cancel", id="cancel")
+                yield Button("Start", variant="primary", id="start", compact=True)
+                yield Button("Cancel", id="cancel", compact=True)
 
     def on_mount(self) -> None:
         self._show_plan()
