@@ -362,3 +362,47 @@ async def test_the_node_screen_asks_for_its_nodes_per_cpu_tables_while_it_is_ope
         await pilot.press("escape")
         await pilot.pause()
         assert not app.monitor.detail_wanted("gpu01")
+
+
+# --- the node screen's charts ---------------------------------------------------------------------
+
+
+def test_chart_ticks_are_round_and_the_time_axis_reads_time_ago():
+    from netui.ui.panels import chart_rows, nice_ticks, time_ticks
+
+    assert nice_ticks(0.0) == [0.0, 0.25, 0.5, 0.75, 1.0]  # an all-zero series: 0 … 1, not 1.10/0.92/0.55
+    assert nice_ticks(191e6) == [0, 50e6, 100e6, 150e6, 200e6]
+    assert nice_ticks(9.4e9) == [0.0, 2.5e9, 5e9, 7.5e9, 10e9]
+    for top in (3.3, 47.0, 999.0, 1.2e9, 6.1e10):
+        ticks = nice_ticks(top)
+        assert ticks[-1] >= top and ticks[0] == 0 and len(ticks) == 5
+    assert time_ticks(299) == [(-240.0, "-4m"), (-180.0, "-3m"), (-120.0, "-2m"), (-60.0, "-1m"), (0.0, "now")]
+    assert [label for _, label in time_ticks(59)] == ["-45s", "-30s", "-15s", "now"]
+    assert [label for _, label in time_ticks(4)] == ["-4s", "-3s", "-2s", "-1s", "now"]
+    assert chart_rows(24, 1) == 9 and chart_rows(50, 1) > 15 and chart_rows(50, 2) < chart_rows(50, 1)
+
+
+@pytest.mark.parametrize("size, tall", [((80, 24), False), ((200, 50), True)])
+async def test_node_screen_charts_use_the_height_and_label_their_axes_with_units(size, tall):
+    from textual_plotext import PlotextPlot
+
+    sources = [ScriptedSource("idle", lambda i: node_sample(i, rx_bps=0.0)),
+               ScriptedSource("busy", lambda i: node_sample(i, rx_bps=2e9))]
+    app = make_app(Monitor(sources, interval_s=1.0, history_s=60), autostart=False)
+    async with app.run_test(size=size) as pilot:
+        await poll(app, pilot, 4)
+        await pilot.press("s", "enter")  # by node: busy first
+        await pilot.pause()
+        await poll(app, pilot, 2)
+        await pilot.pause()
+        plot = app.screen.query_one(PlotextPlot)
+        assert (plot.size.height > 12) is tall, plot.size.height
+        drawn = plot.plt.build()
+        assert "now" in drawn and "b/s" in drawn
+        await pilot.press("escape", "down", "enter")  # the idle node
+        await pilot.pause()
+        await poll(app, pilot, 2)
+        await pilot.pause()
+        drawn = app.screen.query_one(PlotextPlot).plt.build()
+        # the scale's floor: an idle interface is a flat line under round ticks with units
+        assert "1 Mb/s" in drawn and "500 kb/s" in drawn and "1.1" not in drawn, drawn

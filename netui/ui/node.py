@@ -8,11 +8,12 @@ from textual.binding import Binding
 from textual.containers import Grid, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
+from textual_plotext import PlotextPlot
 
 from netui.model import units
 from netui.model.health import Level
 from netui.model.node import data_plane
-from netui.ui.panels import CpuPanel, InterfacePanel, SoftnetPanel, TcpPanel
+from netui.ui.panels import CpuPanel, InterfacePanel, SoftnetPanel, TcpPanel, chart_rows
 from netui.ui.ports import PortPanel
 from netui.ui.render import level_styles
 from netui.ui.status import StatusBar
@@ -61,6 +62,15 @@ class NodeScreen(Screen):
         self.query_one("#ports").set_class(wide, "-wide")
         self.query_one("#host-panels").set_class(wide, "-wide")
         self.refresh_data()
+
+    def _size_charts(self) -> None:
+        """The charts use the height the screen has (a tall terminal gets tall charts)."""
+        per_row = 2 if self.size.width >= WIDE else 1
+        rows = -(-len(self._ifaces) // per_row) + -(-len(self._ports) // per_row)
+        height = chart_rows(self.size.height, rows)
+        for plot in self.query(PlotextPlot):
+            if plot.styles.height is None or plot.styles.height.value != height:
+                plot.styles.height = height
 
     def shown_interfaces(self) -> list[str]:
         node = self.app.monitor.fleet[self.node_name]  # type: ignore[attr-defined]
@@ -112,6 +122,7 @@ class NodeScreen(Screen):
         for panel in box.query(InterfacePanel):
             panel.show(node, as_bytes=app.grid_options.as_bytes, interval_s=app.monitor.interval_s)
         self._show_ports(node, styles)
+        self._size_charts()
         cpu = self.query_one(CpuPanel)
         cpu.show(node, styles, max(40, cpu.content_size.width or self.size.width - 4))
         self.query_one(TcpPanel).show(node, styles)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from rich.console import Group
@@ -142,8 +143,48 @@ class InterfacePanel(RatesPanel):
         plot_rx_tx(self._plot, rx_ring, tx_ring, as_bytes=as_bytes, interval_s=interval_s)
 
 
+# The chart's scale never goes below this (bits/s): an idle interface carrying a few kb/s of
+# SSH draws a flat line near zero, not a full-height wave (the floor nload and btop keep too).
+CHART_FLOOR_BPS = 1e6
+
+
+def nice_ticks(top: float, count: int = 4) -> list[float]:
+    """``count`` + 1 round ticks from 0 to at least ``top``: steps of 1, 2, 2.5 or 5 × 10^k
+    (0, 250 M, 500 M, 750 M, 1 G), never a tick at 1.10 or 0.92."""
+    if not math.isfinite(top) or top <= 0:
+        top = 1.0
+    raw = top / count
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw * (1 - 1e-9))
+    return [step * k for k in range(count + 1)]
+
+
+def time_ticks(span_s: float, count: int = 5) -> list[tuple[float, str]]:
+    """Ticks on a "seconds ago" axis ending at 0: at most ``count`` + 1 at a round step
+    (1 s … 10 min), labelled "now", "-30s", "-2m"."""
+    step = next((st for st in (1, 2, 5, 10, 15, 30, 60, 120, 300, 600) if span_s / st <= count), 600)
+    ticks = []
+    k = 0
+    while k * step <= span_s + 1e-9:
+        ago = k * step
+        label = "now" if ago == 0 else f"-{ago // 60:g}m" if step >= 60 else f"-{ago:g}s"
+        ticks.append((-float(ago), label))
+        k += 1
+    return ticks[::-1]
+
+
+def chart_rows(screen_height: int, panel_rows: int) -> int:
+    """How tall each chart is: about half the screen shared by the rows of panels, never
+    below the 9 rows that show two lines apart, never above 30."""
+    if panel_rows < 1:
+        return 9
+    return max(9, min(30, int(screen_height * 0.55) // panel_rows - 6))
+
+
 def plot_rx_tx(plot: PlotextPlot, rx_ring, tx_ring, *, as_bytes: bool, interval_s: float) -> None:
-    """RX and TX (rings of bytes/s) over the last CHART_SECONDS, in the plot's own plotext."""
+    """RX and TX (rings of bytes/s) over the last CHART_SECONDS, in the plot's own plotext:
+    round ticks with their units on the y axis (from 0, at least ``CHART_FLOOR_BPS``), time
+    ago on the x axis."""
     plt = plot.plt
     plt.clear_data()
     plt.clear_figure()
@@ -151,17 +192,19 @@ def plot_rx_tx(plot: PlotextPlot, rx_ring, tx_ring, *, as_bytes: bool, interval_
         plot.refresh()
         return
     n = max(2, int(CHART_SECONDS / interval_s))
-    scale, unit = (1.0, "B/s") if as_bytes else (8.0, "b/s")
+    scale = 1.0 if as_bytes else 8.0
     rx = [(v or 0.0) * scale for v in rx_ring.values(n)]
     tx = [(v or 0.0) * scale for v in tx_ring.values(n)]
-    top = max(rx + tx + [1.0])
-    factor, prefix = next(((f, p) for f, p in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")) if top >= f), (1.0, ""))
+    ticks = nice_ticks(max(rx + tx + [CHART_FLOOR_BPS * scale / 8.0]))
     xs = [-(len(rx) - 1 - i) * interval_s for i in range(len(rx))]
-    plt.plot(xs, [v / factor for v in rx], label="RX", marker="braille")
-    plt.plot(xs, [v / factor for v in tx], label="TX", marker="braille")
-    plt.ylim(0, top / factor * 1.1)
-    plt.ylabel(f"{prefix}{unit}")
-    plt.xlabel("seconds ago")
+    plt.plot(xs, rx, label="RX", marker="braille")
+    plt.plot(xs, tx, label="TX", marker="braille")
+    plt.ylim(0, ticks[-1] * 1.08)  # headroom: a line at the top tick stays clear of the legend
+    plt.yticks(ticks, [units.si(t, "B/s" if as_bytes else "b/s") for t in ticks])
+    span = (len(rx) - 1) * interval_s
+    plt.xlim(-span, 0)
+    xt = time_ticks(span)
+    plt.xticks([x for x, _ in xt], [label for _, label in xt])
     plot.refresh()
 
 
