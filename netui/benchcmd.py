@@ -35,7 +35,7 @@ def _settings(args) -> PairSettings:
         direction=args.direction or (BOTH_WAYS if args.matrix else ONE_WAY),
         one_at_a_time=args.one_at_a_time, test_net=args.test_net or "", size_bytes=args.size, qps=args.qps,
         device=args.device or "", ib_port=args.ib_port, gid_index=args.gid_index,
-        threshold_gbps=args.threshold_gbps, threshold_percent=args.threshold_percent,
+        threshold_gbps=args.threshold_gbps, threshold_percent=args.threshold_percent, port=args.port,
     )
 
 
@@ -72,6 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="test on this subnet or interface (default: the fastest subnet all nodes share)")
     test.add_argument("--threshold-gbps", type=_positive_float, metavar="X",
                       help="a pair passes at X Gbit/s or more")
+    test.add_argument("--port", type=_positive_int, metavar="N",
+                      help="first TCP port tried for the servers (default: iperf3 5201, ib_write_bw 18515); "
+                           "ports something already listens on are skipped")
     test.add_argument("--threshold-percent", type=_positive_float, default=90.0, metavar="P",
                       help="... else at P %% of the slower end's link speed, or of the median when "
                            "speeds are unknown (default 90)")

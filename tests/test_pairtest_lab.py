@@ -337,3 +337,28 @@ def test_netui_killed_mid_test_leaves_nothing_behind(lab, tmp_path):
     while leftovers(lab) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not leftovers(lab)
+
+
+async def test_a_port_already_listening_on_a_node_is_skipped(lab):
+    # something of someone else's on node2, listening on the port a test would take first (a
+    # server that never answers: an iperf3 client talking to it would wait, then fail)
+    holder = ("import socket, time; s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); "
+              "s.bind(('0.0.0.0', 5201)); s.listen(); time.sleep(60)")
+    busy = lab.node(2).popen([sys.executable, "-c", holder])
+    try:
+        deadline = time.monotonic() + 5
+        while ":5201 " not in lab.node(2).exec(["ss", "-ltnH"]).stdout:
+            assert busy.poll() is None and time.monotonic() < deadline, "the holder did not listen on 5201"
+            await asyncio.sleep(0.1)
+        monitor = lab_monitor(lab, ["node1", "node2", "node3"])
+        task = await started(monitor)
+        try:
+            report = await PairTest(monitor, ["node1", "node2", "node3"], PairSettings(duration_s=1)).run()
+        finally:
+            await stop(monitor, task)
+        assert report.tests_done == 3
+        assert all(r.ok for r in report.results), [(r.pair, r.error) for r in report.results]
+        assert busy.poll() is None  # theirs is untouched
+    finally:
+        busy.kill()
+        busy.wait(timeout=5)

@@ -50,6 +50,10 @@ def probe_command(binary: str, *, rdma: bool = False) -> str:
         f"p=$(command -v {tool} 2>/dev/null) && [ -f \"$p\" ] && [ -x \"$p\" ] && echo \"$p\" || echo -\n"
         "echo @addr\n"
         "ip -o -4 addr show 2>&1\n"
+        # the TCP ports something already listens on (hex, from both tables, once each): a
+        # test's server takes a port nobody holds (a user's own `iperf3 -s` on 5201, say)
+        "echo @listen\n"
+        "awk '$4==\"0A\"{split($2,a,\":\");if(!s[a[2]]++)print a[2]}' /proc/net/tcp /proc/net/tcp6 2>/dev/null\n"
     )
     if rdma:
         script += rdma_script() + "\n"
@@ -97,6 +101,8 @@ def parse_probe(text: str) -> Probe:
     gids: dict[tuple[str, int, int], str] = {}
     types: dict[tuple[str, int, int], str] = {}
     problems: list[str] = []
+    listening: set[int] = set()
+    listen_probed = False
     rdma_probed = False
     for raw in (text if isinstance(text, str) else "").splitlines():
         line = raw.strip()
@@ -108,6 +114,8 @@ def parse_probe(text: str) -> Probe:
                 tool = arg or None
             elif section == "rdma":
                 rdma_probed = True
+            elif section == "listen":
+                listen_probed = True
             continue
         if section == "tool":
             tool_path = None if line == "-" else line
@@ -121,6 +129,14 @@ def parse_probe(text: str) -> Probe:
                 addresses.setdefault(name, []).append(ipaddress.IPv4Interface(m.group(2)))
             except ValueError:
                 problems.append(line[:200])
+        elif section == "listen":
+            try:
+                port = int(line, 16)
+            except ValueError:
+                problems.append(line[:200])
+                continue
+            if 0 < port <= 65535:
+                listening.add(port)
         elif section == "rdma":
             if m := _PORT.match(line):
                 state, _, layer = m.group(3).partition("|")
@@ -141,4 +157,5 @@ def parse_probe(text: str) -> Probe:
         )
         rdma.append(RdmaPort(device, port, state, layer, entries))
     return Probe(tool=tool, tool_path=tool_path, addresses=addresses, rdma=tuple(rdma),
-                 rdma_probed=rdma_probed, problems=tuple(problems))
+                 rdma_probed=rdma_probed, problems=tuple(problems), listening=frozenset(listening),
+                 listen_probed=listen_probed)

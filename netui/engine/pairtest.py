@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from netui.collectors.probe import parse_probe, probe_command
 from netui.engine.pairtools import (
     BOTH_WAYS,
-    FIRST_PORT,
+    PORT_SPAN,
     IB_WRITE_BW,
     Endpoint,
     PairSettings,
@@ -261,7 +261,7 @@ class PairTest(NodeCommands):
         self.on_progress = on_progress
         self.on_result = on_result
         self.report = PairTestReport(settings, self.nodes, matrix)
-        self._ports = PortAllocator(FIRST_PORT[settings.tool], 200)
+        self._ports = PortAllocator(settings.first_port, PORT_SPAN)
         self._t0 = 0.0
         self._round = 0
         self._rounds = 0
@@ -311,7 +311,10 @@ class PairTest(NodeCommands):
             self._rounds = report.rounds = len(runnable)
             # staged tests whose pair cannot run are dropped; if the first round lost every
             # pair, the next one is staged afresh
-            keep = [st for st in staged if runnable and st.pair in runnable[0]]
+            # a staged test keeps its port unless the probe found something listening on it at
+            # the server's end (a port taken before the probes came back)
+            keep = [st for st in staged if runnable and st.pair in runnable[0]
+                    and not self._ports.busy(st.pair[1], st.port)]
             for st in staged:
                 if st not in keep:
                     self._discard(st)
@@ -366,6 +369,7 @@ class PairTest(NodeCommands):
         probes: dict[str, Probe] = {}
         for node, text in texts.items():
             parsed = parse_probe(text)
+            self._ports.reserve(node, parsed.listening)
             if parsed.tool_path is None:
                 report.problems[node] = f"{s.tool} missing on {node}"
             else:

@@ -28,6 +28,7 @@ DIRECTIONS = (ONE_WAY, BOTH_WAYS, BIDIR)
 DIRECTION_LABELS = {ONE_WAY: "one way", BOTH_WAYS: "both ways", BIDIR: "bidirectional"}
 
 FIRST_PORT = {IPERF3: 5201, IB_WRITE_BW: 18515}
+PORT_SPAN = 200  # ports tried from the first one: concurrent tests, and ports already taken
 CONNECT_TIMEOUT_MS = 5000  # iperf3 --connect-timeout
 
 
@@ -53,6 +54,11 @@ class PairSettings:
     gid_index: int | None = None  # perftest -x
     threshold_gbps: float | None = None
     threshold_percent: float = 90.0
+    port: int | None = None  # the first TCP port tried (None: the tool's own, FIRST_PORT)
+
+    @property
+    def first_port(self) -> int:
+        return self.port if self.port is not None else FIRST_PORT[self.tool]
 
     def check(self) -> PairSettings:
         """Self, or ValueError saying what is wrong (in the user's words)."""
@@ -80,6 +86,8 @@ class PairSettings:
             raise ValueError("the Gbit/s threshold must be above 0")
         if not 0 < self.threshold_percent <= 100:
             raise ValueError("the % threshold must be above 0 and at most 100")
+        if self.port is not None and not 1024 <= self.port <= 65535 - PORT_SPAN + 1:
+            raise ValueError(f"the first port must be 1024 to {65535 - PORT_SPAN + 1}")
         parse_test_net(self.test_net)  # raises ValueError with its words
         return self
 

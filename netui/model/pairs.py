@@ -92,14 +92,24 @@ class PortAllocator:
         self.base = base
         self.span = span
         self._in_use: dict[str, set[int]] = {}
+        self._busy: dict[str, frozenset[int]] = {}  # held by something else on the node
         self._next = 0  # offset where the next search starts
+
+    def reserve(self, node: str, ports) -> None:
+        """Ports something else holds on ``node`` (it listens on them): never handed out there."""
+        self._busy[node] = self._busy.get(node, frozenset()) | frozenset(ports)
+
+    def busy(self, node: str, port: int) -> bool:
+        """Whether something other than this test holds ``port`` on ``node``."""
+        return port in self._busy.get(node, ())
 
     def acquire(self, *nodes: str) -> int:
         """A port free on every one of ``nodes``, now marked in use on all of them."""
         for step in range(self.span):
             offset = (self._next + step) % self.span
             port = self.base + offset
-            if all(port not in self._in_use.get(node, ()) for node in nodes):
+            if all(port not in self._in_use.get(node, ()) and port not in self._busy.get(node, ())
+                   for node in nodes):
                 for node in nodes:
                     self._in_use.setdefault(node, set()).add(port)
                 self._next = (offset + 1) % self.span

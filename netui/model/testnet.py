@@ -58,6 +58,8 @@ class Probe:
     rdma: tuple[RdmaPort, ...] = ()
     rdma_probed: bool = False
     problems: tuple[str, ...] = ()  # lines that made no sense (ip's own errors among them)
+    listening: frozenset[int] = frozenset()  # TCP ports something listens on already
+    listen_probed: bool = False
 
 
 @dataclass(frozen=True)

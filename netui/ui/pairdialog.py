@@ -15,7 +15,7 @@ from textual.containers import Grid, Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
-from netui.engine.pairtools import DIRECTION_LABELS, DIRECTIONS, IB_WRITE_BW, IPERF3, PairSettings
+from netui.engine.pairtools import DIRECTION_LABELS, DIRECTIONS, FIRST_PORT, IB_WRITE_BW, IPERF3, PairSettings
 from netui.engine.pingtools import AUTO, PingSettings
 from netui.model.pairs import all_pairs_rounds, one_at_a_time
 
@@ -156,6 +156,9 @@ class PairTestDialog(_SettingsDialog[PairSettings]):
                             type="number", compact=True)
                 yield Label("... else % of link")
                 yield Input(_text(s.threshold_percent), id="threshold-percent", type="number", compact=True)
+                yield Label("First port")
+                yield Input(_text(s.port), placeholder=f"{FIRST_PORT[s.tool]} (ports in use are skipped)", id="port",
+                            type="integer", compact=True)
                 if s.tool == IB_WRITE_BW:
                     yield Label("Message size (bytes)")
                     yield Input(_text(s.size_bytes), id="size", type="integer", compact=True)
@@ -216,6 +219,7 @@ class PairTestDialog(_SettingsDialog[PairSettings]):
             test_net=value("test-net").strip(),
             threshold_gbps=_float(value("threshold-gbps"), "pass at Gbit/s"),
             threshold_percent=_float(value("threshold-percent"), "% of link") or 0.0,
+            port=_int(value("port"), "first port"),
         )
         if s.tool == IB_WRITE_BW:
             fields |= dict(

@@ -29,7 +29,13 @@ if TYPE_CHECKING:
 
 EXEC_TIMEOUT_S = 30.0
 SSHD_STOP_TIMEOUT_S = 3.0
-_SET_HOSTNAME = 'hostname "$0" && exec "$@"'
+# The node's hostname; and root's ~/.bashrc hidden from the node's shells (in the mount
+# namespace `ip netns exec` gives each command, so nothing outside the node sees it). bash run by
+# sshd reads ~/.bashrc even for `ssh node cmd`, and a host's own rc is no part of the lab: a
+# pyenv init there runs `pyenv rehash`, which waits up to a minute on a lock file that a killed
+# session left behind, and every lab login waited with it.
+_SET_HOSTNAME = ('hostname "$0" && { [ ! -f "$HOME/.bashrc" ] || mount --bind /dev/null "$HOME/.bashrc" '
+                 '2>/dev/null || :; } && exec "$@"')
 
 
 class LabError(RuntimeError):

@@ -165,3 +165,20 @@ def test_pair_result_from_parsed_tool_output():
     counted = PairResult("a", "b", "iperf3", 9.0, True, counters={"a.retrans": 3})
     assert counted == PairResult("a", "b", "iperf3", 9.0, True)  # counters are not identity
     assert counted.counters == {"a.retrans": 3}
+
+
+def test_ports_something_else_listens_on_are_never_handed_out():
+    ports = PortAllocator(base=5201, span=5)
+    ports.reserve("node2", {5201, 5202, 22})  # a user's iperf3 -s, and another listener
+    assert ports.busy("node2", 5201) and not ports.busy("node1", 5201)
+    assert ports.acquire("node1", "node2") == 5203  # free on both ends
+    assert ports.acquire("node1", "node3") == 5204
+    assert ports.acquire("node3", "node4") == 5205
+    assert ports.acquire("node3", "node4") == 5201  # wraps: 5201 is busy on node2 only
+    got = []
+    with pytest.raises(PortsExhausted):
+        for _ in range(5):
+            got.append(ports.acquire("node2", "node5"))
+    assert got == [5204, 5205]  # 5201 and 5202 busy there, 5203 this test's own: released or not,
+    ports.release(5203, "node1", "node2")  # a released port comes back; a busy one never does
+    assert ports.acquire("node2", "node5") == 5203

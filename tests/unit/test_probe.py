@@ -61,6 +61,12 @@ def test_a_lab_node():
     assert probe.problems == () and not probe.rdma_probed
 
 
+def test_listening_ports_are_read_from_the_hex_of_proc_net_tcp():
+    probe = parse_probe("@tool iperf3\n/usr/bin/iperf3\n@addr\n@listen\n1451\n0016\nzz\n")
+    assert probe.listening == {0x1451, 22} and probe.listen_probed  # 0x1451 = 5201
+    assert "zz" in probe.problems
+
+
 def test_a_missing_tool_and_garbage_lines():
     probe = parse_probe("@tool iperf3\n-\n@addr\nsh: 1: ip: not found\n")
     assert probe.tool_path is None
@@ -79,6 +85,8 @@ def test_the_probe_script_runs_here_and_parses():
     probe = parse_probe(out.stdout)
     assert probe.tool_path and Path(probe.tool_path).name == "sh"
     assert ipaddress.IPv4Interface("127.0.0.1/8") in probe.addresses.get("lo", [])
+    assert probe.listen_probed  # the ports listening here (sshd's 22 where one runs, say): as read
+    assert all(0 < port <= 65535 for port in probe.listening)
     missing = parse_probe(subprocess.run(["sh", "-c", probe_command("no-such-tool-netui")],
                                          capture_output=True, text=True, timeout=10).stdout)
     assert missing.tool_path is None
