@@ -208,3 +208,62 @@ def test_healthy_tied_nodes_never_swap_rows_as_their_figures_move():
         orders.add(tuple(n.name for n in sorted(nodes, key=sort_key("worst"))))
 
     assert orders == {("acc1", "acc2", "acc3", "acc4")}
+
+
+# --- one-shot snapshot and replay ---------------------------------------------------------------
+
+
+async def _record_demo(path, ticks: int = 4):
+    from netui.engine.monitor import Monitor
+    from tests.synth import demo_sources
+
+    m = Monitor(demo_sources(), interval_s=1.0, history_s=60)
+    clock = iter(float(1_800_000_000 + k) for k in range(1000))
+    m.start_recording(path, clock=lambda: next(clock))
+    for _ in range(ticks):
+        await m.tick()
+    m.stop_recording()
+
+
+async def test_a_snapshot_judges_at_once_whatever_the_configured_hold(tmp_path, capsys):
+    """``netui snapshot`` has two samples: nothing to hold over, so gpu02's drops show."""
+    import asyncio
+    import json
+
+    from netui.cli import main
+
+    await _record_demo(tmp_path / "demo.ndjson.gz")
+    config = tmp_path / "config.toml"
+    config.write_text("[health]\nhold_intervals = 5\n")
+
+    await asyncio.to_thread(main, ["snapshot", "--replay", str(tmp_path / "demo.ndjson.gz"), "--json",
+                                          "--config", str(config)])
+
+    doc = json.loads(capsys.readouterr().out)
+    nodes = {n["name"]: n for n in doc["nodes"]}
+    assert nodes["gpu02"]["health"]["level"] == "critical"
+    assert "eth0 drops 250/s" in nodes["gpu02"]["health"]["reasons"]
+    assert nodes["gpu02"]["tcp"]["retrans_judged"] is True
+
+
+async def test_a_replay_holds_levels_as_the_configuration_says(tmp_path):
+    from netui.cli import build_parser, build_replay, load_settings
+    from netui.engine.replay import ReplayMonitor, load
+
+    path = tmp_path / "demo.ndjson.gz"
+    await _record_demo(path, ticks=8)
+    config = tmp_path / "config.toml"
+
+    def first_health_tick(monitor) -> int:
+        return min(e.frame for e in monitor.events if e.record["type"] == "health" and e.record["node"] == "gpu02")
+
+    assert first_health_tick(ReplayMonitor(load(path))) == 3  # the default hold: 3 intervals
+    for hold, tick in ((1, 1), (5, 5)):
+        config.write_text(f"[health]\nhold_intervals = {hold}\n")
+        args = build_parser("replay").parse_args([str(path), "--config", str(config)])
+        replay = build_replay(args.file, history_s=60, config=load_settings(args))
+        assert replay.fleet.rules.hold_intervals == hold
+        assert first_health_tick(replay) == tick
+        while not replay.at_end:
+            await replay.tick()
+        assert replay.fleet["gpu02"].level is Level.CRITICAL
