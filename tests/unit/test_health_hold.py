@@ -267,3 +267,19 @@ async def test_a_replay_holds_levels_as_the_configuration_says(tmp_path):
         while not replay.at_end:
             await replay.tick()
         assert replay.fleet["gpu02"].level is Level.CRITICAL
+
+
+def test_the_retr_cell_is_coloured_only_when_the_ratio_is_judged():
+    from netui.ui.columns import COLUMNS, cell_level
+
+    ratio = next(c for c in COLUMNS if c.key == "ratio")
+    idle = Node("acc1")
+    idle.observe(tcp_sample(0.0, 10, 500))
+    idle.observe(tcp_sample(1.0, 13, 502))
+    busy = Node("acc2")
+    busy.observe(tcp_sample(0.0, 0, 0))
+    busy.observe(tcp_sample(1.0, 50, 1000))
+
+    assert ratio.text(idle, None) == "100.00%"  # shown
+    assert cell_level(ratio, idle) is Level.OK  # not judged: plain
+    assert cell_level(ratio, busy) is Level.CRITICAL
