@@ -133,6 +133,9 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         p.add_argument("file", metavar="FILE", help="a recording (FILE.1 … of a rotated set are read too)")
         p.add_argument("--history", type=_positive_float, default=900.0, metavar="S",
                        help="seconds of history kept per node (default 900)")
+        p.add_argument("--config", metavar="PATH",
+                       help="health thresholds, health rules and straggler rules, as live "
+                            "(TOML; default ~/.config/netui/config.toml)")
         return p
     else:
         p = argparse.ArgumentParser(
@@ -145,7 +148,8 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         p.add_argument("--history", type=_positive_float, default=900.0, metavar="S",
                        help="seconds of history kept per node (default 900)")
     p.add_argument("--config", metavar="PATH",
-                   help="health thresholds and straggler rules (TOML; default ~/.config/netui/config.toml)")
+                   help="health thresholds, health rules and straggler rules "
+                        "(TOML; default ~/.config/netui/config.toml)")
     _common(p)
     return p
 
@@ -207,16 +211,22 @@ def load_settings(args) -> Config:
         raise SystemExit(f"netui: {exc}") from None
 
 
-def build_monitor(args, *, history_s: float) -> Monitor:
+def build_monitor(args, *, history_s: float, hold_intervals: int | None = None) -> Monitor:
+    """The live Monitor the arguments name, judging by the configuration file;
+    ``hold_intervals`` overrides the file's (a one-shot snapshot has too few samples to hold)."""
+    from dataclasses import replace
+
     from netui.engine.monitor import Monitor
 
     config = load_settings(args)
+    rules = config.health if hold_intervals is None else replace(config.health, hold_intervals=hold_intervals)
     sources, connector = build_sources(args)
     for source in sources:  # what the first read needs, before the first tick waits for it
         prepare = getattr(getattr(source, "reader", None), "prepare", None)
         if prepare is not None:
             prepare()
-    monitor = Monitor(sources, interval_s=args.interval, history_s=history_s, thresholds=config.thresholds or None)
+    monitor = Monitor(sources, interval_s=args.interval, history_s=history_s, thresholds=config.thresholds or None,
+                      rules=rules)
     monitor.fleet.straggler_rules = config.straggler
     monitor.connector = connector  # closed with the monitor
     return monitor
@@ -363,9 +373,9 @@ async def _record(monitor: Monitor, path: str, count: int | None, *, max_size_by
     return recorder.samples, recorder.ticks
 
 
-def build_replay(path: str, *, history_s: float):
-    """A ReplayMonitor for a recording (a rotated set too); SystemExit with the reason when
-    it cannot be read."""
+def build_replay(path: str, *, history_s: float, config: Config | None = None):
+    """A ReplayMonitor for a recording (a rotated set too), judging the nodes by ``config``
+    as live mode does; SystemExit with the reason when it cannot be read."""
     from netui.engine.recording import RecordingError
     from netui.engine.replay import ReplayMonitor, load
 
@@ -375,7 +385,10 @@ def build_replay(path: str, *, history_s: float):
         raise SystemExit(f"netui: cannot replay {path}: {exc}") from None
     for note in recording.notes:
         print(f"netui: {note}", file=sys.stderr)
-    return ReplayMonitor(recording, history_s=history_s)
+    if config is None:
+        return ReplayMonitor(recording, history_s=history_s)
+    return ReplayMonitor(recording, history_s=history_s, thresholds=config.thresholds or None, rules=config.health,
+                         straggler_rules=config.straggler)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -397,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
     from netui.engine import eventloop  # uvloop when installed (NETUI_EVENT_LOOP)
 
     if command == "snapshot":
-        monitor = build_monitor(args, history_s=60)
+        monitor = build_monitor(args, history_s=60, hold_intervals=1)  # two samples: nothing to hold over
         monitor.set_detail_all(True)  # the document lists every CPU
         doc = eventloop.run(_snapshot(monitor, args.connect_timeout))
         print(json.dumps(doc, indent=2) if args.json else _text_report(doc))
@@ -412,7 +425,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"netui: recorded {samples} samples in {ticks} ticks to {args.output}", file=sys.stderr)
         return 0
     if command == "replay" or (args.replay and not (args.hosts or args.files or args.slurm is not False)):
-        monitor = build_replay(args.file if command == "replay" else args.replay, history_s=args.history)
+        monitor = build_replay(args.file if command == "replay" else args.replay, history_s=args.history,
+                               config=load_settings(args))
     else:
         monitor = build_monitor(args, history_s=args.history)
     from netui.ui.app import make_app

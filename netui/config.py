@@ -1,9 +1,11 @@
-"""The configuration file: health thresholds (and straggler rules) laid over the defaults.
+"""The configuration file: health thresholds, health rules and straggler rules laid over
+the defaults.
 
     ~/.config/netui/config.toml     ($XDG_CONFIG_HOME/netui/config.toml), or --config PATH
 
 A metric may set any of ``careful``, ``warning``, ``critical``; the others keep their
-defaults (netui/model/health.py ``DEFAULT_THRESHOLDS``). A missing default file is no
+defaults (netui/model/health.py ``DEFAULT_THRESHOLDS``). ``[health]`` sets
+``retrans_min_segments`` and ``hold_intervals`` (``HealthRules``). A missing default file is no
 error; a file named with ``--config`` must exist. Unknown keys and bad values are a
 ``ConfigError`` whose message names the file and the key — never a traceback.
 """
@@ -16,7 +18,7 @@ import sys
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
-from netui.model.health import ABOVE_ZERO, DEFAULT_THRESHOLDS, Threshold
+from netui.model.health import ABOVE_ZERO, DEFAULT_THRESHOLDS, HealthRules, Threshold
 from netui.model.straggler import StragglerRules
 
 LEVELS = ("careful", "warning", "critical")
@@ -39,6 +41,7 @@ class ConfigError(ValueError):
 class Config:
     thresholds: dict[str, Threshold] = field(default_factory=dict)  # only the overridden metrics
     straggler: StragglerRules = field(default_factory=StragglerRules)
+    health: HealthRules = field(default_factory=HealthRules)
     path: str | None = None  # the file read, None when there was none
 
 
@@ -77,9 +80,9 @@ def parse_config(text: str, source: str = "config.toml") -> Config:
         doc = toml.loads(text)
     except toml.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: not valid TOML: {exc}") from None
-    unknown = doc.keys() - {"thresholds", "straggler"}
+    unknown = doc.keys() - {"thresholds", "straggler", "health"}
     if unknown:
-        raise ConfigError(f"{source}: unknown section {sorted(unknown)[0]!r} (known: thresholds, straggler)")
+        raise ConfigError(f"{source}: unknown section {sorted(unknown)[0]!r} (known: health, thresholds, straggler)")
     thresholds: dict[str, Threshold] = {}
     section = doc.get("thresholds", {})
     if not isinstance(section, dict):
@@ -119,4 +122,24 @@ def parse_config(text: str, source: str = "config.toml") -> Config:
         changes[key] = number
     if changes:
         rules = replace(rules, **changes)
-    return Config(thresholds, rules, source)
+    return Config(thresholds, rules, health=_health(doc, source), path=source)
+
+
+# [health]: each setting a whole number, at least this
+_HEALTH_MINIMUM = {"retrans_min_segments": 0, "hold_intervals": 1}
+
+
+def _health(doc: dict, source: str) -> HealthRules:
+    section = doc.get("health", {})
+    if not isinstance(section, dict):
+        raise ConfigError(f"{source}: health: must be a table")
+    changes = {}
+    for key, value in section.items():
+        where = f"{source}: health.{key}"
+        if key not in _HEALTH_MINIMUM:
+            raise ConfigError(f"{where}: unknown setting (known: {', '.join(sorted(_HEALTH_MINIMUM))})")
+        least = _HEALTH_MINIMUM[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ConfigError(f"{where}: must be a whole number of at least {least}, not {value!r}")
+        changes[key] = value
+    return replace(HealthRules(), **changes)

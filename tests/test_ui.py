@@ -9,6 +9,7 @@ from rich.console import Console
 
 from netui.engine.monitor import Monitor
 from netui.engine.sources import SourceError
+from netui.model.health import DEFAULT_RULES
 from netui.model.node import NodeState
 from netui.ui.app import make_app
 from netui.ui.cluster import ClusterScreen
@@ -24,7 +25,12 @@ def demo_app(polls_sources=None):
     return make_app(monitor, autostart=False)
 
 
-async def poll(app, pilot, n=3):
+# levels are held (model/health.py HeldHealth): a node's first sample has no rates, then its
+# level shows once hold_intervals intervals agree
+SETTLED = 1 + DEFAULT_RULES.hold_intervals
+
+
+async def poll(app, pilot, n=SETTLED):
     for _ in range(n):
         await app.monitor.poll_once()
     await pilot.pause()

@@ -84,6 +84,10 @@ def node_document(node: Node) -> dict:
         t = r.tcp if r else None
         doc["tcp"] = {
             "counters": dict(s.tcp.tcp) | dict(s.tcp.ext),
+            # whether retrans_ratio counts for health: only over retrans_min_segments sent in
+            # the interval (the [health] table); null when there is no ratio
+            "retrans_judged": node.summary.retrans_judged,
+            "retrans_min_segments": node.rules.retrans_min_segments,
             "rates": {
                 "retrans_segs_per_s": _num(t.retrans_segs_per_s) if t else None,
                 "out_segs_per_s": _num(t.out_segs_per_s) if t else None,

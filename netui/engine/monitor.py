@@ -57,13 +57,15 @@ def report_state(node, state: NodeState, reason: str | None) -> None:
 
 class Monitor:
     def __init__(self, sources: list, *, interval_s: float = 1.0, history_s: float = 900.0,
-                 thresholds=None) -> None:
+                 thresholds=None, rules=None) -> None:
+        """``thresholds`` and ``rules`` (model.health.HealthRules): how nodes are judged
+        (the configuration file's, or the defaults)."""
         if interval_s <= 0:
             raise ValueError("interval must be positive")
         self.sources = sources
         self.interval_s = interval_s
         self.fleet = Fleet([s.name for s in sources], history_s=history_s, interval_s=interval_s,
-                           thresholds=thresholds)
+                           thresholds=thresholds, **({"rules": rules} if rules is not None else {}))
         tune_gc()
         self.on_update: Callable[[], None] | None = None
         self.on_sample: Callable[[str, NodeSample], None] | None = None

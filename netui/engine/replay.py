@@ -151,12 +151,19 @@ class ReplayMonitor(Monitor):
 
     replay = True
 
-    def __init__(self, recording: Recording, *, history_s: float = 900.0, thresholds=None) -> None:
+    def __init__(self, recording: Recording, *, history_s: float = 900.0, thresholds=None, rules=None,
+                 straggler_rules=None) -> None:
+        """``thresholds``, ``rules`` (health) and ``straggler_rules``: as live (the
+        configuration file's), so a replay judges the nodes as live mode did."""
         super().__init__([_Name(n) for n in recording.nodes], interval_s=recording.interval_s,
-                         history_s=history_s, thresholds=thresholds)
+                         history_s=history_s, thresholds=thresholds, rules=rules)
         self.recording = recording
         self._history_s = history_s
         self._thresholds = thresholds
+        self._rules = self.fleet.rules
+        self._straggler_rules = straggler_rules
+        if straggler_rules is not None:
+            self.fleet.straggler_rules = straggler_rules
         self._times = [f.t for f in recording.frames]
         self.position = 0  # frames applied
         self.clock_t = recording.start_t
@@ -168,8 +175,11 @@ class ReplayMonitor(Monitor):
 
     # the recording ----------------------------------------------------------------------------
     def _new_fleet(self) -> Fleet:
-        return Fleet(list(self.recording.nodes), history_s=self._history_s, interval_s=self.interval_s,
-                     thresholds=self._thresholds)
+        fleet = Fleet(list(self.recording.nodes), history_s=self._history_s, interval_s=self.interval_s,
+                      thresholds=self._thresholds, rules=self._rules)
+        if self._straggler_rules is not None:
+            fleet.straggler_rules = self._straggler_rules
+        return fleet
 
     def _find_events(self) -> list[Event]:
         """Run the model over the whole recording once, noting what changed at each frame,

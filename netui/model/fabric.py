@@ -510,13 +510,29 @@ def port_health(rates: FabricRates | None, port: IbPort,
     the paired netdev, each past its threshold (``FABRIC_THRESHOLDS``, overridable by
     name); and error counters stuck at their maximum (careful: new errors are invisible).
     """
+    down = port_down(port, thresholds)
+    found = ([down] if down is not None else []) + port_rates_health(rates, port, thresholds)
+    found.sort(key=lambda x: -x[0])
+    return found
+
+
+def port_down(port: IbPort, thresholds: dict[str, Threshold] | None = None) -> tuple[Level, str] | None:
+    """``(level, reason)`` when the port is not ACTIVE (threshold ``port_down``), else None.
+    A state of the port, from the sample alone: a node shows it at once, never held."""
     t = FABRIC_THRESHOLDS if not thresholds else FABRIC_THRESHOLDS | thresholds
-    found: list[tuple[Level, str]] = []
     down = t["port_down"].level(1.0) if "port_down" in t else Level.CRITICAL
     if port.active is False and down > Level.OK:
         state = port.state.name or str(port.state.num)
         phys = f", phys {port.phys_state.name}" if port.phys_state and port.phys_state.name else ""
-        found.append((down, f"{port.label} {state}{phys}"))
+        return down, f"{port.label} {state}{phys}"
+    return None
+
+
+def port_rates_health(rates: FabricRates | None, port: IbPort,
+                      thresholds: dict[str, Threshold] | None = None) -> list[tuple[Level, str]]:
+    """What the interval's rates show wrong with one port, worst first (see ``port_health``)."""
+    t = FABRIC_THRESHOLDS if not thresholds else FABRIC_THRESHOLDS | thresholds
+    found: list[tuple[Level, str]] = []
     pr = rates.ports.get(port.key) if rates is not None else None
     if pr is not None and pr.active is not False:
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from netui.model.health import Threshold
+from netui.model.health import DEFAULT_RULES, HealthRules, Threshold
 from netui.model.node import Node, NodeState
 from netui.model.peers import slower_links
 from netui.model.straggler import Straggler, StragglerRules, find_stragglers
@@ -12,9 +12,10 @@ from netui.model.straggler import Straggler, StragglerRules, find_stragglers
 
 class Fleet:
     def __init__(self, names: list[str], *, history_s: float = 900.0, interval_s: float = 1.0,
-                 thresholds: dict[str, Threshold] | None = None) -> None:
+                 thresholds: dict[str, Threshold] | None = None, rules: HealthRules = DEFAULT_RULES) -> None:
+        self.rules = rules
         self.nodes: dict[str, Node] = {
-            n: Node(n, history_s=history_s, interval_s=interval_s, thresholds=thresholds) for n in names
+            n: Node(n, history_s=history_s, interval_s=interval_s, thresholds=thresholds, rules=rules) for n in names
         }
         self.straggler_rules = StragglerRules()
         self.stragglers: list[Straggler] = []

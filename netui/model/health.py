@@ -1,7 +1,9 @@
 """Health levels from thresholds that are configuration data (as Glances does).
 
 A node's level is the worst level of its metrics; each metric past its ``careful``
-threshold adds a reason in words ("eth0 RX drops 120/s"), worst first.
+threshold adds a reason in words ("eth0 RX drops 120/s"), worst first. ``HeldHealth``
+holds that level over time: it changes only after ``hold_intervals`` consecutive intervals
+agree, so one interval's blip on an idle node is no alarm.
 """
 
 from __future__ import annotations
@@ -75,6 +77,23 @@ def merged(thresholds: dict[str, Threshold] | None) -> dict[str, Threshold]:
 
 
 @dataclass(frozen=True, slots=True)
+class HealthRules:
+    """How a node's health is judged over time (``[health]`` in config.toml).
+
+    ``retrans_min_segments``: the TCP retransmit ratio is judged only over an interval in
+    which the node sent at least this many segments (ΔOutSegs); below, 3 retransmits of 2
+    segments are shown but judge nothing. ``hold_intervals``: a node's level changes only
+    after this many consecutive intervals agree, going up or down (1: at once).
+    """
+
+    retrans_min_segments: int = 1000
+    hold_intervals: int = 3
+
+
+DEFAULT_RULES = HealthRules()
+
+
+@dataclass(frozen=True, slots=True)
 class Health:
     level: Level
     reasons: tuple[str, ...]
@@ -120,3 +139,65 @@ def health_of(rated: list[tuple[Level, str]]) -> Health:
         return HEALTHY
     rated = sorted(rated, key=lambda x: -x[0])
     return Health(rated[0][0], tuple(text for _, text in rated))
+
+
+def reason_key(text: str) -> str:
+    """A reason without its figures: the same finding in two intervals has the same key
+    ("eth0 drops 12/s" and "eth0 drops 3/s" are both "eth0 drops")."""
+    return " ".join(w for w in text.split() if not (w[0].isdigit() or w[0] in "—.+-"))
+
+
+class HeldHealth:
+    """A node's health level, held: it changes only after ``hold_intervals`` consecutive
+    intervals agree. Fed once per sample with that interval's ``(level, reason)`` findings.
+
+    Going up, the held level becomes the lowest of the agreeing intervals (all of them say
+    at least that); going down, the highest (none says more). Its reasons are those of the
+    latest interval that had that very level, worded from the current interval where the
+    same finding (``reason_key``) is still there. ``immediate`` findings (a fabric port that
+    is down: a state, not a level) are never held: they count from the interval they are in.
+    """
+
+    __slots__ = ("hold", "level", "_reasons", "_streak")
+
+    def __init__(self, hold_intervals: int = DEFAULT_RULES.hold_intervals) -> None:
+        self.hold = max(1, int(hold_intervals))
+        self.level = Level.OK
+        self._reasons: list[tuple[Level, str]] = []  # what produced ``level``
+        self._streak: list[tuple[Level, list[tuple[Level, str]]]] = []  # intervals that disagree, one way
+
+    @property
+    def pending(self) -> int:
+        """How many consecutive intervals so far disagree with the held level."""
+        return len(self._streak)
+
+    def feed(self, rated: list[tuple[Level, str]], immediate: list[tuple[Level, str]] | tuple = ()) -> Health:
+        """The health to show after one more interval whose findings are ``rated``."""
+        now = max((level for level, _ in rated), default=Level.OK)
+        if now == self.level:
+            self._streak.clear()
+            self._reasons = rated
+        else:
+            up = now > self.level
+            if self._streak and (self._streak[0][0] > self.level) != up:
+                self._streak.clear()  # the other way now: start again
+            self._streak.append((now, rated))
+            if len(self._streak) >= self.hold:
+                levels = [level for level, _ in self._streak]
+                self.level = min(levels) if up else max(levels)
+                self._reasons = next(r for level, r in reversed(self._streak) if level == self.level)
+                # the latest intervals past the new level still count towards the next step
+                keep = len(self._streak)
+                while keep and (self._streak[keep - 1][0] > self.level if up else self._streak[keep - 1][0] < self.level):
+                    keep -= 1
+                del self._streak[:keep]
+            if self._reasons is not rated and self._reasons and rated:
+                # the reasons of the level shown, in this interval's words where still true
+                current = {reason_key(text): (level, text) for level, text in rated}
+                self._reasons = [current.get(reason_key(text), (level, text)) for level, text in self._reasons]
+        if not immediate:
+            if not self._reasons:
+                return HEALTHY if self.level is Level.OK else Health(self.level, ())
+            return Health(self.level, tuple(t for _, t in sorted(self._reasons, key=lambda x: -x[0])))
+        both = sorted([*immediate, *self._reasons], key=lambda x: -x[0])
+        return Health(max(self.level, max(level for level, _ in immediate)), tuple(t for _, t in both))

@@ -14,8 +14,9 @@ from operator import add
 
 from netui.model import units
 from netui.model.fabric import (ROCE_LOSS_COUNTERS, FabricRates, FabricSample, PortKey, fabric_rates,
-                                port_health)
-from netui.model.health import HEALTHY, Finding, Health, Level, Threshold, health_of, merged, rate
+                                port_down, port_rates_health)
+from netui.model.health import (DEFAULT_RULES, HEALTHY, Finding, Health, HealthRules, HeldHealth, Level, Threshold,
+                                health_of, merged, rate)
 from netui.model.history import RATE_CEILING, IfaceHistory, NodeHistory, Ring, capacity_for
 from netui.model.rates import NodeRates, RatesTable, node_rates
 from netui.speedups import column_stats, iface_totals, rate_codes
@@ -66,7 +67,9 @@ class NodeSummary:
     drops_per_s: float | None = None
     errors_per_s: float | None = None
     retrans_segs_per_s: float | None = None
-    retrans_ratio: float | None = None
+    retrans_ratio: float | None = None  # ΔRetransSegs/ΔOutSegs, at most 1
+    # whether the ratio counts for health: only over enough segments (HealthRules.retrans_min_segments)
+    retrans_judged: bool | None = None
     hottest_cpu: int | None = None
     hottest_softirq_percent: float | None = None
     net_rx_per_s: float | None = None
@@ -118,12 +121,13 @@ def careful_bounds(thresholds: dict[str, Threshold] | None) -> dict[str, float]:
 _DEFAULT_CAREFUL = careful_bounds(None)
 
 
-def summarize(sample: NodeSample, rates: NodeRates | None,
-              careful: dict[str, float] | None = None) -> tuple[NodeSummary, list[Finding]]:
+def summarize(sample: NodeSample, rates: NodeRates | None, careful: dict[str, float] | None = None,
+              retrans_min_segments: int = DEFAULT_RULES.retrans_min_segments) -> tuple[NodeSummary, list[Finding]]:
     """The grid row, and the findings of one interval that cross a ``careful`` bound.
 
     Healthy metrics make no finding at all: at a thousand nodes a second, the common case
-    must cost nothing.
+    must cost nothing. The TCP retransmit ratio makes one only over an interval in which the
+    node sent at least ``retrans_min_segments`` segments (``retrans_judged``).
     """
     if rates is None:
         return NodeSummary(), []
@@ -134,7 +138,7 @@ def summarize(sample: NodeSample, rates: NodeRates | None,
         summary = _interface_totals(table, careful, findings)
     else:
         summary = _interface_totals_by_row(sample, rates, careful, findings)
-    _host_totals(rates, careful, summary, findings)
+    _host_totals(rates, careful, summary, findings, retrans_min_segments)
     return NodeSummary(**summary), findings
 
 
@@ -195,13 +199,18 @@ def _interface_totals_by_row(sample: NodeSample, rates: NodeRates, careful: dict
                 max_link_percent=link_max)
 
 
-def _host_totals(rates: NodeRates, careful: dict[str, float], summary: dict, findings: list[Finding]) -> None:
+def _host_totals(rates: NodeRates, careful: dict[str, float], summary: dict, findings: list[Finding],
+                 retrans_min_segments: int) -> None:
     """The grid's TCP, softirq and softnet columns (into ``summary``) and their findings."""
     if rates.tcp is not None:
-        ratio = rates.tcp.retrans_ratio
-        summary["retrans_segs_per_s"] = rates.tcp.retrans_segs_per_s
+        tcp = rates.tcp
+        ratio = tcp.retrans_ratio
+        summary["retrans_segs_per_s"] = tcp.retrans_segs_per_s
         summary["retrans_ratio"] = ratio
-        if ratio is not None and ratio >= careful["retrans_ratio"]:
+        # a ratio of a few segments is noise (3 of 2 on an idle node's SSH stream): shown, not judged
+        judged = ratio is not None and tcp.out_segs is not None and tcp.out_segs >= retrans_min_segments
+        summary["retrans_judged"] = None if ratio is None else judged
+        if judged and ratio >= careful["retrans_ratio"]:
             findings.append(("retrans_ratio", ratio, f"TCP retransmits {units.ratio_percent(ratio)} of segments"))
     # per CPU when the sample has the tables; else (or in the interval they start) the
     # remote sampler's sums
@@ -271,14 +280,17 @@ class Node:
     """Everything netui holds about one node. Mutated only by observe/fail/set_state."""
 
     def __init__(self, name: str, *, history_s: float = 900.0, interval_s: float = 1.0,
-                 thresholds: dict[str, Threshold] | None = None) -> None:
+                 thresholds: dict[str, Threshold] | None = None, rules: HealthRules = DEFAULT_RULES) -> None:
         self.name = name
         self.state = NodeState.CONNECTING
         self.error: str | None = None
         self.sample: NodeSample | None = None
         self.rates: NodeRates | None = None
         self.summary = NodeSummary()
-        self.health: Health = HEALTHY
+        self.rules = rules
+        self.held = HeldHealth(rules.hold_intervals)
+        self.health: Health = HEALTHY  # what is shown: held, or the state the node is in
+        self.interval_health: Health = HEALTHY  # the last interval's own judgement, not held
         self.thresholds = thresholds
         self._careful = careful_bounds(thresholds)
         self.samples_seen = 0
@@ -307,10 +319,13 @@ class Node:
                 sample = replace(sample, fabric=fabric)
         self.sample = sample
         self.samples_seen += 1
-        self.summary, findings = summarize(sample, self.rates, self._careful)
+        self.summary, findings = summarize(sample, self.rates, self._careful, self.rules.retrans_min_segments)
         rated = rate(findings, self.thresholds) if findings else []
-        rated += self._observe_fabric(prev.fabric if prev else None, sample.fabric)
-        self.health = health_of(rated)
+        ports_down = self._observe_fabric(prev.fabric if prev else None, sample.fabric, rated)
+        # levels are held (an idle node's one-interval blip is no alarm); a port that is
+        # down is a state, shown at once
+        self.interval_health = health_of(rated + ports_down) if rated or ports_down else HEALTHY
+        self.health = self.held.feed(rated, ports_down)
         if sample.problems and not sample.interfaces and sample.cpu is None and sample.cpu_sums is None:
             self.state, self.error = NodeState.PARSE_ERROR, "; ".join(sample.problems)
             self.health = Health(Level.CRITICAL, (f"parse error: {self.error}",))
@@ -327,9 +342,11 @@ class Node:
             codes.frombytes(rate_codes(table.flat, 16, _RX_TX, RATE_CEILING))
             self.iface_history.append(table.layout.names, codes)
 
-    def _observe_fabric(self, prev: FabricSample | None, cur: FabricSample | None) -> list[tuple[Level, str]]:
+    def _observe_fabric(self, prev: FabricSample | None, cur: FabricSample | None,
+                        rated: list[tuple[Level, str]]) -> list[tuple[Level, str]]:
         """Fabric rates (PFC rates kept between two ethtool readings), the grid's fabric
-        columns and per-port history; returns what port_health finds wrong, in words."""
+        columns and per-port history. What the rates show wrong goes into ``rated``, in
+        words; returns the ports that are down (a state, not held)."""
         if cur is None:
             self.fabric_rates = None
             self.port_history.clear()
@@ -346,11 +363,14 @@ class Node:
         self.fabric_rates = rates
         if rates is not None:
             self.summary = replace(self.summary, **fabric_summary(rates))
-        found: list[tuple[Level, str]] = []
+        down: list[tuple[Level, str]] = []
         for port in cur.ports.values():
-            for level, text in port_health(rates, port, self.thresholds):
-                if (level, text) not in found:
-                    found.append((level, text))
+            state = port_down(port, self.thresholds)
+            if state is not None:
+                down.append(state)
+            for found in port_rates_health(rates, port, self.thresholds):
+                if found not in rated:  # device-level findings are said once per HCA
+                    rated.append(found)
         for key in cur.ports:
             rings = self.port_history.get(key)
             if rings is None:
@@ -360,7 +380,7 @@ class Node:
             rings[1].append(_bytes(r.tx_bits_per_s) if r else None)
         for gone in self.port_history.keys() - cur.ports.keys():
             del self.port_history[gone]
-        return found
+        return down
 
     def fail(self, state: NodeState, reason: str) -> None:
         """The transport reports a failure; the last sample stays for display, rates go."""

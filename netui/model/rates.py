@@ -141,10 +141,11 @@ def interface_table_rates(prev: InterfaceTable, cur: InterfaceTable, dt: float) 
 
 @dataclass(frozen=True, slots=True)
 class TcpRates:
-    """TCP segment rates and the retransmit ratio ΔRetransSegs/ΔOutSegs.
+    """TCP segment rates and the retransmit ratio ΔRetransSegs/ΔOutSegs, at most 1 (100 %).
 
-    The ratio is usually well below 1 but is not capped: OutSegs does not count segments
-    that only carry retransmitted data, so on a path losing almost everything it can pass 1.
+    OutSegs does not count segments that only carry retransmitted data, so the quotient
+    can pass 1 (an idle node's 3 retransmits of 2 segments sent); it is capped at 1, and
+    ``out_segs`` (ΔOutSegs, the segments sent in the interval) says how much it weighs.
     """
 
     retrans_segs_per_s: float | None
@@ -152,6 +153,7 @@ class TcpRates:
     in_segs_per_s: float | None
     retrans_ratio: float | None
     ext_per_s: dict[str, float]  # TcpExt counters that moved in this interval
+    out_segs: int | None = None  # ΔOutSegs: segments sent in the interval
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,7 +266,7 @@ def _tcp_rates(prev: NodeSample, cur: NodeSample, dt: float) -> TcpRates | None:
     out = rate("OutSegs")
     ratio = None
     if retrans is not None and out is not None and out > 0:
-        ratio = retrans / out
+        ratio = min(1.0, retrans / out)
     elif retrans == 0.0 and out == 0.0:
         ratio = 0.0
     pe, ce = prev.tcp.ext, cur.tcp.ext
@@ -279,7 +281,7 @@ def _tcp_rates(prev: NodeSample, cur: NodeSample, dt: float) -> TcpRates | None:
             before = pe.get(key)
             if before is not None and value > before:
                 moved[key] = (value - before) * inv
-    return TcpRates(retrans, out, rate("InSegs"), ratio, moved)
+    return TcpRates(retrans, out, rate("InSegs"), ratio, moved, None if out is None else round(out * dt))
 
 
 def _u32_rates(prev: Sequence[int], cur: Sequence[int], dt: float) -> Sequence[float | None]:

@@ -59,6 +59,11 @@ def trend_top(nodes) -> float | None:
     return max((p for p in peaks if p is not None), default=None)
 
 
+def _judged_ratio(n: Node) -> float | None:
+    """The retransmit ratio when it counts for health (enough segments sent), for its colour."""
+    return n.summary.retrans_ratio if n.summary.retrans_judged else None
+
+
 def _state(n: Node, o: GridOptions) -> str:
     return n.state.value
 
@@ -102,7 +107,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("retrans", "Retr/s", 7, lambda n, o: units.per_s(n.summary.retrans_segs_per_s),
            lambda n: _v(n.summary.retrans_segs_per_s), priority=9),
     Column("ratio", "Retr%", 7, lambda n, o: units.ratio_percent(n.summary.retrans_ratio),
-           lambda n: _v(n.summary.retrans_ratio), "retrans_ratio", lambda n: n.summary.retrans_ratio, priority=5),
+           lambda n: _v(n.summary.retrans_ratio), "retrans_ratio", lambda n: _judged_ratio(n), priority=5),
     Column("softirq", "SoftIRQ", 10, lambda n, o: _hot(n),
            lambda n: _v(n.summary.hottest_softirq_percent), "softirq_percent",
            lambda n: n.summary.hottest_softirq_percent, priority=6),
@@ -155,11 +160,13 @@ def next_sort(sort: str, *, fabric: bool) -> str:
 
 
 def sort_key(sort: str) -> Callable[[Node], tuple]:
-    """Key for ``sorted``: worst first, or the column descending (names ascending)."""
+    """Key for ``sorted``: worst first, or the column descending (names ascending).
+
+    Worst first is the held level, then a straggler, then a node that is not up (nothing
+    is known of it), then the name: nothing that moves every sample, so nodes tied on all
+    of these never swap rows from one sample to the next."""
     if sort == "worst":
-        # at one level, a straggler first, then a node that is not up (nothing is known of it)
-        return lambda n: (-int(n.level), n.straggler is None, n.state.healthy, -_v(n.summary.drops_per_s),
-                          -_v(n.summary.retrans_ratio), -_v(n.summary.hottest_softirq_percent), n.name)
+        return lambda n: (-int(n.level), n.straggler is None, n.state.healthy, n.name)
     if sort == "node":
         return lambda n: (n.name,)
     col = next(c for c in COLUMNS if c.key == sort)

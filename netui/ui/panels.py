@@ -316,10 +316,14 @@ class TcpPanel(Static):
                 self.update("no TCP counters (net/snmp unreadable)")
             return
         lines = Text()
-        ratio_level = node.threshold("retrans_ratio").level(t.retrans_ratio if t else None)
+        # coloured only when it counts (enough segments sent in the interval: [health])
+        judged = node.summary.retrans_judged
+        ratio_level = node.threshold("retrans_ratio").level(t.retrans_ratio if t and judged else None)
         lines.append(f"retransmits {units.per_s(t.retrans_segs_per_s if t else None)}/s  ")
         lines.append(f"ratio {units.ratio_percent(t.retrans_ratio if t else None)}",
                      style=styles[ratio_level] if ratio_level > Level.OK else "")
+        if judged is False:
+            lines.append(f"  not judged: under {node.rules.retrans_min_segments:,} segments sent", style="dim")
         lines.append(f"\nsegments out {units.per_s(t.out_segs_per_s if t else None)}/s"
                      f"  in {units.per_s(t.in_segs_per_s if t else None)}/s"
                      f"  established {s.tcp.get('CurrEstab', '—')}")

@@ -47,12 +47,28 @@ def test_a_good_file_overrides_only_what_it_names(tmp_path):
     ("[straggler]\nmin_nodes = 2.5\n", "straggler.min_nodes: must be a whole number"),
     ("[straggler]\nbusy_floor = 1\n", "straggler.busy_floor: unknown setting"),
     ("[threshold]\n", "unknown section 'threshold'"),
+    ("health = 3\n", "health: must be a table"),
+    ("[health]\nhold = 3\n", "health.hold: unknown setting (known: hold_intervals, retrans_min_segments)"),
+    ("[health]\nhold_intervals = 0\n", "health.hold_intervals: must be a whole number of at least 1, not 0"),
+    ("[health]\nhold_intervals = 2.5\n", "health.hold_intervals: must be a whole number of at least 1"),
+    ("[health]\nhold_intervals = true\n", "health.hold_intervals: must be a whole number"),
+    ("[health]\nretrans_min_segments = -1\n", "health.retrans_min_segments: must be a whole number of at least 0"),
+    ("[health]\nretrans_min_segments = 'many'\n", "health.retrans_min_segments: must be a whole number"),
     ("[thresholds\n", "not valid TOML"),
 ])
 def test_bad_keys_and_values_name_the_key(text, message):
     with pytest.raises(ConfigError) as exc:
         parse_config(text, "/etc/x.toml")
     assert str(exc.value).startswith("/etc/x.toml: ") and message in str(exc.value)
+
+
+def test_the_health_table_sets_the_floor_and_the_hold():
+    from netui.model.health import HealthRules
+
+    c = parse_config("[health]\nretrans_min_segments = 5000\nhold_intervals = 5\n", "x.toml")
+    assert c.health == HealthRules(retrans_min_segments=5000, hold_intervals=5)
+    assert parse_config("[health]\nhold_intervals = 1\n").health == HealthRules(hold_intervals=1)
+    assert parse_config("").health == HealthRules() == HealthRules(1000, 3)
 
 
 def test_a_missing_default_file_is_no_error_but_a_named_one_is(tmp_path, monkeypatch):

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from netui.model.health import DEFAULT_THRESHOLDS, HEALTHY, Level, Threshold, assess
+from netui.model.health import DEFAULT_THRESHOLDS, HEALTHY, HealthRules, Level, Threshold, assess
 from netui.model.node import Node, NodeState, NodeSummary, data_plane, is_hidden
 from netui.model.samples import SoftnetStat
 from tests.unit.test_rates import make_cpu, make_iface, make_sample
+
+AT_ONCE = HealthRules(hold_intervals=1)  # each interval judged on its own (tests/unit/test_health_hold.py holds)
 
 
 def traffic(t: float, *, eth0_rx: int, lo: int = 0, veth: int = 0, **eth0):
@@ -42,7 +44,7 @@ def test_observe_builds_rates_summary_and_history_over_a_sequence():
 
 
 def test_drops_raise_the_health_level_with_a_reason_in_words():
-    node = Node("gpu01")
+    node = Node("gpu01", rules=AT_ONCE)
     node.observe(traffic(0.0, eth0_rx=0, rx_dropped=0))
     node.observe(traffic(1.0, eth0_rx=0, rx_dropped=200))
 
@@ -66,7 +68,7 @@ def test_health_reasons_are_worst_first():
         cpu=make_cpu({0: 10, 3: 96}, {0: 100, 3: 100}),
         softnet=SoftnetStat((0,), (5_000,), (20,), (150,)),
     )
-    node = Node("gpu01")
+    node = Node("gpu01", rules=AT_ONCE)
     node.observe(prev)
     node.observe(cur)
 
@@ -87,7 +89,7 @@ def test_health_reasons_are_worst_first():
 
 def test_thresholds_are_configuration():
     lenient = DEFAULT_THRESHOLDS | {"drops_per_s": Threshold(1_000, 2_000, 3_000)}
-    node = Node("gpu01", thresholds=lenient)
+    node = Node("gpu01", thresholds=lenient, rules=AT_ONCE)
     node.observe(traffic(0.0, eth0_rx=0, rx_dropped=0))
     node.observe(traffic(1.0, eth0_rx=0, rx_dropped=200))
 

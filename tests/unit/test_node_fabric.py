@@ -10,7 +10,9 @@ import pytest
 
 from netui.collectors.assemble import fabric_from_texts
 from netui.collectors.infiniband import read_infiniband
-from netui.model.health import Level, Threshold
+from netui.model.health import HealthRules, Level, Threshold
+
+AT_ONCE = HealthRules(hold_intervals=1)  # each interval judged on its own
 from netui.model.node import Node, NodeSummary
 from netui.model.samples import NodeSample
 
@@ -41,10 +43,12 @@ def test_fabric_rates_columns_health_and_history():
     assert s.pause_per_s == pytest.approx(150 + 20)  # prio 3: RX +150, TX +20
     assert s.cnp_per_s is not None and s.cnp_per_s > 0
     assert s.rdma_errors_per_s is not None and s.rdma_errors_per_s > 0  # out_of_sequence wrapped: +1000
-    # mlx5_1 went DOWN: critical, said first; the pauses are said too
+    # mlx5_1 went DOWN: a state of the port, critical at once (not held), said first; the
+    # pauses are a level: this interval says so, the node after hold_intervals like it
     assert node.level is Level.CRITICAL
     assert node.health.reasons[0].startswith("mlx5_1/1 DOWN")
-    assert any(r.startswith(f"{NETDEV} pause RX 150/s") for r in node.health.reasons)
+    assert any(r.startswith(f"{NETDEV} pause RX 150/s") for r in node.interval_health.reasons)
+    assert not any("pause" in r for r in node.health.reasons)
     rx, tx = node.port_history["mlx5_0", 1]
     assert rx.values() == [None, pytest.approx(5e9)] and tx.values() == [None, pytest.approx(1e10)]
 
@@ -65,7 +69,7 @@ def test_an_ethtool_reading_is_carried_and_its_rates_kept_until_the_next():
 def test_fabric_thresholds_are_configuration():
     calm = {k: Threshold(1e9, 1e9, 1e9) for k in ("pause_per_s", "roce_loss_per_s", "rdma_errors_per_s",
                                                    "rdma_discards_per_s")}
-    node = Node("gpu01", thresholds=calm)
+    node = Node("gpu01", thresholds=calm, rules=AT_ONCE)
     node.observe(sample(0, 100.0, ethtool_at=100.0))
     node.observe(sample(1, 101.0, ethtool_at=101.0))
     assert not any("pause" in r or "RoCE loss" in r for r in node.health.reasons)
@@ -116,7 +120,7 @@ def test_roce_loss_of_device_level_hw_counters_is_counted_once_per_hca(tmp_path)
                                    boot_id="b")
         node.observe(NodeSample(wall_s=mono_s, mono_s=mono_s, boot_id="b", interfaces={}, fabric=fabric))
 
-    node = Node("gpu01")
+    node = Node("gpu01", rules=AT_ONCE)
     observe(node, 100.0)
     (hw / "out_of_sequence").write_text("1020\n")  # 10/s over 2 s, on the HCA (both ports)
     observe(node, 102.0)

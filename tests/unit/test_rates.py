@@ -287,6 +287,28 @@ def test_retransmit_ratio_is_retrans_segs_over_out_segs():
     assert tcp.retrans_ratio == pytest.approx(0.005)
 
 
+def test_the_retransmit_ratio_is_capped_at_one_and_says_how_many_segments_it_is_of():
+    """An idle node's SSH stream: 3 retransmitted segments while OutSegs moved by 2 (OutSegs
+    leaves out segments that only carry retransmitted data): 100 %, never 150 %."""
+    prev = make_sample(0.0, tcp={"RetransSegs": 10, "OutSegs": 500})
+    cur = make_sample(1.0, tcp={"RetransSegs": 13, "OutSegs": 502})
+
+    tcp = rates_of(prev, cur).tcp
+
+    assert tcp.retrans_segs_per_s == 3.0 and tcp.out_segs_per_s == 2.0
+    assert tcp.retrans_ratio == 1.0
+    assert tcp.out_segs == 2
+
+
+def test_out_segs_counts_the_interval_not_the_second():
+    prev = make_sample(0.0, tcp={"RetransSegs": 0, "OutSegs": 0})
+    cur = make_sample(0.25, tcp={"RetransSegs": 1, "OutSegs": 999})
+
+    tcp = rates_of(prev, cur).tcp
+
+    assert tcp.out_segs == 999 and tcp.out_segs_per_s == 3996.0
+
+
 def test_an_idle_tcp_stack_has_a_zero_ratio_not_an_unknown_one():
     prev = make_sample(0.0, tcp={"RetransSegs": 5, "OutSegs": 50})
     cur = make_sample(1.0, tcp={"RetransSegs": 5, "OutSegs": 50})
