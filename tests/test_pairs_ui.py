@@ -202,8 +202,13 @@ async def test_matrix_from_the_grid_in_the_lab(lab):
         screen = app.screen
         assert isinstance(screen, MatrixScreen)
         deadline = time.monotonic() + 20
+        seen = set()
         while screen.report is None and time.monotonic() < deadline:
+            seen.add(plain(screen.query_one("#matrix-progress")))
             await pilot.pause(0.1)
+        # while a round runs, the line moves: its pair's throughput from the counters, and time
+        live = [line for text in seen for line in text.splitlines() if line.startswith("now: node")]
+        assert any("→" in line and "b/s" in line for line in live), seen
         # the first matrix runs both directions: 3 pairs x 2 = 6 tests, one pair per round (one node
         # of three sits out each round)
         assert screen.report is not None

@@ -10,6 +10,8 @@ The test runs in a named, exclusive worker; it reports back with typed messages.
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,7 +29,8 @@ from textual.widgets import Footer, Static
 
 from netui.engine.pairdoc import counters_text, export, gbps_text, node_lines, summary
 from netui.engine.pairtest import PairProgress, PairTest, PairTestReport
-from netui.engine.pairtools import DIRECTION_LABELS, PairSettings
+from netui.engine.pairtools import BIDIR, DIRECTION_LABELS, PairSettings
+from netui.model import units
 from netui.model.pairs import Pair, PairResult
 from netui.model.pairverdict import Verdict
 
@@ -163,6 +166,7 @@ class MatrixScreen(Screen):
         self.test: PairTest | None = None
         self.results: list[PairResult] = list(report.results) if report is not None else []
         self.progress: PairProgress | None = None
+        self._progress_at = 0.0  # when the last progress came (time.monotonic())
         self._show_pending = False
 
     @property
@@ -184,7 +188,32 @@ class MatrixScreen(Screen):
                                        on_result=lambda r: self.post_message(self.ResultIn(r)))
             self.run_worker(self._run(self.test), name="pairtest", group="pairtest", exclusive=True,
                             exit_on_error=False)
+            # the progress line moves between the test's own reports: time, the estimate, and
+            # the running pairs' throughput as the nodes' counters see it
+            self.set_interval(1.0, self._tick)
         self._show()
+
+    def _tick(self) -> None:
+        if self.running:
+            self._show_progress()
+
+    def _live(self) -> str:
+        """The running pairs' throughput from the interface counters (sender TX and receiver
+        RX, the lower of the two; both ways for a bidirectional test): "node1→node2 9.41 Gb/s"."""
+        if self.progress is None or self.progress.phase != "running" or not self.progress.running:
+            return ""
+        fleet = self.app.monitor.fleet  # type: ignore[attr-defined]
+        words = []
+        for a, b in self.progress.running[:4]:
+            sa, sb = fleet[a].summary, fleet[b].summary
+            rates = [sa.tx_bytes_per_s, sb.rx_bytes_per_s]
+            if self.settings.direction == BIDIR:
+                rates = [min(sa.tx_bytes_per_s or 0, sb.rx_bytes_per_s or 0) + min(sb.tx_bytes_per_s or 0,
+                                                                                   sa.rx_bytes_per_s or 0)]
+            known = [r for r in rates if r is not None]
+            words.append(f"{a}→{b} {units.bits_per_s(min(known)) if known else '—'}")
+        more = len(self.progress.running) - 4
+        return "now: " + ", ".join(words) + (f" … {more} more" if more > 0 else "")
 
     # what a kind of test brings (a latency test overrides these: ui/latency.py) --------------
     def _make_map(self) -> Static:
@@ -223,6 +252,7 @@ class MatrixScreen(Screen):
     # messages from the worker -------------------------------------------------------------
     def on_matrix_screen_progress(self, message: Progress) -> None:
         self.progress = message.progress
+        self._progress_at = time.monotonic()
         self._show_soon()
 
     def on_matrix_screen_result_in(self, message: ResultIn) -> None:
@@ -279,8 +309,20 @@ class MatrixScreen(Screen):
                     f"{done} in {self.report.elapsed_s:.0f} s · e exports CSV and JSON · Esc goes back")
         else:
             box.update("")
-            words = self.progress.words if self.progress is not None else "starting…"
-            self.query_one("#matrix-progress", Static).update(f"{words} · Esc cancels")
+            self._show_progress()
+
+    def _show_progress(self) -> None:
+        """The progress line while the test runs: the last report, moved on to now (elapsed
+        time counts up, the estimate down), and what the running pairs move."""
+        progress = self.progress
+        if progress is None:
+            words = "starting…"
+        else:
+            since = time.monotonic() - self._progress_at
+            eta = None if progress.eta_s is None else max(0.0, progress.eta_s - since)
+            words = dataclasses.replace(progress, elapsed_s=progress.elapsed_s + since, eta_s=eta).words
+        live = self._live()
+        self.query_one("#matrix-progress", Static).update(f"{words} · Esc cancels" + (f"\n{live}" if live else ""))
 
     def _show_results(self, verdict: Verdict | None) -> None:
         """One line per result: as they come while the test runs, failing first (the slowest
