@@ -146,9 +146,7 @@ class ClusterScreen(Screen):
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)
         box.display = True
-        # focused now, not after the next refresh: keys typed right after / (a paste, a fast
-        # typist, tmux send-keys) are already queued, and go to the box, not to the commands
-        self.set_focus(box)
+        self.set_focus(box)  # now, not after the next refresh: the keys typed next are the box's
 
     def action_clear_filter(self) -> None:
         box = self.query_one("#filter", Input)
@@ -172,6 +170,17 @@ class ClusterScreen(Screen):
         if event.key == "escape" and box.has_focus:
             event.stop()
             self.action_clear_filter()
+        elif event.key == "slash" and self.focused is not box:
+            # here, not as a binding: a binding runs when the key reaches the app, after the
+            # keys typed right behind it (a paste, tmux send-keys) have passed this screen
+            event.stop()
+            event.prevent_default()
+            self.action_filter()
+        elif self.focused is box and event.is_printable and event.character:
+            # a key sent to the grid before the box had focus: it was meant for the box
+            event.stop()
+            event.prevent_default()
+            box.insert_text_at_cursor(event.character)
 
     def action_escape(self) -> None:
         """Esc: the marks go first, then the filter."""
