@@ -84,8 +84,11 @@ class StatusBar(Static):
 
             text.append(f" │ replay {play_state(app.monitor)}", style="bold")
         recorder = getattr(app.monitor, "recorder", None)
-        if recorder is not None and recorder.error:
-            text.append(f" │ recording stopped: {recorder.error}", style=theme.get("error") or "")
+        if recorder is not None:
+            if recorder.error:
+                text.append(f" │ recording stopped: {recorder.error}", style=theme.get("error") or "")
+            else:
+                text.append(f" │ → {recorder.path.name}")
         if totals:
             rx, tx = fleet.totals()
             as_bytes = app.grid_options.as_bytes
