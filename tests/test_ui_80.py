@@ -232,3 +232,19 @@ async def test_the_sorted_column_wears_an_arrow():
         header = painted(app)[0]
         assert "RX▼" in header and "Node▲" not in header
         assert "▲Node" not in lines(app)[0] and "▼RX" in lines(app)[0]
+
+
+async def test_help_says_how_to_close_it_and_a_says_what_it_does():
+    app = app_of(demo_sources())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await poll(app, pilot, 2)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert "Esc, q or ? closes this" in on_screen(app)
+        await pilot.press("q")
+        await pilot.pause()
+        assert app.screen is not None and "Why" in on_screen(app)  # closed, not quit
+        await pilot.press("a")
+        await pilot.pause()
+        notes = " ".join(str(n.message) for n in app._notifications)
+        assert "2 hidden ones" in notes and "grid counts the data plane only" in notes  # lo on gpu01, gpu02
