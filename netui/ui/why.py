@@ -112,7 +112,7 @@ def straggler_short(node: Node) -> str:
         label = "idle" if share < 0.5 else _LOW_LABELS[s.metric]
         return f"{label} {share:.0f}% of median"
     label, show = _HIGH.get(s.metric, (s.metric, lambda v: f"{v:.3g}"))
-    return f"{label} {show(s.value)}, median {show(s.median)}"
+    return f"{label} {show(s.value)}, med {show(s.median)}"
 
 
 def short_why(node: Node, retry_in_s: float | None = None) -> str:
