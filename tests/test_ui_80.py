@@ -248,3 +248,15 @@ async def test_help_says_how_to_close_it_and_a_says_what_it_does():
         await pilot.pause()
         notes = " ".join(str(n.message) for n in app._notifications)
         assert "2 hidden ones" in notes and "grid counts the data plane only" in notes  # lo on gpu01, gpu02
+
+
+async def test_while_typing_a_filter_the_footer_shows_no_command_keys():
+    app = app_of(demo_sources())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await poll(app, pilot, 2)
+        await pilot.press("slash")
+        await pilot.pause()
+        assert "p Pause" not in lines(app)[-1] and "q Quit" not in lines(app)[-1]
+        await pilot.press("g", "enter")
+        await pilot.pause()
+        assert "p Pause" in lines(app)[-1] and "FILTER g" in lines(app)[0]

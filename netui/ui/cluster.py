@@ -70,6 +70,8 @@ class ClusterScreen(Screen):
 
     def footer_hides(self, binding: Binding) -> bool:
         """Keys the footer leaves out now (they go on working)."""
+        if isinstance(self.focused, Input):  # typing a filter: letters are the filter's
+            return True
         action = binding.action
         if "ib_write_bw" in action:
             return not self.grid.fabric
