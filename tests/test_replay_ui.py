@@ -17,7 +17,7 @@ from netui.ui.node import NodeScreen
 from netui.ui.timeline import Timeline
 from tests.replayed import lab_replay
 from tests.synth import demo_sources
-from tests.test_ui import column, plain
+from tests.test_ui import column, on_screen, plain
 from tests.unit.test_replay import record_demo
 
 
@@ -56,6 +56,9 @@ async def test_the_timeline_follows_play_pause_speed_and_seek(lab_file):
         assert "0:00 / 0:38" in timeline(app) and app.monitor.position == 1
         await pilot.press("p")
         assert timeline(app).startswith("‖ 1×")
+        await pilot.pause()
+        foot = on_screen(app).splitlines()[-1]
+        assert "p Play" in foot and "PAUSED" in status(app)
         await app.monitor.tick()
         await pilot.pause()
         assert "0:00 / 0:38" in timeline(app)  # paused: the clock holds

@@ -66,6 +66,7 @@ class NetuiApp(App):
         # pairs on one key: live labels, check_action lets the one that applies through
         Binding("p", "pause", "Pause"),
         Binding("p", "resume", "Resume"),
+        Binding("p", "play", "Play"),  # a replay's playback
         Binding("b", "bytes", "Bytes"),  # while showing bits/s
         Binding("b", "bits", "Bits"),
         Binding("a", "all_ifaces", "All ifaces"),
@@ -139,7 +140,8 @@ class NetuiApp(App):
             return False
         recorder = getattr(self.monitor, "recorder", None)
         live = {
-            "pause": not self.display_paused, "resume": self.display_paused,
+            "pause": not self.display_paused, "resume": self.display_paused and not self.replay,
+            "play": self.display_paused and self.replay,
             "bytes": not self.grid_options.as_bytes, "bits": self.grid_options.as_bytes,
             "all_ifaces": not self.show_all, "data_ifaces": self.show_all,
             "record": recorder is None, "stop_recording": recorder is not None,
@@ -293,7 +295,7 @@ class NetuiApp(App):
         self.refresh_screen()
         self.refresh_bindings()
 
-    action_pause = action_resume = action_toggle_pause
+    action_pause = action_resume = action_play = action_toggle_pause
 
     def action_cycle_speed(self) -> None:
         speed = self.monitor.cycle_speed()

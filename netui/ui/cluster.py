@@ -33,6 +33,7 @@ class ClusterScreen(Screen):
         Binding("space", "mark", "Mark", key_display="␣"),
         Binding("p", "app.pause", "Pause"),
         Binding("p", "app.resume", "Resume"),
+        Binding("p", "app.play", "Play"),
         # pair bandwidth tests (the marks are the grid's: space)
         Binding("t", "pair_test('iperf3')", "Pair"),
         Binding("T", "pair_matrix('iperf3')", "Matrix", key_display="T"),
