@@ -84,7 +84,7 @@ async def test_D_takes_the_marked_nodes_and_r_runs_again():
     async with app.run_test(size=(160, 40)) as pilot:
         await poll(app, pilot)
         await pilot.press("s")  # by node
-        await pilot.press("space", "down", "space")  # gpu01 and gpu03
+        await pilot.press("space", "down", "down", "space")  # gpu01 and gpu03
         assert app.screen.query_one(FleetGrid).marked == {"gpu01", "gpu03"}
         await pilot.press("D")
         await pilot.pause()

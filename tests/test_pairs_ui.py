@@ -58,7 +58,7 @@ async def test_space_marks_nodes_and_t_tests_the_two_marked():
     async with app.run_test(size=(140, 30)) as pilot:
         await poll(app, pilot)
         await pilot.press("s")  # by node: gpu01 … gpu04
-        await pilot.press("space", "down", "space")  # gpu01, then gpu03 (space moves down)
+        await pilot.press("space", "down", "down", "space")  # gpu01, then gpu03 (space stays on its node)
         grid = app.screen.query_one(FleetGrid)
         assert grid.marked == {"gpu01", "gpu03"}
         assert node_column(app) == ["● gpu01", "gpu02", "● gpu03", "gpu04"]
@@ -68,7 +68,7 @@ async def test_space_marks_nodes_and_t_tests_the_two_marked():
         assert isinstance(dialog, PairTestDialog) and dialog.nodes == ["gpu01", "gpu03"] and not dialog.matrix
         await pilot.press("escape")
         assert isinstance(app.screen, ClusterScreen)
-        await pilot.press("up", "space")  # unmark gpu03
+        await pilot.press("space")  # unmark gpu03
         assert grid.marked == {"gpu01"}
         await pilot.press("home", "down", "t")  # the cursor's node and the next marked (wrapping)
         await pilot.pause()
@@ -192,7 +192,7 @@ async def test_matrix_from_the_grid_in_the_lab(lab):
         while not all(n.state is NodeState.UP for n in monitor.fleet) and time.monotonic() < deadline:
             await pilot.pause(0.1)
         await pilot.press("s")  # by node
-        await pilot.press("space", "space", "space")  # node1, node2, node3
+        await pilot.press("space", "down", "space", "down", "space")  # node1, node2, node3
         await pilot.press("T")
         await pilot.pause()
         assert app.screen.nodes == ["node1", "node2", "node3"]
@@ -274,7 +274,7 @@ async def test_l_asks_for_latency_settings_over_the_marked_or_all_and_remembers_
         await pilot.press("escape")
         assert isinstance(app.screen, ClusterScreen)
         assert (app.latency_settings.count, app.latency_settings.interval_s) == (7, 0.5)
-        await pilot.press("home", "space", "space", "l")  # two marked: the pair, both ways
+        await pilot.press("home", "space", "down", "space", "l")  # two marked: the pair, both ways
         await pilot.pause()
         assert isinstance(app.screen, LatencyDialog) and app.screen.nodes == ["gpu01", "gpu02"]
         assert app.screen.query_one("#count").value == "7"
@@ -338,7 +338,7 @@ async def test_latency_from_the_grid_in_the_lab_and_esc_cancels(lab):
         deadline = time.monotonic() + 10
         while not all(n.state is NodeState.UP for n in monitor.fleet) and time.monotonic() < deadline:
             await pilot.pause(0.1)
-        await pilot.press("s", "space", "space", "space", "l")  # node1 … node3
+        await pilot.press("s", "space", "down", "space", "down", "space", "l")  # node1 … node3
         await pilot.pause()
         app.screen.query_one("#count").value = "5"
         await pilot.press("enter")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from netui.engine.monitor import Monitor
@@ -15,7 +17,7 @@ from netui.ui.node import NodeScreen
 from netui.ui.timeline import Timeline
 from tests.replayed import lab_replay
 from tests.synth import demo_sources
-from tests.test_ui import column, plain
+from tests.test_ui import column, on_screen, plain
 from tests.unit.test_replay import record_demo
 
 
@@ -54,6 +56,9 @@ async def test_the_timeline_follows_play_pause_speed_and_seek(lab_file):
         assert "0:00 / 0:38" in timeline(app) and app.monitor.position == 1
         await pilot.press("p")
         assert timeline(app).startswith("‖ 1×")
+        await pilot.pause()
+        foot = on_screen(app).splitlines()[-1]
+        assert "p Play" in foot and "PAUSED" in status(app)
         await app.monitor.tick()
         await pilot.pause()
         assert "0:00 / 0:38" in timeline(app)  # paused: the clock holds
@@ -154,7 +159,8 @@ async def test_w_records_from_the_ui_with_rec_in_the_status_bar(tmp_path):
             await app.monitor.tick()
         await pilot.pause()
         text = status(app)
-        assert "● REC netui-" in text and ".ndjson.gz" in text and "B │" in text  # its size
+        assert re.search(r"● REC [\d.]+ k?B", text)  # its badge, with its size
+        assert "→ netui-" in text and ".ndjson.gz" in text  # and the file, while there is room
         assert not app.screen.query_one(Timeline).display  # live: no timeline
         await pilot.press("x", "right")  # replay keys do nothing live
         await pilot.press("w")

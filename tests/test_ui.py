@@ -77,7 +77,7 @@ async def test_cluster_grid_worst_first_and_values():
         assert "40 Gb/s" in rows["gpu01"]
         assert "250" in rows["gpu02"]  # drops/s
         assert "3.00%" in rows["gpu02"]  # 2400 retransmits per 80000 segments
-        assert "85% c1" in rows["gpu02"]
+        assert "85% cpu1" in rows["gpu02"]
         assert "connection refused" in " ".join(rows["gpu03"])
         status = plain(app.screen.query_one("#status"))
         assert "3 nodes" in status and "2 up" in status and "1 down" in status

@@ -233,6 +233,7 @@ class NodeExporterSource:
         self._interval_s: float | None = None
         self._wake = asyncio.Event()
         self._boot_id: str | None = None
+        self.retry_at: float | None = None  # time.monotonic() of the next try while waiting to retry
 
     @property
     def url(self) -> str:
@@ -284,7 +285,11 @@ class NodeExporterSource:
                 delay = max(interval, self._rng.uniform(delay / 2, delay))
                 sink.report(self.name, failure.state, f"{failure.reason} (retrying in {delay:.0f} s)")
                 attempt += 1
-                await asyncio.sleep(delay)
+                self.retry_at = time.monotonic() + delay
+                try:
+                    await self._sleep(delay)  # retry_now cuts it short
+                finally:
+                    self.retry_at = None
                 due = time.monotonic()
                 continue
             attempt = 0
@@ -305,6 +310,13 @@ class NodeExporterSource:
     def set_interval(self, interval_s: float) -> None:
         self._interval_s = interval_s
         self._wake.set()
+
+    def retry_now(self) -> bool:
+        """Cut the wait before the next try short; False when the source is not waiting."""
+        if self.retry_at is None:
+            return False
+        self._wake.set()
+        return True
 
     async def close(self) -> None:
         pass  # the shared client is closed once, by the monitor (its ``connector``)

@@ -14,6 +14,7 @@ import getpass
 import os
 import random
 import shlex
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -504,6 +505,8 @@ class SshSource:
         self._conn: asyncssh.SSHClientConnection | None = None
         self.frames = 0
         self.detail = False  # the sampler sends its per-CPU tables (set_detail)
+        self.retry_at: float | None = None  # time.monotonic() of the next try while waiting to retry
+        self._retry = asyncio.Event()  # set: try again now (retry_now)
 
     async def run(self, sink) -> None:
         """Until cancelled: stream, and on any failure report it and retry with backoff."""
@@ -526,7 +529,25 @@ class SshSource:
             delay = backoff_s(attempt, s.backoff_first_s, s.backoff_max_s, self._rng)
             sink.report(self.name, failure.state, f"{failure.reason} (retrying in {delay:.0f} s)")
             attempt += 1
-            await asyncio.sleep(delay)
+            await self._wait_to_retry(delay)
+
+    async def _wait_to_retry(self, delay_s: float) -> None:
+        """Sleep ``delay_s``, or less when ``retry_now`` is called."""
+        self._retry.clear()
+        self.retry_at = time.monotonic() + delay_s
+        try:
+            await asyncio.wait_for(self._retry.wait(), timeout=delay_s)
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            self.retry_at = None
+
+    def retry_now(self) -> bool:
+        """Cut the wait before the next try short; False when the source is not waiting."""
+        if self.retry_at is None:
+            return False
+        self._retry.set()
+        return True
 
     async def _stream(self, sink) -> None:
         self._conn = await self.connector.connect(self.host, self.user, self.port)

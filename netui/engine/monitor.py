@@ -203,6 +203,24 @@ class Monitor:
                 set_interval(interval_s)
         self._wake.set()
 
+    # retries ----------------------------------------------------------------------------------
+    def retry_in_s(self) -> dict[str, float]:
+        """Node → seconds until its source tries again, for the nodes whose source is waiting
+        to retry after a failure (SSH, node_exporter)."""
+        now = time.monotonic()
+        out = {}
+        for s in self._push:
+            at = getattr(s, "retry_at", None)
+            if at is not None:
+                out[s.name] = max(0.0, at - now)
+        return out
+
+    def retry_now(self, names) -> list[str]:
+        """Try the sources of ``names`` again now, those that wait to retry; the names tried."""
+        wanted = set(names)
+        return [s.name for s in self._push
+                if s.name in wanted and getattr(s, "retry_now", None) is not None and s.retry_now()]
+
     # per-CPU detail ----------------------------------------------------------------------------
     def want_detail(self, names, on: bool) -> None:
         """Ask the remote samplers of ``names`` for their per-CPU tables (``on``), or say

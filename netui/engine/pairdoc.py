@@ -193,7 +193,8 @@ def gbps_text(gbps: float | None) -> str:
 
 
 def counters_text(result: PairResult) -> str:
-    """Both ends' counters in a few words: "retrans 47/9 · drops 0/0 · softirq 35%/33%"."""
+    """Both ends' counters in a few words, the sender's first:
+    "sender/receiver retrans 47/9 · drops 0/0 · softirq 35%/33%"."""
     c = result.counters
     if not c:
         return ""
@@ -203,7 +204,7 @@ def counters_text(result: PairResult) -> str:
         values = [c.get(f"{n}.{key}") for n in ends]
         return "/".join("—" if v is None else fmt(v) for v in values)
 
-    return (f"retrans {both('retrans')} · drops {both('drops')} · "
+    return (f"sender/receiver retrans {both('retrans')} · drops {both('drops')} · "
             f"softirq {both('softirq_percent', lambda v: f'{v:.0f}%')}")
 
 

@@ -45,12 +45,13 @@ class Fleet:
         counts = Counter(n.state for n in self.nodes.values())
         return {s: counts[s] for s in NodeState if counts[s]}
 
-    def sums(self) -> dict[str, float | None]:
-        """Cluster totals of the grid's per-second columns over the nodes that are up."""
+    def sums(self, nodes=None) -> dict[str, float | None]:
+        """Cluster totals of the grid's per-second columns over the nodes that are up (of
+        ``nodes``, when given: those a filter shows, say)."""
         keys = ("rx_bytes_per_s", "tx_bytes_per_s", "drops_per_s", "errors_per_s", "retrans_segs_per_s",
                 "rdma_rx_bytes_per_s", "rdma_tx_bytes_per_s")
         out: dict[str, float | None] = dict.fromkeys(keys)
-        for n in self.nodes.values():
+        for n in (self.nodes.values() if nodes is None else nodes):
             s = n.summary
             for k in keys:
                 v = getattr(s, k)

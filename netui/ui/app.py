@@ -22,6 +22,7 @@ from textual.screen import Screen
 from textual.widgets import Input
 
 from netui.ui.cluster import ClusterScreen
+from netui.model.node import data_plane
 from netui.ui.columns import GridOptions
 
 if TYPE_CHECKING:
@@ -62,12 +63,18 @@ class NetuiApp(App):
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("question_mark", "help", "Help", key_display="?"),
-        Binding("p", "toggle_pause", "Pause"),
-        Binding("b", "toggle_bytes", "Bytes"),
-        Binding("a", "toggle_all", "All ifaces"),
+        # pairs on one key: live labels, check_action lets the one that applies through
+        Binding("p", "pause", "Pause"),
+        Binding("p", "resume", "Resume"),
+        Binding("p", "play", "Play"),  # a replay's playback
+        Binding("b", "bytes", "Bytes"),  # while showing bits/s
+        Binding("b", "bits", "Bits"),
+        Binding("a", "all_ifaces", "All ifaces"),
+        Binding("a", "data_ifaces", "Data ifaces"),
         Binding("plus,equals_sign", "slower", "Slower", key_display="+", show=False),
         Binding("minus", "faster", "Faster", key_display="-", show=False),
-        Binding("w", "toggle_recording", "Record", show=False),
+        Binding("w", "record", "Record", show=False),
+        Binding("w", "stop_recording", "Stop rec", show=False),
         Binding("ctrl+z", "suspend_process", "Suspend", show=False),  # back with fg, as any terminal program
         # replay only (check_action hides them in live mode)
         Binding("x", "cycle_speed", "Speed"),
@@ -129,9 +136,24 @@ class NetuiApp(App):
                 return False
             if action == "seek" and self.focused is not None and isinstance(self.focused, Input):
                 return False  # ←/→ move the cursor of the filter box
-        if action == "toggle_recording" and self.replay:
+        if action in ("toggle_recording", "record", "stop_recording") and self.replay:
             return False
-        return True
+        recorder = getattr(self.monitor, "recorder", None)
+        live = {
+            "pause": not self.display_paused, "resume": self.display_paused and not self.replay,
+            "play": self.display_paused and self.replay,
+            "bytes": not self.grid_options.as_bytes, "bits": self.grid_options.as_bytes,
+            "all_ifaces": not self.show_all, "data_ifaces": self.show_all,
+            "record": recorder is None, "stop_recording": recorder is not None,
+        }
+        return live.get(action, True)
+
+    @property
+    def display_paused(self) -> bool:
+        """The display is paused (live), or the playback (a replay)."""
+        if self.replay:
+            return not self.monitor.playing
+        return self.paused
 
     def on_mount(self) -> None:
         self.push_screen(ClusterScreen())
@@ -268,10 +290,12 @@ class NetuiApp(App):
     def action_toggle_pause(self) -> None:
         if self.replay:  # a replay pauses the playback itself
             self.monitor.toggle_playing()
-            self.refresh_screen()
-            return
-        self.paused = not self.paused
+        else:
+            self.paused = not self.paused
         self.refresh_screen()
+        self.refresh_bindings()
+
+    action_pause = action_resume = action_play = action_toggle_pause
 
     def action_cycle_speed(self) -> None:
         speed = self.monitor.cycle_speed()
@@ -324,15 +348,31 @@ class NetuiApp(App):
                 return
             self.notify(f"recording to {path} — w stops", timeout=3)
         self.refresh_screen()
+        self.refresh_bindings()
+
+    action_record = action_stop_recording = action_toggle_recording
 
     def action_toggle_bytes(self) -> None:
         self.grid_options = GridOptions(as_bytes=not self.grid_options.as_bytes)
         self.refresh_screen()
+        self.refresh_bindings()
+
+    action_bytes = action_bits = action_toggle_bytes
 
     def action_toggle_all(self) -> None:
         self.show_all = not self.show_all
         self.refresh_screen()
-        self.notify("all interfaces" if self.show_all else "data-plane interfaces only", timeout=1.5)
+        self.refresh_bindings()
+        hidden = sum(len(n.sample.interfaces) - len(data_plane(n.sample.interfaces))
+                     for n in self.monitor.fleet if n.sample is not None)
+        where = "" if _showing(self.screen, "netui.ui.node", "NodeScreen") else " on node screens"
+        if self.show_all:
+            self.notify(f"all interfaces{where}: {hidden} hidden ones (loopback, veth, bridges …) shown too; "
+                        "the grid counts the data plane only — a hides them", timeout=3)
+        else:
+            self.notify(f"data-plane interfaces only{where}: {hidden} hidden — a shows them", timeout=3)
+
+    action_all_ifaces = action_data_ifaces = action_toggle_all
 
     def action_slower(self) -> None:
         self.monitor.step_interval(+1)

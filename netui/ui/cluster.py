@@ -1,4 +1,8 @@
-"""The cluster screen: one row per node, worst first, live."""
+"""The cluster screen: one row per node, worst first, live.
+
+Its footer shows what the keys do, most important first, as many as fit (ui/keybar.py); the
+status bar shows netui's state as badges that long text never pushes out (ui/status.py).
+"""
 
 from __future__ import annotations
 
@@ -7,28 +11,46 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from netui.model import units
 
 from netui.ui.columns import SORT_LABELS, next_sort
 from netui.ui.grid import FleetGrid
+from netui.ui.keybar import KeyFooter
 from netui.ui.status import StatusBar
 from netui.ui.timeline import Timeline
 
 
+SORT_BADGES = {"worst": "worst"}  # the sort's badge in the status bar, where shorter than its label
+
+
 class ClusterScreen(Screen):
+    # In the footer's order: most important first (it shows as many as fit, then ? and q).
+    # Pairs on one key are live labels: check_action lets one of them through.
     BINDINGS = [
-        Binding("s", "cycle_sort", "Sort"),
-        Binding("slash", "filter", "Filter", key_display="/"),
-        Binding("escape", "clear_filter", "Clear filter", show=False),
+        Binding("enter", "open_node", "Open", key_display="⏎"),
+        Binding("space", "mark", "Mark", key_display="␣"),
+        Binding("p", "app.pause", "Pause"),
+        Binding("p", "app.resume", "Resume"),
+        Binding("p", "app.play", "Play"),
         # pair bandwidth tests (the marks are the grid's: space)
-        Binding("t", "pair_test('iperf3')", "iperf3 pair", show=False),
-        Binding("T", "pair_matrix('iperf3')", "iperf3 matrix", show=False, key_display="T"),
-        Binding("r", "pair_test('ib_write_bw')", "RDMA pair", show=False),
-        Binding("R", "pair_matrix('ib_write_bw')", "RDMA matrix", show=False, key_display="R"),
-        Binding("l", "latency", "Latency", show=False),
-        Binding("D", "doctor", "Doctor", show=False, key_display="D"),
+        Binding("t", "pair_test('iperf3')", "Pair"),
+        Binding("T", "pair_matrix('iperf3')", "Matrix", key_display="T"),
+        Binding("l", "latency", "Ping"),
+        Binding("D", "doctor", "Doctor", key_display="D"),
+        Binding("ctrl+r", "retry", "Retry"),  # shown while a node waits to be tried again
+        Binding("slash", "filter", "Filter", key_display="/"),
+        Binding("s", "cycle_sort", "Sort"),
+        Binding("w", "app.record", "Record"),
+        Binding("w", "app.stop_recording", "Stop rec"),
+        Binding("b", "app.bytes", "Bytes"),
+        Binding("b", "app.bits", "Bits"),
+        Binding("r", "pair_test('ib_write_bw')", "RDMA pair"),  # shown with RDMA in the fleet
+        Binding("R", "pair_matrix('ib_write_bw')", "RDMA matrix", key_display="R"),
+        Binding("M", "mark_all", "Mark all", key_display="M"),
+        Binding("U", "unmark_all", "Unmark", key_display="U"),  # shown while nodes are marked
+        Binding("escape", "escape", "Clear", show=False),
     ]
 
     def compose(self) -> ComposeResult:
@@ -38,12 +60,44 @@ class ClusterScreen(Screen):
         yield Static(id="totals")
         yield Timeline(id="timeline")
         yield Input(placeholder="filter nodes by name or state — Enter to keep, Esc to clear", id="filter")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#filter", Input).display = False
         self.query_one(Timeline).display = self.app.replay  # type: ignore[attr-defined]
+        self._footer_state: tuple = ()
         self.refresh_data()
+        self.set_interval(1.0, self._count_down)  # a down node's "retry 12s", each second
+
+    def footer_hides(self, binding: Binding) -> bool:
+        """Keys the footer leaves out now (they go on working)."""
+        if isinstance(self.focused, Input):  # typing a filter: letters are the filter's
+            return True
+        action = binding.action
+        if "ib_write_bw" in action:
+            return not self.grid.fabric
+        if action == "retry":
+            return not self.grid.retry_in_s
+        if action == "unmark_all":
+            return not self.grid.marked
+        return False
+
+    def _retry_in_s(self) -> dict[str, float]:
+        retry_in_s = getattr(self.app.monitor, "retry_in_s", None)  # type: ignore[attr-defined]
+        return retry_in_s() if retry_in_s is not None else {}
+
+    def _count_down(self) -> None:
+        if not self.app.paused and (self.grid.retry_in_s or self._retry_in_s()):  # type: ignore[attr-defined]
+            self.grid.count_down(self._retry_in_s())
+            self._check_footer()
+
+    def _check_footer(self) -> None:
+        """The footer again when what it leaves out changes (rarely: no layout pass a tick)."""
+        grid = self.grid
+        state = (grid.fabric, bool(grid.retry_in_s), bool(grid.marked))
+        if state != self._footer_state:
+            self._footer_state = state
+            self.refresh_bindings()
 
     @property
     def grid(self) -> FleetGrid:
@@ -57,16 +111,20 @@ class ClusterScreen(Screen):
         app = self.app
         self.grid.options = app.grid_options  # type: ignore[attr-defined]
         self.grid.frozen = app.paused  # type: ignore[attr-defined]
+        if not app.paused:  # type: ignore[attr-defined]
+            self.grid.retry_in_s = self._retry_in_s()
         self.grid.show(app.monitor.fleet)  # type: ignore[attr-defined]
-        self.query_one(StatusBar).update_from(app, sort=SORT_LABELS[self.grid.sort], filter=self.grid.filter,
-                                              totals=False)
+        sort = self.grid.sort
+        self.query_one(StatusBar).update_from(app, sort=("▲" if sort == "node" else "▼") + SORT_BADGES.get(sort, SORT_LABELS[sort]),
+                                              filter=self.grid.filter, totals=False, marked=len(self.grid.marked))
         self._show_totals(app)
+        self._check_footer()
         if app.replay:  # type: ignore[attr-defined]
             self.query_one(Timeline).show(app.monitor)  # type: ignore[attr-defined]
 
     def _show_totals(self, app) -> None:
         fleet = app.monitor.fleet
-        sums = fleet.sums()
+        sums = fleet.sums(self.grid.shown_nodes)  # what the filter lets through
         as_bytes = app.grid_options.as_bytes
         shown = self.grid.row_count
         noun = "node" if len(fleet) == 1 else "nodes"
@@ -91,7 +149,7 @@ class ClusterScreen(Screen):
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)
         box.display = True
-        box.focus()
+        self.set_focus(box)  # now, not after the next refresh: the keys typed next are the box's
 
     def action_clear_filter(self) -> None:
         box = self.query_one("#filter", Input)
@@ -115,6 +173,50 @@ class ClusterScreen(Screen):
         if event.key == "escape" and box.has_focus:
             event.stop()
             self.action_clear_filter()
+        elif event.key == "slash" and self.focused is not box:
+            # here, not as a binding: a binding runs when the key reaches the app, after the
+            # keys typed right behind it (a paste, tmux send-keys) have passed this screen
+            event.stop()
+            event.prevent_default()
+            self.action_filter()
+        elif self.focused is box and event.is_printable and event.character:
+            # a key sent to the grid before the box had focus: it was meant for the box
+            event.stop()
+            event.prevent_default()
+            box.insert_text_at_cursor(event.character)
+
+    def action_escape(self) -> None:
+        """Esc: the marks go first, then the filter."""
+        if not self.grid.clear_marks():
+            self.action_clear_filter()
+
+    # marks, opening, retrying -------------------------------------------------------------
+    def action_open_node(self) -> None:
+        self.grid.action_choose()
+
+    def action_mark(self) -> None:
+        self.grid.action_toggle_mark()
+
+    def action_mark_all(self) -> None:
+        self.grid.mark_all()
+
+    def action_unmark_all(self) -> None:
+        self.grid.clear_marks()
+
+    def action_retry(self) -> None:
+        """Try again now the marked nodes that wait to retry, or the one under the cursor, or
+        (when that one is not waiting) every node that is."""
+        waiting = self._retry_in_s()
+        marked = [n for n in self.grid.marked if n in waiting]
+        selected = self.grid.selected
+        names = marked or ([selected] if selected in waiting else list(waiting))
+        retry_now = getattr(self.app.monitor, "retry_now", None)  # type: ignore[attr-defined]
+        tried = retry_now(names) if retry_now is not None and names else []
+        if tried:
+            self.notify(f"trying {', '.join(tried[:3])}{' …' if len(tried) > 3 else ''} again now", timeout=2)
+        else:
+            self.notify("no node is waiting to be tried again", timeout=2)
+        self._count_down()
 
     def on_fleet_grid_node_chosen(self, event: FleetGrid.NodeChosen) -> None:
         self.app.open_node(event.name)  # type: ignore[attr-defined]
@@ -178,4 +280,6 @@ class ClusterScreen(Screen):
         count = len(event.marked)
         hint = ("t or r: a pair test, l: latency" if count == 2 else
                 "T or R: the matrix over them, l: latency" if count > 2 else "")
-        self.notify(f"{count} marked" + (f" — {hint}" if hint else ""), timeout=1.5)
+        self.notify(f"{count} marked" + (f" — {hint}" if hint else "") + (" (Esc or U: unmark)" if count else ""),
+                    timeout=1.5)
+        self.refresh_data()  # the marked count in the status bar, Unmark in the footer

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from netui.model import units
 from netui.model.health import Level
 from netui.model.node import Node
 from netui.ui.render import spark
+from netui.ui.why import long_why, short_why
 
 SPARK_WIDTH = 12
 
@@ -19,6 +20,10 @@ class GridOptions:
     # the scale of the trend sparklines: the busiest node's RX+TX (bytes/s), so a node
     # moving a tenth of what its peers move shows a tenth of their bars
     trend_top: float | None = None
+    # node → seconds until its collector tries again (a node that is down): the Why column
+    # counts down
+    retry_in_s: Mapping[str, float] = field(default_factory=dict, compare=False)
+    why_wide: bool = False  # the Why column is wide enough for every reason in words
 
 
 @dataclass(frozen=True)
@@ -43,7 +48,7 @@ def _hot(n: Node) -> str:
     s = n.summary
     if s.hottest_softirq_percent is None:
         return units.UNKNOWN
-    return f"{s.hottest_softirq_percent:3.0f}% c{s.hottest_cpu}"
+    return f"{s.hottest_softirq_percent:3.0f}% cpu{s.hottest_cpu}"
 
 
 def _trend(n: Node, o: GridOptions) -> str:
@@ -68,13 +73,12 @@ def _state(n: Node, o: GridOptions) -> str:
     return n.state.value
 
 
-def _health(n: Node, o: GridOptions) -> str:
-    if n.error and n.state.value != "up":
-        return n.error
-    reasons = list(n.slow_links) + list(n.health.reasons[:2])
-    if n.straggler is not None:
-        reasons.insert(0, "straggler: " + n.straggler.reason.split(": ", 1)[-1])
-    return "; ".join(reasons) or n.health.label
+def _why(n: Node, o: GridOptions) -> str:
+    retry = o.retry_in_s.get(n.name)
+    return long_why(n, retry) if o.why_wide else short_why(n, retry)
+
+
+WHY_WIDE = 40  # from this width on, the Why column says every reason in words
 
 
 # Display order. ``priority``: lower is kept longer when the terminal is narrow.
@@ -113,27 +117,20 @@ COLUMNS: tuple[Column, ...] = (
            lambda n: n.summary.hottest_softirq_percent, priority=6),
     Column("netrx", "NET_RX/s", 9, lambda n, o: units.per_s(n.summary.net_rx_per_s),
            lambda n: _v(n.summary.net_rx_per_s), priority=10),
-    Column("health", "Health", 24, _health, right=False, priority=11),
+    # at every width (after TX): why a node is down or bad, in a few words
+    Column("health", "Why", 18, _why, right=False, priority=3.5),
 )
-
-
-HEALTH_PRIORITY_WITH_FABRIC = 6.9
 
 
 def fit_columns(width: int, *, fabric: bool = False) -> tuple[Column, ...]:
     """The columns that fit in ``width`` cells, most important first, in display order.
 
     The fabric columns (RDMA RX/TX, RDMA errors, CNP/s, pause/s) only when ``fabric``. The
-    last column (Health) grows to take what is left.
+    last column (Why) grows to take what is left.
     """
     chosen: set[str] = set()
     used = 0
-
-    def priority(c: Column) -> float:
-        # with five more columns competing, the reasons in words are kept before the trend
-        return HEALTH_PRIORITY_WITH_FABRIC if fabric and c.key == "health" else c.priority
-
-    for c in sorted((c for c in COLUMNS if fabric or not c.fabric), key=priority):
+    for c in sorted((c for c in COLUMNS if fabric or not c.fabric), key=lambda c: c.priority):
         if used + c.width + 1 <= width:
             chosen.add(c.key)
             used += c.width + 1

@@ -9,8 +9,8 @@ row ``scroll_y + y - 1``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-
 from typing import NamedTuple
 
 from rich.cells import cell_len
@@ -26,7 +26,8 @@ from textual.strip import Strip
 from netui.model.fleet import Fleet
 from netui.model.health import Level
 from netui.model.node import Node
-from netui.ui.columns import Column, GridOptions, cell_level, fit_columns, fleet_has_fabric, sort_key, trend_top
+from netui.ui.columns import (WHY_WIDE, Column, GridOptions, cell_level, fit_columns, fleet_has_fabric, sort_key,
+                              trend_top)
 from netui.ui.render import level_styles
 
 
@@ -79,11 +80,11 @@ class FleetGrid(ScrollView, can_focus=True):
         Binding("pagedown", "page_down", "Page down", show=False),
         Binding("home", "first", "First", show=False),
         Binding("end", "last", "Last", show=False),
-        Binding("enter", "choose", "Open node", show=False),
-        Binding("space", "toggle_mark", "Mark", show=False),
+        # Enter and space are the screen's (cluster.py), so that the footer shows them in order
     ]
 
     MARK = "● "  # before the name of a marked node (pair tests: t, T, r, R)
+    SORTED = {"node": "▲"}  # after the label of the column the rows are sorted by (default ▼)
 
     class NodeChosen(Message):
         """The user opened a node (Enter, or a click on the highlighted row)."""
@@ -93,7 +94,7 @@ class FleetGrid(ScrollView, can_focus=True):
             self.name = name
 
     class MarksChanged(Message):
-        """The user marked or unmarked a node (space)."""
+        """The user marked or unmarked nodes (space, mark all, clear)."""
 
         def __init__(self, marked: frozenset[str]) -> None:
             super().__init__()
@@ -107,6 +108,7 @@ class FleetGrid(ScrollView, can_focus=True):
         self.width_cells = 80  # set by the screen: its width less the scrollbar
         self.frozen = False  # set while the display is paused: rows show what show() saw
         self.marked: set[str] = set()  # nodes marked with space, for pair tests
+        self.retry_in_s: Mapping[str, float] = {}  # set by the screen: node → seconds to its next try
         self.fabric = False  # a node of the fleet has RDMA or ethtool data: the fabric columns show
         self._columns: tuple[Column, ...] = ()
         self._widths: tuple[int, ...] = ()
@@ -134,6 +136,11 @@ class FleetGrid(ScrollView, can_focus=True):
         return len(self._shown)
 
     @property
+    def shown_nodes(self) -> list[Node]:
+        """The nodes shown this tick (filtered), in display order."""
+        return self._shown
+
+    @property
     def selected(self) -> str | None:
         """The name of the node under the cursor, or None when no row is shown."""
         return self._shown[self._cursor].name if self._shown else None
@@ -159,7 +166,9 @@ class FleetGrid(ScrollView, can_focus=True):
         self._shown = self.visible_nodes(fleet)
         # the trend column's scale reads every shown node's recent history: only when it shows
         top = trend_top(self._shown) if any(c.key == "trend" for c in self._columns) else None
-        self.options = replace(self.options, trend_top=top)
+        why = [w for c, w in zip(self._columns, self._widths) if c.key == "health"]
+        self.options = replace(self.options, trend_top=top, retry_in_s=self.retry_in_s,
+                               why_wide=bool(why) and why[0] >= WHY_WIDE)
         self._formatted = {}
         if self.frozen:  # nodes go on changing: format every row now, not when scrolled to
             for node in self._shown:
@@ -171,8 +180,21 @@ class FleetGrid(ScrollView, can_focus=True):
             self._scroll_to_cursor()
         self.refresh()
 
+    def count_down(self, retry_in_s: Mapping[str, float]) -> None:
+        """New seconds to the next try of the nodes that are down: their rows only, repainted
+        (between two ticks, so that the countdown moves each second whatever the interval)."""
+        if self.frozen:
+            return
+        changed = set(retry_in_s) | set(self.retry_in_s)
+        self.retry_in_s = retry_in_s
+        self.options = replace(self.options, retry_in_s=retry_in_s)
+        for name in changed:
+            self._formatted.pop(name, None)
+        if changed:
+            self.refresh()
+
     def _column_width(self, col: Column, columns: tuple[Column, ...]) -> int:
-        if col is columns[-1] and col.key == "health":  # Health takes what the others leave
+        if col is columns[-1] and col.key == "health":  # Why takes what the others leave
             return max(col.width, self.width_cells - sum(c.width + 1 for c in columns[:-1]) - 2)
         return col.width
 
@@ -228,10 +250,7 @@ class FleetGrid(ScrollView, can_focus=True):
         width = self._paint_width
         if y == 0:
             style = self._header_style
-            labels = [
-                Segment((c.label.rjust(c.width) if c.right else c.label).ljust(w) + " ", style)
-                for c, w in zip(self._columns, self._widths)
-            ]
+            labels = [Segment(self._label(c, w), style) for c, w in zip(self._columns, self._widths)]
             return Strip(labels).adjust_cell_length(width, style)
         index = self._paint_top + y - 1
         if index >= len(self._shown):
@@ -244,6 +263,13 @@ class FleetGrid(ScrollView, can_focus=True):
         if row.cell_length < width:  # the cursor bar spans the whole width
             segments.append(Segment(" " * (width - row.cell_length), styles[None]))
         return Strip(segments, width)
+
+    def _label(self, col: Column, width: int) -> str:
+        """A column's header cell; the column the rows are sorted by wears ▼ (▲: ascending)."""
+        label = col.label
+        if col.key == self.sort:
+            label = label[: col.width - 1] + self.SORTED.get(col.key, "▼")
+        return (label.rjust(col.width) if col.right else label).ljust(width) + " "
 
     # the cursor ---------------------------------------------------------------------------
     @property
@@ -293,17 +319,32 @@ class FleetGrid(ScrollView, can_focus=True):
             self.post_message(self.NodeChosen(self.selected))
 
     def action_toggle_mark(self) -> None:
-        """Mark or unmark the node under the cursor, then move down (as file managers do)."""
+        """Mark or unmark the node under the cursor. The cursor stays on it: rows sorted worst
+        first move under it, and a cursor moved by row would land on another node than the
+        user saw (the cursor follows its node, by name, from now on)."""
         name = self.selected
         if name is None:
             return
-        self.marked.symmetric_difference_update({name})
-        self._formatted.pop(name, None)  # repaint its row with or without the mark
-        self.post_message(self.MarksChanged(frozenset(self.marked)))
-        if self._cursor < len(self._shown) - 1:
-            self.move_cursor(self._cursor + 1)
-        else:
-            self.refresh()
+        self._followed = name
+        self._set_marks(self.marked ^ {name})
+
+    def mark_all(self) -> None:
+        """Mark every node shown (those the filter lets through)."""
+        self._set_marks(self.marked | {n.name for n in self._shown})
+
+    def clear_marks(self) -> bool:
+        """Unmark every node; False when none was marked."""
+        if not self.marked:
+            return False
+        self._set_marks(set())
+        return True
+
+    def _set_marks(self, marked: set[str]) -> None:
+        for name in marked ^ self.marked:
+            self._formatted.pop(name, None)  # repaint its row with or without the mark
+        self.marked = marked
+        self.post_message(self.MarksChanged(frozenset(marked)))
+        self.refresh()
 
     def on_click(self, event: events.Click) -> None:
         offset = event.get_content_offset(self)

@@ -13,20 +13,23 @@ from textual.widgets import Static
 
 KEYS = (
     ("Enter", "open the selected node"),
-    ("Escape", "back to the cluster / clear the filter"),
+    ("Escape", "back to the cluster / unmark the marked nodes, then clear the filter"),
     ("s", "cycle the sort order (worst first, node, RX, TX, drops, …)"),
     ("/", "filter nodes by name or state"),
-    ("b", "bits/s ↔ bytes/s"),
-    ("a", "show all interfaces (loopback, veth, bridges …) or data-plane only"),
+    ("b", "bits/s ↔ bytes/s (the badge on the right of the status bar says which)"),
+    ("a", "node screens: show the hidden interfaces too (loopback, veth, bridges …) or the data "
+          "plane only; the grid always counts the data plane"),
     ("p", "pause / resume the display (sampling goes on)"),
     ("+ / -", "longer / shorter sampling interval"),
-    ("space", "mark / unmark a node for pair tests"),
+    ("space", "mark / unmark the node under the cursor (for pair tests, latency, doctor)"),
+    ("M / U", "mark every node shown (the filter's) / unmark all"),
     ("t / T", "iperf3: the 2 marked nodes / all pairs of the marked (or all)"),
     ("r / R", "the same with ib_write_bw (RDMA)"),
     ("l", "latency: RTT and loss, every marked node (or all) pinging every other"),
     ("e / Esc", "pair or latency test: export CSV and JSON / cancel it, then back"),
     ("D", "doctor: MTU, link speeds, RDMA ports, sysctls … of the marked (or all)"),
     ("w", "record to netui-<time>.ndjson.gz here / stop (● REC in the status bar)"),
+    ("ctrl+r", "try a node that is down again now (the cursor's, the marked, or all waiting)"),
     ("x", "replay (netui replay FILE): speed 1×, 10×, 60×; p pauses"),
     ("← / →", "replay: back / forward 10 s (shift: 1 min); or click the timeline"),
     ("n / N", "replay: jump to the next event (state, health, straggler, test) / straggler"),
@@ -40,6 +43,7 @@ KEYS = (
 
 class HelpScreen(ModalScreen):
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
+    CLOSE = "Esc, q or ? closes this"
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll {
@@ -55,8 +59,13 @@ class HelpScreen(ModalScreen):
         for key, what in KEYS:
             keys.add_row(key, what)
         foot = Text.from_markup(
-            "\nHealth colours: ok, [i]careful[/i], warning, critical — worst first in the grid.\n"
+            "\nThe status bar's badges: ● REC (recording), PAUSED, FILTER, marked nodes, the sort "
+            "(▼ also on the sorted column), bits/s or bytes/s.\n"
+            "The Why column: why a node is down (and when it is tried again) or bad, in a few words.\n"
+            "Health colours: ok, [i]careful[/i], warning, critical — worst first in the grid.\n"
             "— means unknown: a counter reset, a reboot, or a value the kernel does not give."
         )
-        with VerticalScroll():
-            yield Static(Group(Text("netui keys\n", style="bold"), keys, foot))
+        head = Text.assemble(("netui keys", "bold"), f"   ({self.CLOSE})\n")
+        with VerticalScroll() as box:
+            box.border_subtitle = self.CLOSE
+            yield Static(Group(head, keys, foot))

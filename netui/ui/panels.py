@@ -216,7 +216,7 @@ class CpuPanel(Static):
     """
 
     def on_mount(self) -> None:
-        self.border_title = "CPU softirq"
+        self.border_title = "CPU softirq · NET_RX/s NET_TX/s"
 
     def show(self, node: Node, styles, width: int) -> None:
         cr = node.rates.cpu if node.rates else None
@@ -230,7 +230,7 @@ class CpuPanel(Static):
         for cpu, pct, rx, tx in zip(cr.cpus, cr.softirq_percent, cr.net_rx_per_s, cr.net_tx_per_s):
             level = thr.level(pct)
             bar = _bar(pct, 8)
-            t = Text(f"cpu{cpu:<3} {bar} {units.percent(pct, width=4)} rx {units.per_s(rx, width=5)} tx {units.per_s(tx, width=5)}")
+            t = Text(f"cpu{cpu:<3} {bar} {units.percent(pct, width=4)} rx {units.per_s(rx, width=5)}/s tx {units.per_s(tx, width=5)}/s")
             if hot is not None and cpu == hot[0] and (pct or 0) > 0:
                 t.stylize("bold reverse")
             elif level > Level.OK:

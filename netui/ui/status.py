@@ -1,4 +1,9 @@
-"""The one-line status bar at the top of every screen."""
+"""The one-line status bar at the top of every screen.
+
+On the left what the fleet is doing (node counts, the straggler, totals, the interval); on
+the right the badges of netui's own state — ● REC, PAUSED, FILTER, the units, the sort, the
+marked count — which long text can never push out: the left part is cut first (…).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,8 @@ from textual.widgets import Static
 
 from netui.model import units
 from netui.model.node import NodeState
+
+FILTER_SHOWN = 12  # cells of the filter text in its badge; longer is cut with …
 
 
 class StatusBar(Static):
@@ -22,9 +29,41 @@ class StatusBar(Static):
     }
     """
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._left = Text()
+        self._badges = Text()
+
     def update_from(self, app, *, sort: str | None = None, filter: str | None = None, title: str | None = None,
-                    totals: bool = True) -> None:
-        """``totals``: show cluster RX/TX (the cluster screen has its own totals row)."""
+                    totals: bool = True, marked: int = 0) -> None:
+        """``totals``: show cluster RX/TX (the cluster screen has its own totals row);
+        ``sort`` ("▼worst first"), ``filter``, ``marked``: the grid's, as badges (the cluster
+        screen)."""
+        self._left = self._fleet_text(app, title=title, totals=totals)
+        self._badges = self._badge_text(app, sort=sort, filter=filter, marked=marked)
+        self.set_class(app.paused, "-paused")
+        self._show()
+
+    def on_resize(self) -> None:
+        self._show()
+
+    def _show(self) -> None:
+        width = self.content_size.width
+        badges = self._badges
+        text = self._left.copy()
+        room = width - badges.cell_len - 1 if width else 10_000
+        if text.cell_len > room:
+            text.truncate(max(room, 0), overflow="ellipsis")
+        if width:
+            text.pad_right(max(0, width - text.cell_len - badges.cell_len))
+        else:
+            text.append(" ")
+        text.append_text(badges)
+        if text != self.content:  # most ticks change nothing here
+            self.update(text, layout=False)  # one line, always: no layout pass, which repaints every widget
+
+    @staticmethod
+    def _fleet_text(app, *, title: str | None, totals: bool) -> Text:
         fleet = app.monitor.fleet
         counts = fleet.count_by_state()
         theme = app.theme_variables
@@ -40,15 +79,6 @@ class StatusBar(Static):
             color = theme.get("success") if state is NodeState.UP else (
                 theme.get("warning") if state in (NodeState.CONNECTING, NodeState.STALE) else theme.get("error"))
             text.append(f"{count} {state.value}", style=color or "")
-        if fleet.stragglers:  # the short plank first: it is why the user is here
-            s = fleet.stragglers[0]
-            more = f" (+{len(fleet.stragglers) - 1})" if len(fleet.stragglers) > 1 else ""
-            text.append(f" │ straggler {s.reason}{more}", style=f"bold {theme.get('warning', '')}".strip())
-        if totals:
-            rx, tx = fleet.totals()
-            as_bytes = app.grid_options.as_bytes
-            text.append(f" │ RX {units.bits_per_s(rx, as_bytes=as_bytes)} TX {units.bits_per_s(tx, as_bytes=as_bytes)}")
-        text.append(f" │ {app.monitor.interval_s:g}s")
         if getattr(app.monitor, "replay", False):
             from netui.ui.timeline import play_state
 
@@ -56,17 +86,41 @@ class StatusBar(Static):
         recorder = getattr(app.monitor, "recorder", None)
         if recorder is not None:
             if recorder.error:
-                text.append(f" │ ● REC stopped: {recorder.error}", style=theme.get("error") or "")
+                text.append(f" │ recording stopped: {recorder.error}", style=theme.get("error") or "")
             else:
-                text.append(" │ ")
-                text.append("● REC", style=f"bold {theme.get('error', '')}".strip())
-                text.append(f" {recorder.path.name} {units.si(recorder.size_bytes, 'B')}")
-        if app.paused:
-            text.append(" │ PAUSED", style="bold")
-        if sort:
-            text.append(f" │ sort: {sort}")
+                text.append(f" │ → {recorder.path.name}")
+        if totals:
+            rx, tx = fleet.totals()
+            as_bytes = app.grid_options.as_bytes
+            text.append(f" │ RX {units.bits_per_s(rx, as_bytes=as_bytes)} TX {units.bits_per_s(tx, as_bytes=as_bytes)}")
+        text.append(f" │ every {app.monitor.interval_s:g}s")
+        if fleet.stragglers:  # the short plank: cut first when the line is too long
+            s = fleet.stragglers[0]
+            more = f" (+{len(fleet.stragglers) - 1})" if len(fleet.stragglers) > 1 else ""
+            text.append(f" │ straggler {s.reason}{more}", style=f"bold {theme.get('warning', '')}".strip())
+        return text
+
+    @staticmethod
+    def _badge_text(app, *, sort: str | None, filter: str | None, marked: int) -> Text:
+        theme = app.theme_variables
+        badges: list[tuple[str, str]] = []
+        recorder = getattr(app.monitor, "recorder", None)
+        if recorder is not None and not recorder.error:
+            badges.append((f"● REC {units.si(recorder.size_bytes, 'B')}", f"bold {theme.get('error', '')}"))
+        monitor = app.monitor
+        if app.paused or (getattr(monitor, "replay", False) and not monitor.playing and not monitor.at_end):
+            badges.append(("PAUSED", f"bold reverse {theme.get('warning', '')}"))
         if filter:
-            text.append(f" │ filter: {filter}")
-        self.set_class(app.paused, "-paused")
-        if text != self.content:  # most ticks change nothing here
-            self.update(text, layout=False)  # one line, always: no layout pass, which repaints every widget
+            shown = filter if len(filter) <= FILTER_SHOWN else filter[: FILTER_SHOWN - 1] + "…"
+            badges.append((f"FILTER {shown}", f"bold {theme.get('accent', '')}"))
+        if marked:
+            badges.append((f"{marked} marked", f"bold {theme.get('primary', '')}"))
+        if sort:
+            badges.append((sort, ""))
+        badges.append(("bytes/s" if app.grid_options.as_bytes else "bits/s", ""))
+        text = Text()
+        for i, (words, style) in enumerate(badges):
+            if i:
+                text.append(" ")
+            text.append(words, style=style.strip())
+        return text

@@ -257,5 +257,5 @@ def test_summary_leads_with_what_was_not_tested():
 def test_small_formats():
     assert [gbps_text(v) for v in (None, 0.191, 9.87, 24.13, 187.4)] == ["—", "0.191", "9.87", "24.1", "187"]
     r = sample_report().results[0]
-    assert counters_text(r) == "retrans 3/0 · drops 0/0 · softirq 31%/30%"
+    assert counters_text(r) == "sender/receiver retrans 3/0 · drops 0/0 · softirq 31%/30%"
     assert counters_text(sample_report().results[1]) == ""

@@ -1,0 +1,140 @@
+"""Why a node is not well, in a few words: the grid's Why column, short enough for 80 columns.
+
+A node that is down says what failed and when it is tried again (``refused, retry 12s``,
+counting down: the seconds come from the engine, ``Monitor.retry_in_s``); a straggler how
+it compares with the cluster (``RX 12% of median``, ``idle 0% of median``); a node in bad
+health its worst metric (``retr 2.10%``, ``drops 120/s``). ``long_why`` is the same in
+more words, for a wide terminal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from netui.model import units
+from netui.model.node import Node, NodeState, NodeSummary
+
+_RETRYING = " (retrying in "  # how the collectors end a failure's reason while they wait
+
+# a failure's reason → its short form (by prefix)
+_SHORT_FAILURES = (
+    ("connection refused", "refused"),
+    ("connection timed out", "timed out"),
+    ("connection lost", "conn lost"),
+    ("host key changed", "host key changed"),
+    ("host key unknown", "host key unknown"),
+    ("authentication failed", "auth failed"),
+    ("the sampler stopped", "sampler stopped"),
+    ("bad data from the node", "bad data"),
+    ("no route to host", "no route"),
+    ("network is unreachable", "unreachable"),
+)
+
+# the states whose name says it all
+_SELF_EXPLAINING = (NodeState.HOST_KEY_CHANGED, NodeState.HOST_KEY_UNKNOWN, NodeState.AUTH_FAILED)
+
+
+def _reason(node: Node) -> str:
+    """The failure's reason without the collector's "(retrying in N s)" (the countdown
+    replaces it)."""
+    return (node.error or node.state.value).split(_RETRYING, 1)[0]
+
+
+def failure_short(node: Node) -> str:
+    if node.state in _SELF_EXPLAINING:
+        return node.state.value
+    reason = _reason(node)
+    lower = reason.lower()
+    for prefix, short in _SHORT_FAILURES:
+        if lower.startswith(prefix):
+            return short
+    return reason
+
+
+def _retry_text(retry_in_s: float | None, *, short: bool) -> str:
+    if retry_in_s is None:
+        return ""
+    seconds = max(0, round(retry_in_s))
+    if short:
+        return ", retry now" if seconds == 0 else f", retry {seconds}s"
+    return ", retrying now" if seconds == 0 else f", retry in {seconds} s"
+
+
+# metric → (its value in the summary, its short words): the worst of them says why
+_METRICS: tuple[tuple[str, Callable[[NodeSummary], float | None], Callable[[float, NodeSummary], str]], ...] = (
+    ("retrans_ratio", lambda s: s.retrans_ratio, lambda v, s: f"retr {units.ratio_percent(v)}"),
+    ("drops_per_s", lambda s: s.drops_per_s, lambda v, s: f"drops {units.per_s(v)}/s"),
+    ("errors_per_s", lambda s: s.errors_per_s, lambda v, s: f"errors {units.per_s(v)}/s"),
+    ("softirq_percent", lambda s: s.hottest_softirq_percent,
+     lambda v, s: f"softirq {v:.0f}% cpu{s.hottest_cpu}"),
+    ("link_percent", lambda s: s.max_link_percent, lambda v, s: f"link {v:.0f}% full"),
+    ("softnet_drops_per_s", lambda s: s.softnet_drops_per_s, lambda v, s: f"backlog drops {units.per_s(v)}/s"),
+    ("time_squeeze_per_s", lambda s: s.time_squeeze_per_s, lambda v, s: f"squeezed {units.per_s(v)}/s"),
+    ("rdma_errors_per_s", lambda s: s.rdma_errors_per_s, lambda v, s: f"RDMA errors {units.per_s(v)}/s"),
+    ("pause_per_s", lambda s: s.pause_per_s, lambda v, s: f"pause {units.per_s(v)}/s"),
+)
+
+
+def health_short(node: Node) -> str:
+    """The worst metric past its threshold, in a few words; else the first health reason."""
+    if node.health.level == 0:
+        return ""
+    s = node.summary
+    best, best_level = "", 0
+    for metric, value_of, words in _METRICS:
+        value = value_of(s)
+        if value is None:
+            continue
+        level = node.threshold(metric).level(value)
+        if level > best_level:
+            best, best_level = words(value, s), level
+    if best and best_level >= node.health.level:
+        return best
+    return node.health.reasons[0] if node.health.reasons else node.health.label
+
+
+_LOW_LABELS = {"rx": "RX", "tx": "TX", "total": "traffic", "rdma_rx": "RDMA RX", "rdma_tx": "RDMA TX"}
+_HIGH = {
+    "retrans": ("retr", units.ratio_percent),
+    "drops": ("drops", lambda v: f"{units.per_s(v)}/s"),
+    "softirq": ("softirq", units.percent),
+    "pause": ("pause", lambda v: f"{units.per_s(v)}/s"),
+    "cnp": ("CNP", lambda v: f"{units.per_s(v)}/s"),
+}
+
+
+def straggler_short(node: Node) -> str:
+    s = node.straggler
+    if s is None:
+        return ""
+    if s.metric in _LOW_LABELS:
+        share = s.value / s.median * 100 if s.median else 100.0
+        label = "idle" if share < 0.5 else _LOW_LABELS[s.metric]
+        return f"{label} {share:.0f}% of median"
+    label, show = _HIGH.get(s.metric, (s.metric, lambda v: f"{v:.3g}"))
+    return f"{label} {show(s.value)}, med {show(s.median)}"
+
+
+def short_why(node: Node, retry_in_s: float | None = None) -> str:
+    """Why the node is not well, in about 20 cells; "" for a healthy node."""
+    state = node.state
+    if state is NodeState.CONNECTING:
+        return ""
+    if state is not NodeState.UP:
+        return failure_short(node) + _retry_text(retry_in_s, short=True)
+    return straggler_short(node) or (node.slow_links[0] if node.slow_links else "") or health_short(node)
+
+
+def long_why(node: Node, retry_in_s: float | None = None) -> str:
+    """Every reason in words (a wide terminal); the retry countdown as ``short_why``'s."""
+    state = node.state
+    if state is NodeState.CONNECTING:
+        return ""
+    if state is not NodeState.UP:
+        if retry_in_s is None:
+            return node.error or state.value
+        return _reason(node) + _retry_text(retry_in_s, short=False)
+    reasons = list(node.slow_links) + list(node.health.reasons[:2])
+    if node.straggler is not None:
+        reasons.insert(0, "straggler: " + node.straggler.reason.split(": ", 1)[-1])
+    return "; ".join(reasons) or node.health.label
