@@ -28,6 +28,7 @@ from netui.model.node import NODE_SERIES, NodeState
 SPEEDS = (1, 10, 60)
 CHECKPOINT_BUDGET_BYTES = 64 << 20  # copies of the fleet kept to seek without replaying from the start
 MAX_CHECKPOINTS = 200
+MIN_INTERVAL_S, MAX_INTERVAL_S = 0.01, 86400.0  # a header's interval outside these is not believed
 
 
 @dataclass
@@ -62,8 +63,10 @@ class Recording:
 
 
 def load(path: str | Path) -> Recording:
-    """A recording as frames. Raises RecordingError (with file and line) on a bad record or
-    when the file holds no sample; a tail cut mid-write is dropped and said in ``notes``."""
+    """A recording as frames. Raises RecordingError (with file and line) when a file is not
+    a recording, of a newer format, past the read limits, bad before its first tick, or when
+    the recording holds no sample; a damaged or cut tail is dropped (every complete tick
+    before it is kept) and said in ``notes``."""
     files = recording_files(path)
     notes: list[str] = []
     header = None
@@ -100,9 +103,11 @@ def load(path: str | Path) -> Recording:
     if not samples:
         raise RecordingError(f"{path}: holds no samples")
     interval = header.get("interval_s") if header else None
-    if not isinstance(interval, (int, float)) or interval <= 0:
+    if isinstance(interval, bool) or not isinstance(interval, (int, float)) \
+            or not MIN_INTERVAL_S <= interval <= MAX_INTERVAL_S:
         steps = [b.t - a.t for a, b in zip(frames, frames[1:]) if b.t > a.t]
         interval = round(median(steps), 3) if steps else 1.0
+        interval = min(max(interval, MIN_INTERVAL_S), MAX_INTERVAL_S)  # history rings are sized by it
     return Recording(files, header, frames, list(nodes), float(interval), notes, samples)
 
 
