@@ -72,6 +72,8 @@ READ_FORMATS = (1, 2)  # version 1: plain JSON lines of {"node", "sample"}, no h
 MAX_DEPTH = 64  # JSON nesting; a recorded sample nests 6 deep
 MAX_INT = 1 << 64  # the kernel's counters are unsigned 64-bit
 MAX_TIME_S = 1e11  # seconds since 1970: year 5138
+MAX_BLANK_LINES = 1000  # netui writes none
+MIN_RECORD_BYTES = 128  # a file may hold (bytes read at most) / this many records
 
 
 class RecordingError(ValueError):
@@ -450,13 +452,20 @@ def _file_records(path: str, notes: list[str]) -> Iterator[dict]:
     """The records of one file, checked. A bad or damaged record after the file's first
     tick ends the read there with a note (every tick before it is kept); before it, the
     file is refused: RecordingError."""
-    records = ticks = 0
+    records = ticks = blanks = n = 0
     try:
+        max_records = max_read_bytes() // MIN_RECORD_BYTES
         with open_regular(path) as f:
             for n, line, complete in _file_lines(f, path, notes):
-                if not line.strip():
-                    continue
+                if records >= max_records:
+                    raise RecordingError(f"{path}:{n}: more than {max_records:,} records, more than netui reads "
+                                         f"from a file (${MAX_READ_ENV}=2G reads more)")
                 try:
+                    if not line.strip():
+                        blanks += 1
+                        if blanks <= MAX_BLANK_LINES:
+                            continue
+                        raise ValueError(f"more than {MAX_BLANK_LINES} blank lines")
                     rec = check_record(decode_line(line))
                 except ValueError as exc:  # incl. JSON, UTF-8, RecordingError
                     if not complete and (records or line.lstrip().startswith(b"{")):
@@ -478,7 +487,7 @@ def _file_records(path: str, notes: list[str]) -> Iterator[dict]:
             raise RecordingError(f"{path}: not a netui recording ({exc})") from None
         if not ticks:
             raise RecordingError(f"{path}: damaged before its first tick ({exc})") from None
-        notes.append(_damaged(path, ticks, exc))
+        notes.append(_damaged(f"{path}:{n + 1}", ticks, exc))
     except LineTooLong as exc:
         what = "not a netui recording" if not records else "damaged"
         raise RecordingError(f"{path}:{exc.lineno}: {what}: {exc} (${MAX_READ_ENV} raises the limit)") from None

@@ -31,12 +31,19 @@ MAX_CHECKPOINTS = 200
 MIN_INTERVAL_S, MAX_INTERVAL_S = 0.01, 86400.0  # a header's interval outside these is not believed
 
 
-@dataclass
+@dataclass(slots=True)
 class Frame:
-    """The records of one recorded tick, at the tick's time ``t`` (seconds since the epoch)."""
+    """The records of one recorded tick, at the tick's time ``t`` (seconds since the epoch).
+    Ticks without records (every node down, nothing new) share one empty tuple: a long
+    recording of them stays small."""
 
     t: float
-    records: list[dict] = field(default_factory=list)
+    records: list[dict] | tuple = ()
+
+    def add(self, record: dict) -> None:
+        if not self.records:
+            self.records = []
+        self.records.append(record)
 
 
 @dataclass
@@ -96,7 +103,7 @@ def load(path: str | Path) -> Recording:
             samples += 1
         elif kind in ("state", "health", "straggler"):
             nodes.setdefault(rec["node"], None)
-        current.records.append(rec)
+        current.add(rec)
         current.t = max(current.t, rec["t"])
     if current.records:
         frames.append(current)
