@@ -258,7 +258,9 @@ def test_a_future_format_is_refused_naming_the_formats_this_netui_reads(rec, tmp
 def test_a_file_that_is_no_recording_says_so(tmp_path, content):
     path = tmp_path / "other.file"
     path.write_bytes(content)
-    refused(netui("export", str(path)), f"{path}: not a netui recording")
+    r = netui("export", str(path))
+    refused(r, f"{path}:", "not a netui recording")
+    assert "line 1" in r.stderr or f"{path}:1:" in r.stderr or "gzip" in r.stderr
     with pytest.raises(RecordingError, match="not a netui recording"):
         load(path)
 

@@ -472,7 +472,7 @@ def _file_records(path: str, notes: list[str]) -> Iterator[dict]:
                         notes.append(f"{path}: the last record was cut mid-write and is ignored")
                         return
                     if not records:
-                        raise RecordingError(f"{path}: not a netui recording (line {n}: {exc})") from None
+                        raise RecordingError(f"{path}:{n}: not a netui recording ({exc})") from None
                     if not ticks:
                         raise RecordingError(f"{path}:{n}: {exc}") from None
                     notes.append(_damaged(f"{path}:{n}", ticks, exc))
