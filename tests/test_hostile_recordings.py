@@ -420,3 +420,23 @@ def test_usage_errors_exit_2_whether_argparse_or_netui_finds_them(tmp_path):
     refused(netui("snapshot", "bad;host"), "bad;host")
     (tmp_path / "r.gz").write_bytes(b"x")
     refused(netui("record", "-o", str(tmp_path / "r.gz"), "--count", "1"), "never overwrites")
+
+
+def test_a_record_too_long_for_a_reader_is_left_out_and_the_recording_goes_on(tmp_path):
+    from netui.engine.recorder import Recorder
+    from netui.model.fleet import Fleet
+
+    path = tmp_path / "r.ndjson.gz"
+    clock = iter(float(1_800_000_000 + k) for k in range(100))
+    rec = Recorder(path, hosts=["a"], interval_s=1.0, clock=lambda: next(clock))
+    fleet = Fleet(["a"])
+    rec.sample("a", full_sample(0.0))
+    rec.tick(fleet)
+    rec.test("pair-test", {"pairs": ["x" * (17 << 20)]})  # a report longer than a line a reader takes
+    rec.sample("a", full_sample(1.0))
+    rec.tick(fleet)
+    rec.close()
+    assert rec.active is False and rec.error is None and rec.skipped == 1
+    notes: list[str] = []
+    kinds = [r["type"] for r in read_records(path, notes)]
+    assert kinds == ["header", "sample", "tick", "sample", "tick"] and notes == []

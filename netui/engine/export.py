@@ -12,6 +12,10 @@ as replay and live mode compute them.
   (``node_network_receive_bytes_total{device,instance}`` …, so PromQL's ``rate()`` works on
   them) and netui's own rates, health and straggler flags as ``netui_*`` gauges. It can be
   backfilled into Prometheus (``promtool tsdb create-blocks-from openmetrics``).
+
+``-o OUT`` never overwrites an existing file unless ``--force``, and never the recording
+being exported (by any name: a link, a relative path, ``>>``), even with ``--force``; OUT
+is written beside and renamed into place, so a failed export leaves no half file.
 """
 
 from __future__ import annotations

@@ -55,6 +55,7 @@ from netui.model.samples import (
     TcpSample,
 )
 from netui.readlimits import (
+    MAX_LINE_BYTES,
     MAX_READ_ENV,
     FileRefused,
     LineTooLong,
@@ -78,6 +79,10 @@ MIN_RECORD_BYTES = 128  # a file may hold (bytes read at most) / this many recor
 
 class RecordingError(ValueError):
     pass
+
+
+class RecordTooLarge(ValueError):
+    """A record longer than a line a reader takes (MAX_LINE_BYTES): not written."""
 
 
 # --- samples ------------------------------------------------------------------------------------
@@ -243,7 +248,12 @@ class RecordingWriter:
         self.sync()
 
     def write(self, record: dict) -> None:
+        """Append one record. RecordTooLarge (nothing written) for a record longer than a
+        reader takes in a line: it would end every reader's read of the file there."""
         line = encode(record)
+        if len(line) > MAX_LINE_BYTES:
+            raise RecordTooLarge(f"a {record.get('type')} record of {len(line):,} bytes is longer than the "
+                                 f"{MAX_LINE_BYTES >> 20} MiB a reader takes: left out")
         self._raw += len(line)
         self.records += 1
         self._put(self._zip.compress(line))
