@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import time
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from statistics import median
 
