@@ -440,3 +440,20 @@ def test_a_record_too_long_for_a_reader_is_left_out_and_the_recording_goes_on(tm
     notes: list[str] = []
     kinds = [r["type"] for r in read_records(path, notes)]
     assert kinds == ["header", "sample", "tick", "sample", "tick"] and notes == []
+
+
+def test_names_and_numbers_of_nodes_are_bounded(rec, tmp_path):
+    lines = plain_lines(rec)
+    header = json.loads(lines[0])
+    for hosts, words in ((["n"] * 100_001, "100,001 hosts"), (["x" * 10_000], "10,000 characters"),
+                         ("gpu01", "a list of names")):
+        path = tmp_path / "many.gz"
+        path.write_bytes(gzip.compress(json.dumps(header | {"hosts": hosts}).encode() + b"\n" + b"".join(lines[1:])))
+        with pytest.raises(RecordingError, match=words):
+            load(path)
+    # nodes met in the records count too
+    path = tmp_path / "states.gz"
+    states = b"".join(b'{"type":"state","t":100.5,"node":"n%d","state":"down"}\n' % k for k in range(100_001))
+    path.write_bytes(gzip.compress(b"".join(lines[:4]) + states + b"".join(lines[4:])))
+    with pytest.raises(RecordingError, match="more than 100,000 nodes"):
+        load(path)

@@ -74,6 +74,8 @@ MAX_DEPTH = 64  # JSON nesting; a recorded sample nests 6 deep
 MAX_INT = 1 << 64  # the kernel's counters are unsigned 64-bit
 MAX_TIME_S = 1e11  # seconds since 1970: year 5138
 MAX_BLANK_LINES = 1000  # netui writes none
+MAX_NODES = 100_000  # in one recording: more than netui watches
+MAX_NAME_CHARS = 512  # a node's name: [user@]host[:port]
 MIN_RECORD_BYTES = 128  # a file may hold (bytes read at most) / this many records
 
 
@@ -193,8 +195,18 @@ def check_record(rec) -> dict:
             out["t"] = out["sample"].wall_s
     elif kind in ("state", "health", "straggler") and not isinstance(rec.get("node"), str):
         raise RecordingError(f"a {kind} record needs a node name")
+    elif kind == "header":
+        hosts = rec.get("hosts") or []
+        if not isinstance(hosts, list) or not all(isinstance(h, str) for h in hosts):
+            raise RecordingError("a header's hosts are a list of names")
+        if len(hosts) > MAX_NODES:
+            raise RecordingError(f"a header of {len(hosts):,} hosts (netui records at most {MAX_NODES:,})")
     elif kind == "test" and not isinstance(rec.get("report"), dict):
         raise RecordingError("a test record needs its report")
+    names = (rec.get("hosts") or []) if kind == "header" else [rec.get("node") or ""]
+    for name in names:
+        if len(name) > MAX_NAME_CHARS:
+            raise RecordingError(f"a node name of {len(name):,} characters (at most {MAX_NAME_CHARS})")
     t = out.get("t")
     if not isinstance(t, (int, float)) or isinstance(t, bool):
         raise RecordingError("a record needs its time t (seconds)")

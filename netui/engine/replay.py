@@ -19,7 +19,7 @@ from pathlib import Path
 from statistics import median
 
 from netui.engine.monitor import Monitor, report_state
-from netui.engine.recording import RecordingError, read_records, recording_files
+from netui.engine.recording import MAX_NODES, RecordingError, read_records, recording_files
 from netui.model.events import EventTracker
 from netui.model.fleet import Fleet
 from netui.model.history import capacity_for
@@ -105,6 +105,8 @@ def load(path: str | Path) -> Recording:
             nodes.setdefault(rec["node"], None)
         current.add(rec)
         current.t = max(current.t, rec["t"])
+        if len(nodes) > MAX_NODES:
+            raise RecordingError(f"{path}: more than {MAX_NODES:,} nodes, more than netui records")
     if current.records:
         frames.append(current)
     if not samples:
