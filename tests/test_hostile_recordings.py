@@ -457,3 +457,10 @@ def test_names_and_numbers_of_nodes_are_bounded(rec, tmp_path):
     path.write_bytes(gzip.compress(b"".join(lines[:4]) + states + b"".join(lines[4:])))
     with pytest.raises(RecordingError, match="more than 100,000 nodes"):
         load(path)
+
+
+def test_a_recording_is_never_started_over_an_existing_file(rec):
+    before = rec.read_bytes()
+    with pytest.raises(FileExistsError, match="never overwrites a recording"):
+        RecordingWriter(rec, header_record(1.0, hosts=["a"], interval_s=1.0))
+    assert rec.read_bytes() == before

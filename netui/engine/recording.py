@@ -31,6 +31,7 @@ format this netui does not know is refused, naming the formats it reads.
 
 from __future__ import annotations
 
+import errno
 import itertools
 import json
 import math
@@ -231,6 +232,7 @@ def rotated_paths(path: str | Path) -> list[Path]:
 
 class RecordingWriter:
     """Appends records to FILE through one gzip stream, flushed (``sync``) after every tick.
+    FILE must not exist (FileExistsError): a recording is never written over.
 
     With ``max_size_bytes``, a file that has reached it at a ``sync`` is finished and
     renamed FILE.1 (FILE.1 → FILE.2 …, at most ``keep`` old files; the oldest goes), and a
@@ -252,7 +254,10 @@ class RecordingWriter:
         self._open()
 
     def _open(self) -> None:
-        self._file = open(self.path, "wb", buffering=0)  # noqa: SIM115 - closed in close()/_rotate()
+        try:  # never over an existing file: two recordings started within a second share a name
+            self._file = open(self.path, "xb", buffering=0)  # noqa: SIM115 - closed in close()/_rotate()
+        except FileExistsError:
+            raise FileExistsError(errno.EEXIST, "exists: netui never overwrites a recording", str(self.path)) from None
         self._zip = zlib.compressobj(self.level, zlib.DEFLATED, 16 + zlib.MAX_WBITS)  # gzip wrapper
         self.size = 0  # compressed bytes in the current file
         self._raw = 0
