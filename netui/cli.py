@@ -386,7 +386,7 @@ def build_replay(path: str, *, history_s: float):
     try:
         recording = load(path)
     except (OSError, RecordingError) as exc:
-        raise SystemExit(f"netui: cannot replay {path}: {exc}") from None
+        raise SystemExit(f"netui: cannot replay {exc}") from None  # the message starts with the file
     for note in recording.notes:
         print(f"netui: {note}", file=sys.stderr)
     return ReplayMonitor(recording, history_s=history_s)

@@ -383,7 +383,7 @@ def main(argv: list[str]) -> int:
     try:
         files = recording_files(args.file)
     except RecordingError as exc:
-        print(f"netui: cannot export {args.file}: {exc}", file=sys.stderr)
+        print(f"netui: cannot export {exc}", file=sys.stderr)  # the message starts with the file
         return 2
     refused = _refuse_output(args.output, files, args.force) if args.output else _refuse_stdout(files)
     if refused:
@@ -392,7 +392,7 @@ def main(argv: list[str]) -> int:
     try:
         recording = load(args.file)
     except (OSError, RecordingError) as exc:
-        print(f"netui: cannot export {args.file}: {exc}", file=sys.stderr)
+        print(f"netui: cannot export {exc}", file=sys.stderr)  # the message starts with the file
         return 2
     for note in recording.notes:
         print(f"netui: {note}", file=sys.stderr)
