@@ -46,13 +46,14 @@ def _ping_settings(args) -> PingSettings:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from netui.cli import _common, _positive_float, _positive_int
+    from netui.cli import _common, _positive_float, _positive_int, exit_epilog
 
     p = argparse.ArgumentParser(
         prog="netui bench",
         description="Pair bandwidth or latency tests over SSH: the first two hosts, or every pair with "
                     "--matrix. Exit status: 0 pass, 1 a pair fails, 2 bad arguments or a test that "
-                    "cannot run, 3 inconclusive (the data cannot decide).")
+                    "cannot run, 3 inconclusive (the data cannot decide).",
+        epilog=exit_epilog("a pair fails", "3 inconclusive (the data cannot decide)"))
     p.add_argument("tool", choices=(*TOOLS, PING),
                    help="iperf3 (TCP), ib_write_bw (RDMA, perftest) or ping (RTT and loss: fping, else ping)")
     test = p.add_argument_group("the test")

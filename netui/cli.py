@@ -58,6 +58,13 @@ def _size(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def exit_epilog(failure: str | None = None, extra: str = "") -> str:
+    """The exit statuses, for a command's --help: the same convention everywhere."""
+    return ("Exit status: 0 ok" + (f", 1 {failure}" if failure else "")
+            + ", 2 a usage or input error (bad arguments, a file netui cannot read or will not write)"
+            + (f", {extra}" if extra else "") + ".")
+
+
 class _Version(argparse.Action):
     """``netui --version``: the version and the event loop netui runs on (NETUI_EVENT_LOOP)."""
 
@@ -114,13 +121,15 @@ def _common(p: argparse.ArgumentParser) -> None:
 def build_parser(command: str | None) -> argparse.ArgumentParser:
     if command == "snapshot":
         p = argparse.ArgumentParser(prog="netui snapshot",
-                                    description="Take two samples one interval apart and print them once.")
+                                    description="Take two samples one interval apart and print them once.",
+                                    epilog=exit_epilog("a node is not up"))
         p.add_argument("--json", action="store_true", help="print the JSON document (see README)")
     elif command == "record":
         p = argparse.ArgumentParser(
             prog="netui record",
             description="Record raw samples, node states and health events to a file "
-                        "(gzip-compressed JSON lines, readable after a crash; see README).")
+                        "(gzip-compressed JSON lines, readable after a crash; see README).",
+            epilog=exit_epilog(extra="130 interrupted (Ctrl-C)"))
         p.add_argument("-o", "--output", required=True, metavar="FILE")
         p.add_argument("--count", type=_positive_int, default=None, metavar="N", help="stop after N ticks")
         p.add_argument("--max-size", type=_size, default=None, metavar="SIZE",
@@ -129,7 +138,8 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
                        help="rotated files kept with --max-size (default 5); the oldest goes")
     elif command == "replay":
         p = argparse.ArgumentParser(prog="netui replay",
-                                    description="Play a recording back in the UI: pause, speed, seek, events.")
+                                    description="Play a recording back in the UI: pause, speed, seek, events.",
+                                    epilog=exit_epilog())
         p.add_argument("file", metavar="FILE", help="a recording (FILE.1 … of a rotated set are read too)")
         p.add_argument("--history", type=_positive_float, default=900.0, metavar="S",
                        help="seconds of history kept per node (default 900)")
@@ -143,6 +153,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
             description="A terminal cockpit for the network of a training cluster. "
                         "With no arguments it watches this host. "
                         "Commands: snapshot, record, replay, export, bench, doctor.",
+            epilog=exit_epilog(),
         )
         p.add_argument("--version", action=_Version, help="show netui's version and event loop, then exit")
         p.add_argument("--history", type=_positive_float, default=900.0, metavar="S",
@@ -159,14 +170,17 @@ def _ssh_sources(args) -> tuple[list, object | None]:
     from netui.collectors.ssh import SshConnector, SshSettings, SshSource
     from netui.engine.sources import LocalSource
     from netui.inventory import InventoryError, build_targets
+    from netui.readlimits import unreadable_file
 
     try:
         targets = build_targets(args.hosts, files=args.files, slurm=args.slurm, local=args.local, user=args.user)
     except (InventoryError, OSError) as exc:
         raise SystemExit(f"netui: {exc}") from None
-    for path in args.ssh_config + args.identity:
-        if not os.path.isfile(os.path.expanduser(path)):
-            raise SystemExit(f"netui: {path}: no such file")
+    for flag, paths in (("-F", args.ssh_config), ("-i", args.identity)):
+        for path in paths:
+            why = unreadable_file(os.path.expanduser(path))
+            if why:
+                raise SystemExit(f"netui: {flag} {path}: {why}")
     settings = SshSettings(
         config_paths=[os.path.expanduser(p) for p in args.ssh_config],
         user=args.user,
@@ -382,7 +396,7 @@ def build_replay(path: str, *, history_s: float, config: Config | None = None):
     try:
         recording = load(path)
     except (OSError, RecordingError) as exc:
-        raise SystemExit(f"netui: cannot replay {path}: {exc}") from None
+        raise SystemExit(f"netui: cannot replay {exc}") from None  # the message starts with the file
     for note in recording.notes:
         print(f"netui: {note}", file=sys.stderr)
     if config is None:
@@ -391,8 +405,49 @@ def build_replay(path: str, *, history_s: float, config: Config | None = None):
                          straggler_rules=config.straggler)
 
 
+EXIT_USAGE = 2
+EXIT_BROKEN_PIPE = 128 + 13  # what a shell shows for a tool ended by SIGPIPE
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """The ``netui`` command. From the command line (no ``argv``) it behaves as a Unix tool:
+    a SystemExit message goes to standard error with exit status 2 (every usage or input
+    error), and a reader that goes away (``netui snapshot --json | head -1``) ends it quietly
+    with status 141, no traceback. Given ``argv`` (tests), exceptions pass through."""
+    if argv is not None:
+        return _run(list(argv))
+    try:
+        try:
+            status = _run(sys.argv[1:])
+        except SystemExit as exc:
+            status = _exit_status(exc)
+        sys.stdout.flush()  # here, not at exit, so that a broken pipe is caught
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+    return status
+
+
+def _exit_status(exc: SystemExit) -> int:
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code
+    print(exc.code, file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _silence_stdout() -> None:
+    """Standard output to /dev/null, so that the flush at exit has nowhere to fail."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _run(argv: list[str]) -> int:
     command = argv[0] if argv and argv[0] in COMMANDS else None
     if command == "bench":  # pair bandwidth tests: their own options (netui/benchcmd.py)
         from netui.benchcmd import main as bench_main

@@ -24,13 +24,14 @@ EXIT_FAILED = 1
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from netui.cli import _common, _positive_float
+    from netui.cli import _common, _positive_float, exit_epilog
 
     p = argparse.ArgumentParser(
         prog="netui doctor",
         description="Check MTU, link speeds, RDMA ports, sysctls, interface errors, IRQs, packet steering, "
                     "traffic shaping (tc), offloads and rings (ethtool) on every node and across nodes. "
-                    "Exit status 1 when any finding is a warning or worse.")
+                    "Exit status 1 when any finding is a warning or worse.",
+        epilog=exit_epilog("a finding is a warning or worse"))
     p.add_argument("--json", action="store_true", help="print the JSON document instead of text")
     p.add_argument("--latency", metavar="JSON",
                    help="a latency test's JSON export (e in its screen): the buffer advice uses the RTT it "

@@ -2,7 +2,7 @@
 
 Sources: patterns on the command line (``[user@]host[:port]``, with ClusterShell ranges such as
 ``gpu[001-128]``), host files, a Slurm job, and ``--local``. Everything here is pure except
-``read_host_file`` (reads one file) and ``slurm_nodes`` (runs ``scontrol`` through an injectable
+``read_host_file`` (reads one regular file, bounded) and ``slurm_nodes`` (runs ``scontrol`` through an injectable
 ``run``); nothing touches the network.
 
 Safety: a host or user name that reaches ``Target`` holds only ``[A-Za-z0-9._-]`` (plus ``:`` and
@@ -24,8 +24,13 @@ from dataclasses import dataclass
 
 from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet, NodeSetException
 
+from netui.readlimits import FileRefused, read_capped
+
 MAX_TARGETS = 100_000
 """More nodes than this is taken for a typo (``node[1-10000000]``) and refused."""
+
+MAX_HOST_FILE_BYTES = 16 << 20
+"""A host file larger than this is not a list of hosts (100,000 names take about 2 MB)."""
 
 SHELL_METACHARACTERS = frozenset(";|&$`<>()\\'\"*?{}[]~#!^=")
 """Characters with a meaning to a shell (quoting, expansion, redirection, globs, history):
@@ -334,15 +339,20 @@ def read_host_file(path: str | os.PathLike[str]) -> list[str]:
     """The patterns in a file, one per line; ``#`` starts a comment; blank lines are skipped.
 
     Every line is checked as ``expand`` would (without listing its nodes); errors say
-    ``file:line``. An unreadable file raises InventoryError too.
+    ``file:line``. UTF-8, with or without a byte order mark. An unreadable file raises
+    InventoryError too, and so does anything but a regular file (a directory, a FIFO,
+    ``/dev/zero``) or one larger than MAX_HOST_FILE_BYTES.
     """
     try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    except UnicodeDecodeError as exc:
-        raise InventoryError(f"host file {os.fspath(path)!r} is not UTF-8 text: {exc.reason}") from None
+        data = read_capped(path, MAX_HOST_FILE_BYTES)
+    except FileRefused as exc:  # a directory, a FIFO, a device, too large
+        raise InventoryError(f"cannot read host file {exc}") from None
     except OSError as exc:
         raise InventoryError(f"cannot read host file {os.fspath(path)!r}: {exc.strerror or exc}") from None
+    try:
+        lines = data.decode("utf-8-sig").splitlines()  # a byte order mark (Windows editors) is no host
+    except UnicodeDecodeError as exc:
+        raise InventoryError(f"host file {os.fspath(path)!r} is not UTF-8 text: {exc.reason}") from None
     patterns = []
     for lineno, line in enumerate(lines, start=1):
         text = line.partition("#")[0].strip()

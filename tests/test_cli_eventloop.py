@@ -38,7 +38,7 @@ def test_snapshot_runs_on_the_loop_that_version_names(loop, expected, says):
 def test_a_bad_loop_name_is_a_clear_error_not_a_traceback(tmp_path):
     for command in (["snapshot", "--json"], ["record", "-o", str(tmp_path / "r.gz"), "--count", "1"]):
         r = netui(*command, loop="libuv")
-        assert r.returncode == 1, command
+        assert r.returncode == 2, command  # an input error
         assert r.stderr.strip() == ("netui: NETUI_EVENT_LOOP='libuv' is not a loop netui knows: use auto, uvloop, "
                                     "asyncio (unset = auto: uvloop when installed)"), command
         assert r.stdout == "" and not list(tmp_path.iterdir())

@@ -12,21 +12,29 @@ as replay and live mode compute them.
   (``node_network_receive_bytes_total{device,instance}`` …, so PromQL's ``rate()`` works on
   them) and netui's own rates, health and straggler flags as ``netui_*`` gauges. It can be
   backfilled into Prometheus (``promtool tsdb create-blocks-from openmetrics``).
+
+``-o OUT`` never overwrites an existing file unless ``--force``, and never the recording
+being exported (by any name: a link, a relative path, ``>>``), even with ``--force``; OUT
+is written beside and renamed into place, so a failed export leaves no half file.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import io
 import json
 import math
+import os
+import stat
 import sys
+import tempfile
 from collections.abc import Iterator
 
 from netui.engine.document import fleet_document
 from netui.engine.monitor import report_state
-from netui.engine.recording import RecordingError
+from netui.engine.recording import RecordingError, recording_files
 from netui.engine.replay import Recording, _apply, load
 from netui.model.fleet import Fleet
 from netui.model.node import Node, NodeState
@@ -287,29 +295,120 @@ def export_prom(recording: Recording, out) -> int:
     return sum(len(points) for series in om.series.values() for points in series.values())
 
 
-def main(argv: list[str]) -> int:
+def _refuse_output(output: str, inputs: list, force: bool) -> str | None:
+    """Why writing to ``output`` is refused, or None: it is the recording itself (one of its
+    files, by any name), an existing regular file without ``force``, a directory, a disk."""
+    try:
+        st = os.stat(output)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"{output}: {exc.strerror or exc}"
+    for f in inputs:
+        try:
+            if os.path.samefile(output, f):
+                return f"{output} is the recording being exported ({f}): netui export never writes over its input"
+        except OSError:
+            continue
+    if stat.S_ISDIR(st.st_mode):
+        return f"{output}: is a directory"
+    if stat.S_ISBLK(st.st_mode):
+        return f"{output}: a block device: netui export writes files"
+    if stat.S_ISREG(st.st_mode) and not force:
+        return f"{output} exists: netui export never overwrites a file (--force replaces it)"
+    return None  # a FIFO or a character device (/dev/null) takes the output as it comes
+
+
+def _refuse_stdout(inputs: list) -> str | None:
+    """``netui export FILE >> FILE`` would append to the recording: refused."""
+    try:
+        out = os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        return None
+    for f in inputs:
+        with contextlib.suppress(OSError):
+            st = os.stat(f)
+            if (st.st_dev, st.st_ino) == (out.st_dev, out.st_ino):
+                return f"standard output is the recording being exported ({f}): netui export never writes over its input"
+    return None
+
+
+def _write_file(output: str, write, recording: Recording) -> None:
+    """Write ``output`` whole or not at all: a regular file is written beside it and renamed
+    over it at the end (a failed export leaves the old file or none); a FIFO or a character
+    device is written to directly."""
+    if os.path.exists(output) and not os.path.isfile(output):
+        with open(output, "w", encoding="utf-8", newline="") as out:
+            write(recording, out)
+        return
+    directory = os.path.dirname(os.path.abspath(output))
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(output)}.", suffix=".part", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
+            write(recording, out)
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, output)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from netui.cli import exit_epilog
+
     p = argparse.ArgumentParser(prog="netui export",
                                 description="Rates of a recording, computed again from its raw samples, "
-                                            "as CSV (long/tidy), JSON or OpenMetrics text.")
+                                            "as CSV (long/tidy), JSON or OpenMetrics text.",
+                                epilog=exit_epilog())
     p.add_argument("file", metavar="FILE", help="a recording (FILE.1 … of a rotated set are read too)")
     p.add_argument("--format", choices=FORMATS, default="csv", help="csv (default), json or prom (OpenMetrics)")
-    p.add_argument("-o", "--output", metavar="OUT", help="write to OUT (default: standard output)")
-    args = p.parse_args(argv)
+    p.add_argument("-o", "--output", metavar="OUT",
+                   help="write to OUT (default: standard output); an existing file is never overwritten")
+    p.add_argument("--force", action="store_true",
+                   help="replace OUT when it exists (never the recording being exported)")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    """``netui export``: 0 written, 2 a usage or input error (said on standard error). A
+    broken pipe on standard output is raised for the command line to end quietly."""
+    args = build_parser().parse_args(argv)
+    try:
+        files = recording_files(args.file)
+    except RecordingError as exc:
+        print(f"netui: cannot export {exc}", file=sys.stderr)  # the message starts with the file
+        return 2
+    refused = _refuse_output(args.output, files, args.force) if args.output else _refuse_stdout(files)
+    if refused:
+        print(f"netui: {refused}", file=sys.stderr)
+        return 2
     try:
         recording = load(args.file)
     except (OSError, RecordingError) as exc:
-        print(f"netui: cannot export {args.file}: {exc}", file=sys.stderr)
+        print(f"netui: cannot export {exc}", file=sys.stderr)  # the message starts with the file
         return 2
     for note in recording.notes:
         print(f"netui: {note}", file=sys.stderr)
     write = {"csv": export_csv, "json": export_json, "prom": export_prom}[args.format]
     try:
         if args.output:
-            with open(args.output, "w", encoding="utf-8", newline="") as out:
-                write(recording, out)
+            _write_file(args.output, write, recording)
         else:
             write(recording, sys.stdout)
+            sys.stdout.flush()
+    except BrokenPipeError:
+        if not args.output:
+            raise  # the reader went away (| head): the command line ends quietly
+        print(f"netui: cannot write {args.output}: the reader went away", file=sys.stderr)
+        return 2
     except OSError as exc:
-        print(f"netui: cannot write {args.output}: {exc}", file=sys.stderr)
+        print(f"netui: cannot write {args.output or 'to standard output'}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     return 0

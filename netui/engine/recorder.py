@@ -4,7 +4,9 @@ Samples are written as they arrive (raw counters); at the end of each tick the c
 tick made (node states with their reason, health levels, stragglers flagged or cleared),
 then a tick mark, then the stream is flushed so that everything so far survives a SIGKILL.
 Pair and latency test reports are written when they finish. A write that fails (a full
-disk) stops the recording with the reason in ``error``; monitoring goes on.
+disk) stops the recording with the reason in ``error``; monitoring goes on. A record longer
+than a reader takes in one line (16 MiB: a huge test report) is left out and counted in
+``skipped``; the recording goes on.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from netui.engine.recording import RecordingWriter, header_record, sample_record
+from netui.engine.recording import RecordingWriter, RecordTooLarge, header_record, sample_record
 from netui.model.events import EventTracker
 from netui.model.fleet import Fleet
 from netui.model.samples import NodeSample
@@ -31,6 +33,8 @@ class Recorder:
         self.samples = 0
         self.ticks = 0
         self.error: str | None = None
+        self.skipped = 0  # records too long for a reader's line, left out
+        self.skipped_reason: str | None = None
 
     @property
     def active(self) -> bool:
@@ -46,6 +50,9 @@ class Recorder:
             return
         try:
             self.writer.write(record)
+        except RecordTooLarge as exc:  # one record left out; the recording goes on
+            self.skipped += 1
+            self.skipped_reason = str(exc)
         except (OSError, ValueError) as exc:
             self._fail(exc)
 

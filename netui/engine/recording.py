@@ -19,17 +19,28 @@ leaves a file whose every byte up to the last flush decompresses — the reader 
 incomplete tail. Version 1 recordings — plain JSON lines of ``{"node", "sample"}`` — still
 load.
 
+Reading trusts nothing: regular files only, within the limits of netui/readlimits.py
+(16 MiB a line, 512 MiB in all, decompressed; ``$NETUI_MAX_READ``), streamed. A line that
+is not what netui writes — not JSON, NaN or infinity (the writer refuses them), nested more
+than 64 deep — or damaged gzip data ends the file's read after its complete ticks, with a
+note naming the file and line; before the first tick it refuses the file. A header of a
+format this netui does not know is refused, naming the formats it reads.
+
 ``sample_to_dict``/``sample_from_dict`` are the one place a sample becomes JSON and back.
 """
 
 from __future__ import annotations
 
+import errno
+import itertools
 import json
+import math
 import re
 import zlib
 from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import fields
+from functools import partial
 from pathlib import Path
 
 from netui import __version__
@@ -44,14 +55,37 @@ from netui.model.samples import (
     SoftnetStat,
     TcpSample,
 )
+from netui.readlimits import (
+    MAX_LINE_BYTES,
+    MAX_READ_ENV,
+    FileRefused,
+    LineTooLong,
+    max_line_bytes,
+    max_read_bytes,
+    open_regular,
+    parse_size,  # noqa: F401 - netui.engine.recording.parse_size, as before
+    split_lines,
+)
 
 FORMAT_VERSION = 2
 GZIP_MAGIC = b"\x1f\x8b"
 RECORD_TYPES = frozenset({"header", "sample", "state", "health", "straggler", "test", "tick"})
+READ_FORMATS = (1, 2)  # version 1: plain JSON lines of {"node", "sample"}, no header
+MAX_DEPTH = 64  # JSON nesting; a recorded sample nests 6 deep
+MAX_INT = 1 << 64  # the kernel's counters are unsigned 64-bit
+MAX_TIME_S = 1e11  # seconds since 1970: year 5138
+MAX_BLANK_LINES = 1000  # netui writes none
+MAX_NODES = 100_000  # in one recording: more than netui watches
+MAX_NAME_CHARS = 512  # a node's name: [user@]host[:port]
+MIN_RECORD_BYTES = 128  # a file may hold (bytes read at most) / this many records
 
 
 class RecordingError(ValueError):
     pass
+
+
+class RecordTooLarge(ValueError):
+    """A record longer than a line a reader takes (MAX_LINE_BYTES): not written."""
 
 
 # --- samples ------------------------------------------------------------------------------------
@@ -162,29 +196,27 @@ def check_record(rec) -> dict:
             out["t"] = out["sample"].wall_s
     elif kind in ("state", "health", "straggler") and not isinstance(rec.get("node"), str):
         raise RecordingError(f"a {kind} record needs a node name")
+    elif kind == "header":
+        hosts = rec.get("hosts") or []
+        if not isinstance(hosts, list) or not all(isinstance(h, str) for h in hosts):
+            raise RecordingError("a header's hosts are a list of names")
+        if len(hosts) > MAX_NODES:
+            raise RecordingError(f"a header of {len(hosts):,} hosts (netui records at most {MAX_NODES:,})")
     elif kind == "test" and not isinstance(rec.get("report"), dict):
         raise RecordingError("a test record needs its report")
+    names = (rec.get("hosts") or []) if kind == "header" else [rec.get("node") or ""]
+    for name in names:
+        if len(name) > MAX_NAME_CHARS:
+            raise RecordingError(f"a node name of {len(name):,} characters (at most {MAX_NAME_CHARS})")
     t = out.get("t")
     if not isinstance(t, (int, float)) or isinstance(t, bool):
         raise RecordingError("a record needs its time t (seconds)")
+    if not 0 <= t <= MAX_TIME_S:
+        raise RecordingError(f"time t {t!r} is not seconds since 1970")
     return out
 
 
 # --- writing --------------------------------------------------------------------------------------
-
-
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
-
-
-def parse_size(text: str) -> int:
-    """"100M", "1.5G", "512k", "4096", "2GiB" → bytes (powers of 1024). ValueError otherwise."""
-    m = _SIZE.match(text)
-    if m is None:
-        raise ValueError(f"not a size: {text!r} (e.g. 100M, 2G)")
-    value = int(float(m.group(1)) * (1 << (10 * " kmgt".index(m.group(2).lower() or " "))))
-    if value < 1:
-        raise ValueError(f"not a size: {text!r}")
-    return value
 
 
 def rotated_paths(path: str | Path) -> list[Path]:
@@ -200,6 +232,7 @@ def rotated_paths(path: str | Path) -> list[Path]:
 
 class RecordingWriter:
     """Appends records to FILE through one gzip stream, flushed (``sync``) after every tick.
+    FILE must not exist (FileExistsError): a recording is never written over.
 
     With ``max_size_bytes``, a file that has reached it at a ``sync`` is finished and
     renamed FILE.1 (FILE.1 → FILE.2 …, at most ``keep`` old files; the oldest goes), and a
@@ -221,7 +254,10 @@ class RecordingWriter:
         self._open()
 
     def _open(self) -> None:
-        self._file = open(self.path, "wb", buffering=0)  # noqa: SIM115 - closed in close()/_rotate()
+        try:  # never over an existing file: two recordings started within a second share a name
+            self._file = open(self.path, "xb", buffering=0)  # noqa: SIM115 - closed in close()/_rotate()
+        except FileExistsError:
+            raise FileExistsError(errno.EEXIST, "exists: netui never overwrites a recording", str(self.path)) from None
         self._zip = zlib.compressobj(self.level, zlib.DEFLATED, 16 + zlib.MAX_WBITS)  # gzip wrapper
         self.size = 0  # compressed bytes in the current file
         self._raw = 0
@@ -229,7 +265,12 @@ class RecordingWriter:
         self.sync()
 
     def write(self, record: dict) -> None:
+        """Append one record. RecordTooLarge (nothing written) for a record longer than a
+        reader takes in a line: it would end every reader's read of the file there."""
         line = encode(record)
+        if len(line) > MAX_LINE_BYTES:
+            raise RecordTooLarge(f"a {record.get('type')} record of {len(line):,} bytes is longer than the "
+                                 f"{MAX_LINE_BYTES >> 20} MiB a reader takes: left out")
         self._raw += len(line)
         self.records += 1
         self._put(self._zip.compress(line))
@@ -284,90 +325,213 @@ class RecordingWriter:
 
 
 _CHUNK = 1 << 16
+_PIECE = 1 << 20  # decompressed bytes per step: a gzip bomb never expands at once
 
 
-def _decompress_until_damage(unzip, chunk: bytes) -> tuple[bytes, str | None]:
-    """What ``chunk`` gives before zlib finds it damaged (zlib returns nothing from a failing
-    call, so the chunk is fed again byte by byte to a copy taken before it)."""
-    saved = unzip.copy()
-    try:
-        return unzip.decompress(chunk), None
-    except zlib.error as exc:
-        out = b""
-        for i in range(len(chunk)):
-            try:
-                out += saved.decompress(chunk[i:i + 1])
-            except zlib.error:
-                break
-        return out, str(exc)
+class _Damaged(Exception):
+    """The gzip stream is damaged here; everything before it was given."""
 
 
-def _gzip_lines(data: bytes, path: str, notes: list[str]) -> Iterator[bytes]:
-    """Complete lines of one or more gzip members. A tail cut mid-write, or damaged, ends
-    the read with a note instead of failing it: everything before it is kept."""
-    pending = b""
+def _gunzip(chunks: Iterator[bytes], path: str, notes: list[str]) -> Iterator[bytes]:
+    """The decompressed bytes of one or more gzip members, in pieces of at most 1 MiB.
+    A stream cut mid-write ends with a note; damaged data raises _Damaged after everything
+    that came before it."""
     unzip = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    pos = 0
-    while pos < len(data):
-        chunk = data[pos:pos + _CHUNK]
-        pos += len(chunk)
-        out, damage = _decompress_until_damage(unzip, chunk)
-        pending += out
-        *lines, pending = pending.split(b"\n")
-        yield from lines
-        if damage is not None:
-            notes.append(f"{path}: damaged data after {len(lines)} more lines ({damage}); the rest is ignored")
-            pending = b""
-            break
-        if unzip.eof:  # the end of one gzip member: another may follow
-            rest = unzip.unused_data + data[pos:]
-            if rest and not rest.startswith(GZIP_MAGIC):
-                notes.append(f"{path}: {len(rest)} bytes after the last gzip member are ignored")
+    data = b""
+    while True:
+        if not data:
+            data = next(chunks, b"")
+            if not data:
                 break
-            data, pos = rest, 0
-            unzip = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    if pending:
-        notes.append(f"{path}: the last record was cut mid-write ({len(pending)} bytes) and is ignored")
-    elif data and not unzip.eof:
-        notes.append(f"{path}: not finished (the recorder was killed, or is still recording): "
-                     "read up to its last complete record")
-
-
-def read_lines(path: str | Path, notes: list[str] | None = None) -> Iterator[tuple[int, bytes]]:
-    """(line number, line) of a recording file, compressed or plain; an incomplete last line
-    (a writer killed mid-write) is left out and said in ``notes``."""
-    notes = notes if notes is not None else []
-    path = str(path)
-    with open(path, "rb") as f:
-        data = f.read()
-    if data.startswith(GZIP_MAGIC):
-        yield from enumerate(_gzip_lines(data, path, notes), 1)
-        return
-    lines = data.split(b"\n")
-    tail = lines.pop()  # "" when the file ends with a newline
-    yield from enumerate(lines, 1)
-    if tail.strip():
+        saved = unzip.copy()
         try:
-            json.loads(tail)
-        except ValueError:
-            notes.append(f"{path}: the last line was cut mid-write and is ignored")
-        else:
-            yield len(lines) + 1, tail
+            out = unzip.decompress(data, _PIECE)
+        except zlib.error as exc:
+            # zlib gives nothing from a failing call: feed the data again byte by byte to a
+            # copy taken before it, for what comes before the damage
+            out = bytearray()
+            for i in range(len(data)):
+                try:
+                    out += saved.decompress(data[i:i + 1])
+                except zlib.error:
+                    break
+                if len(out) >= _PIECE:
+                    yield bytes(out)
+                    out.clear()
+            yield bytes(out)
+            raise _Damaged(f"damaged gzip data: {exc}") from None
+        if out:
+            yield out
+        if unzip.eof:  # the end of one gzip member: another may follow
+            rest = unzip.unused_data
+            while len(rest) < len(GZIP_MAGIC) and (more := next(chunks, b"")):
+                rest += more
+            if not rest:
+                return
+            if not rest.startswith(GZIP_MAGIC):
+                notes.append(f"{path}: data after the last gzip member is ignored")
+                return
+            unzip = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            data = rest
+            continue
+        data = unzip.unconsumed_tail
+    notes.append(f"{path}: not finished (the recorder was killed, or is still recording): "
+                 "read up to its last complete record")
+
+
+def _file_lines(f, path: str, notes: list[str]) -> Iterator[tuple[int, bytes, bool]]:
+    """(line number, line, complete) of an open recording, compressed or plain, within the
+    read limits (netui/readlimits.py)."""
+    total = max_read_bytes()
+    chunks = iter(partial(f.read, _CHUNK), b"")
+    first = next(chunks, b"")
+    chunks = itertools.chain([first], chunks)
+    if first[:len(GZIP_MAGIC)] == GZIP_MAGIC[:len(first)] and first:  # a gzip file, maybe cut in its magic
+        chunks = _gunzip(chunks, path, notes)
+    yield from split_lines(chunks, max_line=max_line_bytes(total), max_total=total)
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a number netui records")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text[:40]} is out of range")
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    value = int(text)
+    if abs(value) > MAX_INT:
+        raise ValueError(f"number {text[:40]}… is out of range (more than 2**64)")
+    return value
+
+
+_DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float)
+_BIG_NUMBERS = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float, parse_int=_bounded_int)
+_DIGITS_AS_ZERO = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_LONG_DIGITS = b"0" * 20  # as many digits as 2**64 has: such lines have their integers checked
+_BRACKETS_ONLY = bytes(b for b in range(256) if b not in b"[]{}")
+_INNERMOST = re.compile(rb"\[\]|\{\}")
+
+
+def _too_deep(line: bytes) -> bool | None:
+    """Whether the JSON on ``line`` nests more than MAX_DEPTH deep, judged from its brackets
+    alone; None when brackets inside strings leave it unsure."""
+    if line.count(b"[") + line.count(b"{") <= MAX_DEPTH:
+        return False
+    brackets = line.translate(None, _BRACKETS_ONLY)
+    for _ in range(MAX_DEPTH):  # each pass takes the innermost level away
+        shorter = _INNERMOST.sub(b"", brackets)
+        if not shorter:
+            return False
+        if shorter == brackets:
+            return None
+        brackets = shorter
+    return True
+
+
+def _nests_deeper(obj, limit: int) -> bool:
+    stack = [(obj, 1)]
+    while stack:
+        o, depth = stack.pop()
+        if isinstance(o, dict):
+            o = o.values()
+        elif not isinstance(o, list):
+            continue
+        if depth > limit:
+            return True
+        stack.extend((x, depth + 1) for x in o)
+    return False
+
+
+def decode_line(line: bytes):
+    """One line of a recording as JSON, as netui writes it: UTF-8, finite numbers (no NaN,
+    no infinity, integers within 64 bits), nested at most MAX_DEPTH deep. ValueError otherwise."""
+    text = line.decode("utf-8")
+    deep = _too_deep(line)
+    if deep:
+        raise ValueError(f"JSON nested more than {MAX_DEPTH} deep")
+    try:
+        obj = (_BIG_NUMBERS if _LONG_DIGITS in line.translate(_DIGITS_AS_ZERO) else _DECODER).decode(text)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+    if deep is None and _nests_deeper(obj, MAX_DEPTH):
+        raise ValueError(f"JSON nested more than {MAX_DEPTH} deep")
+    return obj
+
+
+def _check_format(rec: dict, where: str) -> None:
+    version = rec.get("format")
+    if version not in READ_FORMATS[1:] or isinstance(version, bool):
+        shown = "no format" if version is None else f"format {version!r}"
+        raise RecordingError(f"{where}: a recording in {shown}; this netui ({__version__}) reads formats "
+                             f"{', '.join(map(str, READ_FORMATS))} (a newer netui wrote it?)")
+
+
+def _damaged(where: str, ticks: int, why: object) -> str:
+    return f"{where}: recording damaged after tick {ticks}; kept {ticks} ticks ({why})"
+
+
+def _file_records(path: str, notes: list[str]) -> Iterator[dict]:
+    """The records of one file, checked. A bad or damaged record after the file's first
+    tick ends the read there with a note (every tick before it is kept); before it, the
+    file is refused: RecordingError."""
+    records = ticks = blanks = n = 0
+    try:
+        max_records = max_read_bytes() // MIN_RECORD_BYTES
+        with open_regular(path) as f:
+            for n, line, complete in _file_lines(f, path, notes):
+                if records >= max_records:
+                    raise RecordingError(f"{path}:{n}: more than {max_records:,} records, more than netui reads "
+                                         f"from a file (${MAX_READ_ENV}=2G reads more)")
+                try:
+                    if not line.strip():
+                        blanks += 1
+                        if blanks <= MAX_BLANK_LINES:
+                            continue
+                        raise ValueError(f"more than {MAX_BLANK_LINES} blank lines")
+                    rec = check_record(decode_line(line))
+                except ValueError as exc:  # incl. JSON, UTF-8, RecordingError
+                    if not complete and (records or line.lstrip().startswith(b"{")):
+                        notes.append(f"{path}: the last record was cut mid-write and is ignored")
+                        return
+                    if not records:
+                        raise RecordingError(f"{path}:{n}: not a netui recording ({exc})") from None
+                    if not ticks:
+                        raise RecordingError(f"{path}:{n}: {exc}") from None
+                    notes.append(_damaged(f"{path}:{n}", ticks, exc))
+                    return
+                if rec["type"] == "header":
+                    _check_format(rec, f"{path}:{n}")
+                records += 1
+                ticks += rec["type"] == "tick"
+                yield rec
+    except _Damaged as exc:
+        if not records:
+            raise RecordingError(f"{path}: not a netui recording ({exc})") from None
+        if not ticks:
+            raise RecordingError(f"{path}: damaged before its first tick ({exc})") from None
+        notes.append(_damaged(f"{path}:{n + 1}", ticks, exc))
+    except LineTooLong as exc:
+        what = "not a netui recording" if not records else "damaged"
+        raise RecordingError(f"{path}:{exc.lineno}: {what}: {exc} (${MAX_READ_ENV} raises the limit)") from None
+    except FileRefused as exc:  # not a regular file, too much data, a bad $NETUI_MAX_READ
+        raise RecordingError(str(exc) if str(exc).startswith(path) else f"{path}: {exc}") from None
 
 
 def read_records(paths: str | Path | Iterable[str | Path], notes: list[str] | None = None) -> Iterator[dict]:
     """Every record of a recording (one file, or a rotated set oldest first), checked
-    (``check_record``). Raises RecordingError naming the file and line of a bad record."""
+    (``check_record``). Raises RecordingError naming the file (and line) of a file that is
+    not a recording, of a newer format, past the read limits, or bad before its first tick;
+    a damaged or cut tail ends that file's read with a note in ``notes`` instead."""
+    notes = notes if notes is not None else []
     if isinstance(paths, (str, Path)):
         paths = [paths]
     for path in paths:
-        for n, line in read_lines(path, notes):
-            if not line.strip():
-                continue
-            try:
-                yield check_record(json.loads(line))
-            except (ValueError, KeyError, TypeError) as exc:  # incl. JSON, UTF-8, RecordingError
-                raise RecordingError(f"{path}:{n}: {exc}") from None
+        yield from _file_records(str(path), notes)
 
 
 def recording_files(path: str | Path) -> list[Path]:

@@ -14,12 +14,12 @@ from __future__ import annotations
 import copy
 import time
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from statistics import median
 
 from netui.engine.monitor import Monitor, report_state
-from netui.engine.recording import RecordingError, read_records, recording_files
+from netui.engine.recording import MAX_NODES, RecordingError, read_records, recording_files
 from netui.model.events import EventTracker
 from netui.model.fleet import Fleet
 from netui.model.history import capacity_for
@@ -28,14 +28,22 @@ from netui.model.node import NODE_SERIES, NodeState
 SPEEDS = (1, 10, 60)
 CHECKPOINT_BUDGET_BYTES = 64 << 20  # copies of the fleet kept to seek without replaying from the start
 MAX_CHECKPOINTS = 200
+MIN_INTERVAL_S, MAX_INTERVAL_S = 0.01, 86400.0  # a header's interval outside these is not believed
 
 
-@dataclass
+@dataclass(slots=True)
 class Frame:
-    """The records of one recorded tick, at the tick's time ``t`` (seconds since the epoch)."""
+    """The records of one recorded tick, at the tick's time ``t`` (seconds since the epoch).
+    Ticks without records (every node down, nothing new) share one empty tuple: a long
+    recording of them stays small."""
 
     t: float
-    records: list[dict] = field(default_factory=list)
+    records: list[dict] | tuple = ()
+
+    def add(self, record: dict) -> None:
+        if not self.records:
+            self.records = []
+        self.records.append(record)
 
 
 @dataclass
@@ -62,8 +70,10 @@ class Recording:
 
 
 def load(path: str | Path) -> Recording:
-    """A recording as frames. Raises RecordingError (with file and line) on a bad record or
-    when the file holds no sample; a tail cut mid-write is dropped and said in ``notes``."""
+    """A recording as frames. Raises RecordingError (with file and line) when a file is not
+    a recording, of a newer format, past the read limits, bad before its first tick, or when
+    the recording holds no sample; a damaged or cut tail is dropped (every complete tick
+    before it is kept) and said in ``notes``."""
     files = recording_files(path)
     notes: list[str] = []
     header = None
@@ -93,16 +103,20 @@ def load(path: str | Path) -> Recording:
             samples += 1
         elif kind in ("state", "health", "straggler"):
             nodes.setdefault(rec["node"], None)
-        current.records.append(rec)
+        current.add(rec)
         current.t = max(current.t, rec["t"])
+        if len(nodes) > MAX_NODES:
+            raise RecordingError(f"{path}: more than {MAX_NODES:,} nodes, more than netui records")
     if current.records:
         frames.append(current)
     if not samples:
         raise RecordingError(f"{path}: holds no samples")
     interval = header.get("interval_s") if header else None
-    if not isinstance(interval, (int, float)) or interval <= 0:
+    if isinstance(interval, bool) or not isinstance(interval, (int, float)) \
+            or not MIN_INTERVAL_S <= interval <= MAX_INTERVAL_S:
         steps = [b.t - a.t for a, b in zip(frames, frames[1:]) if b.t > a.t]
         interval = round(median(steps), 3) if steps else 1.0
+        interval = min(max(interval, MIN_INTERVAL_S), MAX_INTERVAL_S)  # history rings are sized by it
     return Recording(files, header, frames, list(nodes), float(interval), notes, samples)
 
 

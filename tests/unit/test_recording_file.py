@@ -111,7 +111,7 @@ def test_damaged_bytes_end_the_read_with_a_note_keeping_what_came_before(tmp_pat
 
 def test_a_bad_complete_record_is_an_error_naming_file_and_line(tmp_path):
     path = tmp_path / "r.ndjson.gz"
-    path.write_bytes(gzip.compress(b'{"type":"header","t":1}\n{"type":"sample","t":2,"node":"a","sample":{}}\n'))
+    path.write_bytes(gzip.compress(b'{"type":"header","format":2,"t":1}\n{"type":"sample","t":2,"node":"a","sample":{}}\n'))
     with pytest.raises(RecordingError, match=r"r\.ndjson\.gz:2:"):
         list(read_records(path))
     path.write_bytes(gzip.compress(b'{"type":"nonsense","t":1}\n'))
