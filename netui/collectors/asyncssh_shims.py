@@ -17,7 +17,6 @@ for each shim, whether it applied and why not (``netui --version`` prints it).
 from __future__ import annotations
 
 import functools
-import inspect
 from dataclasses import dataclass
 
 TESTED_ASYNCSSH = ((2, 24),)  # the (major, minor) versions the shims are tested with; pyproject pins them
@@ -145,12 +144,6 @@ def _gcm_misfit(cipher) -> str:
     gcm = getattr(cipher, "GCMCipher", None)
     if gcm is None:
         return "asyncssh has no GCMCipher"
-    try:
-        params = list(inspect.signature(gcm.__init__).parameters)
-    except (TypeError, ValueError):
-        params = []
-    if params != ["self", "cipher_name", "key", "iv"]:
-        return "GCMCipher() takes other arguments"
     if getattr(cipher, "_GCM_MAC_SIZE", None) != 16:
         return "asyncssh's GCM tag is not 16 bytes"
     return (_misfit("GCMCipher._update_iv", getattr(gcm, "_update_iv", None), ("_iv",))
@@ -166,7 +159,8 @@ def keep_gcm_keys() -> bool:
     asyncssh builds a new ``AESGCM(key)`` (a fresh AES key schedule) for every packet it
     encrypts or decrypts: of a 10 KB frame's ~13 µs decrypt here, ~6 µs. An AESGCM holds no
     state between calls (the nonce is an argument), so each ``GCMCipher`` — one per
-    direction and key of a connection — makes its own once and uses it for every packet.
+    direction and key of a connection — makes its own on its first packet and uses it for
+    every packet after.
     It lives exactly as long as that cipher: a re-key or a closed connection drops it with
     the key, nothing process-wide keeps keys. Same calls, same bytes on the wire
     (asyncssh's nonce update, tag split and InvalidTag handling, unchanged). An asyncssh
@@ -184,27 +178,30 @@ def keep_gcm_keys() -> bool:
     if why:
         return _record(GCM, why)
     gcm = cipher.GCMCipher
-    init = gcm.__init__
 
-    @functools.wraps(init)
-    def __init__(self, cipher_name: str, key: bytes, iv: bytes) -> None:
-        init(self, cipher_name, key, iv)
-        self._netui_aesgcm = AESGCM(key)  # this cipher's key schedule: its packets share it
-
+    # Each cipher makes its AESGCM on its first packet (a cipher made before the shim applied
+    # too): the key never changes for a GCMCipher, a re-key makes a new one.
     def encrypt_and_sign(self, header: bytes, data: bytes) -> tuple[bytes, bytes]:
-        data = self._netui_aesgcm.encrypt(self._iv, data, header)
+        try:
+            aead = self._netui_aesgcm
+        except AttributeError:
+            aead = self._netui_aesgcm = AESGCM(self._key)
+        data = aead.encrypt(self._iv, data, header)
         self._update_iv()
         return header + data[:-16], data[-16:]
 
     def verify_and_decrypt(self, header: bytes, data: bytes, mac: bytes) -> bytes | None:
         try:
-            decrypted = self._netui_aesgcm.decrypt(self._iv, data + mac, header)
+            aead = self._netui_aesgcm
+        except AttributeError:
+            aead = self._netui_aesgcm = AESGCM(self._key)
+        try:
+            decrypted = aead.decrypt(self._iv, data + mac, header)
         except InvalidTag:
             decrypted = None
         self._update_iv()
         return decrypted
 
-    gcm.__init__ = __init__
     gcm.encrypt_and_sign = encrypt_and_sign
     gcm.verify_and_decrypt = verify_and_decrypt
     return _record(GCM)
