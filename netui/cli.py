@@ -66,15 +66,18 @@ def exit_epilog(failure: str | None = None, extra: str = "") -> str:
 
 
 class _Version(argparse.Action):
-    """``netui --version``: the version and the event loop netui runs on (NETUI_EVENT_LOOP)."""
+    """``netui --version``: the version, the event loop netui runs on (NETUI_EVENT_LOOP), asyncssh's
+    version and which of netui's asyncssh shims applied (netui/collectors/asyncssh_shims.py)."""
 
     def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
         super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
 
     def __call__(self, parser, namespace, values, option_string=None):
+        from netui.collectors import asyncssh_shims
         from netui.engine.eventloop import describe
 
         print(f"netui {__version__} (Python {sys.version.split()[0]}, event loop {describe()})")
+        print("\n".join(asyncssh_shims.describe()))
         parser.exit()
 
 
@@ -155,7 +158,9 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
                         "Commands: snapshot, record, replay, export, bench, doctor.",
             epilog=exit_epilog(),
         )
-        p.add_argument("--version", action=_Version, help="show netui's version and event loop, then exit")
+        p.add_argument("--version", action=_Version,
+                       help="show netui's version and event loop, asyncssh's version and which of "
+                            "netui's asyncssh shims apply, then exit")
         p.add_argument("--history", type=_positive_float, default=900.0, metavar="S",
                        help="seconds of history kept per node (default 900)")
     p.add_argument("--config", metavar="PATH",

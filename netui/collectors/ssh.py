@@ -21,6 +21,7 @@ from pathlib import Path
 import asyncssh
 from asyncssh.config import SSHClientConfig
 
+from netui.collectors.asyncssh_shims import apply_shims, lazy_keepalive
 from netui.collectors.frames import FrameDecoder, FrameError, frame_length
 from netui.collectors.ssh_config import ConfigIndex
 from netui.model.node import NodeState
@@ -167,95 +168,6 @@ def backoff_s(attempt: int, first_s: float, max_s: float, rng: random.Random) ->
     return rng.uniform(d / 2, d)
 
 
-_KEEPALIVE_PARTS = ("_loop", "_keepalive_interval", "_keepalive_timer", "_reset_keepalive_timer",
-                    "_set_keepalive_timer", "_cancel_keepalive_timer", "_keepalive_timer_callback")
-
-
-def lazy_keepalive(conn: asyncssh.SSHClientConnection) -> bool:
-    """Make the connection's keepalive timer lazy; True when it was (asyncssh as we know it).
-
-    asyncssh restarts its keepalive timer on every read from the socket: a cancelled
-    TimerHandle and a new one pushed on the loop's heap per frame, ~15 % of the CPU a frame
-    costs the monitor (bench_fleet's floor). Here a read only notes the time; the timer,
-    when it fires, re-arms itself for the rest of the interval if anything arrived since,
-    and otherwise runs asyncssh's own check (keepalive request, count, "not responding"
-    after keepalive_count_max). The same deadlines, one timer per interval instead of one
-    per frame. An asyncssh whose internals differ keeps its own timer (False).
-    """
-    if not all(hasattr(conn, name) for name in _KEEPALIVE_PARTS) or not conn._keepalive_interval:
-        return False
-    loop = conn._loop
-    interval = conn._keepalive_interval
-    check = conn._keepalive_timer_callback  # asyncssh's: count, request, or give up
-    last = [loop.time()]
-
-    def received() -> None:
-        last[0] = loop.time()
-
-    def due() -> None:
-        idle = loop.time() - last[0]
-        if idle < interval:
-            conn._keepalive_timer = loop.call_later(interval - idle, due)
-        else:
-            check()
-
-    conn._cancel_keepalive_timer()
-    conn._reset_keepalive_timer = received
-    conn._keepalive_timer_callback = due  # what _set_keepalive_timer arms
-    conn._set_keepalive_timer()
-    return True
-
-
-def keep_gcm_keys() -> bool:
-    """Give asyncssh's AES-GCM one key schedule per key; True when it has it (asyncssh as
-    we know it).
-
-    asyncssh builds a new ``AESGCM(key)`` (a fresh AES key schedule) for every packet it
-    encrypts or decrypts: of a 10 KB frame's ~13 µs decrypt here, ~6 µs. AESGCM objects
-    hold no state between calls (the nonce is an argument), so the same one can serve every
-    packet of a key: the shim's module-level ``AESGCM`` becomes a cache of them, bounded to
-    two keys per connection of the largest fleets (a re-key makes new ones). Same calls,
-    same bytes on the wire. An asyncssh whose shim differs keeps its own (False).
-    """
-    from functools import lru_cache
-
-    from asyncssh.crypto import cipher
-    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-
-    made = getattr(cipher, "AESGCM", None)
-    if getattr(made, "__wrapped__", None) is AESGCM:
-        return True  # already
-    if made is not AESGCM or not hasattr(cipher, "GCMCipher"):
-        return False
-    cipher.AESGCM = lru_cache(maxsize=8192)(AESGCM)
-    return True
-
-
-def quiet_packet_log() -> bool:
-    """Skip asyncssh's per-packet log line unless its packet logging is on; True when done
-    (asyncssh as we know it).
-
-    asyncssh formats a description of every packet (name, size, note: ~1.5 µs) and only
-    then asks its logger, which drops it below debug level 3. The same check, made first.
-    """
-    from asyncssh.logging import SSHLogger
-    from asyncssh.packet import SSHPacketLogger
-
-    log = SSHPacketLogger.__dict__.get("_log_packet")
-    if getattr(log, "_netui_quiet", False):
-        return True
-    if log is None or not isinstance(getattr(SSHLogger, "_debug_level", None), int):
-        return False
-
-    def _log_packet(self, msg, pkttype, pktid, packet, note):
-        if self.logger._debug_level >= 3:  # what SSHLogger.packet() checks before logging
-            log(self, msg, pkttype, pktid, packet, note)
-
-    _log_packet._netui_quiet = True  # type: ignore[attr-defined]
-    SSHPacketLogger._log_packet = _log_packet
-    return True
-
-
 PREFERRED_CIPHERS = ("aes128-gcm@openssh.com", "aes256-gcm@openssh.com", "chacha20-poly1305@openssh.com",
                      "aes256-ctr", "aes192-ctr", "aes128-ctr")
 
@@ -269,10 +181,7 @@ class SshConnector:
 
     def __init__(self, settings: SshSettings) -> None:
         self.settings = settings
-        if self.keep_gcm_keys:
-            keep_gcm_keys()
-        if self.quiet_packet_log:
-            quiet_packet_log()
+        apply_shims(gcm=self.keep_gcm_keys, packet_log=self.quiet_packet_log)  # once per process
         self.handshakes = asyncio.Semaphore(max(1, settings.fanout))
         self._jumps: dict[str, asyncio.Task] = {}
         self._may_jump = self._config_mentions(("proxyjump", "include"))

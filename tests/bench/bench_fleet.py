@@ -20,7 +20,8 @@ installed, or what NETUI_EVENT_LOOP says); the loop that ran is printed with its
 stock asyncio loop instead, measured only), ``+eager-keepalive`` (asyncssh's own keepalive
 timer), ``+chacha20`` (that cipher first), ``+asyncssh-stock`` (without netui's two asyncssh
 shims: a key schedule per AES-GCM packet, each packet described for the log), ``+detail``
-(every node sends its per-CPU tables, as while recording, not only their sums), e.g.
+(every node sends its per-CPU tables, as while recording, not only their sums), ``+gcm-shared``
+(one process-wide cache of AES-GCM key schedules instead of each connection's own), e.g.
 ``--variants engine,engine+asyncio,engine``.
 The fake fleet sends one SSH packet per frame, as OpenSSH's sshd does (``--asyncssh-ignore``: with
 asyncssh's IGNORE packet before each); ``--filler-bytes N`` sends frames of N filler bytes
@@ -72,6 +73,8 @@ MODIFIERS = {
     "asyncssh-stock": "asyncssh as shipped: a key schedule per AES-GCM packet, every packet described for "
                       "its log (no keep_gcm_keys, no quiet_packet_log)",
     "detail": "every node sends its per-CPU tables too (as while recording), not only their sums",
+    "gcm-shared": "one process-wide lru_cache of AESGCM per key, shared by all connections (the cache "
+                  "before each connection's ciphers held their own)",
 }
 
 
@@ -155,6 +158,13 @@ async def _child(args) -> None:
     base, mods = _split_variant(args.variant)
     if "asyncssh-stock" in mods:  # (before the connector applies them)
         SshConnector.keep_gcm_keys = SshConnector.quiet_packet_log = False
+    if "gcm-shared" in mods:
+        from functools import lru_cache
+
+        from asyncssh.crypto import cipher
+
+        SshConnector.keep_gcm_keys = False
+        cipher.AESGCM = lru_cache(maxsize=8192)(cipher.AESGCM)
     connector = SshConnector(SshSettings(config_paths=[args.config], fanout=FANOUT))
     cls = {"floor": _discard_source_class, "floor-stream": lambda: _stream_source_class(True),
            "engine-stream": lambda: _stream_source_class(False),

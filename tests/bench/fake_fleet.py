@@ -324,11 +324,10 @@ def main() -> None:
         like_openssh()
     # the fleet stands in for remote nodes: on this machine it shares the CPUs with the
     # monitor being measured, so it runs as light as netui itself (its loop, its shims)
-    from netui.collectors.ssh import keep_gcm_keys, quiet_packet_log
+    from netui.collectors.asyncssh_shims import apply_shims
     from netui.engine import eventloop
 
-    keep_gcm_keys()
-    quiet_packet_log()
+    apply_shims()
     eventloop.run(serve(args.dir, args.max_steps, args.max_seconds, args.filler_bytes))
 
 

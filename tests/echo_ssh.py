@@ -1,0 +1,65 @@
+"""An asyncssh server on 127.0.0.1 whose every session echoes its stdin, and a client's round
+trips over it: real SSH packets, both ways, for tests of netui's connection internals."""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import asyncssh
+
+from tests.bench.fake_fleet import write_keys
+
+
+async def echo(process: asyncssh.SSHServerProcess) -> None:
+    try:
+        for _ in range(100_000):
+            data = await process.stdin.read(65536)
+            if not data:
+                break
+            process.stdout.write(data)
+            await process.stdout.drain()
+        process.exit(0)
+    except (asyncssh.Error, OSError):
+        pass
+
+
+@asynccontextmanager
+async def echo_server(directory: Path):
+    """Listen on 127.0.0.1; yield an ssh_config for it (``Host *``, its key in known_hosts)."""
+    write_keys(directory)
+    acceptor = await asyncssh.listen(
+        "127.0.0.1", 0, server_host_keys=[str(directory / "host_key")],
+        authorized_client_keys=str(directory / "client_key.pub"), process_factory=echo, encoding=None,
+    )
+    port = acceptor.get_port()
+    host_pub = (directory / "host_key.pub").read_text().split()
+    (directory / "known_hosts").write_text(f"[127.0.0.1]:{port} {host_pub[0]} {host_pub[1]}\n")
+    config = directory / "ssh_config"
+    config.write_text(
+        f"Host *\n  HostName 127.0.0.1\n  Port {port}\n  IdentityFile {directory / 'client_key'}\n"
+        f"  IdentitiesOnly yes\n  UserKnownHostsFile {directory / 'known_hosts'}\n")
+    try:
+        yield config
+    finally:
+        acceptor.close()
+        await acceptor.wait_closed()
+
+
+async def round_trips(conn: asyncssh.SSHClientConnection, count: int = 20, size: int = 1000) -> int:
+    """Send ``count`` messages of ``size`` bytes one at a time, each echoed back before the
+    next (at least one SSH packet each way per message); the bytes that came back."""
+    proc = await conn.create_process("echo", encoding=None)
+    got = 0
+    try:
+        for i in range(count):
+            message = bytes([i % 256]) * size
+            proc.stdin.write(message)
+            back = await proc.stdout.readexactly(size)
+            assert back == message
+            got += len(back)
+    finally:
+        proc.stdin.write_eof()
+        proc.close()
+        await proc.wait_closed()
+    return got
