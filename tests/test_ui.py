@@ -412,3 +412,34 @@ async def test_node_screen_charts_use_the_height_and_label_their_axes_with_units
         drawn = app.screen.query_one(PlotextPlot).plt.build()
         # the scale's floor: an idle interface is a flat line under round ticks with units
         assert "1 Mb/s" in drawn and "500 kb/s" in drawn and "1.1" not in drawn, drawn
+
+
+# --- the trend column -----------------------------------------------------------------------------
+
+
+async def test_trend_sparklines_have_a_floor_blank_down_nodes_and_dim_stale_ones():
+    from netui.ui.grid import FleetGrid
+
+    def gone(k):  # answers twice, then is down
+        return node_sample(k, rx_bps=4e4) if k < 2 else SourceError(NodeState.DOWN, "connection refused")
+
+    sources = [ScriptedSource("idle1", lambda k: node_sample(k, rx_bps=4e4)),  # 40 kb/s: an SSH stream
+               ScriptedSource("idle2", lambda k: node_sample(k, rx_bps=2e4)),
+               ScriptedSource("gone", gone)]
+    app = make_app(Monitor(sources, interval_s=1.0, history_s=60), autostart=False)
+    async with app.run_test(size=(160, 20)) as pilot:
+        await poll(app, pilot, 5)
+        await pilot.press("s")  # by node: gone, idle1, idle2
+        await pilot.pause()
+        trend = dict(zip(column(app, "node"), column(app, "trend")))
+        # an idle fleet draws its floor line, not full bars scaled to its own few kB/s
+        assert set(trend["idle1"].strip()) == {"▁"} and set(trend["idle2"].strip()) == {"▁"}, trend
+        assert trend["gone"].strip() == ""  # down: no trend, not its last bars
+        # a node that stopped answering keeps its last values, dimmed
+        node = app.monitor.fleet["idle1"]
+        node.set_state(NodeState.STALE, "no sample for 3 s")
+        grid = app.screen.query_one(FleetGrid)
+        row = grid._format(node)
+        styles = {text.strip(): style for text, style in row.runs}
+        dimmed = [text for text, style in row.runs if style is FleetGrid.STALE_STYLE]
+        assert dimmed and any("b/s" in text for text in dimmed), styles

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from netui.model import units
 from netui.model.health import Level
-from netui.model.node import Node
+from netui.model.node import Node, NodeState
 from netui.ui.render import spark
 from netui.ui.why import long_why, short_why
 
@@ -51,7 +51,14 @@ def _hot(n: Node) -> str:
     return f"{s.hottest_softirq_percent:3.0f}% cpu{s.hottest_cpu}"
 
 
+# The trend column's scale never goes below this (bytes/s, 10 Mbit/s): an idle fleet's few kB/s
+# of SSH draw the floor line, not full bars (the floor nload and btop keep too).
+TREND_FLOOR_BYTES_PER_S = 1.25e6
+
+
 def _trend(n: Node, o: GridOptions) -> str:
+    if n.state not in (NodeState.UP, NodeState.STALE):
+        return ""  # a node that is down has no trend: its last bars are not news
     rx = n.history["rx_bytes_per_s"].values(SPARK_WIDTH)
     tx = n.history["tx_bytes_per_s"].values(SPARK_WIDTH)
     both = [None if a is None and b is None else (a or 0) + (b or 0) for a, b in zip(rx, tx)]
@@ -59,9 +66,10 @@ def _trend(n: Node, o: GridOptions) -> str:
 
 
 def trend_top(nodes) -> float | None:
-    """The busiest node's recent RX+TX (bytes/s): the common scale of the trend column."""
+    """The busiest node's recent RX+TX (bytes/s), at least ``TREND_FLOOR_BYTES_PER_S``: the
+    common scale of the trend column."""
     peaks = [n.history.peak_sum("rx_bytes_per_s", "tx_bytes_per_s", SPARK_WIDTH) for n in nodes]
-    return max((p for p in peaks if p is not None), default=None)
+    return max([p for p in peaks if p is not None] + [TREND_FLOOR_BYTES_PER_S])
 
 
 def _judged_ratio(n: Node) -> float | None:

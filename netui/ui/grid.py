@@ -25,7 +25,7 @@ from textual.strip import Strip
 
 from netui.model.fleet import Fleet
 from netui.model.health import Level
-from netui.model.node import Node
+from netui.model.node import Node, NodeState
 from netui.ui.columns import (WHY_WIDE, Column, GridOptions, cell_level, fit_columns, fleet_has_fabric, sort_key,
                               trend_top)
 from netui.ui.render import level_styles
@@ -84,6 +84,7 @@ class FleetGrid(ScrollView, can_focus=True):
     ]
 
     MARK = "● "  # before the name of a marked node (pair tests: t, T, r, R)
+    STALE_STYLE = Style(dim=True)
     SORTED = {"node": "▲"}  # after the label of the column the rows are sorted by (default ▼)
 
     class NodeChosen(Message):
@@ -209,11 +210,14 @@ class FleetGrid(ScrollView, can_focus=True):
         runs: list[tuple[str, Style | None]] = []
         run: list[str] = []
         run_style: Style | None = None
+        stale = node.state is NodeState.STALE
         for col, width in zip(self._columns, self._widths):
             level = cell_level(col, node)
             # names and states always wear their level's colour; metrics only when not ok
             if level is not None and (level > 0 or col.key in ("node", "state")):
                 style: Style | None = self._level_styles[level]
+            elif stale and col.key not in ("node", "health"):
+                style = self.STALE_STYLE  # the last values of a node that stopped answering: dim
             else:
                 style = None
             text = col.text(node, self.options)
