@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 from netui.model.health import Threshold
 from netui.model.node import Node, NodeState
@@ -30,7 +31,7 @@ class Fleet:
         live = find_stragglers(self.nodes.values(), self.straggler_rules)
         named = {s.node for s in live}
         self.stragglers = [
-            Straggler(s.node, s.metric, s.value, s.median, s.reason + "; the pair test names it too")
+            replace(s, reason=s.reason + "; the pair test names it too")
             if s.node in self.pair_suspects else s
             for s in live
         ] + [s for s in self.pair_suspects.values() if s.node not in named]

@@ -29,7 +29,7 @@ node is busy but whether it is *unlike its busy peers*. The rules, as the README
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import median
 
 from netui.model import units
@@ -82,6 +82,8 @@ class Straggler:
     median: float  # what it was compared with, in the same unit
     # "node3: TX 191 Mb/s, 6 % of the busy nodes' median 3.1 Gb/s (flagged below 25 %; all 4 busy)"
     reason: str
+    # the numbers in short, for a status line: "node3: TX 191 Mb/s, 6 % of median 3.1 Gb/s"
+    headline: str = ""
 
 
 @dataclass(frozen=True)
@@ -184,9 +186,10 @@ def _slow(prefix: str, busy: list[tuple[Node, float, float]], idle: list[str],
             label = f"{prefix}{direction.upper()}"
             short = f"{label} {units.bits_per_s(v)}, {_pct(fraction)} of {median_words} {units.bits_per_s(mid)}"
             reason = f"{n.name}: {short} ({how}{rule}; {who})"
+            headline = f"{n.name}: {label} {units.bits_per_s(v)}, {_pct(fraction)} of median {units.bits_per_s(mid)}"
             order = _SENDS if direction == "tx" else _RECEIVES
             out.append(_Finding((-int(Level.WARNING), order, round(fraction, 3), n.name),
-                                Straggler(n.name, metric + direction, v, mid, reason),
+                                Straggler(n.name, metric + direction, v, mid, reason, headline),
                                 f"{label} {units.bits_per_s(v)} ({_pct(fraction)})", True))
     # a starved receiver: its slow senders are named first, and in its reason
     senders = [f.straggler.node for f in out if f.key[1] == _SENDS]
@@ -198,7 +201,7 @@ def _slow(prefix: str, busy: list[tuple[Node, float, float]], idle: list[str],
 
 
 def _with_reason(s: Straggler, reason: str) -> Straggler:
-    return Straggler(s.node, s.metric, s.value, s.median, reason)
+    return replace(s, reason=reason)
 
 
 def _excesses(peers: list[Node], idle: list[str], rules: StragglerRules) -> list[_Finding]:
@@ -220,10 +223,10 @@ def _excesses(peers: list[Node], idle: list[str], rules: StragglerRules) -> list
                 t = _METRIC_THRESHOLD.get(metric)
                 level = DEFAULT_THRESHOLDS[t].level(v) if t else Level.WARNING
                 short = f"{label} {show(v)}"
-                reason = (f"{n.name}: {short} vs the busy nodes' median {show(mid)} "
-                          f"(flagged {rules.robust_z:g} σ above it; {who})")
+                reason = f"{n.name}: {short} vs the busy nodes' median {show(mid)} (flagged {rules.robust_z:g} σ above it; {who})"
+                headline = f"{n.name}: {short} vs median {show(mid)}"
                 out.append(_Finding((-int(level), _EXCESS, -min(z, 1e6), n.name),
-                                    Straggler(n.name, metric, v, mid, reason), short, False))
+                                    Straggler(n.name, metric, v, mid, reason, headline), short, False))
 
     sums = [n.summary for n in peers]
     high("retrans", "TCP retransmits", [_retrans_ratio(n, rules.min_out_segs_per_s) for n in peers],
@@ -279,6 +282,7 @@ def pair_stragglers(verdict: Verdict) -> list[Straggler]:
         ref = None if reference is None else reference * 1e9 / 8
         numbers = "" if value is None else f" (median {units.bits_per_s(value)}" + (
             f" vs {against} {units.bits_per_s(ref)})" if ref is not None else ")")
-        reason = f"{name}: the pair test names it: {words}{numbers}"
-        out.append(Straggler(name, "pairs", value if value is not None else 0.0, ref or 0.0, reason))
+        headline = f"{name}: the pair test names it: {words}"
+        out.append(Straggler(name, "pairs", value if value is not None else 0.0, ref or 0.0, headline + numbers,
+                             headline))
     return out

@@ -43,7 +43,8 @@ class StatusBar(Static):
         if fleet.stragglers:  # the short plank first: it is why the user is here
             s = fleet.stragglers[0]
             more = f" (+{len(fleet.stragglers) - 1})" if len(fleet.stragglers) > 1 else ""
-            text.append(f" │ straggler {s.reason}{more}", style=f"bold {theme.get('warning', '')}".strip())
+            # its numbers; the rule and the other findings are in the grid and on the node's screen
+            text.append(f" │ straggler {s.headline or s.reason}{more}", style=f"bold {theme.get('warning', '')}".strip())
         if totals:
             rx, tx = fleet.totals()
             as_bytes = app.grid_options.as_bytes

@@ -78,6 +78,7 @@ def test_one_shaped_node_of_four_is_named_first_with_numbers_and_rule():
     assert node3.metric == "tx" and round(node3.value * 8 / M) == 192
     assert node3.reason == ("node3: TX 192 Mb/s, 9 % of the busy nodes' median 2.07 Gb/s "
                             "(flagged below 25 %; all 4 busy)")
+    assert node3.headline == "node3: TX 192 Mb/s, 9 % of median 2.07 Gb/s"  # for the status bar
     assert node4.metric == "rx"
     assert node4.reason.endswith("; node3 sending slowly may starve it")
 
