@@ -110,3 +110,41 @@ async def test_a_slow_link_is_flagged_by_its_throughput_within_two_intervals_and
         for proc in iperf3:  # the lab outlives this test: no traffic left for the next one
             proc.kill()
             proc.wait(timeout=5)
+
+
+async def test_one_way_pairs_name_the_capped_sender_first_and_not_the_acks(lab):
+    """iperf3 pairs node1→node2 and node3→node4 with node3 capped: node3 is named by its TX,
+    before node4 whose RX it starves; node2's TX (its ACKs) is no straggler."""
+    nodes = lab.nodes
+    await asyncio.to_thread(lab.node(3).slow_link, "200mbit")
+    iperf3 = [nodes[b].popen(["iperf3", "-s", "-1", "-B", nodes[b].address]) for b in (1, 3)]
+    await asyncio.sleep(0.5)
+    iperf3 += [nodes[a].popen(["iperf3", "-c", nodes[b].address, "-t", "10", "-b", "3G"]) for a, b in ((0, 1), (2, 3))]
+    m = monitor_for(lab, interval_s=1.0)
+    task = await started(m)
+    seen: list = []
+
+    def named() -> bool:
+        s = m.fleet["node3"].straggler
+        if s is not None and s.metric == "tx" and (m.fleet["node1"].summary.tx_bytes_per_s or 0) * 8 > 1e9:
+            seen.append((s, list(m.fleet.stragglers)))
+            return True
+        return False
+
+    try:
+        try:
+            await wait_for(named, 10, "node3 named by its TX", m)
+        except AssertionError:
+            raise AssertionError(f"node3 not flagged by its TX; Gbit/s (rx, tx) per node: {gbps(m)}; "
+                                 f"stragglers: {[s.reason for s in m.fleet.stragglers]}") from None
+        flag, stragglers = seen[0]
+        assert "one-way traffic" in flag.reason and "flagged below 25 %" in flag.reason, flag.reason
+        order = [s.node for s in stragglers]
+        assert order[0] == "node3", [s.reason for s in stragglers]
+        assert "node2" not in order and "node1" not in order, [s.reason for s in stragglers]
+    finally:
+        await m.close()
+        task.cancel()
+        for proc in iperf3:
+            proc.kill()
+            proc.wait(timeout=5)
