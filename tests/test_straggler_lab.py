@@ -14,6 +14,12 @@ from tests.test_ssh_lab import monitor_for, started, wait_for
 pytestmark = pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 is not installed")
 
 
+async def every_node_sampled(m) -> None:
+    """Every node up with two samples (rates): SSH start-up on a loaded host is no part of
+    what these tests time."""
+    await wait_for(lambda: all(n.samples_seen >= 2 for n in m.fleet), 60, "every node sampled", m)
+
+
 def gbps(m) -> dict:
     return {n.name: (round((n.summary.rx_bytes_per_s or 0) * 8e-9, 2), round((n.summary.tx_bytes_per_s or 0) * 8e-9, 2))
             for n in m.fleet}
@@ -45,15 +51,17 @@ async def test_an_idle_lab_flags_nobody_for_twenty_samples(lab):
 
 async def test_a_slow_link_is_flagged_by_its_throughput_within_two_intervals_and_clears(lab):
     nodes = lab.nodes
-    # a ring, as an all-reduce moves data: every node sends to the next and receives
-    iperf3 = [node.popen(["iperf3", "-s", "-1", "-B", node.address]) for node in nodes]
-    await asyncio.sleep(0.5)
-    for i, node in enumerate(nodes):
-        peer = nodes[(i + 1) % len(nodes)]
-        iperf3.append(node.popen(["iperf3", "-c", peer.address, "-t", "14", "-b", "3G"]))
     m = monitor_for(lab, interval_s=1.0)
     task = await started(m)
+    iperf3 = []
     try:
+        await every_node_sampled(m)
+        # a ring, as an all-reduce moves data: every node sends to the next and receives
+        iperf3 += [node.popen(["iperf3", "-s", "-1", "-B", node.address]) for node in nodes]
+        await asyncio.sleep(0.5)
+        for i, node in enumerate(nodes):
+            peer = nodes[(i + 1) % len(nodes)]
+            iperf3.append(node.popen(["iperf3", "-c", peer.address, "-t", "14", "-b", "3G"]))
         await wait_for(lambda: all((n.summary.tx_bytes_per_s or 0) * 8 > 1e9 for n in m.fleet), 8,
                        "traffic on every node", m)
         # all is well: nobody is flagged (a veth at 3 Gb/s can retransmit 0.1 % for a moment,
@@ -116,12 +124,9 @@ async def test_one_way_pairs_name_the_capped_sender_first_and_not_the_acks(lab):
     """iperf3 pairs node1→node2 and node3→node4 with node3 capped: node3 is named by its TX,
     before node4 whose RX it starves; node2's TX (its ACKs) is no straggler."""
     nodes = lab.nodes
-    await asyncio.to_thread(lab.node(3).slow_link, "200mbit")
-    iperf3 = [nodes[b].popen(["iperf3", "-s", "-1", "-B", nodes[b].address]) for b in (1, 3)]
-    await asyncio.sleep(0.5)
-    iperf3 += [nodes[a].popen(["iperf3", "-c", nodes[b].address, "-t", "10", "-b", "3G"]) for a, b in ((0, 1), (2, 3))]
     m = monitor_for(lab, interval_s=1.0)
     task = await started(m)
+    iperf3: list = []
     seen: list = []
 
     def named() -> bool:
@@ -132,6 +137,12 @@ async def test_one_way_pairs_name_the_capped_sender_first_and_not_the_acks(lab):
         return False
 
     try:
+        await every_node_sampled(m)
+        await asyncio.to_thread(lab.node(3).slow_link, "200mbit")
+        iperf3 += [nodes[b].popen(["iperf3", "-s", "-1", "-B", nodes[b].address]) for b in (1, 3)]
+        await asyncio.sleep(0.5)
+        iperf3 += [nodes[a].popen(["iperf3", "-c", nodes[b].address, "-t", "10", "-b", "3G"])
+                   for a, b in ((0, 1), (2, 3))]
         try:
             await wait_for(named, 10, "node3 named by its TX", m)
         except AssertionError:
