@@ -133,9 +133,9 @@ def find_stragglers(nodes: Iterable[Node], rules: StragglerRules | None = None) 
                                  ("", lambda s: s.rx_bytes_per_s, lambda s: s.tx_bytes_per_s)):
         rows = [(n, rx_of(sums[n.name]), tx_of(sums[n.name])) for n in up]
         rows = [(n, rx, tx) for n, rx, tx in rows if rx is not None or tx is not None]
-        busy = [(n, rx or 0.0, tx or 0.0) for n, rx, tx in rows
-                if (rx or 0.0) + (tx or 0.0) >= rules.idle_floor_bytes_per_s]
-        if len(busy) < rules.min_nodes or median(rx + tx for _, rx, tx in busy) < rules.busy_floor_bytes_per_s:
+        busy = [(n, rx, tx) for n, rx, tx in rows if (rx or 0.0) + (tx or 0.0) >= rules.idle_floor_bytes_per_s]
+        if len(busy) < rules.min_nodes or \
+                median((rx or 0.0) + (tx or 0.0) for _, rx, tx in busy) < rules.busy_floor_bytes_per_s:
             continue
         judged.update((n.name, n) for n, _, _ in busy)
         idle = [n.name for n, rx, tx in rows if (rx or 0.0) + (tx or 0.0) < rules.idle_floor_bytes_per_s]
@@ -149,20 +149,22 @@ def find_stragglers(nodes: Iterable[Node], rules: StragglerRules | None = None) 
     return _one_per_node(findings)
 
 
-def _slow(prefix: str, busy: list[tuple[Node, float, float]], idle: list[str],
+def _slow(prefix: str, busy: list[tuple[Node, float | None, float | None]], idle: list[str],
           rules: StragglerRules) -> list[_Finding]:
     """Throughput findings of one plane (host, or RDMA with ``prefix`` "RDMA ") over its busy
     nodes: TX with TX and RX with RX when the traffic is two-way, else every direction that
-    carries data with all of them."""
+    carries data with all of them. An unknown rate (None: a counter went back) is not compared."""
     metric = "rdma_" if prefix else ""
-    both_ways = sum(min(rx, tx) >= rules.symmetric_ratio * max(rx, tx) for _, rx, tx in busy)
+    both_ways = sum(min(rx or 0.0, tx or 0.0) >= rules.symmetric_ratio * max(rx or 0.0, tx or 0.0)
+                    for _, rx, tx in busy)
     who = _who(len(busy), idle)
     if 2 * both_ways >= len(busy):
-        groups = [[(n, "tx", tx) for n, _, tx in busy], [(n, "rx", rx) for n, rx, _ in busy]]
+        groups = [[(n, "tx", tx) for n, _, tx in busy if tx is not None],
+                  [(n, "rx", rx) for n, rx, _ in busy if rx is not None]]
         median_words, how = "the busy nodes' median", ""
     else:
         pool = [(n, d, v) for n, rx, tx in busy for d, v in (("tx", tx), ("rx", rx))
-                if v > 0 and v >= rules.symmetric_ratio * max(rx, tx)]
+                if v is not None and v > 0 and v >= rules.symmetric_ratio * max(rx or 0.0, tx or 0.0)]
         groups = [pool]
         median_words, how = "the busy nodes' median flow", "one-way traffic; "
     out: list[_Finding] = []
@@ -223,7 +225,8 @@ def _excesses(peers: list[Node], idle: list[str], rules: StragglerRules) -> list
                 t = _METRIC_THRESHOLD.get(metric)
                 level = DEFAULT_THRESHOLDS[t].level(v) if t else Level.WARNING
                 short = f"{label} {show(v)}"
-                reason = f"{n.name}: {short} vs the busy nodes' median {show(mid)} (flagged {rules.robust_z:g} σ above it; {who})"
+                reason = (f"{n.name}: {short} vs the busy nodes' median {show(mid)} "
+                          f"(flagged {rules.robust_z:g} σ above it; {who})")
                 headline = f"{n.name}: {short} vs median {show(mid)}"
                 out.append(_Finding((-int(level), _EXCESS, -min(z, 1e6), n.name),
                                     Straggler(n.name, metric, v, mid, reason, headline), short, False))

@@ -44,7 +44,8 @@ class StatusBar(Static):
             s = fleet.stragglers[0]
             more = f" (+{len(fleet.stragglers) - 1})" if len(fleet.stragglers) > 1 else ""
             # its numbers; the rule and the other findings are in the grid and on the node's screen
-            text.append(f" │ straggler {s.headline or s.reason}{more}", style=f"bold {theme.get('warning', '')}".strip())
+            style = f"bold {theme.get('warning', '')}".strip()
+            text.append(f" │ straggler {s.headline or s.reason}{more}", style=style)
         if totals:
             rx, tx = fleet.totals()
             as_bytes = app.grid_options.as_bytes

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from netui.model.fleet import Fleet
 from netui.model.node import Node, NodeState
 from netui.model.pairs import PairResult
 from netui.model.pairverdict import judge
 from netui.model.straggler import StragglerRules, find_stragglers, pair_stragglers
-from tests.synth import node_sample
+from tests.synth import counters, node_sample
 
 G, M = 1e9, 1e6  # bits/s
 
@@ -201,8 +203,10 @@ def test_pause_storms_and_cnps_are_named_in_words():
     found = {s.node: s for s in find_stragglers(rdma_cluster(specs))}
     assert set(found) == {"n2", "n5"}
     assert found["n2"].metric == "pause"
-    assert found["n2"].reason == "n2: pause frames 5 k/s vs the busy nodes' median 2.0/s (flagged 3.5 σ above it; all 6 busy)"
-    assert found["n5"].metric == "cnp" and found["n5"].reason.startswith("n5: CNPs 13.5 k/s vs the busy nodes' median 6.0/s")
+    assert found["n2"].reason == ("n2: pause frames 5 k/s vs the busy nodes' median 2.0/s "
+                                  "(flagged 3.5 σ above it; all 6 busy)")
+    assert found["n5"].metric == "cnp"
+    assert found["n5"].reason.startswith("n5: CNPs 13.5 k/s vs the busy nodes' median 6.0/s")
 
 
 def test_a_slow_rdma_node_is_named_even_when_tcp_is_quiet():
@@ -210,7 +214,8 @@ def test_a_slow_rdma_node_is_named_even_when_tcp_is_quiet():
     specs["n3"] = {"rx_bps": 90e9, "tx_bps": 9e9}
     found = find_stragglers(rdma_cluster(specs))
     assert names(found) == ["n3"]
-    assert found[0].reason == "n3: RDMA TX 9 Gb/s, 10 % of the busy nodes' median 90 Gb/s (flagged below 25 %; all 5 busy)"
+    assert found[0].reason == ("n3: RDMA TX 9 Gb/s, 10 % of the busy nodes' median 90 Gb/s "
+                               "(flagged below 25 %; all 5 busy)")
 
 
 def test_one_way_rdma_is_judged_by_its_own_totals():
@@ -286,3 +291,17 @@ def test_a_node_flagged_by_traffic_and_by_a_pair_test_is_one_straggler_led_by_it
     assert names(fleet.stragglers) == ["node3"]
     assert fleet.stragglers[0].metric == "tx"
     assert fleet.stragglers[0].reason.endswith("; the pair test names it too")
+
+
+def test_an_unknown_rate_is_not_compared():
+    # n2's RX counter went back this interval (a driver reset): unknown, not 0 b/s
+    nodes = cluster({f"n{i}": 3.0 for i in range(1, 5)})
+    n2 = Node("n2", history_s=10)
+    for k in range(2):
+        n2.observe(node_sample(k, rx_bps=3 * G, tx_bps=3 * G))
+    later = node_sample(2, rx_bps=3 * G, tx_bps=3 * G)
+    eth0 = later.interfaces["eth0"]
+    reset = eth0._replace(counters=counters(rx_bytes=10, tx_bytes=int(3 * G / 8 * 2)))
+    n2.observe(replace(later, interfaces={**later.interfaces, "eth0": reset}))
+    assert n2.summary.rx_bytes_per_s is None and n2.summary.tx_bytes_per_s
+    assert find_stragglers(nodes[:1] + [n2] + nodes[2:]) == []
