@@ -95,18 +95,21 @@ async def test_a_slow_link_is_flagged_by_its_throughput_within_two_intervals_and
         # 1 s, 0.5 s spare)
         after = sampled_s - slowed
         assert after <= 3.5, f"flagged on node3's sample taken {after:.2f} s after the slow link (seen after {took:.2f} s)"
-        # the numbers: node3's TX under a quarter of the busy nodes' median, which is Gbit/s
-        # (the first such sample may still hold part of an interval before the cap)
-        assert flag.value < 0.25 * flag.median and flag.median * 8 > 1e9, flag
+        # the numbers: node3's TX far under the busy nodes' median, which is Gbit/s; the first
+        # such sample may still hold part of an interval before the cap, and be flagged by the
+        # robust rule (under half the median and 3.5 σ below it) rather than under a quarter
+        assert flag.value < 0.5 * flag.median and flag.median * 8 > 1e9, flag
         assert flag.reason.startswith("node3: TX ") and "of the busy nodes' median" in flag.reason, flag.reason
-        assert "flagged below 25 %" in flag.reason and "all 4 busy" in flag.reason, flag.reason
+        assert "all 4 busy" in flag.reason, flag.reason
         # the slow sender comes before the receiver it starves (node4, when it was flagged too)
         order = [s.node for s in stragglers]
         assert "node4" not in order or order.index("node3") < order.index("node4"), order
-        # and while the cap holds, the flag says node3 sends at the tbf rate (200 Mbit/s)
+        # and while the cap holds, the flag says node3 sends at the tbf rate (200 Mbit/s),
+        # under a quarter of the median
         def at_the_cap() -> bool:
             s = m.fleet["node3"].straggler
-            return s is not None and s.metric == "tx" and s.value * 8 < 0.21e9
+            return (s is not None and s.metric == "tx" and s.value * 8 < 0.21e9
+                    and "flagged below 25 %" in s.reason)
         await wait_for(at_the_cap, 5, "node3 flagged at the capped rate", m)
         await wait_for(lambda: m.fleet["node3"].level >= 2, 5, "node3 at least a warning", m)
         await asyncio.to_thread(lab.node(3).clear_link)
