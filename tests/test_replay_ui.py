@@ -180,9 +180,14 @@ async def test_shift_n_jumps_to_the_next_straggler_only(lab_file):
         await pilot.press("N")
         await pilot.pause()
         assert "0:03 / 0:38" in timeline(app) and app.monitor.fleet.stragglers
-        await pilot.press("N", "N")  # node4 flagged again for drops at 0:04, then none after
+        await pilot.press("N")  # node4 flagged again, for drops
         await pilot.pause()
         assert "0:04 / 0:38" in timeline(app)
+        # node3 by its TX as the flows end, then by the pair test of 0:20 once idle; none after
+        await pilot.press("N", "N", "N")
+        await pilot.pause()
+        assert "0:34 / 0:38" in timeline(app)
+        assert [s.metric for s in app.monitor.fleet.stragglers] == ["pairs"]
 
 
 async def test_a_recording_cut_mid_write_replays_with_a_warning(lab_file, tmp_path):

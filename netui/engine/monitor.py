@@ -55,6 +55,23 @@ def report_state(node, state: NodeState, reason: str | None) -> None:
         node.fail(state, reason or state.value)
 
 
+def take_pair_test(fleet: Fleet, document) -> bool:
+    """A finished pair test, as its JSON document (engine/pairdoc.py): the suspects of its
+    verdict (judged again, as the test's screen shows it) become the fleet's stragglers, and
+    the nodes it tested lose an earlier test's suspicion. A cancelled or refused test, or a
+    document that cannot be read, changes nothing (False). Live and replay call this alike."""
+    from netui.engine.pairdoc import load_report
+
+    try:
+        report = load_report(document)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return False
+    if report.cancelled or report.refused or report.verdict is None:
+        return False
+    fleet.take_pair_verdict(report.verdict)
+    return True
+
+
 class Monitor:
     def __init__(self, sources: list, *, interval_s: float = 1.0, history_s: float = 900.0,
                  thresholds=None, rules=None) -> None:
@@ -118,6 +135,17 @@ class Monitor:
         self.last_tick_s = time.monotonic() - started
         if self.on_update is not None:
             self.on_update()
+
+    def pair_test_done(self, document: dict) -> None:
+        """A pair test ended here: its suspects are stragglers from now on (``take_pair_test``)."""
+        if take_pair_test(self.fleet, document):
+            self.fleet.update_stragglers()
+
+    def clear_pair_suspects(self) -> list[str]:
+        """The user's word: the pair tests' suspects are stragglers no more; the nodes that were."""
+        cleared = self.fleet.clear_pair_suspects()
+        self.fleet.update_stragglers()
+        return cleared
 
     # kept for callers that think in polls
     poll_once = tick

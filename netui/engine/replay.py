@@ -4,7 +4,8 @@
 one per recorded tick. ``ReplayMonitor`` is a Monitor whose ticks, instead of polling
 sources, apply the frames whose time has come: samples go through ``Monitor.observe`` (so
 the model computes rates from the raw counters again), recorded node states through
-``Monitor.report``, stragglers are judged after each frame as live. The clock is the
+``Monitor.report``, stragglers are judged after each frame as live (a recorded pair test's
+suspects included, from the frame that brings it). The clock is the
 recording's: it moves by the wall time elapsed × ``speed`` while playing; seeking back
 rebuilds the fleet by running the model again from the start (it is pure, and fast).
 """
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from statistics import median
 
-from netui.engine.monitor import Monitor, report_state
+from netui.engine.monitor import Monitor, report_state, take_pair_test
 from netui.engine.recording import MAX_NODES, RecordingError, read_records, recording_files
 from netui.model.events import EventTracker
 from netui.model.fleet import Fleet
@@ -157,6 +158,8 @@ def _apply(fleet: Fleet, rec: dict, observe, report) -> None:
         if state is NodeState.UP and fleet[rec["node"]].sample is not None:
             return  # the samples already made it up; nothing to add
         report(rec["node"], state, rec.get("reason"))
+    elif kind == "test" and rec.get("kind") == "pair-test":
+        take_pair_test(fleet, rec.get("report"))  # its suspects are stragglers, as they were live
 
 
 class ReplayMonitor(Monitor):

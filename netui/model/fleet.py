@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 from netui.model.health import DEFAULT_RULES, HealthRules, Threshold
 from netui.model.node import Node, NodeState
 from netui.model.peers import slower_links
-from netui.model.straggler import Straggler, StragglerRules, find_stragglers
+from netui.model.pairverdict import Verdict
+from netui.model.straggler import Straggler, StragglerRules, find_stragglers, pair_stragglers
 
 
 class Fleet:
@@ -19,17 +21,43 @@ class Fleet:
         }
         self.straggler_rules = StragglerRules()
         self.stragglers: list[Straggler] = []
+        # the suspects of the last pair test that tested each node: stragglers until a later
+        # test of the node clears them, or ``clear_pair_suspects``
+        self.pair_suspects: dict[str, Straggler] = {}
 
     def update_stragglers(self) -> list[Straggler]:
         """Compare the nodes with each other once per tick: mark each node's straggler, and
-        its links slower than their peers'."""
-        self.stragglers = find_stragglers(self.nodes.values(), self.straggler_rules)
+        its links slower than their peers'. The pair tests' suspects come after the nodes
+        flagged by their traffic (whose reason then says that the pair test names them too)."""
+        live = find_stragglers(self.nodes.values(), self.straggler_rules)
+        named = {s.node for s in live}
+        self.stragglers = [
+            replace(s, reason=s.reason + "; the pair test names it too")
+            if s.node in self.pair_suspects else s
+            for s in live
+        ] + [s for s in self.pair_suspects.values() if s.node not in named]
         flagged = {s.node: s for s in self.stragglers}
         slow = slower_links(self.nodes.values())
         for node in self.nodes.values():
             node.straggler = flagged.get(node.name)
             node.slow_links = slow.get(node.name, ())
         return self.stragglers
+
+    def take_pair_verdict(self, verdict: Verdict) -> None:
+        """A finished pair test: the nodes it tested lose their earlier suspicion, and its
+        suspects become stragglers (shown from the next ``update_stragglers``)."""
+        for pair in (r.pair for r in verdict.results):
+            for node in pair:
+                self.pair_suspects.pop(node, None)
+        for s in pair_stragglers(verdict):
+            if s.node in self.nodes:
+                self.pair_suspects[s.node] = s
+
+    def clear_pair_suspects(self) -> list[str]:
+        """Forget every pair test's suspects (the user's word); the nodes that were."""
+        cleared = list(self.pair_suspects)
+        self.pair_suspects.clear()
+        return cleared
 
     def __iter__(self):
         return iter(self.nodes.values())

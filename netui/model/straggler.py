@@ -1,37 +1,58 @@
 """The short plank of the barrel: which node is holding the cluster back, in words.
 
 Data-parallel training waits for the slowest all-reduce, so what matters is not whether a
-node is busy but whether it is *unlike its peers*. While the cluster is busy (median
-throughput above a floor), a node is a straggler when its throughput (host stack, or RDMA
-where the fleet has it) is far below the median, or when its retransmits, drops, softirq
-load, pause frames or CNPs are far above it. "Far" is robust:
-median and MAD (median absolute deviation), so one bad node cannot hide itself by
-dragging the mean, and a fleet that is uniformly slow flags nobody.
+node is busy but whether it is *unlike its busy peers*. The rules, as the README says them:
+
+- **Only busy nodes are compared, only while the cluster is busy.** A node whose RX+TX is
+  below the idle floor (10 Mbit/s) is idle and never a straggler: in a synchronous job a
+  stalled node stalls everyone, so a node at 0 while the others move data is not in their
+  traffic. The cluster is busy when at least ``min_nodes`` nodes are busy and their median
+  RX+TX reaches the busy floor (100 Mbit/s); an idle fleet flags nobody. The host stack and
+  RDMA are judged apart, each by its own totals.
+- **Slow.** A node is a straggler when its throughput is below 25 % of the busy nodes'
+  median, or below 50 % and 3.5 robust standard deviations (median and MAD) under it: one
+  bad node cannot hide itself by dragging the mean, and a fleet uniformly slow flags nobody.
+  While most busy nodes send and receive data (each direction at least ``symmetric_ratio``
+  of the other; an all-reduce, a ring), TX is compared with TX and RX with RX. Otherwise the
+  traffic is one-way (iperf3 pairs, a parameter server): a receiver's TX is only its ACKs,
+  so each node's directions that carry data (a sender's TX, a receiver's RX) are compared
+  with the median of all of them.
+- **Excess.** Retransmits, drops, softirq load, pause frames or CNPs far above the busy
+  nodes' median (3.5 robust σ) and bad in themselves.
+- **Order.** The worst level first; a slow sender before the receivers it starves (the
+  cause first), then excesses. One line per node: its throughput when that is low (what
+  makes it a straggler), with its other findings after "also".
+- **Pair tests.** The suspects a finished pair test names are stragglers too (metric
+  "pairs"), until a later test of that node clears them or the user does (``model.fleet``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import median
 
 from netui.model import units
 from netui.model.health import DEFAULT_THRESHOLDS, Level
 from netui.model.node import Node, NodeState
+from netui.model.pairverdict import BOTH_WAYS, RECEIVING, SENDING, Verdict
 
 # how bad an excess is in itself, to order stragglers (a slow link is at least a warning)
 _METRIC_THRESHOLD = {"retrans": "retrans_ratio", "drops": "drops_per_s", "softirq": "softirq_percent",
                      "pause": "pause_per_s"}
 
 MAD_TO_SIGMA = 1.4826  # MAD of a normal distribution × this = its standard deviation
+_SENDS, _RECEIVES, _EXCESS = 0, 1, 2  # the order of findings at one level
+_NAMED_IDLE = 3  # idle nodes named in a reason; more are counted
 
 
 @dataclass(frozen=True)
 class StragglerRules:
     """When a node counts as a straggler. Units: bytes/s, ratios 0..1, percent."""
 
-    busy_floor_bytes_per_s: float = 12.5e6  # 100 Mbit/s median RX+TX: the cluster is working
-    min_nodes: int = 3  # fewer peers cannot say who is odd
+    busy_floor_bytes_per_s: float = 12.5e6  # 100 Mbit/s: the busy nodes' median RX+TX when the cluster works
+    idle_floor_bytes_per_s: float = 1.25e6  # 10 Mbit/s RX+TX: below it a node is idle, never compared
+    min_nodes: int = 3  # fewer busy peers cannot say who is odd
     robust_z: float = 3.5  # how many (robust) standard deviations from the median
     slow_fraction: float = 0.5  # and throughput below this fraction of the median
     far_fraction: float = 0.25  # below this fraction of the median: a straggler whatever the spread
@@ -44,20 +65,33 @@ class StragglerRules:
     min_softirq_percent: float = 50.0
     min_pause_per_s: float = 1.0
     min_cnp_per_s: float = 1.0
-    # RX and TX are judged apart only when the cluster's traffic is two-way (an all-reduce:
-    # every node sends about what it receives); with one-way flows (a parameter server, an
-    # iperf3 pair) a receiver's low TX says nothing, and only RX+TX is compared
-    symmetric_ratio: float = 0.5
+    # a node's smaller direction carries data (not only the ACKs of the larger one) when it is
+    # at least this share of the larger: ACKs take ~2 % of the data they acknowledge (a
+    # 66-byte ACK per two 1448-byte segments), far less with GRO. While at least half of the
+    # busy nodes carry data both ways, RX and TX are judged apart (a ring at 3 Gbit/s with
+    # one node's TX capped to 191 Mbit/s: that node is at 6 %)
+    symmetric_ratio: float = 0.05
 
 
 @dataclass(frozen=True)
 class Straggler:
     node: str
-    # "rx", "tx", "total", "rdma_rx", "rdma_tx", "retrans", "drops", "softirq", "pause", "cnp"
+    # "rx", "tx", "rdma_rx", "rdma_tx", "retrans", "drops", "softirq", "pause", "cnp", "pairs"
     metric: str
-    value: float
-    median: float
-    reason: str  # "node07: RX 11 Gb/s vs cluster median 92 Gb/s (12 %)"
+    value: float  # bytes/s for throughput and pairs; the metric's own unit for an excess
+    median: float  # what it was compared with, in the same unit
+    # "node3: TX 191 Mb/s, 6 % of the busy nodes' median 3.1 Gb/s (flagged below 25 %; all 4 busy)"
+    reason: str
+    # the numbers in short, for a status line: "node3: TX 191 Mb/s, 6 % of median 3.1 Gb/s"
+    headline: str = ""
+
+
+@dataclass(frozen=True)
+class _Finding:
+    key: tuple  # sort key: the worst first
+    straggler: Straggler
+    short: str  # the finding without the node's name, for "also …"
+    throughput: bool
 
 
 def _retrans_ratio(n: Node, min_out_segs_per_s: float) -> float | None:
@@ -75,38 +109,107 @@ def _spread(values: list[float], mid: float) -> float:
     return max(mad, abs(mid) * 0.05, 1e-12)
 
 
+def _pct(fraction: float) -> str:
+    return f"{fraction * 100:.0f} %" if fraction >= 0.01 or fraction == 0 else f"{fraction * 100:.1f} %"
+
+
+def _who(busy: int, idle: list[str]) -> str:
+    """Which nodes were compared, in words: "all 4 busy", "4 busy; node5, node6 idle, not compared"."""
+    if not idle:
+        return f"all {busy} busy"
+    named = ", ".join(idle) if len(idle) <= _NAMED_IDLE else f"{len(idle)} nodes"
+    return f"{busy} busy; {named} idle, not compared"
+
+
 def find_stragglers(nodes: Iterable[Node], rules: StragglerRules | None = None) -> list[Straggler]:
-    """Stragglers among the nodes that are up, worst first; [] while the cluster is idle."""
+    """Stragglers among the nodes that are up, worst first, one per node (the module's
+    rules); [] while the cluster is idle. Throughput values are bytes/s."""
     rules = rules or StragglerRules()
     up = [n for n in nodes if n.state is NodeState.UP and n.rates is not None]
-    if len(up) < rules.min_nodes:
+    findings: list[_Finding] = []
+    judged: dict[str, Node] = {}  # the nodes busy in a busy plane, in the order of ``up``
+    sums = {n.name: n.summary for n in up}
+    for prefix, rx_of, tx_of in (("RDMA ", lambda s: s.rdma_rx_bytes_per_s, lambda s: s.rdma_tx_bytes_per_s),
+                                 ("", lambda s: s.rx_bytes_per_s, lambda s: s.tx_bytes_per_s)):
+        rows = [(n, rx_of(sums[n.name]), tx_of(sums[n.name])) for n in up]
+        rows = [(n, rx, tx) for n, rx, tx in rows if rx is not None or tx is not None]
+        busy = [(n, rx, tx) for n, rx, tx in rows if (rx or 0.0) + (tx or 0.0) >= rules.idle_floor_bytes_per_s]
+        if len(busy) < rules.min_nodes or \
+                median((rx or 0.0) + (tx or 0.0) for _, rx, tx in busy) < rules.busy_floor_bytes_per_s:
+            continue
+        judged.update((n.name, n) for n, _, _ in busy)
+        idle = [n.name for n, rx, tx in rows if (rx or 0.0) + (tx or 0.0) < rules.idle_floor_bytes_per_s]
+        findings += _slow(prefix, busy, idle, rules)
+    if not judged:
         return []
-    found: list[tuple[tuple, Straggler]] = []
+    peers = [n for n in up if n.name in judged]
+    idle = [n.name for n in up if n.name not in judged]
+    if len(peers) >= rules.min_nodes:
+        findings += _excesses(peers, idle, rules)
+    return _one_per_node(findings)
 
-    def severity(metric: str, value: float, z: float, fraction: float | None = None) -> tuple:
-        """Order: the worst level first; then slow links (the lowest share of the median
-        first, a slow TX before the RX it starves), then excesses by distance."""
-        t = _METRIC_THRESHOLD.get(metric)
-        level = DEFAULT_THRESHOLDS[t].level(value) if t else Level.WARNING
-        if fraction is not None:
-            return (-int(level), 0, round(fraction, 2), metric != "tx")
-        return (-int(level), 1, -min(z, 1e6), 0)
 
-    def low(metric: str, label: str, column: list) -> None:
-        values = [v for v in column if v is not None]
+def _slow(prefix: str, busy: list[tuple[Node, float | None, float | None]], idle: list[str],
+          rules: StragglerRules) -> list[_Finding]:
+    """Throughput findings of one plane (host, or RDMA with ``prefix`` "RDMA ") over its busy
+    nodes: TX with TX and RX with RX when the traffic is two-way, else every direction that
+    carries data with all of them. An unknown rate (None: a counter went back) is not compared."""
+    metric = "rdma_" if prefix else ""
+    both_ways = sum(min(rx or 0.0, tx or 0.0) >= rules.symmetric_ratio * max(rx or 0.0, tx or 0.0)
+                    for _, rx, tx in busy)
+    who = _who(len(busy), idle)
+    if 2 * both_ways >= len(busy):
+        groups = [[(n, "tx", tx) for n, _, tx in busy if tx is not None],
+                  [(n, "rx", rx) for n, rx, _ in busy if rx is not None]]
+        median_words, how = "the busy nodes' median", ""
+    else:
+        pool = [(n, d, v) for n, rx, tx in busy for d, v in (("tx", tx), ("rx", rx))
+                if v is not None and v > 0 and v >= rules.symmetric_ratio * max(rx or 0.0, tx or 0.0)]
+        groups = [pool]
+        median_words, how = "the busy nodes' median flow", "one-way traffic; "
+    out: list[_Finding] = []
+    for group in groups:
+        values = [v for _, _, v in group]
         if len(values) < rules.min_nodes:
-            return
+            continue
         mid = median(values)
+        if mid <= 0:
+            continue
         spread = _spread(values, mid)
-        for n, v in zip(up, column):
-            if v is None:
-                continue
+        for n, direction, v in group:
+            fraction = v / mid
             z = (mid - v) / spread
-            fraction = v / mid if mid else 1.0
-            if fraction < rules.far_fraction or (z >= rules.robust_z and fraction < rules.slow_fraction):
-                reason = (f"{n.name}: {label} {units.bits_per_s(v)} vs cluster median "
-                          f"{units.bits_per_s(mid)} ({fraction * 100:.0f} %)")
-                found.append((severity(metric, v, z, fraction), Straggler(n.name, metric, v, mid, reason)))
+            if fraction < rules.far_fraction:
+                rule = f"flagged below {_pct(rules.far_fraction)}"
+            elif fraction < rules.slow_fraction and z >= rules.robust_z:
+                rule = f"flagged: below {_pct(rules.slow_fraction)} and {z:.1f} σ under it"
+            else:
+                continue
+            label = f"{prefix}{direction.upper()}"
+            short = f"{label} {units.bits_per_s(v)}, {_pct(fraction)} of {median_words} {units.bits_per_s(mid)}"
+            reason = f"{n.name}: {short} ({how}{rule}; {who})"
+            headline = f"{n.name}: {label} {units.bits_per_s(v)}, {_pct(fraction)} of median {units.bits_per_s(mid)}"
+            order = _SENDS if direction == "tx" else _RECEIVES
+            out.append(_Finding((-int(Level.WARNING), order, round(fraction, 3), n.name),
+                                Straggler(n.name, metric + direction, v, mid, reason, headline),
+                                f"{label} {units.bits_per_s(v)} ({_pct(fraction)})", True))
+    # a starved receiver: its slow senders are named first, and in its reason
+    senders = [f.straggler.node for f in out if f.key[1] == _SENDS]
+    if senders:
+        cause = f"; {', '.join(senders[:2])}{' …' if len(senders) > 2 else ''} sending slowly may starve it"
+        out = [f if f.key[1] == _SENDS or f.straggler.node in senders else
+               _Finding(f.key, _with_reason(f.straggler, f.straggler.reason + cause), f.short, True) for f in out]
+    return out
+
+
+def _with_reason(s: Straggler, reason: str) -> Straggler:
+    return replace(s, reason=reason)
+
+
+def _excesses(peers: list[Node], idle: list[str], rules: StragglerRules) -> list[_Finding]:
+    """Retransmits, drops, softirq, pause frames and CNPs far above the busy nodes' median."""
+    who = _who(len(peers), idle)
+    out: list[_Finding] = []
 
     def high(metric: str, label: str, column: list, floor: float, show) -> None:
         values = [v for v in column if v is not None]
@@ -114,33 +217,22 @@ def find_stragglers(nodes: Iterable[Node], rules: StragglerRules | None = None) 
             return
         mid = median(values)
         spread = _spread(values, mid)
-        for n, v in zip(up, column):
+        for n, v in zip(peers, column):
             if v is None or v < floor:  # far above a clean fleet, but still harmless
                 continue
             z = (v - mid) / spread
             if z >= rules.robust_z:
-                reason = f"{n.name}: {label} {show(v)} vs cluster median {show(mid)}"
-                found.append((severity(metric, v, z), Straggler(n.name, metric, v, mid, reason)))
+                t = _METRIC_THRESHOLD.get(metric)
+                level = DEFAULT_THRESHOLDS[t].level(v) if t else Level.WARNING
+                short = f"{label} {show(v)}"
+                reason = (f"{n.name}: {short} vs the busy nodes' median {show(mid)} "
+                          f"(flagged {rules.robust_z:g} σ above it; {who})")
+                headline = f"{n.name}: {short} vs median {show(mid)}"
+                out.append(_Finding((-int(level), _EXCESS, -min(z, 1e6), n.name),
+                                    Straggler(n.name, metric, v, mid, reason, headline), short, False))
 
-    # each metric as a column over ``up`` (one pass over the nodes' summaries each)
-    sums = [n.summary for n in up]
-    floor = rules.busy_floor_bytes_per_s
-    rdma_rx = [s.rdma_rx_bytes_per_s for s in sums]
-    rdma_busy = [rx + (s.rdma_tx_bytes_per_s or 0.0) for rx, s in zip(rdma_rx, sums) if rx is not None]
-    if len(rdma_busy) >= rules.min_nodes and median(rdma_busy) >= floor:
-        low("rdma_rx", "RDMA RX", rdma_rx)
-        low("rdma_tx", "RDMA TX", [s.rdma_tx_bytes_per_s for s in sums])
-    rx = [s.rx_bytes_per_s for s in sums]
-    tx = [s.tx_bytes_per_s for s in sums]
-    if median((a or 0.0) + (b or 0.0) for a, b in zip(rx, tx)) >= floor:
-        balance = [min(a or 0.0, b or 0.0) / max(a or 0.0, b or 0.0, 1e-9) for a, b in zip(rx, tx)]
-        balance.sort()
-        if balance[(3 * (len(balance) - 1)) // 4] >= rules.symmetric_ratio:
-            low("rx", "RX", rx)
-            low("tx", "TX", tx)
-        else:
-            low("total", "RX+TX", [None if a is None and b is None else (a or 0.0) + (b or 0.0) for a, b in zip(rx, tx)])
-    high("retrans", "TCP retransmits", [_retrans_ratio(n, rules.min_out_segs_per_s) for n in up],
+    sums = [n.summary for n in peers]
+    high("retrans", "TCP retransmits", [_retrans_ratio(n, rules.min_out_segs_per_s) for n in peers],
          rules.min_retrans_ratio, units.ratio_percent)
     high("drops", "drops", [s.drops_per_s for s in sums], rules.min_drops_per_s, lambda v: f"{units.per_s(v)}/s")
     high("softirq", "softirq", [s.hottest_softirq_percent for s in sums], rules.min_softirq_percent,
@@ -148,12 +240,52 @@ def find_stragglers(nodes: Iterable[Node], rules: StragglerRules | None = None) 
     high("pause", "pause frames", [s.pause_per_s for s in sums], rules.min_pause_per_s,
          lambda v: f"{units.per_s(v)}/s")
     high("cnp", "CNPs", [s.cnp_per_s for s in sums], rules.min_cnp_per_s, lambda v: f"{units.per_s(v)}/s")
-    found.sort(key=lambda sz: sz[0])
-    # one line per node: its strongest reason
-    seen: set[str] = set()
+    return out
+
+
+def _one_per_node(findings: list[_Finding]) -> list[Straggler]:
+    """One straggler per node: its throughput finding when it has one (what makes it the
+    short plank), else its worst; the others after "also". Nodes ordered by their worst."""
+    by_node: dict[str, list[_Finding]] = {}
+    for f in sorted(findings, key=lambda f: f.key):
+        by_node.setdefault(f.straggler.node, []).append(f)
     out = []
-    for _, s in found:
-        if s.node not in seen:
-            seen.add(s.node)
-            out.append(s)
+    for node_findings in by_node.values():  # in the order of each node's worst finding
+        lead = next((f for f in node_findings if f.throughput), node_findings[0])
+        rest = [f.short for f in node_findings if f is not lead]
+        s = lead.straggler
+        out.append(_with_reason(s, s.reason + "; also " + ", ".join(rest)) if rest else s)
+    return out
+
+
+def pair_stragglers(verdict: Verdict) -> list[Straggler]:
+    """The suspects of a pair test's verdict as stragglers (metric "pairs"), most failing
+    tests first: value the node's median Gbit/s as bytes/s the way it is suspect in, median
+    the best pairs' rate (or the pairs' median) in bytes/s."""
+    out = []
+    if verdict.expected_gbps is not None:
+        reference, against = verdict.expected_gbps, "the best pairs'"
+    else:
+        reference, against = verdict.median_gbps, "the pairs' median"
+    for name in verdict.suspects:
+        s = verdict.nodes.get(name)
+        if s is None or not s.suspect:
+            continue
+        sends = f"{s.sends_failing} of {s.sends} sends fail"
+        receives = f"{s.receives_failing} of {s.receives} receives fail"
+        if s.suspect == SENDING:
+            words, gbps = f"sends slowly, {sends}", s.out_median_gbps
+        elif s.suspect == RECEIVING:
+            words, gbps = f"receives slowly, {receives}", s.in_median_gbps
+        else:
+            assert s.suspect == BOTH_WAYS
+            medians = [g for g in (s.out_median_gbps, s.in_median_gbps) if g is not None]
+            words, gbps = f"slow both ways, {sends}, {receives}", min(medians) if medians else None
+        value = None if gbps is None else gbps * 1e9 / 8
+        ref = None if reference is None else reference * 1e9 / 8
+        numbers = "" if value is None else f" (median {units.bits_per_s(value)}" + (
+            f" vs {against} {units.bits_per_s(ref)})" if ref is not None else ")")
+        headline = f"{name}: the pair test names it: {words}"
+        out.append(Straggler(name, "pairs", value if value is not None else 0.0, ref or 0.0, headline + numbers,
+                             headline))
     return out

@@ -231,11 +231,20 @@ class NetuiApp(App):
 
     def record_test(self, kind: str, document: dict) -> None:
         """A test finished: kept as the last of its kind (the doctor takes the latency test's
-        RTTs), and into the recording, when one is running."""
+        RTTs), a pair test's suspects made stragglers, and into the recording, when one is
+        running."""
         self.last_tests[kind] = document
         recorder = getattr(self.monitor, "recorder", None)
         if recorder is not None:
             recorder.test(kind, document)
+        if kind == "pair-test":
+            self.monitor.pair_test_done(document)  # the grid shows them from its next repaint
+
+    def action_clear_pair_suspects(self) -> None:
+        cleared = self.monitor.clear_pair_suspects()
+        self.refresh_screen()
+        self.notify(f"no longer suspects of a pair test: {', '.join(cleared)}" if cleared
+                    else "no pair test suspects to clear", timeout=2)
 
     def start_pair_test(self, tool: str, nodes: list[str], *, matrix: bool) -> None:
         """Ask for the settings (the last ones offered), then run the test on its screen."""
@@ -392,6 +401,11 @@ class NetuiApp(App):
         else:
             yield SystemCommand("Record / stop", "Record samples, states and events to a file (w)",
                                 self.action_toggle_recording)
+            if self.monitor.fleet.pair_suspects:
+                yield SystemCommand("Clear pair-test suspects",
+                                    "The nodes the last pair tests named are stragglers no more: "
+                                    + ", ".join(self.monitor.fleet.pair_suspects),
+                                    self.action_clear_pair_suspects)
         yield SystemCommand("Bits / bytes", "Show throughput in bits/s or bytes/s", self.action_toggle_bytes)
         yield SystemCommand("All interfaces", "Show loopback and virtual interfaces too", self.action_toggle_all)
         yield SystemCommand("Longer interval", "Sample less often (+)", self.action_slower)

@@ -97,7 +97,8 @@ class StatusBar(Static):
         if fleet.stragglers:  # the short plank: cut first when the line is too long
             s = fleet.stragglers[0]
             more = f" (+{len(fleet.stragglers) - 1})" if len(fleet.stragglers) > 1 else ""
-            text.append(f" │ straggler {s.reason}{more}", style=f"bold {theme.get('warning', '')}".strip())
+            text.append(f" │ straggler {s.headline or s.reason}{more}",
+                        style=f"bold {theme.get('warning', '')}".strip())
         return text
 
     @staticmethod

@@ -21,6 +21,7 @@ critical = inf
 [straggler]
 min_nodes = 4
 robust_z = 5.0
+idle_floor_bytes_per_s = 2_500_000  # 20 Mbit/s of monitoring is still idle here
 """
 
 
@@ -34,6 +35,7 @@ def test_a_good_file_overrides_only_what_it_names(tmp_path):
         "pause_per_s": Threshold(100, 10_000, float("inf")),
     }
     assert c.straggler.min_nodes == 4 and c.straggler.robust_z == 5.0 and c.path == str(path)
+    assert c.straggler.idle_floor_bytes_per_s == 2.5e6 and c.straggler.symmetric_ratio == 0.05  # the default
 
 
 @pytest.mark.parametrize("text, message", [

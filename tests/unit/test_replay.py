@@ -142,3 +142,47 @@ async def test_seeking_through_checkpoints_gives_the_state_of_playing_through(mo
                                                                            b.samples_seen)
         assert a.history["rx_bytes_per_s"].values() == b.history["rx_bytes_per_s"].values()
     assert jumpy.fleet["node1"] is not jumpy._checkpoints[10]["node1"]  # a copy: the checkpoint stays as it was
+
+
+async def test_a_pair_tests_suspects_are_stragglers_live_and_in_replay_alike(tmp_path):
+    """The lab capture through a live Monitor that records, with the saved iperf3 matrix
+    (a tbf towards node3) ending at 0:20 as the UI ends one; the replay of that recording
+    shows the same stragglers at every tick, node3 named by the pair test once idle."""
+    import json
+
+    from netui.engine.recording import load_recording
+    from netui.engine.sources import ReplaySource
+    from tests.replayed import PAIR_AT, PAIR_TEST
+
+    capture = load_recording(str(CAPTURE))
+    m = Monitor([ReplaySource(name, samples) for name, samples in sorted(capture.items())], interval_s=1.0,
+                history_s=60)
+    start = min(s[0].wall_s for s in capture.values())
+    tick = 0
+    recorder = m.start_recording(tmp_path / "r.ndjson.gz", clock=lambda: round(start + tick, 3))
+    live = []
+    for tick in range(len(next(iter(capture.values())))):
+        await m.tick()
+        live.append([s.reason for s in m.fleet.stragglers])
+        if tick == PAIR_AT:
+            document = json.loads(PAIR_TEST.read_text())
+            recorder.test("pair-test", document)  # what the UI does when a test ends
+            m.pair_test_done(document)
+    m.stop_recording()
+    assert not any("pair test" in r for reasons in live[:PAIR_AT + 1] for r in reasons)
+    assert live[-1] == ["node3: the pair test names it: receives slowly, 3 of 3 receives fail "
+                        "(median 187 Mb/s vs the pairs' median 9.7 Gb/s)"]  # the fleet is idle by then
+    assert any(r.startswith("node3: ") and r.endswith("the pair test names it too") for r in live[PAIR_AT + 1])
+
+    replay = ReplayMonitor(load(tmp_path / "r.ndjson.gz"))
+    replayed = []
+    while not replay.at_end:
+        await replay.tick()
+        replayed.append([s.reason for s in replay.fleet.stragglers])
+    assert replayed == live
+    flagged = [e for e in replay.events if e.record["type"] == "straggler" and e.record.get("metric") == "pairs"]
+    assert [e.record["node"] for e in flagged] == ["node3"]
+    replay.seek(replay.recording.start_t + 10)  # before the test: no suspect
+    assert not replay.fleet.pair_suspects and all(s.metric != "pairs" for s in replay.fleet.stragglers)
+    replay.seek(replay.recording.end_t)
+    assert [s.metric for s in replay.fleet.stragglers] == ["pairs"]

@@ -1,78 +1,197 @@
-"""Straggler detection: the node unlike its peers, said in words."""
+"""Straggler detection: the busy node unlike its busy peers, said in words with the rule."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from netui.model.fleet import Fleet
 from netui.model.node import Node, NodeState
-from netui.model.straggler import StragglerRules, find_stragglers
-from tests.synth import node_sample
+from netui.model.pairs import PairResult
+from netui.model.pairverdict import judge
+from netui.model.straggler import StragglerRules, find_stragglers, pair_stragglers
+from tests.synth import counters, node_sample
+
+G, M = 1e9, 1e6  # bits/s
 
 
-def cluster(rates_gbps: dict[str, float], **extra) -> list[Node]:
+def flows(spec: dict[str, tuple[float, float]], **extra) -> list[Node]:
+    """Nodes moving at constant (RX, TX) bits/s."""
     nodes = []
-    for name, gbps in rates_gbps.items():
+    for name, (rx, tx) in spec.items():
         n = Node(name, history_s=10)
-        kw = extra.get(name, {})
         for k in range(3):
-            n.observe(node_sample(k, rx_bps=gbps * 1e9, tx_bps=gbps * 1e9, **kw))
+            n.observe(node_sample(k, rx_bps=rx, tx_bps=tx, **extra.get(name, {})))
         nodes.append(n)
     return nodes
 
 
-def test_the_slow_node_is_named_with_numbers():
+def cluster(rates_gbps: dict[str, float], **extra) -> list[Node]:
+    """Two-way traffic: each node receives what it sends."""
+    return flows({name: (g * G, g * G) for name, g in rates_gbps.items()}, **extra)
+
+
+def names(found) -> list[str]:
+    return [s.node for s in found]
+
+
+# --- idle nodes and idle fleets -----------------------------------------------------------------
+
+def test_an_idle_fleet_flags_nobody_whatever_its_noise():
+    idle = {f"n{i}": (0.0, 0.0) for i in range(8)}
+    idle["n3"] = (80e3, 80e3)  # ssh and monitoring
+    # an idle node dropping LLDP frames or retransmitting on its ssh stream is no straggler
+    noise = {"n5": {"drops_per_s": 3}, "n6": {"out_segs_per_s": 2_000, "retrans_per_s": 600}}
+    assert find_stragglers(flows(idle, **noise)) == []
+    # chatter above the idle floor on every node is still no busy cluster (median below 100 Mbit/s)
+    assert find_stragglers(flows({f"n{i}": (15 * M, 15 * M + i * M) for i in range(6)}, **noise)) == []
+
+
+def test_one_busy_node_among_idle_ones_flags_nobody():
+    # one pair moves data, two nodes are idle: two busy nodes cannot say who is odd, and the
+    # idle ones are not in the traffic
+    spec = {"n1": (0.002 * G, 3 * G), "n2": (3 * G, 0.002 * G), "n3": (0.0, 0.0), "n4": (0.0, 0.0)}
+    assert find_stragglers(flows(spec)) == []
+    spec = {"n1": (3 * G, 3 * G), "n2": (0.0, 0.0), "n3": (0.0, 0.0), "n4": (0.0, 0.0)}
+    assert find_stragglers(flows(spec)) == []
+
+
+def test_idle_nodes_beside_a_busy_cluster_are_not_compared_and_the_reason_says_so():
+    spec = {f"node{i}": (3 * G, 3 * G) for i in range(1, 5)}
+    spec["node3"] = (3 * G, 0.191 * G)
+    spec["node4"] = (0.191 * G, 3 * G)
+    spec["node5"] = spec["node6"] = (0.0, 0.0)  # not in the job
+    found = find_stragglers(flows(spec))
+    assert names(found) == ["node3", "node4"]
+    assert found[0].reason == ("node3: TX 191 Mb/s, 6 % of the busy nodes' median 3 Gb/s "
+                               "(flagged below 25 %; 4 busy; node5, node6 idle, not compared)")
+
+
+# --- slow links ---------------------------------------------------------------------------------
+
+def test_one_shaped_node_of_four_is_named_first_with_numbers_and_rule():
+    # the 4-node lab ring at 3 Gbit/s with node3's eth0 capped to 200 Mbit/s by tbf: node3
+    # sends 191 Mbit/s, node4 receives only that; node2's flow to node3 suffers from node3's
+    # delayed ACKs (a real sample: before, the traffic counted as one-way and nobody was named)
+    spec = {"node1": (3.002 * G, 3.003 * G), "node2": (3.006 * G, 1.140 * G),
+            "node3": (1.329 * G, 0.192 * G), "node4": (0.192 * G, 3.004 * G)}
+    found = find_stragglers(flows(spec))
+    assert names(found) == ["node3", "node4"]  # the slow sender first: the cause
+    node3, node4 = found
+    assert node3.metric == "tx" and round(node3.value * 8 / M) == 192
+    assert node3.reason == ("node3: TX 192 Mb/s, 9 % of the busy nodes' median 2.07 Gb/s "
+                            "(flagged below 25 %; all 4 busy)")
+    assert node3.headline == "node3: TX 192 Mb/s, 9 % of median 2.07 Gb/s"  # for the status bar
+    assert node4.metric == "rx"
+    assert node4.reason.endswith("; node3 sending slowly may starve it")
+
+
+def test_the_slow_node_of_eight_is_named_with_every_low_direction():
     speeds = {f"node{i:02d}": 92.0 + (i % 3) for i in range(1, 9)}
     speeds["node07"] = 11.0
     found = find_stragglers(cluster(speeds))
-    assert [s.node for s in found] == ["node07"]
-    # RX and TX are both low; the TX side is named (a slow sender starves its peer)
-    assert found[0].reason == "node07: TX 11 Gb/s vs cluster median 93 Gb/s (12 %)"
+    assert names(found) == ["node07"]
+    assert found[0].reason == ("node07: TX 11 Gb/s, 12 % of the busy nodes' median 93 Gb/s "
+                               "(flagged below 25 %; all 8 busy); also RX 11 Gb/s (12 %)")
 
 
-def test_a_uniform_or_idle_cluster_flags_nobody():
+def test_two_shaped_nodes_of_four_are_both_named():
+    # a ring 1→2→3→4→1 at 3 Gbit/s; node1 and node3 send at 191 Mbit/s: every node now has
+    # one fast and one slow direction, which is no longer "one-way" at 6 %
+    slow, fast = 0.191 * G, 3 * G
+    spec = {"node1": (fast, slow), "node2": (slow, fast), "node3": (fast, slow), "node4": (slow, fast)}
+    found = find_stragglers(flows(spec))
+    assert names(found) == ["node1", "node3", "node2", "node4"]
+    assert [s.metric for s in found] == ["tx", "tx", "rx", "rx"]
+    assert "node1, node3 sending slowly may starve it" in found[2].reason
+    # neighbours shaped: node2 and node3 send slowly
+    spec = {"node1": (fast, fast), "node2": (fast, slow), "node3": (slow, slow), "node4": (slow, fast)}
+    found = find_stragglers(flows(spec))
+    assert names(found)[:2] == ["node2", "node3"] and {s.metric for s in found[:2]} == {"tx"}
+    assert set(names(found)) == {"node2", "node3", "node4"}
+
+
+def test_a_uniform_fleet_flags_nobody():
     assert find_stragglers(cluster({f"n{i}": 50.0 + i * 0.5 for i in range(8)})) == []
-    idle = {f"n{i}": 0.0 for i in range(8)}
-    idle["n3"] = 0.00001
-    assert find_stragglers(cluster(idle)) == []
-
-
-def test_a_retransmitting_node_is_flagged_even_at_full_speed():
-    speeds = {f"n{i}": 40.0 for i in range(6)}
-    found = find_stragglers(cluster(speeds, n4={"retrans_per_s": 8000}))
-    assert [s.node for s in found] == ["n4"]
-    assert "TCP retransmits 10.00% vs cluster median 0%" in found[0].reason
+    assert find_stragglers(cluster({f"n{i}": 0.191 for i in range(4)})) == []  # uniformly slow
 
 
 def test_two_of_three_cannot_outvote_and_down_nodes_do_not_count():
     nodes = cluster({"a": 90.0, "b": 90.0, "c": 5.0})
-    assert [s.node for s in find_stragglers(nodes)] == ["c"]
+    assert names(find_stragglers(nodes)) == ["c"]
     nodes[0].fail(NodeState.DOWN, "gone")
     assert find_stragglers(nodes) == []  # two nodes up: too few to tell who is odd
     assert find_stragglers(cluster({"a": 90.0, "b": 90.0, "c": 5.0}), StragglerRules(min_nodes=4)) == []
 
 
-def test_one_way_traffic_compares_totals_not_directions():
-    # two iperf3-like pairs: senders have no RX, receivers no TX — nobody is a straggler for that
-    nodes = []
-    for name, rx, tx in [("s1", 0.001, 9.0), ("r1", 9.0, 0.001), ("s2", 0.001, 8.5), ("r2", 8.6, 0.001)]:
-        n = Node(name, history_s=10)
-        for k in range(3):
-            n.observe(node_sample(k, rx_bps=rx * 1e9, tx_bps=tx * 1e9))
-        nodes.append(n)
-    assert find_stragglers(nodes) == []
-    # a pair far below the others' totals is still named, by RX+TX
-    slow = Node("s3", history_s=10)
-    for k in range(3):
-        slow.observe(node_sample(k, rx_bps=1e6, tx_bps=0.5e9))
-    found = find_stragglers(nodes + [slow])
-    assert [s.node for s in found] == ["s3"] and found[0].metric == "total"
-    assert found[0].reason.startswith("s3: RX+TX 501 Mb/s vs cluster median")
+# --- one-way traffic ----------------------------------------------------------------------------
+
+def test_one_way_flows_compare_senders_tx_and_receivers_rx_not_acks():
+    # iperf3 pairs: a receiver's TX is its ACKs (the lab: 2 Mbit/s for 3 Gbit/s), nobody is a
+    # straggler for that
+    spec = {"s1": (2 * M, 3 * G), "r1": (3 * G, 2 * M), "s2": (2 * M, 2.9 * G), "r2": (2.95 * G, 2 * M)}
+    assert find_stragglers(flows(spec)) == []
+    # the lab: node1→node2 at 3 Gbit/s, node3→node4 with node3 capped to 200 Mbit/s
+    spec = {"node1": (2 * M, 3.005 * G), "node2": (3.005 * G, 2 * M),
+            "node3": (0.2 * M, 0.191 * G), "node4": (0.191 * G, 0.2 * M)}
+    found = find_stragglers(flows(spec))
+    assert names(found) == ["node3", "node4"] and [s.metric for s in found] == ["tx", "rx"]
+    assert found[0].reason == ("node3: TX 191 Mb/s, 12 % of the busy nodes' median flow 1.6 Gb/s "
+                               "(one-way traffic; flagged below 25 %; all 4 busy)")
+    assert found[1].reason.startswith("node4: RX 191 Mb/s, 12 % of the busy nodes' median flow")
+    assert found[1].reason.endswith("node3 sending slowly may starve it")
 
 
-def rdma_cluster(specs: dict[str, dict]) -> list[Node]:
+def test_a_slow_sender_is_named_before_the_receivers_it_starves():
+    # one sender feeds three receivers (one-way), and is capped: its TX is low against the
+    # other senders', so are the receivers' RX; the sender comes first
+    spec = {f"s{i}": (1 * M, 9 * G) for i in range(1, 4)}
+    spec |= {f"r{i}": (3 * G, 1 * M) for i in range(1, 10)}
+    spec["s2"] = (1 * M, 0.3 * G)
+    spec |= {"r4": (0.1 * G, 1 * M), "r5": (0.1 * G, 1 * M), "r6": (0.1 * G, 1 * M)}
+    found = find_stragglers(flows(spec))
+    assert names(found)[0] == "s2" and found[0].metric == "tx"
+    assert set(names(found)[1:]) == {"r4", "r5", "r6"}
+    assert all(s.reason.endswith("s2 sending slowly may starve it") for s in found[1:])
+
+
+# --- excesses -----------------------------------------------------------------------------------
+
+def test_a_retransmitting_node_is_flagged_even_at_full_speed():
+    speeds = {f"n{i}": 40.0 for i in range(6)}
+    found = find_stragglers(cluster(speeds, n4={"retrans_per_s": 8000}))
+    assert names(found) == ["n4"]
+    assert found[0].reason == ("n4: TCP retransmits 10.00% vs the busy nodes' median 0% "
+                               "(flagged 3.5 σ above it; all 6 busy)")
+
+
+def test_a_slow_node_that_also_retransmits_is_named_by_its_throughput():
+    speeds = {f"n{i}": 40.0 for i in range(6)}
+    speeds["n2"] = 2.0
+    found = find_stragglers(cluster(speeds, n2={"retrans_per_s": 8000}))
+    assert names(found) == ["n2"] and found[0].metric == "tx"
+    # its other findings follow, the worst first (10 % retransmits are critical)
+    assert found[0].reason.endswith("; also TCP retransmits 10.00%, RX 2 Gb/s (5 %)")
+
+
+def test_a_ratio_over_a_handful_of_segments_names_nobody():
+    busy = {f"n{i}": 5.0 for i in range(5)}
+    quiet = {name: {"out_segs_per_s": 20} for name in busy}
+    quiet["n2"] = {"out_segs_per_s": 2, "retrans_per_s": 1}  # 1 of its 2 segments: 50 %
+    assert find_stragglers(cluster(busy, **quiet)) == []
+    # the same ratio over real traffic is a straggler
+    many = {name: {"out_segs_per_s": 20_000} for name in busy}
+    many["n2"] = {"out_segs_per_s": 20_000, "retrans_per_s": 10_000}
+    assert names(find_stragglers(cluster(busy, **many))) == ["n2"]
+
+
+# --- RDMA ---------------------------------------------------------------------------------------
+
+def rdma_cluster(specs: dict[str, dict], host_bps: float = 1e6) -> list[Node]:
     nodes = []
     for name, rdma in specs.items():
         n = Node(name, history_s=10)
         for k in range(3):
-            n.observe(node_sample(k, rx_bps=1e6, tx_bps=1e6, rdma=rdma))
+            n.observe(node_sample(k, rx_bps=host_bps, tx_bps=host_bps, rdma=rdma))
         nodes.append(n)
     return nodes
 
@@ -83,16 +202,29 @@ def test_pause_storms_and_cnps_are_named_in_words():
     specs["n5"] = specs["n5"] | {"cnp_per_s": 9000}
     found = {s.node: s for s in find_stragglers(rdma_cluster(specs))}
     assert set(found) == {"n2", "n5"}
-    assert found["n2"].metric == "pause" and found["n2"].reason == "n2: pause frames 5 k/s vs cluster median 2.0/s"
-    assert found["n5"].metric == "cnp" and found["n5"].reason.startswith("n5: CNPs 13.5 k/s vs cluster median 6.0/s")
+    assert found["n2"].metric == "pause"
+    assert found["n2"].reason == ("n2: pause frames 5 k/s vs the busy nodes' median 2.0/s "
+                                  "(flagged 3.5 σ above it; all 6 busy)")
+    assert found["n5"].metric == "cnp"
+    assert found["n5"].reason.startswith("n5: CNPs 13.5 k/s vs the busy nodes' median 6.0/s")
 
 
 def test_a_slow_rdma_node_is_named_even_when_tcp_is_quiet():
     specs = {f"n{i}": {"rx_bps": 90e9, "tx_bps": 90e9} for i in range(5)}
     specs["n3"] = {"rx_bps": 90e9, "tx_bps": 9e9}
     found = find_stragglers(rdma_cluster(specs))
-    assert [s.node for s in found] == ["n3"]
-    assert found[0].reason == "n3: RDMA TX 9 Gb/s vs cluster median 90 Gb/s (10 %)"
+    assert names(found) == ["n3"]
+    assert found[0].reason == ("n3: RDMA TX 9 Gb/s, 10 % of the busy nodes' median 90 Gb/s "
+                               "(flagged below 25 %; all 5 busy)")
+
+
+def test_one_way_rdma_is_judged_by_its_own_totals():
+    specs = {"n1": {"rx_bps": 0, "tx_bps": 90e9}, "n2": {"rx_bps": 90e9, "tx_bps": 0},
+             "n3": {"rx_bps": 0, "tx_bps": 9e9}, "n4": {"rx_bps": 9e9, "tx_bps": 0},
+             "n5": {"rx_bps": 0, "tx_bps": 88e9}, "n6": {"rx_bps": 88e9, "tx_bps": 0}}
+    found = find_stragglers(rdma_cluster(specs))
+    assert names(found) == ["n3", "n4"] and [s.metric for s in found] == ["rdma_tx", "rdma_rx"]
+    assert "one-way traffic" in found[0].reason
 
 
 def test_host_chatter_on_a_busy_rdma_cluster_names_nobody():
@@ -107,13 +239,69 @@ def test_host_chatter_on_a_busy_rdma_cluster_names_nobody():
     assert find_stragglers(nodes) == []
 
 
-def test_a_ratio_over_a_handful_of_segments_names_nobody():
-    # an idle cluster: one node retransmitted 1 of its 2 segments in the interval (50 %)
-    idle = {f"n{i}": 0.0 for i in range(5)}
-    quiet = {name: {"out_segs_per_s": 20} for name in idle}
-    quiet["n2"] = {"out_segs_per_s": 2, "retrans_per_s": 1}
-    assert find_stragglers(cluster(idle, **quiet)) == []
-    # the same ratio over real traffic is a straggler
-    busy = {name: {"out_segs_per_s": 20_000} for name in idle}
-    busy["n2"] = {"out_segs_per_s": 20_000, "retrans_per_s": 10_000}
-    assert [s.node for s in find_stragglers(cluster(idle, **busy))] == ["n2"]
+# --- pair tests ---------------------------------------------------------------------------------
+
+def ring_matrix(slow_senders: set[str], nodes=("node1", "node2", "node3", "node4")) -> list[PairResult]:
+    """Every ordered pair; a slow sender's pairs at 0.19 Gbit/s, the others at 9.4."""
+    return [PairResult(a, b, "iperf3", 0.19 if a in slow_senders else 9.4, True)
+            for a in nodes for b in nodes if a != b]
+
+
+def test_pair_test_suspects_are_stragglers_with_the_verdicts_words():
+    verdict = judge(ring_matrix({"node3"}))
+    assert verdict.suspects == ["node3"]
+    [s] = pair_stragglers(verdict)
+    assert s.node == "node3" and s.metric == "pairs"
+    assert s.reason == ("node3: the pair test names it: sends slowly, 3 of 3 sends fail "
+                        "(median 190 Mb/s vs the best pairs' 9.4 Gb/s)")
+    assert round(s.value * 8 / M) == 190
+
+
+def test_pair_suspects_stay_until_a_later_test_of_the_node_or_the_user_clears_them():
+    fleet = Fleet(["node1", "node2", "node3", "node4"])
+    for n in fleet:
+        for k in range(3):
+            n.observe(node_sample(k))  # an idle fleet: nothing flagged by traffic
+    fleet.update_stragglers()
+    assert fleet.stragglers == []
+    fleet.take_pair_verdict(judge(ring_matrix({"node2", "node3"})))
+    fleet.update_stragglers()
+    assert names(fleet.stragglers) == ["node2", "node3"]
+    assert fleet["node3"].straggler.metric == "pairs" and fleet["node3"].level >= 2
+    # a later test of node1 and node2 only: node2 passes and is cleared, node3 stays
+    fleet.take_pair_verdict(judge([PairResult("node1", "node2", "iperf3", 9.4, True),
+                                   PairResult("node2", "node1", "iperf3", 9.4, True)],
+                                  link_speed_mbps={"node1": 10_000, "node2": 10_000}))
+    fleet.update_stragglers()
+    assert names(fleet.stragglers) == ["node3"]
+    assert fleet.clear_pair_suspects() == ["node3"]
+    fleet.update_stragglers()
+    assert fleet.stragglers == [] and fleet["node3"].straggler is None
+
+
+def test_a_node_flagged_by_traffic_and_by_a_pair_test_is_one_straggler_led_by_its_traffic():
+    speeds = {f"node{i}": 3.0 for i in range(1, 5)}
+    speeds["node3"] = 0.19
+    fleet = Fleet(list(speeds))
+    for n in fleet:
+        for k in range(3):
+            n.observe(node_sample(k, rx_bps=speeds[n.name] * G, tx_bps=speeds[n.name] * G))
+    fleet.take_pair_verdict(judge(ring_matrix({"node3"})))
+    fleet.update_stragglers()
+    assert names(fleet.stragglers) == ["node3"]
+    assert fleet.stragglers[0].metric == "tx"
+    assert fleet.stragglers[0].reason.endswith("; the pair test names it too")
+
+
+def test_an_unknown_rate_is_not_compared():
+    # n2's RX counter went back this interval (a driver reset): unknown, not 0 b/s
+    nodes = cluster({f"n{i}": 3.0 for i in range(1, 5)})
+    n2 = Node("n2", history_s=10)
+    for k in range(2):
+        n2.observe(node_sample(k, rx_bps=3 * G, tx_bps=3 * G))
+    later = node_sample(2, rx_bps=3 * G, tx_bps=3 * G)
+    eth0 = later.interfaces["eth0"]
+    reset = eth0._replace(counters=counters(rx_bytes=10, tx_bytes=int(3 * G / 8 * 2)))
+    n2.observe(replace(later, interfaces={**later.interfaces, "eth0": reset}))
+    assert n2.summary.rx_bytes_per_s is None and n2.summary.tx_bytes_per_s
+    assert find_stragglers(nodes[:1] + [n2] + nodes[2:]) == []
