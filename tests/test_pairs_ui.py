@@ -381,10 +381,11 @@ async def test_latency_from_the_grid_in_the_lab_and_esc_cancels(lab):
 # --- the dialogs at 80×24 -------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
 @pytest.mark.parametrize("key", ["T", "R", "l"])
-async def test_each_settings_dialog_fits_80_by_24_with_its_buttons_in_sight(key):
+async def test_each_settings_dialog_fits_80_by_24_with_its_buttons_in_sight(key, size):
     app = scripted_app()
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=size) as pilot:
         await poll(app, pilot)
         await pilot.press(key)
         await pilot.pause()

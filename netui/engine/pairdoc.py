@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -192,6 +193,23 @@ def gbps_text(gbps: float | None) -> str:
     return f"{gbps:.3g}" if gbps < 100 else f"{gbps:.0f}"
 
 
+def gbps_cell_format(values) -> Callable[[float | None], str]:
+    """One precision for every cell of a matrix, so the decimals line up: from the largest
+    value ("187", "24.1", "9.87"), with more digits when the smallest needs them to keep two
+    significant ones (a 0.19 Gbit/s pair beside 10 Gbit/s ones: "10.20" and "0.19")."""
+    known = [v for v in values if v is not None]
+    top = max(known, default=0.0)
+    low = min((v for v in known if v > 0), default=top)
+    digits = 0 if top >= 100 else 1 if top >= 10 else 2
+    if low > 0:
+        digits = max(digits, min(3, 1 - math.floor(math.log10(low))))
+
+    def fmt(gbps: float | None) -> str:
+        return "—" if gbps is None else f"{gbps:.{digits}f}"
+
+    return fmt
+
+
 def counters_text(result: PairResult) -> str:
     """Both ends' counters in a few words, the sender's first:
     "sender/receiver retrans 47/9 · drops 0/0 · softirq 35%/33%"."""
@@ -236,8 +254,9 @@ def text_report(report: PairTestReport) -> str:
     lines = [f"{s.tool} {report.how or ''} · {len(nodes)} nodes · {DIRECTION_LABELS[s.direction]} · "
              f"{report.rounds} rounds of {s.duration_s} s · {report.elapsed_s:.1f} s"]
     failing = {r.pair for r in verdict.failing}
+    cell_text = gbps_cell_format(r.gbps for r in report.results if r.ok)
     lines += matrix_lines(nodes, report.results, failing, corner="Gbit/s", legend="   (row sends, column receives)",
-                          min_width=7, cell=lambda r: "failed" if not r.ok else gbps_text(r.gbps))
+                          min_width=7, cell=lambda r: "failed" if not r.ok else cell_text(r.gbps))
     lines.append("")
     if report.refused:
         return "\n".join([lines[0], report.refused])

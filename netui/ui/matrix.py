@@ -27,7 +27,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from netui.engine.pairdoc import counters_text, export, gbps_text, node_lines, summary
+from netui.engine.pairdoc import counters_text, export, gbps_cell_format, gbps_text, node_lines, summary
 from netui.engine.pairtest import PairProgress, PairTest, PairTestReport
 from netui.engine.pairtools import BIDIR, DIRECTION_LABELS, PairSettings
 from netui.model import units
@@ -91,6 +91,7 @@ class Heatmap(Static):
         top = max(measured, default=0.0)
         failing = {r.pair for r in verdict.failing} if verdict else set()
         outliers = {r.pair for r in verdict.outliers} if verdict else set()
+        number = gbps_cell_format(measured)
 
         def cell(a: str, b: str) -> Text:
             r = by_pair.get((a, b))
@@ -101,13 +102,13 @@ class Heatmap(Static):
             need = verdict.required_gbps.get(r.pair) if verdict else None
             bg = scale_color(colors, scale_share(r.gbps, need, top))
             mark = "✗" if r.pair in failing else "!" if r.pair in outliers else " "
-            return Text(f"{gbps_text(r.gbps)} {mark}", style=Style(
+            return Text(f"{number(r.gbps)} {mark}", style=Style(
                 bgcolor=bg.rich_color, color=bg.get_contrast_text().rich_color, bold=r.pair in failing))
 
-        table = matrix_table(nodes, "send ↓  recv →", 7, cell, muted)
-        best = f" ({gbps_text(top)})" if top > 0 else ""
-        legend = Text(f"colour: the pass mark mid-scale, the best pair{best} at the top · ✗ fails · "
-                      "! outlier against the best pairs", style=muted)
+        table = matrix_table(nodes, "Gbit/s send ↓", 7, cell, muted)
+        best = f" ({gbps_text(top)} Gbit/s)" if top > 0 else ""
+        legend = Text(f"Gbit/s, row sends to column · colour: the pass mark mid-scale, the best pair{best} "
+                      "at the top · ✗ fails · ! outlier against the best pairs", style=muted)
         self.update(Group(table, legend))
 
 

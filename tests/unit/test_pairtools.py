@@ -241,7 +241,8 @@ def test_csv_text_and_export(tmp_path):
     assert lines.index("node1→node3  FAIL  0.19 Gbit/s") < lines.index("node1→node2  pass  10.2 Gbit/s")
     assert "  node3  sends 9.1 Gbit/s (0/1 fail)     receives 0.19 Gbit/s (2/2 fail)  ← suspect: receiving" \
         in lines
-    assert text.splitlines()[2].split()[:4] == ["node1", "·", "10.2", "0.19✗"]
+    # one precision in the whole matrix: the slow pair keeps two digits, the others line up with it
+    assert text.splitlines()[2].split()[:4] == ["node1", "·", "10.20", "0.19✗"]
     csv_path, json_path = export(report, tmp_path)
     assert csv_path.parent == tmp_path and csv_path.suffix == ".csv" and json_path.suffix == ".json"
     assert json.loads(json_path.read_text())["kind"] == "pair-test"
@@ -256,6 +257,12 @@ def test_summary_leads_with_what_was_not_tested():
 
 def test_small_formats():
     assert [gbps_text(v) for v in (None, 0.191, 9.87, 24.13, 187.4)] == ["—", "0.191", "9.87", "24.1", "187"]
+    from netui.engine.pairdoc import gbps_cell_format
+
+    assert [gbps_cell_format([187.4, 95.0])(v) for v in (187.4, 95.04, None)] == ["187", "95", "—"]
+    assert [gbps_cell_format([24.13, 9.87])(v) for v in (24.13, 9.87)] == ["24.1", "9.9"]
+    assert [gbps_cell_format([10.2, 0.191])(v) for v in (10.2, 0.191)] == ["10.20", "0.19"]
+    assert gbps_cell_format([9.4, 0.012])(0.012) == "0.012"
     r = sample_report().results[0]
     assert counters_text(r) == "sender/receiver retrans 3/0 · drops 0/0 · softirq 31%/30%"
     assert counters_text(sample_report().results[1]) == ""
