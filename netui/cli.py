@@ -126,12 +126,12 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         p = argparse.ArgumentParser(prog="netui snapshot",
                                     description="Take two samples one interval apart and print them once.",
                                     epilog=exit_epilog("a node is not up"))
-        p.add_argument("--json", action="store_true", help="print the JSON document (see README)")
+        p.add_argument("--json", action="store_true", help="print the JSON document (see docs/json.md)")
     elif command == "record":
         p = argparse.ArgumentParser(
             prog="netui record",
             description="Record raw samples, node states and health events to a file "
-                        "(gzip-compressed JSON lines, readable after a crash; see README).",
+                        "(gzip-compressed JSON lines, readable after a crash; see docs/recording.md).",
             epilog=exit_epilog(extra="130 interrupted (Ctrl-C)"))
         p.add_argument("-o", "--output", required=True, metavar="FILE")
         p.add_argument("--count", type=_positive_int, default=None, metavar="N", help="stop after N ticks")

@@ -96,7 +96,7 @@ def parse_config(text: str, source: str = "config.toml") -> Config:
         bad = levels.keys() - set(LEVELS)
         if bad:
             raise ConfigError(f"{where}.{sorted(bad)[0]}: unknown level (known: {', '.join(LEVELS)})")
-        # 0 means "any at all", as the README's "> 0/s" says: a level at exactly 0 would
+        # 0 means "any at all", as docs/health.md's "above 0/s" says: a level at exactly 0 would
         # mark every idle node, so it becomes the defaults' "above zero"
         values = {k: _number(f"{where}.{k}", v) or ABOVE_ZERO for k, v in levels.items()}
         t = replace(DEFAULT_THRESHOLDS[metric], **values)

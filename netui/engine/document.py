@@ -1,4 +1,4 @@
-"""The JSON document of ``netui snapshot --json`` (stable; documented in the README).
+"""The JSON document of ``netui snapshot --json`` (stable; documented in docs/json.md).
 
 Counters are the raw kernel values of the last sample; rates are per second over the last
 interval, ``null`` when unknown. Field names never change meaning; new fields may be added.

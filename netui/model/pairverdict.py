@@ -1,7 +1,7 @@
 """The verdict of a pair bandwidth test: which pairs fail, which nodes the failures point
 to, each node's summary as a sender and as a receiver, and the verdict in words.
 
-Pure: no I/O, no clock. The rules, as the README says them:
+Pure: no I/O, no clock. The rules, as docs/checks.md says them:
 
 - **The pass mark.** ``threshold_gbps`` when given; else ``threshold_percent`` % of the
   slower end's link speed when both ends' speeds are known; else the same share of what

@@ -84,12 +84,12 @@ def test_a_missing_default_file_is_no_error_but_a_named_one_is(tmp_path, monkeyp
         load_config(str(tmp_path / "nope.toml"))
 
 
-def test_the_readme_example_is_a_valid_config():
+def test_the_documented_example_is_a_valid_config():
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    block = readme.split("```toml\n", 1)[1].split("```", 1)[0]
-    c = parse_config(block, "README.md")
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "health.md").read_text()
+    block = doc.split("```toml\n", 1)[1].split("```", 1)[0]
+    c = parse_config(block, "docs/health.md")
     assert c.thresholds["pause_per_s"].careful == 100 and c.straggler.min_nodes == 4
 
 
