@@ -201,7 +201,7 @@ def plot_rx_tx(plot: PlotextPlot, rx_ring, tx_ring, *, as_bytes: bool, interval_
     plt.plot(xs, tx, label="TX", marker="braille")
     plt.ylim(0, ticks[-1] * 1.08)  # headroom: a line at the top tick stays clear of the legend
     plt.yticks(ticks, [units.si(t, "B/s" if as_bytes else "b/s") for t in ticks])
-    span = (len(rx) - 1) * interval_s
+    span = max(len(rx) - 1, 1) * interval_s  # one point still spans an interval (plotext divides by it)
     plt.xlim(-span, 0)
     xt = time_ticks(span)
     plt.xticks([x for x, _ in xt], [label for _, label in xt])
