@@ -361,7 +361,7 @@ def _umask() -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from netui.cli import exit_epilog
+    from netui.exits import exit_epilog
 
     p = argparse.ArgumentParser(prog="netui export",
                                 description="Rates of a recording, computed again from its raw samples, "
