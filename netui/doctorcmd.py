@@ -46,6 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+LATENCY_MAX_BYTES = 64 << 20
+
+
 def _latency_rtts(parser: argparse.ArgumentParser, path: str | None) -> dict[str, float]:
     """Node → RTT (ms) from a latency test's export; a clear usage error when it is not one."""
     if path is None:
@@ -53,9 +56,13 @@ def _latency_rtts(parser: argparse.ArgumentParser, path: str | None) -> dict[str
     from netui.engine.pingdoc import load_report
     from netui.model.doctor import rtt_by_node
 
+    from netui.readlimits import FileRefused, read_capped
+
     try:
-        with open(path, encoding="utf-8") as f:
-            report = load_report(json.load(f))
+        # a latency export of a thousand nodes is a few MB: a regular file of at most 64 MiB
+        report = load_report(json.loads(read_capped(path, LATENCY_MAX_BYTES).decode("utf-8")))
+    except FileRefused as exc:
+        parser.error(f"--latency {exc}")  # "--latency PATH: a FIFO (named pipe), not a regular file"
     except OSError as exc:
         parser.error(f"--latency {path}: {exc.strerror or exc}")
     except (ValueError, KeyError, TypeError, RecursionError) as exc:

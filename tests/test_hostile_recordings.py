@@ -279,6 +279,7 @@ def test_a_fifo_dev_zero_and_a_directory_are_refused_at_once(tmp_path):
         for argv in (["export", str(path)], ["replay", str(path)], ["--replay", str(path)]):
             refused(netui(*argv, timeout=60), str(path), words)  # the timeout catches the old hang
         refused(netui("snapshot", "-f", str(path), timeout=60), "host file", words)
+        refused(netui("doctor", "--local", "--latency", str(path), timeout=60), f"--latency {path}", words)
         with pytest.raises(InventoryError, match=words.replace("(", r"\(").replace(")", r"\)")):
             read_host_file(path)
     # -F and -i name the option and the reason, not "no such file"
