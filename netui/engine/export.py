@@ -44,10 +44,14 @@ EXPORT_VERSION = 1
 USER_HZ = 100  # /proc/stat ticks per second, as node_exporter assumes too
 
 
-def intervals(recording: Recording) -> Iterator[tuple[float, Fleet, list[str]]]:
+def intervals(recording: Recording, config=None) -> Iterator[tuple[float, Fleet, list[str]]]:
     """Run the model over the recording: (frame time, fleet, nodes sampled in the frame) after
-    each frame, stragglers judged as live."""
-    fleet = Fleet(list(recording.nodes), interval_s=recording.interval_s, history_s=recording.interval_s * 4)
+    each frame, health and stragglers judged as live (by ``config``, a netui.config.Config: the
+    configuration file's thresholds and rules; None: the defaults)."""
+    fleet = Fleet(list(recording.nodes), interval_s=recording.interval_s, history_s=recording.interval_s * 4,
+                  **_judged_by(config))
+    if config is not None:
+        fleet.straggler_rules = config.straggler
 
     def report(name, state, reason):
         report_state(fleet[name], state, reason)
@@ -104,12 +108,12 @@ def node_rows(node: Node) -> Iterator[tuple[str, str, float]]:
     yield "", "straggler", 1.0 if node.straggler is not None else 0.0
 
 
-def export_csv(recording: Recording, out) -> int:
+def export_csv(recording: Recording, out, config=None) -> int:
     """Write the tidy CSV; the number of rows."""
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(("time", "node", "device", "metric", "value"))
     rows = 0
-    for _, fleet, sampled in intervals(recording):
+    for _, fleet, sampled in intervals(recording, config):
         for name in sampled:
             node = fleet[name]
             t = f"{node.sample.wall_s:.3f}"
@@ -119,17 +123,22 @@ def export_csv(recording: Recording, out) -> int:
     return rows
 
 
+def _judged_by(config) -> dict:
+    return {} if config is None else {"thresholds": config.thresholds or None, "rules": config.health}
+
+
 # --- json -----------------------------------------------------------------------------------------
 
 
-def export_json(recording: Recording, out) -> int:
+def export_json(recording: Recording, out, config=None) -> int:
     """Write one document: the recording's header and, per frame, snapshot --json's document."""
     from netui.engine.replay import ReplayMonitor
 
     frames = []
-    for t, fleet, _ in intervals(recording):
+    for t, fleet, _ in intervals(recording, config):
         frames.append({"t": round(t, 3)} | fleet_document(fleet))
-    events = [e.record for e in ReplayMonitor(recording, history_s=recording.interval_s * 4).events]
+    judged = {} if config is None else _judged_by(config) | {"straggler_rules": config.straggler}
+    events = [e.record for e in ReplayMonitor(recording, history_s=recording.interval_s * 4, **judged).events]
     doc = {
         "version": EXPORT_VERSION,
         "kind": "netui-export",
@@ -276,10 +285,10 @@ def _prom_node(om: OpenMetrics, node: Node) -> None:
                    inst | {"cpu": str(cpu)}, t, pct)
 
 
-def export_prom(recording: Recording, out) -> int:
+def export_prom(recording: Recording, out, config=None) -> int:
     """Write OpenMetrics text; the number of samples."""
     om = OpenMetrics()
-    for ft, fleet, sampled in intervals(recording):
+    for ft, fleet, sampled in intervals(recording, config):
         for name in sampled:
             _prom_node(om, fleet[name])
         for node in fleet:
@@ -371,6 +380,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=FORMATS, default="csv", help="csv (default), json or prom (OpenMetrics)")
     p.add_argument("-o", "--output", metavar="OUT",
                    help="write to OUT (default: standard output); an existing file is never overwritten")
+    p.add_argument("--config", metavar="PATH",
+                   help="health thresholds and rules to judge by, as live (TOML; default "
+                        "~/.config/netui/config.toml)")
     p.add_argument("--force", action="store_true",
                    help="replace OUT when it exists (never the recording being exported)")
     return p
@@ -380,6 +392,13 @@ def main(argv: list[str]) -> int:
     """``netui export``: 0 written, 2 a usage or input error (said on standard error). A
     broken pipe on standard output is raised for the command line to end quietly."""
     args = build_parser().parse_args(argv)
+    from netui.config import ConfigError, load_config
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(f"netui: {exc}", file=sys.stderr)
+        return 2
     try:
         files = recording_files(args.file)
     except RecordingError as exc:
@@ -396,7 +415,11 @@ def main(argv: list[str]) -> int:
         return 2
     for note in recording.notes:
         print(f"netui: {note}", file=sys.stderr)
-    write = {"csv": export_csv, "json": export_json, "prom": export_prom}[args.format]
+    export = {"csv": export_csv, "json": export_json, "prom": export_prom}[args.format]
+
+    def write(recording, out):
+        return export(recording, out, config)
+
     try:
         if args.output:
             _write_file(args.output, write, recording)

@@ -123,3 +123,44 @@ def test_prometheus_backfills_the_prom_export(capture, tmp_path):
     value, stamp_ms = series[-1].rsplit(" ", 2)[1:]
     assert float(value) == last.interfaces["eth0"].counters.rx_bytes
     assert int(stamp_ms) == round(last.wall_s * 1000)
+
+
+def test_export_judges_by_the_configuration_file_as_live_does(capture, tmp_path):
+    """The health levels an export writes follow config.toml (thresholds and [health]), as the
+    app and the replay do; without one, the defaults."""
+    from netui.config import parse_config
+
+    def levels(config) -> dict[str, int]:
+        out = io.StringIO()
+        export_csv(capture, out, config)
+        worst: dict[str, int] = {}
+        for row in csv.DictReader(io.StringIO(out.getvalue())):
+            if row["metric"] == "health_level":
+                worst[row["node"]] = max(worst.get(row["node"], 0), int(float(row["value"])))
+        return worst
+
+    default = levels(None)
+    assert default["node3"] == 3  # its retransmits: critical by the defaults
+    lenient = parse_config('[thresholds]\nretrans_ratio = { careful = inf, warning = inf, critical = inf }\n'
+                           'drops_per_s = { careful = inf, warning = inf, critical = inf }\n'
+                           'softirq_percent = { careful = inf, warning = inf, critical = inf }\n'
+                           'time_squeeze_per_s = { careful = inf, warning = inf, critical = inf }\n'
+                           'softnet_drops_per_s = { careful = inf, warning = inf, critical = inf }\n')
+    judged = levels(lenient)
+    assert judged["node3"] < default["node3"], judged
+
+    def flagged_rows(config) -> int:  # interval rows with any level above ok
+        out = io.StringIO()
+        export_csv(capture, out, config)
+        return sum(1 for row in csv.DictReader(io.StringIO(out.getvalue()))
+                   if row["metric"] == "health_level" and float(row["value"]) > 0)
+
+    # levels held one interval instead of three: they rise and fall sooner, on other rows
+    assert flagged_rows(parse_config("[health]\nhold_intervals = 1\n")) != flagged_rows(None)
+    (tmp_path / "config.toml").write_text("[health]\nhold_intervals = 1\n")
+    cli = subprocess.run([sys.executable, "-m", "netui", "export", str(CAPTURE), "--format", "csv",
+                          "--config", str(tmp_path / "config.toml")], capture_output=True, text=True, timeout=120)
+    assert cli.returncode == 0, cli.stderr
+    bad = subprocess.run([sys.executable, "-m", "netui", "export", str(CAPTURE), "--config",
+                          str(tmp_path / "nope.toml")], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "nope.toml: no such file" in bad.stderr
