@@ -20,6 +20,7 @@ from pathlib import Path
 import asyncssh
 from asyncssh.config import SSHClientConfig
 
+from netui.collectors.cancel import raise_if_cancelled
 from netui.collectors.frames import FrameDecoder, FrameError, frame_length
 from netui.collectors.ssh_config import ConfigIndex
 from netui.model.node import NodeState
@@ -509,6 +510,7 @@ class SshSource:
         """Until cancelled: stream, and on any failure report it and retry with backoff."""
         attempt = 0
         while True:
+            raise_if_cancelled()
             try:
                 sink.report(self.name, NodeState.CONNECTING, None)
                 await self._stream(sink)
@@ -519,6 +521,7 @@ class SshSource:
                 failure = classify(exc, None)
             finally:
                 self._close()
+            raise_if_cancelled()  # a cancellation that came back as a failure: stop, never retry
             if self.frames:
                 attempt = 0
                 self.frames = 0
