@@ -248,7 +248,8 @@ def settled_states() -> frozenset:
     from netui.model.node import NodeState
 
     return frozenset({NodeState.DOWN, NodeState.AUTH_FAILED, NodeState.HOST_KEY_UNKNOWN,
-                      NodeState.HOST_KEY_CHANGED, NodeState.UNSUPPORTED, NodeState.PARSE_ERROR})
+                      NodeState.HOST_KEY_CHANGED, NodeState.UNSUPPORTED, NodeState.PARSE_ERROR,
+                      NodeState.CONFIG_ERROR})
 
 
 def say_abandoned(monitor: Monitor) -> None:

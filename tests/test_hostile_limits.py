@@ -21,6 +21,7 @@ import pytest
 
 from netui.collectors.ssh import SshSettings, SshSource
 from netui.engine.monitor import Monitor
+from netui.model.node import NodeState
 from tests.testdata import PROCFS, data_path
 
 HANG_BOUND_S = 300  # a run still going after this long is hung (a bound, not a timing)
@@ -280,3 +281,136 @@ def test_tree_reader_reads_regular_files_only(tmp_path):
     assert read_text(str(tmp_path / "fifo"), problems) is None  # never waited on
     assert read_text("/dev/zero", problems) is None  # never read without end
     assert problems == []
+
+
+# --- ssh_config --------------------------------------------------------------------------------
+
+
+class Reports:
+    """A sink that keeps what a node's task reports."""
+
+    interval_s = 0.5
+
+    def __init__(self) -> None:
+        self.reports: list[tuple[NodeState, str | None]] = []
+
+    def report(self, name, state, reason) -> None:
+        self.reports.append((state, reason))
+
+    def observe(self, name, sample) -> None:
+        raise AssertionError("no sample expected")
+
+
+def run_node(config: Path, alias: str, port: int | None = None) -> list[tuple[NodeState, str | None]]:
+    """One node's task run to its end (bounded): what it reported."""
+    from netui.collectors.ssh import SshConnector
+
+    async def main():
+        connector = SshConnector(SshSettings(config_paths=[str(config)], connect_timeout_s=2,
+                                             backoff_first_s=0.01, backoff_max_s=0.05))
+        sink = Reports()
+        try:
+            await SshSource(alias, alias, connector, port=port).run(sink)
+        finally:
+            await connector.close()
+        return sink.reports
+
+    return asyncio.run(asyncio.wait_for(main(), HANG_BOUND_S / 5))
+
+
+def the_failure(reports) -> tuple[NodeState, str]:
+    failures = [(s, r) for s, r in reports if s is not NodeState.CONNECTING]
+    assert len(failures) == 1, failures  # said once: never retried
+    return failures[0]
+
+
+def test_an_include_loop_is_a_permanent_error_naming_the_file_and_line(tmp_path):
+    main, other = tmp_path / "ssh_config", tmp_path / "other.conf"
+    main.write_text("# the fleet\nHost *\n    Include " + str(other) + "\n")
+    other.write_text("User ops\nInclude " + str(main) + "\n")
+    state, reason = the_failure(run_node(main, "127.0.0.1", closed_port()))
+    assert state is NodeState.CONFIG_ERROR
+    assert reason.startswith(f"{other} line 2: Include loop:") or reason.startswith(f"{main} line 3: Include loop:")
+    assert "Recursion" not in reason and "netui-ssh-config" not in reason
+
+
+def test_a_bad_line_is_named_in_the_users_own_file_not_a_copy(tmp_path):
+    config = tmp_path / "ssh_config"
+    config.write_text("".join(f"Host other{i}\n    Port 2{i:03d}\n" for i in range(50))
+                      + "Host 127.0.0.1\n    Port notanumber\n")
+    state, reason = the_failure(run_node(config, "127.0.0.1"))
+    assert state is NodeState.CONFIG_ERROR
+    assert reason.startswith(f"{config} line 102: ")  # the user's line, not the reduced copy's
+    assert "Port" in reason and "netui-ssh-config" not in reason
+
+
+@pytest.mark.parametrize("text, alias, loop", [
+    ("Host node1\n    HostName 127.0.0.1\n    ProxyJump node1\n", "node1", "node1 → node1"),
+    # the classic: every host through the bastion, the bastion included
+    ("Host bastion\n    HostName 127.0.0.1\nHost *\n    ProxyJump bastion\n", "node1", "bastion → bastion"),
+    ("Host a\n    ProxyJump b\nHost b\n    ProxyJump a\n", "a", "a → b → a"),
+])
+def test_a_proxyjump_loop_is_a_permanent_error_naming_the_line(tmp_path, text, alias, loop):
+    config = tmp_path / "ssh_config"
+    config.write_text(text)
+    state, reason = the_failure(run_node(config, alias))
+    assert state is NodeState.CONFIG_ERROR
+    assert f"ProxyJump loop: {loop}" in reason
+    assert reason.startswith(f"{config} line ")
+    assert "Recursion" not in reason
+
+
+def test_proxyjump_hops_are_read_in_order():
+    from netui.collectors.ssh import hop_parts, jump_hops
+
+    assert jump_hops("a, ops@b:2222,ssh://c") == ["a", "ops@b:2222", "ssh://c"]
+    assert hop_parts("ops@b:2222") == ("ops", "b", 2222)
+    assert hop_parts("ssh://root@[fe80::1]:22") == ("root", "fe80::1", 22)
+    with pytest.raises(ValueError):
+        jump_hops("a,,b")
+
+
+def test_a_huge_wildcard_config_is_indexed_by_prefix(tmp_path):
+    """100,000 wildcard Host blocks: a host is matched against the few that share its
+    prefix, and the reduced copy keeps exactly the blocks asyncssh would apply."""
+    from netui.collectors.ssh_config import ConfigIndex
+
+    config = tmp_path / "ssh_config"
+    config.write_text("".join(f"Host n{i}-*\n    Port {1000 + i % 60000}\n" for i in range(100_000))
+                      + "Host *\n    User ops\n")
+    index = ConfigIndex([str(config)])
+    try:
+        (reduced,) = index.paths_for("n4242-gpu")
+        text = Path(reduced).read_text()
+        assert "Host n4242-*\n" in text and "Host n4243-*" not in text and "User ops" in text
+        assert text.count("Host ") == 2
+        (source,) = index._files
+        assert len(source.wild) == 1  # only "Host *" is tried for every host
+        assert index.origin(reduced, 3) == (str(config), 2 * 4242 + 2)
+    finally:
+        index.close()
+
+
+def test_the_index_is_built_off_the_event_loop(tmp_path, monkeypatch):
+    import threading
+
+    from netui.collectors import ssh
+
+    config = tmp_path / "ssh_config"
+    config.write_text("Host x\n    Port 1\n")
+    threads = []
+    real = ssh.ConfigIndex
+
+    def spy(paths):
+        threads.append(threading.current_thread())
+        return real(paths)
+
+    monkeypatch.setattr(ssh, "ConfigIndex", spy)
+
+    async def main():
+        connector = ssh.SshConnector(SshSettings(config_paths=[str(config)]))
+        await connector._index_configs()
+        await connector.close()
+
+    asyncio.run(main())
+    assert threads and threads[0] is not threading.main_thread()
