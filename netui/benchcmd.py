@@ -46,7 +46,9 @@ def _ping_settings(args) -> PingSettings:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from netui.cli import _common, _positive_float, _positive_int, exit_epilog
+    from netui import options
+    from netui.cli import _common, _positive_float, _positive_int
+    from netui.exits import exit_epilog
 
     p = argparse.ArgumentParser(
         prog="netui bench",
@@ -86,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="seconds between probes (default 0.2)")
     ping.add_argument("--ping-tool", choices=PING_TOOLS, default="auto",
                       help="auto (default: fping where the node has it, else ping), fping or ping")
-    ping.add_argument("--max-loss", type=float, default=0.0, metavar="P",
+    ping.add_argument("--max-loss", type=options.percent, default=0.0, metavar="P",
                       help="a pair fails above P %% loss (default 0: any loss fails)")
     ping.add_argument("--rtt-factor", type=_positive_float, default=5.0, metavar="X",
                       help="... or with an average RTT above X times the typical one (default 5)")
@@ -97,7 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     rdma.add_argument("--qps", type=_positive_int, default=1, metavar="N", help="queue pairs (-q)")
     rdma.add_argument("--device", metavar="DEV", help="RDMA device (-d), e.g. mlx5_0")
     rdma.add_argument("--ib-port", type=_positive_int, metavar="N", help="RDMA port (-i)")
-    rdma.add_argument("--gid-index", type=int, metavar="N", help="GID index (-x); RoCE v2 is preferred")
+    rdma.add_argument("--gid-index", type=options.whole(low=0, high=255), metavar="N",
+                      help="GID index (-x); RoCE v2 is preferred")
     _common(p)
     p.set_defaults(interval=0.5)  # the counters beside each result: samples twice a second
     for action in p._actions:
@@ -108,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 async def _bench(monitor, nodes: list[str], settings: PairSettings | PingSettings, *, matrix: bool,
                  connect_timeout_s: float, quiet: bool):
-    from netui.cli import settled_states
+    from netui.cli import say_abandoned, settled_states
     from netui.engine.pairtest import PairTest
     from netui.engine.pingtest import PingTest
 
@@ -134,6 +137,7 @@ async def _bench(monitor, nodes: list[str], settings: PairSettings | PingSetting
         return await test.run()
     finally:
         await monitor.close()
+        say_abandoned(monitor)
         runner.cancel()
         await asyncio.gather(runner, return_exceptions=True)
 

@@ -13,7 +13,8 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from netui import __version__
+from netui import __version__, options
+from netui.exits import exit_epilog
 
 if TYPE_CHECKING:
     from netui.config import Config
@@ -22,31 +23,10 @@ if TYPE_CHECKING:
 COMMANDS = ("snapshot", "record", "replay", "export", "bench", "doctor")
 
 
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError("must be greater than 0")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
-
-
-def _port(text: str) -> int:
-    value = _positive_int(text)
-    if value > 65535:
-        raise argparse.ArgumentTypeError("must be at most 65535")
-    return value
+# every numeric option: finite, in range, one message shape (netui/options.py)
+_positive_float = options.positive_float
+_positive_int = options.positive_int
+_port = options.port
 
 
 def _size(text: str) -> int:
@@ -56,13 +36,6 @@ def _size(text: str) -> int:
         return parse_size(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def exit_epilog(failure: str | None = None, extra: str = "") -> str:
-    """The exit statuses, for a command's --help: the same convention everywhere."""
-    return ("Exit status: 0 ok" + (f", 1 {failure}" if failure else "")
-            + ", 2 a usage or input error (bad arguments, a file netui cannot read or will not write)"
-            + (f", {extra}" if extra else "") + ".")
 
 
 class _Version(argparse.Action):
@@ -93,6 +66,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     inv.add_argument("--slurm", nargs="?", const=None, default=False, metavar="JOBID",
                      help="the nodes of a Slurm job ($SLURM_JOB_NODELIST, or JOBID via scontrol)")
     inv.add_argument("--local", action="store_true", help="watch this host too, alongside the SSH nodes")
+    inv.add_argument("--max-nodes", type=options.max_nodes, default=options.MAX_NODES_DEFAULT, metavar="N",
+                     help=f"refuse more nodes than N (default {options.MAX_NODES_DEFAULT:,}, "
+                          f"at most {options.MAX_NODES:,}): a typo in a range is caught before connecting")
     ssh = p.add_argument_group("SSH")
     ssh.add_argument("-F", dest="ssh_config", action="append", default=[], metavar="FILE",
                      help="ssh_config file (default ~/.ssh/config)")
@@ -178,7 +154,8 @@ def _ssh_sources(args) -> tuple[list, object | None]:
     from netui.readlimits import unreadable_file
 
     try:
-        targets = build_targets(args.hosts, files=args.files, slurm=args.slurm, local=args.local, user=args.user)
+        targets = build_targets(args.hosts, files=args.files, slurm=args.slurm, local=args.local, user=args.user,
+                                max_nodes=args.max_nodes)
     except (InventoryError, OSError) as exc:
         raise SystemExit(f"netui: {exc}") from None
     for flag, paths in (("-F", args.ssh_config), ("-i", args.identity)):
@@ -294,7 +271,17 @@ def settled_states() -> frozenset:
     from netui.model.node import NodeState
 
     return frozenset({NodeState.DOWN, NodeState.AUTH_FAILED, NodeState.HOST_KEY_UNKNOWN,
-                      NodeState.HOST_KEY_CHANGED, NodeState.UNSUPPORTED, NodeState.PARSE_ERROR})
+                      NodeState.HOST_KEY_CHANGED, NodeState.UNSUPPORTED, NodeState.PARSE_ERROR,
+                      NodeState.CONFIG_ERROR})
+
+
+def say_abandoned(monitor: Monitor) -> None:
+    """One line on stderr when closing gave up waiting for some nodes (engine/monitor.py)."""
+    names = getattr(monitor, "abandoned", None)
+    if names:
+        shown = ", ".join(names[:5]) + (f" and {len(names) - 5:,} more" if len(names) > 5 else "")
+        print(f"netui: stopped without waiting for {len(names):,} node(s) that did not end in time: {shown}",
+              file=sys.stderr)
 
 
 async def _snapshot(monitor: Monitor, connect_timeout_s: float) -> dict:
@@ -310,6 +297,7 @@ async def _snapshot(monitor: Monitor, connect_timeout_s: float) -> dict:
         await monitor.run_until(settled, timeout_s=connect_timeout_s + 3 * monitor.interval_s + 5)
     finally:
         await monitor.close()
+        say_abandoned(monitor)
     for n in monitor.fleet:
         if n.state is NodeState.CONNECTING:
             n.fail(NodeState.DOWN, "no answer in time")
@@ -387,6 +375,7 @@ async def _record(monitor: Monitor, path: str, count: int | None, *, max_size_by
         await monitor.run(polls=count)
     finally:
         await monitor.close()  # finishes the file
+        say_abandoned(monitor)
     if recorder.error:
         raise SystemExit(f"netui: recording to {path} stopped: {recorder.error}")
     return recorder.samples, recorder.ticks

@@ -12,8 +12,10 @@ error; a file named with ``--config`` must exist. Unknown keys and bad values ar
 
 from __future__ import annotations
 
+import errno
 import math
 import os
+import stat
 import sys
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -22,6 +24,7 @@ from netui.model.health import ABOVE_ZERO, DEFAULT_THRESHOLDS, HealthRules, Thre
 from netui.model.straggler import StragglerRules
 
 LEVELS = ("careful", "warning", "critical")
+MAX_CONFIG_BYTES = 1 << 20  # a configuration file is a few hundred bytes; a bigger one is a wrong path
 
 
 def _tomllib():
@@ -55,7 +58,7 @@ def load_config(path: str | None = None) -> Config:
     explicit = path is not None
     p = Path(os.path.expanduser(path)) if explicit else default_path()
     try:
-        data = p.read_bytes()
+        data = read_regular(p, MAX_CONFIG_BYTES)
     except FileNotFoundError:
         if explicit:
             raise ConfigError(f"{p}: no such file") from None
@@ -63,6 +66,24 @@ def load_config(path: str | None = None) -> Config:
     except OSError as exc:
         raise ConfigError(f"{p}: {exc.strerror or exc}") from None
     return parse_config(data.decode("utf-8", "replace"), str(p))
+
+
+def read_regular(path: str | os.PathLike[str], max_bytes: int) -> bytes:
+    """The bytes of a regular file of at most ``max_bytes``; OSError (with a strerror that
+    says why) for anything else: a directory, a FIFO (never waited on), a device such as
+    /dev/zero (never read without end), a file too large."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with open(fd, "rb") as f:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise OSError(errno.EISDIR, "is a directory")
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        os.set_blocking(fd, True)
+        data = f.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise OSError(errno.EFBIG, f"larger than {max_bytes:,} bytes: not a netui configuration file")
+    return data
 
 
 def _number(where: str, value) -> float:

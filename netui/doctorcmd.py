@@ -71,7 +71,7 @@ def _latency_rtts(parser: argparse.ArgumentParser, path: str | None) -> dict[str
 
 
 async def _doctor(monitor, connect_timeout_s: float, probe_timeout_s: float, rtt_ms: dict[str, float]):
-    from netui.cli import settled_states
+    from netui.cli import say_abandoned, settled_states
     from netui.engine.doctor import examine
 
     gave_up = settled_states()
@@ -87,6 +87,7 @@ async def _doctor(monitor, connect_timeout_s: float, probe_timeout_s: float, rtt
         return await examine(monitor, timeout_s=probe_timeout_s, rtt_ms=rtt_ms)
     finally:
         await monitor.close()
+        say_abandoned(monitor)
         runner.cancel()
         await asyncio.gather(runner, return_exceptions=True)
 

@@ -30,10 +30,11 @@ def parse_source(text: str) -> tuple[str, str | None]:
 
 
 def _targets(args):
-    from netui.inventory import InventoryError, build_targets
+    from netui.inventory import MAX_NODES_DEFAULT, InventoryError, build_targets
 
     try:
-        targets = build_targets(args.hosts, files=args.files, slurm=args.slurm, user=args.user)
+        targets = build_targets(args.hosts, files=args.files, slurm=args.slurm, user=args.user,
+                                max_nodes=getattr(args, "max_nodes", MAX_NODES_DEFAULT))
     except (InventoryError, OSError) as exc:
         raise SystemExit(f"netui: {exc}") from None
     from netui.collectors.ssh import SshSettings, resolve

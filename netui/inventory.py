@@ -24,10 +24,11 @@ from dataclasses import dataclass
 
 from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet, NodeSetException
 
+# MAX_TARGETS: more nodes than this is taken for a typo (``node[1-10000000]``) and refused
+# whatever --max-nodes says; MAX_NODES_DEFAULT: build_targets' limit unless told otherwise.
+from netui.options import MAX_NODES as MAX_TARGETS
+from netui.options import MAX_NODES_DEFAULT
 from netui.readlimits import FileRefused, read_capped
-
-MAX_TARGETS = 100_000
-"""More nodes than this is taken for a typo (``node[1-10000000]``) and refused."""
 
 MAX_HOST_FILE_BYTES = 16 << 20
 """A host file larger than this is not a list of hosts (100,000 names take about 2 MB)."""
@@ -246,30 +247,36 @@ def expand(patterns: Iterable[str]) -> list[str]:
     return [_format(u, h, p) for u, h, p in _expand_all(patterns)]
 
 
-def _expand_all(patterns: Iterable[str]) -> list[tuple[str | None, str, int | None]]:
+def _limit_hint(limit: int) -> str:
+    if limit >= MAX_TARGETS:
+        return ""
+    return f"; raise the limit with --max-nodes N (at most {MAX_TARGETS:,})"
+
+
+def _expand_all(patterns: Iterable[str], limit: int = MAX_TARGETS) -> list[tuple[str | None, str, int | None]]:
     if isinstance(patterns, str):
         raise TypeError("patterns must be a list of strings, not one string")
     seen: set[tuple[str | None, str, int | None]] = set()
     out: list[tuple[str | None, str, int | None]] = []
     for pattern in patterns:
-        user, hosts, port = _parse_pattern(pattern)
+        user, hosts, port = _parse_pattern(pattern, limit)
         for host in hosts:
             key = (user, host, port)
             if key not in seen:
                 seen.add(key)
                 out.append(key)
-        if len(out) > MAX_TARGETS:
-            raise InventoryError(f"too many nodes: more than {MAX_TARGETS:,} in all "
-                                 f"(the limit was passed at {_q(pattern)})")
+                if len(out) > limit:  # checked per node: never a list much past the limit
+                    raise InventoryError(f"too many nodes: more than {limit:,} in all "
+                                         f"(the limit was passed at {_q(pattern)}){_limit_hint(limit)}")
     return out
 
 
-def _too_many(pattern: str) -> InventoryError:
-    return InventoryError(f"too many nodes: pattern {_q(pattern)} names more than {MAX_TARGETS:,} "
-                          "(a typo in a range?)")
+def _too_many(pattern: str, limit: int = MAX_TARGETS) -> InventoryError:
+    return InventoryError(f"too many nodes: pattern {_q(pattern)} names more than {limit:,} "
+                          f"(a typo in a range?){_limit_hint(limit)}")
 
 
-def _parse_pattern(pattern: str) -> tuple[str | None, Iterator[str] | list[str], int | None]:
+def _parse_pattern(pattern: str, limit: int = MAX_TARGETS) -> tuple[str | None, Iterator[str] | list[str], int | None]:
     """Validates a whole pattern (user, port, NodeSet syntax, size); its hosts are listed lazily."""
     _check_text(pattern, "pattern")
     user, rest = _split_user(pattern, "pattern")
@@ -282,12 +289,12 @@ def _parse_pattern(pattern: str) -> tuple[str | None, Iterator[str] | list[str],
     if not _PATTERN_HOST_RE.fullmatch(host_part):
         bad = next(ch for ch in host_part if not _PATTERN_HOST_RE.fullmatch(ch))
         raise _bad("pattern", pattern, f"contains {_describe(bad)}")
-    nodes = _nodeset(host_part, pattern)
+    nodes = _nodeset(host_part, pattern, limit)
     if len(nodes) == 0:
         raise _bad("pattern", pattern, "names no node")
     # NodeSet sorts; a plain comma list (as Slurm's nodelists are) keeps the order it was written in.
     groups = [nodes] if re.search(r"[!&^]", host_part) else [
-        _nodeset(piece, pattern) for piece in re.split(r",(?![^\[]*\])", host_part)]
+        _nodeset(piece, pattern, limit) for piece in re.split(r",(?![^\[]*\])", host_part)]
 
     def hosts() -> Iterator[str]:
         for group in groups:
@@ -298,11 +305,11 @@ def _parse_pattern(pattern: str) -> tuple[str | None, Iterator[str] | list[str],
     return user, hosts(), port
 
 
-def _nodeset(host_part: str, pattern: str) -> NodeSet:
+def _nodeset(host_part: str, pattern: str, limit: int = MAX_TARGETS) -> NodeSet:
     # NodeSet stores every number of a range as a string (RangeSet is a set), so
     # NodeSet("n[1-10000000]") alone takes seconds and gigabytes: bound the ranges before.
-    if _bracket_count(host_part, pattern) > MAX_TARGETS:
-        raise _too_many(pattern)
+    if _bracket_count(host_part, pattern) > limit:
+        raise _too_many(pattern, limit)
     try:
         # No group resolver: "@name" and wildcards would otherwise run groups.conf commands.
         nodes = NodeSet(host_part, resolver=RESOLVER_NOGROUP)
@@ -310,8 +317,8 @@ def _nodeset(host_part: str, pattern: str) -> NodeSet:
         raise _bad("pattern", pattern, str(exc)) from None
     except ValueError:  # NodeSet lets int()'s "Exceeds the limit (4300 digits)" through
         raise _bad("pattern", pattern, "number too long") from None
-    if len(nodes) > MAX_TARGETS:  # cartesian products (a[1-1000]b[1-1000]) are counted, not built
-        raise _too_many(pattern)
+    if len(nodes) > limit:  # cartesian products (a[1-1000]b[1-1000]) are counted, not built
+        raise _too_many(pattern, limit)
     return nodes
 
 
@@ -436,17 +443,21 @@ def _scontrol(args: list[str], run: Run, what: str) -> str:
 
 
 def build_targets(hosts: Iterable[str], *, files: Iterable[str] = (), slurm: str | bool | None = False,
-                  local: bool = False, user: str | None = None, port: int | None = None) -> list[Target]:
+                  local: bool = False, user: str | None = None, port: int | None = None,
+                  max_nodes: int = MAX_NODES_DEFAULT) -> list[Target]:
     """Every node to watch, in the order named: patterns, then files, then the Slurm job, then this host.
 
     ``slurm``: False = not asked, None (or True) = this job's nodes from the environment, a string
     = that job id. ``user``/``port`` (``-l``) apply where a pattern gave none. The same
     (host, user, port) named twice is one target; host names match without regard to case.
     Names are unique: ``user@``/``:port`` are shown only where one host appears with several.
-    Raises InventoryError on any bad input, more than MAX_TARGETS nodes, or no node at all.
+    Raises InventoryError on any bad input, more than ``max_nodes`` nodes (at most
+    MAX_TARGETS), or no node at all.
     """
     if isinstance(hosts, str):
         raise TypeError("hosts must be a list of patterns, not one string")
+    if not 1 <= max_nodes <= MAX_TARGETS:
+        raise InventoryError(f"bad --max-nodes {max_nodes}: want 1 to {MAX_TARGETS:,}")
     if user is not None:
         _check_user(user, f"-l {_q(user)}")
     if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535):
@@ -460,7 +471,7 @@ def build_targets(hosts: Iterable[str], *, files: Iterable[str] = (), slurm: str
 
     seen: set[tuple[str, str | None, int | None]] = set()
     chosen: list[tuple[str, str | None, int | None]] = []  # (host as written, user, port)
-    for u, h, p in _expand_all(patterns):
+    for u, h, p in _expand_all(patterns, max_nodes):
         u, p = (u if u is not None else user), (p if p is not None else port)
         key = (_host_key(h), u, p)
         if key not in seen:
@@ -474,8 +485,8 @@ def build_targets(hosts: Iterable[str], *, files: Iterable[str] = (), slurm: str
         targets.append(Target(host="localhost", user=None, port=None, name=name, local=True))
     if not targets:
         raise InventoryError("no nodes to watch")
-    if len(targets) > MAX_TARGETS:
-        raise InventoryError(f"too many nodes: {len(targets):,} (more than {MAX_TARGETS:,})")
+    if len(targets) > max_nodes:
+        raise InventoryError(f"too many nodes: {len(targets):,} (more than {max_nodes:,}){_limit_hint(max_nodes)}")
     return targets
 
 

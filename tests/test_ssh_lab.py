@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import socket
 import time
 from pathlib import Path
 
@@ -260,6 +261,44 @@ async def test_proxyjump_uses_one_shared_jump_connection(lab, tmp_path):
         assert sum(1 for p in peers if p.ip == jump and p.port == 22) == 1
         # and no direct connection to the targets: everything goes through the jump host
         assert not any(p.ip in {lab.node(k).address for k in (2, 3, 4)} for p in peers)
+    finally:
+        await m.close()
+        task.cancel()
+
+
+async def test_multi_hop_proxyjump_goes_through_each_hop_in_order(lab, tmp_path):
+    """ProxyJump node1,node2: this host connects to node1 only; node2 is reached through
+    node1, and the targets through node2."""
+    import psutil
+
+    config = tmp_path / "ssh_config"
+    config.write_text(Path(lab.ssh_config).read_text() + "\nHost node3 node4\n    ProxyJump node1,node2\n")
+    m = monitor_for(lab, ["node3", "node4"], settings=settings_for(lab, config_paths=[str(config)]))
+    task = await started(m)
+    try:
+        await wait_for(lambda: all(n.samples_seen >= 2 for n in m.fleet), 10, "all up through node1,node2", m)
+        mine = psutil.Process().net_connections(kind="tcp")
+        peers = [c.raddr for c in mine if c.raddr and c.status == psutil.CONN_ESTABLISHED]
+        first, second = lab.node(1).address, lab.node(2).address
+        assert sum(1 for p in peers if p.ip == first and p.port == 22) == 1
+        assert not any(p.ip in {second, lab.node(3).address, lab.node(4).address} for p in peers)
+
+        def peers_of(node) -> set[str]:
+            """The remote addresses of the established TCP connections in a node's namespace."""
+            found = set()
+            for pid in node.pids():
+                try:
+                    lines = Path(f"/proc/{pid}/net/tcp").read_text().splitlines()[1:]
+                except OSError:
+                    continue
+                for line in lines:
+                    fields = line.split()
+                    if fields[3] == "01":  # ESTABLISHED
+                        found.add(socket.inet_ntoa(bytes.fromhex(fields[2].partition(":")[0])[::-1]))
+            return found
+
+        assert first in peers_of(lab.node(2))  # node2's sshd was reached from node1
+        assert second in peers_of(lab.node(3)) and second in peers_of(lab.node(4))  # the targets from node2
     finally:
         await m.close()
         task.cancel()

@@ -84,7 +84,7 @@ def test_help_imports_only_the_parser_and_snapshot_no_textual():
     helped = modules_after(code, "--help")
     assert "usage: netui" in helped["out"]
     assert not {m for m in helped["modules"] if m.split(".")[0] in ("textual", "rich", "psutil", "pyroute2", "asyncio")}
-    assert [m for m in helped["modules"] if m.startswith("netui")] == ["netui", "netui.cli"]  # argparse only
+    assert [m for m in helped["modules"] if m.startswith("netui")] == ["netui", "netui.cli", "netui.exits", "netui.options"]  # argparse only
 
     snap = modules_after(code, "snapshot", "--json", "--interval", "0.1")
     assert json.loads(snap["out"])["nodes"][0]["state"] == "up"

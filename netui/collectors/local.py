@@ -21,21 +21,34 @@ from netui.collectors.infiniband import ethtool_netdevs, open_regular, read_infi
 from netui.model.samples import InterfaceCounters, InterfaceSample, NodeSample
 
 
-def read_text(path: str) -> str | None:
-    """A file's text, or None when it is missing, unreadable (EINVAL, EACCES, ...) or not a
-    regular file (a FIFO is never waited on)."""
+MAX_TREE_FILE_BYTES = 16 << 20
+"""The most read of one procfs or sysfs file. The biggest real ones (/proc/net/dev with
+thousands of interfaces, /proc/stat of hundreds of CPUs) are well under a megabyte; a file
+past this in a --procfs tree is not what it claims to be and is skipped, with a problem."""
+
+
+def read_text(path: str, problems: list[str] | None = None) -> str | None:
+    """A file's text, or None when it is missing, unreadable (EINVAL, EACCES, ...), not a
+    regular file (a FIFO is never waited on, /dev/zero never read) or larger than
+    MAX_TREE_FILE_BYTES — that one said in ``problems``: only that much is ever read."""
     try:
-        with open(open_regular(path), encoding="utf-8", errors="replace") as f:
-            return f.read()
+        with open(open_regular(path), "rb") as f:
+            data = f.read(MAX_TREE_FILE_BYTES + 1)
     except (OSError, ValueError):
         return None
+    if len(data) > MAX_TREE_FILE_BYTES:
+        if problems is not None:
+            problems.append(f"{path}: larger than {MAX_TREE_FILE_BYTES >> 20} MiB, skipped "
+                            "(not a procfs or sysfs file)")
+        return None
+    return data.decode("utf-8", errors="replace")
 
 
-def read_iface_attrs(sysfs: str, name: str) -> tuple[str | None, ...]:
+def read_iface_attrs(sysfs: str, name: str, problems: list[str] | None = None) -> tuple[str | None, ...]:
     """The sysfs attributes of one interface and where its class entry links to, in the
     order of ``assemble.PACKED_ATTRS`` (the remote sampler's record, unpacked)."""
     base = os.path.join(sysfs, "class", "net", name)
-    attrs: dict[str, str | None] = {a: read_text(os.path.join(base, a)) for a in IFACE_ATTRS}
+    attrs: dict[str, str | None] = {a: read_text(os.path.join(base, a), problems) for a in IFACE_ATTRS}
     try:
         attrs["link"] = os.readlink(base)
     except OSError:
@@ -57,13 +70,14 @@ class TreeReader:
         text = read_text(os.path.join(self.procfs, PROC_FILES["hostname"]))
         return text.strip() if text else None
 
-    def read_texts(self) -> dict[str, str | None]:
-        return {key: read_text(os.path.join(self.procfs, rel)) for key, rel in PROC_FILES.items()}
+    def read_texts(self, problems: list[str] | None = None) -> dict[str, str | None]:
+        return {key: read_text(os.path.join(self.procfs, rel), problems) for key, rel in PROC_FILES.items()}
 
     def sample(self) -> NodeSample:
         mono = time.monotonic()
         wall = time.time()
-        texts = self.read_texts()
+        problems: list[str] = []
+        texts = self.read_texts(problems)
         attrs = {}
         net_dev = texts.get("net/dev")
         if net_dev:
@@ -71,8 +85,9 @@ class TreeReader:
                 name = line.partition(":")[0].strip()
                 # a garbage file must not name a path we cannot open (NUL → ValueError)
                 if name and "/" not in name and "\0" not in name and name not in (".", ".."):
-                    attrs[name] = read_iface_attrs(self.sysfs, name)
-        return sample_from_texts(texts, attrs, wall_s=wall, mono_s=mono, ib_texts=read_infiniband(self.sysfs))
+                    attrs[name] = read_iface_attrs(self.sysfs, name, problems)
+        return sample_from_texts(texts, attrs, wall_s=wall, mono_s=mono, problems=problems,
+                                 ib_texts=read_infiniband(self.sysfs))
 
 
 ETHTOOL_EVERY_S = 5.0
@@ -261,11 +276,13 @@ class LiveReader(TreeReader):
         interfaces = self._links()
         if interfaces is None:
             return super().sample()
-        texts = self.read_texts()
+        problems: list[str] = []
+        texts = self.read_texts(problems)
         texts["net/dev"] = None  # netlink already gave the interfaces
         ib = read_infiniband(self.sysfs)
         eth, eth_mono = self._ethtool.read(ib) if ib else ({}, None)
-        return sample_from_texts(texts, {}, wall_s=wall, mono_s=mono, interfaces=interfaces, ib_texts=ib,
+        return sample_from_texts(texts, {}, wall_s=wall, mono_s=mono, interfaces=interfaces, problems=problems,
+                                 ib_texts=ib,
                                  ethtool_texts=eth, ethtool_mono_s=eth_mono)
 
     def close(self) -> None:

@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
+from netui.collectors.cancel import raise_if_cancelled
 from netui.collectors.exposition import (
     COLLECTORS,
     ExpositionError,
@@ -272,12 +273,14 @@ class NodeExporterSource:
         attempt = 0
         due = time.monotonic()
         while True:
+            raise_if_cancelled()  # a swallowed cancellation never keeps the loop going
             interval = self._interval_s or sink.interval_s
             try:
                 sample = await self.scrape()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - every failure is a node state
+                raise_if_cancelled()  # a cancellation that came back as a failure: stop
                 failure = exc if isinstance(exc, ScrapeFailure) else ScrapeFailure(
                     NodeState.PARSE_ERROR, f"{type(exc).__name__}: {exc}")
                 s = self.client.settings

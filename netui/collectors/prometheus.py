@@ -39,6 +39,7 @@ import json
 import time
 from collections.abc import Mapping
 
+from netui.collectors.cancel import raise_if_cancelled
 from netui.collectors.exposition import Series, sample_from_series, steady_boot_id
 from netui.collectors.node_exporter import HttpClient, ScrapeFailure, http_failure
 from netui.model.node import NodeState
@@ -377,6 +378,7 @@ class PrometheusReader:
     async def run(self, sink) -> None:
         attempt = 0
         while True:
+            raise_if_cancelled()  # a swallowed cancellation never keeps the loop going
             try:
                 await self.poll(sink)
                 attempt = 0
@@ -384,6 +386,7 @@ class PrometheusReader:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - the server's failure is every node's state
+                raise_if_cancelled()  # a cancellation that came back as a failure: stop
                 failure = exc if isinstance(exc, ScrapeFailure) else ScrapeFailure(
                     NodeState.DOWN, f"{type(exc).__name__}: {exc}")
                 s = self.client.settings

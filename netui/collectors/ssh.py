@@ -22,8 +22,9 @@ import asyncssh
 from asyncssh.config import SSHClientConfig
 
 from netui.collectors.asyncssh_shims import apply_shims, lazy_keepalive
+from netui.collectors.cancel import raise_if_cancelled
 from netui.collectors.frames import FrameDecoder, FrameError, frame_length
-from netui.collectors.ssh_config import ConfigIndex
+from netui.collectors.ssh_config import ConfigIndex, SshConfigError
 from netui.model.node import NodeState
 
 SAMPLER_SOURCE = (Path(__file__).parent / "sampler.py").read_text(encoding="utf-8")
@@ -168,6 +169,35 @@ def backoff_s(attempt: int, first_s: float, max_s: float, rng: random.Random) ->
     return rng.uniform(d / 2, d)
 
 
+MAX_JUMP_HOPS = 8  # hosts between netui and a node, at most
+
+
+def hop_parts(hop: str) -> tuple[str | None, str, int | None]:
+    """``[user@]host[:port]`` of one ProxyJump hop (``ssh://`` and ``[v6]:port`` allowed)."""
+    if hop.startswith("ssh://"):
+        hop = hop[len("ssh://"):]
+    user, _, rest = hop.rpartition("@")
+    port: int | None = None
+    if rest.startswith("["):
+        host, _, tail = rest[1:].partition("]")
+        if tail.startswith(":") and tail[1:].isdigit():
+            port = int(tail[1:])
+    elif rest.count(":") == 1:
+        host, _, tail = rest.partition(":")
+        port = int(tail) if tail.isdigit() else None
+    else:
+        host = rest
+    return user or None, host, port
+
+
+def jump_hops(spec: str) -> list[str]:
+    """The hops of a ProxyJump value, in order (``a,b``: a first); ValueError when one is empty."""
+    hops = [h.strip() for h in spec.split(",")]
+    if any(not h or not hop_parts(h)[1] for h in hops):
+        raise ValueError("an empty hop")
+    return hops
+
+
 PREFERRED_CIPHERS = ("aes128-gcm@openssh.com", "aes256-gcm@openssh.com", "chacha20-poly1305@openssh.com",
                      "aes256-ctr", "aes192-ctr", "aes128-ctr")
 
@@ -187,12 +217,37 @@ class SshConnector:
         self._may_jump = self._config_mentions(("proxyjump", "include"))
         self._own_ciphers = self._config_mentions(("ciphers",))
         self._configs: ConfigIndex | None = None
-        paths = settings.default_config_paths()
-        if paths:
-            try:
-                self._configs = ConfigIndex(paths)
-            except OSError:
-                self._configs = None  # asyncssh reads them itself and says what is wrong
+        self._config_error: str | None = None  # an ssh_config no node can use (an Include loop)
+        self._indexing: asyncio.Future | None = None
+
+    async def _index_configs(self) -> None:
+        """Read the ssh_config files into a ConfigIndex once, in a thread: a generated config
+        of hundreds of thousands of blocks takes seconds to read, never the event loop's."""
+        if self._indexing is None:
+            self._indexing = asyncio.ensure_future(asyncio.to_thread(self._build_index))
+        await asyncio.shield(self._indexing)
+
+    def _build_index(self) -> None:
+        paths = self.settings.default_config_paths()
+        if not paths:
+            return
+        try:
+            self._configs = ConfigIndex(paths)
+        except SshConfigError as exc:
+            self._config_error = str(exc)
+        except OSError:
+            self._configs = None  # asyncssh reads them itself and says what is wrong
+
+    def _config_failure(self, exc: BaseException) -> Failure:
+        """An ssh_config error as a node state: permanent (retrying cannot mend a file), and
+        said of the user's own file and line, never of a reduced copy."""
+        if isinstance(exc, RecursionError):
+            reason = "ssh_config: Include or ProxyJump nested without end"
+        else:
+            reason = str(exc)
+            if self._configs is not None:
+                reason = self._configs.describe(reason)
+        return Failure(NodeState.CONFIG_ERROR, reason, retry=False)
 
     def _config_mentions(self, words: tuple[str, ...]) -> bool:
         """Whether the ssh_config files use any of these keywords (read once).
@@ -247,38 +302,92 @@ class SshConnector:
             kwargs["encryption_algs"] = PREFERRED_CIPHERS
         return kwargs
 
-    async def _jump(self, spec: str) -> asyncssh.SSHClientConnection:
-        """The one connection to a jump host, opened on first use and shared by all nodes."""
-        task = self._jumps.get(spec)
-        if task is None or (task.done() and (task.exception() is not None or task.result().is_closed())):
-            user, _, rest = spec.rpartition("@")
-            host, _, port = rest.partition(":")
-            task = asyncio.ensure_future(
-                asyncssh.connect(host, **self._kwargs(user or None, int(port) if port.isdigit() else None, host))
-            )
-            self._jumps[spec] = task
+    async def _through(self, alias: str, spec: str, seen: tuple[str, ...]) -> asyncssh.SSHClientConnection:
+        """The connection to the last hop of ``alias``'s ProxyJump ``spec`` (``a,b``: to a,
+        then to b through a), every hop shared by all nodes that use it. ``seen``: the hosts
+        this chain already passed; a hop among them (or ``alias`` itself) is a loop, a
+        permanent failure naming the ProxyJump line."""
+        chain = (*seen, alias)
+        try:
+            hops = jump_hops(spec)
+        except ValueError as exc:
+            raise Failure(NodeState.CONFIG_ERROR, f"{self._where(alias)}ProxyJump {spec}: {exc}", retry=False) from None
+        if len(chain) + len(hops) > MAX_JUMP_HOPS:
+            raise Failure(NodeState.CONFIG_ERROR, f"{self._where(alias)}ProxyJump through more than "
+                                                  f"{MAX_JUMP_HOPS} hosts ({' → '.join(chain)} → {spec})", retry=False)
+        names = [h.lower() for h in chain]
+        for hop in hops:
+            host = hop_parts(hop)[1].lower()
+            if host in names:
+                loop = [*chain[names.index(host):], *hops[:hops.index(hop) + 1]]
+                raise Failure(NodeState.CONFIG_ERROR,
+                              f"{self._where(alias)}ProxyJump loop: {' → '.join(loop)}", retry=False)
+            names.append(host)
+        return await self._jump(tuple(hops), chain)
+
+    def _where(self, alias: str) -> str:
+        """``file line N: `` of the ProxyJump line that applies to ``alias``, when known."""
+        where = self._configs.where(alias, "proxyjump") if self._configs is not None else None
+        return f"{where}: " if where else ""
+
+    async def _jump(self, hops: tuple[str, ...], seen: tuple[str, ...]) -> asyncssh.SSHClientConnection:
+        """The one connection to the last of ``hops`` through the ones before it, opened on
+        first use and shared by all nodes."""
+        key = ",".join(hops)
+        task = self._jumps.get(key)
+        if task is None or (task.done() and (task.cancelled() or task.exception() is not None
+                                             or task.result().is_closed())):
+            task = asyncio.ensure_future(self._open_jump(hops, seen))
+            self._jumps[key] = task
         try:
             return await asyncio.shield(task)
         except (OSError, asyncssh.Error, asyncio.TimeoutError) as exc:
-            raise Failure(NodeState.DOWN, f"jump host {spec}: {classify(exc, None).reason}") from None
+            raise Failure(NodeState.DOWN, f"jump host {hops[-1]}: {classify(exc, None).reason}") from None
+
+    async def _open_jump(self, hops: tuple[str, ...], seen: tuple[str, ...]) -> asyncssh.SSHClientConnection:
+        user, host, port = hop_parts(hops[-1])
+        kwargs = await asyncio.to_thread(self._kwargs, user, port, host)
+        if len(hops) > 1:
+            tunnel = await self._jump(hops[:-1], seen)
+        else:  # the first hop's own ProxyJump applies (as with ssh -J a,b)
+            try:
+                resolved = await asyncio.to_thread(resolve, self.settings, host, user, port, kwargs.get("config"))
+            except (asyncssh.ConfigParseError, RecursionError) as exc:
+                raise self._config_failure(exc) from None
+            tunnel = await self._through(host, resolved.proxy_jump, seen) if resolved.proxy_jump else None
+        kwargs["tunnel"] = tunnel  # None: no tunnel, whatever ssh_config says (resolved here)
+        try:
+            return await asyncssh.connect(host, **kwargs)
+        except (asyncssh.ConfigParseError, RecursionError) as exc:
+            raise self._config_failure(exc) from None
 
     async def connect(self, alias: str, user: str | None, port: int | None) -> asyncssh.SSHClientConnection:
-        kwargs = self._kwargs(user, port, alias)
-        paths = kwargs.get("config")
+        await self._index_configs()
+        if self._config_error is not None:
+            raise Failure(NodeState.CONFIG_ERROR, self._config_error, retry=False)
         async with self.handshakes:
-            resolved = None
-            if self._may_jump or self.settings.accept_new_host_keys:
-                # parsing ssh_config is file work: off the event loop, one slot at a time
-                resolved = await asyncio.to_thread(resolve, self.settings, alias, user, port, paths)
+            try:
+                # the index's reduced copy for this host, and parsing ssh_config: file work,
+                # off the event loop, one slot at a time
+                kwargs = await asyncio.to_thread(self._kwargs, user, port, alias)
+                paths = kwargs.get("config")
+                resolved = None
+                if self._may_jump or self.settings.accept_new_host_keys:
+                    resolved = await asyncio.to_thread(resolve, self.settings, alias, user, port, paths)
+            except (asyncssh.ConfigParseError, RecursionError) as exc:
+                raise self._config_failure(exc) from None
             accept_new = resolved is not None and self.settings.accept_new_host_keys and not host_is_known(resolved)
             if accept_new:
                 kwargs["known_hosts"] = None  # an unknown host only: a known one is always verified
-            if resolved is not None and resolved.proxy_jump:
-                kwargs["tunnel"] = await self._jump(resolved.proxy_jump)
+            if resolved is not None:
+                # resolved here, loops caught: asyncssh never follows ProxyJump on its own
+                kwargs["tunnel"] = await self._through(alias, resolved.proxy_jump, ()) if resolved.proxy_jump else None
             try:
                 conn = await asyncssh.connect(alias, **kwargs)
             except asyncio.CancelledError:
                 raise  # closing the monitor: never a node failure to retry
+            except (asyncssh.ConfigParseError, RecursionError) as exc:
+                raise self._config_failure(exc) from None
             except Exception as exc:
                 if isinstance(exc, asyncssh.HostKeyNotVerifiable) and resolved is None:
                     resolved = await asyncio.to_thread(resolve, self.settings, alias, user, port, paths)
@@ -296,7 +405,7 @@ class SshConnector:
             self._configs.close()
             self._configs = None  # a late reconnect reads the files themselves
         for task in self._jumps.values():
-            if task.done() and task.exception() is None:
+            if task.done() and not task.cancelled() and task.exception() is None:
                 task.result().close()
             else:
                 task.cancel()
@@ -421,6 +530,7 @@ class SshSource:
         """Until cancelled: stream, and on any failure report it and retry with backoff."""
         attempt = 0
         while True:
+            raise_if_cancelled()
             try:
                 sink.report(self.name, NodeState.CONNECTING, None)
                 await self._stream(sink)
@@ -431,6 +541,10 @@ class SshSource:
                 failure = classify(exc, None)
             finally:
                 self._close()
+            raise_if_cancelled()  # a cancellation that came back as a failure: stop, never retry
+            if not failure.retry:  # an ssh_config error: the same every time, so said once
+                sink.report(self.name, failure.state, failure.reason)
+                return
             if self.frames:
                 attempt = 0
                 self.frames = 0

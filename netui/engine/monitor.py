@@ -30,6 +30,8 @@ from netui.model.samples import NodeSample
 INTERVALS_S = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
 STALE_INTERVALS = 3  # a node with no sample for this many intervals is stale
 PULL_WAIT_MAX_S = 3.0  # a tick waits for a pull source's read the interval, at most this
+CLOSE_WAIT_S = 5.0  # close() waits this long for the node tasks to end, then as long for the sources
+CANCEL_AGAIN_S = 0.5  # meanwhile, a task still running is cancelled again this often
 _SHOWN = (NodeState.UP, NodeState.CONNECTING, NodeState.STALE)
 
 # CPython's cyclic GC runs a young collection every 700 net container allocations; a
@@ -94,6 +96,7 @@ class Monitor:
         self._arrival: dict[str, float] = {}
         self._reads: dict[str, tuple[asyncio.Future, float]] = {}  # pull reads in flight, started at
         self._tasks: list[asyncio.Task] = []
+        self.abandoned: list[str] = []  # nodes whose task had not ended when close() gave up
         self._wake = asyncio.Event()
         self._stopped = False
         # who wants a node's per-CPU tables (a node screen, a pair test): node → count
@@ -313,20 +316,50 @@ class Monitor:
             self.set_detail_all(False)
         return recorder
 
-    async def close(self) -> None:
-        """Stop, end every stream (the samplers end with their channels) and close sources."""
+    async def close(self, wait_s: float = CLOSE_WAIT_S) -> None:
+        """Stop, end every stream (the samplers end with their channels) and close sources.
+
+        Bounded: the node tasks are cancelled (again and again, should one let a
+        cancellation pass) for ``wait_s`` at most, and the sources closed within as long
+        again; a node whose task has still not ended then is left behind, named in
+        ``abandoned`` so that the caller can say so.
+        """
         self.stop()
         self.stop_recording()
-        for task in self._tasks:
-            task.cancel()
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        names = {task: source.name for task, source in zip(self._tasks, self._push)}
+        stuck = await cancel_and_wait(self._tasks, wait_s)
+        self.abandoned = [names[task] for task in self._tasks if task in stuck]
         self._tasks = []
         for read, _ in self._reads.values():  # a hung read's thread is a daemon: let it be
             read.cancel()
         self._reads.clear()
-        for s in self.sources:
-            await s.close()
+        closing = [asyncio.ensure_future(s.close()) for s in self.sources]
+        if closing:
+            _, late = await asyncio.wait(closing, timeout=wait_s)
+            for task in late:
+                task.cancel()
         closer = getattr(self, "connector", None)
         if closer is not None:
             await closer.close()
+
+
+async def cancel_and_wait(tasks: list[asyncio.Task], wait_s: float) -> set[asyncio.Task]:
+    """Cancel ``tasks`` and wait for them to end, ``wait_s`` at most; the tasks still running.
+
+    A task that lets a cancellation pass (a library that turns it into a result or an
+    error) is cancelled again each round, so one lost cancellation never keeps it alive.
+    """
+    pending = {t for t in tasks if not t.done()}
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + wait_s
+    while pending:
+        for task in pending:
+            task.cancel()
+        left = deadline - loop.time()
+        if left <= 0:
+            break
+        _, pending = await asyncio.wait(pending, timeout=min(left, CANCEL_AGAIN_S))
+    for task in tasks:  # their outcome is known now: never "exception was never retrieved"
+        if task.done() and not task.cancelled():
+            task.exception()
+    return pending

@@ -33,6 +33,7 @@ class NodeState(str, Enum):
     HOST_KEY_CHANGED = "host key changed"
     UNSUPPORTED = "unsupported"
     PARSE_ERROR = "parse error"
+    CONFIG_ERROR = "config error"  # the node's ssh_config cannot be used: never retried
 
     @property
     def healthy(self) -> bool:

@@ -31,11 +31,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from statistics import median
+from typing import TYPE_CHECKING
 
 from netui.model import units
 from netui.model.health import DEFAULT_THRESHOLDS, Level
 from netui.model.node import Node, NodeState
-from netui.model.pairverdict import BOTH_WAYS, RECEIVING, SENDING, Verdict
+
+if TYPE_CHECKING:
+    from netui.model.pairverdict import Verdict
 
 # how bad an excess is in itself, to order stragglers (a slow link is at least a warning)
 _METRIC_THRESHOLD = {"retrans": "retrans_ratio", "drops": "drops_per_s", "softirq": "softirq_percent",
@@ -262,6 +265,8 @@ def pair_stragglers(verdict: Verdict) -> list[Straggler]:
     """The suspects of a pair test's verdict as stragglers (metric "pairs"), most failing
     tests first: value the node's median Gbit/s as bytes/s the way it is suspect in, median
     the best pairs' rate (or the pairs' median) in bytes/s."""
+    from netui.model.pairverdict import BOTH_WAYS, RECEIVING, SENDING  # with a pair test, not the first frame
+
     out = []
     if verdict.expected_gbps is not None:
         reference, against = verdict.expected_gbps, "the best pairs'"

@@ -7,6 +7,7 @@ nothing itself beyond turning text into numbers: ``PairSettings.check`` says wha
 
 from __future__ import annotations
 
+import math
 from typing import TypeVar
 
 from textual.app import ComposeResult
@@ -67,9 +68,12 @@ def _float(text: str, what: str) -> float | None:
     if not text:
         return None
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         raise ValueError(f"{what}: not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{what}: not a finite number: {text!r}")
+    return value
 
 
 def _text(value) -> str:
