@@ -137,14 +137,14 @@ async def test_the_matrix_of_a_saved_lab_run(tmp_path, monkeypatch):
         await pilot.pause()
         heat = plain(app.screen.query_one(Heatmap))
         rows = {line.split()[0]: line.split()[1:] for line in heat.splitlines()[1:] if line.strip()}
-        assert heat.split()[:6] == ["send", "↓", "recv", "→", "node1", "node2"]
+        assert heat.split()[:5] == ["Gbit/s", "send", "↓", "node1", "node2"]  # the unit in the corner
         assert rows["node1"][0] == "·" and float(rows["node1"][2]) < 0.25 and rows["node1"][3] == "✗"
         assert rows["node2"].count("✗") == 1 and rows["node3"].count("✗") == 0  # node3 sends fine
         verdict = plain(app.screen.query_one("#matrix-verdict"))
         assert verdict.startswith("suspect node3 receives slowly (3 of 3 receives fail, median 0.187 Gbit/s; "
                                   "it sends at 9.16 Gbit/s)")
         results = plain(app.screen.query_one("#matrix-results"))
-        assert "node2→node3  FAIL   0.186 Gbit/s   retrans " in results and "node1→node2  pass " in results
+        assert "node2→node3  FAIL   0.186 Gbit/s   sender/receiver retrans " in results and "node1→node2  pass " in results
         assert results.index("node4→node3  FAIL") < results.index("node1→node2  pass")  # failing first
         assert "node3  sends 9.16 Gbit/s (0/3 fail)    receives 0.187 Gbit/s (3/3 fail)  ← suspect: receiving" \
             in results
