@@ -32,7 +32,7 @@ PROC_FILES: dict[str, str] = {
 }
 
 # files read under /sys/class/net/<if>/ ; "link" is where the class symlink points
-IFACE_ATTRS: tuple[str, ...] = ("mtu", "speed", "operstate", "carrier", "ifindex", "type")
+IFACE_ATTRS: tuple[str, ...] = protocol.IFACE_ATTRS
 
 ARPHRD_LOOPBACK = 772
 
