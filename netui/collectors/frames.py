@@ -11,7 +11,7 @@ packed in assemble.PACKED_ATTRS order). The sysfs records are sent only when one
 a frame with ``ifsame`` instead has those of the frame before, so the frames of one stream
 are decoded in order by one ``FrameDecoder``. RDMA records (``ib/``, ``ibd/``, ``ibn/``) are
 unpacked into the ``{path: text}`` texts of ``collectors.infiniband.read_infiniband``, and
-``eth/<netdev>`` are ``ethtool -S`` texts read at ``ethmono``: see collectors/sampler.py.
+``eth/<netdev>`` are ``ethtool -S`` texts read at ``ethmono``: see docs/protocol.md.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ import struct
 import sys
 import time
 
+# MAGIC, UNREADABLE, IFACE_*, CPUSUM, SUM_*, TCPEXT_FIELDS, PORT_ATTRS, IB_NAMES, PER_QUEUE_PATTERN
 from netui.collectors.protocol import *  # noqa: F403 (shipped: protocol.py's text stands here)
 
 PROC = {
@@ -51,7 +52,6 @@ BACKOFF_S = (30.0, 600.0)  # a netdev whose run timed out is skipped this long, 
 WRAP = 1 << 32
 U32_MAX = WRAP - 1
 LINE_MAX_S = 10.0  # the longest interval at which /proc/stat's softirq line may give the sums
-
 
 
 def lines_with(data, prefixes):
@@ -402,7 +402,6 @@ def ethtool_read(run):
             return
     run.eof = True
     run.proc.stdout.close()
-
 
 
 # --- the per-CPU tables summed on the node -------------------------------------------------
@@ -922,7 +921,7 @@ class Sampler(object):
                 out += records
         self.infiniband(out)
         payload = pack_fields(out)
-        return b"NETUI2 %d\n" % len(payload) + payload
+        return MAGIC + b"%d\n" % len(payload) + payload
 
     def loop(self, interval):
         out = sys.stdout.buffer
