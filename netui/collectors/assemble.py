@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import lru_cache
 
-from netui.collectors import procfs
+from netui.collectors import procfs, protocol
 from netui.collectors.ethtool import parse_ethtool_stats, pfc_view, without_per_queue
 from netui.collectors.infiniband import parse_infiniband
 from netui.model.fabric import FabricSample
@@ -32,7 +32,7 @@ PROC_FILES: dict[str, str] = {
 }
 
 # files read under /sys/class/net/<if>/ ; "link" is where the class symlink points
-IFACE_ATTRS: tuple[str, ...] = ("mtu", "speed", "operstate", "carrier", "ifindex", "type")
+IFACE_ATTRS: tuple[str, ...] = protocol.IFACE_ATTRS
 
 ARPHRD_LOOPBACK = 772
 
@@ -73,7 +73,7 @@ def kind_from_sysfs(name: str, link: str | None, type_: int | None, extras: froz
     return "virtual" if link is not None else None
 
 
-_ATTR_KEYS = ("mtu", "operstate", "carrier", "speed", "ifindex", "type", "link", "bridge", "bonding", "device")
+_ATTR_KEYS = protocol.IFACE_FIELDS  # the sysfs attributes, the class symlink, the markers
 
 
 @lru_cache(maxsize=32768)  # 1,024 nodes × 16 interfaces, twice over
@@ -97,8 +97,8 @@ def _iface_meta(name: str, mtu, operstate, carrier, speed, ifindex, type_, link,
 _NO_ATTRS: dict[str, str | None] = {}
 
 # The remote sampler sends an interface's sysfs texts as one record in this order,
-# separated by \x1f, with \x1e for a file it could not read (see collectors/sampler.py).
-PACKED_ATTRS = _ATTR_KEYS
+# separated by \x1f, with \x1e for a file it could not read (collectors/protocol.py).
+PACKED_ATTRS = protocol.IFACE_FIELDS
 
 
 @lru_cache(maxsize=32768)  # 1,024 nodes × 16 interfaces, twice over
@@ -151,17 +151,8 @@ def _layout(names: tuple[str, ...], packed: tuple[tuple, ...]) -> IfaceLayout:
     return layout_of(names, tuple(IfaceMeta._make(_iface_meta(n, *p)) for n, p in zip(names, packed)))
 
 
-# The TcpExt counters netui keeps: retransmission, loss recovery, receive-side drops.
-# (Kernels name and order them differently; missing ones are simply absent.)
-TCPEXT_FIELDS = frozenset({
-    "TCPLostRetransmit", "TCPFastRetrans", "TCPSlowStartRetrans", "TCPTimeouts", "TCPSynRetrans",
-    "TCPRetransFail", "TCPLossProbes", "TCPLossProbeRecovery", "TCPSpuriousRTOs",
-    "TCPSpuriousRtxHostQueues", "TCPLossUndo", "TCPSackRecovery", "TCPRenoRecovery",
-    "TCPForwardRetrans", "TCPLoss", "TCPAbortOnTimeout", "TCPDSACKRecv", "TCPDSACKRecvSegs",
-    "TCPDSACKOldSent", "TCPSACKReorder", "TCPOFOQueue", "TCPOFODrop", "TCPRcvQDrop",
-    "TCPBacklogDrop", "TCPZeroWindowDrop", "TCPRcvCollapsed", "ListenOverflows", "ListenDrops",
-    "TCPMemoryPressures", "TCPAbortOnMemory", "PruneCalled",
-})
+# The TcpExt counters netui keeps (the sampler's too): collectors/protocol.py
+TCPEXT_FIELDS = protocol.TCPEXT_FIELDS
 
 
 def _TCP_ONLY(text: str) -> dict[str, dict[str, int]]:

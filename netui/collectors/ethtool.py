@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 
 from netui.collectors.procfs import ParseError
+from netui.collectors.protocol import PER_QUEUE_PATTERN
 from netui.model.fabric import PauseCounters, PfcCounters
 
 _U64_MAX = (1 << 64) - 1
@@ -47,9 +48,8 @@ def parse_ethtool_stats(text: str) -> dict[str, int]:
 # Per-queue and per-channel counters (mlx5 ``rx0_packets``/``ch0_events``, virtio
 # ``rx_queue_0_packets``, bnx2x ``[0]: …``, be2net ``rxq0: …``): most of a multi-queue NIC's
 # output and nothing the fabric view uses. The remote sampler drops them on the node with
-# the same pattern (collectors/sampler.py PER_QUEUE), to keep its frames small.
-PER_QUEUE = re.compile(
-    r"^(?:\[\d+\]: |(?:rx|tx)q\d+: |(?:rx|tx|ch|rq|sq|xdp)\d+_|(?:rx|tx)_queue_\d+_|queue_\d+_)")
+# the same pattern (collectors/protocol.py), to keep its frames small.
+PER_QUEUE = re.compile(PER_QUEUE_PATTERN)
 
 
 def without_per_queue(stats: dict[str, int]) -> dict[str, int]:

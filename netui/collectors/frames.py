@@ -1,4 +1,5 @@
 """Frames of the remote sampler (collectors/sampler.py) → NodeSample. Pure, no I/O.
+The format is docs/protocol.md; what both sides share, collectors/protocol.py.
 
 A frame is ``b"NETUI2 <length>\\n"`` followed by ``length`` bytes of payload: fields of a
 key, a NUL, the value's length (u32, little-endian) and the value (``encode_fields``). Keys
@@ -10,7 +11,7 @@ packed in assemble.PACKED_ATTRS order). The sysfs records are sent only when one
 a frame with ``ifsame`` instead has those of the frame before, so the frames of one stream
 are decoded in order by one ``FrameDecoder``. RDMA records (``ib/``, ``ibd/``, ``ibn/``) are
 unpacked into the ``{path: text}`` texts of ``collectors.infiniband.read_infiniband``, and
-``eth/<netdev>`` are ``ethtool -S`` texts read at ``ethmono``: see collectors/sampler.py.
+``eth/<netdev>`` are ``ethtool -S`` texts read at ``ethmono``: see docs/protocol.md.
 """
 
 from __future__ import annotations
@@ -18,12 +19,10 @@ from __future__ import annotations
 from netui.collectors.assemble import interfaces_from_texts, sample_from_texts, unpack_attrs
 from netui.collectors.procfs import (ParseError, parse_cpu_compact, parse_cpusum, parse_netdev_compact,
                                     parse_netirq_compact, parse_softnet_compact, parse_tcp_compact)
-from netui.collectors.sampler import IB_NAMES, PORT_ATTRS
+from netui.collectors.protocol import IB_NAMES, MAGIC, MAX_FRAME, PORT_ATTRS
+from netui.collectors.protocol import TABLES as _TABLE_KEYS
 from netui.model.samples import IfaceLayout, InterfaceTable, NodeSample
 from netui.speedups import frame_fields
-
-MAGIC = b"NETUI2 "
-MAX_FRAME = 16 << 20  # a 1,024-CPU node sends well under 1 MiB
 
 
 class FrameError(ParseError):
@@ -44,7 +43,7 @@ def frame_length(header: bytes) -> int:
 
 
 # the sampler's number tables: bytes of little-endian arrays, taken as they are
-TABLES = frozenset(("cpu", "netirq", "netdev", "softnet", "tcp", "cpusum"))
+TABLES = frozenset(_TABLE_KEYS)
 # the texts of a usual frame (no RDMA, no raw text): with the per-CPU tables, or their sums only
 _STEADY = TABLES | {"boot_id", "hostname"}
 _STEADY_SUMS = _STEADY - {"cpu", "netirq", "softnet"}

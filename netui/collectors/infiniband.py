@@ -30,9 +30,9 @@ import stat
 from collections.abc import Mapping
 from functools import lru_cache
 
+from netui.collectors.protocol import PORT_ATTRS
 from netui.model.fabric import IbPort, PortKey, PortState
 
-PORT_ATTRS = ("state", "phys_state", "rate", "link_layer")
 MAX_DIR_ENTRIES = 512  # a counters dir has ~25 files, hw_counters ~40: more is not a counter dir
 MAX_FILE_BYTES = 4096  # sysfs attributes are at most a page
 MAX_GIDS = 32  # RoCE GID tables have ~255 slots; the first ones carry the default GIDs

@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import json
 import re
-import struct
 import sys
 from array import array
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from operator import itemgetter
 
+from netui.collectors.protocol import CPUSUM as _CPUSUM  # the remote sampler's "cpusum"
+from netui.collectors.protocol import SUM_HOT as _SUM_HOT, SUM_IRQ as _SUM_IRQ
+from netui.collectors.protocol import SUM_SOFTNET as _SUM_SOFTNET, SUM_STAT as _SUM_STAT
 from netui.speedups import columns, parse_rows, u64s
 from netui.model.samples import (
     CounterMap,
@@ -570,8 +572,6 @@ def parse_tcp_compact(raw: bytes) -> TcpSample:
     return TcpSample(CounterMap(tcp_keys, tcp, tcp_index), CounterMap(ext_keys, ext, ext_index))
 
 
-_CPUSUM = struct.Struct("<10Qd")  # == collectors/sampler.py CPUSUM (a test holds them equal)
-_SUM_STAT, _SUM_IRQ, _SUM_SOFTNET, _SUM_HOT = 1, 2, 4, 8
 _make_sums = CpuSums._make
 
 

@@ -1,10 +1,11 @@
 """Nodes over SSH, agentless: one asyncssh connection and one sampler process per node.
 
-The sampler (collectors/sampler.py) is sent as the command line of the SSH session — nothing
-is written on the node — and streams frames until the channel closes. Each node's session
-runs in its own task: it connects (at most ``fanout`` handshakes at once), starts the sampler,
-decodes frames and hands samples to the sink; on failure it reports the state with its reason
-and retries with capped exponential backoff and jitter.
+The sampler (collectors/sampler.py, with the wire protocol of collectors/protocol.py) is sent
+as the command line of the SSH session — nothing is written on the node — and streams frames
+until the channel closes. Each node's session runs in its own task: it connects (at most
+``fanout`` handshakes at once), starts the sampler, decodes frames and hands samples to the
+sink; on failure it reports the state with its reason and retries with capped exponential
+backoff and jitter.
 """
 
 from __future__ import annotations
@@ -27,7 +28,20 @@ from netui.collectors.frames import FrameDecoder, FrameError, frame_length
 from netui.collectors.ssh_config import ConfigIndex, SshConfigError
 from netui.model.node import NodeState
 
-SAMPLER_SOURCE = (Path(__file__).parent / "sampler.py").read_text(encoding="utf-8")
+# The line of sampler.py that protocol.py's text replaces in the source that is shipped
+PROTOCOL_IMPORT = "from netui.collectors.protocol import *  # noqa: F403 (shipped: protocol.py's text stands here)\n"
+
+
+def shipped_sampler_source(sampler: str, protocol: str) -> str:
+    """The sampler's source as a node runs it: one script, protocol.py's text in place of
+    its import line (a node has no netui to import)."""
+    if sampler.count(PROTOCOL_IMPORT) != 1:
+        raise ValueError("the sampler does not import the protocol on a line of its own")
+    return sampler.replace(PROTOCOL_IMPORT, protocol)
+
+
+SAMPLER_SOURCE = shipped_sampler_source((Path(__file__).parent / "sampler.py").read_text(encoding="utf-8"),
+                                        (Path(__file__).parent / "protocol.py").read_text(encoding="utf-8"))
 
 
 def sampler_command(interval_s: float, *, sysfs: str | None = None, ethtool_every_s: float | None = None,

@@ -228,11 +228,12 @@ import sys, time
 ns = {"__name__": "netui_sampler"}
 exec(sys.argv[1], ns)
 passes = int(sys.argv[2])
+frame = ns["Sampler"]().frame
 for _ in range(20):
-    ns["frame"]()
+    frame()
 t0 = time.process_time()
 for _ in range(passes):
-    ns["frame"]()
+    frame()
 print((time.process_time() - t0) / passes * 1e6)
 """
 

@@ -49,6 +49,7 @@ def _sampler_namespace() -> dict:
     """
     ns: dict = {"__name__": "netui_fake_sampler"}
     exec(compile(SAMPLER_SOURCE, "sampler.py", "exec"), ns)  # noqa: S102 - our own source
+    ns["sampler"] = ns["Sampler"]()  # its state: open files, caches, running sums
     attrs = iface_attrs()
     state = {"texts": {}}
 
@@ -74,7 +75,7 @@ def _sampler_namespace() -> dict:
         name, _, marker = path[len("/sys/class/net/"):].partition("/")
         return attrs.get(name, {}).get(marker) is not None
 
-    ns["read"] = read
+    ns["sampler"].read = read
     def listdir(path: str) -> list[str]:
         raise OSError(2, "no such directory")  # no /sys/class/infiniband: an Ethernet node
 
@@ -98,7 +99,7 @@ class NodeFrames:
     def __init__(self, filler_bytes: int = 0) -> None:
         self.filler = b"x" * filler_bytes  # frames of filler (transport only: they do not decode)
         self._ns = {False: _sampler_namespace(), True: _sampler_namespace()}
-        self._ns[True]["detail"][0] = True
+        self._ns[True]["sampler"].detail = True
         self._bodies: dict[bool, list[tuple[bytes, int]]] = {False: [], True: []}
 
     def body(self, step: int, detail: bool = False) -> tuple[bytes, int]:
@@ -107,7 +108,7 @@ class NodeFrames:
         bodies, ns = self._bodies[detail], self._ns[detail]
         while len(bodies) <= step:
             ns["_state"]["texts"] = proc_texts(len(bodies))
-            whole = ns["frame"]()
+            whole = ns["sampler"].frame()
             payload = whole[whole.index(b"\n") + 1:]
             assert payload.startswith(_PREFIX), payload[:40]
             body = payload[len(_PREFIX):]

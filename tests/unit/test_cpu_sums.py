@@ -76,14 +76,14 @@ def node_texts(step: int) -> dict[str, str]:
 def sampler_frames(texts_seq, *, detail: bool, first_mono: float = 100.0) -> list[bytes]:
     """The payloads the sampler writes for ``texts_seq``, one frame a second of node clock."""
     ns = _sampler_namespace()
-    ns["detail"][0] = detail
+    ns["sampler"].detail = detail
     clock = [first_mono]
     ns["time"] = types.SimpleNamespace(time=lambda: 1.8e9 + clock[0], monotonic=lambda: clock[0])
     out = []
     for i, texts in enumerate(texts_seq):
         clock[0] = first_mono + i
         ns["_state"]["texts"] = texts
-        whole = ns["frame"]()
+        whole = ns["sampler"].frame()
         out.append(whole[whole.index(b"\n") + 1:])
     return out
 
@@ -207,20 +207,21 @@ def _sampler_functions_only() -> dict:
 
     ns: dict = {"__name__": "netui_sampler_under_test"}
     exec(compile(SAMPLER_SOURCE, "sampler.py", "exec"), ns)  # noqa: S102 - our own source
+    ns["sampler"] = ns["Sampler"]()  # its state: open files, caches, running sums
     return ns
 
 
 def test_the_sampler_counts_each_wrap_once_and_follows_cpus_by_number():
     ns = _sampler_functions_only()
-    add = ns["add_u32"]
+    add = ns["sampler"].add_u32
     add("softirqs", ("net_rx",), [0, 1, 2], ([WRAP - 5, 10, 20],))
-    assert ns["sums"]["net_rx"] == WRAP - 5 + 30
+    assert ns["sampler"].sums["net_rx"] == WRAP - 5 + 30
     add("softirqs", ("net_rx",), [0, 1, 2], ([3, 11, 20],))  # cpu0 wrapped: +8; cpu1 +1
-    assert ns["sums"]["net_rx"] == WRAP - 5 + 30 + 9
+    assert ns["sampler"].sums["net_rx"] == WRAP - 5 + 30 + 9
     add("softirqs", ("net_rx",), [0, 2], ([4, 25],))  # cpu1 went offline: cpu0 +1, cpu2 +5
-    assert ns["sums"]["net_rx"] == WRAP - 5 + 30 + 15
+    assert ns["sampler"].sums["net_rx"] == WRAP - 5 + 30 + 15
     add("softirqs", ("net_rx",), [0, 1, 2], ([4, 7, 25],))  # cpu1 back: nothing to compare it with
-    assert ns["sums"]["net_rx"] == WRAP - 5 + 30 + 15
+    assert ns["sampler"].sums["net_rx"] == WRAP - 5 + 30 + 15
 
 
 def test_the_softirq_sums_are_read_from_proc_stat_on_the_fixture_and_on_this_host():
@@ -251,8 +252,8 @@ def _sums_over(ns, stat_lines: list[str]) -> list[int]:
     """The running NET_RX sum after each of these /proc/stat softirq lines."""
     out = []
     for line in stat_lines:
-        ns["add_totals"](ns["softirq_sums"](b"cpu  1 2 3\n" + line.encode() + b"\n"))
-        out.append(ns["sums"]["net_rx"])
+        ns["sampler"].add_totals(ns["softirq_sums"](b"cpu  1 2 3\n" + line.encode() + b"\n"))
+        out.append(ns["sampler"].sums["net_rx"])
     return out
 
 
@@ -275,8 +276,8 @@ def test_the_sums_go_on_from_one_source_to_the_other_without_a_jump_or_a_lost_in
 
     def table(rx0, rx1):
         text = f"  CPU0 CPU1\n NET_TX: 2 3\n NET_RX: {rx0} {rx1}\n".encode()
-        assert ns["percpu"]("softirqs", text, 0.0, [])
-        return ns["sums"]["net_rx"]
+        assert ns["sampler"].percpu("softirqs", text, 0.0, [])
+        return ns["sampler"].sums["net_rx"]
 
     # NET_RX over both CPUs: 1000, 1100, 1130, 1200, 1205
     got = _sums_over(ns, ["softirq 0 0 0 5 1000"])
@@ -295,9 +296,9 @@ def test_the_grid_figures_do_not_move_when_the_source_of_the_sums_changes_mid_st
     frames = []
     for i, texts in enumerate(seq):
         clock[0] = 100.0 + i
-        ns["line_ok"][0] = i not in (2, 3, 5)  # the table at steps 2, 3 and 5 (CPU 5 wraps at 2)
+        ns["sampler"].line_ok = i not in (2, 3, 5)  # the table at steps 2, 3 and 5 (CPU 5 wraps at 2)
         ns["_state"]["texts"] = texts
-        whole = ns["frame"]()
+        whole = ns["sampler"].frame()
         frames.append(whole[whole.index(b"\n") + 1:])
     switched = observed(frames)
     for step in range(1, 7):
@@ -307,17 +308,17 @@ def test_the_grid_figures_do_not_move_when_the_source_of_the_sums_changes_mid_st
 def test_the_sampler_reads_proc_softirqs_only_for_its_table_or_when_stat_has_no_softirq_line():
     def reads(detail: bool, texts: dict) -> list[str]:
         ns = _sampler_namespace()
-        ns["detail"][0] = detail
+        ns["sampler"].detail = detail
         ns["_state"]["texts"] = texts
-        fake, seen = ns["read"], []
+        fake, seen = ns["sampler"].read, []
 
         def read(path, one=False):
             seen.append(path)
             return fake(path, one)
 
-        ns["read"] = read
+        ns["sampler"].read = read
         for _ in range(2):
-            ns["frame"]()
+            ns["sampler"].frame()
         return seen
 
     texts = proc_texts(0)

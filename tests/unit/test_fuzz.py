@@ -243,6 +243,6 @@ def test_the_samplers_net_dev_columns_read_what_its_lines_read(text):
        mutated(FIXTURE_TEXTS["proc/pid_26231_net/netstat"]) | format_text)
 def test_the_samplers_tcp_fast_path_gives_the_careful_paths_table_or_declines(snmp, netstat):
     snmp_b, netstat_b = snmp.encode(), netstat.encode()
-    fast = SAMPLER["tcp_table"](snmp_b, netstat_b)
+    fast = SAMPLER["Sampler"]().tcp_table(snmp_b, netstat_b)
     careful = SAMPLER["tcp_summary"](SAMPLER["lines_with"](snmp_b, (b"Tcp:",)), SAMPLER["tcpext_lines"](netstat_b))
     assert fast is None or fast == careful

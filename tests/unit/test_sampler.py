@@ -164,6 +164,7 @@ def _sampler_functions() -> dict:
 
     ns: dict = {"__name__": "netui_sampler_under_test"}
     exec(compile(SAMPLER_SOURCE, "sampler.py", "exec"), ns)  # noqa: S102 - our own source
+    ns["sampler"] = ns["Sampler"]()  # its state: open files, caches, running sums
     return ns
 
 
@@ -275,10 +276,10 @@ def test_odd_tcp_counters_go_as_their_lines(snmp, netstat):
 def test_a_frame_with_odd_tcp_counters_still_gives_them():
     """The raw lines reach the careful parsers: the sample has its TCP counters."""
     ns = _sampler_functions()
-    ns["read"] = lambda path, one=False: {"/proc/net/snmp": b"Tcp: RetransSegs OutSegs\nTcp: 5 100\n",
+    ns["sampler"].read = lambda path, one=False: {"/proc/net/snmp": b"Tcp: RetransSegs OutSegs\nTcp: 5 100\n",
                                          "/proc/net/netstat": b"TcpExt: TCPTimeouts\nTcpExt: -1\n",
                                          "/proc/net/dev": open("/proc/net/dev", "rb").read()}.get(path)
-    payload = ns["frame"]()
+    payload = ns["sampler"].frame()
     fields = frame_fields(payload[payload.index(b"\n") + 1:])
     assert "tcp" not in fields and fields["net/snmp"].startswith(b"Tcp:")
     sample = decode_frame(payload[payload.index(b"\n") + 1:])
@@ -349,20 +350,21 @@ def test_proc_softirqs_is_read_for_the_sums_only_at_intervals_over_ten_seconds()
 def test_an_interval_set_on_stdin_chooses_the_source_of_the_sums_too():
     ns = {"__name__": "netui_sampler_under_test"}
     exec(compile(SAMPLER_SOURCE, "sampler.py", "exec"), ns)  # noqa: S102 - our own source
+    ns["sampler"] = ns["Sampler"]()  # its state: open files, caches, running sums
     r, w = os.pipe()
     sink = io.BytesIO()
     ns["sys"] = types.SimpleNamespace(stdout=types.SimpleNamespace(buffer=sink),
                                       stdin=types.SimpleNamespace(fileno=lambda: r))
     seen = []
-    loop = threading.Thread(target=ns["loop"], args=(1.0,), daemon=True)
+    loop = threading.Thread(target=ns["sampler"].loop, args=(1.0,), daemon=True)
     loop.start()
     try:
         for line, expected in ((b"i 30\n", False), (b"i 0.5\n", True), (b"i 10\n", True), (b"i 10.5\n", False)):
             os.write(w, line)
             deadline = time.monotonic() + 3
-            while ns["line_ok"][0] != expected and time.monotonic() < deadline:
+            while ns["sampler"].line_ok != expected and time.monotonic() < deadline:
                 time.sleep(0.01)
-            seen.append(ns["line_ok"][0])
+            seen.append(ns["sampler"].line_ok)
     finally:
         os.close(w)  # the channel closed: the loop ends
         loop.join(5)
@@ -520,7 +522,7 @@ def test_a_steady_node_costs_no_open_and_no_stat_per_frame():
     import os as real_os
 
     ns = _sampler_functions()
-    ns["frame"]()
+    ns["sampler"].frame()
     calls = []
 
     def spied(name, fn):
@@ -539,7 +541,7 @@ def test_a_steady_node_costs_no_open_and_no_stat_per_frame():
             return spied(name, attr) if name in ("open", "stat", "lstat", "readlink") else attr
 
     ns["os"] = Spy()
-    ns["frame"]()
+    ns["sampler"].frame()
     assert calls == []
 
 
@@ -549,18 +551,18 @@ def test_interface_facts_are_read_again_when_the_interface_is_made_anew(tmp_path
     names = ["eth0"]
     _sysfs_net(tmp_path, names)
     ns = _sampler_functions()
-    ns["SYS"] = str(tmp_path)
+    ns["sampler"].sys = str(tmp_path)
     clock = [100.0]
     ns["time"] = types.SimpleNamespace(time=lambda: clock[0], monotonic=lambda: clock[0])
     base = str(tmp_path / "class" / "net" / "eth0") + "/"
-    assert ns["iface_facts"]("eth0", base, b"7\n", clock[0])[1:] == [b"\x1e"] * 3  # no marker
+    assert ns["sampler"].iface_facts("eth0", base, b"7\n", clock[0])[1:] == [b"\x1e"] * 3  # no marker
     (tmp_path / "class" / "net" / "eth0" / "bridge").mkdir()
     clock[0] += 5
-    assert ns["iface_facts"]("eth0", base, b"7\n", clock[0])[1] == b"\x1e"  # the same interface: kept
-    assert ns["iface_facts"]("eth0", base, b"9\n", clock[0])[1] == b""  # a new ifindex: read again
+    assert ns["sampler"].iface_facts("eth0", base, b"7\n", clock[0])[1] == b"\x1e"  # the same interface: kept
+    assert ns["sampler"].iface_facts("eth0", base, b"9\n", clock[0])[1] == b""  # a new ifindex: read again
     (tmp_path / "class" / "net" / "eth0" / "bridge").rmdir()
     clock[0] += ns["LAYOUT_S"] + 1
-    assert ns["iface_facts"]("eth0", base, b"9\n", clock[0])[1] == b"\x1e"  # and every LAYOUT_S
+    assert ns["sampler"].iface_facts("eth0", base, b"9\n", clock[0])[1] == b"\x1e"  # and every LAYOUT_S
 
 
 def test_many_cpus_are_read_column_by_column_as_line_by_line():
@@ -595,14 +597,14 @@ def test_a_file_larger_than_one_read_is_read_whole_and_the_next_read_asks_for_en
     text = proc_texts(3)["stat"].encode() + b"intr " + b" ".join(b"%d" % i for i in range(4000)) + b"\n"
     assert len(text) > 2 * 8192
     big.write_bytes(text)
-    assert ns["read"](str(big)) == text
-    asked = ns["sizes"][str(big)]
+    assert ns["sampler"].read(str(big)) == text
+    asked = ns["sampler"].sizes[str(big)]
     assert asked >= len(text) and asked % 4096 == 0
     calls = []
     real = ns["os"].pread
     ns["os"] = type("os", (), {"pread": staticmethod(lambda fd, n, off: calls.append((n, off)) or real(fd, n, off))})
     try:
-        assert ns["read"](str(big)) == text
+        assert ns["sampler"].read(str(big)) == text
     finally:
         ns["os"] = __import__("os")
     assert calls == [(asked, 0), (asked, len(text))]  # the file, then its end
@@ -646,8 +648,8 @@ def test_the_tcp_fast_path_gives_the_careful_paths_table():
              (open("/proc/net/snmp", "rb").read(), open("/proc/net/netstat", "rb").read())]
     for snmp, netstat in pairs:
         careful = ns["tcp_summary"](ns["lines_with"](snmp, (b"Tcp:",)), ns["tcpext_lines"](netstat))
-        assert careful is not None and ns["tcp_table"](snmp, netstat) == careful
-        assert ns["tcp_table"](snmp, netstat) == careful  # its cut of the TcpExt names, cached
+        assert careful is not None and ns["sampler"].tcp_table(snmp, netstat) == careful
+        assert ns["sampler"].tcp_table(snmp, netstat) == careful  # its cut of the TcpExt names, cached
     snmp, netstat = pairs[0]
     tcp_names = snmp.split(b"\nTcp: ")[1].split(b"\n")[0]
     for odd_snmp, odd_netstat in (  # each: the fast path declines, and the careful path decides
@@ -662,4 +664,4 @@ def test_the_tcp_fast_path_gives_the_careful_paths_table():
         (b"Tcp: A B\nTcp: 1 x\n", netstat),
         (snmp, b"TcpExt: TCPTimeouts\nTcpExt: -1\n"),
     ):
-        assert ns["tcp_table"](odd_snmp, odd_netstat) is None
+        assert ns["sampler"].tcp_table(odd_snmp, odd_netstat) is None

@@ -1,0 +1,67 @@
+"""The wire protocol of the remote sampler: what the sampler on a node and the monitor must
+agree on, declared once (the spec: docs/protocol.md).
+
+collectors/ssh.py ships this text in front of the sampler's source to every node, so it is
+Python 3.6, standard library only, constants only, and imports nothing from netui.
+"""
+import struct
+
+VERSION = 2
+MAGIC = b"NETUI2 "  # a frame: MAGIC, the payload's length in ASCII digits, b"\n", the payload
+MAX_FRAME = 16 << 20  # the longest payload the monitor takes (a 1,024-CPU node sends < 1 MiB)
+
+# inside a record: fields joined by SEP, UNREADABLE for a file that could not be read
+SEP = b"\x1f"
+UNREADABLE = b"\x1e"
+
+# fields whose values are bytes of little-endian number arrays, not text
+TABLES = ("cpu", "netirq", "netdev", "softnet", "tcp", "cpusum")
+# the per-CPU files, in the order the sampler reads them (stat first: its softirq line)
+PERCPU = ("stat", "softirqs", "net/softnet_stat")
+# record kinds: "if/<name>", "ib/<hca>/<port>", "ibd/<hca>", "ibn/<hca>", "eth/<netdev>"
+RECORDS = ("if/", "ib/", "ibd/", "ibn/", "eth/")
+
+# an interface record "if/<name>": these sysfs attributes, the class symlink, the markers
+IFACE_ATTRS = ("mtu", "operstate", "carrier", "speed", "ifindex", "type")
+IFACE_MARKERS = ("bridge", "bonding", "device")
+IFACE_FIELDS = IFACE_ATTRS + ("link",) + IFACE_MARKERS
+
+# "cpusum": a mask of what it holds (SUM_*), then the sums (see samples.CpuSums)
+CPUSUM = struct.Struct("<10Qd")
+SUM_STAT, SUM_IRQ, SUM_SOFTNET, SUM_HOT = 1, 2, 4, 8
+
+# The TcpExt counters netui keeps: retransmission, loss recovery, receive-side drops.
+# (Kernels name and order them differently; missing ones are simply absent.)
+TCPEXT_FIELDS = frozenset((
+    "TCPLostRetransmit", "TCPFastRetrans", "TCPSlowStartRetrans", "TCPTimeouts", "TCPSynRetrans",
+    "TCPRetransFail", "TCPLossProbes", "TCPLossProbeRecovery", "TCPSpuriousRTOs",
+    "TCPSpuriousRtxHostQueues", "TCPLossUndo", "TCPSackRecovery", "TCPRenoRecovery",
+    "TCPForwardRetrans", "TCPLoss", "TCPAbortOnTimeout", "TCPDSACKRecv", "TCPDSACKRecvSegs",
+    "TCPDSACKOldSent", "TCPSACKReorder", "TCPOFOQueue", "TCPOFODrop", "TCPRcvQDrop",
+    "TCPBacklogDrop", "TCPZeroWindowDrop", "TCPRcvCollapsed", "ListenOverflows", "ListenDrops",
+    "TCPMemoryPressures", "TCPAbortOnMemory", "PruneCalled",
+))
+
+# an RDMA port record "ib/<hca>/<port>": these attributes, then three blocks of counter lines
+PORT_ATTRS = ("state", "phys_state", "rate", "link_layer")
+# RDMA counter names sent as their index (a port has ~60 counters; names are most of the
+# bytes). Append only: the monitor decodes with this same tuple (it ships this file to the node).
+IB_NAMES = (
+    "symbol_error", "port_rcv_errors", "port_rcv_remote_physical_errors", "port_rcv_switch_relay_errors",
+    "port_xmit_discards", "VL15_dropped", "link_error_recovery", "link_downed", "port_xmit_constraint_errors",
+    "port_rcv_constraint_errors", "local_link_integrity_errors", "excessive_buffer_overrun_errors",
+    "port_xmit_wait", "port_xmit_data", "port_rcv_data", "port_xmit_packets", "port_rcv_packets",
+    "unicast_xmit_packets", "unicast_rcv_packets", "multicast_xmit_packets", "multicast_rcv_packets",
+    "lifespan", "rx_write_requests", "rx_read_requests", "rx_atomic_requests", "rx_dct_connect",
+    "out_of_buffer", "out_of_sequence", "duplicate_request", "rnr_nak_retry_err", "packet_seq_err",
+    "implied_nak_seq_err", "local_ack_timeout_err", "resp_local_length_error", "resp_cqe_error",
+    "req_cqe_error", "req_remote_invalid_request", "req_remote_access_errors", "resp_remote_access_errors",
+    "resp_cqe_flush_error", "req_cqe_flush_error", "roce_adp_retrans", "roce_adp_retrans_to",
+    "roce_slow_restart", "roce_slow_restart_cnps", "roce_slow_restart_trans", "rp_cnp_ignored",
+    "rp_cnp_handled", "np_ecn_marked_roce_packets", "np_cnp_sent", "rx_icrc_encapsulated",
+)
+
+# ethtool -S names of per-queue/per-channel counters (mlx5 rx0_packets/ch0_events, virtio
+# rx_queue_0_packets, bnx2x "[0]: ...", be2net "rxq0: ..."): left on the node, and dropped
+# by the monitor's own parser by the same rule
+PER_QUEUE_PATTERN = r"^(?:\[\d+\]: |(?:rx|tx)q\d+: |(?:rx|tx|ch|rq|sq|xdp)\d+_|(?:rx|tx)_queue_\d+_|queue_\d+_)"
