@@ -421,3 +421,25 @@ async def test_a_cancelled_dialog_leaves_the_first_matrix_testing_both_ways():
         await pilot.press("T", "escape", "R")
         await pilot.pause()
         assert app.screen.query_one("#direction").value == "both"
+
+
+async def test_a_pair_a_node_could_not_run_is_not_run_in_the_matrix_not_a_failure():
+    from netui.engine.pairtools import pair_failed
+
+    report = load_report(json.loads(SAVED.read_text()))
+    report.nodes.append("node5")
+    for other in ("node1", "node2"):
+        report.results += pair_failed(report.settings, "node5", other, "node5 is down (connection refused)",
+                                      "unavailable")
+    report.results += pair_failed(report.settings, "node1", "node4", "iperf3: error - unable to connect")
+    report.judge()
+    app = scripted_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await poll(app, pilot, 1)
+        app.push_screen(MatrixScreen(report=report))
+        await pilot.pause()
+        heat = plain(app.screen.query_one(Heatmap))
+        node5 = next(line for line in heat.splitlines() if line.split()[:1] == ["node5"])
+        assert node5.count("not run") == 2 and "fail" not in node5, node5
+        node1 = next(line for line in heat.splitlines() if line.split()[:1] == ["node1"])
+        assert "fail ✗" in node1  # a test that ran and failed is still a failure

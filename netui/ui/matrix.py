@@ -32,7 +32,7 @@ from netui.engine.pairtest import PairProgress, PairTest, PairTestReport
 from netui.engine.pairtools import BIDIR, DIRECTION_LABELS, PairSettings
 from netui.model import units
 from netui.model.pairs import Pair, PairResult
-from netui.model.pairverdict import Verdict
+from netui.model.pairverdict import CANNOT_RUN, Verdict
 
 SCALE_VARIABLES = ("error", "warning", "success")  # low → high
 
@@ -97,6 +97,8 @@ class Heatmap(Static):
             r = by_pair.get((a, b))
             if r is None:
                 return Text("…" if (a, b) in running or (b, a) in running else "", style=muted)
+            if not r.ok and r.kind in CANNOT_RUN:
+                return Text("not run", style=muted)  # a node that cannot run the tool: untested, no failure
             if not r.ok or r.gbps is None:
                 return Text("fail ✗", style=Style(color=colors[0].rich_color, bold=True))
             need = verdict.required_gbps.get(r.pair) if verdict else None
@@ -108,7 +110,8 @@ class Heatmap(Static):
         table = matrix_table(nodes, "Gbit/s send ↓", 7, cell, muted)
         best = f" ({gbps_text(top)} Gbit/s)" if top > 0 else ""
         legend = Text(f"Gbit/s, row sends to column · colour: the pass mark mid-scale, the best pair{best} "
-                      "at the top · ✗ fails · ! outlier against the best pairs", style=muted)
+                      "at the top · ✗ fails · ! outlier against the best pairs · not run: a node could not take part",
+                      style=muted)
         self.update(Group(table, legend))
 
 
