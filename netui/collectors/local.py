@@ -27,13 +27,25 @@ thousands of interfaces, /proc/stat of hundreds of CPUs) are well under a megaby
 past this in a --procfs tree is not what it claims to be and is skipped, with a problem."""
 
 
+READ_CHUNK = 1 << 16
+
+
 def read_text(path: str, problems: list[str] | None = None) -> str | None:
     """A file's text, or None when it is missing, unreadable (EINVAL, EACCES, ...), not a
     regular file (a FIFO is never waited on, /dev/zero never read) or larger than
     MAX_TREE_FILE_BYTES — that one said in ``problems``: only that much is ever read."""
     try:
-        with open(open_regular(path), "rb") as f:
-            data = f.read(MAX_TREE_FILE_BYTES + 1)
+        with open(open_regular(path), "rb", buffering=0) as f:
+            # in chunks: a /proc/sys file's handler allocates the size asked for, and a single
+            # read of 16 MiB fails there with ENOMEM (boot_id, hostname)
+            chunks, size = [], 0
+            while size <= MAX_TREE_FILE_BYTES:
+                chunk = f.read(READ_CHUNK)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+            data = b"".join(chunks)
     except (OSError, ValueError):
         return None
     if len(data) > MAX_TREE_FILE_BYTES:
