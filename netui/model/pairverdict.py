@@ -48,6 +48,9 @@ LOWEST_SHARE_OF_BEST = 0.5  # ... never below this share of the best pairs' rate
 MAD_TO_SIGMA = 1.4826  # MAD of a normal distribution × this = its standard deviation
 # outliers: |x − centre| / (1.4826 · MAD) above this (Iglewicz and Hoaglin's 3.5) ...
 OUTLIER_Z = 3.5
+# a node's own failures name it when their median is below this share of what the pairs of the
+# nodes no failure points at reach (iperf3 pairs held back by CPU scatter by ±20 %)
+OWN_SHARE_OF_CLEAR = 0.8
 # ... with the spread never taken below this share of the centre, so that near-identical
 # results (MAD ≈ 0) do not make every small wobble an outlier
 OUTLIER_MIN_SPREAD = 0.05
@@ -251,6 +254,50 @@ def _left_to_explain(failing: list[PairResult], nodes: dict[str, NodeSummary],
                 nodes[node], suspect=BOTH_WAYS if sends and receives else SENDING if sends else RECEIVING)
 
 
+def _on_own_evidence(tested: list[PairResult], failing: list[PairResult], nodes: dict[str, NodeSummary],
+                     required: Mapping[Pair, float | None]) -> dict[str, NodeSummary]:
+    """Each suspect keeps a way (sending, receiving) only on failing tests of its own: those
+    no other suspect explains. One far below what it needed (under half, or a run that gave no
+    number) names it; so do two or more whose median is clearly below what the pairs of the
+    nodes nothing points at reach (``OWN_SHARE_OF_CLEAR``). Mild failures within the healthy
+    pairs' scatter do not: with 1 or 2 slow senders of 4, a good receiver's only informative
+    tests are one or two healthy pairs at the low end of a noisy group. Repeated until no
+    suspect changes."""
+    def decisive(r: PairResult) -> bool:
+        need = required.get(r.pair)
+        return not _measured(r) or (need is not None and r.gbps < LOWEST_SHARE_OF_BEST * need)
+
+    nodes = dict(nodes)
+    for _ in range(len(nodes) + 1):
+        changed = False
+        for name, s in list(nodes.items()):
+            if not s.suspect:
+                continue
+            # what the tests no suspect explains reach (this node's left out): failures
+            # of its own name it only when they are clearly below that, not within its scatter
+            clear = [r.gbps for r in tested if _measured(r) and name not in r.pair
+                     and not any(_explains(nodes[n], r) for n in r.pair)]
+            reference = statistics.median(clear) if clear else None
+            ways = []
+            for way, mine in ((SENDING, lambda r: r.sender == name), (RECEIVING, lambda r: r.receiver == name)):
+                if s.suspect not in (way, BOTH_WAYS):
+                    continue
+                own = [r for r in failing if mine(r) and not any(
+                    other != name and _explains(nodes[other], r) for other in r.pair)]
+                numbers = [r.gbps for r in own if _measured(r)]
+                clearly_below = (reference is None or not numbers
+                                 or statistics.median(numbers) < OWN_SHARE_OF_CLEAR * reference)
+                if any(decisive(r) for r in own) or (len(own) >= 2 and clearly_below):
+                    ways.append(way)
+            suspect = BOTH_WAYS if len(ways) == 2 else ways[0] if ways else ""
+            if suspect != s.suspect:
+                nodes[name] = dataclasses.replace(s, suspect=suspect)
+                changed = True
+        if not changed:
+            break
+    return nodes
+
+
 def judge(
     results: Iterable[PairResult],
     *,
@@ -301,6 +348,7 @@ def judge(
     if len(failing) < len(tested):
         passing = [r for r in tested if id(r) not in failed_ids]
         nodes = _left_to_explain(failing, nodes, {r.sender for r in passing}, {r.receiver for r in passing})
+    nodes = _on_own_evidence(tested, failing, nodes, required)
     suspects = sorted((s for s in nodes.values() if s.suspect), key=lambda s: (-_blamed(s), natural(s.node)))
     centre = None
     if best is not None:
