@@ -10,6 +10,7 @@ from rich.console import Console
 from netui.engine.monitor import Monitor
 from netui.engine.sources import SourceError
 from netui.model.health import DEFAULT_RULES
+from netui.model.history import capacity_for
 from netui.model.node import NodeState
 from netui.ui.app import make_app
 from netui.ui.cluster import ClusterScreen
@@ -180,6 +181,9 @@ async def test_interval_keys_and_help():
         assert app.monitor.interval_s == 2.0
         await pilot.press("minus", "minus")
         assert app.monitor.interval_s == 0.5
+        for node in app.monitor.fleet:  # the history still covers its seconds at 0.5 s
+            assert node.history.table.capacity == capacity_for(node.history_s, 0.5)
+            assert node.iface_history.table.capacity == capacity_for(node.history_s, 0.5)
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         await pilot.press("escape")

@@ -247,9 +247,9 @@ class ReplayMonitor(Monitor):
 
     def _checkpoint_count(self) -> int:
         """How many fleet copies fit the budget: history rings dominate (float32 per node
-        series, 16-bit per interface series)."""
+        series, 16-bit per interface series, a float64 time per row of each)."""
         capacity = self._new_fleet_capacity()
-        per_node = (len(NODE_SERIES) * 4 + 2 * 8 * 2) * capacity + 64_000  # 8 interfaces, the sample, rates
+        per_node = (len(NODE_SERIES) * 4 + 2 * 8 * 2 + 2 * 8) * capacity + 64_000  # 8 interfaces, the sample, rates
         return max(1, min(MAX_CHECKPOINTS, CHECKPOINT_BUDGET_BYTES // max(1, per_node * len(self.recording.nodes))))
 
     def _new_fleet_capacity(self) -> int:
