@@ -230,3 +230,18 @@ async def test_a_rotated_file_starts_with_the_interval_of_its_time(tmp_path):
     assert [h["interval_s"] for h in headers] == [1.0] * 4 + [5.0] * 3
     assert [i for _, i in load(path).interval_changes()] == [5.0]
     assert load(files[-2]).interval_s == 5.0  # a file alone, its older ones gone, reads at its interval
+
+
+def test_a_tick_with_an_interval_netui_does_not_believe_ends_the_read_there(tmp_path):
+    from netui.engine.recording import RecordingWriter, header_record, sample_record
+
+    path = tmp_path / "r.ndjson.gz"
+    writer = RecordingWriter(path, header_record(WALL0, hosts=["n1"], interval_s=1.0))
+    for k, extra in enumerate(({}, {}, {"interval_s": 0}, {})):
+        writer.write(sample_record(WALL0 + k, "n1", sample_at(float(k))))
+        writer.write({"type": "tick", "t": WALL0 + k, **extra})
+    writer.close()
+
+    recording = load(path)
+    assert recording.samples == 3 and recording.interval_changes() == []  # the third tick's sample, not its mark
+    assert "damaged after tick 2" in recording.notes[0] and "interval_s" in recording.notes[0]
