@@ -181,8 +181,9 @@ async def test_interval_keys_and_help():
         assert app.monitor.interval_s == 2.0
         await pilot.press("minus", "minus")
         assert app.monitor.interval_s == 0.5
-        for node in app.monitor.fleet:  # the history still covers its 120 s at 0.5 s: 240 rows
-            assert node.history.table.capacity == node.iface_history.table.capacity == capacity_for(120, 0.5)
+        await app.monitor.tick()  # a node's history is sized at its next sample
+        node = app.monitor.fleet["gpu01"]  # its history still covers its 120 s at 0.5 s: 240 rows
+        assert node.history.table.capacity == node.iface_history.table.capacity == capacity_for(120, 0.5)
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         await pilot.press("escape")

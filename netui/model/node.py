@@ -300,6 +300,7 @@ class Node:
         self.interval_s = interval_s  # the interval the history is sized for (set_interval)
         self._capacity = capacity_for(history_s, interval_s)
         self._oversized = False  # a history table holds more rows than _capacity (set_interval)
+        self._resize_due = False  # the interval changed: the history is sized at the next sample
         self.history = NodeHistory(self._capacity, NODE_SERIES)  # name → its column
         self.iface_history = IfaceHistory(self._capacity)  # name → (RX, TX) bytes/s
         self.fabric_rates: FabricRates | None = None
@@ -314,6 +315,8 @@ class Node:
 
     def observe(self, sample: NodeSample) -> None:
         """Take a new sample: compute rates against the previous one, update everything."""
+        if self._resize_due:  # the interval changed: sized before the first row at the new one
+            self._fit_history()
         prev = self.sample
         self.rates = node_rates(prev, sample)
         if sample.fabric is not None:
@@ -355,11 +358,12 @@ class Node:
 
     def set_interval(self, interval_s: float) -> None:
         """Samples come every ``interval_s`` from now on: the history is sized to keep covering
-        ``history_s`` seconds. A shorter interval grows it at once; a longer one keeps the
-        rows still within ``history_s`` of the newest, and shrinks as they age out."""
+        ``history_s`` seconds, at the next sample (a fleet's resizes spread over a tick
+        instead of one pause). A shorter interval grows it; a longer one keeps the rows still
+        within ``history_s`` of the newest, and shrinks as they age out."""
         self.interval_s = interval_s
         self._capacity = capacity_for(self.history_s, interval_s)
-        self._fit_history()
+        self._resize_due = True
 
     def _fit_history(self) -> None:
         target, oversized = self._capacity, False
@@ -372,7 +376,7 @@ class Node:
             if size != table.capacity:
                 table.resize(size)
             oversized = oversized or size > target
-        self._oversized = oversized
+        self._oversized, self._resize_due = oversized, False
 
     def _trim_history(self, now: float) -> None:
         """While a table is larger than the interval needs, let it shrink once its oldest
