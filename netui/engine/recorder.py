@@ -2,8 +2,8 @@
 
 Samples are written as they arrive (raw counters); at the end of each tick the changes the
 tick made (node states with their reason, health levels, stragglers flagged or cleared),
-then a tick mark (with the new interval when it changed during the tick), then the stream is flushed so that everything so far survives a SIGKILL.
-Pair and latency test reports are written when they finish. A write that fails (a full
+then a tick mark (with the new interval when it changed during the tick), then the stream
+is flushed so that everything so far survives a SIGKILL. Pair and latency test reports are written when they finish. A write that fails (a full
 disk) stops the recording with the reason in ``error``; monitoring goes on. A record longer
 than a reader takes in one line (16 MiB: a huge test report) is left out and counted in
 ``skipped``; the recording goes on.

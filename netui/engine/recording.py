@@ -17,10 +17,10 @@ The lines go through one gzip stream that is flushed with ``Z_SYNC_FLUSH`` at th
 every tick: ``zcat`` reads the file, compression spans records (the samples of one node
 look alike from one tick to the next), and a writer killed mid-write (SIGKILL, a full disk)
 leaves a file whose every byte up to the last flush decompresses — the reader drops the
-incomplete tail. An interval change rides on a tick mark (a field a reader of format 2 that
-does not know it ignores), so a recording with one is still format 2; a file started by
-rotation has the interval of its time in its header. Version 1 recordings — plain JSON lines of ``{"node", "sample"}`` — still
-load.
+incomplete tail. An interval change rides on a tick mark (a field that a reader of format 2
+which does not know it ignores), so a recording with one is still format 2; a file started
+by rotation has the interval of its time in its header. Version 1 recordings — plain JSON
+lines of ``{"node", "sample"}`` — still load.
 
 Reading trusts nothing: regular files only, within the limits of netui/readlimits.py
 (16 MiB a line, 512 MiB in all, decompressed; ``$NETUI_MAX_READ``), streamed. A line that
