@@ -10,6 +10,7 @@ from rich.console import Console
 from netui.engine.monitor import Monitor
 from netui.engine.sources import SourceError
 from netui.model.health import DEFAULT_RULES
+from netui.model.history import capacity_for
 from netui.model.node import NodeState
 from netui.ui.app import make_app
 from netui.ui.cluster import ClusterScreen
@@ -180,6 +181,9 @@ async def test_interval_keys_and_help():
         assert app.monitor.interval_s == 2.0
         await pilot.press("minus", "minus")
         assert app.monitor.interval_s == 0.5
+        await app.monitor.tick()  # a node's history is sized at its next sample
+        node = app.monitor.fleet["gpu01"]  # its history still covers its 120 s at 0.5 s: 240 rows
+        assert node.history.table.capacity == node.iface_history.table.capacity == capacity_for(120, 0.5)
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         await pilot.press("escape")

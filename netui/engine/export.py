@@ -7,7 +7,8 @@ as replay and live mode compute them.
   metric per interval; ``device`` is an interface, a CPU (``cpu3``) or empty for the node;
   unknown rates (the first sample, a counter reset) have no row. In pandas:
   ``pd.read_csv(f).pivot_table(index=["time", "node", "device"], columns="metric", values="value")``.
-- ``json``: one document; each interval is ``snapshot --json``'s document at that time.
+- ``json``: one document; each interval is ``snapshot --json``'s document at that time, with
+  the monitor's interval then (``interval_s``: a recording may change it).
 - ``prom``: OpenMetrics text with timestamps: the raw counters under node_exporter's names
   (``node_network_receive_bytes_total{device,instance}`` …, so PromQL's ``rate()`` works on
   them) and netui's own rates, health and straggler flags as ``netui_*`` gauges. It can be
@@ -136,7 +137,7 @@ def export_json(recording: Recording, out, config=None) -> int:
 
     frames = []
     for t, fleet, _ in intervals(recording, config):
-        frames.append({"t": round(t, 3)} | fleet_document(fleet))
+        frames.append({"t": round(t, 3), "interval_s": fleet.interval_s} | fleet_document(fleet))
     judged = {} if config is None else _judged_by(config) | {"straggler_rules": config.straggler}
     events = [e.record for e in ReplayMonitor(recording, history_s=recording.interval_s * 4, **judged).events]
     doc = {

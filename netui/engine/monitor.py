@@ -82,7 +82,6 @@ class Monitor:
         if interval_s <= 0:
             raise ValueError("interval must be positive")
         self.sources = sources
-        self.interval_s = interval_s
         self.fleet = Fleet([s.name for s in sources], history_s=history_s, interval_s=interval_s,
                            thresholds=thresholds, **({"rules": rules} if rules is not None else {}))
         tune_gc()
@@ -102,6 +101,12 @@ class Monitor:
         # who wants a node's per-CPU tables (a node screen, a pair test): node → count
         self._detail: Counter[str] = Counter()
         self._detail_all = False  # every node's (a recording, a snapshot)
+
+    @property
+    def interval_s(self) -> float:
+        """How often nodes are sampled (seconds). Changed only by ``set_interval``, which
+        tells everything that depends on it; kept by the fleet, whose histories are sized by it."""
+        return self.fleet.interval_s
 
     # the sink that push sources report to ---------------------------------------------------
     def observe(self, name: str, sample: NodeSample) -> None:
@@ -224,10 +229,14 @@ class Monitor:
             await asyncio.wait_for(self._wake.wait(), timeout=seconds)
 
     def set_interval(self, interval_s: float) -> None:
-        """Change the interval; the sleep in progress is cut short, samplers are told."""
+        """Change the interval: the histories keep covering their seconds (``Fleet.set_interval``),
+        a recording records the change, the sleep in progress is cut short, samplers are told."""
         if interval_s <= 0:
             raise ValueError("interval must be positive")
-        self.interval_s = interval_s
+        if interval_s != self.interval_s:
+            self.fleet.set_interval(interval_s)
+            if self.recorder is not None:
+                self.recorder.interval(interval_s)
         for s in self._push:
             set_interval = getattr(s, "set_interval", None)
             if set_interval is not None:

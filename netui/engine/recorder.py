@@ -2,8 +2,8 @@
 
 Samples are written as they arrive (raw counters); at the end of each tick the changes the
 tick made (node states with their reason, health levels, stragglers flagged or cleared),
-then a tick mark, then the stream is flushed so that everything so far survives a SIGKILL.
-Pair and latency test reports are written when they finish. A write that fails (a full
+then a tick mark (with the new interval when it changed during the tick), then the stream
+is flushed so that everything so far survives a SIGKILL. Pair and latency test reports are written when they finish. A write that fails (a full
 disk) stops the recording with the reason in ``error``; monitoring goes on. A record longer
 than a reader takes in one line (16 MiB: a huge test report) is left out and counted in
 ``skipped``; the recording goes on.
@@ -35,6 +35,7 @@ class Recorder:
         self.error: str | None = None
         self.skipped = 0  # records too long for a reader's line, left out
         self.skipped_reason: str | None = None
+        self._interval_s: float | None = None  # changed since the last tick mark: written with the next
 
     @property
     def active(self) -> bool:
@@ -67,6 +68,11 @@ class Recorder:
         self._write(sample_record(self.clock(), node, sample))
         self.samples += 1
 
+    def interval(self, interval_s: float) -> None:
+        """The monitor samples every ``interval_s`` from now on: the next tick mark says so,
+        and a file started after it (rotation) has it in its header."""
+        self._interval_s = interval_s
+
     def tick(self, fleet: Fleet) -> None:
         """The end of a tick: what changed, a tick mark, and a flush to the file."""
         if not self.active:
@@ -74,7 +80,12 @@ class Recorder:
         t = self.clock()
         for rec in self.tracker.changes(fleet):
             self._write({"type": rec.pop("type"), "t": t, **rec})
-        self._write({"type": "tick", "t": t})
+        if self._interval_s is not None:
+            self._write({"type": "tick", "t": t, "interval_s": self._interval_s})
+            self.writer.header = dict(self.writer.header, interval_s=self._interval_s)
+            self._interval_s = None
+        else:
+            self._write({"type": "tick", "t": t})
         self.ticks += 1
         if self.active:
             try:

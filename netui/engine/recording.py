@@ -11,13 +11,16 @@ time ``t`` (seconds since the epoch)::
     {"type": "straggler", "t": ..., "node": "gpu07", "flagged": true, "metric": "tx", "reason": "..."}
     {"type": "test", "t": ..., "kind": "pair-test" | "latency-test", "report": {...}}
     {"type": "tick", "t": ...}                                           # the end of one tick
+    {"type": "tick", "t": ..., "interval_s": 5.0}     # ... in which the interval changed: 5 s from here on
 
 The lines go through one gzip stream that is flushed with ``Z_SYNC_FLUSH`` at the end of
 every tick: ``zcat`` reads the file, compression spans records (the samples of one node
 look alike from one tick to the next), and a writer killed mid-write (SIGKILL, a full disk)
 leaves a file whose every byte up to the last flush decompresses — the reader drops the
-incomplete tail. Version 1 recordings — plain JSON lines of ``{"node", "sample"}`` — still
-load.
+incomplete tail. An interval change rides on a tick mark (a field that a reader of format 2
+which does not know it ignores), so a recording with one is still format 2; a file started
+by rotation has the interval of its time in its header. Version 1 recordings — plain JSON
+lines of ``{"node", "sample"}`` — still load.
 
 Reading trusts nothing: regular files only, within the limits of netui/readlimits.py
 (16 MiB a line, 512 MiB in all, decompressed; ``$NETUI_MAX_READ``), streamed. A line that
@@ -78,6 +81,7 @@ MAX_BLANK_LINES = 1000  # netui writes none
 MAX_NODES = 100_000  # in one recording: more than netui watches
 MAX_NAME_CHARS = 512  # a node's name: [user@]host[:port]
 MIN_RECORD_BYTES = 128  # a file may hold (bytes read at most) / this many records
+MIN_INTERVAL_S, MAX_INTERVAL_S = 0.01, 86400.0  # an interval outside these is not believed
 
 
 class RecordingError(ValueError):
@@ -170,6 +174,11 @@ def header_record(t: float, *, hosts: list[str], interval_s: float) -> dict:
             "interval_s": interval_s, "t": t}
 
 
+def is_interval(value) -> bool:
+    """Whether ``value`` is an interval netui believes (seconds, MIN_INTERVAL_S to MAX_INTERVAL_S)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and MIN_INTERVAL_S <= value <= MAX_INTERVAL_S
+
+
 def sample_record(t: float, node: str, sample: NodeSample) -> dict:
     return {"type": "sample", "t": t, "node": node, "sample": sample_to_dict(sample)}
 
@@ -204,6 +213,8 @@ def check_record(rec) -> dict:
             raise RecordingError(f"a header of {len(hosts):,} hosts (netui records at most {MAX_NODES:,})")
     elif kind == "test" and not isinstance(rec.get("report"), dict):
         raise RecordingError("a test record needs its report")
+    elif kind == "tick" and "interval_s" in rec and not is_interval(rec["interval_s"]):
+        raise RecordingError(f"a tick's interval_s is {MIN_INTERVAL_S:g} to {MAX_INTERVAL_S:g} seconds")
     names = (rec.get("hosts") or []) if kind == "header" else [rec.get("node") or ""]
     for name in names:
         if len(name) > MAX_NAME_CHARS:

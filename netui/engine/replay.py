@@ -20,7 +20,8 @@ from pathlib import Path
 from statistics import median
 
 from netui.engine.monitor import Monitor, report_state, take_pair_test
-from netui.engine.recording import MAX_NODES, RecordingError, read_records, recording_files
+from netui.engine.recording import (MAX_INTERVAL_S, MAX_NODES, MIN_INTERVAL_S, RecordingError, is_interval,
+                                    read_records, recording_files)
 from netui.model.events import EventTracker
 from netui.model.fleet import Fleet
 from netui.model.history import capacity_for
@@ -29,7 +30,6 @@ from netui.model.node import NODE_SERIES, NodeState
 SPEEDS = (1, 10, 60)
 CHECKPOINT_BUDGET_BYTES = 64 << 20  # copies of the fleet kept to seek without replaying from the start
 MAX_CHECKPOINTS = 200
-MIN_INTERVAL_S, MAX_INTERVAL_S = 0.01, 86400.0  # a header's interval outside these is not believed
 
 
 @dataclass(slots=True)
@@ -45,6 +45,9 @@ class Frame:
         if not self.records:
             self.records = []
         self.records.append(record)
+
+    def add_first(self, record: dict) -> None:
+        self.records = [record, *self.records]
 
 
 @dataclass
@@ -69,6 +72,10 @@ class Recording:
     def duration_s(self) -> float:
         return self.end_t - self.start_t
 
+    def interval_changes(self) -> list[tuple[float, float]]:
+        """(time, interval_s) of each interval change recorded after the start."""
+        return [(rec["t"], rec["interval_s"]) for f in self.frames for rec in f.records if rec["type"] == "interval"]
+
 
 def load(path: str | Path) -> Recording:
     """A recording as frames. Raises RecordingError (with file and line) when a file is not
@@ -83,14 +90,28 @@ def load(path: str | Path) -> Recording:
     sampled: set[str] = set()  # nodes with a sample in the current frame
     nodes: dict[str, None] = {}
     samples = 0
+    interval = None  # the interval so far, when the recording says it
+
+    def changed(rec: dict, frame: Frame) -> None:
+        """An interval the recording gives (a tick mark's, a later file's header): when it
+        changes, the frame applies it first (live mode did, before the tick's samples)."""
+        nonlocal interval
+        value = rec.get("interval_s")
+        if is_interval(value) and value != interval:
+            if interval is not None or frames or frame.records:  # not the first header's
+                frame.add_first({"type": "interval", "t": rec["t"], "interval_s": float(value)})
+            interval = value
+
     for rec in read_records(files, notes):
         kind = rec["type"]
         if kind == "header":
             header = header or rec
             nodes.update(dict.fromkeys(str(h) for h in rec.get("hosts") or ()))
+            changed(rec, current)
             continue
         if kind == "tick":
             current.t = rec["t"]
+            changed(rec, current)
             frames.append(current)
             current, sampled = Frame(0.0), set()
             continue
@@ -113,8 +134,7 @@ def load(path: str | Path) -> Recording:
     if not samples:
         raise RecordingError(f"{path}: holds no samples")
     interval = header.get("interval_s") if header else None
-    if isinstance(interval, bool) or not isinstance(interval, (int, float)) \
-            or not MIN_INTERVAL_S <= interval <= MAX_INTERVAL_S:
+    if not is_interval(interval):
         steps = [b.t - a.t for a, b in zip(frames, frames[1:]) if b.t > a.t]
         interval = round(median(steps), 3) if steps else 1.0
         interval = min(max(interval, MIN_INTERVAL_S), MAX_INTERVAL_S)  # history rings are sized by it
@@ -160,6 +180,8 @@ def _apply(fleet: Fleet, rec: dict, observe, report) -> None:
         report(rec["node"], state, rec.get("reason"))
     elif kind == "test" and rec.get("kind") == "pair-test":
         take_pair_test(fleet, rec.get("report"))  # its suspects are stragglers, as they were live
+    elif kind == "interval":
+        fleet.set_interval(rec["interval_s"])  # the histories keep their seconds, as they did live
 
 
 class ReplayMonitor(Monitor):
@@ -192,7 +214,8 @@ class ReplayMonitor(Monitor):
 
     # the recording ----------------------------------------------------------------------------
     def _new_fleet(self) -> Fleet:
-        fleet = Fleet(list(self.recording.nodes), history_s=self._history_s, interval_s=self.interval_s,
+        """The fleet at the recording's start (its first interval)."""
+        fleet = Fleet(list(self.recording.nodes), history_s=self._history_s, interval_s=self.recording.interval_s,
                       thresholds=self._thresholds, rules=self._rules)
         if self._straggler_rules is not None:
             fleet.straggler_rules = self._straggler_rules
@@ -224,13 +247,15 @@ class ReplayMonitor(Monitor):
 
     def _checkpoint_count(self) -> int:
         """How many fleet copies fit the budget: history rings dominate (float32 per node
-        series, 16-bit per interface series)."""
+        series, 16-bit per interface series, a float64 time per row of each)."""
         capacity = self._new_fleet_capacity()
-        per_node = (len(NODE_SERIES) * 4 + 2 * 8 * 2) * capacity + 64_000  # 8 interfaces, the sample, rates
+        per_node = (len(NODE_SERIES) * 4 + 2 * 8 * 2 + 2 * 8) * capacity + 64_000  # 8 interfaces, the sample, rates
         return max(1, min(MAX_CHECKPOINTS, CHECKPOINT_BUDGET_BYTES // max(1, per_node * len(self.recording.nodes))))
 
     def _new_fleet_capacity(self) -> int:
-        return capacity_for(self._history_s, self.interval_s)
+        """History rows per series at the shortest interval the recording has."""
+        shortest = min([self.recording.interval_s, *(i for _, i in self.recording.interval_changes())])
+        return capacity_for(self._history_s, shortest)
 
     @property
     def at_end(self) -> bool:
@@ -337,7 +362,8 @@ class ReplayMonitor(Monitor):
         return None
 
     def set_interval(self, interval_s: float) -> None:
-        """A replay keeps its recorded interval."""
+        """A replay keeps its recorded intervals (the recording's changes are applied with
+        its frames)."""
 
     def want_detail(self, names, on: bool) -> None:
         """A replay has what was recorded."""

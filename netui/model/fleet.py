@@ -19,6 +19,8 @@ class Fleet:
     def __init__(self, names: list[str], *, history_s: float = 900.0, interval_s: float = 1.0,
                  thresholds: dict[str, Threshold] | None = None, rules: HealthRules = DEFAULT_RULES) -> None:
         self.rules = rules
+        self.interval_s = interval_s  # how often nodes are sampled: the histories are sized by it
+        self.history_s = history_s
         self.nodes: dict[str, Node] = {
             n: Node(n, history_s=history_s, interval_s=interval_s, thresholds=thresholds, rules=rules) for n in names
         }
@@ -27,6 +29,17 @@ class Fleet:
         # the suspects of the last pair test that tested each node: stragglers until a later
         # test of the node clears them, or ``clear_pair_suspects``
         self.pair_suspects: dict[str, Straggler] = {}
+
+    def set_interval(self, interval_s: float) -> None:
+        """Nodes are sampled every ``interval_s`` from now on: every node's history keeps
+        covering ``history_s`` seconds (``Node.set_interval``)."""
+        if interval_s <= 0:
+            raise ValueError("interval must be positive")
+        if interval_s == self.interval_s:
+            return
+        self.interval_s = interval_s
+        for node in self.nodes.values():
+            node.set_interval(interval_s)
 
     def update_stragglers(self) -> list[Straggler]:
         """Compare the nodes with each other once per tick: mark each node's straggler, and

@@ -1,5 +1,7 @@
-"""Bounded history: fixed-size rings of float32 (NaN for unknown), and 16-bit log-scale
-rings for the many per-interface rate series of a big fleet."""
+"""Bounded history: rings of float32 (NaN for unknown), and 16-bit log-scale rings for the
+many per-interface rate series of a big fleet. Each row keeps the time it was taken at
+(seconds, float64; NaN when not given), so a chart places points by their real time, and a
+ring can be resized (``resize``) keeping its newest rows when the interval changes."""
 
 from __future__ import annotations
 
@@ -19,13 +21,14 @@ class Ring:
     ``_typecode``, ``_encode`` and ``_decode``.
     """
 
-    __slots__ = ("_buf", "_start", "_len")
+    __slots__ = ("_buf", "_t", "_start", "_len")
     _typecode = "f"
 
     def __init__(self, capacity: int) -> None:
         if capacity < 1:
             raise ValueError("capacity must be >= 1")
         self._buf = array(self._typecode, bytes(array(self._typecode).itemsize * capacity))
+        self._t = array("d", [NAN]) * capacity
         self._start = 0
         self._len = 0
 
@@ -44,26 +47,50 @@ class Ring:
     def __len__(self) -> int:
         return self._len
 
-    def append(self, value: float | None) -> None:
+    def append(self, value: float | None, t: float = NAN) -> None:
+        """One value, taken at time ``t`` (seconds; NaN: unknown)."""
         cap = len(self._buf)
         v = self._encode(value)
         if self._len < cap:
-            self._buf[(self._start + self._len) % cap] = v
+            at = (self._start + self._len) % cap
             self._len += 1
         else:
-            self._buf[self._start] = v
+            at = self._start
             self._start = (self._start + 1) % cap
+        self._buf[at] = v
+        self._t[at] = t
 
-    def values(self, last: int | None = None) -> list[float | None]:
-        """Oldest first; unknown comes back as None. ``last`` keeps only the newest values."""
-        n = self._len if last is None else min(last, self._len)
+    def _newest(self, buf: array, last: int | None) -> list:
+        n = self._len if last is None else max(0, min(last, self._len))
         cap = len(self._buf)
         first = (self._start + self._len - n) % cap
         if first + n <= cap:
-            raw = self._buf[first : first + n].tolist()
-        else:
-            raw = self._buf[first:].tolist() + self._buf[: (first + n) - cap].tolist()
-        return self._decode(raw)
+            return buf[first : first + n].tolist()
+        return buf[first:].tolist() + buf[: (first + n) - cap].tolist()
+
+    def values(self, last: int | None = None) -> list[float | None]:
+        """Oldest first; unknown comes back as None. ``last`` keeps only the newest values."""
+        return self._decode(self._newest(self._buf, last))
+
+    def times(self, last: int | None = None) -> list[float]:
+        """The times of ``values(last)``, oldest first (NaN where none was given)."""
+        return self._newest(self._t, last)
+
+    def oldest_t(self) -> float:
+        """The time of the oldest value kept (NaN: none, or unknown)."""
+        return self._t[self._start] if self._len else NAN
+
+    def resize(self, capacity: int) -> None:
+        """Hold ``capacity`` values from now on, keeping the newest of those held."""
+        if capacity < 1:
+            raise ValueError("capacity must be >= 1")
+        n = min(self._len, capacity)
+        raw, times = self._newest(self._buf, n), self._newest(self._t, n)
+        self._buf = array(self._typecode, bytes(array(self._typecode).itemsize * capacity))
+        self._buf[:n] = array(self._typecode, raw)
+        self._t = array("d", [NAN]) * capacity
+        self._t[:n] = array("d", times)
+        self._start, self._len = 0, n
 
     def latest(self) -> float | None:
         if not self._len:
@@ -120,6 +147,17 @@ def capacity_for(history_s: float, interval_s: float) -> int:
     return max(2, math.ceil(history_s / max(interval_s, 0.01)))
 
 
+def rows_after(times: list[float], t0: float) -> int:
+    """How many of the newest ``times`` (oldest first) are after ``t0``; a time that is
+    unknown (NaN) counts as after."""
+    n = 0
+    for t in reversed(times):
+        if t <= t0:
+            break
+        n += 1
+    return n
+
+
 class RateColumn:
     """One series of a RateTable (or FloatTable), read like a Ring (``values``, ``latest``,
     ``len``)."""
@@ -140,6 +178,11 @@ class RateColumn:
     def values(self, last: int | None = None) -> list[float | None]:
         return self._table.column(self._name, last)
 
+    def times(self, last: int | None = None) -> list[float]:
+        """The times of ``values(last)``, oldest first (NaN where none was given)."""
+        length = len(self)
+        return self._table.times(length if last is None else min(last, length))
+
     def latest(self) -> float | None:
         values = self.values(1)
         return values[0] if values else None
@@ -154,7 +197,7 @@ class RateTable:
     dropped. Columns are read with ``column`` or through ``RateColumn`` views.
     """
 
-    __slots__ = ("capacity", "names", "_col", "_buf", "_count", "_born")
+    __slots__ = ("capacity", "names", "_col", "_buf", "_t", "_count", "_born")
     _typecode = "H"
 
     @staticmethod
@@ -166,8 +209,9 @@ class RateTable:
         if capacity < 1:
             raise ValueError("capacity must be >= 1")
         self.capacity = capacity
-        self._count = 0  # rows appended, ever
+        self._count = 0  # rows appended, ever (since the last resize)
         self._born: dict[str, int] = {}
+        self._t = array("d", [NAN]) * capacity  # each physical row's time
         self._set_names(names, None)
 
     def _set_names(self, names: tuple[str, ...], old: RateTable | None) -> None:
@@ -185,18 +229,55 @@ class RateTable:
         self._col = {n: j for j, n in enumerate(names)}
         self._buf = buf
 
-    def append(self, names: tuple[str, ...], codes: array) -> None:
-        """Append one row: ``codes[j]`` (RateRing codes, array 'H') is the new value of
-        ``names[j]``. Series not in ``names`` are dropped, new ones start here."""
+    def append(self, names: tuple[str, ...], codes: array, t: float = NAN) -> None:
+        """Append one row, taken at time ``t`` (seconds; NaN: unknown): ``codes[j]``
+        (RateRing codes, array 'H') is the new value of ``names[j]``. Series not in
+        ``names`` are dropped, new ones start here."""
         if names != self.names:
             self._set_names(names, self)
-        width = len(names)
-        if not width:
-            self._count += 1
-            return
-        at = (self._count % self.capacity) * width
-        self._buf[at : at + width] = codes
+        row = self._count % self.capacity
+        self._t[row] = t
         self._count += 1
+        width = len(names)
+        if width:
+            self._buf[row * width : (row + 1) * width] = codes
+
+    def _newest(self, buf: array, width: int, n: int) -> array:
+        """The newest ``n`` rows of ``buf`` (``width`` items a row), oldest first."""
+        cap = self.capacity
+        end = (self._count % cap) or cap  # the physical row after the newest
+        start = end - n
+        if start >= 0:
+            return buf[start * width : end * width]
+        return buf[(cap + start) * width :] + buf[: end * width]
+
+    def times(self, last: int | None = None) -> list[float]:
+        """The times of the newest ``last`` rows (all rows held), oldest first."""
+        rows = min(self._count, self.capacity)
+        n = rows if last is None else max(0, min(last, rows))
+        return self._newest(self._t, 1, n).tolist() if n else []
+
+    def oldest_t(self) -> float:
+        """The time of the oldest row held (NaN: none, or unknown)."""
+        rows = min(self._count, self.capacity)
+        return self._t[(self._count - rows) % self.capacity] if rows else NAN
+
+    def resize(self, capacity: int) -> None:
+        """Hold ``capacity`` rows from now on, keeping the newest of those held (a series
+        keeps as many of its own as it had, at most ``capacity``)."""
+        if capacity < 1:
+            raise ValueError("capacity must be >= 1")
+        width = len(self.names)
+        n = min(self._count, self.capacity, capacity)
+        lengths = {name: self.length(name) for name in self.names}
+        buf = array(self._typecode, bytes(array(self._typecode).itemsize * capacity * width))
+        times = array("d", [NAN]) * capacity
+        if n:
+            if width:
+                buf[: n * width] = self._newest(self._buf, width, n)
+            times[:n] = self._newest(self._t, 1, n)
+        self.capacity, self._buf, self._t, self._count = capacity, buf, times, n
+        self._born = {name: n - min(n, length) for name, length in lengths.items()}
 
     def length(self, name: str) -> int:
         born = self._born.get(name)
@@ -245,9 +326,9 @@ class NodeHistory(Mapping):
         self.table = FloatTable(capacity, names)
         self.names = names
 
-    def append(self, values: list[float | None]) -> None:
-        """One sample: ``values[j]`` of ``names[j]`` (None unknown)."""
-        self.table.append(self.names, array("f", [NAN if v is None else v for v in values]))
+    def append(self, values: list[float | None], t: float = NAN) -> None:
+        """One sample taken at ``t`` (seconds): ``values[j]`` of ``names[j]`` (None unknown)."""
+        self.table.append(self.names, array("f", [NAN if v is None else v for v in values]), t)
 
     def __getitem__(self, name: str) -> RateColumn:
         if name not in self.names:
@@ -305,12 +386,12 @@ class IfaceHistory(Mapping):
         self._names: tuple[str, ...] = ()
         self._series: tuple[str, ...] = ()
 
-    def append(self, names: tuple[str, ...], codes: array) -> None:
-        """One sample: ``codes`` holds RX then TX codes of each of ``names``."""
+    def append(self, names: tuple[str, ...], codes: array, t: float = NAN) -> None:
+        """One sample taken at ``t`` (seconds): ``codes`` holds RX then TX codes of each of ``names``."""
         if names != self._names:
             self._names = names
             self._series = tuple(f"{n}/{d}" for n in names for d in ("rx", "tx"))
-        self.table.append(self._series, codes)
+        self.table.append(self._series, codes, t)
 
     def __getitem__(self, name: str) -> tuple[RateColumn, RateColumn]:
         if name not in self._names:

@@ -17,7 +17,7 @@ from netui.model.fabric import (ROCE_LOSS_COUNTERS, FabricRates, FabricSample, P
                                 port_down, port_rates_health)
 from netui.model.health import (DEFAULT_RULES, HEALTHY, Finding, Health, HealthRules, HeldHealth, Level, Threshold,
                                 health_of, merged, rate)
-from netui.model.history import RATE_CEILING, IfaceHistory, NodeHistory, Ring, capacity_for
+from netui.model.history import RATE_CEILING, IfaceHistory, NodeHistory, Ring, capacity_for, rows_after
 from netui.model.rates import NodeRates, RatesTable, node_rates
 from netui.speedups import column_stats, iface_totals, rate_codes
 from netui.model.samples import InterfaceSample, InterfaceTable, NodeSample, hidden
@@ -297,7 +297,11 @@ class Node:
         self.samples_seen = 0
         self.straggler = None  # a model.straggler.Straggler while the fleet says so
         self.slow_links: tuple[str, ...] = ()  # links slower than their peers' (model/peers.py), in words
+        self.history_s = history_s
+        self.interval_s = interval_s  # the interval the history is sized for (set_interval)
         self._capacity = capacity_for(history_s, interval_s)
+        self._oversized = False  # a history table holds more rows than _capacity (set_interval)
+        self._resize_due = False  # the interval changed: the history is sized at the next sample
         self.history = NodeHistory(self._capacity, NODE_SERIES)  # name → its column
         self.iface_history = IfaceHistory(self._capacity)  # name → (RX, TX) bytes/s
         self.fabric_rates: FabricRates | None = None
@@ -312,6 +316,8 @@ class Node:
 
     def observe(self, sample: NodeSample) -> None:
         """Take a new sample: compute rates against the previous one, update everything."""
+        if self._resize_due:  # the interval changed: sized before the first row at the new one
+            self._fit_history()
         prev = self.sample
         self.rates = node_rates(prev, sample)
         if sample.fabric is not None:
@@ -335,13 +341,50 @@ class Node:
             problems = sample.problems + (sample.fabric.problems if sample.fabric else ())
             self.error = "; ".join(problems) or None
         s = self.summary
+        t = sample.wall_s
         self.history.append([s.rx_bytes_per_s, s.tx_bytes_per_s, s.drops_per_s, s.retrans_segs_per_s,
-                             s.hottest_softirq_percent])  # NODE_SERIES
+                             s.hottest_softirq_percent], t)  # NODE_SERIES
         if self.rates is not None:
             table = self.rates.interfaces  # a RatesTable: RX and TX bytes/s of every interface
             codes = array("H")
             codes.frombytes(rate_codes(table.flat, 16, _RX_TX, RATE_CEILING))
-            self.iface_history.append(table.layout.names, codes)
+            self.iface_history.append(table.layout.names, codes, t)
+        if self._oversized:
+            self._trim_history(t)
+
+    # history ---------------------------------------------------------------------------------
+    def _history_tables(self) -> list:
+        """Every history ring or table of the node (each with capacity, times, resize)."""
+        return [self.history.table, self.iface_history.table, *(r for pair in self.port_history.values() for r in pair)]
+
+    def set_interval(self, interval_s: float) -> None:
+        """Samples come every ``interval_s`` from now on: the history is sized to keep covering
+        ``history_s`` seconds, at the next sample (a fleet's resizes spread over a tick
+        instead of one pause). A shorter interval grows it; a longer one keeps the rows still
+        within ``history_s`` of the newest, and shrinks as they age out."""
+        self.interval_s = interval_s
+        self._capacity = capacity_for(self.history_s, interval_s)
+        self._resize_due = True
+
+    def _fit_history(self) -> None:
+        target, oversized = self._capacity, False
+        for table in self._history_tables():
+            if table.capacity <= target:
+                size = target  # every row held fits
+            else:
+                times = table.times()
+                size = max(target, rows_after(times, times[-1] - self.history_s) if times else 0)
+            if size != table.capacity:
+                table.resize(size)
+            oversized = oversized or size > target
+        self._oversized, self._resize_due = oversized, False
+
+    def _trim_history(self, now: float) -> None:
+        """While a table is larger than the interval needs, let it shrink once its oldest
+        rows are a quarter of ``history_s`` past it (a few resizes, not one a sample)."""
+        cutoff = now - 1.25 * self.history_s
+        if any(table.capacity > self._capacity and table.oldest_t() < cutoff for table in self._history_tables()):
+            self._fit_history()
 
     def _observe_fabric(self, prev: FabricSample | None, cur: FabricSample | None,
                         rated: list[tuple[Level, str]]) -> list[tuple[Level, str]]:
@@ -372,13 +415,14 @@ class Node:
             for found in port_rates_health(rates, port, self.thresholds):
                 if found not in rated:  # device-level findings are said once per HCA
                     rated.append(found)
+        t = self.sample.wall_s  # the sample's, taken before this is called
         for key in cur.ports:
             rings = self.port_history.get(key)
             if rings is None:
                 rings = self.port_history[key] = (Ring(self._capacity), Ring(self._capacity))
             r = rates.ports.get(key) if rates is not None else None
-            rings[0].append(_bytes(r.rx_bits_per_s) if r else None)
-            rings[1].append(_bytes(r.tx_bits_per_s) if r else None)
+            rings[0].append(_bytes(r.rx_bits_per_s) if r else None, t)
+            rings[1].append(_bytes(r.tx_bits_per_s) if r else None, t)
         for gone in self.port_history.keys() - cur.ports.keys():
             del self.port_history[gone]
         return down

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Callable
 
 from rich.console import Group
@@ -181,6 +182,21 @@ def chart_rows(screen_height: int, panel_rows: int) -> int:
     return max(9, min(30, int(screen_height * 0.55) // panel_rows - 6))
 
 
+def chart_ages(ring, interval_s: float) -> list[float]:
+    """The x of each point a chart shows (seconds before the newest, ≤ 0, oldest first): the
+    ring's points of the last CHART_SECONDS, each at its real time — points taken before an
+    interval change keep their spacing. A ring without times spaces its points by
+    ``interval_s``, its newest CHART_SECONDS / ``interval_s`` of them."""
+    times = ring.times()
+    if not times or any(map(math.isnan, times)):  # rows appended without their time
+        n = min(len(ring), max(2, int(CHART_SECONDS / interval_s)))
+        return [-(n - 1 - i) * interval_s for i in range(n)]
+    newest = times[-1]
+    # the points of the last CHART_SECONDS; plotext needs two at least
+    first = min(len(times) - 2, bisect_left(times, newest - CHART_SECONDS + 1e-6)) if len(times) > 1 else 0
+    return [t - newest for t in times[first:]]
+
+
 def plot_rx_tx(plot: PlotextPlot, rx_ring, tx_ring, *, as_bytes: bool, interval_s: float) -> None:
     """RX and TX (rings of bytes/s) over the last CHART_SECONDS, in the plot's own plotext:
     round ticks with their units on the y axis (from 0, at least ``CHART_FLOOR_BPS``), time
@@ -191,17 +207,16 @@ def plot_rx_tx(plot: PlotextPlot, rx_ring, tx_ring, *, as_bytes: bool, interval_
     if rx_ring is None or len(rx_ring) == 0:
         plot.refresh()
         return
-    n = max(2, int(CHART_SECONDS / interval_s))
+    xs = chart_ages(rx_ring, interval_s)
     scale = 1.0 if as_bytes else 8.0
-    rx = [(v or 0.0) * scale for v in rx_ring.values(n)]
-    tx = [(v or 0.0) * scale for v in tx_ring.values(n)]
+    rx = [(v or 0.0) * scale for v in rx_ring.values(len(xs))]
+    tx = [(v or 0.0) * scale for v in tx_ring.values(len(xs))]
     ticks = nice_ticks(max(rx + tx + [CHART_FLOOR_BPS * scale / 8.0]))
-    xs = [-(len(rx) - 1 - i) * interval_s for i in range(len(rx))]
     plt.plot(xs, rx, label="RX", marker="braille")
     plt.plot(xs, tx, label="TX", marker="braille")
     plt.ylim(0, ticks[-1] * 1.08)  # headroom: a line at the top tick stays clear of the legend
     plt.yticks(ticks, [units.si(t, "B/s" if as_bytes else "b/s") for t in ticks])
-    span = max(len(rx) - 1, 1) * interval_s  # one point still spans an interval (plotext divides by it)
+    span = max(-xs[0], interval_s) if len(xs) > 1 else interval_s  # one point still spans an interval
     plt.xlim(-span, 0)
     xt = time_ticks(span)
     plt.xticks([x for x, _ in xt], [label for _, label in xt])

@@ -269,8 +269,9 @@ async def _child(args) -> None:
             window_s=w1 - w0, cpu_s=c1 - c0, sys_s=t1.system - t0.system, node_samples=s1 - s0, ticks=ticks1 - ticks0,
             server_cpu_s=(srv1.user + srv1.system) - (srv0.user + srv0.system),
             rss=me.memory_info().rss, rss_base=rss_base,
-            ring_bytes=rings * capacity * 4,
-            ring_bytes_full=args.nodes * (len(next(iter(fleet)).history) + 2 * NIFACE) * capacity * 4,
+            # and a float64 time per row of the node's two tables
+            ring_bytes=(rings * 4 + len(fleet) * 2 * 8) * capacity,
+            ring_bytes_full=args.nodes * ((len(next(iter(fleet)).history) + 2 * NIFACE) * 4 + 2 * 8) * capacity,
             up_end=up(), lag_p50_ms=lags[len(lags) // 2] * 1e3 if lags else None,
             lag_max_ms=lags[-1] * 1e3 if lags else None, loadavg=os.getloadavg()[0],
             threads=me.num_threads(), gc_s=gc_s, gc_runs=gc_runs,
