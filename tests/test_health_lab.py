@@ -112,9 +112,11 @@ async def test_an_idle_lab_shows_no_node_above_ok_for_a_minute_of_ssh_blips(lab)
     assert not above_ok, f"{len(above_ok)} times above ok, first {above_ok[:3]}; blips {blips}"
 
 
-async def test_sustained_loss_raises_the_level_after_hold_intervals_and_it_falls_back(lab):
+async def node1_watched(lab):
+    """node1 and node2 monitored at 1 s, node1's levels noted per sample (interval, held,
+    retransmit ratio, judged), both up and an iperf3 server waiting on node2."""
     m = monitor_for(lab, ["node1", "node2"], interval_s=1.0)
-    seen: list[tuple[Level, Level, float | None, bool | None]] = []  # node1 per sample
+    seen: list[tuple[Level, Level, float | None, bool | None]] = []
 
     def on_sample(name, sample):
         if name == "node1":
@@ -123,11 +125,22 @@ async def test_sustained_loss_raises_the_level_after_hold_intervals_and_it_falls
 
     m.on_sample = on_sample
     task = await started(m)
-    node1, node2 = lab.node(1), lab.node(2)
     try:
         await wait_for(lambda: all(n.samples_seen >= 2 for n in m.fleet), 10, "2 nodes up", m)
+        node2 = lab.node(2)
         node2.popen(["iperf3", "-s", "-1", "-B", node2.address])
         await asyncio.sleep(0.5)
+    except BaseException:
+        await m.close()
+        task.cancel()
+        raise
+    return m, seen, task
+
+
+async def test_sustained_loss_raises_the_level_after_hold_intervals_and_it_falls_back(lab):
+    m, seen, task = await node1_watched(lab)
+    node1, node2 = lab.node(1), lab.node(2)
+    try:
         # node1 sends 300 Mbit/s and ~5 % of its packets are lost on the way into node2: far
         # over the floor, far over 1 % retransmitted, every interval
         with rule(lab, 2, f"ip saddr {node1.address} tcp dport 5201 numgen random mod 100 < 5 drop"):
@@ -158,21 +171,9 @@ async def test_sustained_loss_raises_the_level_after_hold_intervals_and_it_falls
 async def test_one_interval_of_loss_over_the_floor_is_absorbed_by_the_hold(lab):
     """A burst shorter than an interval, with loss: judged (over the floor), one or two
     intervals say critical, fewer than hold_intervals: the node's level stays ok."""
-    m = monitor_for(lab, ["node1", "node2"], interval_s=1.0)
-    seen: list[tuple[Level, Level, float | None, bool | None]] = []
-
-    def on_sample(name, sample):
-        if name == "node1":
-            n = m.fleet["node1"]
-            seen.append((n.interval_health.level, n.health.level, n.summary.retrans_ratio, n.summary.retrans_judged))
-
-    m.on_sample = on_sample
-    task = await started(m)
+    m, seen, task = await node1_watched(lab)
     node1, node2 = lab.node(1), lab.node(2)
     try:
-        await wait_for(lambda: all(n.samples_seen >= 2 for n in m.fleet), 10, "2 nodes up", m)
-        node2.popen(["iperf3", "-s", "-1", "-B", node2.address])
-        await asyncio.sleep(0.5)
         with rule(lab, 2, f"ip saddr {node1.address} tcp dport 5201 numgen random mod 100 < 5 drop"):
             client = node1.popen(["iperf3", "-c", node2.address, "-n", "12M", "-b", "300M"])  # ~0.3 s
             await asyncio.to_thread(client.wait, 20)
