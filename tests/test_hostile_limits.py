@@ -8,6 +8,7 @@ only to 127.0.0.0/8 (a port nobody listens on).
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import os
 import resource
@@ -68,7 +69,10 @@ def test_snapshot_of_thousands_of_refusing_nodes_ends(tmp_path, run):
     assert result.returncode == 1, result.stderr
     lines = [line for line in result.stdout.splitlines() if not line.startswith(" ")]
     assert len(lines) == 4000
-    assert all(": down (" in line for line in lines), lines[:3]
+    # every node reported as a failure; which failure depends on how far each connection got
+    # before the snapshot's deadline (refused, or no answer in time on a loaded machine)
+    states = collections.Counter(line.split(": ", 1)[1].split("  health")[0] for line in lines)
+    assert all(state.startswith("down (") for state in states), states.most_common(5)
     assert "did not end in time" not in result.stderr
 
 
