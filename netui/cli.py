@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from netui.config import Config
     from netui.engine.monitor import Monitor
 
-COMMANDS = ("snapshot", "record", "replay", "export", "bench", "doctor")
+COMMANDS = ("snapshot", "record", "replay", "export", "bench", "doctor", "topology")
 
 
 # every numeric option: finite, in range, one message shape (netui/options.py)
@@ -131,7 +131,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
             prog="netui",
             description="A terminal cockpit for the network of a training cluster. "
                         "With no arguments it watches this host. "
-                        "Commands: snapshot, record, replay, export, bench, doctor.",
+                        "Commands: snapshot, record, replay, export, bench, doctor, topology.",
             epilog=exit_epilog(),
         )
         p.add_argument("--version", action=_Version,
@@ -455,6 +455,10 @@ def _run(argv: list[str]) -> int:
         from netui.doctorcmd import main as doctor_main
 
         return doctor_main(argv[1:])
+    if command == "topology":  # the ring order check against the switches (netui/topologycmd.py)
+        from netui.topologycmd import main as topology_main
+
+        return topology_main(argv[1:])
     args = build_parser(command).parse_args(argv[1:] if command else argv)
     from netui.engine import eventloop  # uvloop when installed (NETUI_EVENT_LOOP)
 
