@@ -97,6 +97,14 @@ def _common(p: argparse.ArgumentParser) -> None:
                      help="seconds for one node_exporter scrape or Prometheus query (default 5)")
 
 
+def topology_option(p: argparse.ArgumentParser) -> None:
+    """``--topology FILE`` for the commands that watch nodes (netui, snapshot, record, bench);
+    read by netui/topologycmd.py ``attach_topology``."""
+    p.add_argument("--topology", metavar="FILE",
+                   help="where each node is cabled: Slurm's topology.conf or netui's TOML map "
+                        "(docs/topology.md); with --slurm and no FILE, `scontrol show topology` is asked")
+
+
 def build_parser(command: str | None) -> argparse.ArgumentParser:
     if command == "snapshot":
         p = argparse.ArgumentParser(prog="netui snapshot",
@@ -143,6 +151,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
                    help="health thresholds, health rules and straggler rules "
                         "(TOML; default ~/.config/netui/config.toml)")
     _common(p)
+    topology_option(p)
     return p
 
 
@@ -225,6 +234,9 @@ def build_monitor(args, *, history_s: float, hold_intervals: int | None = None) 
                       rules=rules)
     monitor.fleet.straggler_rules = config.straggler
     monitor.connector = connector  # closed with the monitor
+    from netui.topologycmd import attach_topology
+
+    attach_topology(monitor.fleet, args)  # where each node is cabled, if told
     return monitor
 
 
@@ -314,6 +326,9 @@ def _text_report(doc: dict) -> str:
     for n in doc["nodes"]:
         lines.append(f"{n['name']}: {n['state']}" + (f" ({n['error']})" if n["error"] else "")
                      + f"  health {n['health']['level']}")
+        if n.get("switch"):
+            sw = n["switch"]
+            lines.append(f"  switch {sw['leaf']}" + (f" port {sw['port']}" if sw["port"] else ""))
         for r in n["health"]["reasons"]:
             lines.append(f"  ! {r}")
         for i in n["interfaces"]:
@@ -480,6 +495,10 @@ def _run(argv: list[str]) -> int:
     if command == "replay" or (args.replay and not (args.hosts or args.files or args.slurm is not False)):
         monitor = build_replay(args.file if command == "replay" else args.replay, history_s=args.history,
                                config=load_settings(args))
+        if getattr(args, "topology", None):
+            from netui.topologycmd import attach_topology
+
+            attach_topology(monitor.fleet, args)
     else:
         monitor = build_monitor(args, history_s=args.history)
     from netui.ui.app import make_app

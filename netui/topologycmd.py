@@ -63,6 +63,24 @@ def load_topology(path: str | None, slurm: bool):
     return None, ""
 
 
+def attach_topology(fleet, args) -> None:
+    """The topology the arguments name, set on ``fleet`` (``Fleet.topology``): --topology FILE
+    (SystemExit with file and line when it cannot be read), else under --slurm Slurm's own —
+    which a cluster may not have: then a note on stderr and no topology, never a failure."""
+    path = getattr(args, "topology", None)
+    slurm = getattr(args, "slurm", False) is not False
+    if not path and not slurm:
+        return
+    try:
+        topo, source = load_topology(path, slurm)
+    except SystemExit as exc:
+        if path:
+            raise
+        print(f"{exc.code} (going on without switches)", file=sys.stderr)
+        return
+    fleet.topology, fleet.topology_source = topo, source
+
+
 def main(argv: list[str]) -> int:
     from netui.engine.topologydoc import ring_document, ring_text, topology_document, topology_text
     from netui.inventory import InventoryError, build_targets

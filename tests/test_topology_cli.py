@@ -99,3 +99,34 @@ def test_slurm_asks_scontrol_for_the_switches_and_the_job_for_its_order(tmp_path
     r = subprocess.run([sys.executable, "-m", "netui", "topology", "--slurm"], capture_output=True, text=True,
                        timeout=60, env=env)
     assert r.returncode == 2 and "scontrol not found" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_snapshot_json_and_text_name_the_leaf_and_port(tmp_path):
+    from netui.collectors.local import LiveReader
+
+    me = LiveReader().name
+    mapping = tmp_path / "map.toml"
+    mapping.write_text(f'[switches.spine]\n[switches.leaf7]\nuplink = "spine"\nnodes = "{me}"\n'
+                       f'[nodes."{me}"]\nport = "swp12"\n')
+    run = [sys.executable, "-m", "netui", "snapshot", "--interval", "0.2", "--topology", str(mapping)]
+    doc = json.loads(subprocess.run([*run, "--json"], capture_output=True, text=True, timeout=60).stdout)
+    node = doc["nodes"][0]
+    assert node["switch"] == {"leaf": "leaf7", "port": "swp12", "leaf_source": "map.toml:2",
+                              "port_source": "map.toml:5"}
+    assert doc["topology_source"] == str(mapping)
+    assert "interfaces" in node and "health" in node  # the other fields stay
+    text = subprocess.run(run, capture_output=True, text=True, timeout=60).stdout
+    assert "  switch leaf7 port swp12" in text
+    plain = json.loads(subprocess.run([sys.executable, "-m", "netui", "snapshot", "--interval", "0.2", "--json"],
+                                      capture_output=True, text=True, timeout=60).stdout)
+    assert plain["nodes"][0]["switch"] is None and plain["topology_source"] is None
+
+
+def test_a_bad_topology_stops_the_other_commands_before_any_connection(tmp_path):
+    bad = tmp_path / "t.conf"
+    bad.write_text("SwitchName=s0 Nodes=a1\nSwitchName=s1 Nodes=a1\n")
+    for command in (["snapshot"], ["bench", "iperf3", "a1", "a2"]):
+        r = subprocess.run([sys.executable, "-m", "netui", *command, "--topology", str(bad)], capture_output=True,
+                           text=True, timeout=60)
+        assert r.returncode == 2, (command, r.stderr)
+        assert f"--topology {bad}:2: node a1 is under two switches: s0 (line 1) and s1" in r.stderr
