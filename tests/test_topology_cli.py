@@ -130,3 +130,30 @@ def test_a_bad_topology_stops_the_other_commands_before_any_connection(tmp_path)
                            text=True, timeout=60)
         assert r.returncode == 2, (command, r.stderr)
         assert f"--topology {bad}:2: node a1 is under two switches: s0 (line 1) and s1" in r.stderr
+
+
+def test_watching_under_slurm_without_a_tree_goes_on_without_switches(tmp_path, monkeypatch, capsys):
+    """`netui --slurm` on a cluster whose Slurm has no topology/tree: a note, never a failure;
+    a --topology FILE that cannot be read stops it (exit 2 with the reason)."""
+    import argparse
+
+    import pytest
+
+    from netui.model.fleet import Fleet
+    from netui.topologycmd import attach_topology
+
+    fake = tmp_path / "scontrol"
+    fake.write_text("#!/bin/sh\necho 'BlockName=b1 BlockIndex=0 Nodes=n[1-4] BlockSize=4'\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    fleet = Fleet(["n1"])
+    attach_topology(fleet, argparse.Namespace(topology=None, slurm=None))
+    assert fleet.topology is None
+    err = capsys.readouterr().err
+    assert "topology/block is not supported" in err and "going on without switches" in err
+    attach_topology(fleet, argparse.Namespace(topology=None, slurm=False))  # no --slurm: scontrol not asked
+    assert capsys.readouterr().err == ""
+    with pytest.raises(SystemExit, match="--topology .*nope.conf: cannot read"):
+        attach_topology(fleet, argparse.Namespace(topology=str(tmp_path / "nope.conf"), slurm=None))
+    attach_topology(fleet, argparse.Namespace(topology=CONF, slurm=None))
+    assert fleet.placement("dev3").switch == "s0" and fleet.topology_source == CONF

@@ -85,6 +85,9 @@ class Topology:
         self._nodes: dict[str, Attachment] = {}
         for a in nodes:
             self._nodes.setdefault(_key(a.node), a)
+        self._on: dict[str, list[str]] = {}  # switch → its nodes, in the order given
+        for a in self._nodes.values():
+            self._on.setdefault(a.switch, []).append(a.node)
         self.notes: tuple[str, ...] = tuple(notes)  # conflicts seen while merging sources
         self._children: dict[str | None, list[str]] = {}
         for s in self.switches.values():
@@ -159,11 +162,11 @@ class Topology:
 
     def leaves(self) -> list[str]:
         """The switches nodes are attached to, in tree order."""
-        used = {a.switch for a in self._nodes.values()}
-        return [s for s in self.tree_order() if s in used]
+        return [s for s in self.tree_order() if s in self._on]
 
     def nodes_on(self, switch: str) -> list[str]:
-        return [a.node for a in self._nodes.values() if a.switch == switch]
+        """The nodes attached to ``switch``, in the order the source gave them."""
+        return list(self._on.get(switch, ()))
 
     def path(self, a: str, b: str) -> Path:
         """How traffic between nodes ``a`` and ``b`` crosses the tree (see ``Path``)."""

@@ -196,3 +196,17 @@ def test_merge_file_wins_for_the_tree_lldp_fills_in_leaf_and_port():
     assert m.leaves() == ["leaf1", "leaf2", "leaf7"]
     assert m.path("node4", "node1").top == "spine"
     assert m.path("node5", "node1").top is None
+
+
+def test_a_large_fabric_is_checked_at_once():
+    """4,096 nodes on 128 leaves under 8 spines and a core: the check and the order are linear."""
+    switches = [Switch("core")] + [Switch(f"spine{i}", "core") for i in range(8)]
+    switches += [Switch(f"leaf{i}", f"spine{i % 8}") for i in range(128)]
+    nodes = [Attachment(f"n{i:05d}", f"leaf{i // 32}") for i in range(4096)]
+    topo = Topology(switches, nodes)
+    order = [a.node for a in nodes]
+    random.Random(7).shuffle(order)
+    check = ring_check(topo, order)
+    assert check.minimum == 128 and check.cross_switch > 3000
+    assert ring_check(topo, check.better).cross_switch == 128
+    assert len(topo.nodes_on("leaf5")) == 32
