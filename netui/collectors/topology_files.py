@@ -74,7 +74,8 @@ def hostlist(text: str, path: str, lineno: int | None, what: str) -> list[str]:
     if "@" in text:
         raise TopologyFileError(path, lineno, f"bad {what} {text!r}: node groups (@name) are not hostlists")
     if _bracket_count(text) > MAX_NAMES:
-        raise TopologyFileError(path, lineno, f"bad {what} {text!r}: names more than {MAX_NAMES:,} (a typo in a range?)")
+        raise TopologyFileError(path, lineno,
+                                f"bad {what} {text!r}: names more than {MAX_NAMES:,} (a typo in a range?)")
     out: list[str] = []
     for piece in re.split(r",(?![^\[]*\])", text):
         try:
@@ -340,7 +341,8 @@ def _assemble(recs: list[_Rec], path: str, ports: dict[str, tuple[str | None, st
     defined: dict[str, _Rec] = {}
     for r in recs:
         if r.name in defined:
-            raise TopologyFileError(path, r.line, f"switch {r.name} is defined twice (first at line {defined[r.name].line})")
+            raise TopologyFileError(path, r.line,
+                                    f"switch {r.name} is defined twice (first at line {defined[r.name].line})")
         defined[r.name] = r
     parent: dict[str, tuple[str, int]] = {}
     for r in recs:

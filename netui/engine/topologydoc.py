@@ -68,7 +68,8 @@ def ring_text(check: RingCheck, topo: Topology, source: str) -> str:
         lines.append(f"  cross-switch hops: {check.cross_switch} of {len(check.hops)}"
                      f" (fewest possible: {check.minimum})")
         best = check.minimum_crossing
-        for top, count in sorted(check.crossing.items(), key=lambda kv: (-(topo.level(kv[0]) if kv[0] else 99), -kv[1])):
+        highest_first = sorted(check.crossing.items(), key=lambda kv: (-(topo.level(kv[0]) if kv[0] else 99), -kv[1]))
+        for top, count in highest_first:
             level = "" if top is None else f", level {topo.level(top)}"
             lines.append(f"    via {_via(topo, top)}{level}: {count} (fewest possible: {best.get(top, 0)})")
     if check.unplaced:
