@@ -47,7 +47,7 @@ def _ping_settings(args) -> PingSettings:
 
 def build_parser() -> argparse.ArgumentParser:
     from netui import options
-    from netui.cli import _common, _positive_float, _positive_int
+    from netui.cli import _common, _positive_float, _positive_int, topology_option
     from netui.exits import exit_epilog
 
     p = argparse.ArgumentParser(
@@ -102,6 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     rdma.add_argument("--gid-index", type=options.whole(low=0, high=255), metavar="N",
                       help="GID index (-x); RoCE v2 is preferred")
     _common(p)
+    topology_option(p)
     p.set_defaults(interval=0.5)  # the counters beside each result: samples twice a second
     for action in p._actions:
         if action.dest == "interval":
@@ -162,6 +163,9 @@ def main(argv: list[str]) -> int:
     nodes = names if args.matrix else names[:2]
     monitor = Monitor(sources, interval_s=args.interval, history_s=60)
     monitor.connector = connector
+    from netui.topologycmd import attach_topology
+
+    attach_topology(monitor.fleet, args)  # read (and refused with file and line) before any test
     try:
         report = eventloop.run(_bench(monitor, nodes, settings, matrix=args.matrix,
                                       connect_timeout_s=args.connect_timeout, quiet=False))

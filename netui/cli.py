@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from netui.config import Config
     from netui.engine.monitor import Monitor
 
-COMMANDS = ("snapshot", "record", "replay", "export", "bench", "doctor")
+COMMANDS = ("snapshot", "record", "replay", "export", "bench", "doctor", "topology")
 
 
 # every numeric option: finite, in range, one message shape (netui/options.py)
@@ -97,6 +97,14 @@ def _common(p: argparse.ArgumentParser) -> None:
                      help="seconds for one node_exporter scrape or Prometheus query (default 5)")
 
 
+def topology_option(p: argparse.ArgumentParser) -> None:
+    """``--topology FILE`` for the commands that watch nodes (netui, snapshot, record, bench);
+    read by netui/topologycmd.py ``attach_topology``."""
+    p.add_argument("--topology", metavar="FILE",
+                   help="where each node is cabled: Slurm's topology.conf or netui's TOML map "
+                        "(docs/topology.md); with --slurm and no FILE, `scontrol show topology` is asked")
+
+
 def build_parser(command: str | None) -> argparse.ArgumentParser:
     if command == "snapshot":
         p = argparse.ArgumentParser(prog="netui snapshot",
@@ -131,7 +139,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
             prog="netui",
             description="A terminal cockpit for the network of a training cluster. "
                         "With no arguments it watches this host. "
-                        "Commands: snapshot, record, replay, export, bench, doctor.",
+                        "Commands: snapshot, record, replay, export, bench, doctor, topology.",
             epilog=exit_epilog(),
         )
         p.add_argument("--version", action=_Version,
@@ -143,6 +151,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
                    help="health thresholds, health rules and straggler rules "
                         "(TOML; default ~/.config/netui/config.toml)")
     _common(p)
+    topology_option(p)
     return p
 
 
@@ -225,6 +234,9 @@ def build_monitor(args, *, history_s: float, hold_intervals: int | None = None) 
                       rules=rules)
     monitor.fleet.straggler_rules = config.straggler
     monitor.connector = connector  # closed with the monitor
+    from netui.topologycmd import attach_topology
+
+    attach_topology(monitor.fleet, args)  # where each node is cabled, if told
     return monitor
 
 
@@ -314,6 +326,9 @@ def _text_report(doc: dict) -> str:
     for n in doc["nodes"]:
         lines.append(f"{n['name']}: {n['state']}" + (f" ({n['error']})" if n["error"] else "")
                      + f"  health {n['health']['level']}")
+        if n.get("switch"):
+            sw = n["switch"]
+            lines.append(f"  switch {sw['leaf']}" + (f" port {sw['port']}" if sw["port"] else ""))
         for r in n["health"]["reasons"]:
             lines.append(f"  ! {r}")
         for i in n["interfaces"]:
@@ -455,6 +470,10 @@ def _run(argv: list[str]) -> int:
         from netui.doctorcmd import main as doctor_main
 
         return doctor_main(argv[1:])
+    if command == "topology":  # the ring order check against the switches (netui/topologycmd.py)
+        from netui.topologycmd import main as topology_main
+
+        return topology_main(argv[1:])
     args = build_parser(command).parse_args(argv[1:] if command else argv)
     from netui.engine import eventloop  # uvloop when installed (NETUI_EVENT_LOOP)
 
@@ -476,6 +495,10 @@ def _run(argv: list[str]) -> int:
     if command == "replay" or (args.replay and not (args.hosts or args.files or args.slurm is not False)):
         monitor = build_replay(args.file if command == "replay" else args.replay, history_s=args.history,
                                config=load_settings(args))
+        if getattr(args, "topology", None):
+            from netui.topologycmd import attach_topology
+
+            attach_topology(monitor.fleet, args)
     else:
         monitor = build_monitor(args, history_s=args.history)
     from netui.ui.app import make_app

@@ -10,6 +10,7 @@ from netui.model.fabric import NO_PAUSE, FabricRates, FabricSample
 from netui.model.fleet import Fleet
 from netui.model.node import Node, data_plane, is_hidden
 from netui.model.samples import INTERFACE_COUNTER_NAMES
+from netui.model.topology import Attachment
 
 SCHEMA_VERSION = 1
 
@@ -24,7 +25,15 @@ def _reasons(node: Node) -> list[str]:
     return list(node.reasons)
 
 
-def node_document(node: Node) -> dict:
+def placement_document(placement: Attachment | None) -> dict | None:
+    """Where a node is cabled: its leaf switch and port, and the source of each."""
+    if placement is None:
+        return None
+    return {"leaf": placement.switch, "port": placement.port, "leaf_source": placement.source or None,
+            "port_source": placement.port_source}
+
+
+def node_document(node: Node, placement: Attachment | None = None) -> dict:
     s, r = node.sample, node.rates
     doc: dict = {
         "name": node.name,
@@ -41,6 +50,7 @@ def node_document(node: Node) -> dict:
         "cpu_totals": None,
         "fabric": None,
         "health": {"level": node.level.label, "reasons": _reasons(node)},
+        "switch": placement_document(placement),
     }
     if s is None:
         return doc
@@ -188,7 +198,7 @@ def fleet_document(fleet: Fleet) -> dict:
     rx, tx = fleet.totals()
     return {
         "version": SCHEMA_VERSION,
-        "nodes": [node_document(n) for n in fleet],
+        "nodes": [node_document(n, fleet.placement(n.name)) for n in fleet],
         "stragglers": [
             {"node": s.node, "metric": s.metric, "value": _num(s.value), "median": _num(s.median), "reason": s.reason}
             for s in fleet.stragglers
@@ -198,4 +208,5 @@ def fleet_document(fleet: Fleet) -> dict:
             "tx_bits_per_s": None if tx is None else round(tx * 8, 3),
             "states": {state.value: count for state, count in fleet.count_by_state().items()},
         },
+        "topology_source": fleet.topology_source or None,
     }

@@ -13,6 +13,7 @@ from netui.model.straggler import Straggler, StragglerRules, find_stragglers, pa
 
 if TYPE_CHECKING:  # the pair tests load when one runs, not with the first frame
     from netui.model.pairverdict import Verdict
+    from netui.model.topology import Attachment, Topology
 
 
 class Fleet:
@@ -29,6 +30,20 @@ class Fleet:
         # the suspects of the last pair test that tested each node: stragglers until a later
         # test of the node clears them, or ``clear_pair_suspects``
         self.pair_suspects: dict[str, Straggler] = {}
+        # where the nodes sit in the fabric (--topology FILE, or Slurm's), and where it came from
+        self.topology: Topology | None = None
+        self.topology_source = ""
+
+    def placement(self, name: str) -> Attachment | None:
+        """The leaf switch (and port) node ``name`` is cabled to, when the topology places it:
+        by the name watched, else by the host name the node reports."""
+        if self.topology is None:
+            return None
+        found = self.topology.attachment(name)
+        node = self.nodes.get(name)
+        if found is None and node is not None and node.sample is not None and node.sample.hostname:
+            found = self.topology.attachment(node.sample.hostname)
+        return found
 
     def set_interval(self, interval_s: float) -> None:
         """Nodes are sampled every ``interval_s`` from now on: every node's history keeps

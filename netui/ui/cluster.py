@@ -39,6 +39,7 @@ class ClusterScreen(Screen):
         Binding("T", "pair_matrix('iperf3')", "Matrix", key_display="T"),
         Binding("l", "latency", "Ping"),
         Binding("D", "doctor", "Doctor", key_display="D"),
+        Binding("o", "ring_order", "Ring order"),  # shown with a topology (--topology, --slurm)
         Binding("ctrl+r", "retry", "Retry"),  # shown while a node waits to be tried again
         Binding("slash", "filter", "Filter", key_display="/"),
         Binding("s", "cycle_sort", "Sort"),
@@ -80,6 +81,8 @@ class ClusterScreen(Screen):
             return not self.grid.retry_in_s
         if action == "unmark_all":
             return not self.grid.marked
+        if action == "ring_order":
+            return self.app.monitor.fleet.topology is None  # type: ignore[attr-defined]
         return False
 
     def _retry_in_s(self) -> dict[str, float]:
@@ -267,6 +270,19 @@ class ClusterScreen(Screen):
         """The doctor over the marked nodes, or over all of them."""
         nodes = self._marked() or [n.name for n in self.app.monitor.fleet]  # type: ignore[attr-defined]
         self.app.open_doctor(nodes)  # type: ignore[attr-defined]
+
+    def action_ring_order(self) -> None:
+        """The ring order check of the marked nodes (all when none are marked), in the order watched."""
+        fleet = self.app.monitor.fleet  # type: ignore[attr-defined]
+        if fleet.topology is None:
+            self.notify("no topology: start netui with --topology FILE (or --slurm on a Slurm cluster)",
+                        severity="warning", timeout=4)
+            return
+        from netui.ui.ring import RingScreen
+
+        marked = self._marked()
+        names = [n.name for n in fleet if not marked or n.name in marked]
+        self.app.push_screen(RingScreen(names, marked=bool(marked)))
 
     def action_latency(self) -> None:
         """RTT and loss between the marked nodes (all when none are marked)."""

@@ -28,6 +28,8 @@ KEYS = (
     ("l", "latency: RTT and loss, every marked node (or all) pinging every other"),
     ("e / Esc", "pair or latency test: export CSV and JSON / cancel it, then back"),
     ("D", "doctor: MTU, link speeds, RDMA ports, sysctls … of the marked (or all)"),
+    ("o", "ring order (with --topology or --slurm): switch crossings of a ring through the marked "
+          "(or all) in the order watched, and a topology-ordered list"),
     ("w", "record to netui-<time>.ndjson.gz here / stop (● REC in the status bar)"),
     ("ctrl+r", "try a node that is down again now (the cursor's, the marked, or all waiting)"),
     ("x", "replay (netui replay FILE): speed 1×, 10×, 60×; p pauses"),

@@ -103,6 +103,12 @@ class NodeScreen(Screen):
             hidden = len(node.sample.interfaces) - len(self.shown_interfaces())
         if hidden:
             head.append(f"   ({hidden} hidden: a shows all)", style="dim")
+        placed = app.monitor.fleet.placement(node.name)  # type: ignore[attr-defined]
+        if placed is not None:
+            head.append(f"\nswitch {placed.switch}" + (f" port {placed.port}" if placed.port else ""))
+            sources = placed.source + (f"; port: {placed.port_source}"
+                                       if placed.port_source and placed.port_source != placed.source else "")
+            head.append(f"  ({sources})" if sources else "", style="dim")
         if node.error:
             head.append(f"\n{node.error}", style=styles[node.level])
         for reason in node.slow_links[:2]:

@@ -10,8 +10,8 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[2] / "netui"
 
 # what each layer may import besides itself; the top-level helpers (readlimits, speedups,
-# exits) import no layer, and the composition root (cli, benchcmd, doctorcmd, httpsources,
-# inventory, config) may import anything
+# exits) import no layer, and the composition root (cli, benchcmd, doctorcmd, topologycmd,
+# httpsources, inventory, config) may import anything
 ALLOWED = {
     "model": {"speedups", "_speedups"},
     "collectors": {"model", "speedups", "_speedups", "readlimits"},

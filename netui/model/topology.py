@@ -1,0 +1,342 @@
+"""Where each node sits in the fabric: a tree of switches, nodes on leaf switches (no I/O).
+
+A ``Topology`` is built by the parsers (``collectors/topology_files.py``: Slurm's
+``topology.conf``, ``scontrol show topology``, netui's TOML map) or from LLDP neighbours
+(``Topology.from_neighbours``); ``merge`` combines a file with LLDP facts. Every fact keeps
+the source it came from ("topology.conf:3", "lldp"...), so a screen can say why it believes it.
+
+The ring order check (``ring_check``) counts, for an all-reduce ring in the given rank order
+(the wrap-around from the last rank to the first included), the hops whose two ends sit on
+different leaf switches, and which switch each such hop has to climb to; it compares them
+with the fewest possible (each leaf's nodes contiguous) and proposes that order.
+
+Node names match without regard to case, and a fully qualified name (``node1.cluster``)
+matches a topology that names only ``node1``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+LLDP = "lldp"
+
+
+@dataclass(frozen=True, slots=True)
+class Switch:
+    """One switch. ``parent`` is the switch its uplink goes to (None: a root, e.g. the spine or
+    core). ``uplink_gbps`` is the uplink's capacity in Gbit/s where known; ``link_speed`` is
+    Slurm's ``LinkSpeed`` as written (arbitrary units, Slurm says: never taken for Gbit/s)."""
+
+    name: str
+    parent: str | None = None
+    uplink_gbps: float | None = None
+    link_speed: int | None = None
+    source: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """A node cabled to a switch: ``switch`` (its leaf), ``port`` on that switch when known, and
+    where each came from (``source`` for the switch, ``port_source`` for the port)."""
+
+    node: str
+    switch: str
+    port: str | None = None
+    source: str = ""
+    port_source: str | None = None
+
+
+class Neighbour(Protocol):
+    """What ``from_neighbours`` reads of an LLDP neighbour (collectors/lldp.py LldpNeighbour)."""
+
+    interface: str
+    switch: str | None
+    port: str | None
+
+
+def _key(name: str) -> str:
+    return name.lower()
+
+
+def _short(name: str) -> str | None:
+    """``node1.cluster.example`` → ``node1``; None for an address or a name without a dot."""
+    if "." not in name or ":" in name:
+        return None
+    try:
+        ipaddress.ip_address(name)
+        return None
+    except ValueError:
+        return name.split(".", 1)[0]
+
+
+class Topology:
+    """Switches (in the order first defined) and the nodes attached to them.
+
+    Built already checked: every parent and every node's switch is a known switch, and the
+    parent links hold no cycle (the parsers raise, with file and line, before building one).
+    """
+
+    def __init__(self, switches: Iterable[Switch] = (), nodes: Iterable[Attachment] = (),
+                 notes: Iterable[str] = ()) -> None:
+        self.switches: dict[str, Switch] = {s.name: s for s in switches}
+        self._nodes: dict[str, Attachment] = {}
+        for a in nodes:
+            self._nodes.setdefault(_key(a.node), a)
+        self._on: dict[str, list[str]] = {}  # switch → its nodes, in the order given
+        for a in self._nodes.values():
+            self._on.setdefault(a.switch, []).append(a.node)
+        self.notes: tuple[str, ...] = tuple(notes)  # conflicts seen while merging sources
+        self._children: dict[str | None, list[str]] = {}
+        for s in self.switches.values():
+            self._children.setdefault(s.parent, []).append(s.name)
+        for name in self.switches:
+            self._ancestry(name)  # raises on a cycle, so no later walk can loop
+
+    # --- nodes --------------------------------------------------------------------------------
+
+    @property
+    def nodes(self) -> list[Attachment]:
+        return list(self._nodes.values())
+
+    def attachment(self, node: str) -> Attachment | None:
+        a = self._nodes.get(_key(node))
+        if a is None and (short := _short(node)) is not None:
+            a = self._nodes.get(_key(short))
+        return a
+
+    def leaf_of(self, node: str) -> str | None:
+        """The switch ``node`` is cabled to, None when the topology does not place it."""
+        a = self.attachment(node)
+        return None if a is None else a.switch
+
+    def port_of(self, node: str) -> str | None:
+        """The switch port ``node`` is cabled to, when a source gave it."""
+        a = self.attachment(node)
+        return None if a is None else a.port
+
+    def same_leaf(self, a: str, b: str) -> bool:
+        """Both placed, on the same leaf switch."""
+        la = self.leaf_of(a)
+        return la is not None and la == self.leaf_of(b)
+
+    # --- switches -----------------------------------------------------------------------------
+
+    def _ancestry(self, name: str) -> list[str]:
+        out = [name]
+        seen = {name}
+        parent = self.switches[name].parent if name in self.switches else None
+        while parent is not None:
+            if parent in seen:
+                raise ValueError(f"switch {name!r}: its uplinks loop back to {parent!r}")
+            seen.add(parent)
+            out.append(parent)
+            parent = self.switches[parent].parent if parent in self.switches else None
+        return out
+
+    def ancestry(self, switch: str) -> list[str]:
+        """``switch``, its parent, its parent's parent… up to a root."""
+        return self._ancestry(switch)
+
+    def children(self, switch: str | None) -> list[str]:
+        """The switches whose uplink goes to ``switch`` (None: the roots), in definition order."""
+        return list(self._children.get(switch, ()))
+
+    def level(self, switch: str) -> int:
+        """0 for a switch with no child switch (a leaf), else one more than its highest child
+        (as Slurm numbers them: a spine above leaves is level 1)."""
+        kids = self._children.get(switch, ())
+        return 0 if not kids else 1 + max(self.level(k) for k in kids)
+
+    def tree_order(self) -> list[str]:
+        """Every switch, depth first from the roots, children in definition order."""
+        out: list[str] = []
+        stack = list(reversed(self.children(None)))
+        while stack:
+            name = stack.pop()
+            out.append(name)
+            stack.extend(reversed(self.children(name)))
+        return out
+
+    def leaves(self) -> list[str]:
+        """The switches nodes are attached to, in tree order."""
+        return [s for s in self.tree_order() if s in self._on]
+
+    def nodes_on(self, switch: str) -> list[str]:
+        """The nodes attached to ``switch``, in the order the source gave them."""
+        return list(self._on.get(switch, ()))
+
+    def path(self, a: str, b: str) -> Path:
+        """How traffic between nodes ``a`` and ``b`` crosses the tree (see ``Path``)."""
+        la, lb = self.leaf_of(a), self.leaf_of(b)
+        if la is None or lb is None:
+            return Path(a, b, la, lb, None, ())
+        if la == lb:
+            return Path(a, b, la, lb, la, ())
+        up_a, up_b = self._ancestry(la), self._ancestry(lb)
+        common = next((s for s in up_a if s in set(up_b)), None)
+        if common is None:  # two separate trees: every uplink of both
+            return Path(a, b, la, lb, None, (*up_a, *up_b))
+        return Path(a, b, la, lb, common, (*up_a[:up_a.index(common)], *up_b[:up_b.index(common)]))
+
+    # --- building -----------------------------------------------------------------------------
+
+    @classmethod
+    def from_neighbours(cls, neighbours: Mapping[str, Iterable[Neighbour]], source: str = LLDP) -> Topology:
+        """Each node on the switch its first neighbour (with a switch name) reports, on that port.
+
+        ``neighbours``: node name → its LLDP neighbours (``.interface``, ``.switch``, ``.port``).
+        LLDP sees only node↔leaf cables: every switch is a root here; ``merge`` puts them in a
+        file's tree. A node whose neighbours name no switch is not placed.
+        """
+        switches: dict[str, Switch] = {}
+        nodes = []
+        for node, found in neighbours.items():
+            for n in found:
+                if n.switch:
+                    switches.setdefault(n.switch, Switch(n.switch, source=source))
+                    nodes.append(Attachment(node, n.switch, n.port or None, source=f"{source} {n.interface}",
+                                            port_source=f"{source} {n.interface}" if n.port else None))
+                    break
+        return cls(switches.values(), nodes)
+
+
+@dataclass(frozen=True, slots=True)
+class Path:
+    """The way between two nodes: their leaves, the lowest switch both reach (``top``; the leaf
+    itself when they share it, None when either is unplaced or the trees are separate), and
+    the uplinks crossed (each named by the switch whose uplink it is)."""
+
+    a: str
+    b: str
+    leaf_a: str | None
+    leaf_b: str | None
+    top: str | None
+    uplinks: tuple[str, ...]
+
+    @property
+    def placed(self) -> bool:
+        return self.leaf_a is not None and self.leaf_b is not None
+
+    @property
+    def same_leaf(self) -> bool:
+        return self.placed and self.leaf_a == self.leaf_b
+
+
+def merge(file: Topology, lldp: Topology) -> Topology:
+    """A file's topology completed by LLDP facts.
+
+    The file wins for the switch tree and for any node it places; LLDP gives the leaf and port
+    of nodes the file does not place, and the port of a node the file places on the switch
+    LLDP saw too. Where LLDP sees a node on another switch than the file says, the file's word
+    stands and a note says so (``Topology.notes``).
+    """
+    switches = dict(file.switches)
+    notes = list(file.notes) + list(lldp.notes)
+    nodes = []
+    for a in file.nodes:
+        seen = lldp.attachment(a.node)
+        if seen is not None and seen.switch != a.switch:
+            notes.append(f"{a.node}: {a.source or 'the file'} puts it on {a.switch}, "
+                         f"{seen.source or 'LLDP'} sees {seen.switch}{' port ' + seen.port if seen.port else ''}")
+        elif seen is not None and a.port is None and seen.port is not None:
+            a = Attachment(a.node, a.switch, seen.port, a.source, seen.port_source)
+        nodes.append(a)
+    for seen in lldp.nodes:
+        if file.attachment(seen.node) is None:
+            switches.setdefault(seen.switch, lldp.switches.get(seen.switch, Switch(seen.switch, source=LLDP)))
+            nodes.append(seen)
+    return Topology(switches.values(), nodes, notes)
+
+
+# --- the ring order check ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RingCheck:
+    """An all-reduce ring in rank order, judged against the topology.
+
+    ``hops`` are the ring's hops between placed nodes (rank i → i+1, and the last back to the
+    first), unplaced nodes left out of the ring; ``cross_switch`` counts the hops whose ends
+    sit on different leaves, ``minimum`` the fewest any order of the same nodes can have (the
+    number of leaves, when there are two or more). ``crossing`` counts cross-switch hops by the
+    switch they climb to (None: no common switch). ``better`` is the order with each leaf's
+    nodes contiguous — leaves in tree order, the given order kept within a leaf — and the
+    unplaced nodes at the end: a hostfile, one host per line.
+    """
+
+    order: tuple[str, ...]
+    hops: tuple[Path, ...]
+    unplaced: tuple[str, ...]
+    better: tuple[str, ...]
+    better_hops: tuple[Path, ...]
+
+    @property
+    def cross_switch(self) -> int:
+        return sum(1 for h in self.hops if not h.same_leaf)
+
+    @property
+    def minimum(self) -> int:
+        return sum(1 for h in self.better_hops if not h.same_leaf)
+
+    @property
+    def crossing(self) -> dict[str | None, int]:
+        return _tops(self.hops)
+
+    @property
+    def minimum_crossing(self) -> dict[str | None, int]:
+        return _tops(self.better_hops)
+
+    @property
+    def worse_than_minimum(self) -> bool:
+        """More cross-switch hops than needed, at the leaves or at any higher switch."""
+        if self.cross_switch > self.minimum:
+            return True
+        best = self.minimum_crossing
+        return any(n > best.get(top, 0) for top, n in self.crossing.items())
+
+
+def _tops(hops: Iterable[Path]) -> dict[str | None, int]:
+    out: dict[str | None, int] = {}
+    for h in hops:
+        if not h.same_leaf:
+            out[h.top] = out.get(h.top, 0) + 1
+    return out
+
+
+def ring_hops(topology: Topology, order: Iterable[str]) -> tuple[Path, ...]:
+    """The hops of a ring through ``order`` (the wrap-around included): none for fewer than two."""
+    ring = list(order)
+    if len(ring) < 2:
+        return ()
+    return tuple(topology.path(ring[i], ring[(i + 1) % len(ring)]) for i in range(len(ring)))
+
+
+def topology_order(topology: Topology, order: Iterable[str]) -> list[str]:
+    """``order`` with each leaf's nodes contiguous: leaves in tree order, the given relative
+    order kept within a leaf, unplaced nodes last in their given order. A name given twice
+    appears once."""
+    by_leaf: dict[str, list[str]] = {}
+    unplaced: list[str] = []
+    for node in dict.fromkeys(order):
+        leaf = topology.leaf_of(node)
+        (unplaced if leaf is None else by_leaf.setdefault(leaf, [])).append(node)
+    rank = {s: i for i, s in enumerate(topology.tree_order())}
+    out = [n for leaf in sorted(by_leaf, key=lambda s: rank.get(s, len(rank))) for n in by_leaf[leaf]]
+    return out + unplaced
+
+
+def ring_check(topology: Topology, order: Iterable[str]) -> RingCheck:
+    """The ring order check of ``order`` (rank order; a name given twice counts once)."""
+    given = list(dict.fromkeys(order))
+    placed = [n for n in given if topology.leaf_of(n) is not None]
+    unplaced = tuple(n for n in given if topology.leaf_of(n) is None)
+    better = topology_order(topology, given)
+    return RingCheck(order=tuple(given), hops=ring_hops(topology, placed), unplaced=unplaced,
+                     better=tuple(better), better_hops=ring_hops(topology, better[:len(placed)]))
+
+
+__all__ = ["Attachment", "LLDP", "Neighbour", "Path", "RingCheck", "Switch", "Topology", "merge", "ring_check",
+           "ring_hops", "topology_order"]

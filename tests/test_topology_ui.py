@@ -1,0 +1,104 @@
+"""The node screen says which switch and port a node is cabled to, when a topology says so;
+at 80x24 too. Pilot tests on the scripted cluster."""
+
+from __future__ import annotations
+
+import pytest
+
+from netui.engine.monitor import Monitor
+from netui.model.topology import Attachment, Switch, Topology
+from netui.ui.app import make_app
+from netui.ui.node import NodeScreen
+from tests.synth import demo_sources
+from tests.test_ui import plain, poll
+
+
+def placed_app():
+    monitor = Monitor(demo_sources(), interval_s=1.0, history_s=120)
+    monitor.fleet.topology = Topology(
+        [Switch("spine"), Switch("leaf1", "spine", 100.0, source="t.conf:1")],
+        [Attachment("gpu01", "leaf1", "swp3", source="t.conf:1", port_source="lldp eth0"),
+         Attachment("gpu02", "leaf1", source="t.conf:1")])
+    monitor.fleet.topology_source = "t.conf"
+    return make_app(monitor, autostart=False)
+
+
+async def _open(app, pilot, name):
+    await poll(app, pilot)
+    app.push_screen(NodeScreen(name))
+    await pilot.pause()
+    await poll(app, pilot, 1)
+    return plain(app.screen.query_one("#node-head"))
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_the_node_screen_names_the_switch_and_port(size):
+    app = placed_app()
+    async with app.run_test(size=size) as pilot:
+        head = await _open(app, pilot, "gpu01")
+        assert "switch leaf1 port swp3  (t.conf:1; port: lldp eth0)" in head
+        assert all(len(line) <= size[0] for line in head.splitlines())
+        assert app.screen.query_one("#ifaces").region.height > 0  # the panels still have room
+
+
+async def test_a_node_the_topology_does_not_place_shows_no_switch_line():
+    app = placed_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        head = await _open(app, pilot, "gpu03")
+        assert "switch" not in head
+        app.pop_screen()
+        await pilot.pause()
+        head = await _open(app, pilot, "gpu02")
+        assert "switch leaf1  (t.conf:1)" in head and "port" not in head
+
+
+def interleaved_app():
+    """Four nodes watched in the order a1 b1 a2 b2: every hop of the ring crosses leaves."""
+    from tests.synth import ScriptedSource, node_sample
+
+    names = ["a1", "b1", "a2", "b2"]
+    monitor = Monitor([ScriptedSource(n, lambda k: node_sample(k, rx_bps=1e9, tx_bps=1e9)) for n in names],
+                      interval_s=1.0, history_s=120)
+    monitor.fleet.topology = Topology(
+        [Switch("spine"), Switch("leafA", "spine"), Switch("leafB", "spine")],
+        [Attachment("a1", "leafA"), Attachment("a2", "leafA"), Attachment("b1", "leafB"), Attachment("b2", "leafB")])
+    monitor.fleet.topology_source = "fabric.toml"
+    return make_app(monitor, autostart=False)
+
+
+async def test_o_shows_the_ring_order_check_of_the_nodes_watched():
+    from netui.ui.ring import RingScreen
+
+    app = interleaved_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await poll(app, pilot)
+        await pilot.press("o")
+        await pilot.pause()
+        assert isinstance(app.screen, RingScreen)
+        text = plain(app.screen.query_one("#ring-text"))
+        assert "Ring order of every node" in text
+        assert "cross-switch hops: 4 of 4 (fewest possible: 2)" in text
+        assert text.split("hostfile", 1)[1].split() [-6:] == ["a1", "a2", "#", "leafB", "b1", "b2"]
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, RingScreen)
+        await pilot.press("space", "down", "down", "space")  # two nodes marked: their ring only
+        await pilot.press("o")
+        await pilot.pause()
+        assert "Ring order of the marked nodes" in plain(app.screen.query_one("#ring-text"))
+
+
+async def test_without_a_topology_o_says_how_to_give_one():
+    from tests.test_ui import on_screen
+
+    app = make_app(Monitor(demo_sources(), interval_s=1.0, history_s=120), autostart=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await poll(app, pilot)
+        assert "Ring order" not in on_screen(app)  # not in the footer
+        await pilot.press("o")
+        await pilot.pause()
+        assert any("--topology FILE" in str(n.message) for n in app._notifications)
+    app = interleaved_app()
+    async with app.run_test(size=(160, 40)) as pilot:
+        await poll(app, pilot)
+        assert "Ring order" in on_screen(app)  # with a topology, the footer offers it
