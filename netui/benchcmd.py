@@ -160,8 +160,7 @@ def main(argv: list[str]) -> int:
         print("netui bench: name at least two hosts", file=sys.stderr)
         return 2
     nodes = names if args.matrix else names[:2]
-    monitor = Monitor(sources, interval_s=args.interval, history_s=60)
-    monitor.connector = connector
+    monitor = Monitor(sources, interval_s=args.interval, history_s=60, connector=connector)
     try:
         report = eventloop.run(_bench(monitor, nodes, settings, matrix=args.matrix,
                                       connect_timeout_s=args.connect_timeout, quiet=False))

@@ -25,7 +25,7 @@ from netui.collectors.ssh import SshConnector, SshSettings, SshSource
 from netui.engine.monitor import Monitor
 from netui.engine.pairtest import PairTest
 from netui.engine.pairtools import BOTH_WAYS, IB_WRITE_BW, PairSettings
-from netui.engine.shell import CommandFailed, SshShell, guarded, run_guarded
+from netui.collectors.shell import CommandFailed, SshShell, guarded, run_guarded
 from netui.model.node import NodeState
 from tests.lab.network import veth_name
 
