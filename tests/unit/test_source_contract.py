@@ -16,7 +16,7 @@ from netui.collectors.local import LiveReader, TreeReader
 from netui.collectors.node_exporter import HttpClient, HttpSettings, NodeExporterSource
 from netui.collectors.prometheus import PrometheusNode, PrometheusReader
 from netui.collectors.shell import LocalShell, SshShell
-from netui.collectors.source import BaseSource, NodeCommands, Source
+from netui.collectors.source import BaseSource, NodeCommands, Sink, Source
 from netui.collectors.ssh import SshConnector, SshSettings, SshSource
 from netui.engine.monitor import LIVE, Monitor
 from netui.engine.replay import REPLAY, ReplayMonitor
@@ -49,6 +49,14 @@ def test_every_source_class_keeps_the_contract(cls):
     for name in ATTRIBUTES - {"name"}:  # the name is each instance's
         assert hasattr(cls, name), name
     assert isinstance(cls.push, bool)
+
+
+@pytest.mark.parametrize("cls", [Monitor, ReplayMonitor], ids=lambda c: c.__name__)
+def test_the_monitor_is_the_sink_push_sources_report_to(cls):
+    for name in ("observe", "report"):
+        want = [p.name for p in inspect.signature(getattr(Sink, name)).parameters.values()]
+        assert [p.name for p in inspect.signature(getattr(cls, name)).parameters.values()] == want, name
+    assert isinstance(cls.interval_s, property)
 
 
 def test_each_source_says_what_it_is(tmp_path):
