@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from netui.collectors.source import BaseSource, NodeCommands, NodeShell, Source, Sink
+from netui.collectors.source import BaseSource, NodeCommands, NodeShell, Sink, Source
 from netui.model.node import NodeState
 from netui.model.samples import NodeSample
 
