@@ -161,8 +161,7 @@ def main(argv: list[str]) -> int:
         print("netui bench: name at least two hosts", file=sys.stderr)
         return 2
     nodes = names if args.matrix else names[:2]
-    monitor = Monitor(sources, interval_s=args.interval, history_s=60)
-    monitor.connector = connector
+    monitor = Monitor(sources, interval_s=args.interval, history_s=60, connector=connector)
     from netui.topologycmd import attach_topology
 
     attach_topology(monitor.fleet, args)  # read (and refused with file and line) before any test

@@ -227,13 +227,10 @@ def build_monitor(args, *, history_s: float, hold_intervals: int | None = None) 
     rules = config.health if hold_intervals is None else replace(config.health, hold_intervals=hold_intervals)
     sources, connector = build_sources(args)
     for source in sources:  # what the first read needs, before the first tick waits for it
-        prepare = getattr(getattr(source, "reader", None), "prepare", None)
-        if prepare is not None:
-            prepare()
+        source.prepare()
     monitor = Monitor(sources, interval_s=args.interval, history_s=history_s, thresholds=config.thresholds or None,
-                      rules=rules)
+                      rules=rules, connector=connector)
     monitor.fleet.straggler_rules = config.straggler
-    monitor.connector = connector  # closed with the monitor
     from netui.topologycmd import attach_topology
 
     attach_topology(monitor.fleet, args)  # where each node is cabled, if told

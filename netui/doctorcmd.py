@@ -101,8 +101,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_intermixed_args(argv)
     rtt_ms = _latency_rtts(parser, args.latency)
     sources, connector = build_sources(args)
-    monitor = Monitor(sources, interval_s=args.interval, history_s=60)
-    monitor.connector = connector
+    monitor = Monitor(sources, interval_s=args.interval, history_s=60, connector=connector)
     try:
         report = eventloop.run(_doctor(monitor, args.connect_timeout, args.timeout, rtt_ms))
     except KeyboardInterrupt:

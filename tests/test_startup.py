@@ -26,7 +26,7 @@ LAZY = (
     "netui.inventory", "netui.ui.node", "netui.ui.panels", "netui.ui.ports", "netui.ui.matrix",
     "netui.ui.latency", "netui.ui.doctor", "netui.ui.pairdialog", "netui.ui.help",
     "netui.engine.pairtest", "netui.engine.pairtools", "netui.engine.pingtest",
-    "netui.engine.pingtools", "netui.engine.doctor", "netui.engine.shell", "netui.engine.recording",
+    "netui.engine.pingtools", "netui.engine.doctor", "netui.collectors.shell", "netui.engine.recording",
     "netui.engine.recorder", "netui.engine.replay", "netui.engine.export", "netui.engine.document",
     "netui.model.testnet", "netui.model.pairs", "netui.model.latency", "netui.model.doctor",
 )

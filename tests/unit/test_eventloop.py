@@ -99,7 +99,7 @@ def test_run_with_a_bad_value_exits_with_the_reason_and_never_starts_the_corouti
 @pytest.mark.parametrize("env", [{}, {ENV: "asyncio"}])
 def test_subprocesses_and_signal_handlers_work_on_either_loop(env):
     """What netui does on the loop besides sockets: pair tests start local commands with
-    asyncio subprocesses (engine/shell.py LocalShell), `netui record` stops on SIGTERM."""
+    asyncio subprocesses (collectors/shell.py LocalShell), `netui record` stops on SIGTERM."""
 
     async def main():
         proc = await asyncio.create_subprocess_exec(
