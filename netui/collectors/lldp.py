@@ -18,8 +18,10 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-# what netui runs on a node: a constant, nothing from a user or a node in it
-LLDP_COMMAND = ("command -v lldpctl >/dev/null 2>&1 || { echo 'netui: lldpctl not found' >&2; exit 127; }; "
+# What netui runs on a node (a shell script): a constant, nothing from a user or a node in it.
+# Debian installs lldpctl in /usr/sbin, which is not on a user's PATH.
+LLDP_COMMAND = ('PATH="$PATH:/usr/sbin:/sbin"; '
+                "command -v lldpctl >/dev/null 2>&1 || { echo 'netui: lldpctl not found' >&2; exit 127; }; "
                 "exec lldpctl -f json0")
 NOT_FOUND_STATUS = 127
 

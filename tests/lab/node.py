@@ -167,6 +167,14 @@ class LabNode:
                 self.command(lldp.argv(self.directory, "eth0")),
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
 
+    def stop_lldpd(self) -> None:
+        """End the node's lldpd (a fault: `lldpctl` then cannot connect); heal() restarts it."""
+        if self._lldpd is not None and self._lldpd.poll() is None:
+            self._lldpd.kill()
+            self._lldpd.wait(timeout=SSHD_STOP_TIMEOUT_S)
+        self._lldpd = None
+        self._faults.add("lldpd_stopped")
+
     def wait_for_lldpd(self, deadline: float) -> None:
         try:
             lldp.wait_for_socket(self.lldp_socket, deadline, lambda: self.lldpd_running)
@@ -300,7 +308,7 @@ class LabNode:
 
     @property
     def faults(self) -> frozenset[str]:
-        """The faults now applied: 'frozen', 'host_key', 'slow_link'."""
+        """The faults now applied: 'frozen', 'host_key', 'slow_link', 'lldpd_stopped'."""
         return frozenset(self._faults)
 
     def heal(self) -> None:
@@ -315,6 +323,9 @@ class LabNode:
         if self.lab.lldp and not self.lldpd_running:
             self.start_lldpd()
             self.wait_for_lldpd(time.monotonic() + LLDPD_READY_TIMEOUT_S)
+            # a new socket: sessions of the running sshd would still see the old one's mount
+            self._restart_sshd()
+        self._faults.discard("lldpd_stopped")
         if not self.sshd_running:
             self.start_sshd()
 

@@ -150,15 +150,18 @@ def _heal_lab_after_test(request: pytest.FixtureRequest) -> Iterator[None]:
 
 @pytest.fixture
 def make_lab() -> Iterator[Callable[..., object]]:
-    """Factory: `make_lab(n)` returns a started Lab of n nodes, closed after the test."""
+    """Factory: `make_lab(n)` returns a started Lab of n nodes, closed after the test;
+    `make_lab(leaves=2, nodes_per_leaf=1)` a two-tier one."""
     from .cluster import Lab
 
     made: list[Lab] = []
 
-    def make(n: int = 2) -> Lab:
+    def make(n: int | None = 2, **kw) -> Lab:
         _skip_unless_possible()
         serial = next(_make_lab_serial) % 36
-        new = Lab(n, name=f"m{_base36(serial)}{_run_token(4)}")
+        if kw.get("leaves") is not None:
+            n = None  # two-tier: leaves × nodes_per_leaf
+        new = Lab(n, name=f"m{_base36(serial)}{_run_token(4)}", **kw)
         made.append(new)
         return new.start()
 
