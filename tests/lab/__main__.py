@@ -93,7 +93,10 @@ def _uplink_spec(text: str) -> tuple[int, str]:
     if not sep or not leaf.startswith("leaf") or not number.isdigit() or not rate:
         raise argparse.ArgumentTypeError(f"expected leafN=RATE (e.g. leaf1=200mbit), got {text!r}")
     if rate != "off":
-        fabric.network._rate_bytes_per_s(rate)  # ValueError → usage error
+        try:
+            fabric.network._rate_bytes_per_s(rate)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(f"{text!r}: {e}") from None
     return int(number), rate
 
 
