@@ -200,3 +200,38 @@ def test_a_lab_that_fails_while_starting_is_removed(make_lab, monkeypatch):
         make_lab(leaves=1, nodes_per_leaf=1)
     mine = re.compile(rf"^netui-m[0-9a-z]{_run_token(4)}-")  # make_lab's names in this run
     assert [ns for ns in netns.listnetns() if mine.match(ns)] == []
+
+
+def test_the_lab_command_builds_shapes_and_removes_a_fabric(two_tier_lab):
+    import subprocess
+    import sys
+
+    from tests.lab import fabric
+    from tests.lab.pytest_plugin import _run_token
+
+    name = f"c{_run_token(5)}"
+
+    def lab_cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "tests.lab", *args, "--name", name],
+                              capture_output=True, text=True, timeout=60)
+
+    try:
+        up = lab_cli("up", "--leaves", "2", "--nodes-per-leaf", "1", "--shape-uplink", "leaf1=100mbit")
+        assert up.returncode == 0, up.stderr
+        assert "leaf1: node1 (swp1); uplink shaped to 100mbit" in up.stdout
+        assert "leaf2: node2 (swp1); uplink unshaped" in up.stdout
+        qdisc = subprocess.run(["tc", "-n", fabric.leaf_namespace(name, 1), "qdisc", "show", "dev", "uplink"],
+                               capture_output=True, text=True, timeout=10).stdout
+        assert "tbf" in qdisc and "100Mbit" in qdisc
+        status = lab_cli("status")
+        assert status.returncode == 0 and "spine" in status.stdout, status.stdout
+        assert lab_cli("shape", "leaf1=off").returncode == 0
+        qdisc = subprocess.run(["tc", "-n", fabric.leaf_namespace(name, 1), "qdisc", "show", "dev", "uplink"],
+                               capture_output=True, text=True, timeout=10).stdout
+        assert "tbf" not in qdisc
+    finally:
+        down = lab_cli("down")
+    assert down.returncode == 0 and "removed" in down.stdout
+    assert fabric.switch_namespaces(name) == []
+    # the fixture's own two-tier lab is still up: the stand-in for lldpd's socket stays for it
+    assert two_tier_lab.node(1).exec(["lldpctl", "-f", "json0"]).returncode == 0
