@@ -42,3 +42,19 @@ async def test_this_host_is_read_once_and_a_missing_lldpd_is_a_state():
         assert (neighbours, state) == ((), STATE_NOT_RUNNING)
     else:  # this host runs lldpd
         assert state == STATE_OK
+
+
+async def test_this_host_is_read_again_only_when_asked():
+    monitor = Monitor([LocalSource(LiveReader())], interval_s=0.2, history_s=10)
+    node = next(iter(monitor.fleet))
+    try:
+        assert await monitor.run_until(lambda: node.lldp_state != "not read", timeout_s=15)
+        node.set_lldp((), "not read")
+        for _ in range(3):
+            await monitor.tick()
+            assert not monitor.lldp.pending()  # read once: ticks do not read again
+        assert node.lldp_state == "not read"
+        monitor.lldp.refresh([node.name])
+        assert await monitor.run_until(lambda: node.lldp_state != "not read", timeout_s=15)
+    finally:
+        await monitor.close()
