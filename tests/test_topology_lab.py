@@ -2,7 +2,7 @@
 
 leaf1 holds node1, node2 (swp1, swp2); leaf2 holds node3, node4; both leaves hang off one
 spine. lldpd runs in every switch and node. Every wait is bounded and ends on the event it
-waits for; every iperf3 run is 2 s. ~20 s for the file.
+waits for; every iperf3 run is 2 s. ~30 s for the file.
 """
 
 from __future__ import annotations

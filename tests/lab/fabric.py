@@ -1,10 +1,12 @@
 """The two-tier wiring of a lab: leaf switches and a spine, each a namespace with a bridge.
 
-    root namespace                spine namespace            leaf namespaces     nodes
-    nu-<name>-br (198.18.0.254) ─ mgmt ┐                   ┌ uplink ┐
-                                       ├ br0 ─ swp1 ───────┘ leaf1  ├ br0 ─ swp1 ── eth0 node1
-                                       │       swp2 ──┐            └ ...  swp2 ── eth0 node2
-                                                      └── uplink ─ leaf2 ─ ...
+    root namespace       spine              leaf1                     nodes
+    nu-<name>-br ─────── mgmt
+    198.18.0.254         br0 ── swp1 ────── uplink   br0 ── swp1 ────── eth0 node1
+                            └── swp2 ──┐                └── swp2 ────── eth0 node2
+                                       │    leaf2
+                                       └─── uplink   br0 ── swp1 ────── eth0 node3
+                                                        └── swp2 ────── eth0 node4
 
 Every switch is a plain Linux bridge (`br0`, no address, STP off) in a namespace of its own:
 netui-<name>-spine, netui-<name>-leaf<L>. A leaf's ports towards its nodes are swp1, swp2, …
