@@ -319,6 +319,10 @@ class SshShell:
         self.source = source
         self.name: str = source.name
 
+    @property
+    def session(self) -> object | None:
+        return self.source.connection
+
     async def start(self, script: str) -> Running:
         conn = self.source.connection
         if conn is None:
@@ -332,11 +336,18 @@ class SshShell:
         return SshRunning(self.name, process)
 
 
+_THIS_HOST = object()  # this host's session: always there, never renewed
+
+
 class LocalShell:
     """Commands on this host (the ``--local`` node)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
+
+    @property
+    def session(self) -> object:
+        return _THIS_HOST
 
     async def start(self, script: str) -> Running:
         try:

@@ -54,6 +54,12 @@ class NodeShell(Protocol):
 
     name: str
 
+    @property
+    def session(self) -> object | None:
+        """What the shell's commands ride on now (the node's SSH connection; this host): a
+        new value means a new session (a reconnect). None: not connected."""
+        ...
+
     async def start(self, script: str) -> Running:
         """Start the POSIX sh ``script`` on the node; raises ``CommandFailed`` when it cannot."""
         ...

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from netui.collectors.source import Source
+from netui.engine.lldp import LldpReader
 from netui.engine.sources import SourceError
 from netui.model.fleet import Fleet
 from netui.model.node import NodeState
@@ -127,6 +128,7 @@ class Monitor:
         # who wants a node's per-CPU tables (a node screen, a pair test): node → count
         self._detail: Counter[str] = Counter()
         self._detail_all = False  # every node's (a recording, a snapshot)
+        self.lldp = LldpReader(self)  # each node's LLDP neighbours, once per connection
 
     def via(self, name: str) -> str | None:
         """What node ``name``'s counters come through when that limits what can be shown
@@ -168,6 +170,7 @@ class Monitor:
                 if last is not None and now - last > quiet_s:
                     node.set_state(NodeState.STALE, f"no sample for {now - last:.0f} s")
         self.fleet.update_stragglers()
+        self.lldp.tick()
         if self.recorder is not None:
             self.recorder.tick(self.fleet)
         self.ticks += 1
@@ -366,6 +369,7 @@ class Monitor:
         stuck = await cancel_and_wait(self._tasks, wait_s)
         self.abandoned = [names[task] for task in self._tasks if task in stuck]
         self._tasks = []
+        await self.lldp.close()
         for read, _ in self._reads.values():  # a hung read's thread is a daemon: let it be
             read.cancel()
         self._reads.clear()
