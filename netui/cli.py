@@ -304,6 +304,8 @@ async def _snapshot(monitor: Monitor, connect_timeout_s: float) -> dict:
 
     try:
         await monitor.run_until(settled, timeout_s=connect_timeout_s + 3 * monitor.interval_s + 5)
+        monitor.lldp.tick()  # where each node is cabled, if its lldpd says: read, and waited for
+        await monitor.lldp.settled(monitor.lldp.timeout_s)
     finally:
         await monitor.close()
         say_abandoned(monitor)

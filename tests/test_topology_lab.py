@@ -8,6 +8,8 @@ waits for; every iperf3 run is 2 s. ~30 s for the file.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 
 import pytest
@@ -27,9 +29,7 @@ def monitor_for(lab: Lab, names=None) -> Monitor:
     connector = SshConnector(SshSettings(config_paths=[str(lab.ssh_config)], connect_timeout_s=5,
                                          keepalive_s=2, backoff_first_s=0.3, backoff_max_s=1.5))
     sources = [SshSource(n, n, connector) for n in (names or [n.name for n in lab.nodes])]
-    monitor = Monitor(sources, interval_s=0.5, history_s=60)
-    monitor.connector = connector
-    return monitor
+    return Monitor(sources, interval_s=0.5, history_s=60, connector=connector)
 
 
 async def run_until(monitor: Monitor, done, timeout_s: float, what: str) -> None:
@@ -108,6 +108,12 @@ async def test_netui_reads_each_nodes_leaf_and_port_over_its_connection(two_tier
             assert [(n.interface, n.switch, n.port) for n in fleet_node.lldp] == [
                 ("eth0", f"leaf{node.leaf}", f"swp{node.port}")]
             assert fleet_node.lldp[0].chassis_id  # the leaf bridge's MAC
+        # without a topology file, LLDP alone places every node on its leaf
+        topology = monitor.fleet.topology
+        assert topology is not None
+        assert {n.name: (topology.leaf_of(n.name), topology.port_of(n.name)) for n in lab.nodes} == {
+            n.name: (f"leaf{n.leaf}", f"swp{n.port}") for n in lab.nodes}
+        assert monitor.fleet.topology_source == "LLDP (4 nodes)"
         # once per connection: no second read until asked
         assert not monitor.lldp.pending()
         await monitor.tick()
@@ -235,3 +241,32 @@ def test_the_lab_command_builds_shapes_and_removes_a_fabric(two_tier_lab):
     assert fabric.switch_namespaces(name) == []
     # the fixture's own two-tier lab is still up: the stand-in for lldpd's socket stays for it
     assert two_tier_lab.node(1).exec(["lldpctl", "-f", "json0"]).returncode == 0
+
+
+def test_the_snapshot_says_where_each_node_is_cabled(two_tier_lab, tmp_path):
+    """`netui snapshot --json` waits for the LLDP reads: each node's leaf and port, from LLDP
+    alone, or from a topology file completed by LLDP's ports."""
+    lab = two_tier_lab
+    for node in lab.nodes:
+        wait_for_lldp_neighbour(node, f"leaf{node.leaf}")
+    argv = [sys.executable, "-m", "netui", "snapshot", "--json", "-F", str(lab.ssh_config), "node[1-4]"]
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["topology_source"] == "LLDP (4 nodes)"
+    for n, node in zip(doc["nodes"], lab.nodes):
+        assert n["lldp"]["state"] == STATE_OK
+        assert n["switch"] == {"leaf": f"leaf{node.leaf}", "port": f"swp{node.port}",
+                               "leaf_source": "lldp eth0", "port_source": "lldp eth0"}
+    # a file that knows the switches but not the ports: LLDP adds the ports
+    topo = tmp_path / "fabric.toml"
+    topo.write_text('[switches.spine]\n[switches.leaf1]\nuplink = "spine"\nnodes = "node[1-2]"\n'
+                    '[switches.leaf2]\nuplink = "spine"\nnodes = "node[3-4]"\n')
+    result = subprocess.run([*argv, "--topology", str(topo)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["topology_source"].endswith(" + LLDP (4 nodes)"), doc["topology_source"]
+    for n, node in zip(doc["nodes"], lab.nodes):
+        assert (n["switch"]["leaf"], n["switch"]["port"], n["switch"]["port_source"]) == (
+            f"leaf{node.leaf}", f"swp{node.port}", "lldp eth0")
+        assert n["switch"]["leaf_source"].startswith(str(topo.name)) or "fabric.toml" in n["switch"]["leaf_source"]

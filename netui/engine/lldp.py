@@ -84,13 +84,13 @@ class LldpReader:
                     result = await run_guarded(shell, "sh -c " + shlex.quote(LLDP_COMMAND), self.timeout_s)
                 except CommandFailed as exc:
                     self._read_on.pop(name, None)  # the connection went: read on the next one
-                    self.monitor.fleet[name].set_lldp((), f"no LLDP: {exc}")
+                    self.monitor.fleet.set_lldp(name, (), f"no LLDP: {exc}")
                     return
             if result.timed_out:
                 neighbours, state = (), f"no LLDP: lldpctl timed out after {self.timeout_s:g} s"
             else:
                 neighbours, state = lldp_state(result.exit_status, result.stdout, result.stderr)
-            self.monitor.fleet[name].set_lldp(neighbours, state)
+            self.monitor.fleet.set_lldp(name, neighbours, state)
         finally:
             self._tasks.pop(name, None)
 
