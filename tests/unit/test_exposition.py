@@ -215,7 +215,7 @@ def test_bad_api_answers_are_named(body, words):
 
 
 def test_source_option():
-    from netui.httpsources import parse_source
+    from netui.cli.sources import parse_source
 
     assert parse_source("ssh") == ("ssh", None)
     assert parse_source("node-exporter") == ("node-exporter", None)
@@ -240,9 +240,9 @@ def test_cli_refuses_what_does_not_go_together(capsys):
 def test_prometheus_job_reaches_the_reader_and_its_query():
     import asyncio
 
-    from netui.cli import build_parser
+    from netui.cli.watch import build_parser
     from netui.collectors.prometheus import fleet_query
-    from netui.httpsources import build_http_sources
+    from netui.cli.sources import build_http_sources
 
     args = build_parser("snapshot").parse_args(["--source", "prometheus=http://127.0.0.1:9", "--prometheus-job",
                                                 "node", "n1", "n2"])
@@ -271,7 +271,7 @@ def test_reading_ssh_config_for_http_sources_closes_the_file(tmp_path):
     import gc
     import warnings
 
-    from netui.httpsources import _mentions_hostname
+    from netui.cli.sources import _mentions_hostname
 
     config = tmp_path / "config"
     config.write_text("Host gpu*\n    HostName 198.18.0.1\n")

@@ -247,7 +247,7 @@ async def test_a_snapshot_judges_at_once_whatever_the_configured_hold(tmp_path, 
 
 
 async def test_a_replay_holds_levels_as_the_configuration_says(tmp_path):
-    from netui.cli import build_parser, build_replay, load_settings
+    from netui.cli.watch import build_parser, build_replay, load_settings
     from netui.engine.replay import ReplayMonitor, load
 
     path = tmp_path / "demo.ndjson.gz"

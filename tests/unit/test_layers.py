@@ -10,7 +10,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[2] / "netui"
 
 # what each layer may import besides itself; the top-level helpers (readlimits, speedups,
-# exits) import no layer, and the composition root (cli, benchcmd, doctorcmd, httpsources,
+# exits) import no layer, and the composition root (the cli package,
 # inventory, config) may import anything
 ALLOWED = {
     "model": {"speedups", "_speedups"},

@@ -1,5 +1,4 @@
-"""Command line: ``netui`` (live TUI), ``netui snapshot``, ``netui record``, ``netui replay``,
-``netui export``.
+"""``netui`` (live TUI), ``netui snapshot``, ``netui record``, ``netui replay``: watching nodes.
 
 The collectors, the engine and asyncio are imported when a command needs them, not with
 this module: ``netui --help`` and a bad argument answer at once (tests/test_startup.py).
@@ -9,33 +8,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from typing import TYPE_CHECKING
 
-from netui import __version__, options
-from netui.exits import exit_epilog
+from netui import __version__
+from netui.cli.options import common, exit_epilog, positive_float, positive_int, size
 
 if TYPE_CHECKING:
     from netui.config import Config
     from netui.engine.monitor import Monitor
-
-COMMANDS = ("snapshot", "record", "replay", "export", "bench", "doctor")
-
-
-# every numeric option: finite, in range, one message shape (netui/options.py)
-_positive_float = options.positive_float
-_positive_int = options.positive_int
-_port = options.port
-
-
-def _size(text: str) -> int:
-    from netui.engine.recording import parse_size
-
-    try:
-        return parse_size(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 class _Version(argparse.Action):
@@ -54,49 +35,6 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("hosts", nargs="*", metavar="HOST",
-                   help="nodes to watch over SSH: [user@]host[:port] or ranges like gpu[001-128]; "
-                        "none: this host")
-    p.add_argument("--interval", "-n", type=_positive_float, default=1.0, metavar="S",
-                   help="seconds between samples (default 1)")
-    inv = p.add_argument_group("which nodes")
-    inv.add_argument("-f", "--file", dest="files", action="append", default=[], metavar="FILE",
-                     help="read hosts or ranges from FILE, one per line (# comments)")
-    inv.add_argument("--slurm", nargs="?", const=None, default=False, metavar="JOBID",
-                     help="the nodes of a Slurm job ($SLURM_JOB_NODELIST, or JOBID via scontrol)")
-    inv.add_argument("--local", action="store_true", help="watch this host too, alongside the SSH nodes")
-    inv.add_argument("--max-nodes", type=options.max_nodes, default=options.MAX_NODES_DEFAULT, metavar="N",
-                     help=f"refuse more nodes than N (default {options.MAX_NODES_DEFAULT:,}, "
-                          f"at most {options.MAX_NODES:,}): a typo in a range is caught before connecting")
-    ssh = p.add_argument_group("SSH")
-    ssh.add_argument("-F", dest="ssh_config", action="append", default=[], metavar="FILE",
-                     help="ssh_config file (default ~/.ssh/config)")
-    ssh.add_argument("-l", dest="user", metavar="USER", help="login user where the host names none")
-    ssh.add_argument("-i", dest="identity", action="append", default=[], metavar="KEY",
-                     help="private key file (default: ssh-agent and ~/.ssh keys)")
-    ssh.add_argument("--connect-timeout", type=_positive_float, default=10.0, metavar="S",
-                     help="seconds to connect and log in (default 10)")
-    ssh.add_argument("--fanout", type=_positive_int, default=64, metavar="N",
-                     help="SSH handshakes at once (default 64)")
-    ssh.add_argument("--accept-new-host-keys", action="store_true",
-                     help="record the keys of hosts not yet in known_hosts (a changed key is always refused)")
-    src = p.add_argument_group("other sources")
-    src.add_argument("--procfs", metavar="PATH", help="read /proc from PATH (a mounted or captured tree)")
-    src.add_argument("--sysfs", metavar="PATH", help="read /sys from PATH (with --procfs)")
-    src.add_argument("--replay", metavar="FILE", help="replay a recording instead of live data (as netui replay FILE)")
-    src.add_argument("--source", default="ssh", metavar="KIND",
-                     help="where the HOSTs' counters come from: ssh (default), node-exporter "
-                          "(http://HOST:9100/metrics), prometheus=URL (a Prometheus server's API)")
-    src.add_argument("--exporter-port", type=_port, default=9100, metavar="N",
-                     help="node_exporter's port where a host names none (default 9100)")
-    src.add_argument("--prometheus-job", metavar="JOB",
-                     help="with --source prometheus=URL: read only this scrape job's series "
-                          "(default: per node, the job that covers the most nodes)")
-    src.add_argument("--scrape-timeout", type=_positive_float, default=5.0, metavar="S",
-                     help="seconds for one node_exporter scrape or Prometheus query (default 5)")
-
-
 def build_parser(command: str | None) -> argparse.ArgumentParser:
     if command == "snapshot":
         p = argparse.ArgumentParser(prog="netui snapshot",
@@ -110,17 +48,17 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
                         "(gzip-compressed JSON lines, readable after a crash; see docs/recording.md).",
             epilog=exit_epilog(extra="130 interrupted (Ctrl-C)"))
         p.add_argument("-o", "--output", required=True, metavar="FILE")
-        p.add_argument("--count", type=_positive_int, default=None, metavar="N", help="stop after N ticks")
-        p.add_argument("--max-size", type=_size, default=None, metavar="SIZE",
+        p.add_argument("--count", type=positive_int, default=None, metavar="N", help="stop after N ticks")
+        p.add_argument("--max-size", type=size, default=None, metavar="SIZE",
                        help="rotate when FILE reaches SIZE (e.g. 100M): FILE → FILE.1 → … FILE.KEEP")
-        p.add_argument("--keep", type=_positive_int, default=5, metavar="N",
+        p.add_argument("--keep", type=positive_int, default=5, metavar="N",
                        help="rotated files kept with --max-size (default 5); the oldest goes")
     elif command == "replay":
         p = argparse.ArgumentParser(prog="netui replay",
                                     description="Play a recording back in the UI: pause, speed, seek, events.",
                                     epilog=exit_epilog())
         p.add_argument("file", metavar="FILE", help="a recording (FILE.1 … of a rotated set are read too)")
-        p.add_argument("--history", type=_positive_float, default=900.0, metavar="S",
+        p.add_argument("--history", type=positive_float, default=900.0, metavar="S",
                        help="seconds of history kept per node (default 900)")
         p.add_argument("--config", metavar="PATH",
                        help="health thresholds, health rules and straggler rules, as live "
@@ -131,70 +69,25 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
             prog="netui",
             description="A terminal cockpit for the network of a training cluster. "
                         "With no arguments it watches this host. "
-                        "Commands: snapshot, record, replay, export, bench, doctor.",
+                        f"Commands: {', '.join(_commands())}.",
             epilog=exit_epilog(),
         )
         p.add_argument("--version", action=_Version,
                        help="show netui's version and event loop, asyncssh's version and which of "
                             "netui's asyncssh shims apply, then exit")
-        p.add_argument("--history", type=_positive_float, default=900.0, metavar="S",
+        p.add_argument("--history", type=positive_float, default=900.0, metavar="S",
                        help="seconds of history kept per node (default 900)")
     p.add_argument("--config", metavar="PATH",
                    help="health thresholds, health rules and straggler rules "
                         "(TOML; default ~/.config/netui/config.toml)")
-    _common(p)
+    common(p)
     return p
 
 
-def _ssh_sources(args) -> tuple[list, object | None]:
-    from netui.collectors.local import LiveReader
-    from netui.collectors.ssh import SshConnector, SshSettings, SshSource
-    from netui.engine.sources import LocalSource
-    from netui.inventory import InventoryError, build_targets
-    from netui.readlimits import unreadable_file
+def _commands() -> list[str]:
+    from netui.cli import COMMANDS
 
-    try:
-        targets = build_targets(args.hosts, files=args.files, slurm=args.slurm, local=args.local, user=args.user,
-                                max_nodes=args.max_nodes)
-    except (InventoryError, OSError) as exc:
-        raise SystemExit(f"netui: {exc}") from None
-    for flag, paths in (("-F", args.ssh_config), ("-i", args.identity)):
-        for path in paths:
-            why = unreadable_file(os.path.expanduser(path))
-            if why:
-                raise SystemExit(f"netui: {flag} {path}: {why}")
-    settings = SshSettings(
-        config_paths=[os.path.expanduser(p) for p in args.ssh_config],
-        user=args.user,
-        identity=[os.path.expanduser(p) for p in args.identity],
-        connect_timeout_s=args.connect_timeout,
-        fanout=args.fanout,
-        accept_new_host_keys=args.accept_new_host_keys,
-    )
-    connector = SshConnector(settings)
-    _raise_open_files_limit(len(targets))
-    sources: list = []
-    for t in targets:
-        if t.local:
-            source = LocalSource(LiveReader())
-            source.name = t.name
-            sources.append(source)
-        else:
-            sources.append(SshSource(t.name, t.host, connector, user=t.user, port=t.port))
-    return sources, connector
-
-
-def _raise_open_files_limit(nodes: int) -> None:
-    """A connection per node needs descriptors: raise the soft limit towards the hard one."""
-    try:
-        import resource
-
-        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        want = min(hard if hard != resource.RLIM_INFINITY else 1 << 20, max(soft, 4 * nodes + 256))
-        if want > soft:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
-    except (ImportError, ValueError, OSError):
-        pass
+    return list(COMMANDS)
 
 
 def load_settings(args) -> Config:
@@ -212,6 +105,7 @@ def build_monitor(args, *, history_s: float, hold_intervals: int | None = None) 
     ``hold_intervals`` overrides the file's (a one-shot snapshot has too few samples to hold)."""
     from dataclasses import replace
 
+    from netui.cli.sources import build_sources
     from netui.engine.monitor import Monitor
 
     config = load_settings(args)
@@ -228,64 +122,9 @@ def build_monitor(args, *, history_s: float, hold_intervals: int | None = None) 
     return monitor
 
 
-def build_sources(args) -> tuple[list, object | None]:
-    """The sources named by the arguments; raises SystemExit with a message on bad input."""
-    from netui.collectors.local import LiveReader, TreeReader
-    from netui.engine.sources import LocalSource, ReplaySource
-
-    if args.source != "ssh":
-        from netui.httpsources import build_http_sources, parse_source
-
-        try:
-            kind, url = parse_source(args.source)
-        except ValueError as exc:
-            raise SystemExit(f"netui: {exc}") from None
-        if kind != "ssh":
-            return build_http_sources(args, kind, url)
-    if args.hosts or args.files or args.slurm is not False:
-        if args.replay or args.procfs or args.sysfs:
-            raise SystemExit("netui: hosts and --replay/--procfs/--sysfs do not go together")
-        return _ssh_sources(args)
-    if args.replay:
-        from netui.engine.recording import RecordingError, load_recording
-
-        try:
-            recording = load_recording(args.replay)
-        except (OSError, RecordingError) as exc:
-            raise SystemExit(f"netui: cannot replay {args.replay}: {exc}") from None
-        if not recording:
-            raise SystemExit(f"netui: {args.replay} holds no samples")
-        return [ReplaySource(name, samples) for name, samples in recording.items()], None
-    if args.procfs or args.sysfs:
-        procfs = args.procfs or "/proc"
-        sysfs = args.sysfs or "/sys"
-        for path in (procfs, sysfs):
-            if not os.path.isdir(path):
-                raise SystemExit(f"netui: {path}: not a directory")
-        return [LocalSource(TreeReader(procfs, sysfs))], None
-    return [LocalSource(LiveReader())], None
-
-
-def settled_states() -> frozenset:
-    """The node states that no waiting will change: a failure to report."""
-    from netui.model.node import NodeState
-
-    return frozenset({NodeState.DOWN, NodeState.AUTH_FAILED, NodeState.HOST_KEY_UNKNOWN,
-                      NodeState.HOST_KEY_CHANGED, NodeState.UNSUPPORTED, NodeState.PARSE_ERROR,
-                      NodeState.CONFIG_ERROR})
-
-
-def say_abandoned(monitor: Monitor) -> None:
-    """One line on stderr when closing gave up waiting for some nodes (engine/monitor.py)."""
-    names = getattr(monitor, "abandoned", None)
-    if names:
-        shown = ", ".join(names[:5]) + (f" and {len(names) - 5:,} more" if len(names) > 5 else "")
-        print(f"netui: stopped without waiting for {len(names):,} node(s) that did not end in time: {shown}",
-              file=sys.stderr)
-
-
 async def _snapshot(monitor: Monitor, connect_timeout_s: float) -> dict:
     """Every node with two samples (so rates), or with a failure to report; then one document."""
+    from netui.cli.headless import say_abandoned, settled_states
     from netui.model.node import NodeState
 
     gave_up = settled_states()
@@ -359,6 +198,7 @@ async def _record(monitor: Monitor, path: str, count: int | None, *, max_size_by
     import contextlib
     import signal
 
+    from netui.cli.headless import say_abandoned
     from netui.engine.recording import rotated_paths
 
     existing = rotated_paths(path)
@@ -399,63 +239,8 @@ def build_replay(path: str, *, history_s: float, config: Config | None = None):
                          straggler_rules=config.straggler)
 
 
-EXIT_USAGE = 2
-EXIT_BROKEN_PIPE = 128 + 13  # what a shell shows for a tool ended by SIGPIPE
-
-
-def main(argv: list[str] | None = None) -> int:
-    """The ``netui`` command. From the command line (no ``argv``) it behaves as a Unix tool:
-    a SystemExit message goes to standard error with exit status 2 (every usage or input
-    error), and a reader that goes away (``netui snapshot --json | head -1``) ends it quietly
-    with status 141, no traceback. Given ``argv`` (tests), exceptions pass through."""
-    if argv is not None:
-        return _run(list(argv))
-    try:
-        try:
-            status = _run(sys.argv[1:])
-        except SystemExit as exc:
-            status = _exit_status(exc)
-        sys.stdout.flush()  # here, not at exit, so that a broken pipe is caught
-    except BrokenPipeError:
-        _silence_stdout()
-        return EXIT_BROKEN_PIPE
-    return status
-
-
-def _exit_status(exc: SystemExit) -> int:
-    if exc.code is None:
-        return 0
-    if isinstance(exc.code, int):
-        return exc.code
-    print(exc.code, file=sys.stderr)
-    return EXIT_USAGE
-
-
-def _silence_stdout() -> None:
-    """Standard output to /dev/null, so that the flush at exit has nowhere to fail."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError, AttributeError):
-        pass
-
-
-def _run(argv: list[str]) -> int:
-    command = argv[0] if argv and argv[0] in COMMANDS else None
-    if command == "bench":  # pair bandwidth tests: their own options (netui/benchcmd.py)
-        from netui.benchcmd import main as bench_main
-
-        return bench_main(argv[1:])
-    if command == "export":  # rates for plots and notebooks: its own options (netui/engine/export.py)
-        from netui.engine.export import main as export_main
-
-        return export_main(argv[1:])
-    if command == "doctor":  # configuration checks: their own options (netui/doctorcmd.py)
-        from netui.doctorcmd import main as doctor_main
-
-        return doctor_main(argv[1:])
-    args = build_parser(command).parse_args(argv[1:] if command else argv)
+def _run(command: str | None, argv: list[str]) -> int:
+    args = build_parser(command).parse_args(argv)
     from netui.engine import eventloop  # uvloop when installed (NETUI_EVENT_LOOP)
 
     if command == "snapshot":
@@ -482,3 +267,23 @@ def _run(argv: list[str]) -> int:
 
     eventloop.run(make_app(monitor).run_async())  # App.run() would take asyncio.run's loop
     return 0
+
+
+def watch(argv: list[str]) -> int:
+    """``netui [options] [HOST ...]``: the live TUI (or a recording's, with --replay)."""
+    return _run(None, argv)
+
+
+def snapshot(argv: list[str]) -> int:
+    """``netui snapshot``: 0 every node up, 1 a node is not."""
+    return _run("snapshot", argv)
+
+
+def record(argv: list[str]) -> int:
+    """``netui record -o FILE``: 0 recorded, 130 interrupted."""
+    return _run("record", argv)
+
+
+def replay(argv: list[str]) -> int:
+    """``netui replay FILE``: the recording in the TUI."""
+    return _run("replay", argv)
