@@ -34,12 +34,13 @@ LAZY = (
 
 FIRST_FRAME = """
 import json, sys
+from netui.cli.settings import WatchSettings
 from netui.cli.watch import build_monitor, build_parser
 from netui.engine import eventloop
 from netui.ui.app import make_app
 
 args = build_parser(None).parse_args([])
-app = make_app(build_monitor(args, history_s=60))
+app = make_app(build_monitor(WatchSettings.from_options(args), history_s=60))
 
 async def first_frame():
     async with app.run_test(size=(100, 30)) as pilot:

@@ -138,6 +138,7 @@ async def _bench(monitor, nodes: list[str], settings: PairSettings | PingSetting
 
 
 def main(argv: list[str]) -> int:
+    from netui.cli.settings import SourceSettings
     from netui.cli.sources import build_sources
     from netui.engine.monitor import Monitor
     from netui.engine import pairdoc, pingdoc
@@ -149,7 +150,7 @@ def main(argv: list[str]) -> int:
     except ValueError as exc:
         print(f"netui bench: {exc}", file=sys.stderr)
         return 2
-    sources, connector = build_sources(args)
+    sources, connector = build_sources(SourceSettings.from_options(args))
     names = [s.name for s in sources]
     if len(names) < 2:
         print("netui bench: name at least two hosts", file=sys.stderr)

@@ -90,6 +90,7 @@ async def _doctor(monitor, connect_timeout_s: float, probe_timeout_s: float, rtt
 
 
 def main(argv: list[str]) -> int:
+    from netui.cli.settings import SourceSettings
     from netui.cli.sources import build_sources
     from netui.engine.doctor import doctor_document, text_report
     from netui.engine.monitor import Monitor
@@ -97,7 +98,7 @@ def main(argv: list[str]) -> int:
     parser = build_parser()
     args = parser.parse_intermixed_args(argv)
     rtt_ms = _latency_rtts(parser, args.latency)
-    sources, connector = build_sources(args)
+    sources, connector = build_sources(SourceSettings.from_options(args))
     monitor = Monitor(sources, interval_s=args.interval, history_s=60)
     monitor.connector = connector
     try:

@@ -8,7 +8,8 @@ inventory work for HTTP too. A port in ``host:port`` is the exporter's port; els
 ``--exporter-port`` (default 9100).
 
 The collectors are imported when a source needs them: watching this host never loads SSH or
-HTTP (tests/test_startup.py).
+HTTP (tests/test_startup.py). Bad input is an InputError with the reason, which the command
+line says as ``netui: <reason>`` with exit status 2.
 """
 
 from __future__ import annotations
@@ -17,72 +18,69 @@ import os
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
+from netui.exits import InputError
+
 if TYPE_CHECKING:
+    from netui.cli.settings import SourceSettings
     from netui.collectors.node_exporter import HttpClient, HttpSettings
+    from netui.collectors.ssh import SshSettings
 
 
-def build_sources(args) -> tuple[list, object | None]:
-    """The sources named by the arguments; raises SystemExit with a message on bad input."""
+def build_sources(settings: SourceSettings) -> tuple[list, object | None]:
+    """The sources the settings name, and what the monitor closes with them (an SSH connector,
+    an HTTP client, or None); InputError with the reason on bad input."""
     from netui.collectors.local import LiveReader, TreeReader
     from netui.engine.sources import LocalSource, ReplaySource
 
-    if args.source != "ssh":
+    if settings.source != "ssh":
         try:
-            kind, url = parse_source(args.source)
+            kind, url = parse_source(settings.source)
         except ValueError as exc:
-            raise SystemExit(f"netui: {exc}") from None
+            raise InputError(str(exc)) from None
         if kind != "ssh":
-            return build_http_sources(args, kind, url)
-    if args.hosts or args.files or args.slurm is not False:
-        if args.replay or args.procfs or args.sysfs:
-            raise SystemExit("netui: hosts and --replay/--procfs/--sysfs do not go together")
-        return _ssh_sources(args)
-    if args.replay:
+            return build_http_sources(settings, kind, url)
+    if settings.names_nodes:
+        if settings.replay or settings.procfs or settings.sysfs:
+            raise InputError("hosts and --replay/--procfs/--sysfs do not go together")
+        return _ssh_sources(settings)
+    if settings.replay:
         from netui.engine.recording import RecordingError, load_recording
 
         try:
-            recording = load_recording(args.replay)
+            recording = load_recording(settings.replay)
         except (OSError, RecordingError) as exc:
-            raise SystemExit(f"netui: cannot replay {args.replay}: {exc}") from None
+            raise InputError(f"cannot replay {settings.replay}: {exc}") from None
         if not recording:
-            raise SystemExit(f"netui: {args.replay} holds no samples")
+            raise InputError(f"{settings.replay} holds no samples")
         return [ReplaySource(name, samples) for name, samples in recording.items()], None
-    if args.procfs or args.sysfs:
-        procfs = args.procfs or "/proc"
-        sysfs = args.sysfs or "/sys"
+    if settings.procfs or settings.sysfs:
+        procfs = settings.procfs or "/proc"
+        sysfs = settings.sysfs or "/sys"
         for path in (procfs, sysfs):
             if not os.path.isdir(path):
-                raise SystemExit(f"netui: {path}: not a directory")
+                raise InputError(f"{path}: not a directory")
         return [LocalSource(TreeReader(procfs, sysfs))], None
     return [LocalSource(LiveReader())], None
 
 
-def _ssh_sources(args) -> tuple[list, object | None]:
+def _ssh_sources(settings: SourceSettings) -> tuple[list, object | None]:
     from netui.collectors.local import LiveReader
-    from netui.collectors.ssh import SshConnector, SshSettings, SshSource
+    from netui.collectors.ssh import SshConnector, SshSource
     from netui.engine.sources import LocalSource
     from netui.inventory import InventoryError, build_targets
     from netui.readlimits import unreadable_file
 
     try:
-        targets = build_targets(args.hosts, files=args.files, slurm=args.slurm, local=args.local, user=args.user,
-                                max_nodes=args.max_nodes)
+        targets = build_targets(settings.hosts, files=settings.files, slurm=settings.slurm, local=settings.local,
+                                user=settings.user, max_nodes=settings.max_nodes)
     except (InventoryError, OSError) as exc:
-        raise SystemExit(f"netui: {exc}") from None
-    for flag, paths in (("-F", args.ssh_config), ("-i", args.identity)):
+        raise InputError(str(exc)) from None
+    for flag, paths in (("-F", settings.ssh_config), ("-i", settings.identity)):
         for path in paths:
             why = unreadable_file(os.path.expanduser(path))
             if why:
-                raise SystemExit(f"netui: {flag} {path}: {why}")
-    settings = SshSettings(
-        config_paths=[os.path.expanduser(p) for p in args.ssh_config],
-        user=args.user,
-        identity=[os.path.expanduser(p) for p in args.identity],
-        connect_timeout_s=args.connect_timeout,
-        fanout=args.fanout,
-        accept_new_host_keys=args.accept_new_host_keys,
-    )
-    connector = SshConnector(settings)
+                raise InputError(f"{flag} {path}: {why}")
+    connector = SshConnector(ssh_settings(settings))
     _raise_open_files_limit(len(targets))
     sources: list = []
     for t in targets:
@@ -93,6 +91,20 @@ def _ssh_sources(args) -> tuple[list, object | None]:
         else:
             sources.append(SshSource(t.name, t.host, connector, user=t.user, port=t.port))
     return sources, connector
+
+
+def ssh_settings(settings: SourceSettings) -> SshSettings:
+    """What the SSH collector takes: paths expanded, seconds and counts checked by the options."""
+    from netui.collectors.ssh import SshSettings
+
+    return SshSettings(
+        config_paths=[os.path.expanduser(p) for p in settings.ssh_config],
+        user=settings.user,
+        identity=[os.path.expanduser(p) for p in settings.identity],
+        connect_timeout_s=settings.connect_timeout_s,
+        fanout=settings.fanout,
+        accept_new_host_keys=settings.accept_new_host_keys,
+    )
 
 
 def _raise_open_files_limit(nodes: int) -> None:
@@ -121,24 +133,24 @@ def parse_source(text: str) -> tuple[str, str | None]:
     raise ValueError(f"unknown source {text!r}: ssh, node-exporter or prometheus=URL")
 
 
-def _targets(args):
-    from netui.inventory import MAX_NODES_DEFAULT, InventoryError, build_targets
+def _targets(settings: SourceSettings):
+    from netui.inventory import InventoryError, build_targets
 
     try:
-        targets = build_targets(args.hosts, files=args.files, slurm=args.slurm, user=args.user,
-                                max_nodes=getattr(args, "max_nodes", MAX_NODES_DEFAULT))
+        targets = build_targets(settings.hosts, files=settings.files, slurm=settings.slurm, user=settings.user,
+                                max_nodes=settings.max_nodes)
     except (InventoryError, OSError) as exc:
-        raise SystemExit(f"netui: {exc}") from None
+        raise InputError(str(exc)) from None
     from netui.collectors.ssh import SshSettings, resolve
 
-    for path in args.ssh_config:
+    for path in settings.ssh_config:
         if not os.path.isfile(os.path.expanduser(path)):
-            raise SystemExit(f"netui: {path}: no such file")
-    settings = SshSettings(config_paths=[os.path.expanduser(p) for p in args.ssh_config])
-    if not _mentions_hostname(settings.default_config_paths()):
+            raise InputError(f"{path}: no such file")
+    ssh = SshSettings(config_paths=[os.path.expanduser(p) for p in settings.ssh_config])
+    if not _mentions_hostname(ssh.default_config_paths()):
         return [(t.name, t.host, t.port) for t in targets]
     # the SSH port of ssh_config is not the exporter's: only a port the user wrote counts
-    return [(t.name, resolve(settings, t.host, None, None).host, t.port) for t in targets]
+    return [(t.name, resolve(ssh, t.host, None, None).host, t.port) for t in targets]
 
 
 def _mentions_hostname(paths: list[str]) -> bool:
@@ -154,50 +166,51 @@ def _mentions_hostname(paths: list[str]) -> bool:
     return False
 
 
-def http_settings(args) -> HttpSettings:
+def http_settings(settings: SourceSettings) -> HttpSettings:
+    """What the HTTP collectors take: a scrape's timeout, requests at once (--fanout)."""
     from netui.collectors.node_exporter import HttpSettings
 
-    return HttpSettings(timeout_s=args.scrape_timeout, concurrency=args.fanout)
+    return HttpSettings(timeout_s=settings.scrape_timeout_s, concurrency=settings.fanout)
 
 
-def build_http_sources(args, kind: str, url: str | None) -> tuple[list, HttpClient]:
+def build_http_sources(settings: SourceSettings, kind: str, url: str | None) -> tuple[list, HttpClient]:
     """The sources for a node-exporter or Prometheus fleet, and the client the monitor closes."""
     from netui.collectors.node_exporter import HttpClient, NodeExporterSource
     from netui.collectors.prometheus import PrometheusNode, PrometheusReader, names_for_instances
     from netui.engine import eventloop
 
-    if args.local or args.replay or args.procfs or args.sysfs:
-        raise SystemExit(f"netui: --source {kind} does not go with --local/--replay/--procfs/--sysfs")
-    if args.prometheus_job and kind != "prometheus":
-        raise SystemExit("netui: --prometheus-job goes with --source prometheus=URL")
-    client = HttpClient(http_settings(args))
-    has_hosts = bool(args.hosts or args.files or args.slurm is not False)
+    if settings.local or settings.replay or settings.procfs or settings.sysfs:
+        raise InputError(f"--source {kind} does not go with --local/--replay/--procfs/--sysfs")
+    if settings.prometheus_job and kind != "prometheus":
+        raise InputError("--prometheus-job goes with --source prometheus=URL")
+    client = HttpClient(http_settings(settings))
+    has_hosts = settings.names_nodes
     if kind == "node-exporter":
         if not has_hosts:
-            raise SystemExit("netui: --source node-exporter needs hosts (patterns, -f or --slurm)")
-        return [NodeExporterSource(name, host, client, port=port or args.exporter_port)
-                for name, host, port in _targets(args)], client
+            raise InputError("--source node-exporter needs hosts (patterns, -f or --slurm)")
+        return [NodeExporterSource(name, host, client, port=port or settings.exporter_port)
+                for name, host, port in _targets(settings)], client
     if has_hosts:
         keys = {}
-        for name, host, port in _targets(args):
-            keys[name] = [name, host] + ([f"{host}:{port}"] if port else [f"{host}:{args.exporter_port}"])
-        reader = PrometheusReader(url, client, keys_by_name=keys, job=args.prometheus_job)
+        for name, host, port in _targets(settings):
+            keys[name] = [name, host] + ([f"{host}:{port}"] if port else [f"{host}:{settings.exporter_port}"])
+        reader = PrometheusReader(url, client, keys_by_name=keys, job=settings.prometheus_job)
     else:
-        instances = eventloop.run(_discover(url, args))
+        instances = eventloop.run(_discover(url, settings))
         if not instances:
-            raise SystemExit(f"netui: Prometheus at {url} knows no instance with node_network_* series")
-        reader = PrometheusReader(url, client, instances=names_for_instances(instances), job=args.prometheus_job)
+            raise InputError(f"Prometheus at {url} knows no instance with node_network_* series")
+        reader = PrometheusReader(url, client, instances=names_for_instances(instances), job=settings.prometheus_job)
     return [PrometheusNode(name, reader) for name in reader.names], client
 
 
-async def _discover(url: str, args) -> dict[str, str | None]:
+async def _discover(url: str, settings: SourceSettings) -> dict[str, str | None]:
     from netui.collectors.node_exporter import HttpClient, ScrapeFailure
     from netui.collectors.prometheus import PrometheusReader
 
-    client = HttpClient(http_settings(args))
+    client = HttpClient(http_settings(settings))
     try:
         return await PrometheusReader(url, client).discover()
     except ScrapeFailure as exc:
-        raise SystemExit(f"netui: Prometheus at {url}: {exc.reason}") from None
+        raise InputError(f"Prometheus at {url}: {exc.reason}") from None
     finally:
         await client.close()

@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING
 
 from netui import __version__
 from netui.cli.options import common, exit_epilog, positive_float, positive_int, size
+from netui.exits import InputError
 
 if TYPE_CHECKING:
+    from netui.cli.settings import WatchSettings
     from netui.config import Config
     from netui.engine.monitor import Monitor
 
@@ -90,33 +92,37 @@ def _commands() -> list[str]:
     return list(COMMANDS)
 
 
-def load_settings(args) -> Config:
-    """The configuration file's settings; SystemExit with the reason when it is unusable."""
+def read_config(path: str | None) -> Config:
+    """The configuration file's settings (``path`` None: ~/.config/netui/config.toml where it
+    exists); InputError with the reason when it is unusable."""
     from netui.config import ConfigError, load_config
 
     try:
-        return load_config(getattr(args, "config", None))
+        return load_config(path)
     except ConfigError as exc:
-        raise SystemExit(f"netui: {exc}") from None
+        raise InputError(str(exc)) from None
 
 
-def build_monitor(args, *, history_s: float, hold_intervals: int | None = None) -> Monitor:
-    """The live Monitor the arguments name, judging by the configuration file;
-    ``hold_intervals`` overrides the file's (a one-shot snapshot has too few samples to hold)."""
+def build_monitor(settings: WatchSettings, *, history_s: float | None = None,
+                  hold_intervals: int | None = None) -> Monitor:
+    """The live Monitor the settings name, judging by the configuration file; ``history_s``
+    overrides the settings' and ``hold_intervals`` the file's (a one-shot snapshot has too few
+    samples to hold). InputError with the reason on bad input."""
     from dataclasses import replace
 
     from netui.cli.sources import build_sources
     from netui.engine.monitor import Monitor
 
-    config = load_settings(args)
+    config = read_config(settings.config_path)
     rules = config.health if hold_intervals is None else replace(config.health, hold_intervals=hold_intervals)
-    sources, connector = build_sources(args)
+    sources, connector = build_sources(settings.sources)
     for source in sources:  # what the first read needs, before the first tick waits for it
         prepare = getattr(getattr(source, "reader", None), "prepare", None)
         if prepare is not None:
             prepare()
-    monitor = Monitor(sources, interval_s=args.interval, history_s=history_s, thresholds=config.thresholds or None,
-                      rules=rules)
+    monitor = Monitor(sources, interval_s=settings.interval_s,
+                      history_s=settings.history_s if history_s is None else history_s,
+                      thresholds=config.thresholds or None, rules=rules)
     monitor.fleet.straggler_rules = config.straggler
     monitor.connector = connector  # closed with the monitor
     return monitor
@@ -203,12 +209,12 @@ async def _record(monitor: Monitor, path: str, count: int | None, *, max_size_by
 
     existing = rotated_paths(path)
     if existing:
-        raise SystemExit(f"netui: {existing[-1]} exists: netui record never overwrites a recording "
+        raise InputError(f"{existing[-1]} exists: netui record never overwrites a recording "
                          "(name another file, or remove it)")
     try:
         recorder = monitor.start_recording(path, max_size_bytes=max_size_bytes, keep=keep)
     except OSError as exc:
-        raise SystemExit(f"netui: cannot record to {path}: {exc}") from None
+        raise InputError(f"cannot record to {path}: {exc}") from None
     with contextlib.suppress(NotImplementedError, RuntimeError):  # SIGTERM ends it like Ctrl-C
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, monitor.stop)
     try:
@@ -217,20 +223,20 @@ async def _record(monitor: Monitor, path: str, count: int | None, *, max_size_by
         await monitor.close()  # finishes the file
         say_abandoned(monitor)
     if recorder.error:
-        raise SystemExit(f"netui: recording to {path} stopped: {recorder.error}")
+        raise InputError(f"recording to {path} stopped: {recorder.error}")
     return recorder.samples, recorder.ticks
 
 
 def build_replay(path: str, *, history_s: float, config: Config | None = None):
     """A ReplayMonitor for a recording (a rotated set too), judging the nodes by ``config``
-    as live mode does; SystemExit with the reason when it cannot be read."""
+    as live mode does; InputError with the reason when it cannot be read."""
     from netui.engine.recording import RecordingError
     from netui.engine.replay import ReplayMonitor, load
 
     try:
         recording = load(path)
     except (OSError, RecordingError) as exc:
-        raise SystemExit(f"netui: cannot replay {exc}") from None  # the message starts with the file
+        raise InputError(f"cannot replay {exc}") from None  # the message starts with the file
     for note in recording.notes:
         print(f"netui: {note}", file=sys.stderr)
     if config is None:
@@ -241,16 +247,22 @@ def build_replay(path: str, *, history_s: float, config: Config | None = None):
 
 def _run(command: str | None, argv: list[str]) -> int:
     args = build_parser(command).parse_args(argv)
+    from netui.cli.settings import SourceSettings, WatchSettings
     from netui.engine import eventloop  # uvloop when installed (NETUI_EVENT_LOOP)
 
+    if command == "replay":
+        settings = WatchSettings(sources=SourceSettings(replay=args.file), history_s=args.history,
+                                 config_path=args.config)
+    else:
+        settings = WatchSettings.from_options(args)
     if command == "snapshot":
-        monitor = build_monitor(args, history_s=60, hold_intervals=1)  # two samples: nothing to hold over
+        monitor = build_monitor(settings, history_s=60, hold_intervals=1)  # two samples: nothing to hold over
         monitor.set_detail_all(True)  # the document lists every CPU
-        doc = eventloop.run(_snapshot(monitor, args.connect_timeout))
+        doc = eventloop.run(_snapshot(monitor, settings.sources.connect_timeout_s))
         print(json.dumps(doc, indent=2) if args.json else _text_report(doc))
         return 0 if all(n["state"] == "up" for n in doc["nodes"]) else 1
     if command == "record":
-        monitor = build_monitor(args, history_s=60)
+        monitor = build_monitor(settings, history_s=60)
         try:
             samples, ticks = eventloop.run(_record(monitor, args.output, args.count, max_size_bytes=args.max_size,
                                                    keep=args.keep))
@@ -258,11 +270,11 @@ def _run(command: str | None, argv: list[str]) -> int:
             return 130
         print(f"netui: recorded {samples} samples in {ticks} ticks to {args.output}", file=sys.stderr)
         return 0
-    if command == "replay" or (args.replay and not (args.hosts or args.files or args.slurm is not False)):
-        monitor = build_replay(args.file if command == "replay" else args.replay, history_s=args.history,
-                               config=load_settings(args))
+    if settings.sources.replay and not settings.sources.names_nodes:
+        config = read_config(settings.config_path)
+        monitor = build_replay(settings.sources.replay, history_s=settings.history_s, config=config)
     else:
-        monitor = build_monitor(args, history_s=args.history)
+        monitor = build_monitor(settings)
     from netui.ui.app import make_app
 
     eventloop.run(make_app(monitor).run_async())  # App.run() would take asyncio.run's loop
