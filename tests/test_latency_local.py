@@ -83,7 +83,7 @@ async def test_a_node_without_ping_or_fping_leaves_its_own_pairs_untested():
 
 
 async def test_no_node_able_to_ping_refuses_the_test_in_one_line():
-    from netui.benchcmd import exit_status
+    from netui.cli.bench import exit_status
     from netui.engine.pingdoc import report_document, summary
 
     monitor = local_monitor()

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from netui.collectors.local import LiveReader
-from netui.benchcmd import exit_status
+from netui.cli.bench import exit_status
 from netui.engine.monitor import Monitor
 from netui.engine.pairdoc import summary
 from netui.engine.pairtest import PairTest

@@ -20,7 +20,6 @@ import contextlib
 import shlex
 
 from netui.collectors.lldp import LLDP_COMMAND, lldp_state
-from netui.collectors.shell import CommandFailed, run_guarded
 from netui.engine.sources import shells_for
 from netui.model.node import NodeState
 
@@ -38,12 +37,16 @@ class LldpReader:
         self._gate: asyncio.Semaphore | None = None
 
     def tick(self) -> None:
-        """Start a read for each node that is up on a connection not read yet."""
-        if self._shells is None:
-            self._shells = shells_for(self.monitor.sources)
+        """Start a read for each node that is up on a connection not read yet, once it has sent
+        two samples (the first frame and the first rates come before any other command)."""
         nodes = self.monitor.fleet.nodes
+        if self._shells is None:
+            if not any(n.samples_seen >= 2 for n in nodes.values()):
+                return
+            self._shells = shells_for(self.monitor.sources)
         for name, shell in self._shells.items():
-            if nodes[name].state is not NodeState.UP or name in self._tasks:
+            node = nodes[name]
+            if node.state is not NodeState.UP or node.samples_seen < 2 or name in self._tasks:
                 continue
             connection = shell.session
             if connection is None or self._read_on.get(name) is connection:
@@ -76,6 +79,8 @@ class LldpReader:
         self._tasks.clear()
 
     async def _read(self, name: str, shell) -> None:
+        from netui.collectors.shell import CommandFailed, run_guarded  # with the first read, not the first frame
+
         if self._gate is None:
             self._gate = asyncio.Semaphore(CONCURRENT_READS)
         try:

@@ -10,6 +10,7 @@ import pytest
 
 from netui.engine import eventloop
 from netui.engine.eventloop import ENV, EventLoopChoiceError, choose, describe, run, running
+from netui.exits import InputError
 
 uvloop = pytest.importorskip("uvloop", reason="uvloop is a dependency of netui on CPython outside Windows")
 
@@ -90,9 +91,9 @@ def test_run_with_a_bad_value_exits_with_the_reason_and_never_starts_the_corouti
         raise AssertionError("must not run")
 
     coro = main()
-    with pytest.raises(SystemExit) as caught:
+    with pytest.raises(InputError) as caught:  # the command line says "netui: <reason>" and exits 2
         run(coro, environ={ENV: "bogus"})
-    assert str(caught.value).startswith(f"netui: {ENV}='bogus' is not a loop netui knows")
+    assert str(caught.value).startswith(f"{ENV}='bogus' is not a loop netui knows")
     assert coro.cr_frame is None  # closed: no "never awaited" warning
 
 
