@@ -195,7 +195,7 @@ class FleetServer:
         other command netui runs on every node, its LLDP read (engine/lldp.py), is answered as
         a node without lldpctl answers it."""
         if "lldpctl" in (process.command or ""):
-            process.stderr.write("netui: lldpctl not found\n")
+            process.stderr.write(b"netui: lldpctl not found\n")
             process.exit(127)
             return
         self.sessions += 1
