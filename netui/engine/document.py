@@ -211,4 +211,5 @@ def fleet_document(fleet: Fleet) -> dict:
             "states": {state.value: count for state, count in fleet.count_by_state().items()},
         },
         "topology_source": fleet.topology_source or None,
+        "topology_notes": list(fleet.topology.notes) if fleet.topology is not None else [],
     }

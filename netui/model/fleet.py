@@ -46,8 +46,8 @@ class Fleet:
             self._topology_due = False
             from netui.model.topology import Topology, merge
 
-            seen = {name: node.lldp for name, node in self.nodes.items() if node.lldp}
-            lldp = Topology.from_neighbours(seen) if seen else None
+            seen, ranking = self._lldp_facts()
+            lldp = Topology.from_neighbours(seen, known=self._file_topology, ranking=ranking) if seen else None
             self._lldp_nodes = len(lldp.nodes) if lldp is not None else 0
             if lldp is None or not lldp.nodes:
                 self._topology = self._file_topology
@@ -85,16 +85,54 @@ class Fleet:
         if node.lldp != before:
             self._topology_due = True
 
+    def _lldp_facts(self) -> tuple[dict[str, tuple], dict[str, list[str]]]:
+        """The nodes' LLDP neighbours by node name, and each node's interfaces best first
+        (fastest data-plane NIC, then the one that carried most bytes).
+
+        A node is recorded under the name the topology file knows it by: the name watched, else
+        the host name it reports (a node watched as 10.0.0.1 or host:port that the file names
+        node1); without a file, or when the file knows neither, under the name watched. One
+        name per node, so the merged topology holds no node twice."""
+        from netui.model.samples import hidden
+
+        file = self._file_topology
+        seen: dict[str, tuple] = {}
+        ranking: dict[str, list[str]] = {}
+        for name, node in self.nodes.items():
+            if not node.lldp:
+                continue
+            sample = node.sample
+            host = sample.hostname if sample is not None else None
+            key = name
+            if file is not None and host and file.attachment(name) is None and file.attachment(host) is not None:
+                key = host
+            seen[key] = node.lldp
+            if sample is not None:
+                ifaces = [i for i in sample.interfaces.values() if not hidden(i.name, i.kind)]
+                ifaces.sort(key=lambda i: (-(i.speed_mbps or 0), -(i.counters.rx_bytes + i.counters.tx_bytes)))
+                ranking[key] = [i.name for i in ifaces]
+        return seen, ranking
+
     def placement(self, name: str) -> Attachment | None:
         """The leaf switch (and port) node ``name`` is cabled to, when the topology places it:
-        by the name watched, else by the host name the node reports."""
-        if self.topology is None:
+        by the name watched or the host name the node reports — one the topology file places
+        first (the file wins over LLDP), else the first LLDP places."""
+        topology = self.topology
+        if topology is None:
             return None
-        found = self.topology.attachment(name)
         node = self.nodes.get(name)
-        if found is None and node is not None and node.sample is not None and node.sample.hostname:
-            found = self.topology.attachment(node.sample.hostname)
-        return found
+        names = [name]
+        if node is not None and node.sample is not None and node.sample.hostname:
+            names.append(node.sample.hostname)
+        file = self._file_topology
+        if file is not None:
+            for n in names:
+                if file.attachment(n) is not None:
+                    return topology.attachment(n)
+        for n in names:
+            if (found := topology.attachment(n)) is not None:
+                return found
+        return None
 
     def set_interval(self, interval_s: float) -> None:
         """Nodes are sampled every ``interval_s`` from now on: every node's history keeps

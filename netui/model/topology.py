@@ -17,7 +17,7 @@ matches a topology that names only ``node1``.
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -85,6 +85,11 @@ class Topology:
         self._nodes: dict[str, Attachment] = {}
         for a in nodes:
             self._nodes.setdefault(_key(a.node), a)
+        # "node1" finds the one node named "node1.cluster…" (None: several such)
+        self._by_short: dict[str, Attachment | None] = {}
+        for k, a in self._nodes.items():
+            if (short := _short(k)) is not None and short not in self._nodes:
+                self._by_short[short] = None if short in self._by_short else a
         self._on: dict[str, list[str]] = {}  # switch → its nodes, in the order given
         for a in self._nodes.values():
             self._on.setdefault(a.switch, []).append(a.node)
@@ -92,8 +97,26 @@ class Topology:
         self._children: dict[str | None, list[str]] = {}
         for s in self.switches.values():
             self._children.setdefault(s.parent, []).append(s.name)
+        self._check_loops()  # raises on a cycle, so no later walk can loop
+        self._levels: dict[str, int] | None = None
+        self._up: dict[str, tuple[str, ...]] = {}
+        self._switch_index: tuple[dict[str, list[str]], dict[str, list[str]]] | None = None
+
+    def _check_loops(self) -> None:
+        """Every switch's uplinks end at a root: each switch walked once (linear in switches)."""
+        done: set[str] = set()
         for name in self.switches:
-            self._ancestry(name)  # raises on a cycle, so no later walk can loop
+            walk: list[str] = []
+            on_walk: set[str] = set()
+            cur: str | None = name
+            while cur is not None and cur in self.switches and cur not in done:
+                if cur in on_walk:
+                    raise ValueError(f"switch {cur!r}: its uplinks loop back to {cur!r} "
+                                     f"({' → '.join(walk[walk.index(cur):] + [cur])})")
+                on_walk.add(cur)
+                walk.append(cur)
+                cur = self.switches[cur].parent
+            done.update(walk)
 
     # --- nodes --------------------------------------------------------------------------------
 
@@ -102,9 +125,15 @@ class Topology:
         return list(self._nodes.values())
 
     def attachment(self, node: str) -> Attachment | None:
-        a = self._nodes.get(_key(node))
-        if a is None and (short := _short(node)) is not None:
-            a = self._nodes.get(_key(short))
+        """Where ``node`` is placed, found without regard to case and by short name both ways:
+        ``node1.cluster`` finds a topology's ``node1``, and ``node1`` finds its only
+        ``node1.…`` (not when it has several)."""
+        key = _key(node)
+        a = self._nodes.get(key)
+        if a is None and (short := _short(key)) is not None:
+            a = self._nodes.get(short)
+        if a is None:
+            a = self._by_short.get(key)
         return a
 
     def leaf_of(self, node: str) -> str | None:
@@ -124,21 +153,40 @@ class Topology:
 
     # --- switches -----------------------------------------------------------------------------
 
-    def _ancestry(self, name: str) -> list[str]:
-        out = [name]
-        seen = {name}
-        parent = self.switches[name].parent if name in self.switches else None
-        while parent is not None:
-            if parent in seen:
-                raise ValueError(f"switch {name!r}: its uplinks loop back to {parent!r}")
-            seen.add(parent)
-            out.append(parent)
-            parent = self.switches[parent].parent if parent in self.switches else None
-        return out
+    def _ancestry(self, name: str) -> tuple[str, ...]:
+        up = self._up.get(name)
+        if up is None:
+            out = [name]
+            parent = self.switches[name].parent if name in self.switches else None
+            while parent is not None:  # no loop: checked when built
+                out.append(parent)
+                parent = self.switches[parent].parent if parent in self.switches else None
+            up = self._up[name] = tuple(out)
+        return up
 
     def ancestry(self, switch: str) -> list[str]:
         """``switch``, its parent, its parent's parent… up to a root."""
-        return self._ancestry(switch)
+        return list(self._ancestry(switch))
+
+    def switch_named(self, name: str) -> str | None:
+        """This topology's switch that ``name`` (as LLDP reports it, say) means: the same name,
+        else the only one equal without regard to case, else the only one with the same short
+        name (``leaf1.example.com`` ↔ ``leaf1``). None when none or several match."""
+        if name in self.switches:
+            return name
+        if self._switch_index is None:
+            by_key: dict[str, list[str]] = {}
+            by_short: dict[str, list[str]] = {}
+            for s in self.switches:
+                by_key.setdefault(s.lower(), []).append(s)
+                by_short.setdefault(_short(s.lower()) or s.lower(), []).append(s)
+            self._switch_index = (by_key, by_short)
+        by_key, by_short = self._switch_index
+        key = name.lower()
+        for hits in (by_key.get(key), by_short.get(_short(key) or key)):
+            if hits:
+                return hits[0] if len(hits) == 1 else None
+        return None
 
     def children(self, switch: str | None) -> list[str]:
         """The switches whose uplink goes to ``switch`` (None: the roots), in definition order."""
@@ -147,8 +195,22 @@ class Topology:
     def level(self, switch: str) -> int:
         """0 for a switch with no child switch (a leaf), else one more than its highest child
         (as Slurm numbers them: a spine above leaves is level 1)."""
-        kids = self._children.get(switch, ())
-        return 0 if not kids else 1 + max(self.level(k) for k in kids)
+        if self._levels is None:
+            levels: dict[str, int] = {}
+            for top in self.switches:  # children before parents, iteratively: chains may be deep
+                stack = [(top, False)]
+                while stack:
+                    name, kids_done = stack.pop()
+                    if name in levels:
+                        continue
+                    kids = self._children.get(name, ())
+                    if kids_done:
+                        levels[name] = 1 + max(levels[k] for k in kids) if kids else 0
+                    else:
+                        stack.append((name, True))
+                        stack.extend((k, False) for k in kids if k not in levels)
+            self._levels = levels
+        return self._levels.get(switch, 0)
 
     def tree_order(self) -> list[str]:
         """Every switch, depth first from the roots, children in definition order."""
@@ -176,7 +238,8 @@ class Topology:
         if la == lb:
             return Path(a, b, la, lb, la, ())
         up_a, up_b = self._ancestry(la), self._ancestry(lb)
-        common = next((s for s in up_a if s in set(up_b)), None)
+        on_b = set(up_b)
+        common = next((s for s in up_a if s in on_b), None)
         if common is None:  # two separate trees: every uplink of both
             return Path(a, b, la, lb, None, (*up_a, *up_b))
         return Path(a, b, la, lb, common, (*up_a[:up_a.index(common)], *up_b[:up_b.index(common)]))
@@ -184,23 +247,47 @@ class Topology:
     # --- building -----------------------------------------------------------------------------
 
     @classmethod
-    def from_neighbours(cls, neighbours: Mapping[str, Iterable[Neighbour]], source: str = LLDP) -> Topology:
-        """Each node on the switch its first neighbour (with a switch name) reports, on that port.
+    def from_neighbours(cls, neighbours: Mapping[str, Iterable[Neighbour]], source: str = LLDP, *,
+                        known: Topology | None = None,
+                        ranking: Mapping[str, Sequence[str]] | None = None) -> Topology:
+        """Each node on one of the switches its LLDP neighbours name, on that port.
 
         ``neighbours``: node name → its LLDP neighbours (``.interface``, ``.switch``, ``.port``).
-        LLDP sees only node↔leaf cables: every switch is a root here; ``merge`` puts them in a
-        file's tree. A node whose neighbours name no switch is not placed.
+        A node whose NICs reach several switches (a management NIC, or a rail-optimised fabric
+        with a leaf per NIC) is placed on the first of: a switch ``known`` (the file's
+        topology) has, by ``switch_named``; the switch of its best ranked interface
+        (``ranking``: node → its interfaces, fastest data-plane NIC first); its first
+        neighbour's. A note (``notes``) names each such node, its NICs and the choice.
+        LLDP sees only node↔leaf cables: every switch is a root here, named as LLDP says;
+        ``merge`` puts them in a file's tree. A node whose neighbours name no switch is not placed.
         """
         switches: dict[str, Switch] = {}
         nodes = []
+        notes = []
         for node, found in neighbours.items():
-            for n in found:
-                if n.switch:
-                    switches.setdefault(n.switch, Switch(n.switch, source=source))
-                    nodes.append(Attachment(node, n.switch, n.port or None, source=f"{source} {n.interface}",
-                                            port_source=f"{source} {n.interface}" if n.port else None))
-                    break
-        return cls(switches.values(), nodes)
+            named = [n for n in found if n.switch]
+            if not named:
+                continue
+            chosen, why = named[0], "by its first NIC"
+            if len({n.switch.lower() for n in named}) > 1:
+                on_file = [n for n in named if known is not None and known.switch_named(n.switch) is not None]
+                rank = {iface: i for i, iface in enumerate((ranking or {}).get(node, ()))}
+                pool = on_file or named
+                best = min(pool, key=lambda n: rank.get(n.interface, len(rank)))
+                if on_file and len({known.switch_named(n.switch) for n in on_file}) == 1:  # type: ignore[union-attr]
+                    chosen, why = best, "(the only one the topology file has)"
+                elif best.interface in rank:
+                    chosen, why = best, "by its fastest NIC"
+                else:
+                    chosen = best
+                nics = ", ".join(f"{n.interface}→{n.switch}" for n in named)
+                notes.append(f"{'rail-optimised? ' if not on_file or len(on_file) > 1 else ''}"
+                             f"{node}: {nics}; placed on {chosen.switch} {why}")
+            switches.setdefault(chosen.switch, Switch(chosen.switch, source=source))
+            where = f"{source} {chosen.interface}"
+            nodes.append(Attachment(node, chosen.switch, chosen.port or None, source=where,
+                                    port_source=where if chosen.port else None))
+        return cls(switches.values(), nodes, notes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,24 +317,39 @@ def merge(file: Topology, lldp: Topology) -> Topology:
 
     The file wins for the switch tree and for any node it places; LLDP gives the leaf and port
     of nodes the file does not place, and the port of a node the file places on the switch
-    LLDP saw too. Where LLDP sees a node on another switch than the file says, the file's word
-    stands and a note says so (``Topology.notes``).
+    LLDP saw too. LLDP's switch names are matched to the file's (``switch_named``: case and
+    domain aside), node names by ``attachment``. Where LLDP sees a node on another switch than
+    the file says, the file's word stands and a note says so (``Topology.notes``); so does a
+    note for each switch LLDP sees that the file does not have (a root of its own: paths from
+    its nodes have no common switch with the file's).
     """
     switches = dict(file.switches)
     notes = list(file.notes) + list(lldp.notes)
     nodes = []
     for a in file.nodes:
         seen = lldp.attachment(a.node)
-        if seen is not None and seen.switch != a.switch:
+        switch = None if seen is None else file.switch_named(seen.switch) or seen.switch
+        if seen is not None and switch != a.switch:
             notes.append(f"{a.node}: {a.source or 'the file'} puts it on {a.switch}, "
                          f"{seen.source or 'LLDP'} sees {seen.switch}{' port ' + seen.port if seen.port else ''}")
         elif seen is not None and a.port is None and seen.port is not None:
             a = Attachment(a.node, a.switch, seen.port, a.source, seen.port_source)
         nodes.append(a)
+    unknown: dict[str, list[str]] = {}
     for seen in lldp.nodes:
-        if file.attachment(seen.node) is None:
+        if file.attachment(seen.node) is not None:
+            continue
+        switch = file.switch_named(seen.switch)
+        if switch is None:
             switches.setdefault(seen.switch, lldp.switches.get(seen.switch, Switch(seen.switch, source=LLDP)))
-            nodes.append(seen)
+            unknown.setdefault(seen.switch, []).append(seen.node)
+        elif switch != seen.switch:
+            seen = Attachment(seen.node, switch, seen.port, seen.source, seen.port_source)
+        nodes.append(seen)
+    for switch, names in unknown.items():
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3:,} more" if len(names) > 3 else "")
+        notes.append(f"LLDP sees switch {switch} ({shown}), which the topology file does not have: "
+                     "its nodes' paths to the file's nodes have no common switch")
     return Topology(switches.values(), nodes, notes)
 
 

@@ -210,3 +210,77 @@ def test_a_large_fabric_is_checked_at_once():
     assert check.minimum == 128 and check.cross_switch > 3000
     assert ring_check(topo, check.better).cross_switch == 128
     assert len(topo.nodes_on("leaf5")) == 32
+
+
+# --- names as LLDP and the fleet spell them --------------------------------------------------------
+
+
+def test_a_short_name_finds_the_one_full_name_and_not_one_of_several():
+    t = Topology([Switch("leaf1")], [Attachment("node1.cluster", "leaf1", "swp1"), Attachment("a.x", "leaf1"),
+                                     Attachment("a.y", "leaf1")])
+    assert t.leaf_of("node1") == "leaf1" and t.port_of("NODE1") == "swp1"
+    assert t.leaf_of("node1.cluster") == "leaf1"
+    assert t.leaf_of("a") is None  # a.x or a.y: not a guess
+
+
+def test_lldp_switch_names_match_the_files_by_case_and_short_name():
+    t = Topology([Switch("spine"), Switch("leaf1", "spine"), Switch("leaf2.dc", "spine"), Switch("x.a"),
+                  Switch("x.b")])
+    assert t.switch_named("leaf1") == "leaf1"
+    assert t.switch_named("LEAF1") == "leaf1"
+    assert t.switch_named("leaf1.example.com") == "leaf1"
+    assert t.switch_named("Leaf2") == "leaf2.dc"
+    assert t.switch_named("x") is None and t.switch_named("leaf9") is None
+
+
+def test_merge_takes_lldps_fqdn_and_upper_case_switch_names_as_the_files():
+    file = Topology([Switch("spine"), Switch("leaf1", "spine"), Switch("leaf2", "spine")],
+                    [Attachment("node1", "leaf1", source="t:1"), Attachment("node2", "leaf2", source="t:2")])
+    lldp = Topology.from_neighbours({
+        "node1.cluster": [Neighbour("eth0", "LEAF1", "swp1")],
+        "node2": [Neighbour("eth0", "leaf2.example.com", "swp2")],
+        "node3": [Neighbour("eth0", "Leaf2.example.com", "swp3")],  # not in the file: on the file's leaf2
+        "node4": [Neighbour("eth0", "leaf9", "swp4")],  # a switch the file lacks: a note
+    })
+    m = merge(file, lldp)
+    assert (m.leaf_of("node1"), m.port_of("node1")) == ("leaf1", "swp1")
+    assert (m.leaf_of("node2"), m.port_of("node2")) == ("leaf2", "swp2")
+    assert m.leaf_of("node3") == "leaf2" and m.path("node3", "node1").top == "spine"
+    assert set(m.switches) == {"spine", "leaf1", "leaf2", "leaf9"}
+    assert [n for n in m.notes if "leaf9" in n and "node4" in n]
+    assert not [n for n in m.notes if "node1" in n or "node2" in n]
+
+
+def test_merge_finds_a_files_full_name_by_lldps_short_one():
+    file = Topology([Switch("leaf1"), Switch("leaf2")], [Attachment("node1.cluster", "leaf1", source="t:1")])
+    m = merge(file, Topology.from_neighbours({"node1": [Neighbour("eth0", "leaf2", "swp2")]}))
+    assert m.leaf_of("node1.cluster") == "leaf1" and len(m.nodes) == 1
+    assert [n for n in m.notes if "node1.cluster" in n and "leaf2" in n]
+
+
+def test_a_node_on_several_switches_is_placed_on_the_files_then_by_its_fastest_nic():
+    mgmt_first = [Neighbour("eno1", "mgmt-sw", "ge1"), Neighbour("ens1f0", "leaf1", "swp1")]
+    file = Topology([Switch("leaf1"), Switch("leaf2")], [])
+    by_file = Topology.from_neighbours({"n1": mgmt_first}, known=file)
+    assert (by_file.leaf_of("n1"), by_file.port_of("n1")) == ("leaf1", "swp1")
+    (note,) = by_file.notes
+    assert "n1" in note and "eno1→mgmt-sw" in note and "ens1f0→leaf1" in note and "placed on leaf1" in note
+    by_speed = Topology.from_neighbours({"n1": mgmt_first}, ranking={"n1": ["ens1f0", "eno1"]})
+    assert by_speed.leaf_of("n1") == "leaf1" and "fastest" in by_speed.notes[0]
+    # rail-optimised: each NIC on its own leaf, both in the file; the fastest wins
+    rails = [Neighbour("eth0", "leaf1", "p1"), Neighbour("eth1", "leaf2", "p1")]
+    t = Topology.from_neighbours({"n1": rails}, known=file, ranking={"n1": ["eth1", "eth0"]})
+    assert t.leaf_of("n1") == "leaf2" and t.notes[0].startswith("rail-optimised? n1: eth0→leaf1, eth1→leaf2")
+    assert Topology.from_neighbours({"n1": rails}).leaf_of("n1") == "leaf1"  # nothing to go by: the first
+    # one switch on every NIC: no note
+    assert Topology.from_neighbours({"n1": [Neighbour("eth0", "leaf1", "a"), Neighbour("eth1", "leaf1", "b")]}).notes == ()
+
+
+def test_deep_chains_are_linear_and_never_recurse():
+    n = 5000
+    switches = [Switch("s0")] + [Switch(f"s{i}", f"s{i - 1}") for i in range(1, n)]
+    t = Topology(switches, [Attachment("a", f"s{n - 1}"), Attachment("b", "s0")])
+    assert t.level("s0") == n - 1 and t.level(f"s{n - 1}") == 0
+    assert t.path("a", "b").top == "s0" and len(t.tree_order()) == n
+    with pytest.raises(ValueError, match="loop"):
+        Topology([Switch("a", "c"), Switch("b", "a"), Switch("c", "b")])
