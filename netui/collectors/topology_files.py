@@ -26,13 +26,15 @@ from dataclasses import dataclass, field
 from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet, NodeSetException
 
 from netui.model.topology import Attachment, Switch, Topology
-from netui.readlimits import FileRefused, read_capped
+from netui.readlimits import MAX_NODES, FileRefused, read_capped
 
 MAX_TOPOLOGY_BYTES = 16 << 20
 """A topology file larger than this is refused (100,000 nodes on 3,000 switches take ~3 MB)."""
 
 MAX_NAMES = 100_000  # names one hostlist expression may expand to: more is a typo in a range
 MAX_SWITCH_NAME = 64  # topology.conf(5)
+MAX_LEVELS = 16  # switches from a leaf up to the top of its tree, the leaf included
+MAX_FILE_NAMES = MAX_NODES  # node names in all of a file's lists together
 SCONTROL = "scontrol show topology"
 _SCONTROL_TIMEOUT_S = 30.0
 _RANGE_ITEM_RE = re.compile(r"\s*([0-9]+)(?:-([0-9]+)(?:/([0-9]+))?)?\s*")
@@ -91,6 +93,23 @@ def hostlist(text: str, path: str, lineno: int | None, what: str) -> list[str]:
     if len(out) > MAX_NAMES:
         raise TopologyFileError(path, lineno, f"bad {what} {text!r}: names more than {MAX_NAMES:,}")
     return list(dict.fromkeys(out))
+
+
+class _NameBudget:
+    """The node names a whole file may list (MAX_FILE_NAMES): a file of many lines, each
+    within MAX_NAMES, must not expand to millions of names either."""
+
+    def __init__(self) -> None:
+        self.total = 0
+
+    def hostlist(self, text: str, path: str, lineno: int | None, what: str) -> list[str]:
+        estimate = _bracket_count(text)  # over MAX_NAMES: hostlist says so for this line
+        if estimate <= MAX_NAMES and self.total + estimate > MAX_FILE_NAMES:
+            raise TopologyFileError(path, lineno, f"the file names more than {MAX_FILE_NAMES:,} nodes "
+                                                  f"by this line (a typo in a range?)")
+        names = hostlist(text, path, lineno, what)
+        self.total += len(names)
+        return names
 
 
 def _bracket_count(text: str) -> int:
@@ -154,6 +173,7 @@ def parse_topology_conf(text: str, path: str = "topology.conf", *, scontrol: boo
     ``scontrol show topology`` (which also gives ``Level`` and, on a switch with child
     switches, every node below it in ``Nodes=``: those stay on their leaves)."""
     recs: list[_Rec] = []
+    budget = _NameBudget()
     for lineno, line in _logical_lines(text):
         if scontrol and line.lower().startswith("no topology information"):
             raise TopologyFileError(path, lineno, "Slurm has no topology (TopologyPlugin is not topology/tree)")
@@ -196,7 +216,7 @@ def parse_topology_conf(text: str, path: str = "topology.conf", *, scontrol: boo
                 raise TopologyFileError(path, lineno, f"switch {name} has both child switches and nodes "
                                                       "(Slurm refuses this too)")
             if rec.switches is None:
-                rec.nodes = hostlist(values["nodes"], path, lineno, "Nodes")
+                rec.nodes = budget.hostlist(values["nodes"], path, lineno, "Nodes")
         recs.append(rec)
     if not recs:
         raise TopologyFileError(path, None, "no switch defined (want lines like SwitchName=s0 Nodes=tux[0-3])")
@@ -241,7 +261,9 @@ _NODE_KEYS = {"switch", "port"}
 def _header_line(text: str, table: str, name: str) -> int | None:
     """The line of ``[table.name]`` (or of ``name = {`` inside ``[table]``), for messages."""
     quoted = rf"(?:{re.escape(name)}|\"{re.escape(name)}\"|'{re.escape(name)}')"
-    pats = [rf"^\s*\[\s*{table}\s*\.\s*{quoted}\s*\]", rf"^\s*{quoted}\s*=", rf"^\s*{table}\s*\.\s*{quoted}\s*[.=]"]
+    table = re.escape(table)
+    pats = [rf"^\s*\[\s*{table}\s*\.\s*{quoted}\s*[\].]", rf"^\s*{quoted}\s*=",
+            rf"^\s*{table}\s*\.\s*{quoted}\s*[.=]"]
     lines = text.splitlines()
     for pat in pats:
         for i, line in enumerate(lines, start=1):
@@ -278,6 +300,7 @@ def parse_topology_toml(text: str, path: str = "topology.toml") -> Topology:
         if not isinstance(table, dict):
             raise TopologyFileError(path, _top_key_line(text, what), f"{what!r} must be a table ([{what}.NAME])")
     recs: list[_Rec] = []
+    budget = _NameBudget()
     for name, body in switches.items():
         line = _header_line(text, "switches", name)
         if not isinstance(body, dict):
@@ -286,6 +309,7 @@ def parse_topology_toml(text: str, path: str = "topology.toml") -> Topology:
             raise TopologyFileError(path, line, f"bad switch name {name!r}")
         for key in body:
             if key not in _SWITCH_KEYS:
+                _dotted(path, line, "switches", name, key, body[key])
                 raise TopologyFileError(path, line, f"switch {name}: unknown key {key!r} "
                                                     "(known: nodes, uplink, uplink_gbps)")
         rec = _Rec(name, line or 0)
@@ -295,7 +319,8 @@ def parse_topology_toml(text: str, path: str = "topology.toml") -> Topology:
         if not isinstance(listed, list) or not all(isinstance(x, str) for x in listed):
             raise TopologyFileError(path, line, f"switch {name}: nodes must be a hostlist string or a list of them")
         for item in listed:
-            rec.nodes.extend(n for n in hostlist(item, path, line, f"switch {name}'s nodes") if n not in rec.nodes)
+            rec.nodes.extend(budget.hostlist(item, path, line, f"switch {name}'s nodes"))
+        rec.nodes = list(dict.fromkeys(rec.nodes))
         uplink = body.get("uplink")
         if uplink is not None and not isinstance(uplink, str):
             raise TopologyFileError(path, line, f"switch {name}: uplink must be a switch name")
@@ -307,6 +332,7 @@ def parse_topology_toml(text: str, path: str = "topology.toml") -> Topology:
             rec.uplink_gbps = float(gbps)
         recs.append(rec)
     ports: dict[str, tuple[str | None, str | None, int | None]] = {}
+    lowered: dict[str, str] = {}  # a node's key → its name as first written
     for node, body in nodes.items():
         line = _header_line(text, "nodes", node)
         if not isinstance(body, dict):
@@ -315,21 +341,39 @@ def parse_topology_toml(text: str, path: str = "topology.toml") -> Topology:
             raise TopologyFileError(path, line, f"bad node name {node!r}")
         for key in body:
             if key not in _NODE_KEYS:
+                _dotted(path, line, "nodes", node, key, body[key])
                 raise TopologyFileError(path, line, f"node {node}: unknown key {key!r} (known: switch, port)")
         switch, port = body.get("switch"), body.get("port")
         if switch is not None and not isinstance(switch, str):
             raise TopologyFileError(path, line, f"node {node}: switch must be a switch name")
         if port is not None and (not isinstance(port, str) or not _PORT_RE.fullmatch(port)):
             raise TopologyFileError(path, line, f"node {node}: port must be a name such as \"swp1\"")
+        if node.lower() in lowered:
+            first = lowered[node.lower()]
+            raise TopologyFileError(path, line, f"node {node} is given twice (as {first}"
+                                                f"{f', line {ports[first][2]}' if ports[first][2] else ''})")
+        lowered[node.lower()] = node
         ports[node] = (switch, port, line)
     return _assemble(recs, path, ports, source=src)
 
 
 def _top_key_line(text: str, key: str) -> int | None:
     for i, line in enumerate(text.splitlines(), start=1):
-        if re.match(rf"^\s*\[*\s*{re.escape(key)}\b", line):
+        if re.match(rf"^\s*\[*\s*[\"']?{re.escape(key)}(?![\w-])", line):
             return i
     return None
+
+
+def _dotted(path: str, line: int | None, table: str, name: str, key: str, value: object) -> None:
+    """``[nodes.n1.cluster]``: TOML reads a table ``cluster`` inside ``n1``; say to quote the name."""
+    if isinstance(value, dict):
+        parts = [name, key]
+        while isinstance(value, dict) and len(value) == 1 and isinstance(next(iter(value.values())), dict):
+            part, value = next(iter(value.items()))
+            parts.append(part)
+        dotted = ".".join(parts)
+        raise TopologyFileError(path, line, f"{table}.{dotted}: a name with a dot must be quoted: "
+                                            f"[{table}.\"{dotted}\"]")
 
 
 # --- the tree, checked -------------------------------------------------------------------------
@@ -363,35 +407,52 @@ def _assemble(recs: list[_Rec], path: str, ports: dict[str, tuple[str | None, st
                 raise TopologyFileError(path, r.line, f"switch {r.name}: uplink {r.uplink!r} is not a switch of "
                                                       f"this file (add [switches.{r.uplink}])")
             parent[r.name] = (r.uplink, r.line)
-    for r in recs:  # a loop of uplinks: no root above
-        seen = [r.name]
-        up = parent.get(r.name)
-        while up is not None:
-            if up[0] in seen:
-                loop = " → ".join(seen[seen.index(up[0]):] + [up[0]])
-                raise TopologyFileError(path, up[1], f"switches loop: {loop}")
-            seen.append(up[0])
-            up = parent.get(up[0])
-    leaf_of: dict[str, tuple[str, int]] = {}
+    depth: dict[str, int] = {}  # switches from this one up to its root, itself included
+    for r in recs:  # a loop of uplinks (no root above), or a tree deeper than MAX_LEVELS
+        walk: list[str] = []
+        on_walk: set[str] = set()
+        name: str | None = r.name
+        while name is not None and name not in depth:
+            if name in on_walk:
+                loop = " → ".join(walk[walk.index(name):] + [name])
+                raise TopologyFileError(path, parent[walk[-1]][1], f"switches loop: {loop}")
+            on_walk.add(name)
+            walk.append(name)
+            up = parent.get(name)
+            name = up[0] if up is not None else None
+        above = depth[name] if name is not None else 0
+        for i, below in enumerate(reversed(walk), start=1):
+            depth[below] = above + i
+            if above + i > MAX_LEVELS:
+                raise TopologyFileError(path, defined[below].line,
+                                        f"switch {below}: more than {MAX_LEVELS} levels of switches from it up "
+                                        f"to the top of its tree (netui reads at most {MAX_LEVELS}; a chain "
+                                        "of uplinks this long is a typo)")
+    leaf_of: dict[str, tuple[str, int, str]] = {}  # node's key → (switch, line, the name as written)
     attachments: dict[str, Attachment] = {}
     for r in recs:
         for node in r.nodes:
-            if node in leaf_of and leaf_of[node][0] != r.name:
+            key = node.lower()  # as Topology finds nodes: Node1 and node1 are one node
+            if key in leaf_of and leaf_of[key][0] != r.name:
                 raise TopologyFileError(path, r.line, f"node {node} is under two switches: "
-                                                      f"{leaf_of[node][0]} (line {leaf_of[node][1]}) and {r.name}")
-            leaf_of[node] = (r.name, r.line)
-            attachments[node] = Attachment(node, r.name, source=where(r.line))
+                                                      f"{leaf_of[key][0]} (line {leaf_of[key][1]}) and {r.name}"
+                                                      + (f" (as {leaf_of[key][2]})" if leaf_of[key][2] != node else ""))
+            if key not in leaf_of:
+                leaf_of[key] = (r.name, r.line, node)
+                attachments[key] = Attachment(node, r.name, source=where(r.line))
     for node, (switch, port, line) in ports.items():
+        key = node.lower()
         if switch is not None and switch not in defined:
             raise TopologyFileError(path, line, f"node {node}: switch {switch!r} is not a switch of this file")
-        if switch is not None and node in leaf_of and leaf_of[node][0] != switch:
+        if switch is not None and key in leaf_of and leaf_of[key][0] != switch:
             raise TopologyFileError(path, line, f"node {node} is under two switches: "
-                                                f"{leaf_of[node][0]} (line {leaf_of[node][1]}) and {switch}")
-        if switch is None and node not in leaf_of:
+                                                f"{leaf_of[key][0]} (line {leaf_of[key][1]}) and {switch}")
+        if switch is None and key not in leaf_of:
             raise TopologyFileError(path, line, f"node {node}: no switch (give switch = \"NAME\" or list it "
                                                 "in a switch's nodes)")
-        old = attachments.get(node)
-        attachments[node] = Attachment(node, old.switch if old else switch, port,  # type: ignore[arg-type]
+        old = attachments.get(key)
+        node = old.node if old else node
+        attachments[key] = Attachment(node, old.switch if old else switch, port,  # type: ignore[arg-type]
                                        old.source if old else where(line),
                                        where(line) if port is not None else None)
     switches = [Switch(r.name, parent[r.name][0] if r.name in parent else None, r.uplink_gbps, r.link_speed,

@@ -18,7 +18,9 @@ def _via(topo: Topology, top: str | None) -> str:
 
 def topology_document(topo: Topology, source: str) -> dict:
     """The switches (tree order, then any outside the tree) and every placed node."""
-    names = topo.tree_order() + [s for s in topo.switches if s not in set(topo.tree_order())]
+    in_tree = topo.tree_order()
+    placed = set(in_tree)  # once: a switch per name, not the tree per switch
+    names = in_tree + [s for s in topo.switches if s not in placed]
     return {
         "source": source,
         "switches": [{"name": s.name, "parent": s.parent, "level": topo.level(s.name), "uplink_gbps": s.uplink_gbps,

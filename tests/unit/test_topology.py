@@ -284,3 +284,22 @@ def test_deep_chains_are_linear_and_never_recurse():
     assert t.path("a", "b").top == "s0" and len(t.tree_order()) == n
     with pytest.raises(ValueError, match="loop"):
         Topology([Switch("a", "c"), Switch("b", "a"), Switch("c", "b")])
+
+
+def test_the_topology_document_walks_the_tree_once_not_once_per_switch():
+    from netui.engine.topologydoc import topology_document
+
+    class Counted(Topology):
+        walks = 0
+
+        def tree_order(self):
+            Counted.walks += 1
+            return super().tree_order()
+
+    leaves = 3000
+    t = Counted([Switch("spine")] + [Switch(f"leaf{i}", "spine") for i in range(leaves)] + [Switch("lone", "gone")],
+                [Attachment(f"n{i}", f"leaf{i}") for i in range(leaves)])
+    doc = topology_document(t, "x")
+    assert len(doc["switches"]) == leaves + 2 and doc["switches"][-1]["name"] == "lone"
+    assert doc["switches"][0]["level"] == 1
+    assert Counted.walks <= 2

@@ -82,6 +82,12 @@ def test_keys_are_case_insensitive_ranges_and_comma_lists_and_link_speed():
     ("SwitchName=" + "x" * 65 + " Nodes=a1\n", 1, "bad SwitchName"),
     ("SwitchName=s0 Nodes=@group\n", 1, "node groups"),
     ("# nothing but comments\n\n", None, "no switch defined"),
+    ("SwitchName=s0 Nodes=Node1\nSwitchName=s1 Nodes=node1\n", 2,
+     "node node1 is under two switches: s0 (line 1) and s1 (as Node1)"),
+    ("".join(f"SwitchName=s{i} Switches=s{i - 1}\n" if i else "SwitchName=s0 Nodes=a1\n" for i in range(20)), 4,
+     "switch s3: more than 16 levels of switches"),
+    ("".join(f"SwitchName=s{i} Nodes=p{i}x[1-30000]\n" for i in range(5)), 4,
+     "the file names more than 100,000 nodes by this line"),
 ])
 def test_a_malformed_topology_conf_names_file_and_line(text, line, words):
     with pytest.raises(TopologyFileError) as err:
@@ -160,6 +166,15 @@ def test_a_node_table_alone_places_a_node_and_inline_tables_work():
     ('[switch.a]\n', 1, "unknown key 'switch'"),
     ('[switches.a]\nnodes = [1, 2]\n', 1, "nodes must be a hostlist"),
     ('[switches.a]\nnodes = "n1\n', 2, "not valid TOML"),
+    ('"a(b" = 1\n', 1, "unknown key 'a(b'"),
+    ('["sw(" ]\nx=1\n', 1, "unknown key 'sw('"),
+    ('["[" ]\n', 1, "unknown key '['"),
+    ('[switches.leaf1]\nnodes="n[1-2]"\n[nodes.n1.cluster]\nport = "x"\n', 3,
+     'nodes.n1.cluster: a name with a dot must be quoted: [nodes."n1.cluster"]'),
+    ('[switches.leaf1.example.com]\nnodes="n[1-2]"\n', 1, 'quoted: [switches."leaf1.example.com"]'),
+    ('[switches.leaf1]\nnodes="n[1-2]"\n[nodes.N1]\nport = "x"\n[nodes.n1]\nport = "y"\n', 5,
+     "node n1 is given twice (as N1, line 3)"),
+    ("".join(f'[switches.s{i}]\nnodes = "p{i}x[1-30000]"\n' for i in range(5)), 7, "more than 100,000 nodes"),
 ])
 def test_a_malformed_toml_map_names_file_and_line(text, line, words):
     with pytest.raises(TopologyFileError) as err:
@@ -200,3 +215,30 @@ def test_unreadable_and_oversized_files_are_refused_with_the_name(tmp_path):
     bad.write_bytes(b"SwitchName=s0 Nodes=a1\nSwitchName=s\xe9 Nodes=a2\n")
     with pytest.raises(TopologyFileError, match=r"latin1\.conf:2: not UTF-8"):
         read_topology_file(bad)
+
+
+def test_a_deep_but_allowed_tree_and_a_long_chain_are_quick():
+    """16 levels are read; /tmp-sized chains of 3,000 switches are refused at once, never recursed."""
+    ok = "".join(f"SwitchName=s{i} Switches=s{i - 1}\n" if i else "SwitchName=s0 Nodes=a1\n" for i in range(16))
+    topo = parse_topology_conf(ok)
+    assert topo.level("s15") == 15 and topo.ancestry("s0")[-1] == "s15"
+    chain = "".join(f"SwitchName=s{i} Switches=s{i - 1}\n" if i else "SwitchName=s0 Nodes=a1\n" for i in range(3000))
+    with pytest.raises(TopologyFileError, match="more than 16 levels"):
+        parse_topology_conf(chain)
+    loop = "".join(f"SwitchName=s{i} Switches=s{(i + 1) % 3000}\n" for i in range(3000))
+    with pytest.raises(TopologyFileError, match="loop"):
+        parse_topology_conf(loop)
+
+
+def test_random_toml_keys_never_trace_back():
+    import random
+    rng = random.Random(5)
+    chars = "ab.[](){}*+?^$|\\'\" =-_1"
+    for _ in range(400):
+        key = "".join(rng.choice(chars) for _ in range(rng.randint(1, 8)))
+        for text in (f'"{key}" = 1\n', f'[switches."{key}"]\nx = 1\n', f'[nodes."{key}"]\nport = 1\n',
+                     f"['{key}']\nx=1\n"):
+            try:
+                parse_topology_toml(text, "r.toml")
+            except TopologyFileError:
+                pass
