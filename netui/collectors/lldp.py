@@ -24,6 +24,8 @@ LLDP_COMMAND = ('PATH="$PATH:/usr/sbin:/sbin"; '
                 "command -v lldpctl >/dev/null 2>&1 || { echo 'netui: lldpctl not found' >&2; exit 127; }; "
                 "exec lldpctl -f json0")
 NOT_FOUND_STATUS = 127
+MAX_OUTPUT_CHARS = 4 << 20  # lldpctl's JSON for a node's few NICs is a few kB: more is not read
+MAX_NAME_CHARS = 255  # a system name, port or interface from the network, as netui keeps it
 
 STATE_UNREAD = "not read"
 STATE_OK = "ok"
@@ -56,10 +58,14 @@ def parse_lldpctl(text: str) -> tuple[LldpNeighbour, ...]:
 
     Raises LldpError on anything that is not lldpctl's JSON (empty, cut short, another shape).
     """
+    if len(text) > MAX_OUTPUT_CHARS:
+        raise LldpError(f"lldpctl output is larger than {MAX_OUTPUT_CHARS >> 20} MiB")
     try:
         doc = json.loads(text)
     except ValueError as exc:
         raise LldpError(f"lldpctl output is not JSON: {exc}") from None
+    except RecursionError:
+        raise LldpError("lldpctl output is not JSON: nested too deep") from None
     if not isinstance(doc, dict) or "lldp" not in doc:
         raise LldpError("lldpctl output has no \"lldp\" object")
     top = doc["lldp"]
@@ -161,8 +167,18 @@ def _neighbour(interface: str, *, system: str, chassis_id: str, port_type: str, 
         port = port_id
     else:
         port = port_descr or port_id
-    return LldpNeighbour(interface=interface, switch=system or chassis_id, port=port,
-                         port_descr=port_descr, chassis_id=chassis_id)
+    system, chassis_id = _printable(system), _printable(chassis_id)
+    return LldpNeighbour(interface=_printable(interface), switch=system or chassis_id, port=_printable(port),
+                         port_descr=_printable(port_descr), chassis_id=chassis_id)
+
+
+def _printable(text: str) -> str:
+    """A string from the network as netui keeps it: control characters and escape sequences'
+    introducers dropped (nothing reaches a terminal that it would obey), at most
+    MAX_NAME_CHARS, blanks trimmed. A name of nothing else is empty: no switch."""
+    if not text.isprintable():
+        text = "".join(c for c in text if c.isprintable())
+    return text[:MAX_NAME_CHARS].strip()
 
 
 def _str(value) -> str:

@@ -25,6 +25,7 @@ from netui.model.node import NodeState
 
 LLDP_TIMEOUT_S = 10.0
 CONCURRENT_READS = 32  # channels opened at once over the fleet's connections
+RETRY_AFTER_S = 60.0  # a read that could not start on a connection still up: tried again after this
 
 
 class LldpReader:
@@ -33,6 +34,7 @@ class LldpReader:
         self.timeout_s = timeout_s
         self._shells = None  # name → shell, made on the first tick
         self._read_on: dict[str, object] = {}  # name → the connection its last read used
+        self._retry_at: dict[str, float] = {}  # name → when to try again a read that could not start
         self._tasks: dict[str, asyncio.Task] = {}
         self._gate: asyncio.Semaphore | None = None
 
@@ -49,8 +51,13 @@ class LldpReader:
             if node.state is not NodeState.UP or node.samples_seen < 2 or name in self._tasks:
                 continue
             connection = shell.session
-            if connection is None or self._read_on.get(name) is connection:
+            if connection is None:
                 continue
+            if self._read_on.get(name) is connection:
+                retry = self._retry_at.get(name)
+                if retry is None or asyncio.get_running_loop().time() < retry:
+                    continue
+            self._retry_at.pop(name, None)
             self._read_on[name] = connection
             self._tasks[name] = asyncio.ensure_future(self._read(name, shell))
 
@@ -58,6 +65,7 @@ class LldpReader:
         """Read ``names`` (None: every node) again at the next tick."""
         for name in list(self._read_on) if names is None else names:
             self._read_on.pop(name, None)
+            self._retry_at.pop(name, None)
 
     async def settled(self, timeout_s: float) -> bool:
         """Wait (at most ``timeout_s``) for the reads in flight; True when none is left."""
@@ -79,16 +87,22 @@ class LldpReader:
         self._tasks.clear()
 
     async def _read(self, name: str, shell) -> None:
+        """One read; whatever happens ends as the node's LLDP state, never as an exception of
+        the task (nobody awaits it but ``settled`` and ``close``)."""
         from netui.collectors.shell import CommandFailed, run_guarded  # with the first read, not the first frame
 
         if self._gate is None:
             self._gate = asyncio.Semaphore(CONCURRENT_READS)
+        connection = self._read_on.get(name)
         try:
             async with self._gate:
                 try:
                     result = await run_guarded(shell, "sh -c " + shlex.quote(LLDP_COMMAND), self.timeout_s)
                 except CommandFailed as exc:
-                    self._read_on.pop(name, None)  # the connection went: read on the next one
+                    if shell.session is None or shell.session is not connection:
+                        self._read_on.pop(name, None)  # the connection went: read on the next one
+                    else:  # up, but no channel (sshd's MaxSessions, say): not again at every tick
+                        self._retry_at[name] = asyncio.get_running_loop().time() + RETRY_AFTER_S
                     self.monitor.fleet.set_lldp(name, (), f"no LLDP: {exc}")
                     return
             if result.timed_out:
@@ -96,6 +110,10 @@ class LldpReader:
             else:
                 neighbours, state = lldp_state(result.exit_status, result.stdout, result.stderr)
             self.monitor.fleet.set_lldp(name, neighbours, state)
+        except Exception as exc:  # noqa: BLE001 - a state, never a task that dies unseen
+            self._retry_at[name] = asyncio.get_running_loop().time() + RETRY_AFTER_S
+            with contextlib.suppress(Exception):
+                self.monitor.fleet.set_lldp(name, (), f"no LLDP: netui could not read it ({type(exc).__name__}: "
+                                                      f"{str(exc)[:200]})")
         finally:
             self._tasks.pop(name, None)
-

@@ -10,6 +10,8 @@ import pytest
 
 from netui.collectors.lldp import (
     LLDP_COMMAND,
+    MAX_NAME_CHARS,
+    MAX_OUTPUT_CHARS,
     STATE_NO_LLDPCTL,
     STATE_NOT_RUNNING,
     STATE_OK,
@@ -128,3 +130,36 @@ def test_a_good_read_and_a_garbled_one():
 def test_the_command_is_a_constant_that_asks_for_json0():
     assert LLDP_COMMAND.endswith("exec lldpctl -f json0")
     assert "{" not in LLDP_COMMAND.replace("{ echo", "")  # no template left to fill
+
+
+# ---- what the network sends is not trusted ---------------------------------------------------
+def _with(system: str, port: str = "swp1", iface: str = "eth0") -> str:
+    """node-one-neighbour.json0 with its system name, port and interface replaced."""
+    doc = json.loads(data_text("lldp/node-one-neighbour.json0"))
+    entry = doc["lldp"][0]["interface"][0]
+    entry["name"] = iface
+    entry["chassis"][0]["name"][0]["value"] = system
+    entry["port"][0]["id"][0]["value"] = port
+    return json.dumps(doc)
+
+
+def test_control_characters_and_escape_sequences_never_pass():
+    (n,) = parse_lldpctl(_with("\x1b[2J\x1b]0;owned\x07leaf\r1\x00", "sw\x1b[31mp1\n", "eth\x9b0"))
+    assert n.switch == "[2J]0;ownedleaf1" and n.port == "sw[31mp1" and n.interface == "eth0"
+    assert all(c.isprintable() for text in (n.switch, n.port, n.interface, n.port_descr) for c in text)
+
+
+def test_long_names_are_cut_and_a_name_of_nothing_printable_is_no_switch():
+    (n,) = parse_lldpctl(_with("L" * 5000, "P" * 5000))
+    assert n.switch == "L" * MAX_NAME_CHARS and n.port == "P" * MAX_NAME_CHARS
+    doc = json.loads(_with("\x1b\x07\x00"))
+    doc["lldp"][0]["interface"][0]["chassis"][0]["id"][0]["value"] = "\x1b\x1b"
+    (n,) = parse_lldpctl(json.dumps(doc))
+    assert n.switch == "" and n.chassis_id == ""
+
+
+def test_deeply_nested_or_huge_output_is_a_state():
+    for text in ("[" * 100_000, '{"lldp": ' + "[" * 200_000 + "]" * 200_000 + "}",
+                 '{"lldp": []}' + " " * (MAX_OUTPUT_CHARS + 1)):
+        neighbours, state = lldp_state(0, text, "")
+        assert neighbours == () and state.startswith("no LLDP: lldpctl output "), state
