@@ -141,8 +141,12 @@ async def _snapshot(monitor: Monitor, connect_timeout_s: float) -> dict:
 
     try:
         await monitor.run_until(settled, timeout_s=connect_timeout_s + 3 * monitor.interval_s + 5)
-        monitor.lldp.tick()  # where each node is cabled, if its lldpd says: read, and waited for
-        await monitor.lldp.settled(monitor.lldp.timeout_s)
+        # where each node is cabled, if its lldpd says: read, and waited for a little (a read
+        # that has not finished by then leaves the node's LLDP state "reading")
+        from netui.engine.lldp import SNAPSHOT_WAIT_S
+
+        monitor.lldp.tick()
+        await monitor.lldp.settled(SNAPSHOT_WAIT_S)
     finally:
         await monitor.close()
         say_abandoned(monitor)

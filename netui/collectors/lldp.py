@@ -28,6 +28,7 @@ MAX_OUTPUT_CHARS = 4 << 20  # lldpctl's JSON for a node's few NICs is a few kB: 
 MAX_NAME_CHARS = 255  # a system name, port or interface from the network, as netui keeps it
 
 STATE_UNREAD = "not read"
+STATE_READING = "reading"  # the first read is under way (in a snapshot: it did not finish in time)
 STATE_OK = "ok"
 STATE_NO_LLDPCTL = "no LLDP: lldpctl not found"
 STATE_NOT_RUNNING = "no LLDP: lldpd not running"

@@ -19,11 +19,12 @@ import asyncio
 import contextlib
 import shlex
 
-from netui.collectors.lldp import LLDP_COMMAND, lldp_state
+from netui.collectors.lldp import LLDP_COMMAND, STATE_READING, STATE_UNREAD, lldp_state
 from netui.engine.sources import shells_for
 from netui.model.node import NodeState
 
 LLDP_TIMEOUT_S = 10.0
+SNAPSHOT_WAIT_S = 3.0  # a snapshot waits this long for the reads once the samples are in
 CONCURRENT_READS = 32  # channels opened at once over the fleet's connections
 RETRY_AFTER_S = 60.0  # a read that could not start on a connection still up: tried again after this
 
@@ -59,6 +60,8 @@ class LldpReader:
                     continue
             self._retry_at.pop(name, None)
             self._read_on[name] = connection
+            if node.lldp_state == STATE_UNREAD:
+                self.monitor.fleet.set_lldp(name, node.lldp, STATE_READING)
             self._tasks[name] = asyncio.ensure_future(self._read(name, shell))
 
     def refresh(self, names=None) -> None:

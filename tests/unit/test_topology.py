@@ -273,7 +273,8 @@ def test_a_node_on_several_switches_is_placed_on_the_files_then_by_its_fastest_n
     assert t.leaf_of("n1") == "leaf2" and t.notes[0].startswith("rail-optimised? n1: eth0→leaf1, eth1→leaf2")
     assert Topology.from_neighbours({"n1": rails}).leaf_of("n1") == "leaf1"  # nothing to go by: the first
     # one switch on every NIC: no note
-    assert Topology.from_neighbours({"n1": [Neighbour("eth0", "leaf1", "a"), Neighbour("eth1", "leaf1", "b")]}).notes == ()
+    one = [Neighbour("eth0", "leaf1", "a"), Neighbour("eth1", "leaf1", "b")]
+    assert Topology.from_neighbours({"n1": one}).notes == ()
 
 
 def test_deep_chains_are_linear_and_never_recurse():
