@@ -56,6 +56,10 @@ class InventoryError(ValueError):
     """Bad input for the list of nodes; the message says what is wrong and quotes the input."""
 
 
+class NoNodes(InventoryError):
+    """The hosts, files and Slurm job given name no node at all."""
+
+
 @dataclass(frozen=True)
 class Target:
     """One node to watch.
@@ -483,7 +487,7 @@ def build_targets(hosts: Iterable[str], *, files: Iterable[str] = (), slurm: str
             name = f"{name} (local)"
         targets.append(Target(host="localhost", user=None, port=None, name=name, local=True))
     if not targets:
-        raise InventoryError("no nodes to watch")
+        raise NoNodes("no nodes to watch")
     if len(targets) > max_nodes:
         raise InventoryError(f"too many nodes: {len(targets):,} (more than {max_nodes:,}){_limit_hint(max_nodes)}")
     return targets

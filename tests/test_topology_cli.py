@@ -156,3 +156,11 @@ def test_watching_under_slurm_without_a_tree_goes_on_without_switches(tmp_path, 
         attach_topology(fleet, str(tmp_path / "nope.conf"), True)
     attach_topology(fleet, CONF, True)
     assert fleet.placement("dev3").switch == "s0" and fleet.topology_source == CONF
+
+
+def test_an_empty_host_file_is_said_in_this_commands_words(tmp_path):
+    empty = tmp_path / "hosts"
+    empty.write_text("# nothing yet\n")
+    r = netui("--topology", str(data_path("topology/two-leaves.toml")), "-f", str(empty))
+    assert r.returncode == 2 and "no hosts to check" in r.stderr and str(empty) in r.stderr, r.stderr
+    assert "watch" not in r.stderr

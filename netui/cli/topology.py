@@ -83,7 +83,7 @@ def attach_topology(fleet, path: str | None, slurm: bool) -> None:
 
 def main(argv: list[str]) -> int:
     from netui.engine.topologydoc import ring_document, ring_text, topology_document, topology_text
-    from netui.inventory import InventoryError, build_targets
+    from netui.inventory import InventoryError, NoNodes, build_targets
     from netui.model.topology import ring_check
 
     parser = build_parser()
@@ -104,6 +104,10 @@ def main(argv: list[str]) -> int:
         return OK
     try:
         targets = build_targets(args.hosts, files=args.files, slurm=args.slurm, max_nodes=args.max_nodes)
+    except NoNodes:
+        given = " ".join([*args.hosts, *(f"-f {f}" for f in args.files)] + (["--slurm"] if slurm else []))
+        print(f"netui topology: no hosts to check: {given} names none", file=sys.stderr)
+        return USAGE
     except (InventoryError, OSError) as exc:
         print(f"netui topology: {exc}", file=sys.stderr)
         return USAGE

@@ -418,11 +418,11 @@ def ring_hops(topology: Topology, order: Iterable[str]) -> tuple[Path, ...]:
 
 def topology_order(topology: Topology, order: Iterable[str]) -> list[str]:
     """``order`` with each leaf's nodes contiguous: leaves in tree order, the given relative
-    order kept within a leaf, unplaced nodes last in their given order. A name given twice
-    appears once."""
+    order kept within a leaf, unplaced nodes last in their given order. A host given twice
+    (spelled alike, or as the topology finds it: ``A1``, ``a1.cluster``) appears once, as first given."""
     by_leaf: dict[str, list[str]] = {}
     unplaced: list[str] = []
-    for node in dict.fromkeys(order):
+    for node in distinct_hosts(topology, order):
         leaf = topology.leaf_of(node)
         (unplaced if leaf is None else by_leaf.setdefault(leaf, [])).append(node)
     rank = {s: i for i, s in enumerate(topology.tree_order())}
@@ -430,9 +430,24 @@ def topology_order(topology: Topology, order: Iterable[str]) -> list[str]:
     return out + unplaced
 
 
+def distinct_hosts(topology: Topology, order: Iterable[str]) -> list[str]:
+    """``order`` with each host once, as first given: names the topology finds as one node
+    (``A1``, ``a1``, ``a1.cluster``) are one host, and so are unplaced names alike but for case."""
+    seen: set[str] = set()
+    out = []
+    for name in order:
+        a = topology.attachment(name)
+        key = _key(a.node) if a is not None else _key(name)
+        if key not in seen:
+            seen.add(key)
+            out.append(name)
+    return out
+
+
 def ring_check(topology: Topology, order: Iterable[str]) -> RingCheck:
-    """The ring order check of ``order`` (rank order; a name given twice counts once)."""
-    given = list(dict.fromkeys(order))
+    """The ring order check of ``order`` (rank order; a host given twice counts once, see
+    ``distinct_hosts``)."""
+    given = distinct_hosts(topology, order)
     placed = [n for n in given if topology.leaf_of(n) is not None]
     unplaced = tuple(n for n in given if topology.leaf_of(n) is None)
     better = topology_order(topology, given)
@@ -440,5 +455,5 @@ def ring_check(topology: Topology, order: Iterable[str]) -> RingCheck:
                      better=tuple(better), better_hops=ring_hops(topology, better[:len(placed)]))
 
 
-__all__ = ["Attachment", "LLDP", "Neighbour", "Path", "RingCheck", "Switch", "Topology", "merge", "ring_check",
+__all__ = ["Attachment", "LLDP", "Neighbour", "distinct_hosts", "Path", "RingCheck", "Switch", "Topology", "merge", "ring_check",
            "ring_hops", "topology_order"]

@@ -110,16 +110,29 @@ def _ip_batch(ns: str | None, lines: list[str]) -> None:
 def _ip_batches(batches: dict[str | None, list[str]]) -> None:
     """Run `ip [-n NS] -batch -` for every namespace at once; LabNetworkError on failure."""
     procs = []
-    for ns, lines in batches.items():
-        argv = ["ip", *(["-n", ns] if ns else []), "-batch", "-"]
-        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, text=True)
-        procs.append((ns, proc, "\n".join(lines) + "\n"))
     failures = []
-    for ns, proc, script in procs:
-        _, err = proc.communicate(script, timeout=IP_TIMEOUT_S)
-        if proc.returncode != 0:
-            failures.append(f"{ns or 'root namespace'}: {err.strip()}")
+    try:
+        for ns, lines in batches.items():
+            argv = ["ip", *(["-n", ns] if ns else []), "-batch", "-"]
+            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE, text=True)
+            procs.append((ns, proc, "\n".join(lines) + "\n"))
+        for ns, proc, script in procs:
+            try:
+                _, err = proc.communicate(script, timeout=IP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                raise network.LabNetworkError(f"{ns or 'root namespace'}: ip -batch gave no answer "
+                                              f"in {IP_TIMEOUT_S} s") from None
+            if proc.returncode != 0:
+                failures.append(f"{ns or 'root namespace'}: {err.strip()}")
+    finally:  # one that timed out (or failed to start) leaves no other ip behind
+        for _, proc, _ in procs:
+            if proc.poll() is None:
+                proc.kill()
+            try:
+                proc.communicate(timeout=IP_TIMEOUT_S)
+            except (subprocess.TimeoutExpired, ValueError, OSError):
+                pass
     if failures:
         raise network.LabNetworkError("; ".join(failures))
 
