@@ -199,6 +199,11 @@ def _text_report(doc: dict) -> str:
             r = f["rates"] or {}
             lines.append(f"  {f['netdev']:<12} pause RX {units.per_s(r.get('rx_pause_per_s'))}/s"
                          f"  TX {units.per_s(r.get('tx_pause_per_s'))}/s")
+    if doc.get("topology_notes"):
+        from netui.engine.topologydoc import notes_text
+
+        lines.append(f"topology ({doc['topology_source']}):")
+        lines.extend(notes_text(doc["topology_notes"]))
     return "\n".join(lines)
 
 

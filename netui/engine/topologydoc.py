@@ -10,6 +10,7 @@ from netui.model.topology import RingCheck, Topology
 
 SCHEMA_VERSION = 1
 HOPS_SHOWN = 20  # cross-switch hops listed in the text; the JSON has all
+NOTES_SHOWN = 10  # notes listed in the text (a note per node on a rail-optimised fabric); the JSON has all
 
 
 def _via(topo: Topology, top: str | None) -> str:
@@ -77,8 +78,7 @@ def ring_text(check: RingCheck, topo: Topology, source: str) -> str:
     if check.unplaced:
         lines.append(f"  unplaced (not in the topology, left out of the ring, last in the order below): "
                      f"{' '.join(check.unplaced)}")
-    for note in topo.notes:
-        lines.append(f"  note: {note}")
+    lines.extend(notes_text(topo.notes))
     crossing = [h for h in check.hops if not h.same_leaf]
     if crossing and check.worse_than_minimum:
         rank = {name: i for i, name in enumerate(check.order)}
@@ -122,6 +122,13 @@ def topology_text(topo: Topology, source: str) -> str:
         if attached:
             shown = [f"{a.node}:{a.port}" if a.port else a.node for a in attached if a is not None]
             lines.append(f"{'  ' * (depth[name] + 2)}{' '.join(shown)}")
-    for note in topo.notes:
-        lines.append(f"  note: {note}")
+    lines.extend(notes_text(topo.notes))
     return "\n".join(lines)
+
+
+def notes_text(notes: tuple[str, ...] | list[str], shown: int = NOTES_SHOWN) -> list[str]:
+    """``  note: …`` lines for the first ``shown`` notes, and how many more there are."""
+    lines = [f"  note: {note}" for note in notes[:shown]]
+    if len(notes) > shown:
+        lines.append(f"  … and {len(notes) - shown:,} more notes (the JSON lists them all)")
+    return lines

@@ -312,3 +312,14 @@ def test_a_host_spelled_twice_is_one_host_in_the_ring_and_the_hostfile():
     assert check.order == ("Node1", "node5", "ghost")
     assert check.better == ("Node1", "node5", "ghost") and len(check.hops) == 2
     assert topology_order(topo, ["node2", "node1", "NODE2.cluster"]) == ["node2", "node1"]
+
+
+def test_many_notes_are_cut_short_in_the_text_and_kept_whole_in_the_json():
+    from netui.engine.topologydoc import NOTES_SHOWN, topology_document, topology_text
+
+    rails = {f"n{i}": [Neighbour("eth0", "leaf1", "p1"), Neighbour("eth1", "leaf2", "p1")] for i in range(40)}
+    t = Topology.from_neighbours(rails)
+    assert len(t.notes) == 40
+    text = topology_text(t, "LLDP")
+    assert text.count("  note: rail-optimised? ") == NOTES_SHOWN and f"and {40 - NOTES_SHOWN:,} more notes" in text
+    assert len(topology_document(t, "LLDP")["notes"]) == 40
