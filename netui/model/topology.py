@@ -432,12 +432,13 @@ def topology_order(topology: Topology, order: Iterable[str]) -> list[str]:
 
 def distinct_hosts(topology: Topology, order: Iterable[str]) -> list[str]:
     """``order`` with each host once, as first given: names the topology finds as one node
-    (``A1``, ``a1``, ``a1.cluster``) are one host, and so are unplaced names alike but for case."""
+    (``A1``, ``a1``, ``a1.cluster``) are one host, and so are unplaced names alike but for case
+    and domain (``B1``, ``b1.cluster``)."""
     seen: set[str] = set()
     out = []
     for name in order:
         a = topology.attachment(name)
-        key = _key(a.node) if a is not None else _key(name)
+        key = _key(a.node) if a is not None else _short(_key(name)) or _key(name)
         if key not in seen:
             seen.add(key)
             out.append(name)

@@ -308,7 +308,7 @@ def test_the_topology_document_walks_the_tree_once_not_once_per_switch():
 
 def test_a_host_spelled_twice_is_one_host_in_the_ring_and_the_hostfile():
     topo = two_tier()
-    check = ring_check(topo, ["Node1", "node1.cluster", "node5", "NODE5", "ghost", "GHOST"])
+    check = ring_check(topo, ["Node1", "node1.cluster", "node5", "NODE5", "ghost", "GHOST", "ghost.cluster"])
     assert check.order == ("Node1", "node5", "ghost")
     assert check.better == ("Node1", "node5", "ghost") and len(check.hops) == 2
     assert topology_order(topo, ["node2", "node1", "NODE2.cluster"]) == ["node2", "node1"]
