@@ -10,8 +10,10 @@ The ring order check (``ring_check``) counts, for an all-reduce ring in the give
 different leaf switches, and which switch each such hop has to climb to; it compares them
 with the fewest possible (each leaf's nodes contiguous) and proposes that order.
 
-Node names match without regard to case, and a fully qualified name (``node1.cluster``)
-matches a topology that names only ``node1``.
+Node names match without regard to case and by short name both ways: a fully qualified name
+(``node1.cluster``) matches a topology that names only ``node1``, and ``node1`` the one
+``node1.…`` a topology names. Switch names as LLDP reports them are matched to a file's by
+``Topology.switch_named`` (case and domain aside).
 """
 
 from __future__ import annotations
@@ -270,19 +272,17 @@ class Topology:
                 continue
             chosen, why = named[0], "by its first NIC"
             if len({n.switch.lower() for n in named}) > 1:
-                on_file = [n for n in named if known is not None and known.switch_named(n.switch) is not None]
+                on_file = {n: known.switch_named(n.switch) for n in named} if known is not None else {}
+                pool = [n for n in named if on_file.get(n) is not None] or named
                 rank = {iface: i for i, iface in enumerate((ranking or {}).get(node, ()))}
-                pool = on_file or named
-                best = min(pool, key=lambda n: rank.get(n.interface, len(rank)))
-                if on_file and len({known.switch_named(n.switch) for n in on_file}) == 1:  # type: ignore[union-attr]
-                    chosen, why = best, "(the only one the topology file has)"
-                elif best.interface in rank:
-                    chosen, why = best, "by its fastest NIC"
-                else:
-                    chosen = best
+                chosen = min(pool, key=lambda n: rank.get(n.interface, len(rank)))
+                several = len({on_file.get(n) or n.switch.lower() for n in pool}) > 1  # NICs on several leaves
+                if not several:
+                    why = "(the only one the topology file has)"
+                elif chosen.interface in rank:
+                    why = "by its fastest NIC"
                 nics = ", ".join(f"{n.interface}→{n.switch}" for n in named)
-                notes.append(f"{'rail-optimised? ' if not on_file or len(on_file) > 1 else ''}"
-                             f"{node}: {nics}; placed on {chosen.switch} {why}")
+                notes.append(f"{'rail-optimised? ' if several else ''}{node}: {nics}; placed on {chosen.switch} {why}")
             switches.setdefault(chosen.switch, Switch(chosen.switch, source=source))
             where = f"{source} {chosen.interface}"
             nodes.append(Attachment(node, chosen.switch, chosen.port or None, source=where,
@@ -456,5 +456,5 @@ def ring_check(topology: Topology, order: Iterable[str]) -> RingCheck:
                      better=tuple(better), better_hops=ring_hops(topology, better[:len(placed)]))
 
 
-__all__ = ["Attachment", "LLDP", "Neighbour", "distinct_hosts", "Path", "RingCheck", "Switch", "Topology", "merge", "ring_check",
-           "ring_hops", "topology_order"]
+__all__ = ["Attachment", "LLDP", "Neighbour", "Path", "RingCheck", "Switch", "Topology", "distinct_hosts", "merge",
+           "ring_check", "ring_hops", "topology_order"]

@@ -265,6 +265,11 @@ def test_a_node_on_several_switches_is_placed_on_the_files_then_by_its_fastest_n
     assert (by_file.leaf_of("n1"), by_file.port_of("n1")) == ("leaf1", "swp1")
     (note,) = by_file.notes
     assert "n1" in note and "eno1→mgmt-sw" in note and "ens1f0→leaf1" in note and "placed on leaf1" in note
+    assert not note.startswith("rail")
+    bonded = [Neighbour("eno1", "mgmt-sw", "ge1"), Neighbour("eth0", "leaf1", "swp1"),
+              Neighbour("eth1", "LEAF1", "swp2")]
+    (note,) = Topology.from_neighbours({"n1": bonded}, known=file).notes
+    assert note.startswith("n1: ") and "placed on leaf1 (the only one the topology file has)" in note
     by_speed = Topology.from_neighbours({"n1": mgmt_first}, ranking={"n1": ["ens1f0", "eno1"]})
     assert by_speed.leaf_of("n1") == "leaf1" and "fastest" in by_speed.notes[0]
     # rail-optimised: each NIC on its own leaf, both in the file; the fastest wins
