@@ -84,10 +84,10 @@ class LeafLoad:
         return Level.WARNING if worst >= UPLINK_WARNING else Level.CAREFUL if worst >= UPLINK_CAREFUL else Level.OK
 
 
-def _add(total: float | None, value: float | None) -> float | None:
-    if value is None:
-        return total
-    return value if total is None else total + value
+def _sum(values: list[float | None]) -> float | None:
+    """The sum of the known values; None when none is known."""
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
 
 
 def leaf_loads(nodes: Iterable[Node], topology: Topology,
@@ -104,17 +104,16 @@ def leaf_loads(nodes: Iterable[Node], topology: Topology,
     out = []
     for leaf in sorted(groups, key=lambda s: (s == "", rank.get(s, len(rank)), s)):
         members = groups[leaf]
-        rx = tx = drops = errors = retrans = None
-        known = up = 0
-        level = Level.OK
-        for n in members:
-            s = n.summary
-            rx, tx = _add(rx, s.rx_bytes_per_s), _add(tx, s.tx_bytes_per_s)
-            drops, errors = _add(drops, s.drops_per_s), _add(errors, s.errors_per_s)
-            retrans = _add(retrans, s.retrans_segs_per_s)
-            known += s.rx_bytes_per_s is not None and s.tx_bytes_per_s is not None
-            up += n.state is NodeState.UP
-            level = max(level, n.level)
+        summaries = [n.summary for n in members]  # a tick at 1,024 nodes walks them all: comprehensions
+        rxs = [s.rx_bytes_per_s for s in summaries]
+        txs = [s.tx_bytes_per_s for s in summaries]
+        rx, tx = _sum(rxs), _sum(txs)
+        drops = _sum([s.drops_per_s for s in summaries])
+        errors = _sum([s.errors_per_s for s in summaries])
+        retrans = _sum([s.retrans_segs_per_s for s in summaries])
+        known = sum(1 for r, t in zip(rxs, txs) if r is not None and t is not None)
+        up = sum(1 for n in members if n.state is NodeState.UP)
+        level = Level(max(n.level for n in members))
         switch = topology.switches.get(leaf)
         leaving = entering = None
         if leaf and known:

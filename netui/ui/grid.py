@@ -120,6 +120,8 @@ class FleetGrid(ScrollView, can_focus=True):
         self.grouping = ""  # set by the screen: "" flat, "leaves" or "collapsed" (needs a topology)
         self.leaves: list[LeafLoad] = []  # this tick's leaf rows, when grouped
         self._lines: list[Node | LeafLoad] = []  # the rows shown: the nodes, or leaves and nodes
+        self._placed_by: object = None  # the topology ``_placed`` was found in
+        self._placed: dict[str, str] = {}  # node → its leaf ("" unplaced), when grouped
         self._columns: tuple[Column, ...] = ()
         self._widths: tuple[int, ...] = ()
         self._shown: list[Node] = []
@@ -209,7 +211,12 @@ class FleetGrid(ScrollView, can_focus=True):
         nodes the filter lets through below it in the grid's sort. A leaf none of whose nodes
         the filter lets through is left out."""
         assert fleet.topology is not None
-        leaf = {n.name: (p.switch if (p := fleet.placement(n.name)) is not None else "") for n in fleet}
+        if self._placed_by is not fleet.topology:
+            self._placed_by, self._placed = fleet.topology, {}
+        leaf = self._placed  # a node's leaf holds while the topology does; an unplaced one is asked again
+        for n in fleet:
+            if not leaf.get(n.name):
+                leaf[n.name] = p.switch if (p := fleet.placement(n.name)) is not None else ""
         self.leaves = leaf_loads(fleet, fleet.topology, leaf.get)
         below: dict[str, list[Node]] = {}
         for n in self._shown:
