@@ -201,3 +201,32 @@ async def test_g_without_a_topology_says_how_to_give_one():
         await pilot.press("g")
         await pilot.pause()
         assert any("--topology FILE" in str(n.message) for n in app._notifications)
+
+
+# --- the pair-test matrix by switch ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 40)])
+async def test_the_matrix_is_ordered_by_leaf_and_its_verdict_names_the_uplink(size):
+    from netui.ui.matrix import Heatmap, MatrixScreen
+    from tests.synth import ScriptedSource, node_sample
+    from tests.test_pairdoc_fabric import TOPO, report
+
+    rep = report()
+    monitor = Monitor([ScriptedSource(n, lambda k: node_sample(k)) for n in rep.nodes], interval_s=1.0,
+                      history_s=120)
+    monitor.fleet.topology = TOPO
+    app = make_app(monitor, autostart=False)
+    async with app.run_test(size=size) as pilot:
+        app.push_screen(MatrixScreen(report=rep))
+        await pilot.pause()
+        heat = plain(app.screen.query_one(Heatmap)).splitlines()
+        rows = [line.split()[0] for line in heat[1:16] if line.strip()]
+        assert rows == ["──", "n1", "n2", "n3", "n4", "──", "n5", "n6", "n7", "n8", "──", "n9", "n10", "n11", "n12"]
+        assert [line.split()[1] for line in heat if line.startswith("──")] == ["leaf1", "leaf2", "leaf3"]
+        verdict = plain(app.screen.query_one("#matrix-verdict"))
+        assert verdict.startswith("all 64 pairs crossing leaf1↔spine1 run at 0.191 Gbit/s")
+        assert "suspect leaf1's uplink" in verdict
+        results = plain(app.screen.query_one("#matrix-results"))
+        assert "cross-switch pairs:            96, 64 failing" in results
+        assert "← suspect:" not in results  # no node

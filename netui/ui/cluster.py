@@ -39,8 +39,8 @@ class ClusterScreen(Screen):
         Binding("T", "pair_matrix('iperf3')", "Matrix", key_display="T"),
         Binding("l", "latency", "Ping"),
         Binding("D", "doctor", "Doctor", key_display="D"),
-        Binding("o", "ring_order", "Ring order"),  # shown with a topology (--topology, --slurm)
-        Binding("g", "group", "Group"),  # by leaf switch; shown with a topology
+        Binding("g", "group", "Group"),  # by leaf switch; shown with a topology (--topology, --slurm)
+        Binding("o", "ring_order", "Ring order"),  # shown with a topology
         Binding("ctrl+r", "retry", "Retry"),  # shown while a node waits to be tried again
         Binding("slash", "filter", "Filter", key_display="/"),
         Binding("s", "cycle_sort", "Sort"),

@@ -71,13 +71,27 @@ def matrix_table(nodes: list[str], corner: str, min_width: int, cell: Callable[[
     (ui/latency.py)."""
     table = Table(box=None, pad_edge=False, padding=(0, 1), show_edge=False)
     table.add_column(Text(corner, style=muted), no_wrap=True)
+    # with leaves: a thin rule before each leaf's columns but the first, a row naming each leaf
+    rule = {n for n in (sections or {}) if n != nodes[0]} if nodes else set()
     for node in nodes:
+        if node in rule:
+            table.add_column(Text("│", style=muted), no_wrap=True, width=1, min_width=1)
         table.add_column(node, justify="right", no_wrap=True, min_width=min_width)
+
+    def cells(fill: Callable[[str], Text], edge: Text) -> list[Text]:
+        out: list[Text] = []
+        for b in nodes:
+            if b in rule:
+                out.append(edge)
+            out.append(fill(b))
+        return out
+
+    bar = Text("│", style=muted)
     for a in nodes:
         if sections and a in sections:
             table.add_row(Text(f"── {sections[a] or 'unplaced'}", style=muted + Style(italic=True)),
-                          *[Text("") for _ in nodes])
-        table.add_row(Text(a, style="bold"), *[Text("·", style=muted) if a == b else cell(a, b) for b in nodes])
+                          *cells(lambda b: Text(""), Text("┼", style=muted)))
+        table.add_row(Text(a, style="bold"), *cells(lambda b: Text("·", style=muted) if a == b else cell(a, b), bar))
     return table
 
 
