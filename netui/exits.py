@@ -1,4 +1,4 @@
-"""Exit statuses, one convention for every command (and the words its --help ends with)."""
+"""Exit statuses, one convention for every command (the words of each --help: netui/cli/options.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ USAGE = 2  # bad arguments, or a file netui cannot read or will not write
 INCONCLUSIVE = 3  # netui bench: the data cannot decide
 
 
-def exit_epilog(failure: str | None = None, extra: str = "") -> str:
-    """The exit statuses, for a command's --help: the same convention everywhere."""
-    return ("Exit status: 0 ok" + (f", 1 {failure}" if failure else "")
-            + ", 2 a usage or input error (bad arguments, a file netui cannot read or will not write)"
-            + (f", {extra}" if extra else "") + ".")
+class InputError(Exception):
+    """Bad input that netui will not go on with — an option, a file it cannot read or will not
+    write, an environment variable — raised anywhere below the command line. The message says
+    why for a user (without the ``netui: `` every message starts with); the command line
+    (netui/cli) prints it on standard error and ends with ``status``."""
+
+    status = USAGE

@@ -26,9 +26,8 @@ from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet, NodeSetException
 
 # MAX_TARGETS: more nodes than this is taken for a typo (``node[1-10000000]``) and refused
 # whatever --max-nodes says; MAX_NODES_DEFAULT: build_targets' limit unless told otherwise.
-from netui.options import MAX_NODES as MAX_TARGETS
-from netui.options import MAX_NODES_DEFAULT
-from netui.readlimits import FileRefused, read_capped
+from netui.readlimits import MAX_NODES as MAX_TARGETS
+from netui.readlimits import MAX_NODES_DEFAULT, FileRefused, read_capped
 
 MAX_HOST_FILE_BYTES = 16 << 20
 """A host file larger than this is not a list of hosts (100,000 names take about 2 MB)."""

@@ -4,7 +4,8 @@ A FIFO would block the open until a writer comes, ``/dev/zero`` never ends, a 1 
 bomb expands to a gigabyte: every such read is refused here with a message that says why.
 Limits: ``MAX_LINE_BYTES`` per line and ``max_read_bytes()`` in all (decompressed bytes for
 a gzip file), which ``$NETUI_MAX_READ`` raises for the rare huge recording (``2G``); the
-per-line limit grows with it (a 32nd of the total, never below 16 MiB).
+per-line limit grows with it (a 32nd of the total, never below 16 MiB). ``MAX_NODES`` bounds
+the nodes one command line, host file or Slurm job may name.
 """
 
 from __future__ import annotations
@@ -14,6 +15,11 @@ import re
 import stat
 from collections.abc import Iterable, Iterator, Mapping
 from typing import BinaryIO
+
+# how many nodes netui takes from a command line, a host file or a Slurm job: more than
+# MAX_NODES is taken for a typo in a range (``node[1-10000000]``) whatever --max-nodes says
+MAX_NODES_DEFAULT = 10_000  # nodes watched unless --max-nodes says more
+MAX_NODES = 100_000  # --max-nodes at most
 
 MAX_READ_ENV = "NETUI_MAX_READ"
 DEFAULT_MAX_READ_BYTES = 512 << 20

@@ -10,6 +10,7 @@ import os
 import shutil
 from pathlib import Path
 
+from netui.collectors.source import BaseSource
 from tests.testdata import PROCFS, data_path
 
 PROCFS_SYS = data_path(f"{PROCFS}/sys")
@@ -110,7 +111,7 @@ class RdmaTreeNode:
         return replace(host, fabric=fabric)
 
 
-class RdmaTreeSource:
+class RdmaTreeSource(BaseSource):
     """The engine's view of an RdmaTreeNode: poll k returns its sample at k."""
 
     def __init__(self, node: RdmaTreeNode) -> None:
@@ -122,6 +123,3 @@ class RdmaTreeSource:
         s = self.node.sample(self.polls)
         self.polls += 1
         return s
-
-    async def close(self) -> None:
-        pass

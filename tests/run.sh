@@ -6,15 +6,15 @@
 #   - As root: a C compiler for netui._speedups (tests compare it with its Python twins), the
 #     Debian packages of the multi-node lab (OpenSSH server and client, iperf3,
 #     perftest for ib_write_bw, iproute2, iputils-ping and fping for the latency tests, nftables
-#     for their packet loss, ethtool for the doctor's offloads and rings), node_exporter and
-#     Prometheus for the other sources, and tmux.
+#     for their packet loss, ethtool for the doctor's offloads and rings, lldpd for the two-tier
+#     lab's switches and nodes), node_exporter and Prometheus for the other sources, and tmux.
 #     Without root, tests that need them skip with a reason.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PY=${PYTHON:-python3}
 DEBS=(python3-venv gcc libc6-dev openssh-server openssh-client iperf3 perftest iproute2 tmux iputils-ping fping nftables
-      ethtool prometheus-node-exporter prometheus)
+      ethtool prometheus-node-exporter prometheus lldpd)
 
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     missing=()
@@ -24,7 +24,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     if [ ${#missing[@]} -gt 0 ]; then
         echo "tests/run.sh: installing ${missing[*]}"
         export DEBIAN_FRONTEND=noninteractive
-        # prometheus and prometheus-node-exporter ship init scripts: their postinst must not
+        # prometheus, prometheus-node-exporter and lldpd ship init scripts: their postinst must not
         # start daemons (the tests start their own); a policy-rc.d that says no, for this install
         made_policy=
         if [ ! -e /usr/sbin/policy-rc.d ]; then

@@ -7,6 +7,7 @@ model and UI, exactly as a recording is.
 from __future__ import annotations
 
 from netui.collectors.assemble import fabric_from_texts
+from netui.collectors.source import BaseSource
 from netui.engine.sources import SourceError
 from netui.model.node import NodeState
 from netui.model.samples import (
@@ -98,7 +99,7 @@ def node_sample(step: int, *, rx_bps: float = 0.0, tx_bps: float = 0.0, drops_pe
     )
 
 
-class ScriptedSource:
+class ScriptedSource(BaseSource):
     """A node whose poll ``k`` returns ``script(k)``: a NodeSample, or a SourceError to raise."""
 
     def __init__(self, name: str, script) -> None:
@@ -112,10 +113,6 @@ class ScriptedSource:
         if isinstance(result, SourceError):
             raise result
         return result
-
-    async def close(self) -> None:
-        pass
-
 
 def demo_sources() -> list[ScriptedSource]:
     """Three nodes: a busy healthy one, one dropping and retransmitting, one down."""

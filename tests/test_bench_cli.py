@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from netui.benchcmd import _ping_settings, _settings, build_parser
+from netui.cli.bench import _ping_settings, _settings, build_parser
 
 
 def netui(*args: str) -> subprocess.CompletedProcess:

@@ -170,8 +170,7 @@ async def test_examine_over_a_live_monitor_follows_a_fix(lab):
     the finding is gone."""
     settings = SshSettings(config_paths=[str(lab.ssh_config)], connect_timeout_s=5)
     connector = SshConnector(settings)
-    monitor = Monitor([SshSource(n, n, connector) for n in NODES], interval_s=0.5, history_s=60)
-    monitor.connector = connector
+    monitor = Monitor([SshSource(n, n, connector) for n in NODES], interval_s=0.5, history_s=60, connector=connector)
     with tuned(lab), sysctls(lab, {3: {"net.ipv4.tcp_rmem": "4096 131072 6291456"}}):
         task = asyncio.ensure_future(monitor.run())
         try:

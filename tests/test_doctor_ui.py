@@ -165,8 +165,8 @@ async def test_the_lab_node_with_another_mtu_is_shown_with_its_fix(lab):
     await asyncio.to_thread(node2.exec, ["ip", "link", "set", "dev", "eth0", "mtu", "1400"], check=True)
     try:
         connector = SshConnector(SshSettings(config_paths=[str(lab.ssh_config)], connect_timeout_s=5))
-        monitor = Monitor([SshSource(n.name, n.name, connector) for n in lab.nodes], interval_s=0.5, history_s=60)
-        monitor.connector = connector
+        monitor = Monitor([SshSource(n.name, n.name, connector) for n in lab.nodes], interval_s=0.5, history_s=60,
+                          connector=connector)
         app = make_app(monitor)
         async with app.run_test(size=(160, 40)) as pilot:
             deadline = time.monotonic() + 10

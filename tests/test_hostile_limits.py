@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from netui.collectors.source import BaseSource
 from netui.collectors.ssh import SshSettings, SshSource
 from netui.engine.monitor import Monitor
 from netui.model.node import NodeState
@@ -111,7 +112,7 @@ def test_a_node_task_stops_when_its_cancellation_comes_back_as_a_failure():
     assert attempts == 1  # stopped: never a retry after the cancellation
 
 
-class NeverStops:
+class NeverStops(BaseSource):
     """A push source whose task ignores cancellation until released (a stuck library)."""
 
     push = True

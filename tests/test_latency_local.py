@@ -83,7 +83,7 @@ async def test_a_node_without_ping_or_fping_leaves_its_own_pairs_untested():
 
 
 async def test_no_node_able_to_ping_refuses_the_test_in_one_line():
-    from netui.benchcmd import exit_status
+    from netui.cli.bench import exit_status
     from netui.engine.pingdoc import report_document, summary
 
     monitor = local_monitor()
@@ -126,7 +126,7 @@ async def test_cancel_leaves_no_ping_running():
 async def test_a_sender_that_cannot_start_as_the_cancel_comes_is_no_result():
     """The cancel cuts what was starting short: a sender whose command fails to start in
     that moment is not a failed pair."""
-    from netui.engine.shell import CommandFailed
+    from netui.collectors.shell import CommandFailed
 
     monitor = local_monitor(("a", "b"))
     await ready(monitor)

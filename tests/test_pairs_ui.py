@@ -184,8 +184,8 @@ async def test_typing_t_in_the_filter_filters(tmp_path):
 async def test_matrix_from_the_grid_in_the_lab(lab):
     settings = SshSettings(config_paths=[str(lab.ssh_config)], connect_timeout_s=5)
     connector = SshConnector(settings)
-    monitor = Monitor([SshSource(n.name, n.name, connector) for n in lab.nodes], interval_s=0.5, history_s=60)
-    monitor.connector = connector
+    monitor = Monitor([SshSource(n.name, n.name, connector) for n in lab.nodes], interval_s=0.5, history_s=60,
+                      connector=connector)
     app = make_app(monitor)
     async with app.run_test(size=(130, 40)) as pilot:
         deadline = time.monotonic() + 10
@@ -331,8 +331,8 @@ async def test_latency_from_the_grid_in_the_lab_and_esc_cancels(lab):
 
     settings = SshSettings(config_paths=[str(lab.ssh_config)], connect_timeout_s=5)
     connector = SshConnector(settings)
-    monitor = Monitor([SshSource(n.name, n.name, connector) for n in lab.nodes], interval_s=0.5, history_s=60)
-    monitor.connector = connector
+    monitor = Monitor([SshSource(n.name, n.name, connector) for n in lab.nodes], interval_s=0.5, history_s=60,
+                      connector=connector)
     app = make_app(monitor)
     async with app.run_test(size=(130, 40)) as pilot:
         deadline = time.monotonic() + 10

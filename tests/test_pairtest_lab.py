@@ -25,7 +25,7 @@ from netui.collectors.ssh import SshConnector, SshSettings, SshSource
 from netui.engine.monitor import Monitor
 from netui.engine.pairtest import PairTest
 from netui.engine.pairtools import BOTH_WAYS, IB_WRITE_BW, PairSettings
-from netui.engine.shell import CommandFailed, SshShell, guarded, run_guarded
+from netui.collectors.shell import CommandFailed, SshShell, guarded, run_guarded
 from netui.model.node import NodeState
 from tests.lab.network import veth_name
 
@@ -40,8 +40,8 @@ def lab_monitor(lab, names=NODES, interval_s: float = 0.5) -> Monitor:
     settings = SshSettings(config_paths=[str(lab.ssh_config)], connect_timeout_s=5, keepalive_s=2,
                            backoff_first_s=0.3, backoff_max_s=1.5)
     connector = SshConnector(settings)
-    monitor = Monitor([SshSource(n, n, connector) for n in names], interval_s=interval_s, history_s=60)
-    monitor.connector = connector
+    monitor = Monitor([SshSource(n, n, connector) for n in names], interval_s=interval_s, history_s=60,
+                      connector=connector)
     return monitor
 
 

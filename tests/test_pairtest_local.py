@@ -12,12 +12,12 @@ import time
 import pytest
 
 from netui.collectors.local import LiveReader
-from netui.benchcmd import exit_status
+from netui.cli.bench import exit_status
 from netui.engine.monitor import Monitor
 from netui.engine.pairdoc import summary
 from netui.engine.pairtest import PairTest
 from netui.engine.pairtools import BIDIR, PairSettings
-from netui.engine.shell import LocalShell
+from netui.collectors.shell import LocalShell
 from netui.engine.sources import LocalSource
 
 pytestmark = pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 is not installed")

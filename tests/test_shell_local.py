@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 
-from netui.engine.shell import NOT_STARTED, LocalShell, guarded, run_guarded
+from netui.collectors.shell import NOT_STARTED, LocalShell, guarded, run_guarded
 
 
 def marked_sleep() -> tuple[str, str]:

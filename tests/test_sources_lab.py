@@ -68,8 +68,7 @@ async def test_node_exporter_shows_the_same_interfaces_and_counters_as_ssh(lab, 
     names = ["node1", "node2"]
     sources = [SshSource(n, n, ssh) for n in names]
     sources += [NodeExporterSource(f"ne-{n}", lab.node(n).address, http) for n in names]
-    m = Monitor(sources, interval_s=0.25, history_s=60)
-    m.connector = http
+    m = Monitor(sources, interval_s=0.25, history_s=60, connector=http)
     seen: dict[str, list] = {}
     m.on_sample = lambda name, s: seen.setdefault(name, []).append(s)
     task = asyncio.ensure_future(m.run())
@@ -116,8 +115,7 @@ async def test_a_dead_exporter_is_down_with_the_reason_and_the_rest_carry_on(lab
     http = client()
     sources = [NodeExporterSource(n.name, n.address, http) for n in lab.nodes]
     sources.append(NodeExporterSource("nothing", lab.nodes[0].address, http, port=9199))  # nobody listens
-    m = Monitor(sources, interval_s=0.5, history_s=60)
-    m.connector = http
+    m = Monitor(sources, interval_s=0.5, history_s=60, connector=http)
     task = asyncio.ensure_future(m.run())
     try:
         await wait_for(lambda: all(m.fleet[n.name].rates is not None for n in lab.nodes)
@@ -168,8 +166,7 @@ async def test_prometheus_source_yields_the_lab_nodes_with_rates(lab, exporters,
     keys = {n.name: [n.name, n.address] for n in lab.nodes}
     keys["node9"] = ["node9", "198.18.0.250"]  # in the inventory, not in Prometheus
     reader = PrometheusReader(prometheus.url, http, keys_by_name=keys)
-    m = Monitor([PrometheusNode(name, reader) for name in reader.names], interval_s=0.5, history_s=60)
-    m.connector = http
+    m = Monitor([PrometheusNode(name, reader) for name in reader.names], interval_s=0.5, history_s=60, connector=http)
     task = asyncio.ensure_future(m.run())
     try:
         await wait_for(lambda: all(m.fleet[n.name].rates is not None for n in lab.nodes), 15, "4 nodes with rates", m)
@@ -212,8 +209,7 @@ async def test_a_prometheus_that_is_not_there_puts_every_node_down():
 
     http = client()
     reader = PrometheusReader(f"http://127.0.0.1:{free_port()}", http, keys_by_name={"a": ["a"], "b": ["b"]})
-    m = Monitor([PrometheusNode(n, reader) for n in reader.names], interval_s=0.5, history_s=60)
-    m.connector = http
+    m = Monitor([PrometheusNode(n, reader) for n in reader.names], interval_s=0.5, history_s=60, connector=http)
     task = asyncio.ensure_future(m.run())
     try:
         await wait_for(lambda: all(n.state is NodeState.DOWN for n in m.fleet), 5, "all down", m)
@@ -237,8 +233,8 @@ async def test_a_second_job_on_a_nodes_instance_does_not_bend_its_rates(lab, exp
     with PrometheusServer([f"{n.address}:9100" for n in lab.nodes], extra_jobs=[alt]) as server:
         http = client()
         reader = PrometheusReader(server.url, http, keys_by_name={n.name: [n.name, n.address] for n in lab.nodes})
-        m = Monitor([PrometheusNode(name, reader) for name in reader.names], interval_s=0.3, history_s=60)
-        m.connector = http
+        m = Monitor([PrometheusNode(name, reader) for name in reader.names], interval_s=0.3, history_s=60,
+                    connector=http)
         seen: list = []
         m.on_sample = lambda name, s: seen.append(s) if name == "node1" else None
         task = asyncio.ensure_future(m.run())

@@ -78,8 +78,7 @@ async def test_each_failure_is_its_nodes_state_and_the_healthy_node_carries_on(s
     # failing node whose backoff ran out by then is rightly polled at that tick
     http = HttpClient(HttpSettings(timeout_s=0.5, backoff_first_s=0.5, backoff_max_s=2.0))
     m = Monitor([NodeExporterSource(k, "127.0.0.1", http, port=p) for k, p in ports.items()],
-                interval_s=0.25, history_s=30)
-    m.connector = http
+                interval_s=0.25, history_s=30, connector=http)
     task = asyncio.ensure_future(m.run())
     try:
         deadline = time.monotonic() + 8
@@ -161,8 +160,7 @@ async def prometheus_api():
 def prometheus_monitor(url: str, instances: dict[str, str]) -> tuple[Monitor, PrometheusReader]:
     http = HttpClient(HttpSettings(timeout_s=2, backoff_first_s=0.2, backoff_max_s=0.5))
     reader = PrometheusReader(url, http, instances=instances)
-    m = Monitor([PrometheusNode(n, reader) for n in reader.names], interval_s=0.2, history_s=30)
-    m.connector = http
+    m = Monitor([PrometheusNode(n, reader) for n in reader.names], interval_s=0.2, history_s=30, connector=http)
     return m, reader
 
 
@@ -235,8 +233,7 @@ async def test_a_body_over_the_limit_is_the_nodes_state_and_is_not_read_to_its_e
         runners.append(runner)
     http = HttpClient(HttpSettings(timeout_s=5, backoff_first_s=5, backoff_max_s=5))
     m = Monitor([NodeExporterSource(k, "127.0.0.1", http, port=p) for k, p in ports.items()],
-                interval_s=0.25, history_s=30)
-    m.connector = http
+                interval_s=0.25, history_s=30, connector=http)
     task = asyncio.ensure_future(m.run())
     try:
         await until(lambda: m.fleet["ok"].samples_seen >= 2 and m.fleet["stream"].error is not None
@@ -270,8 +267,8 @@ async def test_doctor_and_tcp_panel_say_what_node_exporter_does_not_provide(serv
     # failing node whose backoff ran out by then is rightly polled at that tick
     http = HttpClient(HttpSettings(timeout_s=0.5, backoff_first_s=0.5, backoff_max_s=2.0))
     m = Monitor([NodeExporterSource("ok", "127.0.0.1", http, port=ports["ok"]),
-                 NodeExporterSource("503", "127.0.0.1", http, port=ports["503"])], interval_s=0.25, history_s=30)
-    m.connector = http
+                 NodeExporterSource("503", "127.0.0.1", http, port=ports["503"])], interval_s=0.25, history_s=30,
+                connector=http)
     app = make_app(m)
 
     def tcp_text() -> str:

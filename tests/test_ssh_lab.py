@@ -36,8 +36,7 @@ def monitor_for(lab, names=None, *, interval_s=0.5, settings=None, ports=None) -
     names = names or [n.name for n in lab.nodes]
     ports = ports or {}
     sources = [SshSource(n, n, connector, port=ports.get(n)) for n in names]
-    m = Monitor(sources, interval_s=interval_s, history_s=60)
-    m.connector = connector
+    m = Monitor(sources, interval_s=interval_s, history_s=60, connector=connector)
     return m
 
 

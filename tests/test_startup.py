@@ -22,23 +22,25 @@ ROOT = Path(__file__).resolve().parents[1]
 LAZY = (
     "asyncssh", "aiohttp", "plotext", "textual_plotext", "numpy", "tomllib",
     "netui.collectors.ssh", "netui.collectors.sampler", "netui.collectors.frames",
-    "netui.collectors.node_exporter", "netui.collectors.prometheus", "netui.httpsources",
+    "netui.collectors.node_exporter", "netui.collectors.prometheus", "netui.cli.bench",
+    "netui.cli.doctor", "netui.cli.export",
     "netui.inventory", "netui.ui.node", "netui.ui.panels", "netui.ui.ports", "netui.ui.matrix",
     "netui.ui.latency", "netui.ui.doctor", "netui.ui.pairdialog", "netui.ui.help",
     "netui.engine.pairtest", "netui.engine.pairtools", "netui.engine.pingtest",
-    "netui.engine.pingtools", "netui.engine.doctor", "netui.engine.shell", "netui.engine.recording",
+    "netui.engine.pingtools", "netui.engine.doctor", "netui.collectors.shell", "netui.engine.recording",
     "netui.engine.recorder", "netui.engine.replay", "netui.engine.export", "netui.engine.document",
     "netui.model.testnet", "netui.model.pairs", "netui.model.latency", "netui.model.doctor",
 )
 
 FIRST_FRAME = """
 import json, sys
-from netui.cli import build_monitor, build_parser
+from netui.cli.settings import WatchSettings
+from netui.cli.watch import build_monitor, build_parser
 from netui.engine import eventloop
 from netui.ui.app import make_app
 
 args = build_parser(None).parse_args([])
-app = make_app(build_monitor(args, history_s=60))
+app = make_app(build_monitor(WatchSettings.from_options(args), history_s=60))
 
 async def first_frame():
     async with app.run_test(size=(100, 30)) as pilot:
@@ -84,7 +86,8 @@ def test_help_imports_only_the_parser_and_snapshot_no_textual():
     helped = modules_after(code, "--help")
     assert "usage: netui" in helped["out"]
     assert not {m for m in helped["modules"] if m.split(".")[0] in ("textual", "rich", "psutil", "pyroute2", "asyncio")}
-    assert [m for m in helped["modules"] if m.startswith("netui")] == ["netui", "netui.cli", "netui.exits", "netui.options"]  # argparse only
+    assert [m for m in helped["modules"] if m.startswith("netui")] == ["netui", "netui.cli", "netui.cli.options", "netui.cli.watch",
+                                                                       "netui.exits", "netui.readlimits"]  # argparse only
 
     snap = modules_after(code, "snapshot", "--json", "--interval", "0.1")
     assert json.loads(snap["out"])["nodes"][0]["state"] == "up"

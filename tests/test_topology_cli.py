@@ -135,25 +135,24 @@ def test_a_bad_topology_stops_the_other_commands_before_any_connection(tmp_path)
 def test_watching_under_slurm_without_a_tree_goes_on_without_switches(tmp_path, monkeypatch, capsys):
     """`netui --slurm` on a cluster whose Slurm has no topology/tree: a note, never a failure;
     a --topology FILE that cannot be read stops it (exit 2 with the reason)."""
-    import argparse
-
     import pytest
 
+    from netui.cli.topology import attach_topology
+    from netui.exits import InputError
     from netui.model.fleet import Fleet
-    from netui.topologycmd import attach_topology
 
     fake = tmp_path / "scontrol"
     fake.write_text("#!/bin/sh\necho 'BlockName=b1 BlockIndex=0 Nodes=n[1-4] BlockSize=4'\n")
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
     fleet = Fleet(["n1"])
-    attach_topology(fleet, argparse.Namespace(topology=None, slurm=None))
+    attach_topology(fleet, None, True)
     assert fleet.topology is None
     err = capsys.readouterr().err
     assert "topology/block is not supported" in err and "going on without switches" in err
-    attach_topology(fleet, argparse.Namespace(topology=None, slurm=False))  # no --slurm: scontrol not asked
+    attach_topology(fleet, None, False)  # no --slurm: scontrol not asked
     assert capsys.readouterr().err == ""
-    with pytest.raises(SystemExit, match="--topology .*nope.conf: cannot read"):
-        attach_topology(fleet, argparse.Namespace(topology=str(tmp_path / "nope.conf"), slurm=None))
-    attach_topology(fleet, argparse.Namespace(topology=CONF, slurm=None))
+    with pytest.raises(InputError, match="--topology .*nope.conf: cannot read"):
+        attach_topology(fleet, str(tmp_path / "nope.conf"), True)
+    attach_topology(fleet, CONF, True)
     assert fleet.placement("dev3").switch == "s0" and fleet.topology_source == CONF

@@ -73,6 +73,8 @@ def read_iface_attrs(sysfs: str, name: str, problems: list[str] | None = None) -
 class TreeReader:
     """Samples a procfs/sysfs tree by reading its files; no netlink, no psutil."""
 
+    live = False  # a captured tree: commands here tell about this host, not about the tree
+
     def __init__(self, procfs: str = "/proc", sysfs: str = "/sys") -> None:
         self.procfs = procfs
         self.sysfs = sysfs
@@ -81,6 +83,12 @@ class TreeReader:
     def _hostname(self) -> str | None:
         text = read_text(os.path.join(self.procfs, PROC_FILES["hostname"]))
         return text.strip() if text else None
+
+    def prepare(self) -> None:
+        """Nothing to import ahead of the first read."""
+
+    def close(self) -> None:
+        """Nothing held between reads."""
 
     def read_texts(self, problems: list[str] | None = None) -> dict[str, str | None]:
         return {key: read_text(os.path.join(self.procfs, rel), problems) for key, rel in PROC_FILES.items()}
@@ -220,6 +228,8 @@ def counters_from_stats64(s: dict) -> InterfaceCounters:
 
 class LiveReader(TreeReader):
     """This host, live: netlink for interfaces, psutil for link speed, /proc for the rest."""
+
+    live = True
 
     def __init__(self) -> None:
         super().__init__("/proc", "/sys")

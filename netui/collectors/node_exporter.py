@@ -33,6 +33,7 @@ from netui.collectors.exposition import (
     sample_from_series,
     steady_boot_id,
 )
+from netui.collectors.source import BaseSource, Sink
 from netui.model.node import NodeState
 from netui.model.samples import NodeSample
 
@@ -212,7 +213,7 @@ def scrape_to_sample(body: bytes, local_t: float, wall_t: float, clock: NodeCloc
     return sample_from_series(series, wall_s=node_t if node_t is not None else wall_t, mono_s=mono)
 
 
-class NodeExporterSource:
+class NodeExporterSource(BaseSource):
     """One node's node_exporter, scraped once per interval by its own loop."""
 
     push = True
@@ -268,7 +269,7 @@ class NodeExporterSource:
             self.scrapes += 1
             return sample
 
-    async def run(self, sink) -> None:
+    async def run(self, sink: Sink) -> None:
         """Until cancelled: scrape every interval; on failure report it and back off."""
         attempt = 0
         due = time.monotonic()

@@ -42,6 +42,7 @@ from collections.abc import Mapping
 from netui.collectors.cancel import raise_if_cancelled
 from netui.collectors.exposition import Series, sample_from_series, steady_boot_id
 from netui.collectors.node_exporter import HttpClient, ScrapeFailure, http_failure
+from netui.collectors.source import BaseSource, Sink
 from netui.model.node import NodeState
 from netui.model.samples import NodeSample
 
@@ -410,8 +411,9 @@ class PrometheusReader:
             self._task = None
 
 
-class PrometheusNode:
-    """One node of a PrometheusReader's fleet, as the monitor sees it (a push source)."""
+class PrometheusNode(BaseSource):
+    """One node of a PrometheusReader's fleet, as the monitor sees it (a push source): the
+    reader's one loop keeps the pace (the sink's interval) and reports for every node."""
 
     push = True
     via = "node_exporter"  # Prometheus holds what the node's node_exporter serves
@@ -421,7 +423,7 @@ class PrometheusNode:
         self.name = name
         self.reader = reader
 
-    async def run(self, sink) -> None:
+    async def run(self, sink: Sink) -> None:
         await self.reader.run_shared(sink)
 
     async def close(self) -> None:

@@ -25,6 +25,7 @@ from asyncssh.config import SSHClientConfig
 from netui.collectors.asyncssh_shims import apply_shims, lazy_keepalive
 from netui.collectors.cancel import raise_if_cancelled
 from netui.collectors.frames import FrameDecoder, FrameError, frame_length
+from netui.collectors.source import BaseSource, NodeCommands, Sink
 from netui.collectors.ssh_config import ConfigIndex, SshConfigError
 from netui.model.node import NodeState
 
@@ -518,10 +519,11 @@ class SamplerSession(asyncssh.SSHClientSession):
         return Failure(NodeState.DOWN, f"sampler exited (status {status})" + (f": {words}" if words else ""))
 
 
-class SshSource:
+class SshSource(BaseSource):
     """One node over SSH: connects, runs the sampler, streams samples into the sink."""
 
     push = True
+    no_commands = None  # commands run beside the sampler, on its connection
     session_class = SamplerSession
 
     def __init__(self, name: str, host: str, connector: SshConnector, *, user: str | None = None,
@@ -540,7 +542,7 @@ class SshSource:
         self.retry_at: float | None = None  # time.monotonic() of the next try while waiting to retry
         self._retry = asyncio.Event()  # set: try again now (retry_now)
 
-    async def run(self, sink) -> None:
+    async def run(self, sink: Sink) -> None:
         """Until cancelled: stream, and on any failure report it and retry with backoff."""
         attempt = 0
         while True:
@@ -604,11 +606,17 @@ class SshSource:
     def connection(self) -> asyncssh.SSHClientConnection | None:
         """The node's live connection while it streams (None while down or connecting).
 
-        Other commands (pair tests, engine/shell.py) open their own channels on it: no
+        Other commands (pair tests, collectors/shell.py) open their own channels on it: no
         second handshake, and they end when it does.
         """
         conn = self._conn
         return conn if conn is not None and self._channel is not None and not conn.is_closed() else None
+
+    def commands(self) -> NodeCommands:
+        """Commands over the node's live connection (``connection``): they fail while it is down."""
+        from netui.collectors.shell import SshShell
+
+        return NodeCommands(SshShell(self))
 
     def set_interval(self, interval_s: float) -> None:
         self._tell(f"i {interval_s}\n".encode())

@@ -3,7 +3,7 @@
     report = await examine(monitor, ["node1", "node2"])   # nodes of monitor.fleet; None: all
     report.failed, report.findings, doctor_document(report)
 
-Each node is probed once over its live connection (a guarded command, engine/shell.py:
+Each node is probed once over its live connection (a guarded command, collectors/shell.py:
 it dies with its timeout or its channel); the interfaces come from the monitor's latest
 sample of the node, so the doctor and the grid never disagree about an MTU. A node that
 is not up is reported, not probed; a node that cannot run commands (a replay, a node read
@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from netui.collectors.doctor_probe import doctor_script, parse_doctor_probe
-from netui.engine.shell import CommandFailed, LocalShell, run_guarded, shells_for
+from netui.collectors.shell import CommandFailed, run_guarded
 from netui.model.doctor import (
     CHECKS,
     Finding,
@@ -77,21 +77,19 @@ def _tally(findings) -> dict[str, int]:
 
 
 def _shells(sources) -> dict[str, tuple[object, object]]:
-    """A shell and the probe script per node that can run commands: a live node's script is
-    made from its data-plane interfaces (``doctor_script``'s ``interfaces``)."""
-    from netui.collectors.local import LiveReader, TreeReader
-    from netui.engine.sources import LocalSource
+    """A shell and the probe script per node whose source runs commands: a live node's
+    script is made from its data-plane interfaces (``doctor_script``'s ``interfaces``: tc
+    and ethtool too); a captured tree's reads the tree's files only."""
 
     def live(interfaces: list[str]) -> str:
         return doctor_script(interfaces=interfaces)
 
-    out: dict[str, tuple[object, object]] = {name: (shell, live) for name, shell in shells_for(sources).items()}
+    out: dict[str, tuple[object, object]] = {}
     for source in sources:
-        if isinstance(source, LocalSource) and isinstance(source.reader, LiveReader):
-            out[source.name] = (LocalShell(source.name), live)  # this host, live: tc and ethtool too
-        elif isinstance(source, LocalSource) and isinstance(source.reader, TreeReader):
-            reader = source.reader
-            out[source.name] = (LocalShell(source.name), doctor_script(reader.procfs, reader.sysfs))
+        commands = source.commands()
+        if commands is not None:
+            out[source.name] = (commands.shell, live if commands.live
+                                else doctor_script(commands.procfs, commands.sysfs))
     return out
 
 
@@ -140,8 +138,8 @@ async def examine(monitor, nodes: Sequence[str] | None = None, *, shells: dict |
     fleet = monitor.fleet
     names = list(dict.fromkeys(nodes if nodes is not None else [n.name for n in fleet]))
     shells = shells if shells is not None else _shells(monitor.sources)
-    # why a node without a shell runs no commands: its source says (HTTP), else it is a replay
-    no_commands = {getattr(s, "name", None): getattr(s, "no_commands", None) for s in monitor.sources}
+    # why a node without a shell runs no commands: its source says (HTTP, a replay)
+    no_commands = {s.name: s.no_commands for s in monitor.sources}
     report = DoctorReport(names, started_wall_s=time.time())
     t0 = time.monotonic()
     gate = asyncio.Semaphore(CONCURRENT_PROBES)

@@ -51,6 +51,8 @@ def node_document(node: Node, placement: Attachment | None = None) -> dict:
         "fabric": None,
         "health": {"level": node.level.label, "reasons": _reasons(node)},
         "switch": placement_document(placement),
+        "lldp": {"state": node.lldp_state,
+                 "neighbours": [{"interface": n.interface, "switch": n.switch, "port": n.port} for n in node.lldp]},
     }
     if s is None:
         return doc

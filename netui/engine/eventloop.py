@@ -17,6 +17,8 @@ import os
 from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from netui.exits import InputError
+
 if TYPE_CHECKING:
     from asyncio import AbstractEventLoop
 
@@ -26,7 +28,7 @@ CHOICES = ("auto", "uvloop", "asyncio")
 T = TypeVar("T")
 
 
-class EventLoopChoiceError(ValueError):
+class EventLoopChoiceError(InputError, ValueError):
     """NETUI_EVENT_LOOP names no loop netui can run on."""
 
 
@@ -85,13 +87,14 @@ def run(main: Coroutine[Any, Any, T], *, environ: Mapping[str, str] | None = Non
     """Run ``main`` to completion on a new loop of the chosen kind, as ``asyncio.run`` does
     (the loop is closed after, leftover tasks cancelled, async generators finalised).
 
-    A bad ``NETUI_EVENT_LOOP`` is a SystemExit with the reason, before anything runs.
+    A bad ``NETUI_EVENT_LOOP`` is an EventLoopChoiceError (an InputError) with the reason,
+    before anything runs.
     """
     try:
         name = choose(environ)
-    except EventLoopChoiceError as exc:
+    except EventLoopChoiceError:
         main.close()  # never started: no "coroutine was never awaited" warning
-        raise SystemExit(f"netui: {exc}") from None
+        raise
     if name == "uvloop":
         import uvloop
 

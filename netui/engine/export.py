@@ -14,14 +14,13 @@ as replay and live mode compute them.
   them) and netui's own rates, health and straggler flags as ``netui_*`` gauges. It can be
   backfilled into Prometheus (``promtool tsdb create-blocks-from openmetrics``).
 
-``-o OUT`` never overwrites an existing file unless ``--force``, and never the recording
+The command's options are in netui/cli/export.py. ``-o OUT`` never overwrites an existing file unless ``--force``, and never the recording
 being exported (by any name: a link, a relative path, ``>>``), even with ``--force``; OUT
 is written beside and renamed into place, so a failed export leaves no half file.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import csv
 import io
@@ -37,6 +36,7 @@ from netui.engine.document import fleet_document
 from netui.engine.monitor import report_state
 from netui.engine.recording import RecordingError, recording_files
 from netui.engine.replay import Recording, _apply, load
+from netui.exits import InputError
 from netui.model.fleet import Fleet
 from netui.model.node import Node, NodeState
 
@@ -370,69 +370,41 @@ def _umask() -> int:
     return mask
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from netui.exits import exit_epilog
-
-    p = argparse.ArgumentParser(prog="netui export",
-                                description="Rates of a recording, computed again from its raw samples, "
-                                            "as CSV (long/tidy), JSON or OpenMetrics text.",
-                                epilog=exit_epilog())
-    p.add_argument("file", metavar="FILE", help="a recording (FILE.1 … of a rotated set are read too)")
-    p.add_argument("--format", choices=FORMATS, default="csv", help="csv (default), json or prom (OpenMetrics)")
-    p.add_argument("-o", "--output", metavar="OUT",
-                   help="write to OUT (default: standard output); an existing file is never overwritten")
-    p.add_argument("--config", metavar="PATH",
-                   help="health thresholds and rules to judge by, as live (TOML; default "
-                        "~/.config/netui/config.toml)")
-    p.add_argument("--force", action="store_true",
-                   help="replace OUT when it exists (never the recording being exported)")
-    return p
-
-
-def main(argv: list[str]) -> int:
-    """``netui export``: 0 written, 2 a usage or input error (said on standard error). A
-    broken pipe on standard output is raised for the command line to end quietly."""
-    args = build_parser().parse_args(argv)
-    from netui.config import ConfigError, load_config
-
+def open_recording(path: str, *, output: str | None, force: bool) -> Recording:
+    """The recording at ``path`` (FILE.1 … of a rotated set too), once it is sure that the
+    export may go to ``output`` (None: standard output) — never over the recording itself, nor
+    over an existing file without ``force``. InputError with the reason otherwise."""
     try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        print(f"netui: {exc}", file=sys.stderr)
-        return 2
-    try:
-        files = recording_files(args.file)
+        files = recording_files(path)
     except RecordingError as exc:
-        print(f"netui: cannot export {exc}", file=sys.stderr)  # the message starts with the file
-        return 2
-    refused = _refuse_output(args.output, files, args.force) if args.output else _refuse_stdout(files)
+        raise InputError(f"cannot export {exc}") from None  # the message starts with the file
+    refused = _refuse_output(output, files, force) if output else _refuse_stdout(files)
     if refused:
-        print(f"netui: {refused}", file=sys.stderr)
-        return 2
+        raise InputError(refused)
     try:
-        recording = load(args.file)
+        return load(path)
     except (OSError, RecordingError) as exc:
-        print(f"netui: cannot export {exc}", file=sys.stderr)  # the message starts with the file
-        return 2
-    for note in recording.notes:
-        print(f"netui: {note}", file=sys.stderr)
-    export = {"csv": export_csv, "json": export_json, "prom": export_prom}[args.format]
+        raise InputError(f"cannot export {exc}") from None
+
+
+def write_export(recording: Recording, fmt: str, *, output: str | None, config=None) -> None:
+    """Write the recording's rates as ``fmt`` (one of FORMATS) to ``output``, whole or not at
+    all, or to standard output (None). InputError when it cannot be written; a broken pipe on
+    standard output is raised as it is, for the command line to end quietly."""
+    export = {"csv": export_csv, "json": export_json, "prom": export_prom}[fmt]
 
     def write(recording, out):
         return export(recording, out, config)
 
     try:
-        if args.output:
-            _write_file(args.output, write, recording)
+        if output:
+            _write_file(output, write, recording)
         else:
             write(recording, sys.stdout)
             sys.stdout.flush()
     except BrokenPipeError:
-        if not args.output:
+        if not output:
             raise  # the reader went away (| head): the command line ends quietly
-        print(f"netui: cannot write {args.output}: the reader went away", file=sys.stderr)
-        return 2
+        raise InputError(f"cannot write {output}: the reader went away") from None
     except OSError as exc:
-        print(f"netui: cannot write {args.output or 'to standard output'}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
-    return 0
+        raise InputError(f"cannot write {output or 'to standard output'}: {exc.strerror or exc}") from None

@@ -1,10 +1,16 @@
 """The engine: owns time, feeds the fleet from every source, tells the UI once per tick.
 
-Two kinds of source: *pull* sources (this host, a replay) are asked for a sample each tick;
-*push* sources (SSH nodes) stream samples on their own and report their state. Each tick
+Every source keeps one contract (collectors/source.py ``Source``), called directly: the
+monitor never asks a source's class. Two kinds of source: *pull* sources (this host, a
+replay) are asked for a sample each tick; *push* sources (SSH nodes, node_exporter,
+Prometheus) stream samples on their own and report their state to the monitor, their
+``Sink``. Which is which is read once, when the monitor is built. Each tick
 polls the pull sources, marks push nodes that went quiet as stale, and calls ``on_update``
 once — the UI repaints in one batch however many frames arrived. The next tick is scheduled
 when the current one ends, so ticks never overlap. Works headless.
+
+What a monitor offers the UI beyond that is its ``mode`` (live, or a recording played back),
+declared by its class.
 
 A pull source has at most one read in flight. A tick waits for the reads it starts the
 interval at most (``PULL_WAIT_MAX_S``); a read still running then is not waited for again:
@@ -21,7 +27,11 @@ import gc
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar
 
+from netui.collectors.source import Source
+from netui.engine.lldp import LldpReader
 from netui.engine.sources import SourceError
 from netui.model.fleet import Fleet
 from netui.model.node import NodeState
@@ -41,6 +51,17 @@ _SHOWN = (NodeState.UP, NodeState.CONNECTING, NodeState.STALE)
 # (bench_fleet); with these thresholds, none ran in the measuring window. Cycles are still
 # collected, just later.
 GC_THRESHOLDS = (50_000, 20, 100)
+
+
+@dataclass(frozen=True, slots=True)
+class Mode:
+    """What feeds a monitor, and so what it offers: the UI reads this, never the monitor's class."""
+
+    replay: bool = False  # a recording played back (engine/replay.py): a timeline, playback, recorded tests
+    can_record: bool = True  # w records what it shows
+
+
+LIVE = Mode()
 
 
 def tune_gc() -> None:
@@ -75,13 +96,18 @@ def take_pair_test(fleet: Fleet, document) -> bool:
 
 
 class Monitor:
-    def __init__(self, sources: list, *, interval_s: float = 1.0, history_s: float = 900.0,
-                 thresholds=None, rules=None) -> None:
+    mode: ClassVar[Mode] = LIVE
+
+    def __init__(self, sources: list[Source], *, interval_s: float = 1.0, history_s: float = 900.0,
+                 thresholds=None, rules=None, connector=None) -> None:
         """``thresholds`` and ``rules`` (model.health.HealthRules): how nodes are judged
-        (the configuration file's, or the defaults)."""
+        (the configuration file's, or the defaults). ``connector``: what the sources share
+        to reach their nodes (an SSH connector, an HTTP client; anything with an async
+        ``close()``), closed with the monitor after them."""
         if interval_s <= 0:
             raise ValueError("interval must be positive")
         self.sources = sources
+        self.connector = connector
         self.fleet = Fleet([s.name for s in sources], history_s=history_s, interval_s=interval_s,
                            thresholds=thresholds, **({"rules": rules} if rules is not None else {}))
         tune_gc()
@@ -90,8 +116,9 @@ class Monitor:
         self.recorder = None  # an engine.recorder.Recorder while recording
         self.ticks = 0
         self.last_tick_s: float | None = None  # how long the last tick took
-        self._pull = [s for s in sources if not getattr(s, "push", False)]
-        self._push = [s for s in sources if getattr(s, "push", False)]
+        self._pull = [s for s in sources if not s.push]
+        self._push = [s for s in sources if s.push]
+        self._via = {s.name: s.via for s in sources if s.via is not None}
         self._arrival: dict[str, float] = {}
         self._reads: dict[str, tuple[asyncio.Future, float]] = {}  # pull reads in flight, started at
         self._tasks: list[asyncio.Task] = []
@@ -101,6 +128,12 @@ class Monitor:
         # who wants a node's per-CPU tables (a node screen, a pair test): node → count
         self._detail: Counter[str] = Counter()
         self._detail_all = False  # every node's (a recording, a snapshot)
+        self.lldp = LldpReader(self)  # each node's LLDP neighbours, once per connection
+
+    def via(self, name: str) -> str | None:
+        """What node ``name``'s counters come through when that limits what can be shown
+        ("node_exporter"), or None."""
+        return self._via.get(name)
 
     @property
     def interval_s(self) -> float:
@@ -137,6 +170,7 @@ class Monitor:
                 if last is not None and now - last > quiet_s:
                     node.set_state(NodeState.STALE, f"no sample for {now - last:.0f} s")
         self.fleet.update_stragglers()
+        self.lldp.tick()
         if self.recorder is not None:
             self.recorder.tick(self.fleet)
         self.ticks += 1
@@ -238,9 +272,7 @@ class Monitor:
             if self.recorder is not None:
                 self.recorder.interval(interval_s)
         for s in self._push:
-            set_interval = getattr(s, "set_interval", None)
-            if set_interval is not None:
-                set_interval(interval_s)
+            s.set_interval(interval_s)
         self._wake.set()
 
     # retries ----------------------------------------------------------------------------------
@@ -250,7 +282,7 @@ class Monitor:
         now = time.monotonic()
         out = {}
         for s in self._push:
-            at = getattr(s, "retry_at", None)
+            at = s.retry_at
             if at is not None:
                 out[s.name] = max(0.0, at - now)
         return out
@@ -258,8 +290,7 @@ class Monitor:
     def retry_now(self, names) -> list[str]:
         """Try the sources of ``names`` again now, those that wait to retry; the names tried."""
         wanted = set(names)
-        return [s.name for s in self._push
-                if s.name in wanted and getattr(s, "retry_now", None) is not None and s.retry_now()]
+        return [s.name for s in self._push if s.name in wanted and s.retry_now()]
 
     # per-CPU detail ----------------------------------------------------------------------------
     def want_detail(self, names, on: bool) -> None:
@@ -291,9 +322,8 @@ class Monitor:
 
     def _tell_detail(self, names: set[str] | None) -> None:
         for s in self._push:
-            set_detail = getattr(s, "set_detail", None)
-            if set_detail is not None and (names is None or s.name in names):
-                set_detail(self.detail_wanted(s.name))
+            if names is None or s.name in names:
+                s.set_detail(self.detail_wanted(s.name))
 
     def step_interval(self, direction: int) -> float:
         """Next shorter (-1) or longer (+1) interval of INTERVALS_S."""
@@ -339,6 +369,7 @@ class Monitor:
         stuck = await cancel_and_wait(self._tasks, wait_s)
         self.abandoned = [names[task] for task in self._tasks if task in stuck]
         self._tasks = []
+        await self.lldp.close()
         for read, _ in self._reads.values():  # a hung read's thread is a daemon: let it be
             read.cancel()
         self._reads.clear()
@@ -347,9 +378,8 @@ class Monitor:
             _, late = await asyncio.wait(closing, timeout=wait_s)
             for task in late:
                 task.cancel()
-        closer = getattr(self, "connector", None)
-        if closer is not None:
-            await closer.close()
+        if self.connector is not None:
+            await self.connector.close()
 
 
 async def cancel_and_wait(tasks: list[asyncio.Task], wait_s: float) -> set[asyncio.Task]:

@@ -12,7 +12,7 @@ Then the rounds (circle method, ``model.pairs``): a round's tests run at once, a
 in at most one test at a time, and the next round starts when this one has ended. Each
 test starts its server, waits until it listens, then starts the client. While a round
 runs, the next round's commands are already *staged*: their SSH channels and shells are
-up and wait for ``go`` (engine/shell.py), so a round starts without a channel open or a
+up and wait for ``go`` (collectors/shell.py), so a round starts without a channel open or a
 shell start-up on its critical path. Staged commands hold no port, use no CPU, and die
 with their channel like everything else.
 
@@ -47,7 +47,8 @@ from netui.engine.pairtools import (
     server_ready,
     server_tail,
 )
-from netui.engine.shell import CommandFailed, Running, guarded, shells_for
+from netui.collectors.shell import CommandFailed, Running, guarded
+from netui.engine.sources import shells_for
 from netui.model.node import NodeState
 from netui.model.paircounters import pair_counters
 from netui.model.pairs import Pair, PairResult, PortAllocator, all_pairs_rounds, one_at_a_time
@@ -289,9 +290,7 @@ class PairTest(NodeCommands):
         self._total = report.tests_total = sum(len(r) for r in rounds)
         self._rounds = report.rounds = len(rounds)
         # the per-CPU tables of the nodes under test: the hottest CPU over each test's window
-        want_detail = getattr(self.monitor, "want_detail", None)
-        if want_detail is not None:
-            want_detail(self.nodes, True)
+        self.monitor.want_detail(self.nodes, True)
         try:
             self._progress("checking")
             for node in self.nodes:
@@ -335,8 +334,7 @@ class PairTest(NodeCommands):
             if not self.cancelled:
                 await self._run_rounds(runnable, keep, endpoints)
         finally:
-            if want_detail is not None:
-                want_detail(self.nodes, False)
+            self.monitor.want_detail(self.nodes, False)
             self._kill_all()
             await self._reap()
             report.elapsed_s = time.monotonic() - self._t0
@@ -410,7 +408,7 @@ class PairTest(NodeCommands):
         intervals (5 s at most): a test's window then starts on a sample with them, and its
         hottest CPU is known."""
         fleet = self.monitor.fleet
-        interval_s = getattr(self.monitor, "interval_s", 1.0)
+        interval_s = self.monitor.interval_s
         deadline = time.monotonic() + min(2 * interval_s + 0.5, 5.0)
 
         def waiting() -> bool:

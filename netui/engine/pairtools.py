@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, fields
 
 from netui.collectors.iperf3 import parse_iperf3
 from netui.collectors.perftest import NO_DEVICE, parse_perftest, perftest_waiting
-from netui.engine.shell import CommandResult
+from netui.collectors.shell import CommandResult
 from netui.model.pairs import PairResult
 from netui.model.testnet import RdmaChoice, parse_test_net
 
@@ -146,7 +146,7 @@ def _rdma_tail(end: Endpoint) -> list[str]:
 
 # A test's command line is known in two steps: the fixed part when it is staged (before the
 # nodes are probed), the tail -- addresses, RDMA device and GID, chosen from the probes --
-# when it is told to go (engine/shell.py passes it as "$@").
+# when it is told to go (collectors/shell.py passes it as "$@").
 
 def server_command(settings: PairSettings, port: int) -> str:
     if settings.tool == IPERF3:

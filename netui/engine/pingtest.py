@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from netui.collectors.probe import parse_probe, tool_paths, tools_probe_command
 from netui.engine.pairtest import NodeCommands, node_unavailable, refusal
 from netui.engine.pingtools import FPING, PING, PingSettings, choose_tool, sender_command, sender_results
-from netui.engine.shell import CommandFailed, guarded, shells_for
+from netui.collectors.shell import CommandFailed, guarded
+from netui.engine.sources import shells_for
 from netui.model.latency import LatencyResult, LatencyVerdict, judge_latency
 from netui.model.pairs import Pair
 from netui.model.testnet import choose_addresses

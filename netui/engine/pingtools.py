@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, fields
 
 from netui.collectors.ping import EXIT_MARK, FPING, IPUTILS, PingOutput, fping_failure, parse_fping, parse_ping, \
     split_by_target
-from netui.engine.shell import CommandResult
+from netui.collectors.shell import CommandResult
 from netui.model.latency import LatencyResult
 from netui.model.testnet import parse_test_net
 

@@ -7,7 +7,9 @@ the model computes rates from the raw counters again), recorded node states thro
 ``Monitor.report``, stragglers are judged after each frame as live (a recorded pair test's
 suspects included, from the frame that brings it). The clock is the
 recording's: it moves by the wall time elapsed × ``speed`` while playing; seeking back
-rebuilds the fleet by running the model again from the start (it is pure, and fast).
+rebuilds the fleet by running the model again from the start (it is pure, and fast). Its
+sources are the recording's nodes (``RecordedNode``: they keep the source contract, run no
+commands, stream nothing themselves); its ``mode`` tells the UI it plays a recording.
 """
 
 from __future__ import annotations
@@ -19,15 +21,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from statistics import median
 
-from netui.engine.monitor import Monitor, report_state, take_pair_test
+from netui.engine.monitor import Mode, Monitor, report_state, take_pair_test
 from netui.engine.recording import (MAX_INTERVAL_S, MAX_NODES, MIN_INTERVAL_S, RecordingError, is_interval,
                                     read_records, recording_files)
+from netui.engine.sources import RecordedNode
 from netui.model.events import EventTracker
 from netui.model.fleet import Fleet
 from netui.model.history import capacity_for
 from netui.model.node import NODE_SERIES, NodeState
 
 SPEEDS = (1, 10, 60)
+REPLAY = Mode(replay=True, can_record=False)  # a replay is not recorded again
 CHECKPOINT_BUDGET_BYTES = 64 << 20  # copies of the fleet kept to seek without replaying from the start
 MAX_CHECKPOINTS = 200
 
@@ -151,21 +155,6 @@ class Event:
     record: dict
 
 
-class _Name:
-    """A replayed node, as Monitor sees a source: a name (it is never polled)."""
-
-    push = True
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    async def run(self, monitor) -> None:  # pragma: no cover - ReplayMonitor starts no stream
-        pass
-
-    async def close(self) -> None:
-        pass
-
-
 def _apply(fleet: Fleet, rec: dict, observe, report) -> None:
     kind = rec["type"]
     if kind == "sample":
@@ -188,13 +177,13 @@ class ReplayMonitor(Monitor):
     """A Monitor fed by a recording. ``tick()`` moves the clock by one recorded interval ×
     ``speed`` (``run()`` by the wall time elapsed × ``speed``) while playing."""
 
-    replay = True
+    mode = REPLAY
 
     def __init__(self, recording: Recording, *, history_s: float = 900.0, thresholds=None, rules=None,
                  straggler_rules=None) -> None:
         """``thresholds``, ``rules`` (health) and ``straggler_rules``: as live (the
         configuration file's), so a replay judges the nodes as live mode did."""
-        super().__init__([_Name(n) for n in recording.nodes], interval_s=recording.interval_s,
+        super().__init__([RecordedNode(n) for n in recording.nodes], interval_s=recording.interval_s,
                          history_s=history_s, thresholds=thresholds, rules=rules)
         self.recording = recording
         self._history_s = history_s

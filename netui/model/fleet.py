@@ -30,9 +30,60 @@ class Fleet:
         # the suspects of the last pair test that tested each node: stragglers until a later
         # test of the node clears them, or ``clear_pair_suspects``
         self.pair_suspects: dict[str, Straggler] = {}
-        # where the nodes sit in the fabric (--topology FILE, or Slurm's), and where it came from
-        self.topology: Topology | None = None
-        self.topology_source = ""
+        # where the nodes sit in the fabric: a file's (--topology FILE, or Slurm's) completed by
+        # the nodes' LLDP neighbours (``topology``), and where the file came from
+        self._file_topology: Topology | None = None
+        self._file_source = ""
+        self._topology: Topology | None = None
+        self._lldp_nodes = 0  # nodes whose LLDP read placed them, in ``_topology``
+        self._topology_due = False
+
+    @property
+    def topology(self) -> Topology | None:
+        """Where the nodes sit: the file's topology, with the leaf and port that LLDP saw for
+        the nodes it does not place (``topology.merge``); LLDP's alone without a file."""
+        if self._topology_due:
+            self._topology_due = False
+            from netui.model.topology import Topology, merge
+
+            seen = {name: node.lldp for name, node in self.nodes.items() if node.lldp}
+            lldp = Topology.from_neighbours(seen) if seen else None
+            self._lldp_nodes = len(lldp.nodes) if lldp is not None else 0
+            if lldp is None or not lldp.nodes:
+                self._topology = self._file_topology
+            elif self._file_topology is None:
+                self._topology = lldp
+            else:
+                self._topology = merge(self._file_topology, lldp)
+        return self._topology
+
+    @topology.setter
+    def topology(self, topology: Topology | None) -> None:
+        self._file_topology = topology
+        self._topology_due = True
+
+    @property
+    def topology_source(self) -> str:
+        """Where the topology came from: the file (or "Slurm"), and LLDP when it adds to it."""
+        topology = self.topology
+        if topology is None:
+            return ""
+        if not self._lldp_nodes:
+            return self._file_source
+        lldp = f"LLDP ({self._lldp_nodes:,} node{'s' if self._lldp_nodes != 1 else ''})"
+        return f"{self._file_source} + {lldp}" if self._file_topology is not None and self._file_source else lldp
+
+    @topology_source.setter
+    def topology_source(self, source: str) -> None:
+        self._file_source = source
+
+    def set_lldp(self, name: str, neighbours, state: str) -> None:
+        """Node ``name``'s LLDP neighbours (``Node.set_lldp``); the topology takes them in."""
+        node = self.nodes[name]
+        before = node.lldp
+        node.set_lldp(neighbours, state)
+        if node.lldp != before:
+            self._topology_due = True
 
     def placement(self, name: str) -> Attachment | None:
         """The leaf switch (and port) node ``name`` is cabled to, when the topology places it:

@@ -23,6 +23,9 @@ from netui.speedups import column_stats, iface_totals, rate_codes
 from netui.model.samples import InterfaceSample, InterfaceTable, NodeSample, hidden
 
 
+LLDP_UNREAD = "not read"  # Node.lldp_state before the first read (collectors.lldp.STATE_UNREAD)
+
+
 class NodeState(str, Enum):
     CONNECTING = "connecting"
     UP = "up"
@@ -308,6 +311,10 @@ class Node:
         self._pfc_mono_s: float | None = None  # the ethtool reading the PFC rates end at
         # per RDMA port: RX and TX bytes/s (from port_rcv_data/port_xmit_data)
         self.port_history: dict[PortKey, tuple[Ring, Ring]] = {}
+        # where the node is cabled: collectors.lldp.LldpNeighbour per NIC, as the node's lldpd
+        # reports them (read once per connection, engine/lldp.py), and how that read went
+        self.lldp: tuple = ()
+        self.lldp_state = LLDP_UNREAD
 
     def threshold(self, metric: str) -> Threshold:
         """The threshold this node judges ``metric`` by: the configured one or the default."""
@@ -435,6 +442,12 @@ class Node:
         self.fabric_rates = None
         self.summary = NodeSummary()
         self.health = Health(Level.CRITICAL, (f"{state.value}: {reason}",))
+
+    def set_lldp(self, neighbours, state: str) -> None:
+        """What the node's lldpd reported (a tuple of collectors.lldp.LldpNeighbour) and
+        the state of that read ("ok", or why there is nothing: "no LLDP: …")."""
+        self.lldp = tuple(neighbours)
+        self.lldp_state = state
 
     def set_state(self, state: NodeState, reason: str | None = None) -> None:
         self.state = state

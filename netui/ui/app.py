@@ -127,8 +127,8 @@ class NetuiApp(App):
 
     @property
     def replay(self) -> bool:
-        """Fed by a recording (engine/replay.py) rather than live nodes."""
-        return getattr(self.monitor, "replay", False)
+        """Fed by a recording (engine/replay.py) rather than live nodes: the monitor's mode says."""
+        return self.monitor.mode.replay
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in self.REPLAY_ACTIONS:
@@ -136,9 +136,9 @@ class NetuiApp(App):
                 return False
             if action == "seek" and self.focused is not None and isinstance(self.focused, Input):
                 return False  # ←/→ move the cursor of the filter box
-        if action in ("toggle_recording", "record", "stop_recording") and self.replay:
+        if action in ("toggle_recording", "record", "stop_recording") and not self.monitor.mode.can_record:
             return False
-        recorder = getattr(self.monitor, "recorder", None)
+        recorder = self.monitor.recorder
         live = {
             "pause": not self.display_paused, "resume": self.display_paused and not self.replay,
             "play": self.display_paused and self.replay,
@@ -234,7 +234,7 @@ class NetuiApp(App):
         RTTs), a pair test's suspects made stragglers, and into the recording, when one is
         running."""
         self.last_tests[kind] = document
-        recorder = getattr(self.monitor, "recorder", None)
+        recorder = self.monitor.recorder
         if recorder is not None:
             recorder.test(kind, document)
         if kind == "pair-test":

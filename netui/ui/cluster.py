@@ -87,8 +87,7 @@ class ClusterScreen(Screen):
         return False
 
     def _retry_in_s(self) -> dict[str, float]:
-        retry_in_s = getattr(self.app.monitor, "retry_in_s", None)  # type: ignore[attr-defined]
-        return retry_in_s() if retry_in_s is not None else {}
+        return self.app.monitor.retry_in_s()  # type: ignore[attr-defined]
 
     def _count_down(self) -> None:
         if not self.app.paused and (self.grid.retry_in_s or self._retry_in_s()):  # type: ignore[attr-defined]
@@ -214,8 +213,7 @@ class ClusterScreen(Screen):
         marked = [n for n in self.grid.marked if n in waiting]
         selected = self.grid.selected
         names = marked or ([selected] if selected in waiting else list(waiting))
-        retry_now = getattr(self.app.monitor, "retry_now", None)  # type: ignore[attr-defined]
-        tried = retry_now(names) if retry_now is not None and names else []
+        tried = self.app.monitor.retry_now(names) if names else []  # type: ignore[attr-defined]
         if tried:
             self.notify(f"trying {', '.join(tried[:3])}{' …' if len(tried) > 3 else ''} again now", timeout=2)
         else:

@@ -237,7 +237,7 @@ class CpuPanel(Static):
         cr = node.rates.cpu if node.rates else None
         if cr is None or (not any(p is not None for p in cr.softirq_percent)
                           and not any(r is not None for r in cr.net_rx_per_s)):
-            self.update(_waiting(node, "per-CPU softirq", _hottest_meanwhile, replay=getattr(self.app, "replay", False)))
+            self.update(_waiting(node, "per-CPU softirq", _hottest_meanwhile, replay=self.app.replay))  # type: ignore[attr-defined]
             return
         hot = cr.hottest()
         thr = node.threshold("softirq_percent")
@@ -311,17 +311,10 @@ class TcpPanel(Static):
     def on_mount(self) -> None:
         self.border_title = "TCP"
 
-    def _via(self, name: str) -> str | None:
-        """What the node's counters come through ("node_exporter" for HTTP sources), or None."""
-        for source in getattr(getattr(self.app, "monitor", None), "sources", ()):
-            if getattr(source, "name", None) == name:
-                return getattr(source, "via", None)
-        return None
-
     def show(self, node: Node, styles) -> None:
         s = node.sample.tcp if node.sample else None
         t = node.rates.tcp if node.rates else None
-        via = self._via(node.name)
+        via = self.app.monitor.via(node.name)  # type: ignore[attr-defined]
         if s is None:
             if via and node.sample is None:
                 self.update(f"no TCP counters: nothing read from {via} yet")
@@ -371,7 +364,7 @@ class SoftnetPanel(Static):
         if r is None:
             sums = node.sample.cpu_sums if node.sample else None
             if node.sample and (node.sample.softnet or (sums is not None and sums.dropped is not None)):
-                self.update(_waiting(node, "per-CPU softnet", _softnet_meanwhile, replay=getattr(self.app, "replay", False)))
+                self.update(_waiting(node, "per-CPU softnet", _softnet_meanwhile, replay=self.app.replay))  # type: ignore[attr-defined]
             else:
                 self.update("no softnet_stat")
             return

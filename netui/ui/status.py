@@ -79,11 +79,11 @@ class StatusBar(Static):
             color = theme.get("success") if state is NodeState.UP else (
                 theme.get("warning") if state in (NodeState.CONNECTING, NodeState.STALE) else theme.get("error"))
             text.append(f"{count} {state.value}", style=color or "")
-        if getattr(app.monitor, "replay", False):
+        if app.monitor.mode.replay:
             from netui.ui.timeline import play_state
 
             text.append(f" │ replay {play_state(app.monitor)}", style="bold")
-        recorder = getattr(app.monitor, "recorder", None)
+        recorder = app.monitor.recorder
         if recorder is not None:
             if recorder.error:
                 text.append(f" │ recording stopped: {recorder.error}", style=theme.get("error") or "")
@@ -105,11 +105,11 @@ class StatusBar(Static):
     def _badge_text(app, *, sort: str | None, filter: str | None, marked: int) -> Text:
         theme = app.theme_variables
         badges: list[tuple[str, str]] = []
-        recorder = getattr(app.monitor, "recorder", None)
+        recorder = app.monitor.recorder
         if recorder is not None and not recorder.error:
             badges.append((f"● REC {units.si(recorder.size_bytes, 'B')}", f"bold {theme.get('error', '')}"))
         monitor = app.monitor
-        if app.paused or (getattr(monitor, "replay", False) and not monitor.playing and not monitor.at_end):
+        if app.paused or (monitor.mode.replay and not monitor.playing and not monitor.at_end):
             badges.append(("PAUSED", f"bold reverse {theme.get('warning', '')}"))
         if filter:
             shown = filter if len(filter) <= FILTER_SHOWN else filter[: FILTER_SHOWN - 1] + "…"

@@ -176,8 +176,7 @@ async def _child(args) -> None:
         ssh.PREFERRED_CIPHERS = ("chacha20-poly1305@openssh.com",
                                  *(c for c in ssh.PREFERRED_CIPHERS if not c.startswith("chacha20")))
     sources = [cls(n, n, connector) for n in names]
-    monitor = Monitor(sources, interval_s=1.0, history_s=HISTORY_S)
-    monitor.connector = connector  # closed with the monitor
+    monitor = Monitor(sources, interval_s=1.0, history_s=HISTORY_S, connector=connector)
     if "detail" in mods:
         monitor.set_detail_all(True)
     fleet = monitor.fleet

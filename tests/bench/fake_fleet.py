@@ -1,6 +1,6 @@
 """A fake fleet for the benchmarks: one asyncssh server on 127.0.0.1 that plays N nodes.
 
-Every SSH session is one node: whatever command it is asked to run, it streams frames in the
+Every SSH session is one node: whatever command it is asked to run (but the LLDP read), it streams frames in the
 remote sampler's exact format (collectors/sampler.py) once per interval until the channel
 closes, and honours ``i SECONDS`` lines on stdin. The frames are those of a 128-CPU,
 16-interface node (tests/bench/node128.py) reduced by the sampler's own ``frame()`` — its
@@ -191,7 +191,13 @@ class FleetServer:
         self.frames_sent = 0
 
     async def session(self, process: asyncssh.SSHServerProcess) -> None:
-        """One node: a frame every interval until the channel closes (or MAX_STEPS)."""
+        """One node: a frame every interval until the channel closes (or MAX_STEPS). The one
+        other command netui runs on every node, its LLDP read (engine/lldp.py), is answered as
+        a node without lldpctl answers it."""
+        if "lldpctl" in (process.command or ""):
+            process.stderr.write("netui: lldpctl not found\n")
+            process.exit(127)
+            return
         self.sessions += 1
         interval = 1.0
         detail = (process.command or "").endswith(" --detail")  # the sampler's arguments end the command

@@ -4,6 +4,9 @@
         lab.ssh(lab.node("node2"), "hostname").stdout   # 'node2\\n'
         lab.nodes[0].slow_link("100mbit")
 
+    with Lab(leaves=2, nodes_per_leaf=4) as lab:   # two-tier: leaf1, leaf2, a spine, lldpd
+        lab.shape_uplink("leaf1", "200mbit")          # node1 … node4 on leaf1, node5 … on leaf2
+
 A lab is known by its short `name`: namespaces netui-<name>-node<K>, links nu-<name>-…,
 directory /tmp/netui-<name>.<random> (or a fixed one). Starting a lab first removes
 whatever a crashed lab of the same name left behind; closing removes everything it made.
@@ -21,8 +24,10 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import network, ssh_files
+from . import fabric, network, ssh_files
+from . import lldp as lldpd
 from .node import LabError, LabNode
+from .switch import LabSwitch
 from .processes import cmdline_pids, kill_until_gone
 
 STATE_FILE = "lab.json"
@@ -34,17 +39,40 @@ class Lab:
 
     `name` (1–6 of [a-z0-9]) tells labs apart: starting a lab replaces any lab of the
     same name (a crashed one, say); labs of different names run side by side. The CLI's
-    lab is called "lab", the pytest fixture's "t<pid in base 36>".
+    lab is called "lab", the pytest fixtures' "t<pid in base 36>" (flat) and "f<…>" (two-tier).
+
+    With `leaves`, the lab is two-tier (fabric.py): node k sits on leaf `node.leaf`, port
+    swp`node.port`; leaves hang off one spine; lldpd runs in every switch and node when
+    installed (`lab.lldp`), and `shape_uplink` makes an oversubscribed leaf uplink.
 
     Use as a context manager (or call `start()` and `close()`); `close()` always
     tears down, also after a half-built start.
     """
 
-    def __init__(self, n: int = 4, *, name: str = "adhoc",
-                 directory: str | Path | None = None):
+    def __init__(self, n: int | None = None, *, name: str = "adhoc",
+                 directory: str | Path | None = None, leaves: int | None = None,
+                 nodes_per_leaf: int = 4, lldp: bool | None = None):
+        # Two-tier when `leaves` is given: n = leaves × nodes_per_leaf, node numbers run
+        # leaf by leaf. `lldp` (two-tier only): None = when lldpd is installed.
+        if leaves is not None:
+            if leaves < 1 or nodes_per_leaf < 1:
+                raise ValueError("a two-tier lab has at least 1 leaf and 1 node per leaf")
+            if n is not None and n != leaves * nodes_per_leaf:
+                raise ValueError(f"{n} nodes do not fill {leaves} leaves of {nodes_per_leaf}")
+            n = leaves * nodes_per_leaf
+        n = 4 if n is None else n
         if not 1 <= n <= network.LAST_NODE_HOST:
             raise ValueError(f"a lab has 1 to {network.LAST_NODE_HOST} nodes, got {n}")
+        if leaves is None and lldp:
+            raise ValueError("lldpd runs in two-tier labs only (give `leaves`)")
+        if lldp and not lldpd.available():
+            raise LabError("lldpd is not installed (Debian package lldpd)")
         self.n = n
+        self.leaves = leaves
+        self.nodes_per_leaf = nodes_per_leaf if leaves is not None else None
+        self.lldp = leaves is not None and (lldpd.available() if lldp is None else lldp)
+        self.switches: list[LabSwitch] = []
+        self._shaped_uplinks: set[int] = set()
         self.name = network.check_name(name)
         self._fixed_directory = Path(directory) if directory is not None else None
         self.directory: Path | None = None
@@ -93,17 +121,31 @@ class Lab:
             remove_lab(self.name, [self._fixed_directory] if self._fixed_directory else [])
             self.directory = self._make_directory()
             self._save_state()  # first, so a crash from here on is found by remove_lab
-            self.nodes = [LabNode(self, k) for k in range(1, self.n + 1)]
+            self.nodes = [LabNode(self, k, **self._cabling(k)) for k in range(1, self.n + 1)]
             for node in self.nodes:
                 node.directory.mkdir(mode=0o700)
+            if self.leaves is not None:
+                self.switches = [LabSwitch(self.name, f"leaf{leaf}", self.directory / f"leaf{leaf}")
+                                 for leaf in range(1, self.leaves + 1)]
+                self.switches.append(LabSwitch(self.name, "spine", self.directory / "spine"))
+            if self.lldp:
+                # lldpd runs its configuring lldpcli unprivileged, and lldpcli itself drops
+                # root: both must get to the sockets (the keys in there stay 0600)
+                for each in [self.directory, *(n.directory for n in self.nodes)]:
+                    each.chmod(0o711)
             ssh_files.generate_keys([self.identity] + [n.host_key for n in self.nodes])
             self.authorized_keys.write_text(ssh_files.public_key(self.identity) + "\n")
             with network.lab_lock():
                 self.first_host = network.first_free_host(self.n)
                 network.build_bridge(self.name)
-                for node in self.nodes:
-                    network.build_node(self.name, node.k, self.first_host + node.k - 1)
+                if self.leaves is None:
+                    for node in self.nodes:
+                        network.build_node(self.name, node.k, self.first_host + node.k - 1)
+                else:
+                    self._build_fabric()
             self.write_client_files()
+            if self.lldp:
+                self._start_lldpds()
             os.makedirs("/run/sshd", mode=0o755, exist_ok=True)  # lab-notes pitfall 1
             for node in self.nodes:
                 node.write_sshd_config()
@@ -127,7 +169,7 @@ class Lab:
         if not self._live:
             return
         self._live = False
-        procs = [p for node in self.nodes for p in node.tracked_processes()]
+        procs = [p for each in [*self.nodes, *self.switches] for p in each.tracked_processes()]
         for proc in procs:
             if proc.poll() is None:
                 proc.kill()
@@ -135,9 +177,11 @@ class Lab:
         remove_lab(self.name, directories,
                    reap=lambda: [proc.poll() for proc in procs])
         self.directory = None
-        for node in self.nodes:
-            node.forget_processes()
-        leftovers = network.lab_namespaces(self.name) + network.lab_links(self.name)
+        for each in [*self.nodes, *self.switches]:
+            each.forget_processes()
+        self._shaped_uplinks.clear()
+        leftovers = (network.lab_namespaces(self.name) + fabric.switch_namespaces(self.name)
+                     + network.lab_links(self.name))
         if leftovers:
             raise LabError(f"lab {self.name!r} left behind: {leftovers}")
 
@@ -147,8 +191,70 @@ class Lab:
 
     def heal(self) -> None:
         """Undo every fault helper: thaw, clear shaping, restore host keys, restart sshd."""
+        for leaf in sorted(self._shaped_uplinks):
+            self.clear_uplink(f"leaf{leaf}")
         for node in self.nodes:
             node.heal()
+
+    # ---- the fabric (two-tier labs) ------------------------------------------------
+    def switch(self, name: str) -> LabSwitch:
+        """'leaf1', 'leaf2', … or 'spine'."""
+        for each in self.switches:
+            if each.name == name:
+                return each
+        raise KeyError(name)
+
+    def leaf_nodes(self, leaf: str | int) -> list[LabNode]:
+        """The nodes cabled to leaf `leaf` ('leaf1' or 1), in port order."""
+        number = self._leaf_number(leaf)
+        return [node for node in self.nodes if node.leaf == number]
+
+    def shape_uplink(self, leaf: str | int, rate: str | int = "200mbit",
+                     latency_ms: int = 50) -> None:
+        """Cap leaf `leaf`'s link to the spine to `rate` ('200mbit', or bits per second),
+        both directions: an oversubscribed uplink. In-leaf traffic is not limited."""
+        number = self._leaf_number(leaf)
+        fabric.shape_uplink(self.name, number, rate, latency_ms)
+        self._shaped_uplinks.add(number)
+
+    def clear_uplink(self, leaf: str | int) -> None:
+        """Remove the cap of shape_uplink()."""
+        number = self._leaf_number(leaf)
+        fabric.clear_uplink(self.name, number)
+        self._shaped_uplinks.discard(number)
+
+    @property
+    def shaped_uplinks(self) -> frozenset[str]:
+        return frozenset(f"leaf{n}" for n in self._shaped_uplinks)
+
+    def _leaf_number(self, leaf: str | int) -> int:
+        number = leaf if isinstance(leaf, int) else int(str(leaf).removeprefix("leaf") or 0)
+        if self.leaves is None or not 1 <= number <= self.leaves:
+            raise KeyError(f"no leaf {leaf!r} in lab {self.name!r}")
+        return number
+
+    def _cabling(self, k: int) -> dict:
+        if self.leaves is None:
+            return {}
+        leaf, port = divmod(k - 1, self.nodes_per_leaf)
+        return {"leaf": leaf + 1, "port": port + 1}
+
+    def _build_fabric(self) -> None:
+        fabric.build(self.name, self.leaves,
+                     [(node.k, node.leaf, node.port, self.first_host + node.k - 1)
+                      for node in self.nodes])
+
+    def _start_lldpds(self) -> None:
+        with network.lab_lock():
+            lldpd.ensure_mount_point()
+        for each in [*self.switches, *self.nodes]:
+            each.start_lldpd()
+        deadline = time.monotonic() + lldpd.READY_TIMEOUT_S
+        for each in [*self.switches, *self.nodes]:
+            try:
+                each.wait_for_lldpd(deadline)
+            except RuntimeError as e:
+                raise LabError(f"{each.name}: {e}") from None
 
     # ---- using the lab -------------------------------------------------------------
     def node(self, which: str | int) -> LabNode:
@@ -196,8 +302,15 @@ class Lab:
             "directory": str(self.directory),
             "ssh_config": str(self.directory / "ssh_config"),
             "first_host": self.first_host,
+            "leaves": self.leaves,
+            "nodes_per_leaf": self.nodes_per_leaf,
+            "lldp": self.lldp,
             "nodes": [{"name": n.name, "namespace": n.namespace, "address": n.address,
-                       "sshd_pid": n.sshd_pid} for n in self.nodes],
+                       "sshd_pid": n.sshd_pid, "leaf": n.leaf, "port": n.port}
+                      for n in self.nodes],
+            "switches": [{"name": s.name, "namespace": s.namespace,
+                          "lldp_socket": str(s.lldp_socket) if self.lldp else None}
+                         for s in self.switches],
             "started_at": time.time(),
         }
         path = self.directory / STATE_FILE
@@ -236,7 +349,8 @@ def remove_lab(name: str, directories: Sequence[Path] = (), reap=lambda: None) -
     directories = lab_directories(name, directories)
 
     def find() -> set[int]:
-        by_ns = network.namespace_pids(network.lab_namespaces(name))
+        by_ns = network.namespace_pids(network.lab_namespaces(name)
+                                       + fabric.switch_namespaces(name))
         pids = {pid for pids in by_ns.values() for pid in pids}
         for directory in directories:
             pids.update(cmdline_pids(f"-f {directory}/"))
@@ -246,7 +360,10 @@ def remove_lab(name: str, directories: Sequence[Path] = (), reap=lambda: None) -
     if alive:
         raise LabError(f"lab {name!r}: processes {alive} survived SIGKILL")
     with network.lab_lock():
+        fabric.remove_switch_links(name)
         network.remove_network(name)
+        fabric.remove_switch_namespaces(name)
+        lldpd.release_mount_point(bool(fabric.all_leaf_namespaces()))
     for directory in directories:
         shutil.rmtree(directory, ignore_errors=True)
 

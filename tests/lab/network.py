@@ -178,7 +178,7 @@ def remove_network(name: str) -> None:
     lingering one would block the next lab of the same name (lab-notes pitfall 9).
     Kill the processes inside the namespaces before calling this.
     """
-    veth = re.compile(rf"^nu-{re.escape(name)}-p?\d+$")
+    veth = re.compile(rf"^nu-{re.escape(name)}-(p?\d+|p?s|[uv]\d+)$")
     with IPRoute() as ipr:
         for link in ipr.link("dump"):
             ifname = link.get("IFLA_IFNAME")
@@ -194,7 +194,7 @@ def remove_network(name: str) -> None:
 
 def lab_links(name: str) -> list[str]:
     """Root-namespace interfaces that belong to the lab (bridge and veths)."""
-    mine = re.compile(rf"^nu-{re.escape(name)}-(br|p?\d+)$")
+    mine = re.compile(rf"^nu-{re.escape(name)}-(br|p?\d+|p?s|[uv]\d+)$")
     with IPRoute() as ipr:
         names = [link.get("IFLA_IFNAME") for link in ipr.link("dump")]
     return [n for n in names if n and mine.match(n)]

@@ -13,6 +13,7 @@ The fault helpers are all reversible, and `heal()` reverses whichever were used.
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import signal
 import subprocess
@@ -21,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import network, ssh_files
+from . import lldp, network, ssh_files
 from .processes import kill_until_gone, port_open, send_signal
 
 if TYPE_CHECKING:
@@ -36,6 +37,10 @@ SSHD_STOP_TIMEOUT_S = 3.0
 # session left behind, and every lab login waited with it.
 _SET_HOSTNAME = ('hostname "$0" && { [ ! -f "$HOME/.bashrc" ] || mount --bind /dev/null "$HOME/.bashrc" '
                  '2>/dev/null || :; } && exec "$@"')
+# With lldpd in the node: its socket over the default path, so a plain `lldpctl` finds it
+# (lldp.py). Skipped while the socket does not exist yet (lldpd itself starts that way).
+_BIND_LLDP_SOCKET = '{{ [ ! -S {sock} ] || mount --bind {sock} {default} 2>/dev/null || :; }} && '
+LLDPD_READY_TIMEOUT_S = 10.0
 
 
 class LabError(RuntimeError):
@@ -45,12 +50,15 @@ class LabError(RuntimeError):
 class LabNode:
     """Node K of a lab: name 'nodeK', address 198.18.0.x, namespace netui-<lab>-nodeK."""
 
-    def __init__(self, lab: Lab, k: int):
+    def __init__(self, lab: Lab, k: int, *, leaf: int | None = None, port: int | None = None):
         self.lab = lab
         self.k = k
         self.name = f"node{k}"
         self.namespace = network.namespace_name(lab.name, k)
+        self.leaf = leaf  # two-tier lab: cabled to leaf<leaf>'s swp<port>; None in a flat lab
+        self.port = port
         self._sshd: subprocess.Popen | None = None
+        self._lldpd: subprocess.Popen | None = None
         self._processes: list[subprocess.Popen] = []
         self._faults: set[str] = set()
 
@@ -92,8 +100,12 @@ class LabNode:
     def command(self, args: str | Sequence[str]) -> list[str]:
         """argv that runs `args` inside the node; a string is run by `sh -c`."""
         argv = ["sh", "-c", args] if isinstance(args, str) else list(args)
+        wrapper = _SET_HOSTNAME
+        if self.lab.lldp:
+            wrapper = _BIND_LLDP_SOCKET.format(sock=shlex.quote(str(self.lldp_socket)),
+                                               default=lldp.DEFAULT_SOCKET) + wrapper
         return ["ip", "netns", "exec", self.namespace,
-                "unshare", "--uts", "sh", "-c", _SET_HOSTNAME, self.name, *argv]
+                "unshare", "--uts", "sh", "-c", wrapper, self.name, *argv]
 
     def exec(self, args: str | Sequence[str], *, timeout_s: float = EXEC_TIMEOUT_S,
              check: bool = False, **kw) -> subprocess.CompletedProcess:
@@ -127,11 +139,47 @@ class LabNode:
         return network.namespace_pids([self.namespace])[self.namespace]
 
     def tracked_processes(self) -> list[subprocess.Popen]:
-        return [p for p in [self._sshd, *self._processes] if p is not None]
+        return [p for p in [self._sshd, self._lldpd, *self._processes] if p is not None]
 
     def forget_processes(self) -> None:
         self._sshd = None
+        self._lldpd = None
         self._processes = []
+
+    # ---- lldpd (two-tier lab) ------------------------------------------------------
+    @property
+    def lldp_socket(self) -> Path:
+        """The node's lldpd control socket; /run/lldpd.socket inside the node."""
+        return self.directory / "lldpd.socket"
+
+    @property
+    def lldpd_running(self) -> bool:
+        return self._lldpd is not None and self._lldpd.poll() is None
+
+    def start_lldpd(self) -> None:
+        """Start the node's lldpd on eth0 (no-op when it runs); call before start_sshd()."""
+        if self.lldpd_running:
+            return
+        lldp.write_config(self.directory / "lldpd.conf")
+        self.lldp_socket.unlink(missing_ok=True)  # a dead lldpd's, or wait_for_lldpd sees it
+        with open(self.directory / "lldpd.log", "ab") as log:
+            self._lldpd = subprocess.Popen(
+                self.command(lldp.argv(self.directory, "eth0")),
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+
+    def stop_lldpd(self) -> None:
+        """End the node's lldpd (a fault: `lldpctl` then cannot connect); heal() restarts it."""
+        if self._lldpd is not None and self._lldpd.poll() is None:
+            self._lldpd.kill()
+            self._lldpd.wait(timeout=SSHD_STOP_TIMEOUT_S)
+        self._lldpd = None
+        self._faults.add("lldpd_stopped")
+
+    def wait_for_lldpd(self, deadline: float) -> None:
+        try:
+            lldp.wait_for_socket(self.lldp_socket, deadline, lambda: self.lldpd_running)
+        except RuntimeError as e:
+            raise LabError(f"{self.name}: {e}") from None
 
     def _reap(self) -> None:
         for proc in self.tracked_processes():
@@ -192,6 +240,7 @@ class LabNode:
         if alive:
             raise LabError(f"{self.name}: processes {alive} survived SIGKILL")
         self._sshd = None
+        self._lldpd = None
         self._faults.discard("frozen")
 
     def _log_tail(self, lines: int = 20) -> str:
@@ -259,7 +308,7 @@ class LabNode:
 
     @property
     def faults(self) -> frozenset[str]:
-        """The faults now applied: 'frozen', 'host_key', 'slow_link'."""
+        """The faults now applied: 'frozen', 'host_key', 'slow_link', 'lldpd_stopped'."""
         return frozenset(self._faults)
 
     def heal(self) -> None:
@@ -271,6 +320,12 @@ class LabNode:
         if "host_key" in self._faults:
             self.restore_host_key()
         self._processes = [p for p in self._processes if p.poll() is None]
+        if self.lab.lldp and not self.lldpd_running:
+            self.start_lldpd()
+            self.wait_for_lldpd(time.monotonic() + LLDPD_READY_TIMEOUT_S)
+            # a new socket: sessions of the running sshd would still see the old one's mount
+            self._restart_sshd()
+        self._faults.discard("lldpd_stopped")
         if not self.sshd_running:
             self.start_sshd()
 

@@ -5,6 +5,9 @@ Load with `pytest_plugins = ["tests.lab.pytest_plugin"]` in tests/conftest.py.
 - `lab`: a 4-node `Lab`, one per test module. After every test that used it, the fault
   helpers are undone (`Lab.heal`), so each test starts from a healthy cluster.
 - `make_lab(n)`: more labs inside one test (each ~0.1 s + 0.05 s per node), closed after it.
+- `two_tier_lab`: 2 leaves × 2 nodes under a spine (node1, node2 on leaf1; node3, node4 on
+  leaf2), lldpd in every switch and node, one per test module; healed after every test
+  (shaped uplinks cleared too). Skips without lldpd.
 
 Both skip, with the reason, when the machine cannot host a lab: not root, no `ip`, no
 `/usr/sbin/sshd`, no pyroute2, or network namespaces cannot be created. Tests using
@@ -22,6 +25,8 @@ from collections.abc import Callable, Iterator
 import pytest
 
 LAB_NODES = 4
+TWO_TIER_LEAVES = 2
+TWO_TIER_NODES_PER_LEAF = 2
 _active_labs: list = []
 _make_lab_serial = itertools.count(1)
 
@@ -80,11 +85,11 @@ def _remove_orphan_labs() -> None:
 
     names = set()
     for ns in netns.listnetns():
-        m = re.match(r"^netui-(t[0-9a-z]{1,5}|m[0-9a-z][0-9a-z]{1,4})-node\d+$", ns)
+        m = re.match(r"^netui-([tf][0-9a-z]{1,5}|m[0-9a-z][0-9a-z]{1,4})-node\d+$", ns)
         if m:
             names.add(m.group(1))
     for name in names:
-        token = name[1:] if name.startswith("t") else name[2:]
+        token = name[1:] if name[0] in "tf" else name[2:]
         if not os.path.exists(f"/proc/{int(token, 36)}"):
             remove_lab(name)
 
@@ -97,7 +102,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if {"lab", "make_lab"} & set(getattr(item, "fixturenames", ())):
+        if {"lab", "make_lab", "two_tier_lab"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.lab)
 
 
@@ -116,25 +121,47 @@ def lab() -> Iterator:
             _active_labs.remove(started)
 
 
+@pytest.fixture(scope="module")
+def two_tier_lab() -> Iterator:
+    """A started two-tier Lab: leaf1 (node1, node2), leaf2 (node3, node4), a spine, lldpd."""
+    _skip_unless_possible()
+    from . import lldp
+    from .cluster import Lab
+
+    if not lldp.available():
+        pytest.skip("the two-tier lab needs lldpd (Debian package lldpd)")
+    _remove_orphan_labs()
+    with Lab(name=f"f{_run_token(5)}", leaves=TWO_TIER_LEAVES,
+             nodes_per_leaf=TWO_TIER_NODES_PER_LEAF, lldp=True) as started:
+        _active_labs.append(started)
+        try:
+            yield started
+        finally:
+            _active_labs.remove(started)
+
+
 @pytest.fixture(autouse=True)
 def _heal_lab_after_test(request: pytest.FixtureRequest) -> Iterator[None]:
     yield
-    if "lab" in request.fixturenames:
+    if {"lab", "two_tier_lab"} & set(request.fixturenames):
         for started in _active_labs:
             started.heal()
 
 
 @pytest.fixture
 def make_lab() -> Iterator[Callable[..., object]]:
-    """Factory: `make_lab(n)` returns a started Lab of n nodes, closed after the test."""
+    """Factory: `make_lab(n)` returns a started Lab of n nodes, closed after the test;
+    `make_lab(leaves=2, nodes_per_leaf=1)` a two-tier one."""
     from .cluster import Lab
 
     made: list[Lab] = []
 
-    def make(n: int = 2) -> Lab:
+    def make(n: int | None = 2, **kw) -> Lab:
         _skip_unless_possible()
         serial = next(_make_lab_serial) % 36
-        new = Lab(n, name=f"m{_base36(serial)}{_run_token(4)}")
+        if kw.get("leaves") is not None:
+            n = None  # two-tier: leaves × nodes_per_leaf
+        new = Lab(n, name=f"m{_base36(serial)}{_run_token(4)}", **kw)
         made.append(new)
         return new.start()
 

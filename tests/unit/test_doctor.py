@@ -390,7 +390,7 @@ async def test_examine_judges_canned_probes_and_says_why_a_node_was_not_examined
 
     from netui.engine.doctor import examine
     from netui.engine.monitor import Monitor
-    from netui.engine.shell import LocalShell
+    from netui.collectors.shell import LocalShell
     from netui.engine.sources import SourceError
     from netui.model.node import NodeState
     from tests.synth import ScriptedSource, node_sample

@@ -10,6 +10,7 @@ import pytest
 
 from netui.engine import eventloop
 from netui.engine.eventloop import ENV, EventLoopChoiceError, choose, describe, run, running
+from netui.exits import InputError
 
 uvloop = pytest.importorskip("uvloop", reason="uvloop is a dependency of netui on CPython outside Windows")
 
@@ -90,16 +91,16 @@ def test_run_with_a_bad_value_exits_with_the_reason_and_never_starts_the_corouti
         raise AssertionError("must not run")
 
     coro = main()
-    with pytest.raises(SystemExit) as caught:
+    with pytest.raises(InputError) as caught:  # the command line says "netui: <reason>" and exits 2
         run(coro, environ={ENV: "bogus"})
-    assert str(caught.value).startswith(f"netui: {ENV}='bogus' is not a loop netui knows")
+    assert str(caught.value).startswith(f"{ENV}='bogus' is not a loop netui knows")
     assert coro.cr_frame is None  # closed: no "never awaited" warning
 
 
 @pytest.mark.parametrize("env", [{}, {ENV: "asyncio"}])
 def test_subprocesses_and_signal_handlers_work_on_either_loop(env):
     """What netui does on the loop besides sockets: pair tests start local commands with
-    asyncio subprocesses (engine/shell.py LocalShell), `netui record` stops on SIGTERM."""
+    asyncio subprocesses (collectors/shell.py LocalShell), `netui record` stops on SIGTERM."""
 
     async def main():
         proc = await asyncio.create_subprocess_exec(

@@ -215,7 +215,7 @@ def test_bad_api_answers_are_named(body, words):
 
 
 def test_source_option():
-    from netui.httpsources import parse_source
+    from netui.cli.sources import parse_source
 
     assert parse_source("ssh") == ("ssh", None)
     assert parse_source("node-exporter") == ("node-exporter", None)
@@ -240,21 +240,25 @@ def test_cli_refuses_what_does_not_go_together(capsys):
 def test_prometheus_job_reaches_the_reader_and_its_query():
     import asyncio
 
-    from netui.cli import build_parser
+    from netui.cli.settings import SourceSettings
+    from netui.cli.sources import build_http_sources
+    from netui.cli.watch import build_parser
     from netui.collectors.prometheus import fleet_query
-    from netui.httpsources import build_http_sources
+    from netui.exits import InputError
 
-    args = build_parser("snapshot").parse_args(["--source", "prometheus=http://127.0.0.1:9", "--prometheus-job",
-                                                "node", "n1", "n2"])
-    sources, client = build_http_sources(args, "prometheus", "http://127.0.0.1:9")
+    def settings(*argv):
+        return SourceSettings.from_options(build_parser("snapshot").parse_args(argv))
+
+    sources, client = build_http_sources(settings("--source", "prometheus=http://127.0.0.1:9", "--prometheus-job",
+                                                  "node", "n1", "n2"), "prometheus", "http://127.0.0.1:9")
     try:
         assert {s.reader.job for s in sources} == {"node"} and [s.name for s in sources] == ["n1", "n2"]
         assert 'job="node"' in fleet_query(["n1:9100"], sources[0].reader.job)
     finally:
         asyncio.run(client.close())
-    with pytest.raises(SystemExit, match="goes with --source prometheus"):
-        build_http_sources(build_parser("snapshot").parse_args(["--source", "node-exporter", "--prometheus-job",
-                                                                "node", "n1"]), "node-exporter", None)
+    with pytest.raises(InputError, match="goes with --source prometheus"):
+        build_http_sources(settings("--source", "node-exporter", "--prometheus-job", "node", "n1"),
+                           "node-exporter", None)
 
 
 def test_a_wobbling_boot_time_is_the_same_boot():
@@ -271,7 +275,7 @@ def test_reading_ssh_config_for_http_sources_closes_the_file(tmp_path):
     import gc
     import warnings
 
-    from netui.httpsources import _mentions_hostname
+    from netui.cli.sources import _mentions_hostname
 
     config = tmp_path / "config"
     config.write_text("Host gpu*\n    HostName 198.18.0.1\n")

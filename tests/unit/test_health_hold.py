@@ -247,7 +247,7 @@ async def test_a_snapshot_judges_at_once_whatever_the_configured_hold(tmp_path, 
 
 
 async def test_a_replay_holds_levels_as_the_configuration_says(tmp_path):
-    from netui.cli import build_parser, build_replay, load_settings
+    from netui.cli.watch import build_parser, build_replay, read_config
     from netui.engine.replay import ReplayMonitor, load
 
     path = tmp_path / "demo.ndjson.gz"
@@ -261,7 +261,7 @@ async def test_a_replay_holds_levels_as_the_configuration_says(tmp_path):
     for hold, tick in ((1, 1), (5, 5)):
         config.write_text(f"[health]\nhold_intervals = {hold}\n")
         args = build_parser("replay").parse_args([str(path), "--config", str(config)])
-        replay = build_replay(args.file, history_s=60, config=load_settings(args))
+        replay = build_replay(args.file, history_s=60, config=read_config(args.config))
         assert replay.fleet.rules.hold_intervals == hold
         assert first_health_tick(replay) == tick
         while not replay.at_end:

@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from netui.collectors.source import BaseSource
 from netui.engine.export import export_csv, export_json
 from netui.engine.monitor import Monitor
 from netui.engine.recording import RECORD_TYPES, read_records, recording_files
@@ -28,11 +29,9 @@ def sample_at(t: float):
     return make_sample(t, make_iface("eth0", rx_bytes=int(t * RX_BYTES_PER_S)), wall_s=WALL0 + t)
 
 
-class Clocked:
+class Clocked(BaseSource):
     """A pull source whose node clock moves by the monitor's interval each read: samples
     come every interval, as they would live."""
-
-    push = False
 
     def __init__(self, name: str, monitor_of) -> None:
         self.name = name
@@ -43,9 +42,6 @@ class Clocked:
         s = sample_at(self.t)
         self.t += self._monitor_of().interval_s
         return s
-
-    async def close(self) -> None:
-        pass
 
 
 def covered_s(node: Node) -> float:

@@ -1,6 +1,8 @@
-"""The layers point one way: collectors → model → engine → ui (STYLE.md). Every import of a
-netui module, at the top of a file or inside a function, is checked against the layer rules;
-a new import across them fails here, not in review."""
+"""The layers point one way: collectors → model → engine → ui (STYLE.md), with the command
+line (netui/cli/) on top as the one composition root. Every import of a netui module, at the
+top of a file or inside a function, is checked against the layer rules; a new import across
+them fails here, not in review. And only netui/cli/ parses options or decides the exit: no
+other module imports argparse or raises SystemExit."""
 
 from __future__ import annotations
 
@@ -9,18 +11,28 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "netui"
 
-# what each layer may import besides itself; the top-level helpers (readlimits, speedups,
-# exits) import no layer, and the composition root (cli, benchcmd, doctorcmd, topologycmd,
-# httpsources, inventory, config) may import anything
+# what each part may import besides itself. Every module of netui belongs to one of them: a
+# new top-level module or folder fails until it is placed here.
 ALLOWED = {
     "model": {"speedups", "_speedups"},
     "collectors": {"model", "speedups", "_speedups", "readlimits"},
     "engine": {"collectors", "model", "readlimits", "speedups", "exits", "config"},
     "ui": {"engine", "model", "readlimits", "exits", "config"},
+    # the composition root: options → settings → sources, monitor, app, report
+    "cli": {"collectors", "model", "engine", "ui", "config", "inventory", "readlimits", "exits", "speedups"},
+    "__main__": {"cli"},  # python -m netui
+    "__init__": set(),
+    # beside the layers, importing no layer above the model
+    "config": {"model"},  # config.toml → thresholds and rules (model types)
+    "inventory": {"readlimits"},  # host patterns, host files, Slurm → the nodes to watch
     "readlimits": set(),
     "speedups": {"_speedups"},
     "exits": set(),
 }
+
+# programs of their own, which parse their arguments and end with a status: netui's entry
+# point, and the sampler, sent to each node as `python3 -c <source> INTERVAL`
+OWN_PROGRAMS = {"netui/__main__.py", "netui/collectors/sampler.py"}
 
 
 def netui_imports(path: Path) -> set[str]:
@@ -48,9 +60,43 @@ def violations() -> list[str]:
     for path in sorted(PACKAGE.rglob("*.py")):
         layer = layer_of(path)
         if layer not in ALLOWED:
+            out.append(f"{path.relative_to(PACKAGE.parent)} is in no layer (place it in tests/unit/test_layers.py)")
             continue
         for target in sorted(netui_imports(path) - ALLOWED[layer] - {layer}):
             out.append(f"{path.relative_to(PACKAGE.parent)} ({layer}) imports netui.{target}")
+    return out
+
+
+def command_line_uses(path: Path) -> list[str]:
+    """What in ``path`` belongs to the command line alone: importing argparse (or optparse,
+    getopt), naming SystemExit, calling sys.exit or reading sys.argv."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        modules = []
+        if isinstance(node, ast.Import):
+            modules = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            modules = [node.module]
+            if node.module == "sys":
+                modules += [f"sys.{a.name}" for a in node.names]
+        for m in modules:
+            if m.split(".")[0] in ("argparse", "optparse", "getopt") or m in ("sys.exit", "sys.argv"):
+                found.append(f"line {node.lineno}: imports {m}")
+        if isinstance(node, ast.Name) and node.id == "SystemExit":
+            found.append(f"line {node.lineno}: SystemExit")
+        if (isinstance(node, ast.Attribute) and node.attr in ("exit", "argv") and isinstance(node.value, ast.Name)
+                and node.value.id == "sys"):
+            found.append(f"line {node.lineno}: sys.{node.attr}")
+    return found
+
+
+def outside_the_command_line() -> list[str]:
+    out = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE.parent).as_posix()
+        if layer_of(path) == "cli" or rel in OWN_PROGRAMS:
+            continue
+        out += [f"{rel} {use}" for use in command_line_uses(path)]
     return out
 
 
@@ -58,8 +104,38 @@ def test_every_import_follows_the_layers():
     assert violations() == []
 
 
+def test_only_the_command_line_parses_options_and_exits():
+    assert outside_the_command_line() == []
+
+
+def test_the_command_line_is_a_package_with_one_table_of_commands():
+    from netui.cli import COMMANDS
+
+    assert not (PACKAGE / "cli.py").exists() and (PACKAGE / "cli" / "__init__.py").exists()
+    for name, target in COMMANDS.items():
+        module, _, function = target.partition(":")
+        assert module.startswith("netui.cli.") and function, name
+
+
 def test_the_checker_sees_an_import_across_the_layers(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("def f():\n    from netui.ui.app import make_app\n    import netui.engine.monitor\n"
                    "from netui import cli\n")
     assert netui_imports(bad) == {"ui", "engine", "cli"}
+
+
+def test_the_layers_refuse_the_engine_the_command_line():
+    assert "cli" not in ALLOWED["engine"] | ALLOWED["collectors"] | ALLOWED["model"] | ALLOWED["ui"]
+
+
+def test_the_checker_sees_argparse_and_system_exit(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("import argparse\nfrom argparse import Namespace\nimport sys\n"
+                   "def f(args):\n    if not args:\n        raise SystemExit('netui: no')\n"
+                   "    sys.exit(2)\n    return sys.argv\n")
+    assert sorted(command_line_uses(bad)) == ["line 1: imports argparse", "line 2: imports argparse",
+                                              "line 6: SystemExit", "line 7: sys.exit", "line 8: sys.argv"]
+    good = tmp_path / "good.py"
+    good.write_text("from netui.exits import InputError\n"
+                    "def f(x):\n    if not x:\n        raise InputError('no')\n")
+    assert command_line_uses(good) == []

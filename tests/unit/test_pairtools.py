@@ -37,7 +37,7 @@ from netui.engine.pairtools import (
     server_ready,
     server_tail,
 )
-from netui.engine.shell import CommandResult
+from netui.collectors.shell import CommandResult
 from netui.model.paircounters import pair_counters
 from netui.model.pairs import PairResult
 from netui.model.testnet import RdmaChoice

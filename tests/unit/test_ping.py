@@ -18,7 +18,7 @@ from netui.collectors.probe import parse_probe, tool_paths, tools_probe_command
 from netui.engine.pingtools import (
     PING_PARALLEL, PingSettings, choose_tool, fping_command, ping_command, sender_results,
 )
-from netui.engine.shell import CommandResult
+from netui.collectors.shell import CommandResult
 from netui.model.latency import LatencyResult, baseline_rtt_ms, judge_latency, percentile, rtt_text
 
 DATA = Path(__file__).parent.parent / "data" / "tool-output"

@@ -100,8 +100,7 @@ async def run_scenarios(config, scenarios: list[str], until, timeout_s: float = 
                                          backoff_first_s=60, backoff_max_s=60))
     # the scenario is the login name: ``user`` overrides the config's User
     sources = [SshSource(s, "127.0.0.1", connector, user=s) for s in scenarios]
-    monitor = Monitor(sources, interval_s=0.2, history_s=30)
-    monitor.connector = connector
+    monitor = Monitor(sources, interval_s=0.2, history_s=30, connector=connector)
     task = asyncio.ensure_future(monitor.run())
     try:
         deadline = time.monotonic() + timeout_s
@@ -190,8 +189,7 @@ async def test_a_frozen_server_is_down_within_the_keepalive_window(tmp_path, laz
         connector.lazy_keepalive = lazy
         name = node_name(0)
         source = SshSource(name, name, connector)
-        monitor = Monitor([source], interval_s=1.0, history_s=30)
-        monitor.connector = connector
+        monitor = Monitor([source], interval_s=1.0, history_s=30, connector=connector)
         task = asyncio.ensure_future(monitor.run())
         node = monitor.fleet[name]
         try:
@@ -269,8 +267,7 @@ async def test_the_fake_fleet_sends_the_per_cpu_tables_as_the_sampler_does(tmp_p
         connector = SshConnector(SshSettings(config_paths=[str(config)], backoff_first_s=60, backoff_max_s=60))
         names = [node_name(0), node_name(1)]
         sources = [SshSource(n, n, connector) for n in names]
-        monitor = Monitor(sources, interval_s=0.25, history_s=30)
-        monitor.connector = connector
+        monitor = Monitor(sources, interval_s=0.25, history_s=30, connector=connector)
         monitor.want_detail([names[0]], True)  # before it connects: --detail
         task = asyncio.ensure_future(monitor.run())
         nodes = monitor.fleet.nodes

@@ -18,14 +18,13 @@ import asyncio
 import json
 import sys
 
+from netui.cli.options import common, exit_epilog, positive_float, set_interval_default
 from netui.engine import eventloop
 
 EXIT_FAILED = 1
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from netui.cli import _common, _positive_float, exit_epilog
-
     p = argparse.ArgumentParser(
         prog="netui doctor",
         description="Check MTU, link speeds, RDMA ports, sysctls, interface errors, IRQs, packet steering, "
@@ -36,13 +35,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--latency", metavar="JSON",
                    help="a latency test's JSON export (e in its screen): the buffer advice uses the RTT it "
                         "measured instead of an assumed 1 ms")
-    p.add_argument("--timeout", type=_positive_float, default=10.0, metavar="S",
+    p.add_argument("--timeout", type=positive_float, default=10.0, metavar="S",
                    help="seconds for each node's probe (default 10)")
-    _common(p)
-    p.set_defaults(interval=0.5)  # two samples soon: errors "rising now" need a rate
-    for action in p._actions:
-        if action.dest == "interval":
-            action.help = "seconds between samples (default 0.5: interface errors are judged over one interval)"
+    common(p)
+    # two samples soon: errors "rising now" need a rate
+    set_interval_default(p, 0.5, "seconds between samples (default 0.5: interface errors are judged over one interval)")
     return p
 
 
@@ -71,7 +68,7 @@ def _latency_rtts(parser: argparse.ArgumentParser, path: str | None) -> dict[str
 
 
 async def _doctor(monitor, connect_timeout_s: float, probe_timeout_s: float, rtt_ms: dict[str, float]):
-    from netui.cli import say_abandoned, settled_states
+    from netui.cli.headless import say_abandoned, settled_states
     from netui.engine.doctor import examine
 
     gave_up = settled_states()
@@ -93,16 +90,16 @@ async def _doctor(monitor, connect_timeout_s: float, probe_timeout_s: float, rtt
 
 
 def main(argv: list[str]) -> int:
-    from netui.cli import build_sources
+    from netui.cli.settings import SourceSettings
+    from netui.cli.sources import build_sources
     from netui.engine.doctor import doctor_document, text_report
     from netui.engine.monitor import Monitor
 
     parser = build_parser()
     args = parser.parse_intermixed_args(argv)
     rtt_ms = _latency_rtts(parser, args.latency)
-    sources, connector = build_sources(args)
-    monitor = Monitor(sources, interval_s=args.interval, history_s=60)
-    monitor.connector = connector
+    sources, connector = build_sources(SourceSettings.from_options(args))
+    monitor = Monitor(sources, interval_s=args.interval, history_s=60, connector=connector)
     try:
         report = eventloop.run(_doctor(monitor, args.connect_timeout, args.timeout, rtt_ms))
     except KeyboardInterrupt:

@@ -17,8 +17,9 @@ import json
 import os
 import sys
 
-from netui import options
-from netui.exits import FAILED, OK, USAGE, exit_epilog
+from netui.cli.options import exit_epilog, max_nodes
+from netui.exits import FAILED, OK, USAGE, InputError
+from netui.readlimits import MAX_NODES_DEFAULT
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,8 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--topology", metavar="FILE",
                    help="Slurm's topology.conf or netui's TOML map (docs/topology.md); told apart by the "
                         ".toml extension or the content")
-    p.add_argument("--max-nodes", type=options.max_nodes, default=options.MAX_NODES_DEFAULT, metavar="N",
-                   help=f"refuse more hosts than N (default {options.MAX_NODES_DEFAULT:,})")
+    p.add_argument("--max-nodes", type=max_nodes, default=MAX_NODES_DEFAULT, metavar="N",
+                   help=f"refuse more hosts than N (default {MAX_NODES_DEFAULT:,})")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print the JSON document (docs/topology.md)")
     out.add_argument("--hostfile", action="store_true",
@@ -50,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def load_topology(path: str | None, slurm: bool):
     """(topology, where it came from) for --topology FILE, else --slurm's scontrol; (None, "")
-    when neither is given. SystemExit with the reason when it cannot be read."""
+    when neither is given. InputError with the reason when it cannot be read."""
     from netui.collectors.topology_files import SCONTROL, TopologyFileError, read_topology_file, scontrol_topology
 
     try:
@@ -59,24 +60,23 @@ def load_topology(path: str | None, slurm: bool):
         if slurm:
             return scontrol_topology(), SCONTROL
     except TopologyFileError as exc:
-        raise SystemExit(f"netui: {'--topology ' if path else ''}{exc}") from None
+        raise InputError(f"{'--topology ' if path else ''}{exc}") from None
     return None, ""
 
 
-def attach_topology(fleet, args) -> None:
-    """The topology the arguments name, set on ``fleet`` (``Fleet.topology``): --topology FILE
-    (SystemExit with file and line when it cannot be read), else under --slurm Slurm's own —
-    which a cluster may not have: then a note on stderr and no topology, never a failure."""
-    path = getattr(args, "topology", None)
-    slurm = getattr(args, "slurm", False) is not False
+def attach_topology(fleet, path: str | None, slurm: bool) -> None:
+    """The topology named by --topology FILE (``path``; InputError with file and line when it
+    cannot be read), else under --slurm (``slurm``) Slurm's own — which a cluster may not
+    have: then a note on stderr and no topology, never a failure. Set on ``fleet``
+    (``Fleet.topology``), which the nodes' LLDP neighbours complete."""
     if not path and not slurm:
         return
     try:
         topo, source = load_topology(path, slurm)
-    except SystemExit as exc:
+    except InputError as exc:
         if path:
             raise
-        print(f"{exc.code} (going on without switches)", file=sys.stderr)
+        print(f"netui: {exc} (going on without switches)", file=sys.stderr)
         return
     fleet.topology, fleet.topology_source = topo, source
 
@@ -93,8 +93,8 @@ def main(argv: list[str]) -> int:
         parser.error("no topology: give --topology FILE (Slurm's topology.conf or a TOML map) or --slurm")
     try:
         topo, source = load_topology(args.topology, slurm)
-    except SystemExit as exc:
-        print(str(exc.code).replace("netui: ", "netui topology: ", 1), file=sys.stderr)
+    except InputError as exc:
+        print(f"netui topology: {exc}", file=sys.stderr)
         return USAGE
     assert topo is not None
     if not (args.hosts or args.files or slurm):

@@ -1,5 +1,7 @@
 """Commands on a node, beside the sampler: over the node's live SSH connection, or on this
-host for ``--local``. Used by the pair tests; every command is guarded.
+host for ``--local``. A source offers its node's shell (``Source.commands``,
+collectors/source.py); the pair and latency tests and the doctor run their commands on
+it. Every command is guarded.
 
 A guarded command dies with its channel or with its timeout, whichever comes first — no
 orphans, ever, even when netui is killed or the network goes away:
@@ -317,6 +319,10 @@ class SshShell:
         self.source = source
         self.name: str = source.name
 
+    @property
+    def session(self) -> object | None:
+        return self.source.connection
+
     async def start(self, script: str) -> Running:
         conn = self.source.connection
         if conn is None:
@@ -330,11 +336,18 @@ class SshShell:
         return SshRunning(self.name, process)
 
 
+_THIS_HOST = object()  # this host's session: always there, never renewed
+
+
 class LocalShell:
     """Commands on this host (the ``--local`` node)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
+
+    @property
+    def session(self) -> object:
+        return _THIS_HOST
 
     async def start(self, script: str) -> Running:
         try:
@@ -344,22 +357,6 @@ class LocalShell:
         except OSError as exc:
             raise CommandFailed(f"cannot run a command on {self.name}: {exc}") from None
         return LocalRunning(self.name, process)
-
-
-def shells_for(sources) -> dict:
-    """A shell per node that can run commands: SSH nodes and this host (not replays or
-    captured trees). Nodes without one cannot take part in a pair test."""
-    from netui.collectors.local import LiveReader
-    from netui.collectors.ssh import SshSource
-    from netui.engine.sources import LocalSource
-
-    shells: dict = {}
-    for source in sources:
-        if isinstance(source, SshSource):
-            shells[source.name] = SshShell(source)
-        elif isinstance(source, LocalSource) and isinstance(source.reader, LiveReader):
-            shells[source.name] = LocalShell(source.name)
-    return shells
 
 
 async def run_guarded(shell, command: str, timeout_s: float) -> CommandResult:

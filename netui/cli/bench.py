@@ -19,6 +19,8 @@ import asyncio
 import json
 import sys
 
+from netui.cli.options import (common, exit_epilog, percent, positive_float, positive_int, set_interval_default,
+                               topology_option, whole)
 from netui.engine import eventloop
 from netui.engine.pairtools import BOTH_WAYS, DIRECTIONS, ONE_WAY, TOOLS, PairSettings
 from netui.engine.pingtools import PING_TOOLS, PingSettings
@@ -46,10 +48,6 @@ def _ping_settings(args) -> PingSettings:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from netui import options
-    from netui.cli import _common, _positive_float, _positive_int, topology_option
-    from netui.exits import exit_epilog
-
     p = argparse.ArgumentParser(
         prog="netui bench",
         description="Pair bandwidth or latency tests over SSH: the first two hosts, or every pair with "
@@ -61,9 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     test = p.add_argument_group("the test")
     test.add_argument("--matrix", action="store_true", help="every pair of the hosts, in rounds of disjoint pairs")
     test.add_argument("--json", action="store_true", help="print the JSON document instead of text")
-    test.add_argument("--duration", "-t", type=_positive_int, default=10, metavar="S",
+    test.add_argument("--duration", "-t", type=positive_int, default=10, metavar="S",
                       help="seconds per test (default 10)")
-    test.add_argument("-P", "--parallel", type=_positive_int, default=1, metavar="N",
+    test.add_argument("-P", "--parallel", type=positive_int, default=1, metavar="N",
                       help="parallel streams per test (iperf3 -P, default 1)")
     test.add_argument("--direction", choices=DIRECTIONS, default=None,
                       help="oneway, both (each direction its own test; the default with --matrix, so "
@@ -73,46 +71,44 @@ def build_parser() -> argparse.ArgumentParser:
                       help="one test at a time (nodes behind a shared uplink)")
     test.add_argument("--test-net", metavar="CIDR|IFACE",
                       help="test on this subnet or interface (default: the fastest subnet all nodes share)")
-    test.add_argument("--threshold-gbps", type=_positive_float, metavar="X",
+    test.add_argument("--threshold-gbps", type=positive_float, metavar="X",
                       help="a pair passes at X Gbit/s or more")
-    test.add_argument("--port", type=_positive_int, metavar="N",
+    test.add_argument("--port", type=positive_int, metavar="N",
                       help="first TCP port tried for the servers (default: iperf3 5201, ib_write_bw 18515); "
                            "ports something already listens on are skipped")
-    test.add_argument("--threshold-percent", type=_positive_float, default=90.0, metavar="P",
+    test.add_argument("--threshold-percent", type=positive_float, default=90.0, metavar="P",
                       help="... else at P %% of the slower end's link speed, or of the median when "
                            "speeds are unknown (default 90)")
     ping = p.add_argument_group("ping (a pair fails on any loss, or as an RTT outlier)")
-    ping.add_argument("--count", "-c", type=_positive_int, default=20, metavar="N",
+    ping.add_argument("--count", "-c", type=positive_int, default=20, metavar="N",
                       help="probes per pair (default 20)")
-    ping.add_argument("--ping-interval", type=_positive_float, default=0.2, metavar="S",
+    ping.add_argument("--ping-interval", type=positive_float, default=0.2, metavar="S",
                       help="seconds between probes (default 0.2)")
     ping.add_argument("--ping-tool", choices=PING_TOOLS, default="auto",
                       help="auto (default: fping where the node has it, else ping), fping or ping")
-    ping.add_argument("--max-loss", type=options.percent, default=0.0, metavar="P",
+    ping.add_argument("--max-loss", type=percent, default=0.0, metavar="P",
                       help="a pair fails above P %% loss (default 0: any loss fails)")
-    ping.add_argument("--rtt-factor", type=_positive_float, default=5.0, metavar="X",
+    ping.add_argument("--rtt-factor", type=positive_float, default=5.0, metavar="X",
                       help="... or with an average RTT above X times the typical one (default 5)")
-    ping.add_argument("--threshold-ms", type=_positive_float, metavar="MS",
+    ping.add_argument("--threshold-ms", type=positive_float, metavar="MS",
                       help="... or, when given, above MS milliseconds instead")
     rdma = p.add_argument_group("ib_write_bw (perftest); unset: suggested from /sys/class/infiniband")
-    rdma.add_argument("--size", type=_positive_int, default=65536, metavar="BYTES", help="message size (-s)")
-    rdma.add_argument("--qps", type=_positive_int, default=1, metavar="N", help="queue pairs (-q)")
+    rdma.add_argument("--size", type=positive_int, default=65536, metavar="BYTES", help="message size (-s)")
+    rdma.add_argument("--qps", type=positive_int, default=1, metavar="N", help="queue pairs (-q)")
     rdma.add_argument("--device", metavar="DEV", help="RDMA device (-d), e.g. mlx5_0")
-    rdma.add_argument("--ib-port", type=_positive_int, metavar="N", help="RDMA port (-i)")
-    rdma.add_argument("--gid-index", type=options.whole(low=0, high=255), metavar="N",
+    rdma.add_argument("--ib-port", type=positive_int, metavar="N", help="RDMA port (-i)")
+    rdma.add_argument("--gid-index", type=whole(low=0, high=255), metavar="N",
                       help="GID index (-x); RoCE v2 is preferred")
-    _common(p)
+    common(p)
     topology_option(p)
-    p.set_defaults(interval=0.5)  # the counters beside each result: samples twice a second
-    for action in p._actions:
-        if action.dest == "interval":
-            action.help = "seconds between samples (default 0.5, for the counters beside each result)"
+    # the counters beside each result: samples twice a second
+    set_interval_default(p, 0.5, "seconds between samples (default 0.5, for the counters beside each result)")
     return p
 
 
 async def _bench(monitor, nodes: list[str], settings: PairSettings | PingSettings, *, matrix: bool,
                  connect_timeout_s: float, quiet: bool):
-    from netui.cli import say_abandoned, settled_states
+    from netui.cli.headless import say_abandoned, settled_states
     from netui.engine.pairtest import PairTest
     from netui.engine.pingtest import PingTest
 
@@ -144,7 +140,8 @@ async def _bench(monitor, nodes: list[str], settings: PairSettings | PingSetting
 
 
 def main(argv: list[str]) -> int:
-    from netui.cli import build_sources
+    from netui.cli.settings import SourceSettings
+    from netui.cli.sources import build_sources
     from netui.engine.monitor import Monitor
     from netui.engine import pairdoc, pingdoc
 
@@ -155,17 +152,17 @@ def main(argv: list[str]) -> int:
     except ValueError as exc:
         print(f"netui bench: {exc}", file=sys.stderr)
         return 2
-    sources, connector = build_sources(args)
+    sources, connector = build_sources(SourceSettings.from_options(args))
     names = [s.name for s in sources]
     if len(names) < 2:
         print("netui bench: name at least two hosts", file=sys.stderr)
         return 2
     nodes = names if args.matrix else names[:2]
-    monitor = Monitor(sources, interval_s=args.interval, history_s=60)
-    monitor.connector = connector
-    from netui.topologycmd import attach_topology
+    monitor = Monitor(sources, interval_s=args.interval, history_s=60, connector=connector)
+    from netui.cli.topology import attach_topology
 
-    attach_topology(monitor.fleet, args)  # read (and refused with file and line) before any test
+    # read (and refused with file and line) before any test
+    attach_topology(monitor.fleet, args.topology, args.slurm is not False)
     try:
         report = eventloop.run(_bench(monitor, nodes, settings, matrix=args.matrix,
                                       connect_timeout_s=args.connect_timeout, quiet=False))

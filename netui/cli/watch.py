@@ -1,0 +1,311 @@
+"""``netui`` (live TUI), ``netui snapshot``, ``netui record``, ``netui replay``: watching nodes.
+
+The collectors, the engine and asyncio are imported when a command needs them, not with
+this module: ``netui --help`` and a bad argument answer at once (tests/test_startup.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING
+
+from netui import __version__
+from netui.cli.options import common, exit_epilog, positive_float, positive_int, size, topology_option
+from netui.exits import InputError
+
+if TYPE_CHECKING:
+    from netui.cli.settings import WatchSettings
+    from netui.config import Config
+    from netui.engine.monitor import Monitor
+
+
+class _Version(argparse.Action):
+    """``netui --version``: the version, the event loop netui runs on (NETUI_EVENT_LOOP), asyncssh's
+    version and which of netui's asyncssh shims applied (netui/collectors/asyncssh_shims.py)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from netui.collectors import asyncssh_shims
+        from netui.engine.eventloop import describe
+
+        print(f"netui {__version__} (Python {sys.version.split()[0]}, event loop {describe()})")
+        print("\n".join(asyncssh_shims.describe()))
+        parser.exit()
+
+
+def build_parser(command: str | None) -> argparse.ArgumentParser:
+    if command == "snapshot":
+        p = argparse.ArgumentParser(prog="netui snapshot",
+                                    description="Take two samples one interval apart and print them once.",
+                                    epilog=exit_epilog("a node is not up"))
+        p.add_argument("--json", action="store_true", help="print the JSON document (see docs/json.md)")
+    elif command == "record":
+        p = argparse.ArgumentParser(
+            prog="netui record",
+            description="Record raw samples, node states and health events to a file "
+                        "(gzip-compressed JSON lines, readable after a crash; see docs/recording.md).",
+            epilog=exit_epilog(extra="130 interrupted (Ctrl-C)"))
+        p.add_argument("-o", "--output", required=True, metavar="FILE")
+        p.add_argument("--count", type=positive_int, default=None, metavar="N", help="stop after N ticks")
+        p.add_argument("--max-size", type=size, default=None, metavar="SIZE",
+                       help="rotate when FILE reaches SIZE (e.g. 100M): FILE → FILE.1 → … FILE.KEEP")
+        p.add_argument("--keep", type=positive_int, default=5, metavar="N",
+                       help="rotated files kept with --max-size (default 5); the oldest goes")
+    elif command == "replay":
+        p = argparse.ArgumentParser(prog="netui replay",
+                                    description="Play a recording back in the UI: pause, speed, seek, events.",
+                                    epilog=exit_epilog())
+        p.add_argument("file", metavar="FILE", help="a recording (FILE.1 … of a rotated set are read too)")
+        p.add_argument("--history", type=positive_float, default=900.0, metavar="S",
+                       help="seconds of history kept per node (default 900)")
+        p.add_argument("--config", metavar="PATH",
+                       help="health thresholds, health rules and straggler rules, as live "
+                            "(TOML; default ~/.config/netui/config.toml)")
+        return p
+    else:
+        p = argparse.ArgumentParser(
+            prog="netui",
+            description="A terminal cockpit for the network of a training cluster. "
+                        "With no arguments it watches this host. "
+                        f"Commands: {', '.join(_commands())}.",
+            epilog=exit_epilog(),
+        )
+        p.add_argument("--version", action=_Version,
+                       help="show netui's version and event loop, asyncssh's version and which of "
+                            "netui's asyncssh shims apply, then exit")
+        p.add_argument("--history", type=positive_float, default=900.0, metavar="S",
+                       help="seconds of history kept per node (default 900)")
+    p.add_argument("--config", metavar="PATH",
+                   help="health thresholds, health rules and straggler rules "
+                        "(TOML; default ~/.config/netui/config.toml)")
+    common(p)
+    topology_option(p)
+    return p
+
+
+def _commands() -> list[str]:
+    from netui.cli import COMMANDS
+
+    return list(COMMANDS)
+
+
+def read_config(path: str | None) -> Config:
+    """The configuration file's settings (``path`` None: ~/.config/netui/config.toml where it
+    exists); InputError with the reason when it is unusable."""
+    from netui.config import ConfigError, load_config
+
+    try:
+        return load_config(path)
+    except ConfigError as exc:
+        raise InputError(str(exc)) from None
+
+
+def build_monitor(settings: WatchSettings, *, history_s: float | None = None,
+                  hold_intervals: int | None = None) -> Monitor:
+    """The live Monitor the settings name, judging by the configuration file; ``history_s``
+    overrides the settings' and ``hold_intervals`` the file's (a one-shot snapshot has too few
+    samples to hold). InputError with the reason on bad input."""
+    from dataclasses import replace
+
+    from netui.cli.sources import build_sources
+    from netui.engine.monitor import Monitor
+
+    config = read_config(settings.config_path)
+    rules = config.health if hold_intervals is None else replace(config.health, hold_intervals=hold_intervals)
+    sources, connector = build_sources(settings.sources)
+    for source in sources:  # what the first read needs, before the first tick waits for it
+        source.prepare()
+    monitor = Monitor(sources, interval_s=settings.interval_s,
+                      history_s=settings.history_s if history_s is None else history_s,
+                      thresholds=config.thresholds or None, rules=rules, connector=connector)
+    monitor.fleet.straggler_rules = config.straggler
+    from netui.cli.topology import attach_topology
+
+    attach_topology(monitor.fleet, settings.topology_path, settings.sources.slurm is not False)
+    return monitor
+
+
+async def _snapshot(monitor: Monitor, connect_timeout_s: float) -> dict:
+    """Every node with two samples (so rates), or with a failure to report; then one document."""
+    from netui.cli.headless import say_abandoned, settled_states
+    from netui.model.node import NodeState
+
+    gave_up = settled_states()
+
+    def settled() -> bool:
+        return all(n.samples_seen >= 2 or n.state in gave_up for n in monitor.fleet)
+
+    try:
+        await monitor.run_until(settled, timeout_s=connect_timeout_s + 3 * monitor.interval_s + 5)
+        monitor.lldp.tick()  # where each node is cabled, if its lldpd says: read, and waited for
+        await monitor.lldp.settled(monitor.lldp.timeout_s)
+    finally:
+        await monitor.close()
+        say_abandoned(monitor)
+    for n in monitor.fleet:
+        if n.state is NodeState.CONNECTING:
+            n.fail(NodeState.DOWN, "no answer in time")
+    from netui.engine.document import fleet_document
+    from netui.engine.eventloop import running
+
+    return {**fleet_document(monitor.fleet), "event_loop": running()}
+
+
+def _text_report(doc: dict) -> str:
+    from netui.model import units
+
+    lines = []
+    for n in doc["nodes"]:
+        lines.append(f"{n['name']}: {n['state']}" + (f" ({n['error']})" if n["error"] else "")
+                     + f"  health {n['health']['level']}")
+        if n.get("switch"):
+            sw = n["switch"]
+            lines.append(f"  switch {sw['leaf']}" + (f" port {sw['port']}" if sw["port"] else ""))
+        for r in n["health"]["reasons"]:
+            lines.append(f"  ! {r}")
+        for i in n["interfaces"]:
+            if i["hidden"]:
+                continue
+            r = i["rates"]
+            lines.append(
+                f"  {i['name']:<12} {i['operstate'] or '—':<8} RX {units.si(r['rx_bits_per_s'], 'b/s', width=11)}"
+                f"  TX {units.si(r['tx_bits_per_s'], 'b/s', width=11)}"
+                f"  drops {units.per_s(_add(r['rx_dropped_per_s'], r['tx_dropped_per_s']))}/s"
+                f"  errors {units.per_s(_add(r['rx_errors_per_s'], r['tx_errors_per_s']))}/s"
+            )
+        if n["tcp"]:
+            t = n["tcp"]["rates"]
+            lines.append(f"  TCP retransmits {units.per_s(t['retrans_segs_per_s'])}/s"
+                         f" ({units.ratio_percent(t['retrans_ratio'])} of segments)")
+        for p in (n["fabric"] or {}).get("ports", []):
+            r = p["rates"] or {}
+            lines.append(
+                f"  {p['hca'] + '/' + str(p['port']):<12} {p['state'] or '—':<8}"
+                f" RX {units.si(r.get('rx_bits_per_s'), 'b/s', width=11)}"
+                f"  TX {units.si(r.get('tx_bits_per_s'), 'b/s', width=11)}"
+                f"  errors {units.per_s(r.get('errors_per_s'))}/s"
+                f"  {'—' if p['rate_gbps'] is None else format(p['rate_gbps'], 'g')} Gb/s {p['link_layer'] or ''}"
+                + (f" ↔ {p['netdev']}" if p["netdev"] else "")
+            )
+        for f in (n["fabric"] or {}).get("pfc", []):
+            r = f["rates"] or {}
+            lines.append(f"  {f['netdev']:<12} pause RX {units.per_s(r.get('rx_pause_per_s'))}/s"
+                         f"  TX {units.per_s(r.get('tx_pause_per_s'))}/s")
+    return "\n".join(lines)
+
+
+def _add(a, b):
+    return None if a is None and b is None else (a or 0) + (b or 0)
+
+
+async def _record(monitor: Monitor, path: str, count: int | None, *, max_size_bytes: int | None,
+                  keep: int) -> tuple[int, int]:
+    """Record every tick (engine/recorder.py) for ``count`` ticks or until interrupted;
+    (samples, ticks) written."""
+    import asyncio
+    import contextlib
+    import signal
+
+    from netui.cli.headless import say_abandoned
+    from netui.engine.recording import rotated_paths
+
+    existing = rotated_paths(path)
+    if existing:
+        raise InputError(f"{existing[-1]} exists: netui record never overwrites a recording "
+                         "(name another file, or remove it)")
+    try:
+        recorder = monitor.start_recording(path, max_size_bytes=max_size_bytes, keep=keep)
+    except OSError as exc:
+        raise InputError(f"cannot record to {path}: {exc}") from None
+    with contextlib.suppress(NotImplementedError, RuntimeError):  # SIGTERM ends it like Ctrl-C
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, monitor.stop)
+    try:
+        await monitor.run(polls=count)
+    finally:
+        await monitor.close()  # finishes the file
+        say_abandoned(monitor)
+    if recorder.error:
+        raise InputError(f"recording to {path} stopped: {recorder.error}")
+    return recorder.samples, recorder.ticks
+
+
+def build_replay(path: str, *, history_s: float, config: Config | None = None):
+    """A ReplayMonitor for a recording (a rotated set too), judging the nodes by ``config``
+    as live mode does; InputError with the reason when it cannot be read."""
+    from netui.engine.recording import RecordingError
+    from netui.engine.replay import ReplayMonitor, load
+
+    try:
+        recording = load(path)
+    except (OSError, RecordingError) as exc:
+        raise InputError(f"cannot replay {exc}") from None  # the message starts with the file
+    for note in recording.notes:
+        print(f"netui: {note}", file=sys.stderr)
+    if config is None:
+        return ReplayMonitor(recording, history_s=history_s)
+    return ReplayMonitor(recording, history_s=history_s, thresholds=config.thresholds or None, rules=config.health,
+                         straggler_rules=config.straggler)
+
+
+def _run(command: str | None, argv: list[str]) -> int:
+    args = build_parser(command).parse_args(argv)
+    from netui.cli.settings import SourceSettings, WatchSettings
+    from netui.engine import eventloop  # uvloop when installed (NETUI_EVENT_LOOP)
+
+    if command == "replay":
+        settings = WatchSettings(sources=SourceSettings(replay=args.file), history_s=args.history,
+                                 config_path=args.config)
+    else:
+        settings = WatchSettings.from_options(args)
+    if command == "snapshot":
+        monitor = build_monitor(settings, history_s=60, hold_intervals=1)  # two samples: nothing to hold over
+        monitor.set_detail_all(True)  # the document lists every CPU
+        doc = eventloop.run(_snapshot(monitor, settings.sources.connect_timeout_s))
+        print(json.dumps(doc, indent=2) if args.json else _text_report(doc))
+        return 0 if all(n["state"] == "up" for n in doc["nodes"]) else 1
+    if command == "record":
+        monitor = build_monitor(settings, history_s=60)
+        try:
+            samples, ticks = eventloop.run(_record(monitor, args.output, args.count, max_size_bytes=args.max_size,
+                                                   keep=args.keep))
+        except KeyboardInterrupt:
+            return 130
+        print(f"netui: recorded {samples} samples in {ticks} ticks to {args.output}", file=sys.stderr)
+        return 0
+    if settings.sources.replay and not settings.sources.names_nodes:
+        config = read_config(settings.config_path)
+        monitor = build_replay(settings.sources.replay, history_s=settings.history_s, config=config)
+        if settings.topology_path:
+            from netui.cli.topology import attach_topology
+
+            attach_topology(monitor.fleet, settings.topology_path, False)
+    else:
+        monitor = build_monitor(settings)
+    from netui.ui.app import make_app
+
+    eventloop.run(make_app(monitor).run_async())  # App.run() would take asyncio.run's loop
+    return 0
+
+
+def watch(argv: list[str]) -> int:
+    """``netui [options] [HOST ...]``: the live TUI (or a recording's, with --replay)."""
+    return _run(None, argv)
+
+
+def snapshot(argv: list[str]) -> int:
+    """``netui snapshot``: 0 every node up, 1 a node is not."""
+    return _run("snapshot", argv)
+
+
+def record(argv: list[str]) -> int:
+    """``netui record -o FILE``: 0 recorded, 130 interrupted."""
+    return _run("record", argv)
+
+
+def replay(argv: list[str]) -> int:
+    """``netui replay FILE``: the recording in the TUI."""
+    return _run("replay", argv)

@@ -1,0 +1,101 @@
+"""LLDP neighbours of every node, read once per connection and again when asked.
+
+    reader = LldpReader(monitor)      # the monitor makes one: monitor.lldp
+    reader.tick()                     # each tick: start a read for every node newly up
+    reader.refresh(["node1"])         # read again (None: every node)
+    await reader.settled(timeout_s)   # wait for the reads in flight (a snapshot)
+
+A read is one guarded command (collectors/shell.py) over the node's live SSH connection — the
+one its sampler streams on, no second handshake — or on this host for the local node:
+``collectors.lldp.LLDP_COMMAND``, a constant. Its outcome goes to ``Node.set_lldp``: the
+neighbours, and a state that says why there are none (no lldpctl, lldpd not running, …) —
+never a node error. Replays and nodes read through node_exporter or Prometheus cannot run
+commands: their state stays "not read".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shlex
+
+from netui.collectors.lldp import LLDP_COMMAND, lldp_state
+from netui.engine.sources import shells_for
+from netui.model.node import NodeState
+
+LLDP_TIMEOUT_S = 10.0
+CONCURRENT_READS = 32  # channels opened at once over the fleet's connections
+
+
+class LldpReader:
+    def __init__(self, monitor, *, timeout_s: float = LLDP_TIMEOUT_S) -> None:
+        self.monitor = monitor
+        self.timeout_s = timeout_s
+        self._shells = None  # name → shell, made on the first tick
+        self._read_on: dict[str, object] = {}  # name → the connection its last read used
+        self._tasks: dict[str, asyncio.Task] = {}
+        self._gate: asyncio.Semaphore | None = None
+
+    def tick(self) -> None:
+        """Start a read for each node that is up on a connection not read yet, once it has sent
+        two samples (the first frame and the first rates come before any other command)."""
+        nodes = self.monitor.fleet.nodes
+        if self._shells is None:
+            if not any(n.samples_seen >= 2 for n in nodes.values()):
+                return
+            self._shells = shells_for(self.monitor.sources)
+        for name, shell in self._shells.items():
+            node = nodes[name]
+            if node.state is not NodeState.UP or node.samples_seen < 2 or name in self._tasks:
+                continue
+            connection = shell.session
+            if connection is None or self._read_on.get(name) is connection:
+                continue
+            self._read_on[name] = connection
+            self._tasks[name] = asyncio.ensure_future(self._read(name, shell))
+
+    def refresh(self, names=None) -> None:
+        """Read ``names`` (None: every node) again at the next tick."""
+        for name in list(self._read_on) if names is None else names:
+            self._read_on.pop(name, None)
+
+    async def settled(self, timeout_s: float) -> bool:
+        """Wait (at most ``timeout_s``) for the reads in flight; True when none is left."""
+        tasks = list(self._tasks.values())
+        if tasks:
+            await asyncio.wait(tasks, timeout=timeout_s)
+        return not self._tasks
+
+    def pending(self) -> list[str]:
+        return sorted(self._tasks)
+
+    async def close(self) -> None:
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(BaseException):
+                await task
+        self._tasks.clear()
+
+    async def _read(self, name: str, shell) -> None:
+        from netui.collectors.shell import CommandFailed, run_guarded  # with the first read, not the first frame
+
+        if self._gate is None:
+            self._gate = asyncio.Semaphore(CONCURRENT_READS)
+        try:
+            async with self._gate:
+                try:
+                    result = await run_guarded(shell, "sh -c " + shlex.quote(LLDP_COMMAND), self.timeout_s)
+                except CommandFailed as exc:
+                    self._read_on.pop(name, None)  # the connection went: read on the next one
+                    self.monitor.fleet.set_lldp(name, (), f"no LLDP: {exc}")
+                    return
+            if result.timed_out:
+                neighbours, state = (), f"no LLDP: lldpctl timed out after {self.timeout_s:g} s"
+            else:
+                neighbours, state = lldp_state(result.exit_status, result.stdout, result.stderr)
+            self.monitor.fleet.set_lldp(name, neighbours, state)
+        finally:
+            self._tasks.pop(name, None)
+
