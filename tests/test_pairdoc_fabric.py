@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from netui.benchcmd import exit_status
+from netui.cli.bench import exit_status
 from netui.engine.pairdoc import by_switch, load_report, report_document, text_report
 from netui.engine.pairtest import PairTestReport
 from netui.engine.pairtools import PairSettings
