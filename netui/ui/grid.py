@@ -199,7 +199,11 @@ class FleetGrid(ScrollView, can_focus=True):
             for line in self._lines:
                 self._row(line)
         # the cursor stays on the row the user chose; until then (or while it is filtered out), on top
-        self._cursor = next((i for i, n in enumerate(self._lines) if _key(n) == self._followed), 0)
+        followed = self._followed
+        if self._lines is self._shown:  # flat: names only (a tick at 1,024 nodes walks them all)
+            self._cursor = next((i for i, n in enumerate(self._shown) if n.name == followed), 0)
+        else:
+            self._cursor = next((i for i, n in enumerate(self._lines) if _key(n) == followed), 0)
         self.virtual_size = Size(sum(w + 1 for w in self._widths), len(self._lines) + 1)
         if cursor_was_in_view:  # a user who scrolled away with the wheel is not pulled back
             self._scroll_to_cursor()
