@@ -265,11 +265,9 @@ class PairTest(NodeCommands):
         super().__init__(shells if shells is not None else shells_for(monitor.sources))
         self.on_progress = on_progress
         self.on_result = on_result
-        fleet = getattr(monitor, "fleet", None)
-        topology_for = getattr(fleet, "topology_for", None)
-        self.report = PairTestReport(settings, self.nodes, matrix,
-                                     topology=topology_for(self.nodes) if topology_for is not None else None,
-                                     topology_source=getattr(fleet, "topology_source", ""))
+        fleet = monitor.fleet
+        self.report = PairTestReport(settings, self.nodes, matrix, topology=fleet.topology_for(self.nodes),
+                                     topology_source=fleet.topology_source)
         self._ports = PortAllocator(settings.first_port, PORT_SPAN)
         self._t0 = 0.0
         self._round = 0
