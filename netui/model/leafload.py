@@ -9,6 +9,11 @@ receive. Hence, for a leaf whose watched nodes send TX and receive RX (bytes/s):
     traffic leaving through the uplink   between  max(0, TX − RX)  and  TX
     traffic entering through the uplink  between  max(0, RX − TX)  and  RX
 
+Counters of different nodes are read at slightly different moments, so a byte counted at its
+sender and at its receiver on the same leaf land in intervals a little apart: the low bound
+gives way by ``SKEW`` of the smaller side (ten nodes exchanging 10 Gbit/s inside a leaf never
+read as a busy uplink), and a share of the uplink is never shown above 100 % on a guess.
+
 Both ends are exact in the simple cases (every node of leaf1 sending to leaf2: leaving ≈ TX,
 less the ACKs that come back) and honest in the others: the range is shown, never a guess
 inside it. The bounds count the watched nodes only: traffic between a watched node and an
@@ -27,6 +32,7 @@ from netui.model.topology import Topology
 # the uplink's level, from the share of its capacity it certainly carries (the low bound)
 UPLINK_CAREFUL = 0.7
 UPLINK_WARNING = 0.9
+SKEW = 0.05  # how far apart a sender's and a receiver's count of the same bytes may read
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,10 +43,13 @@ class Bound:
     high: float
 
     def share(self, capacity_bytes_per_s: float | None) -> tuple[float, float] | None:
-        """(low, high) as shares of ``capacity_bytes_per_s``; None without a capacity."""
+        """(low, high) as shares of ``capacity_bytes_per_s``; None without a capacity. The
+        uplink carries no more than its capacity: the high share stops at 1 (or at the low
+        one, when the counters say more than the topology's speed allows)."""
         if not capacity_bytes_per_s or capacity_bytes_per_s <= 0:
             return None
-        return self.low / capacity_bytes_per_s, self.high / capacity_bytes_per_s
+        low = self.low / capacity_bytes_per_s
+        return low, min(self.high / capacity_bytes_per_s, max(1.0, low))
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +127,8 @@ def leaf_loads(nodes: Iterable[Node], topology: Topology,
         leaving = entering = None
         if leaf and known:
             r, t = rx or 0.0, tx or 0.0
-            leaving, entering = Bound(max(0.0, t - r), t), Bound(max(0.0, r - t), r)
+            skew = SKEW * min(t, r)
+            leaving, entering = Bound(max(0.0, t - r - skew), t), Bound(max(0.0, r - t - skew), r)
         load = LeafLoad(leaf, tuple(n.name for n in members), up, known, rx, tx, drops, errors, retrans, level,
                         switch.uplink_gbps if switch is not None and switch.parent is not None else None,
                         leaving, entering)
@@ -128,4 +138,4 @@ def leaf_loads(nodes: Iterable[Node], topology: Topology,
     return out
 
 
-__all__ = ["Bound", "LeafLoad", "UPLINK_CAREFUL", "UPLINK_WARNING", "leaf_loads"]
+__all__ = ["Bound", "LeafLoad", "SKEW", "UPLINK_CAREFUL", "UPLINK_WARNING", "leaf_loads"]

@@ -197,7 +197,7 @@ def uplink_text(load: LeafLoad, o: GridOptions, wide: bool) -> str:
         if share is not None:
             parts.append(arrow + _share_text(*share))
         else:
-            tight = bound.high - bound.low <= 0.02 * bound.high
+            tight = bound.high - bound.low <= 0.05 * bound.high  # ACKs coming back, counters read apart
             parts.append(arrow + ("" if tight else "≤") + units.bits_per_s(bound.high, as_bytes=o.as_bytes))
     if not wide:
         return " ".join(parts)
