@@ -4,12 +4,15 @@
     netui bench iperf3 node[1-4] --matrix --json      # all pairs, in rounds
     netui bench ib_write_bw gpu[01-16] --matrix --test-net 10.10.0.0/16
     netui bench ping node[1-4] --matrix --count 20    # RTT and loss, every node to every other
+    netui bench iperf3 gpu[01-16] --matrix --topology topology.conf   # the matrix by leaf; uplinks judged
 
 Connects to the nodes as ``netui`` does (the usual SSH options), waits until they are up,
 runs the test over those connections, prints the matrix and the verdict (or the JSON
 document). Exit status: 0 every pair passes, 1 a pair fails, 2 bad arguments or a test
 that cannot run (no node able to run the tool), 3 inconclusive (the data cannot decide:
-link speeds unknown and every pair alike, or pairs that could not be tested).
+link speeds unknown and every pair alike, or pairs that could not be tested). With a
+topology (--topology FILE, or --slurm) the matrix is ordered leaf by leaf and the verdict
+names an uplink, switch or path when every pair through it fails (docs/topology.md): exit 1.
 """
 
 from __future__ import annotations

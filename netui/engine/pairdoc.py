@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import math
+import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,8 +19,9 @@ from pathlib import Path
 from netui.engine.pairtest import PairTestReport
 from netui.engine.pairtools import DIRECTION_LABELS, PairSettings
 from netui.model.paircounters import COUNTER_KEYS
-from netui.model.pairs import PairResult
+from netui.model.pairs import PairResult, _fmt
 from netui.model.pairverdict import NodeSummary
+from netui.model.topology import Attachment, Switch, Topology, topology_order
 
 SCHEMA_VERSION = 1
 
@@ -69,6 +71,55 @@ def pair_rows(report: PairTestReport) -> list[dict]:
     return rows
 
 
+def by_switch(report: PairTestReport) -> tuple[list[str], dict[str, str]]:
+    """The report's nodes ordered leaf by leaf (leaves in tree order, the order tested kept
+    within a leaf, unplaced nodes last), and the leaf each group starts with: first node → leaf
+    ("" for the unplaced). The order tested and no groups without a topology."""
+    topo = report.topology
+    if topo is None or not any(topo.leaf_of(n) for n in report.nodes):
+        return list(report.nodes), {}
+    order = topology_order(topo, report.nodes)
+    starts: dict[str, str] = {}
+    last: str | None = None
+    for node in order:
+        leaf = topo.leaf_of(node) or ""
+        if leaf != last:
+            starts[node] = leaf
+            last = leaf
+    return order, starts
+
+
+def fabric_row(f) -> dict:
+    """A fabric suspect (model/fabricverdict.py) as JSON."""
+    return {"kind": f.kind, "name": f.name, "uplinks": list(f.uplinks), "switches": list(f.switches),
+            "direction": f.direction or None, "pairs": len(f.pairs),
+            "failing": [{"sender": a, "receiver": b} for a, b in f.pairs],
+            "median_gbps": _num(f.median_gbps), "low_gbps": _num(f.low_gbps), "high_gbps": _num(f.high_gbps),
+            "in_leaf_gbps": _num(f.in_leaf_gbps), "elsewhere_gbps": _num(f.elsewhere_gbps), "text": f.text}
+
+
+def topology_part(report: PairTestReport) -> dict | None:
+    """The switches and where each tested node sits: what the verdict judged the fabric by."""
+    topo = report.topology
+    if topo is None:
+        return None
+    return {"source": report.topology_source or None,
+            "switches": [{"name": s.name, "parent": s.parent, "uplink_gbps": s.uplink_gbps}
+                         for s in topo.switches.values()],
+            "leaves": {n: topo.leaf_of(n) for n in report.nodes}}
+
+
+def _topology_from(part) -> Topology | None:
+    if not isinstance(part, dict):
+        return None
+    try:
+        switches = [Switch(str(s["name"]), s.get("parent"), s.get("uplink_gbps")) for s in part.get("switches") or []]
+        nodes = [Attachment(str(n), str(leaf)) for n, leaf in (part.get("leaves") or {}).items() if leaf]
+        return Topology(switches, nodes)
+    except (KeyError, TypeError, AttributeError, ValueError):
+        return None  # a document edited by hand: judged without the fabric
+
+
 def report_document(report: PairTestReport) -> dict:
     verdict = report.verdict or report.judge()
     matrix = verdict.matrix(report.nodes)
@@ -100,19 +151,25 @@ def report_document(report: PairTestReport) -> dict:
             "suspects": list(verdict.suspects),
             "median_gbps": _num(verdict.median_gbps),
             "expected_gbps": _num(verdict.expected_gbps),
-            "nodes": [node_row(s) for s in verdict.nodes.values()],
+            "nodes": [node_row(s, report.topology) for s in verdict.nodes.values()],
+            "fabric": [fabric_row(f) for f in verdict.fabric],
         },
+        "topology": topology_part(report),
         "summary": summary(report),
     }
 
 
-def node_row(s: NodeSummary) -> dict:
+def node_row(s: NodeSummary, topology: Topology | None = None) -> dict:
     """A node across its pairs: sends and receives, how many fail, their medians (Gbit/s),
-    and "sending", "receiving", "sending and receiving" or null as a suspect."""
-    return {"node": s.node, "sends": s.sends, "sends_failing": s.sends_failing,
-            "out_median_gbps": _num(s.out_median_gbps), "receives": s.receives,
-            "receives_failing": s.receives_failing, "in_median_gbps": _num(s.in_median_gbps),
-            "suspect": s.suspect or None}
+    and "sending", "receiving", "sending and receiving" or null as a suspect; with a
+    topology, its leaf switch (null when not placed)."""
+    row = {"node": s.node, "sends": s.sends, "sends_failing": s.sends_failing,
+           "out_median_gbps": _num(s.out_median_gbps), "receives": s.receives,
+           "receives_failing": s.receives_failing, "in_median_gbps": _num(s.in_median_gbps),
+           "suspect": s.suspect or None}
+    if topology is not None:
+        row["leaf"] = topology.leaf_of(s.node)
+    return row
 
 
 def load_report(doc: dict) -> PairTestReport:
@@ -132,7 +189,10 @@ def load_report(doc: dict) -> PairTestReport:
                             link_speeds_mbps=dict(doc.get("link_speeds_mbps") or {}), rounds=int(doc.get("rounds") or 0),
                             started_wall_s=float(doc.get("started") or 0), elapsed_s=float(doc.get("elapsed_s") or 0),
                             cancelled=bool(doc.get("cancelled")), tests_done=int(doc.get("tests_done") or 0),
-                            tests_total=int(doc.get("tests_total") or 0), refused=str(doc.get("refused") or ""))
+                            tests_total=int(doc.get("tests_total") or 0), refused=str(doc.get("refused") or ""),
+                            topology=_topology_from(doc.get("topology")),
+                            topology_source=str((doc.get("topology") or {}).get("source") or "")
+                            if isinstance(doc.get("topology"), dict) else "")
     report.judge()
     return report
 
@@ -227,14 +287,17 @@ def counters_text(result: PairResult) -> str:
 
 
 def matrix_lines(nodes: list[str], results, failing: set, *, corner: str, legend: str, min_width: int,
-                 cell: Callable) -> list[str]:
+                 cell: Callable, sections: dict[str, str] | None = None) -> list[str]:
     """A result matrix as text: a header of receivers, then a row per sender; each cell is
     ``cell(result)`` and ✗ when its pair is in ``failing``, "·" on the diagonal and where there
-    is no result. Shared with the latency test (engine/pingdoc.py)."""
+    is no result. ``sections``: a line "── leaf1" before the row of each node it names (the
+    first of a leaf; "" names the unplaced). Shared with the latency test (engine/pingdoc.py)."""
     by_pair = {r.pair: r for r in results}
     width = max([len(n) for n in nodes] + [min_width])
     lines = [corner.ljust(width) + "".join(n.rjust(width + 2) for n in nodes) + legend]
     for a in nodes:
+        if sections and a in sections:
+            lines.append(f"── {sections[a] or 'not in the topology'}")
         cells = []
         for b in nodes:
             r = by_pair.get((a, b))
@@ -250,13 +313,14 @@ def text_report(report: PairTestReport) -> str:
     """The matrix (row sends, column receives), every result, and the verdict."""
     verdict = report.verdict or report.judge()
     s = report.settings
-    nodes = report.nodes
+    nodes, sections = by_switch(report)
     lines = [f"{s.tool} {report.how or ''} · {len(nodes)} nodes · {DIRECTION_LABELS[s.direction]} · "
              f"{report.rounds} rounds of {s.duration_s} s · {report.elapsed_s:.1f} s"]
     failing = {r.pair for r in verdict.failing}
     cell_text = gbps_cell_format(r.gbps for r in report.results if r.ok)
     lines += matrix_lines(nodes, report.results, failing, corner="Gbit/s", legend="   (row sends, column receives)",
-                          min_width=7, cell=lambda r: "failed" if not r.ok else cell_text(r.gbps))
+                          min_width=7, cell=lambda r: "failed" if not r.ok else cell_text(r.gbps),
+                          sections=sections)
     lines.append("")
     if report.refused:
         return "\n".join([lines[0], report.refused])
@@ -265,10 +329,41 @@ def text_report(report: PairTestReport) -> str:
         what = gbps_text(r.gbps) + " Gbit/s" if r.ok else f"failed: {r.error}"
         extra = counters_text(r)
         lines.append(f"{r.sender}→{r.receiver}  {state}  {what}" + (f"  ({extra})" if extra else ""))
+    split = fabric_lines(report)
+    if split:
+        lines += ["", *split]
     if len(verdict.nodes) > 2:
         lines += ["", *node_lines(verdict)]
     lines += ["", summary(report)]
     return "\n".join(lines)
+
+
+def fabric_lines(report: PairTestReport) -> list[str]:
+    """With a topology: the in-leaf and the cross-switch pairs side by side (how many, how many
+    fail, their median Gbit/s), then each fabric suspect in words. None without a topology."""
+    topo = report.topology
+    verdict = report.verdict or report.judge()
+    if topo is None or not any(topo.leaf_of(n) for n in report.nodes):
+        return []
+    failing = {r.pair for r in verdict.failing}
+    groups: dict[str, list] = {"in-leaf pairs": [], "cross-switch pairs": [], "pairs with an unplaced node": []}
+    for r in verdict.results:
+        path = topo.path(r.sender, r.receiver)
+        key = ("in-leaf pairs" if path.same_leaf else "cross-switch pairs" if path.placed
+               else "pairs with an unplaced node")
+        groups[key].append(r)
+    lines = ["by switch:"]
+    for label, rs in groups.items():
+        if not rs:
+            continue
+        numbers = [r.gbps for r in rs if r.ok and r.gbps is not None]
+        median = statistics.median(numbers) if numbers else None
+        bad = sum(r.pair in failing for r in rs)
+        lines.append(f"  {label + ':':<29}{len(rs):>4}, {bad} failing, median "
+                     f"{'—' if median is None else _fmt(median)} Gbit/s")
+    for f in verdict.fabric:
+        lines.append(f"  ← {f.text}")
+    return lines
 
 
 def node_lines(verdict) -> list[str]:

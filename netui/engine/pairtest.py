@@ -54,6 +54,7 @@ from netui.model.paircounters import pair_counters
 from netui.model.pairs import Pair, PairResult, PortAllocator, all_pairs_rounds, one_at_a_time
 from netui.model.pairverdict import Verdict, judge
 from netui.model.testnet import Probe, choose_addresses, choose_rdma, link_speeds_mbps
+from netui.model.topology import Topology
 
 PROBE_TIMEOUT_S = 10.0
 STAGE_TIMEOUT_S = PROBE_TIMEOUT_S + 5  # for a staged command's shell to come up (and probe)
@@ -152,11 +153,14 @@ class PairTestReport:
     elapsed_s: float = 0.0
     cancelled: bool = False
     refused: str = ""  # why no test started: no pair had two nodes able to run the tool
+    # where the nodes sit (their names as tested): the verdict then judges the fabric too
+    topology: Topology | None = None
+    topology_source: str = ""
 
     def judge(self) -> Verdict:
         s = self.settings
         self.verdict = judge(self.results, threshold_gbps=s.threshold_gbps, threshold_percent=s.threshold_percent,
-                             link_speed_mbps=self.link_speeds_mbps)
+                             link_speed_mbps=self.link_speeds_mbps, topology=self.topology)
         return self.verdict
 
 
@@ -261,7 +265,9 @@ class PairTest(NodeCommands):
         super().__init__(shells if shells is not None else shells_for(monitor.sources))
         self.on_progress = on_progress
         self.on_result = on_result
-        self.report = PairTestReport(settings, self.nodes, matrix)
+        fleet = monitor.fleet
+        self.report = PairTestReport(settings, self.nodes, matrix, topology=fleet.topology_for(self.nodes),
+                                     topology_source=fleet.topology_source)
         self._ports = PortAllocator(settings.first_port, PORT_SPAN)
         self._t0 = 0.0
         self._round = 0

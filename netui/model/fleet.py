@@ -134,6 +134,17 @@ class Fleet:
                 return found
         return None
 
+    def topology_for(self, names: list[str]) -> Topology | None:
+        """The topology with ``names`` placed by the names watched (``placement``: a node found by
+        the host name it reports too) and no other node; None without a topology."""
+        if self.topology is None:
+            return None
+        from netui.model.topology import Attachment, Topology
+
+        placed = [Attachment(n, p.switch, p.port, p.source, p.port_source)
+                  for n, p in ((n, self.placement(n)) for n in names) if p is not None]
+        return Topology(self.topology.switches.values(), placed, self.topology.notes)
+
     def set_interval(self, interval_s: float) -> None:
         """Nodes are sampled every ``interval_s`` from now on: every node's history keeps
         covering ``history_s`` seconds (``Node.set_interval``)."""

@@ -20,6 +20,11 @@ Pure: no I/O, no clock. The rules, as docs/checks.md says them:
   pairs can only be compared with each other: when none is slower than the rest, every
   pair may be equally slow, and the verdict says it cannot tell instead of passing.
   When pairs could not be tested, a pass of the others is inconclusive too.
+- **The fabric** (with a topology, model/fabricverdict.py). In-leaf pairs and cross-switch
+  pairs are compared separately: the best pairs are the best in-leaf pairs when the pairs as a
+  whole (mostly cross-switch in a wide fabric) reach less than those would need. An uplink or
+  switch whose every pair fails while the nodes at both ends pass elsewhere is named, and the
+  pairs through it blame no node.
 """
 
 from __future__ import annotations
@@ -30,8 +35,13 @@ import re
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from netui.model.pairs import Pair, PairResult, _fmt, _pct
+
+if TYPE_CHECKING:  # the topology and the fabric's rules load only when a topology is given
+    from netui.model.fabricverdict import FabricSuspect
+    from netui.model.topology import Topology
 
 PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
 
@@ -84,7 +94,8 @@ class Verdict:
     judged pair to the Gbit/s it needed (None for failed runs); ``expected_gbps`` is the
     best pairs' rate when some pair was judged against it; ``outliers`` the results far
     from the best pairs either way, pass or fail; ``suspects`` the nodes the failures
-    point to, most failing tests first; ``nodes`` each node's summary.
+    point to, most failing tests first; ``nodes`` each node's summary; ``fabric`` the uplinks
+    or switches the failures point to (only with a topology; their pairs blame no node).
     """
 
     status: str
@@ -98,6 +109,7 @@ class Verdict:
     required_gbps: dict[Pair, float | None] = field(default_factory=dict)
     nodes: dict[str, NodeSummary] = field(default_factory=dict)
     untested: list[PairResult] = field(default_factory=list)
+    fabric: list[FabricSuspect] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -304,10 +316,12 @@ def judge(
     threshold_gbps: float | None = None,
     threshold_percent: float = 90.0,
     link_speed_mbps: Mapping[str, int | None] | None = None,
+    topology: Topology | None = None,
 ) -> Verdict:
     """Pass or fail each pair, sum each node up, name the suspects and word the verdict
     (the rules are in the module's docstring). ``link_speed_mbps``: Mbit/s as
-    /sys/class/net/*/speed gives it; Gbit/s everywhere else."""
+    /sys/class/net/*/speed gives it; Gbit/s everywhere else. ``topology``: where the nodes
+    sit (found by the names in the results); without it the fabric is not judged."""
     every = list(results)
     untested = [r for r in every if not r.ok and r.kind in CANNOT_RUN]
     tested = [r for r in every if not (not r.ok and r.kind in CANNOT_RUN)]
@@ -316,6 +330,14 @@ def judge(
     measured = [r for r in tested if _measured(r)]
     median = statistics.median(r.gbps for r in measured) if measured else None
     best = best_pairs([r.gbps for r in measured], share)
+    best_in_leaf = False
+    if topology is not None and best is not None:
+        # a wide fabric's pairs are mostly cross-switch: when those are slow, the best pairs
+        # of all are slow ones, and the best in-leaf pairs are what a node reaches
+        in_leaf = [r.gbps for r in measured if topology.same_leaf(r.sender, r.receiver)]
+        leaf_best = best_pairs(in_leaf, share) if len(in_leaf) >= 2 else None
+        if leaf_best is not None and best.rate_gbps < leaf_best.mark_gbps:
+            best, best_in_leaf = leaf_best, True
 
     required: dict[Pair, float | None] = {}
     failing: list[PairResult] = []
@@ -344,17 +366,30 @@ def judge(
     failing.sort(key=lambda r: (r.gbps if _measured(r) else -1.0, r.sender, r.receiver))
     failed_ids = {id(r) for r in failing}
     ordered = failing + sorted((r for r in tested if id(r) not in failed_ids), key=lambda r: (r.sender, r.receiver))
-    nodes = node_summaries(tested, failing)
-    if len(failing) < len(tested):
-        passing = [r for r in tested if id(r) not in failed_ids]
-        nodes = _left_to_explain(failing, nodes, {r.sender for r in passing}, {r.receiver for r in passing})
-    nodes = _on_own_evidence(tested, failing, nodes, required)
+    fabric: list[FabricSuspect] = []
+    if topology is not None and failing:
+        from netui.model.fabricverdict import fabric_suspects
+
+        fabric = fabric_suspects(tested, failing, topology, OWN_SHARE_OF_CLEAR)
+    # the pairs a fabric suspect explains blame no node: the nodes are judged on the others
+    explained = {pair for f in fabric for pair in f.pairs}
+    judged = [r for r in tested if r.pair not in explained] if explained else tested
+    judged_failing = [r for r in failing if r.pair not in explained] if explained else failing
+    nodes = node_summaries(judged, judged_failing)
+    if len(judged_failing) < len(judged):
+        passing = [r for r in judged if id(r) not in failed_ids]
+        nodes = _left_to_explain(judged_failing, nodes, {r.sender for r in passing}, {r.receiver for r in passing})
+    nodes = _on_own_evidence(judged, judged_failing, nodes, required)
+    if explained:  # each node's counts over all its pairs, its suspicion from the others
+        blamed = {name: s.suspect for name, s in nodes.items()}
+        nodes = {name: dataclasses.replace(s, suspect=blamed.get(name, ""))
+                 for name, s in node_summaries(tested, failing).items()}
     suspects = sorted((s for s in nodes.values() if s.suspect), key=lambda s: (-_blamed(s), natural(s.node)))
     centre = None
     if best is not None:
         centre = statistics.median(r.gbps for r in measured if r.gbps >= LOWEST_SHARE_OF_BEST * best.rate_gbps)
     outliers = _outliers(measured, centre)
-    rule = _rule(threshold_gbps, threshold_percent, best, absolute, relative, len(tested))
+    rule = _rule(threshold_gbps, threshold_percent, best, absolute, relative, len(tested), best_in_leaf)
 
     n = len(tested)
     if not tested:
@@ -362,7 +397,7 @@ def judge(
         text = "no pair was tested" + (f": {_untested_words(untested)}" if untested else "")
     elif failing:
         status = FAIL
-        text = _failure_text(failing, suspects, n, rule)
+        text = _failure_text(failing, suspects, n, rule, fabric)
     elif absolute == 0:
         status = INCONCLUSIVE
         if n == 1:
@@ -395,12 +430,14 @@ def judge(
         required_gbps=required,
         nodes=nodes,
         untested=untested,
+        fabric=fabric,
     )
 
 
 def _rule(threshold_gbps: float | None, threshold_percent: float, best: BestPairs | None,
-          absolute: int, relative: int, n: int) -> str:
+          absolute: int, relative: int, n: int, in_leaf: bool = False) -> str:
     pct = _pct(threshold_percent)
+    whose = "the best in-leaf pairs'" if in_leaf else "the best pairs'"
     if threshold_gbps is not None:
         return f"≥ {_pct(threshold_gbps)} Gbit/s"
     if relative == 0:
@@ -408,10 +445,10 @@ def _rule(threshold_gbps: float | None, threshold_percent: float, best: BestPair
     if best is None:
         against = "the best pairs (none measured)"
     elif best.widened:
-        against = (f"the best pairs' {_fmt(best.rate_gbps)} Gbit/s, lowered to {_fmt(best.mark_gbps)} by "
+        against = (f"{whose} {_fmt(best.rate_gbps)} Gbit/s, lowered to {_fmt(best.mark_gbps)} by "
                    "their scatter")
     else:
-        against = f"the best pairs' {_fmt(best.rate_gbps)} Gbit/s"
+        against = f"{whose} {_fmt(best.rate_gbps)} Gbit/s"
     if absolute == 0:
         return f"≥ {pct} % of {against}; link speeds unknown"
     return f"≥ {pct} % of link speed; {relative} of {n} pairs with an unknown link speed against {pct} % of {against}"
@@ -444,9 +481,20 @@ def _suspect_clause(s: NodeSummary, failing: list[PairResult]) -> str:
     return f"{s.node} is slow both ways ({sends}; {receives})"
 
 
-def _failure_text(failing: list[PairResult], suspects: list[NodeSummary], n: int, rule: str) -> str:
+def _failure_text(failing: list[PairResult], suspects: list[NodeSummary], n: int, rule: str,
+                  fabric: Sequence[FabricSuspect] = ()) -> str:
     k = len(failing)
     listing = f"{k} of {n} pairs {'fails' if k == 1 else 'fail'} (need {rule}): " + _listing(failing)
+    if fabric:
+        explained = {pair for f in fabric for pair in f.pairs}
+        sentences = ["; ".join(f.text for f in fabric)]
+        if suspects:
+            sentences.append("suspect " + "; ".join(_suspect_clause(s, failing) for s in suspects))
+        sentences.append(listing)
+        unexplained = [r for r in failing if r.pair not in explained and not any(_explains(s, r) for s in suspects)]
+        if unexplained:
+            sentences.append("Not explained by the suspects: " + _listing(unexplained))
+        return ". ".join(sentences)
     if not suspects:
         if k == 1:
             return listing + ". One failing pair cannot tell which end is at fault"

@@ -39,7 +39,8 @@ class ClusterScreen(Screen):
         Binding("T", "pair_matrix('iperf3')", "Matrix", key_display="T"),
         Binding("l", "latency", "Ping"),
         Binding("D", "doctor", "Doctor", key_display="D"),
-        Binding("o", "ring_order", "Ring order"),  # shown with a topology (--topology, --slurm)
+        Binding("g", "group", "Group"),  # by leaf switch; shown with a topology (--topology, --slurm)
+        Binding("o", "ring_order", "Ring order"),  # shown with a topology
         Binding("ctrl+r", "retry", "Retry"),  # shown while a node waits to be tried again
         Binding("slash", "filter", "Filter", key_display="/"),
         Binding("s", "cycle_sort", "Sort"),
@@ -81,7 +82,7 @@ class ClusterScreen(Screen):
             return not self.grid.retry_in_s
         if action == "unmark_all":
             return not self.grid.marked
-        if action == "ring_order":
+        if action in ("ring_order", "group"):
             return self.app.monitor.fleet.topology is None  # type: ignore[attr-defined]
         return False
 
@@ -281,6 +282,21 @@ class ClusterScreen(Screen):
         marked = self._marked()
         names = [n.name for n in fleet if not marked or n.name in marked]
         self.app.push_screen(RingScreen(names, marked=bool(marked)))
+
+    GROUP_WORDS = {"": "one row per node", "leaves": "grouped by leaf switch: a row per leaf, its nodes below",
+                   "collapsed": "a row per leaf switch (g again: one row per node)"}
+
+    def action_group(self) -> None:
+        """Flat → a row per leaf with its nodes below → the leaf rows alone → flat."""
+        if self.app.monitor.fleet.topology is None:  # type: ignore[attr-defined]
+            self.notify("no topology: start netui with --topology FILE (or --slurm on a Slurm cluster)",
+                        severity="warning", timeout=4)
+            return
+        grid = self.grid
+        order = FleetGrid.GROUPINGS
+        grid.grouping = order[(order.index(grid.grouping) + 1) % len(order)]
+        self.refresh_data()
+        self.notify(self.GROUP_WORDS[grid.grouping], timeout=2)
 
     def action_latency(self) -> None:
         """RTT and loss between the marked nodes (all when none are marked)."""

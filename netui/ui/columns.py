@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from netui.model import units
 from netui.model.health import Level
+from netui.model.leafload import LeafLoad
 from netui.model.node import Node, NodeState
 from netui.ui.render import spark
 from netui.ui.why import long_why, short_why
@@ -177,6 +178,51 @@ def sort_key(sort: str) -> Callable[[Node], tuple]:
     col = next(c for c in COLUMNS if c.key == sort)
     assert col.sort_value is not None
     return lambda n: (-col.sort_value(n), n.name)  # type: ignore[operator]
+
+
+def _share_text(low: float, high: float) -> str:
+    """A share range in whole percent: "98–100%", or "100%" when the two ends round alike."""
+    lo, hi = round(low * 100), round(high * 100)
+    return f"{hi}%" if hi == lo else f"{lo}–{hi}%"
+
+
+def uplink_text(load: LeafLoad, o: GridOptions, wide: bool) -> str:
+    """A leaf's uplink load, bounded (model/leafload.py): "↑98–100% ↓0–2%" of its capacity,
+    or in bits/s where the topology gives no uplink speed ("↑≤200 Mb/s"); wide: with words."""
+    if load.leaving is None or load.entering is None:
+        return "not in the topology" if not load.leaf else "no rate yet"
+    parts = []
+    for arrow, bound in (("↑", load.leaving), ("↓", load.entering)):
+        share = bound.share(load.capacity_bytes_per_s)
+        if share is not None:
+            parts.append(arrow + _share_text(*share))
+        else:
+            tight = bound.high - bound.low <= 0.05 * bound.high  # ACKs coming back, counters read apart
+            parts.append(arrow + ("" if tight else "≤") + units.bits_per_s(bound.high, as_bytes=o.as_bytes))
+    if not wide:
+        return " ".join(parts)
+    of = (f" of {units.bits_per_s(load.capacity_bytes_per_s, as_bytes=o.as_bytes)}"
+          if load.capacity_bytes_per_s else "")
+    return f"uplink {' '.join(parts)}{of}"
+
+
+def leaf_text(col: Column, load: LeafLoad, o: GridOptions, width: int) -> str:
+    """A leaf row's cell in ``col``: its name, "3/4 up", its nodes' sums, its uplink in the
+    Why column; blank where a sum says nothing (trend, ratios, the hottest CPU)."""
+    key = col.key
+    if key == "node":
+        return load.leaf or "unplaced"
+    if key == "state":
+        return f"{load.up}/{len(load.nodes)} up"
+    if key in ("rx", "tx"):
+        return units.bits_per_s(load.rx_bytes_per_s if key == "rx" else load.tx_bytes_per_s, as_bytes=o.as_bytes)
+    if key in ("drops", "errors", "retrans"):
+        return units.per_s({"drops": load.drops_per_s, "errors": load.errors_per_s,
+                            "retrans": load.retrans_segs_per_s}[key])
+    if key == "health":
+        wide = uplink_text(load, o, wide=True)
+        return wide if len(wide) <= width else uplink_text(load, o, wide=False)
+    return ""
 
 
 def cell_level(col: Column, node: Node) -> Level | None:

@@ -5,6 +5,10 @@ node's history: ``NodeHistory.peak_sum``) and a ``refresh()``; cells are formatt
 is painted, once per node per tick (all at once when the display is paused, so that scrolling
 shows the frozen values). Line 0 is the header and does not scroll; line ``y`` below it shows
 row ``scroll_y + y - 1``.
+
+Grouped by leaf switch (``grouping``, with a topology): a row per leaf in tree order — its
+nodes summed, their worst level, its uplink's traffic bounds (model/leafload.py) — with its
+nodes below it in the grid's sort ("leaves"), or the leaf rows alone ("collapsed").
 """
 
 from __future__ import annotations
@@ -25,9 +29,10 @@ from textual.strip import Strip
 
 from netui.model.fleet import Fleet
 from netui.model.health import Level
+from netui.model.leafload import LeafLoad, leaf_loads
 from netui.model.node import Node, NodeState
-from netui.ui.columns import (WHY_WIDE, Column, GridOptions, cell_level, fit_columns, fleet_has_fabric, sort_key,
-                              trend_top)
+from netui.ui.columns import (WHY_WIDE, Column, GridOptions, cell_level, fit_columns, fleet_has_fabric, leaf_text,
+                              sort_key, trend_top)
 from netui.ui.render import level_styles
 
 
@@ -84,6 +89,7 @@ class FleetGrid(ScrollView, can_focus=True):
     ]
 
     MARK = "● "  # before the name of a marked node (pair tests: t, T, r, R)
+    GROUPINGS = ("", "leaves", "collapsed")  # flat; leaf rows with their nodes; leaf rows alone
     STALE_STYLE = Style(dim=True)
     SORTED = {"node": "▲"}  # after the label of the column the rows are sorted by (default ▼)
 
@@ -111,6 +117,11 @@ class FleetGrid(ScrollView, can_focus=True):
         self.marked: set[str] = set()  # nodes marked with space, for pair tests
         self.retry_in_s: Mapping[str, float] = {}  # set by the screen: node → seconds to its next try
         self.fabric = False  # a node of the fleet has RDMA or ethtool data: the fabric columns show
+        self.grouping = ""  # set by the screen: "" flat, "leaves" or "collapsed" (needs a topology)
+        self.leaves: list[LeafLoad] = []  # this tick's leaf rows, when grouped
+        self._lines: list[Node | LeafLoad] = []  # the rows shown: the nodes, or leaves and nodes
+        self._placed_by: object = None  # the topology ``_placed`` was found in
+        self._placed: dict[str, str] = {}  # node → its leaf ("" unplaced), when grouped
         self._columns: tuple[Column, ...] = ()
         self._widths: tuple[int, ...] = ()
         self._shown: list[Node] = []
@@ -143,12 +154,21 @@ class FleetGrid(ScrollView, can_focus=True):
 
     @property
     def selected(self) -> str | None:
-        """The name of the node under the cursor, or None when no row is shown."""
-        return self._shown[self._cursor].name if self._shown else None
+        """The name of the node under the cursor, or None when no row is shown (or the cursor
+        is on a leaf row)."""
+        line = self._lines[self._cursor] if self._lines else None
+        return line.name if isinstance(line, Node) else None
+
+    @property
+    def selected_leaf(self) -> LeafLoad | None:
+        """The leaf row under the cursor, when grouped."""
+        line = self._lines[self._cursor] if self._lines else None
+        return line if isinstance(line, LeafLoad) else None
 
     def rows_text(self) -> list[list[str]]:
-        """The plain text of every cell, row by row in display order, stripped of padding."""
-        return [[text.strip() for text in self._row(n).texts] for n in self._shown]
+        """The plain text of every cell, row by row in display order (leaf rows too, when
+        grouped), stripped of padding."""
+        return [[text.strip() for text in self._row(n).texts] for n in self._lines]
 
     def visible_nodes(self, fleet: Fleet) -> list[Node]:
         """The nodes that pass the filter (substring of name or state), in the grid's sort."""
@@ -165,6 +185,10 @@ class FleetGrid(ScrollView, can_focus=True):
         self._level_styles = level_styles(self.app.theme_variables)
         cursor_was_in_view = self._in_view(self._cursor)
         self._shown = self.visible_nodes(fleet)
+        if self.grouping and fleet.topology is not None:
+            self._lines = self._grouped(fleet)
+        else:
+            self._lines, self.leaves = self._shown, []
         # the trend column's scale reads every shown node's recent history: only when it shows
         top = trend_top(self._shown) if any(c.key == "trend" for c in self._columns) else None
         why = [w for c, w in zip(self._columns, self._widths) if c.key == "health"]
@@ -172,14 +196,43 @@ class FleetGrid(ScrollView, can_focus=True):
                                why_wide=bool(why) and why[0] >= WHY_WIDE)
         self._formatted = {}
         if self.frozen:  # nodes go on changing: format every row now, not when scrolled to
-            for node in self._shown:
-                self._row(node)
-        # the cursor stays on the node the user chose; until then (or while it is filtered out), on top
-        self._cursor = next((i for i, n in enumerate(self._shown) if n.name == self._followed), 0)
-        self.virtual_size = Size(sum(w + 1 for w in self._widths), len(self._shown) + 1)
+            for line in self._lines:
+                self._row(line)
+        # the cursor stays on the row the user chose; until then (or while it is filtered out), on top
+        followed = self._followed
+        if self._lines is self._shown:  # flat: names only (a tick at 1,024 nodes walks them all)
+            self._cursor = next((i for i, n in enumerate(self._shown) if n.name == followed), 0)
+        else:
+            self._cursor = next((i for i, n in enumerate(self._lines) if _key(n) == followed), 0)
+        self.virtual_size = Size(sum(w + 1 for w in self._widths), len(self._lines) + 1)
         if cursor_was_in_view:  # a user who scrolled away with the wheel is not pulled back
             self._scroll_to_cursor()
         self.refresh()
+
+    def _grouped(self, fleet: Fleet) -> list[Node | LeafLoad]:
+        """Leaf rows in tree order (the unplaced nodes last), each over all its watched nodes —
+        the uplink carries their traffic whatever the filter shows — and, unless collapsed, the
+        nodes the filter lets through below it in the grid's sort. A leaf none of whose nodes
+        the filter lets through is left out."""
+        assert fleet.topology is not None
+        if self._placed_by is not fleet.topology:
+            self._placed_by, self._placed = fleet.topology, {}
+        leaf = self._placed  # a node's leaf holds while the topology does; an unplaced one is asked again
+        for n in fleet:
+            if not leaf.get(n.name):
+                leaf[n.name] = p.switch if (p := fleet.placement(n.name)) is not None else ""
+        self.leaves = leaf_loads(fleet, fleet.topology, leaf.get)
+        below: dict[str, list[Node]] = {}
+        for n in self._shown:
+            below.setdefault(leaf[n.name], []).append(n)
+        lines: list[Node | LeafLoad] = []
+        for load in self.leaves:
+            if load.leaf not in below:
+                continue
+            lines.append(load)
+            if self.grouping != "collapsed":
+                lines.extend(below[load.leaf])
+        return lines
 
     def count_down(self, retry_in_s: Mapping[str, float]) -> None:
         """New seconds to the next try of the nodes that are down: their rows only, repainted
@@ -199,11 +252,28 @@ class FleetGrid(ScrollView, can_focus=True):
             return max(col.width, self.width_cells - sum(c.width + 1 for c in columns[:-1]) - 2)
         return col.width
 
-    def _row(self, node: Node) -> FormattedRow:
-        row = self._formatted.get(node.name)
+    def _row(self, line: Node | LeafLoad) -> FormattedRow:
+        key = _key(line)
+        row = self._formatted.get(key)
         if row is None:
-            row = self._formatted[node.name] = self._format(node)
+            row = self._formatted[key] = (self._format(line) if isinstance(line, Node) else self._format_leaf(line))
         return row
+
+    def _format_leaf(self, load: LeafLoad) -> FormattedRow:
+        """A leaf's row, bold: its name (▾ with its nodes below, ▸ collapsed), how many of its
+        nodes are up, the sums, and its uplink's load in the Why column; coloured by its level."""
+        style = self._level_styles[load.level] + Style(bold=True) if load.level > 0 else Style(bold=True)
+        open_ = "▸ " if self.grouping == "collapsed" else "▾ "
+        texts = []
+        for col, width in zip(self._columns, self._widths):
+            text = leaf_text(col, load, self.options, width)
+            if col.key == "node":
+                text = open_ + text
+            if len(text) > width:
+                text = text[: width - 1] + "…"
+            texts.append((text.rjust(width) if col.right else text.ljust(width)) + " ")
+        joined = "".join(texts)
+        return FormattedRow(texts, [(joined, style)], cell_len(joined))
 
     def _format(self, node: Node) -> FormattedRow:
         texts: list[str] = []
@@ -244,8 +314,11 @@ class FleetGrid(ScrollView, can_focus=True):
         cursor = self.get_component_rich_style("fleet-grid--cursor")
         # as DataTable does: the cursor's colours win over a cell's level colour, its boldness stays
         pre, post = base + cursor, Style.from_color(cursor.color, cursor.bgcolor)
-        self._row_styles = {None: base} | {s: base + s for s in self._level_styles.values()}
-        self._cursor_styles = {None: pre} | {s: pre + s + post for s in self._level_styles.values()}
+        bold = Style(bold=True)
+        leaf_styles = [bold] + [s + bold for s in self._level_styles.values()]  # leaf rows (_format_leaf)
+        every = [*self._level_styles.values(), *leaf_styles]
+        self._row_styles = {None: base} | {s: base + s for s in every}
+        self._cursor_styles = {None: pre} | {s: pre + s + post for s in every}
         self._paint_width = self.scrollable_content_region.width
         self._paint_top = self.scroll_offset.y
         return super().render_lines(crop)
@@ -257,9 +330,9 @@ class FleetGrid(ScrollView, can_focus=True):
             labels = [Segment(self._label(c, w), style) for c, w in zip(self._columns, self._widths)]
             return Strip(labels).adjust_cell_length(width, style)
         index = self._paint_top + y - 1
-        if index >= len(self._shown):
+        if index >= len(self._lines):
             return Strip.blank(width, self._base)
-        row = self._row(self._shown[index])
+        row = self._row(self._lines[index])
         styles = self._cursor_styles if index == self._cursor else self._row_styles
         segments = [Segment(text, styles[style]) for text, style in row.runs]
         if row.cell_length > width:
@@ -271,6 +344,8 @@ class FleetGrid(ScrollView, can_focus=True):
     def _label(self, col: Column, width: int) -> str:
         """A column's header cell; the column the rows are sorted by wears ▼ (▲: ascending)."""
         label = col.label
+        if col.key == "node" and self._lines is not self._shown:
+            label = "Leaf / node"
         if col.key == self.sort:
             label = label[: col.width - 1] + self.SORTED.get(col.key, "▼")
         return (label.rjust(col.width) if col.right else label).ljust(width) + " "
@@ -292,11 +367,11 @@ class FleetGrid(ScrollView, can_focus=True):
             self.scroll_to(y=self._cursor - rows + 1, animate=False)
 
     def move_cursor(self, index: int) -> None:
-        """Put the cursor on row ``index`` (clamped) and follow that node from now on."""
-        if not self._shown:
+        """Put the cursor on row ``index`` (clamped) and follow that node (or leaf) from now on."""
+        if not self._lines:
             return
-        self._cursor = max(0, min(index, len(self._shown) - 1))
-        self._followed = self._shown[self._cursor].name
+        self._cursor = max(0, min(index, len(self._lines) - 1))
+        self._followed = _key(self._lines[self._cursor])
         self._scroll_to_cursor()
         self.refresh()
 
@@ -316,7 +391,7 @@ class FleetGrid(ScrollView, can_focus=True):
         self.move_cursor(0)
 
     def action_last(self) -> None:
-        self.move_cursor(len(self._shown) - 1)
+        self.move_cursor(len(self._lines) - 1)
 
     def action_choose(self) -> None:
         if self.selected is not None:
@@ -326,6 +401,12 @@ class FleetGrid(ScrollView, can_focus=True):
         """Mark or unmark the node under the cursor. The cursor stays on it: rows sorted worst
         first move under it, and a cursor moved by row would land on another node than the
         user saw (the cursor follows its node, by name, from now on)."""
+        leaf = self.selected_leaf
+        if leaf is not None:  # a leaf row: all of its nodes, or none when all were marked
+            self._followed = _key(leaf)
+            nodes = set(leaf.nodes)
+            self._set_marks(self.marked - nodes if nodes <= self.marked else self.marked | nodes)
+            return
         name = self.selected
         if name is None:
             return
@@ -355,10 +436,15 @@ class FleetGrid(ScrollView, can_focus=True):
         if offset is None or offset.y < 1:
             return
         index = self.scroll_offset.y + offset.y - 1
-        if index >= len(self._shown):
+        if index >= len(self._lines):
             return
         event.stop()
         if index == self._cursor:
             self.action_choose()
         else:
             self.move_cursor(index)
+
+
+def _key(line: Node | LeafLoad) -> str:
+    """A row's key: a node's name, or NUL and a leaf's name (no node is named so)."""
+    return line.name if isinstance(line, Node) else "\0" + line.leaf

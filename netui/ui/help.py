@@ -30,6 +30,10 @@ KEYS = (
     ("D", "doctor: MTU, link speeds, RDMA ports, sysctls … of the marked (or all)"),
     ("o", "ring order (with --topology or --slurm): switch crossings of a ring through the marked "
           "(or all) in the order watched, and a topology-ordered list"),
+    ("g", "group by leaf switch (with --topology or --slurm): a row per leaf — its nodes' RX/TX summed, "
+          "how many are up, the worst health, its uplink's load bounded from host counters — with its "
+          "nodes below; g again: the leaf rows alone; again: one row per node. space on a leaf row "
+          "marks its nodes"),
     ("w", "record to netui-<time>.ndjson.gz here / stop (● REC in the status bar)"),
     ("ctrl+r", "try a node that is down again now (the cursor's, the marked, or all waiting)"),
     ("x", "replay (netui replay FILE): speed 1×, 10×, 60×; p pauses"),

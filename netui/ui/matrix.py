@@ -27,7 +27,8 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from netui.engine.pairdoc import counters_text, export, gbps_cell_format, gbps_text, node_lines, summary
+from netui.engine.pairdoc import (by_switch, counters_text, export, fabric_lines, gbps_cell_format, gbps_text,
+                                  node_lines, summary)
 from netui.engine.pairtest import PairProgress, PairTest, PairTestReport
 from netui.engine.pairtools import BIDIR, DIRECTION_LABELS, PairSettings
 from netui.model import units
@@ -63,15 +64,34 @@ def scale_share(gbps: float, need: float | None, top: float) -> float:
 
 
 def matrix_table(nodes: list[str], corner: str, min_width: int, cell: Callable[[str, str], Text],
-                 muted: Style) -> Table:
+                 muted: Style, sections: dict[str, str] | None = None) -> Table:
     """A node × node table: a row per sender, a column per receiver, "·" on the diagonal and
-    ``cell(sender, receiver)`` elsewhere. Shared with the latency map (ui/latency.py)."""
+    ``cell(sender, receiver)`` elsewhere. ``sections``: a row naming the leaf ("── leaf1")
+    before each node it names (engine/pairdoc.py ``by_switch``). Shared with the latency map
+    (ui/latency.py)."""
     table = Table(box=None, pad_edge=False, padding=(0, 1), show_edge=False)
     table.add_column(Text(corner, style=muted), no_wrap=True)
+    # with leaves: a thin rule before each leaf's columns but the first, a row naming each leaf
+    rule = {n for n in (sections or {}) if n != nodes[0]} if nodes else set()
     for node in nodes:
+        if node in rule:
+            table.add_column(Text("│", style=muted), no_wrap=True, width=1, min_width=1)
         table.add_column(node, justify="right", no_wrap=True, min_width=min_width)
+
+    def cells(fill: Callable[[str], Text], edge: Text) -> list[Text]:
+        out: list[Text] = []
+        for b in nodes:
+            if b in rule:
+                out.append(edge)
+            out.append(fill(b))
+        return out
+
+    bar = Text("│", style=muted)
     for a in nodes:
-        table.add_row(Text(a, style="bold"), *[Text("·", style=muted) if a == b else cell(a, b) for b in nodes])
+        if sections and a in sections:
+            table.add_row(Text(f"── {sections[a] or 'unplaced'}", style=muted + Style(italic=True)),
+                          *cells(lambda b: Text(""), Text("┼", style=muted)))
+        table.add_row(Text(a, style="bold"), *cells(lambda b: Text("·", style=muted) if a == b else cell(a, b), bar))
     return table
 
 
@@ -83,7 +103,7 @@ class Heatmap(Static):
     """
 
     def show(self, nodes: list[str], results: list[PairResult], verdict: Verdict | None,
-             running: tuple[Pair, ...] = ()) -> None:
+             running: tuple[Pair, ...] = (), sections: dict[str, str] | None = None) -> None:
         colors = scale_colors(self.app.theme_variables)
         muted = Style(dim=True)
         by_pair = {r.pair: r for r in results}
@@ -107,7 +127,7 @@ class Heatmap(Static):
             return Text(f"{number(r.gbps)} {mark}", style=Style(
                 bgcolor=bg.rich_color, color=bg.get_contrast_text().rich_color, bold=r.pair in failing))
 
-        table = matrix_table(nodes, "Gbit/s send ↓", 7, cell, muted)
+        table = matrix_table(nodes, "Gbit/s send ↓", 7, cell, muted, sections)
         best = f" ({gbps_text(top)} Gbit/s)" if top > 0 else ""
         legend = Text(f"Gbit/s, row sends to column · colour: the pass mark mid-scale, the best pair{best} "
                       "at the top · ✗ fails · ! outlier against the best pairs · not run: a node could not take part",
@@ -228,7 +248,9 @@ class MatrixScreen(Screen):
                         **callbacks)
 
     def _empty_report(self):
-        return PairTestReport(self.settings, self.nodes, self.matrix, results=list(self.results))
+        fleet = self.app.monitor.fleet  # type: ignore[attr-defined]
+        return PairTestReport(self.settings, self.nodes, self.matrix, results=list(self.results),
+                              topology=fleet.topology_for(self.nodes), topology_source=fleet.topology_source)
 
     def _head(self, report) -> str:
         s = self.settings
@@ -237,7 +259,9 @@ class MatrixScreen(Screen):
         return f"{s.tool} · {what} · {DIRECTION_LABELS[s.direction]} · {s.duration_s} s per test{where}"
 
     def _show_map(self, verdict, running: tuple[Pair, ...]) -> None:
-        self.query_one(Heatmap).show(self.nodes, self.results, verdict, running)
+        report = self.report if self.report is not None else (self.test.report if self.test else None)
+        nodes, sections = by_switch(report) if report is not None else (self.nodes, {})
+        self.query_one(Heatmap).show(nodes, self.results, verdict, running, sections)
 
     def _summary(self) -> str:
         return summary(self.report)
@@ -359,6 +383,11 @@ class MatrixScreen(Screen):
             if extra:
                 lines.append(extra, style="dim")
             lines.append("\n")
+        split = fabric_lines(self.report) if verdict is not None and isinstance(self.report, PairTestReport) else []
+        if split:
+            lines.append("\n")
+            for line in split:
+                lines.append(line + "\n", style=bad if line.startswith("  ←") else "")
         if verdict is not None and len(getattr(verdict, "nodes", {})) > 2:
             lines.append("\n")
             for line in node_lines(verdict):

@@ -171,6 +171,8 @@ async def ticks(make_grid) -> tuple[list[float], list[float], object, Counted]:
     else:
         grid = make_grid()
         app = GridHost(grid)
+        if getattr(grid, "grouping", ""):
+            monitor.fleet.topology = leaf_topology([n.name for n in monitor.fleet])
     cpu, wall, counted = [], [], Counted()
     async with app.run_test(size=SIZE) as pilot:
         if make_grid is None:
@@ -201,10 +203,26 @@ def fleet_grid() -> FleetGrid:
     return grid
 
 
+def grouped_grid() -> FleetGrid:
+    grid = fleet_grid()
+    grid.grouping = "leaves"  # a row per leaf with its nodes below (g)
+    return grid
+
+
+def leaf_topology(names: list[str], per_leaf: int = 32):
+    """The nodes on leaves of ``per_leaf`` under one spine, each uplink 400 Gbit/s."""
+    from netui.model.topology import Attachment, Switch, Topology
+
+    leaves = [f"leaf{i + 1:02d}" for i in range((len(names) + per_leaf - 1) // per_leaf)]
+    return Topology([Switch("spine"), *(Switch(leaf, "spine", 400.0) for leaf in leaves)],
+                    [Attachment(n, leaves[i // per_leaf]) for i, n in enumerate(names)])
+
+
 def main() -> None:
     runs = [
         ("cluster screen, worst", None),  # grid + status bar + totals row: what a tick costs the UI
         ("FleetGrid, worst first", fleet_grid),
+        ("FleetGrid, by leaf (g)", grouped_grid),  # 32 leaves of 32: a leaf row above each leaf's nodes
         ("DataTable, worst first", lambda: TableGrid("worst")),  # the order moves: rebuilt
         ("DataTable, by name", lambda: TableGrid("node")),  # a steady order: update_cell only
         ("floor: constant lines", Floor),
