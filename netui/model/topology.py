@@ -18,7 +18,6 @@ Node names match without regard to case and by short name both ways: a fully qua
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -65,13 +64,9 @@ def _key(name: str) -> str:
 
 def _short(name: str) -> str | None:
     """``node1.cluster.example`` → ``node1``; None for an address or a name without a dot."""
-    if "." not in name or ":" in name:
+    if "." not in name or ":" in name or name.replace(".", "").isdigit():  # no dot, IPv6, IPv4
         return None
-    try:
-        ipaddress.ip_address(name)
-        return None
-    except ValueError:
-        return name.split(".", 1)[0]
+    return name.split(".", 1)[0]
 
 
 class Topology:
