@@ -47,6 +47,7 @@ class LldpReader:
             if not any(n.samples_seen >= 2 for n in nodes.values()):
                 return
             self._shells = shells_for(self.monitor.sources)
+        now = asyncio.get_running_loop().time()
         for name, shell in self._shells.items():
             node = nodes[name]
             if node.state is not NodeState.UP or node.samples_seen < 2 or name in self._tasks:
@@ -56,7 +57,7 @@ class LldpReader:
                 continue
             if self._read_on.get(name) is connection:
                 retry = self._retry_at.get(name)
-                if retry is None or asyncio.get_running_loop().time() < retry:
+                if retry is None or now < retry:
                     continue
             self._retry_at.pop(name, None)
             self._read_on[name] = connection
