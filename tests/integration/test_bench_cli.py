@@ -1,5 +1,5 @@
 """`netui bench` argument handling (no node needed); the runs themselves are in
-tests/test_pairtest_lab.py."""
+tests/lab/test_pairtest_lab.py."""
 
 from __future__ import annotations
 

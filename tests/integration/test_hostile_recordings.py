@@ -20,12 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from netui.engine.recording import RecordingError, RecordingWriter, header_record, read_records, sample_record
+from netui.engine.recording import RecordingError, RecordingWriter, header_record, read_records
 from netui.engine.replay import ReplayMonitor, load
 from netui.inventory import InventoryError, read_host_file
-from tests.unit.test_recording import full_sample
+from tests.factories import full_sample, write_ticks
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TICKS = 6
 
 
@@ -45,14 +45,7 @@ def refused(r: subprocess.CompletedProcess, *words: str) -> None:
 
 def record(path: Path, ticks: int = TICKS, nodes=("gpu01", "gpu02")) -> list[int]:
     """A finished recording of ``ticks`` ticks; the file size after each tick's flush."""
-    w = RecordingWriter(path, header_record(100.0, hosts=list(nodes), interval_s=1.0))
-    sizes = [w.size]
-    for k in range(ticks):
-        for i, node in enumerate(nodes):
-            w.write(sample_record(100.0 + k, node, full_sample(float(k), rx=10**6 * k + i, retrans=k)))
-        w.write({"type": "tick", "t": 100.0 + k})
-        w.sync()
-        sizes.append(w.size)
+    w, sizes = write_ticks(path, ticks, nodes=nodes)
     w.close()
     return sizes
 

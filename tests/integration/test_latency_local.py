@@ -13,7 +13,7 @@ import pytest
 
 from netui.engine.pingtest import PingTest, plan_pairs
 from netui.engine.pingtools import PingSettings
-from tests.test_pairtest_local import descendants, local_monitor, ready
+from tests.localnodes import descendants, local_monitor, ready
 
 pytestmark = pytest.mark.skipif(shutil.which("ping") is None, reason="ping is not installed (Debian iputils-ping)")
 

@@ -11,49 +11,14 @@ import time
 
 import pytest
 
-from netui.collectors.local import LiveReader
 from netui.benchcmd import exit_status
-from netui.engine.monitor import Monitor
 from netui.engine.pairdoc import summary
 from netui.engine.pairtest import PairTest
 from netui.engine.pairtools import BIDIR, PairSettings
 from netui.engine.shell import LocalShell
-from netui.engine.sources import LocalSource
+from tests.localnodes import descendants, local_monitor, ready
 
 pytestmark = pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 is not installed")
-
-
-def local_monitor(names=("a", "b", "c")) -> Monitor:
-    sources = []
-    for name in names:
-        source = LocalSource(LiveReader())
-        source.name = name
-        sources.append(source)
-    return Monitor(sources, interval_s=0.5, history_s=30)
-
-
-def descendants(root: int) -> dict[int, str]:
-    """Our process tree: pid → command line."""
-    parents, cmdlines = {}, {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    stat = f.read().rpartition(")")[2].split()
-                with open(f"/proc/{entry}/cmdline", "rb") as f:
-                    cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
-            except OSError:
-                continue
-            if stat[0] not in ("Z", "X"):
-                parents[int(entry)], cmdlines[int(entry)] = int(stat[1]), cmdline
-    found = {}
-    for pid in parents:
-        p = pid
-        while p in parents and p != root:
-            p = parents[p]
-        if p == root and pid != root:
-            found[pid] = cmdlines[pid]
-    return found
 
 
 def iperf3_of_ours() -> list[int]:
@@ -89,11 +54,6 @@ async def all_gone(pids, within_s: float = 3.0) -> list[int]:
     while still_alive(pids) and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
     return still_alive(pids)
-
-
-async def ready(monitor: Monitor) -> None:
-    for _ in range(2):
-        await monitor.tick()
 
 
 async def test_three_local_nodes_all_pairs_on_loopback():

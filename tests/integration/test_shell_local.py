@@ -1,6 +1,6 @@
 """Guarded commands on this host (the --local node): output, gate, timeout, and no orphans.
 
-The same script runs on SSH nodes (tests/test_pairtest_lab.py checks it there).
+The same script runs on SSH nodes (tests/lab/test_pairtest_lab.py checks it there).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from netui.collectors.prometheus import PrometheusNode, PrometheusReader
 from netui.engine.monitor import Monitor
 from netui.model.node import NodeState
 
-SCRAPE = (Path(__file__).parent / "data" / "node_exporter" / "lab-node2-full.prom").read_bytes()
+SCRAPE = (Path(__file__).parents[1] / "data" / "node_exporter" / "lab-node2-full.prom").read_bytes()
 
 
 @pytest.fixture
@@ -113,7 +113,7 @@ async def test_each_failure_is_its_nodes_state_and_the_healthy_node_carries_on(s
 
 # --- a Prometheus API on 127.0.0.1 answering with a real recorded answer ---------------------
 
-RECORDED = json.loads((Path(__file__).parent / "data" / "node_exporter" / "prometheus-query.json").read_bytes())
+RECORDED = json.loads((Path(__file__).parents[1] / "data" / "node_exporter" / "prometheus-query.json").read_bytes())
 
 
 def moving_answer(n: int, doc: dict = RECORDED) -> dict:

@@ -18,7 +18,7 @@ import pytest
 
 from netui.model.health import DEFAULT_RULES, HealthRules, Level
 from netui.model.node import Node, NodeState
-from tests.test_ssh_lab import monitor_for, started, wait_for
+from tests.lab.watch import monitor_for, started, wait_for
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 is not installed (tests/run.sh installs it)"),

@@ -228,7 +228,7 @@ def test_leftovers_of_a_crashed_lab_are_cleaned_at_start() -> None:
     if reason := lab_unavailable_reason():
         pytest.skip(reason)
     name = "crash"
-    root = str(Path(__file__).resolve().parent.parent)
+    root = str(Path(__file__).resolve().parents[2])
     crashed = subprocess.run([sys.executable, "-c", CRASHING_LAB.format(root=root, name=name)],
                              capture_output=True, text=True, timeout=30)
     assert crashed.returncode == -signal.SIGKILL, crashed.stderr

@@ -12,46 +12,21 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
 import subprocess
 import sys
 import time
 from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 
 from netui.engine.pingtest import PingTest
 from netui.engine.pingtools import PingSettings
 from tests.lab.network import veth_name
-from tests.test_pairtest_lab import lab_monitor, started, stop
+from tests.lab.watch import NODES, lab_monitor, pings_left, started_all_up, stop
 
 pytestmark = pytest.mark.skipif(shutil.which("ping") is None or shutil.which("fping") is None,
                                 reason="ping and fping are not installed (tests/run.sh installs them as root)")
-
-NODES = ["node1", "node2", "node3", "node4"]
-PING_NAMES = {"ping", "fping"}
-
-
-def pings_left(lab) -> dict[str, list[str]]:
-    """ping or fping processes (or the shells running them) in any namespace of the lab."""
-    found = {}
-    for node in lab.nodes:
-        for pid in node.pids():
-            try:
-                argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-                state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
-            except OSError:
-                continue
-            words = [a.decode(errors="replace") for a in argv if a]
-            if state in ("Z", "X") or not words:
-                continue
-            if os.path.basename(words[0]) in PING_NAMES or PING_NAMES & set(words[:8]) or \
-                    any("ping -n" in w for w in words):
-                found.setdefault(node.name, []).append(" ".join(words)[:120])
-    return found
-
 
 async def no_pings_left(lab, within_s: float = 4.0) -> dict[str, list[str]]:
     deadline = time.monotonic() + within_s
@@ -122,7 +97,7 @@ def hidden(lab, k: int, *names: str):
 
 async def test_four_node_matrix_every_pair_has_an_rtt_and_no_loss(lab):
     monitor = lab_monitor(lab)
-    task = await started(monitor)
+    task = await started_all_up(monitor)
     progress = []
     try:
         t0 = time.monotonic()
@@ -178,7 +153,7 @@ async def test_a_queue_in_front_of_node3_makes_its_rtts_outliers_and_names_node3
     if shutil.which("iperf3") is None:
         pytest.skip("iperf3 is not installed")
     monitor = lab_monitor(lab)
-    task = await started(monitor)
+    task = await started_all_up(monitor)
     try:
         with queue_towards(lab, 3, seconds=9):
             report = await PingTest(monitor, NODES, PingSettings(count=15)).run()
@@ -196,7 +171,7 @@ async def test_a_queue_in_front_of_node3_makes_its_rtts_outliers_and_names_node3
 
 async def test_ping_and_fping_missing_are_reported_and_ping_stands_in_for_fping(lab):
     monitor = lab_monitor(lab)
-    task = await started(monitor)
+    task = await started_all_up(monitor)
     try:
         with hidden(lab, 3, "ping", "fping"), hidden(lab, 2, "fping"):
             report = await PingTest(monitor, NODES, PingSettings(count=5)).run()
@@ -218,7 +193,7 @@ async def test_ping_and_fping_missing_are_reported_and_ping_stands_in_for_fping(
 
 async def test_cancel_leaves_no_ping_or_fping_in_any_namespace(lab):
     monitor = lab_monitor(lab)
-    task = await started(monitor)
+    task = await started_all_up(monitor)
     try:
         with hidden(lab, 4, "fping"):  # node4 cancels ping processes, the others fping
             test = PingTest(monitor, NODES, PingSettings(count=200))

@@ -21,44 +21,16 @@ from pathlib import Path
 
 import pytest
 
-from netui.collectors.ssh import SshConnector, SshSettings, SshSource
-from netui.engine.monitor import Monitor
 from netui.engine.pairtest import PairTest
 from netui.engine.pairtools import BOTH_WAYS, IB_WRITE_BW, PairSettings
 from netui.engine.shell import CommandFailed, SshShell, guarded, run_guarded
-from netui.model.node import NodeState
 from tests.lab.network import veth_name
+from tests.lab.watch import NODES, lab_monitor, started_all_up, stop
 
 pytestmark = pytest.mark.skipif(shutil.which("iperf3") is None,
                                 reason="iperf3 is not installed (tests/run.sh installs it as root)")
 
-NODES = ["node1", "node2", "node3", "node4"]
 LEFTOVER_MARKS = (b"iperf3", b"ib_write_bw", b"netui-gated")
-
-
-def lab_monitor(lab, names=NODES, interval_s: float = 0.5) -> Monitor:
-    settings = SshSettings(config_paths=[str(lab.ssh_config)], connect_timeout_s=5, keepalive_s=2,
-                           backoff_first_s=0.3, backoff_max_s=1.5)
-    connector = SshConnector(settings)
-    monitor = Monitor([SshSource(n, n, connector) for n in names], interval_s=interval_s, history_s=60)
-    monitor.connector = connector
-    return monitor
-
-
-async def started(monitor: Monitor) -> asyncio.Task:
-    task = asyncio.ensure_future(monitor.run())
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        if all(n.state is NodeState.UP and n.samples_seen >= 2 for n in monitor.fleet):
-            return task
-        await asyncio.sleep(0.05)
-    raise AssertionError({n.name: (n.state.value, n.error) for n in monitor.fleet})
-
-
-async def stop(monitor: Monitor, task: asyncio.Task) -> None:
-    await monitor.close()
-    task.cancel()
-    await asyncio.gather(task, return_exceptions=True)
 
 
 def leftovers(lab) -> dict[str, list[str]]:
@@ -116,7 +88,7 @@ def without_iperf3(lab, k: int):
 
 async def test_four_node_matrix_in_about_three_rounds_with_a_number_for_every_pair(lab):
     monitor = lab_monitor(lab)
-    task = await started(monitor)
+    task = await started_all_up(monitor)
     progress = []
     try:
         test = PairTest(monitor, NODES, PairSettings(duration_s=2), on_progress=progress.append)
@@ -143,7 +115,7 @@ async def test_four_node_matrix_in_about_three_rounds_with_a_number_for_every_pa
 
 async def test_tbf_towards_node3_fails_every_test_into_node3_and_the_verdict_names_it(lab):
     monitor = lab_monitor(lab)
-    task = await started(monitor)
+    task = await started_all_up(monitor)
     try:
         with shaped_towards(lab, 3):
             settings = PairSettings(duration_s=1, direction=BOTH_WAYS, threshold_gbps=1.0)
@@ -176,7 +148,7 @@ def sleeping(node, seconds: str) -> bool:
 
 async def test_guarded_commands_over_ssh_die_with_their_timeout_and_their_connection(lab):
     monitor = lab_monitor(lab, ["node2"])
-    task = await started(monitor)
+    task = await started_all_up(monitor)
     node = lab.node(2)
     try:
         source = monitor.sources[0]
@@ -238,7 +210,7 @@ async def test_ib_write_bw_without_an_rdma_device_says_so_cleanly(lab):
     if shutil.which("ib_write_bw") is None:
         pytest.skip("perftest is not installed (tests/run.sh installs it as root)")
     monitor = lab_monitor(lab, ["node1", "node2"])
-    task = await started(monitor)
+    task = await started_all_up(monitor)
     try:
         report = await PairTest(monitor, ["node1", "node2"], PairSettings(tool=IB_WRITE_BW, duration_s=2),
                                 matrix=False).run()
@@ -253,7 +225,7 @@ async def test_ib_write_bw_without_an_rdma_device_says_so_cleanly(lab):
 
 async def test_iperf3_missing_on_one_node_is_reported_before_anything_starts(lab):
     monitor = lab_monitor(lab)
-    task = await started(monitor)
+    task = await started_all_up(monitor)
     events = []
     try:
         with without_iperf3(lab, 3):
@@ -286,7 +258,7 @@ async def test_a_pair_test_staged_within_an_interval_still_knows_each_ends_hotte
     two intervals (the sums give the hottest CPU over one interval only): the test waits for
     the tables (at most two intervals), so its window starts on a sample that has them."""
     monitor = lab_monitor(lab, ["node1", "node2"], interval_s=2.0)
-    task = await started(monitor)
+    task = await started_all_up(monitor)
     try:
         assert all(n.sample.cpu is None and n.sample.cpu_sums is not None for n in monitor.fleet)
         test = PairTest(monitor, ["node1", "node2"], PairSettings(duration_s=5))  # a window of two intervals
@@ -305,7 +277,7 @@ async def test_a_pair_test_staged_within_an_interval_still_knows_each_ends_hotte
 
 async def test_cancel_mid_round_leaves_no_iperf3_in_any_namespace(lab):
     monitor = lab_monitor(lab)
-    task = await started(monitor)
+    task = await started_all_up(monitor)
     try:
         test = PairTest(monitor, NODES, PairSettings(duration_s=20))
         run = asyncio.ensure_future(test.run())
@@ -355,7 +327,7 @@ async def test_a_port_already_listening_on_a_node_is_skipped(lab):
             assert busy.poll() is None and time.monotonic() < deadline, "the holder did not listen on 5201"
             await asyncio.sleep(0.1)
         monitor = lab_monitor(lab, ["node1", "node2", "node3"])
-        task = await started(monitor)
+        task = await started_all_up(monitor)
         try:
             report = await PairTest(monitor, ["node1", "node2", "node3"], PairSettings(duration_s=1)).run()
         finally:

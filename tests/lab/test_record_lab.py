@@ -16,7 +16,7 @@ import pytest
 
 from netui.engine.recording import read_records
 from netui.engine.replay import ReplayMonitor, load
-from tests.test_ssh_lab import monitor_for, started, wait_for
+from tests.lab.watch import monitor_for, started, wait_for
 
 pytestmark = pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 is not installed")
 

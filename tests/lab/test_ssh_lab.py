@@ -15,40 +15,12 @@ from pathlib import Path
 import asyncssh
 import pytest
 
-from netui.collectors.ssh import SshConnector, SshSettings, SshSource
-from netui.engine.monitor import Monitor
 from netui.model.node import NodeState
+from tests.lab.watch import monitor_for, settings_for, started, wait_for
 
 pytestmark = pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 is not installed (tests/run.sh installs it as root)")
 
 SAMPLER_MARK = b"netui remote sampler"
-
-
-def settings_for(lab, **overrides) -> SshSettings:
-    values = dict(config_paths=[str(lab.ssh_config)], connect_timeout_s=3, keepalive_s=2,
-                  backoff_first_s=0.3, backoff_max_s=1.5)
-    values.update(overrides)
-    return SshSettings(**values)
-
-
-def monitor_for(lab, names=None, *, interval_s=0.5, settings=None, ports=None) -> Monitor:
-    connector = SshConnector(settings or settings_for(lab))
-    names = names or [n.name for n in lab.nodes]
-    ports = ports or {}
-    sources = [SshSource(n, n, connector, port=ports.get(n)) for n in names]
-    m = Monitor(sources, interval_s=interval_s, history_s=60)
-    m.connector = connector
-    return m
-
-
-async def wait_for(predicate, timeout_s: float, what: str, monitor: Monitor | None = None) -> float:
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout_s:
-        if predicate():
-            return time.monotonic() - t0
-        await asyncio.sleep(0.1)
-    states = {n.name: (n.state.value, n.error) for n in monitor.fleet} if monitor else ""
-    raise AssertionError(f"{what}: not within {timeout_s} s; {states}")
 
 
 def sampler_pids(node) -> list[int]:
@@ -60,10 +32,6 @@ def sampler_pids(node) -> list[int]:
         except OSError:
             pass
     return pids
-
-
-async def started(monitor: Monitor) -> asyncio.Task:
-    return asyncio.ensure_future(monitor.run())
 
 
 async def test_four_nodes_up_fast_and_iperf3_shows_on_exactly_those_two_rows(lab):

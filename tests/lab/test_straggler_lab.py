@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from tests.test_ssh_lab import monitor_for, started, wait_for
+from tests.lab.watch import monitor_for, started, wait_for
 
 pytestmark = pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 is not installed")
 

@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import io
 import time
-
-from rich.console import Console
 
 from netui.collectors.local import LiveReader
 from netui.engine.monitor import Monitor
@@ -19,7 +16,9 @@ from netui.ui.app import make_app
 from netui.ui.cluster import ClusterScreen
 from netui.ui.doctor import DoctorScreen, FindingsTable
 from netui.ui.grid import FleetGrid
-from tests.synth import ScriptedSource, node_sample
+from tests.pilot import plain as pilot_plain
+from tests.pilot import poll, scripted_app
+from tests.synth import node_sample
 
 
 def sample_with_mtu(step: int, mtu: int):
@@ -27,22 +26,13 @@ def sample_with_mtu(step: int, mtu: int):
     return dataclasses.replace(s, interfaces=s.interfaces | {"eth0": s.interfaces["eth0"]._replace(mtu=mtu)})
 
 
-def scripted_app(extra=()):
-    sources = [ScriptedSource(f"gpu0{k}", lambda i, k=k: sample_with_mtu(i, 1500 if k == 3 else 9000))
-               for k in (1, 2, 3, 4)]
-    return make_app(Monitor([*sources, *extra], interval_s=1.0, history_s=60), autostart=False)
-
-
-async def poll(app, pilot, n=2):
-    for _ in range(n):
-        await app.monitor.tick()
-    await pilot.pause()
+def odd_mtu_app(extra=()):
+    """gpu03 has MTU 1500, the other three 9000."""
+    return scripted_app(lambda k, i: sample_with_mtu(i, 1500 if k == 3 else 9000), extra)
 
 
 def plain(widget) -> str:
-    console = Console(width=240, file=io.StringIO(), record=True, color_system=None)
-    console.print(widget.content)
-    return console.export_text()
+    return pilot_plain(widget, width=240)
 
 
 async def finished(screen: DoctorScreen, pilot, runs: int = 1, timeout_s: float = 20) -> None:
@@ -53,9 +43,9 @@ async def finished(screen: DoctorScreen, pilot, runs: int = 1, timeout_s: float 
 
 
 async def test_D_checks_every_node_and_shows_the_odd_mtu_with_its_fix():
-    app = scripted_app()
+    app = odd_mtu_app()
     async with app.run_test(size=(160, 40)) as pilot:
-        await poll(app, pilot)
+        await poll(app, pilot, 2)
         await pilot.press("D")
         await pilot.pause()
         screen = app.screen
@@ -80,9 +70,9 @@ async def test_D_checks_every_node_and_shows_the_odd_mtu_with_its_fix():
 
 
 async def test_D_takes_the_marked_nodes_and_r_runs_again():
-    app = scripted_app()
+    app = odd_mtu_app()
     async with app.run_test(size=(160, 40)) as pilot:
-        await poll(app, pilot)
+        await poll(app, pilot, 2)
         await pilot.press("s")  # by node
         await pilot.press("space", "down", "down", "space")  # gpu01 and gpu03
         assert app.screen.query_one(FleetGrid).marked == {"gpu01", "gpu03"}
@@ -100,9 +90,9 @@ async def test_D_takes_the_marked_nodes_and_r_runs_again():
 
 
 async def test_the_palette_offers_the_doctor():
-    app = scripted_app()
+    app = odd_mtu_app()
     async with app.run_test(size=(160, 40)) as pilot:
-        await poll(app, pilot)
+        await poll(app, pilot, 2)
         names = [c.title for c in app.get_system_commands(app.screen)]
         assert "Doctor" in names
         await pilot.press("D")
@@ -112,9 +102,9 @@ async def test_the_palette_offers_the_doctor():
 
 async def test_this_host_is_probed_for_real():
     local = LocalSource(LiveReader())
-    app = scripted_app(extra=[local])
+    app = odd_mtu_app(extra=[local])
     async with app.run_test(size=(160, 40)) as pilot:
-        await poll(app, pilot)
+        await poll(app, pilot, 2)
         await pilot.press("D")
         await pilot.pause()
         screen = app.screen
@@ -140,9 +130,9 @@ async def test_the_last_latency_tests_rtt_goes_into_the_buffer_advice():
     from netui.model.latency import LatencyResult
 
     local = LocalSource(LiveReader())
-    app = scripted_app(extra=[local])
+    app = odd_mtu_app(extra=[local])
     async with app.run_test(size=(160, 40)) as pilot:
-        await poll(app, pilot)
+        await poll(app, pilot, 2)
         results = [LatencyResult(local.name, "gpu01", "fping", True, 20, 20, 0.0, 2.5, 2.5)]
         app.record_test("latency-test", report_document(LatencyReport(PingSettings(), [local.name, "gpu01"], True,
                                                                       results=results)))

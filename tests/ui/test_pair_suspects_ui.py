@@ -7,9 +7,9 @@ import json
 
 from netui.engine.monitor import Monitor
 from netui.ui.app import make_app
+from tests.pilot import column, plain, poll
 from tests.replayed import PAIR_TEST
 from tests.synth import ScriptedSource, node_sample
-from tests.test_ui import column, plain, poll
 
 
 def idle_lab_app():

@@ -9,15 +9,12 @@ the whole flow against real sshd and iperf3.
 from __future__ import annotations
 
 import asyncio
-import io
 import json
 import shutil
 import time
 from pathlib import Path
 
 import pytest
-from rich.console import Console
-
 from netui.collectors.ssh import SshConnector, SshSettings, SshSource
 from netui.engine.monitor import Monitor
 from netui.engine.pairdoc import load_report
@@ -27,26 +24,20 @@ from netui.ui.cluster import ClusterScreen
 from netui.ui.grid import FleetGrid
 from netui.ui.matrix import Heatmap, MatrixScreen
 from netui.ui.pairdialog import PairTestDialog
-from tests.synth import ScriptedSource, node_sample
+from tests.pilot import plain as pilot_plain
+from tests.pilot import poll, scripted_app
+from tests.synth import node_sample
 
-SAVED = Path(__file__).parent / "data" / "pairtest-lab-tbf-node3.json"
-
-
-def scripted_app():
-    sources = [ScriptedSource(f"gpu0{k}", lambda i, k=k: node_sample(i, rx_bps=k * 1e9)) for k in (1, 2, 3, 4)]
-    return make_app(Monitor(sources, interval_s=1.0, history_s=60), autostart=False)
+SAVED = Path(__file__).parents[1] / "data" / "pairtest-lab-tbf-node3.json"
 
 
-async def poll(app, pilot, n=2):
-    for _ in range(n):
-        await app.monitor.tick()
-    await pilot.pause()
+def steady_app():
+    """gpu0k receives k Gbit/s."""
+    return scripted_app(lambda k, i: node_sample(i, rx_bps=k * 1e9))
 
 
 def plain(widget) -> str:
-    console = Console(width=240, file=io.StringIO(), record=True, color_system=None)
-    console.print(widget.content)
-    return console.export_text()
+    return pilot_plain(widget, width=240)
 
 
 def node_column(app) -> list[str]:
@@ -54,9 +45,9 @@ def node_column(app) -> list[str]:
 
 
 async def test_space_marks_nodes_and_t_tests_the_two_marked():
-    app = scripted_app()
+    app = steady_app()
     async with app.run_test(size=(140, 30)) as pilot:
-        await poll(app, pilot)
+        await poll(app, pilot, 2)
         await pilot.press("s")  # by node: gpu01 … gpu04
         await pilot.press("space", "down", "down", "space")  # gpu01, then gpu03 (space stays on its node)
         grid = app.screen.query_one(FleetGrid)
@@ -76,9 +67,9 @@ async def test_space_marks_nodes_and_t_tests_the_two_marked():
 
 
 async def test_t_without_a_pair_says_how_and_T_takes_every_node():
-    app = scripted_app()
+    app = steady_app()
     async with app.run_test(size=(140, 30)) as pilot:
-        await poll(app, pilot)
+        await poll(app, pilot, 2)
         await pilot.press("t")
         await pilot.pause()
         assert isinstance(app.screen, ClusterScreen)
@@ -93,9 +84,9 @@ async def test_t_without_a_pair_says_how_and_T_takes_every_node():
 
 
 async def test_the_dialog_checks_then_runs_and_remembers_its_settings():
-    app = scripted_app()
+    app = steady_app()
     async with app.run_test(size=(140, 40)) as pilot:
-        await poll(app, pilot)
+        await poll(app, pilot, 2)
         await pilot.press("T")
         await pilot.pause()
         duration = app.screen.query_one("#duration")
@@ -130,7 +121,7 @@ async def test_the_dialog_checks_then_runs_and_remembers_its_settings():
 
 async def test_the_matrix_of_a_saved_lab_run(tmp_path, monkeypatch):
     report = load_report(json.loads(SAVED.read_text()))
-    app = scripted_app()
+    app = steady_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await poll(app, pilot, 1)
         app.push_screen(MatrixScreen(report=report))
@@ -159,7 +150,7 @@ async def test_the_matrix_of_a_saved_lab_run(tmp_path, monkeypatch):
 
 
 async def test_the_palette_offers_the_pair_tests():
-    app = scripted_app()
+    app = steady_app()
     async with app.run_test(size=(120, 30)) as pilot:
         await poll(app, pilot, 1)
         titles = [c.title for c in app.get_system_commands(app.screen)]
@@ -168,9 +159,9 @@ async def test_the_palette_offers_the_pair_tests():
 
 
 async def test_typing_t_in_the_filter_filters(tmp_path):
-    app = scripted_app()
+    app = steady_app()
     async with app.run_test(size=(120, 30)) as pilot:
-        await poll(app, pilot)
+        await poll(app, pilot, 2)
         await pilot.press("slash", "t", "T", "r")
         await pilot.pause()
         assert isinstance(app.screen, ClusterScreen)
@@ -237,16 +228,16 @@ def test_the_colour_scale_puts_the_pass_mark_mid_way():
 
 # --- latency (l) ----------------------------------------------------------------------------------
 
-LATENCY_SAVED = Path(__file__).parent / "data" / "latency-lab-loss-node3.json"
+LATENCY_SAVED = Path(__file__).parents[1] / "data" / "latency-lab-loss-node3.json"
 
 
 async def test_l_asks_for_latency_settings_over_the_marked_or_all_and_remembers_them():
     from netui.ui.latency import LatencyScreen
     from netui.ui.pairdialog import LatencyDialog
 
-    app = scripted_app()
+    app = steady_app()
     async with app.run_test(size=(140, 40)) as pilot:
-        await poll(app, pilot)
+        await poll(app, pilot, 2)
         await pilot.press("s", "l")
         await pilot.pause()
         dialog = app.screen
@@ -288,7 +279,7 @@ async def test_the_latency_matrix_of_a_saved_lab_run(tmp_path, monkeypatch):
     from netui.ui.latency import LatencyScreen
 
     report = load_latency(json.loads(LATENCY_SAVED.read_text()))
-    app = scripted_app()
+    app = steady_app()
     async with app.run_test(size=(130, 40)) as pilot:
         await poll(app, pilot, 1)
         app.push_screen(LatencyScreen(report=report))
@@ -318,7 +309,7 @@ async def test_the_latency_matrix_of_a_saved_lab_run(tmp_path, monkeypatch):
 
 
 async def test_the_palette_offers_the_latency_matrix():
-    app = scripted_app()
+    app = steady_app()
     async with app.run_test(size=(120, 30)) as pilot:
         await poll(app, pilot, 1)
         assert "Latency matrix" in [c.title for c in app.get_system_commands(app.screen)]
@@ -327,7 +318,7 @@ async def test_the_palette_offers_the_latency_matrix():
 @pytest.mark.skipif(shutil.which("fping") is None and shutil.which("ping") is None, reason="no ping, no fping")
 async def test_latency_from_the_grid_in_the_lab_and_esc_cancels(lab):
     from netui.ui.latency import LatencyMap, LatencyScreen
-    from tests.test_latency_lab import pings_left
+    from tests.lab.watch import pings_left
 
     settings = SshSettings(config_paths=[str(lab.ssh_config)], connect_timeout_s=5)
     connector = SshConnector(settings)
@@ -384,9 +375,9 @@ async def test_latency_from_the_grid_in_the_lab_and_esc_cancels(lab):
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
 @pytest.mark.parametrize("key", ["T", "R", "l"])
 async def test_each_settings_dialog_fits_80_by_24_with_its_buttons_in_sight(key, size):
-    app = scripted_app()
+    app = steady_app()
     async with app.run_test(size=size) as pilot:
-        await poll(app, pilot)
+        await poll(app, pilot, 2)
         await pilot.press(key)
         await pilot.pause()
         dialog = app.screen
@@ -402,9 +393,9 @@ async def test_each_settings_dialog_fits_80_by_24_with_its_buttons_in_sight(key,
 
 
 async def test_the_checkbox_draws_its_mark_only_when_checked():
-    app = scripted_app()
+    app = steady_app()
     async with app.run_test(size=(100, 30)) as pilot:
-        await poll(app, pilot)
+        await poll(app, pilot, 2)
         await pilot.press("T")
         await pilot.pause()
         box = app.screen.query_one("#one-at-a-time")
@@ -415,9 +406,9 @@ async def test_the_checkbox_draws_its_mark_only_when_checked():
 
 
 async def test_a_cancelled_dialog_leaves_the_first_matrix_testing_both_ways():
-    app = scripted_app()
+    app = steady_app()
     async with app.run_test(size=(100, 30)) as pilot:
-        await poll(app, pilot)
+        await poll(app, pilot, 2)
         await pilot.press("T", "escape", "R")
         await pilot.pause()
         assert app.screen.query_one("#direction").value == "both"
@@ -433,7 +424,7 @@ async def test_a_pair_a_node_could_not_run_is_not_run_in_the_matrix_not_a_failur
                                       "unavailable")
     report.results += pair_failed(report.settings, "node1", "node4", "iperf3: error - unable to connect")
     report.judge()
-    app = scripted_app()
+    app = steady_app()
     async with app.run_test(size=(140, 40)) as pilot:
         await poll(app, pilot, 1)
         app.push_screen(MatrixScreen(report=report))

@@ -15,10 +15,10 @@ from netui.ui.latency import LatencyScreen
 from netui.ui.matrix import MatrixScreen
 from netui.ui.node import NodeScreen
 from netui.ui.timeline import Timeline
+from tests.factories import record_demo
+from tests.pilot import column, on_screen, plain
 from tests.replayed import lab_replay
 from tests.synth import demo_sources
-from tests.test_ui import column, on_screen, plain
-from tests.unit.test_replay import record_demo
 
 
 @pytest.fixture(scope="module")

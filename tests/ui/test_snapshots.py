@@ -1,6 +1,6 @@
 """SVG snapshots of both screens, fed by the scripted cluster (deterministic pictures).
 
-After an intended change of the look: `pytest tests/test_snapshots.py --snapshot-update`,
+After an intended change of the look: `pytest tests/ui/test_snapshots.py --snapshot-update`,
 then look at the report before committing the new SVGs.
 """
 
@@ -8,11 +8,7 @@ from __future__ import annotations
 
 from netui.engine.monitor import Monitor
 from netui.ui.app import make_app
-from tests.synth import demo_sources
-
-
-def demo_app():
-    return make_app(Monitor(demo_sources(), interval_s=1.0, history_s=120), autostart=False)
+from tests.pilot import demo_app
 
 
 async def _polled(pilot, n=20):

@@ -161,7 +161,7 @@ def cursor_node(session: str) -> str | None:
 def test_space_marks_two_nodes_while_worst_first_reorders_the_rows(tmux_session):
     """Every row moves at every poll (tests/reorder_app.py). The node marked is the one the
     cursor was on, and the cursor stays on it: two marks, the two nodes the user chose."""
-    repo = Path(__file__).resolve().parent.parent
+    repo = Path(__file__).resolve().parents[2]
     cmd = f"cd {repo} && {sys.executable} -m tests.reorder_app 0.3"
     subprocess.run(["tmux", "new-session", "-d", "-s", tmux_session, "-x", "80", "-y", "24", cmd], check=True)
     wait_for(tmux_session, "n3")

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import io
 
 import pytest
-from rich.console import Console
 
 from netui.engine.monitor import Monitor
 from netui.engine.sources import SourceError
-from netui.model.health import DEFAULT_RULES
 from netui.model.history import capacity_for
 from netui.model.node import NodeState
 from netui.ui.app import make_app
@@ -18,54 +15,8 @@ from netui.ui.grid import FleetGrid
 from netui.ui.help import HelpScreen
 from netui.ui.node import NodeScreen
 from netui.ui.panels import InterfacePanel
-from tests.synth import ScriptedSource, demo_sources, node_sample
-
-
-def demo_app(polls_sources=None):
-    monitor = Monitor(polls_sources or demo_sources(), interval_s=1.0, history_s=120)
-    return make_app(monitor, autostart=False)
-
-
-# levels are held (model/health.py HeldHealth): a node's first sample has no rates, then its
-# level shows once hold_intervals intervals agree
-SETTLED = 1 + DEFAULT_RULES.hold_intervals
-
-
-async def poll(app, pilot, n=SETTLED):
-    for _ in range(n):
-        await app.monitor.poll_once()
-    await pilot.pause()
-
-
-def plain(widget) -> str:
-    """What a Static shows, as plain text."""
-    console = Console(width=200, file=io.StringIO(), record=True, color_system=None)
-    console.print(widget.content)
-    return console.export_text()
-
-
-def grid_rows(app) -> list[list[str]]:
-    return app.screen.query_one(FleetGrid).rows_text()
-
-
-def column(app, key: str) -> list[str]:
-    grid = app.screen.query_one(FleetGrid)
-    index = [c.key for c in grid.columns].index(key)
-    return [row[index] for row in grid_rows(app)]
-
-
-def painted(app) -> list[str]:
-    """The grid's lines as they are painted now: the header, then the rows in view."""
-    grid = app.screen.query_one(FleetGrid)
-    return [strip.text.rstrip() for strip in grid.render_lines(grid.size.region)]
-
-
-def highlighted(app) -> list[str]:
-    """The painted lines that wear the cursor's background."""
-    grid = app.screen.query_one(FleetGrid)
-    cursor = grid.get_component_rich_style("fleet-grid--cursor").bgcolor
-    strips = grid.render_lines(grid.size.region)
-    return [s.text.rstrip() for s in strips if list(s)[0].style.bgcolor == cursor]
+from tests.pilot import column, demo_app, grid_rows, highlighted, on_screen, painted, plain, poll
+from tests.synth import ScriptedSource, node_sample
 
 
 async def test_cluster_grid_worst_first_and_values():
@@ -311,11 +262,6 @@ async def test_a_thousand_nodes_scroll_and_filter():
         assert grid.row_count == 1024 and grid.selected == "gpu1023"
         await pilot.press("home")
         assert grid.selected == "gpu0000" and painted(app)[1].startswith("gpu0000")
-
-
-def on_screen(app) -> str:
-    """The screen's text as the compositor has it now, from each widget's painted lines."""
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 
 
 async def test_a_tick_repaints_the_cluster_screen_without_a_layout_pass():

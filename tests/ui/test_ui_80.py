@@ -14,8 +14,8 @@ from netui.collectors.ssh import SshConnector, SshSettings, SshSource
 from netui.engine.monitor import Monitor
 from netui.ui.app import make_app
 from netui.ui.grid import FleetGrid
+from tests.pilot import column, highlighted, on_screen, painted, poll
 from tests.synth import ScriptedSource, demo_sources, node_sample
-from tests.test_ui import column, highlighted, on_screen, painted, poll
 
 SIZES = [(80, 24), (120, 40)]
 

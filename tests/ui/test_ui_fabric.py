@@ -10,8 +10,8 @@ from netui.ui.grid import FleetGrid
 from netui.ui.node import NodeScreen
 from netui.ui.ports import PortPanel
 from tests.fabric_tree import MLX5_NETDEV, RdmaTreeNode, RdmaTreeSource
+from tests.pilot import column, plain, poll
 from tests.synth import ScriptedSource, demo_sources, node_sample
-from tests.test_ui import column, plain, poll
 
 FABRIC_KEYS = {"rdma_rx", "rdma_tx", "rdma_err", "cnp", "pause"}
 

@@ -14,7 +14,7 @@ from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 from netui.engine.export import export_csv, export_json, export_prom, intervals
 from netui.engine.replay import load
-from tests.unit.test_replay import record_demo
+from tests.factories import record_demo
 
 CAPTURE = Path(__file__).resolve().parents[1] / "data" / "lab-capture.jsonl"
 

@@ -7,7 +7,7 @@ from netui.engine.document import node_document
 from netui.model.health import HEALTHY, Health, HealthRules, HeldHealth, Level, reason_key
 from netui.model.node import Node, NodeState
 from netui.ui.columns import sort_key
-from tests.unit.test_rates import make_iface, make_sample
+from tests.factories import make_iface, make_sample
 
 W, C, K = Level.WARNING, Level.CRITICAL, Level.CAREFUL
 

@@ -5,8 +5,6 @@ netdev pairing, GIDs), odd trees, and garbage that must never raise."""
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -127,15 +125,6 @@ def test_reader_reads_what_the_listing_lists():
     assert {k: v.strip() for k, v in texts.items()} == {k: listing[k].strip() for k in texts}
     assert {k.split("/")[-1] for k in set(listing) - set(texts)} <= {"fw_ver", "board_id", "hca_type", "node_guid"}
     assert parse_infiniband(listing) == parse_infiniband(texts)
-
-
-@pytest.mark.skipif(shutil.which("grep") is None, reason="no grep")
-def test_grep_output_of_the_fixture_tree_parses_the_same(real):
-    """What a remote sampler would send: ``grep -H .`` over the port files, in one process."""
-    root = SYS / "class" / "infiniband"
-    files = sorted(str(p) for p in root.glob("*/ports/*/**/*") if p.is_file())
-    out = subprocess.run(["grep", "-H", ".", *files], capture_output=True, text=True, check=True).stdout
-    assert parse_infiniband(texts_from_grep(out)) == real
 
 
 def test_grep_lines():

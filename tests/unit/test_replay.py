@@ -10,22 +10,9 @@ import pytest
 from netui.engine.monitor import Monitor
 from netui.engine.recording import RecordingError
 from netui.engine.replay import ReplayMonitor, load
-from tests.synth import demo_sources
+from tests.factories import record_demo
 
 CAPTURE = Path(__file__).resolve().parents[1] / "data" / "lab-capture.jsonl"
-
-
-async def record_demo(path: Path, ticks: int = 30) -> list[tuple]:
-    """The scripted demo cluster through a live Monitor, recorded; the live rates seen."""
-    m = Monitor(demo_sources(), interval_s=1.0, history_s=120)
-    live: list[tuple] = []
-    m.on_sample = lambda name, s: live.append((name, s.mono_s, m.fleet[name].rates, m.fleet[name].health))
-    clock = iter(float(1_800_000_000 + k * 0.25) for k in range(100_000))
-    m.start_recording(path, clock=lambda: next(clock))
-    for _ in range(ticks):
-        await m.tick()
-    m.stop_recording()
-    return live
 
 
 def test_an_old_capture_loads_as_frames_of_one_tick():

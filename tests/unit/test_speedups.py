@@ -7,10 +7,7 @@ from __future__ import annotations
 
 import math
 import os
-import subprocess
-import sys
 from array import array
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -204,29 +201,6 @@ def test_the_twins_agree_on_rate_codes(values):
     buf = array("d", values)
     from netui.model.history import RATE_CEILING
     assert compiled.rate_codes(buf, 2, (0, 1), RATE_CEILING) == speedups.py_rate_codes(buf, 2, (0, 1), RATE_CEILING)
-
-
-def test_netui_runs_on_the_pure_python_twins():
-    """NETUI_PURE_PYTHON=1 (or no compiled module) gives the same samples and rates."""
-    code = (
-        "from netui import speedups; assert not speedups.COMPILED\n"
-        "from netui.collectors.assemble import sample_from_texts, PACKED_ATTRS\n"
-        "from netui.model.node import Node\n"
-        "from tests.bench.node128 import proc_texts, iface_attrs\n"
-        "attrs = {n: tuple(a.get(k) for k in PACKED_ATTRS) for n, a in iface_attrs().items()}\n"
-        "node = Node('n')\n"
-        "for i in range(3): node.observe(sample_from_texts(proc_texts(i), attrs, wall_s=i, mono_s=i))\n"
-        "print(repr((node.summary, tuple(node.rates.cpu.softirq_percent))))\n"
-    )
-    root = Path(__file__).resolve().parents[2]
-    env = dict(os.environ, PYTHONPATH=str(root))
-    pure = subprocess.run([sys.executable, "-c", code], env=env | {"NETUI_PURE_PYTHON": "1"}, capture_output=True,
-                          text=True, timeout=120)
-    assert pure.returncode == 0, pure.stderr
-    fast = subprocess.run([sys.executable, "-c", code.replace("assert not speedups.COMPILED", "pass")], env=env,
-                          capture_output=True, text=True, timeout=120)
-    assert fast.returncode == 0, fast.stderr
-    assert pure.stdout == fast.stdout and "rx_bytes_per_s=" in pure.stdout
 
 
 def _field(key: bytes, value: bytes) -> bytes:
