@@ -21,6 +21,7 @@ from netui.collectors.ssh import SshConnector, SshSettings, SshSource
 from netui.engine.monitor import Monitor
 from netui.model.node import NodeState
 from tests.bench.fake_fleet import NodeFrames, node_name, write_client_files, write_keys
+from tests.echo_ssh import loopback_ssh_server
 
 FRAMES = NodeFrames()
 
@@ -76,23 +77,8 @@ async def node(process: asyncssh.SSHServerProcess) -> None:
 
 @pytest.fixture
 async def server(tmp_path):
-    write_keys(tmp_path)
-    acceptor = await asyncssh.listen(
-        "127.0.0.1", 0, server_host_keys=[str(tmp_path / "host_key")],
-        authorized_client_keys=str(tmp_path / "client_key.pub"), process_factory=node, encoding=None,
-    )
-    port = acceptor.get_port()
-    host_pub = (tmp_path / "host_key.pub").read_text().split()
-    (tmp_path / "known_hosts").write_text(f"[127.0.0.1]:{port} {host_pub[0]} {host_pub[1]}\n")
-    config = tmp_path / "ssh_config"
-    config.write_text(
-        f"Host *\n  HostName 127.0.0.1\n  Port {port}\n  IdentityFile {tmp_path / 'client_key'}\n"
-        f"  IdentitiesOnly yes\n  UserKnownHostsFile {tmp_path / 'known_hosts'}\n")
-    try:
+    async with loopback_ssh_server(tmp_path, node) as config:
         yield config
-    finally:
-        acceptor.close()
-        await acceptor.wait_closed()
 
 
 async def run_scenarios(config, scenarios: list[str], until, timeout_s: float = 10.0) -> Monitor:
