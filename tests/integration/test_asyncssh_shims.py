@@ -95,6 +95,7 @@ async def test_gcm_shim_builds_no_key_schedule_per_packet(config, monkeypatch):
     assert shim_states()[GCM].applied
 
 
+@pytest.mark.slow
 async def test_gcm_key_schedules_belong_to_their_connection(config):
     """Two connections share no AESGCM; a closed one leaves no key behind (nothing
     process-wide caches them)."""
@@ -151,6 +152,7 @@ def _env() -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 def test_version_names_asyncssh_and_the_shims_that_applied():
     r = subprocess.run(["netui", "--version"], capture_output=True, text=True, env=_env(), timeout=60)
     assert r.returncode == 0, r.stderr
@@ -160,6 +162,7 @@ def test_version_names_asyncssh_and_the_shims_that_applied():
     assert lines[2:] == ["  shim keepalive: applied", "  shim aes-gcm-keys: applied", "  shim packet-log: applied"]
 
 
+@pytest.mark.slow
 def test_an_asyncssh_with_other_internals_still_works_without_the_shims_and_version_says_why(tmp_path):
     r = subprocess.run([sys.executable, "-m", "tests.asyncssh_changed", str(tmp_path)], cwd=REPO,
                        capture_output=True, text=True, env=_env(), timeout=120)

@@ -26,6 +26,7 @@ def test_options_between_and_after_the_hosts():
     assert args.interval == 0.5 and s.duration_s == 10 and s.threshold_percent == 90.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argv, words", [
     (["bench", "ib_write_bw", "a", "b", "--direction", "bidir"], "bidirectional is for iperf3"),
     (["bench", "iperf3", "a", "b", "--test-net", "10.0.0.0/99"], "not an IPv4 subnet"),
@@ -41,6 +42,7 @@ def test_bad_arguments_exit_2_with_a_reason(argv, words):
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_unknown_tool_is_refused_by_the_parser():
     result = netui("bench", "nc", "a", "b")
     assert result.returncode == 2 and "invalid choice" in result.stderr

@@ -58,6 +58,7 @@ def lo_rx_bytes() -> int:
     raise AssertionError("no lo in /proc/net/dev")
 
 
+@pytest.mark.slow
 def test_snapshot_json_on_this_machine_sees_real_interfaces_and_loopback_bytes():
     before = lo_rx_bytes()
     sent = loopback_transfer(32 << 20, max_s=5)
@@ -85,6 +86,7 @@ def test_snapshot_json_on_this_machine_sees_real_interfaces_and_loopback_bytes()
     assert node["health"]["level"] in ("ok", "careful", "warning", "critical")
 
 
+@pytest.mark.slow
 def test_snapshot_rates_see_traffic_flowing_during_the_interval():
     proc = subprocess.Popen([sys.executable, "-m", "netui", "snapshot", "--json", "--interval", "2"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -100,6 +102,7 @@ def test_snapshot_rates_see_traffic_flowing_during_the_interval():
     assert lo["rates"]["rx_bits_per_s"] == pytest.approx(lo["rates"]["tx_bits_per_s"], rel=0.01)
 
 
+@pytest.mark.slow
 def test_snapshot_reads_a_captured_tree(tmp_path):
     tree = data_path(PROCFS)
     # the fixture keeps snmp/netstat under pid_26231_net: assemble a tree as a host would have it
@@ -119,6 +122,7 @@ def test_snapshot_reads_a_captured_tree(tmp_path):
     assert [c["cpu"] for c in node["softnet"]][:2] == [0, 1]
 
 
+@pytest.mark.slow
 def test_a_tree_with_missing_files_is_a_partial_sample_with_reasons():
     tree = data_path(PROCFS)
     result = netui("snapshot", "--json", "--interval", "0.2", "--procfs", str(tree / "proc"),
@@ -130,6 +134,7 @@ def test_a_tree_with_missing_files_is_a_partial_sample_with_reasons():
     assert node["tcp"] is None and node["interfaces"]
 
 
+@pytest.mark.slow
 def test_garbage_tree_is_a_parse_error_state_not_a_crash(tmp_path):
     (tmp_path / "net").mkdir()
     for name in ("net/dev", "net/snmp", "stat", "softirqs", "net/softnet_stat"):
@@ -141,6 +146,7 @@ def test_garbage_tree_is_a_parse_error_state_not_a_crash(tmp_path):
     assert "/proc/net/dev" in node["error"]
 
 
+@pytest.mark.slow
 def test_bad_arguments_are_clear_errors(tmp_path):
     r = netui("snapshot", "--procfs", str(tmp_path / "nope"))
     assert r.returncode != 0 and "not a directory" in r.stderr
@@ -152,6 +158,7 @@ def test_bad_arguments_are_clear_errors(tmp_path):
     assert r.returncode != 0 and "bad.jsonl:1" in r.stderr
 
 
+@pytest.mark.slow
 def test_record_then_replay_gives_the_same_counters(tmp_path):
     out = tmp_path / "rec.ndjson.gz"
     r = netui("record", "-o", str(out), "--count", "3", "--interval", "0.2")
@@ -172,6 +179,7 @@ def test_record_then_replay_gives_the_same_counters(tmp_path):
     assert last["interfaces"]["lo"]["counters"]["rx_bytes"] >= lo["counters"]["rx_bytes"]
 
 
+@pytest.mark.slow
 def test_record_rotates_at_max_size_and_export_reads_the_set(tmp_path):
     out = tmp_path / "rot.ndjson.gz"
     r = netui("record", "-o", str(out), "--count", "30", "--interval", "0.05", "--max-size", "1k", "--keep", "2")
@@ -185,6 +193,7 @@ def test_record_rotates_at_max_size_and_export_reads_the_set(tmp_path):
     assert r.stdout.startswith("time,node,device,metric,value\n") and ",lo,rx_bytes_per_s," in r.stdout
 
 
+@pytest.mark.slow
 def test_record_and_replay_say_what_is_wrong(tmp_path):
     r = netui("record", "-o", str(tmp_path / "x.gz"), "--max-size", "lots")
     assert r.returncode != 0 and "not a size" in r.stderr
@@ -198,6 +207,7 @@ def test_record_and_replay_say_what_is_wrong(tmp_path):
     assert r.returncode != 0 and "cannot replay" in r.stderr and "no such file" in r.stderr
 
 
+@pytest.mark.slow
 def test_record_ends_its_file_cleanly_on_sigterm(tmp_path):
     import signal
 

@@ -26,6 +26,7 @@ def netui(*args: str, loop: str | None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "netui", *args], capture_output=True, text=True, env=env, timeout=30)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("loop", "expected", "says"), [
     (None, "uvloop", f"event loop uvloop {uvloop.__version__}"),
     ("asyncio", "asyncio", "event loop asyncio (NETUI_EVENT_LOOP=asyncio)"),
@@ -41,6 +42,7 @@ def test_snapshot_runs_on_the_loop_that_version_names(loop, expected, says):
     assert "warning" not in r.stderr.lower(), r.stderr
 
 
+@pytest.mark.slow
 def test_a_bad_loop_name_is_a_clear_error_not_a_traceback(tmp_path):
     for command in (["snapshot", "--json"], ["record", "-o", str(tmp_path / "r.gz"), "--count", "1"]):
         r = netui(*command, loop="libuv")

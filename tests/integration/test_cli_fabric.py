@@ -8,6 +8,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from tests.fabric_tree import MLX5_NETDEV, PROCFS_PROC, copy_tree, set_text
 
 
@@ -15,6 +17,7 @@ def netui(*args: str, timeout: float = 30) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "netui", *args], capture_output=True, text=True, timeout=timeout)
 
 
+@pytest.mark.slow
 def test_snapshot_json_has_the_fabric_of_a_captured_tree(tmp_path):
     tree = copy_tree(tmp_path / "sys")
     set_text(tree, "mlx4_0", 2, "state", "1: DOWN")
@@ -35,6 +38,7 @@ def test_snapshot_json_has_the_fabric_of_a_captured_tree(tmp_path):
     assert "mlx4_0/2 DOWN" in node["health"]["reasons"][0]
 
 
+@pytest.mark.slow
 def test_config_thresholds_apply_and_bad_ones_are_one_line(tmp_path):
     tree = copy_tree(tmp_path / "sys")
     config = tmp_path / "netui.toml"
@@ -56,6 +60,7 @@ def test_config_thresholds_apply_and_bad_ones_are_one_line(tmp_path):
     assert done.returncode != 0 and "missing.toml: no such file" in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_the_text_report_lists_the_ports(tmp_path):
     tree = copy_tree(tmp_path / "sys")
     done = netui("snapshot", "--interval", "0.2", "--procfs", str(PROCFS_PROC), "--sysfs", str(tree))

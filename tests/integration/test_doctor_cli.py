@@ -7,6 +7,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from netui.collectors.local import LiveReader
 from netui.engine.pingdoc import report_document
 from netui.engine.pingtest import LatencyReport
@@ -19,6 +21,7 @@ def netui(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "netui", *args], capture_output=True, text=True, timeout=60)
 
 
+@pytest.mark.slow
 def test_a_file_that_is_not_a_latency_export_is_a_usage_error(tmp_path):
     cases = {"missing.json": None, "other.json": '{"kind": "doctor"}', "cut.json": '{"kind": "latency-te'}
     for name, text in cases.items():
@@ -31,6 +34,7 @@ def test_a_file_that_is_not_a_latency_export_is_a_usage_error(tmp_path):
         assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_the_buffer_advice_takes_the_exported_rtt(tmp_path):
     me = LiveReader().name
     results = [LatencyResult(me, "peer", "fping", True, 20, 20, 0.0, 7.5, 7.5)]
@@ -45,6 +49,7 @@ def test_the_buffer_advice_takes_the_exported_rtt(tmp_path):
         assert "the 7.5 ms round trip of the latency test's slowest pair needs" in f["evidence"]
 
 
+@pytest.mark.slow
 def test_this_host_is_asked_about_its_qdiscs_a_captured_tree_is_not():
     import shutil
     from pathlib import Path

@@ -24,6 +24,7 @@ def capture():
     return load(CAPTURE)
 
 
+@pytest.mark.slow
 def test_prom_parses_with_the_openmetrics_parser_and_carries_node_exporter_names(capture):
     out = io.StringIO()
     count = export_prom(capture, out)
@@ -46,6 +47,7 @@ def test_prom_parses_with_the_openmetrics_parser_and_carries_node_exporter_names
     assert "node3" in straggler  # the retransmitting node was flagged at some point
 
 
+@pytest.mark.slow
 def test_prom_rates_are_the_models(capture):
     out = io.StringIO()
     export_prom(capture, out)
@@ -92,6 +94,7 @@ async def test_json_holds_each_interval_and_the_events(tmp_path):
     assert any(e["type"] == "state" and e["node"] == "gpu03" and e["state"] == "down" for e in doc["events"])
 
 
+@pytest.mark.slow
 def test_the_command_writes_a_file_and_says_what_is_wrong(tmp_path):
     out = tmp_path / "x.om"
     r = subprocess.run([sys.executable, "-m", "netui", "export", str(CAPTURE), "--format", "prom", "-o", str(out)],
@@ -103,6 +106,7 @@ def test_the_command_writes_a_file_and_says_what_is_wrong(tmp_path):
     assert r.returncode == 2 and "no such file" in r.stderr and "Traceback" not in r.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(__import__("shutil").which("promtool") is None, reason="promtool (Debian prometheus) is not installed")
 def test_prometheus_backfills_the_prom_export(capture, tmp_path):
     om = tmp_path / "cap.om"
@@ -125,6 +129,7 @@ def test_prometheus_backfills_the_prom_export(capture, tmp_path):
     assert int(stamp_ms) == round(last.wall_s * 1000)
 
 
+@pytest.mark.slow
 def test_export_judges_by_the_configuration_file_as_live_does(capture, tmp_path):
     """The health levels an export writes follow config.toml (thresholds and [health]), as the
     app and the replay do; without one, the defaults."""

@@ -54,6 +54,7 @@ def clean_env(home: Path) -> dict:
 # --- stopping ----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("run", range(3))
 def test_snapshot_of_thousands_of_refusing_nodes_ends(tmp_path, run):
     """Thousands of nodes whose connections are refused at once: the snapshot reports them
@@ -129,6 +130,7 @@ class NeverStops:
         self.closed = True
 
 
+@pytest.mark.slow
 def test_close_is_bounded_and_names_the_nodes_it_gave_up_on():
     async def main():
         stuck, fine = NeverStops("stuck-node"), NeverStops("fine-node")
@@ -153,6 +155,7 @@ def test_close_is_bounded_and_names_the_nodes_it_gave_up_on():
 # --- numbers -----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [
     ("snapshot", "--interval", "inf"),
     ("snapshot", "--interval", "nan"),
@@ -191,6 +194,7 @@ def test_the_pair_dialog_refuses_non_finite_numbers():
 # --- how many nodes ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_huge_range_is_refused_with_how_to_raise_the_limit(tmp_path):
     result = netui("snapshot", "n[1-100000]", env=clean_env(tmp_path))
     assert result.returncode != 0
@@ -198,6 +202,7 @@ def test_a_huge_range_is_refused_with_how_to_raise_the_limit(tmp_path):
     assert "10,000" in result.stderr
 
 
+@pytest.mark.slow
 def test_max_nodes_raises_the_limit_up_to_a_hard_maximum(tmp_path):
     from netui.inventory import InventoryError, build_targets
 
@@ -222,6 +227,7 @@ def test_a_cartesian_range_is_counted_not_built():
 # --- the configuration file --------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_config_that_is_a_device_is_refused_not_read_forever(tmp_path):
     result = netui("snapshot", "--config", "/dev/zero", "--procfs", str(tmp_path), "--sysfs", str(tmp_path),
                    env=clean_env(tmp_path), limit_memory=2 << 30)
@@ -254,6 +260,7 @@ def test_config_that_is_huge_is_refused(tmp_path):
 # --- a --procfs tree ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_huge_file_in_a_procfs_tree_is_skipped_with_a_problem(tmp_path):
     """A 2 GB (sparse) file in the tree: read no further than the cap, named in the node's
     problems, and the rest of the tree still read. Under a 1.5 GB address-space limit, which
@@ -370,6 +377,7 @@ def test_proxyjump_hops_are_read_in_order():
         jump_hops("a,,b")
 
 
+@pytest.mark.slow
 def test_a_huge_wildcard_config_is_indexed_by_prefix(tmp_path):
     """100,000 wildcard Host blocks: a host is matched against the few that share its
     prefix, and the reduced copy keeps exactly the blocks asyncssh would apply."""

@@ -69,6 +69,7 @@ def csv_times(text: str) -> set[str]:
 # --- export never loses a file ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_export_never_writes_over_its_own_input_by_any_name_even_with_force(rec, tmp_path):
     before = rec.read_bytes()
     (tmp_path / "link.gz").symlink_to(rec)
@@ -83,6 +84,7 @@ def test_export_never_writes_over_its_own_input_by_any_name_even_with_force(rec,
             assert rec.read_bytes() == before, (out, force)
 
 
+@pytest.mark.slow
 def test_export_never_overwrites_an_existing_file_without_force(rec, tmp_path):
     out = tmp_path / "rates.csv"
     out.write_text("my notes\n")
@@ -95,6 +97,7 @@ def test_export_never_overwrites_an_existing_file_without_force(rec, tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".part")]  # no temporary file left
 
 
+@pytest.mark.slow
 def test_export_to_a_new_file_a_directory_and_dev_null(rec, tmp_path):
     out = tmp_path / "new.om"
     r = netui("export", str(rec), "--format", "prom", "-o", str(out))
@@ -104,6 +107,7 @@ def test_export_to_a_new_file_a_directory_and_dev_null(rec, tmp_path):
     assert r.returncode == 0, r.stderr
 
 
+@pytest.mark.slow
 def test_export_appending_to_its_own_input_is_refused(rec):
     before = rec.read_bytes()
     with open(rec, "a") as out:
@@ -143,6 +147,7 @@ def damaged_variants(rec: Path, tmp_path: Path, sizes: list[int]) -> dict[str, P
     return out
 
 
+@pytest.mark.slow
 def test_a_damaged_tail_keeps_every_complete_tick_and_says_where_it_stopped(tmp_path):
     rec = tmp_path / "run.ndjson.gz"
     sizes = record(rec)
@@ -167,6 +172,7 @@ def test_a_damaged_tail_keeps_every_complete_tick_and_says_where_it_stopped(tmp_
         assert any(f"kept {ticks} ticks" in n for n in replay.recording.notes)
 
 
+@pytest.mark.slow
 def test_damage_before_the_first_tick_refuses_the_file_naming_file_and_line(tmp_path):
     rec = tmp_path / "run.ndjson.gz"
     record(rec)
@@ -187,6 +193,7 @@ def with_line(rec: Path, tmp_path: Path, name: str, line: bytes, at: int) -> Pat
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("number", [b"NaN", b"Infinity", b"-Infinity", b"1e999", b"123456789012345678901234567890"])
 def test_a_non_finite_number_is_refused_by_line_like_any_record_netui_never_writes(rec, tmp_path, number):
     sample = json.loads(plain_lines(rec)[1])
@@ -208,6 +215,7 @@ def test_a_non_finite_number_is_refused_by_line_like_any_record_netui_never_writ
     refused(netui("replay", str(early)), f"{early}:2:", "cannot replay")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("depth", [100, 900, 100_000])
 def test_deeply_nested_json_is_a_clear_error_not_a_recursion_error(rec, tmp_path, depth):
     deep = b'{"type":"test","t":101,"kind":"pair-test","report":{"x":' + b"[" * depth + b"]" * depth + b"}}"
@@ -227,6 +235,7 @@ def test_nesting_hidden_behind_a_bracket_in_a_string_is_still_found(rec, tmp_pat
         load(path)
 
 
+@pytest.mark.slow
 def test_a_future_format_is_refused_naming_the_formats_this_netui_reads(rec, tmp_path):
     lines = plain_lines(rec)
     header = json.loads(lines[0])
@@ -239,6 +248,7 @@ def test_a_future_format_is_refused_naming_the_formats_this_netui_reads(rec, tmp
         refused(netui("replay", str(path)), "reads formats 1, 2")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("content", [
     b"time,node,value\n1,a,2\n",  # a CSV export
     b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4,  # binary
@@ -261,6 +271,7 @@ def test_a_file_that_is_no_recording_says_so(tmp_path, content):
 # --- reads are capped: regular files only, bounded sizes -------------------------------------
 
 
+@pytest.mark.slow
 def test_a_fifo_dev_zero_and_a_directory_are_refused_at_once(tmp_path):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
@@ -312,6 +323,7 @@ def gzip_bomb(path: Path, pattern: bytes, expanded_bytes: int) -> None:
         f.write(struct.pack("<II", crc, (blocks * len(block)) & 0xFFFFFFFF))
 
 
+@pytest.mark.slow
 def test_a_gzip_bomb_is_refused_far_below_its_expanded_size(tmp_path):
     zeros = tmp_path / "zeros.gz"
     gzip_bomb(zeros, b"\0", 1 << 30)  # 1 GiB of zeros, one line
@@ -329,6 +341,7 @@ def test_a_gzip_bomb_is_refused_far_below_its_expanded_size(tmp_path):
     assert rss < 400
 
 
+@pytest.mark.slow
 def test_the_total_read_and_the_records_are_capped_and_netui_max_read_raises_the_cap(rec, tmp_path):
     lines = plain_lines(rec)
     big = tmp_path / "big.gz"
@@ -350,6 +363,7 @@ def test_a_host_file_with_a_byte_order_mark_is_read(tmp_path):
     assert read_host_file(path) == ["gpu01", "gpu[02-03]"]
 
 
+@pytest.mark.slow
 def test_a_host_file_too_large_is_refused(tmp_path):
     path = tmp_path / "hosts.txt"
     with open(path, "wb") as f:
@@ -374,6 +388,7 @@ def piped_to_head(*args: str) -> tuple[int, str, str]:
     return netui_p.wait(timeout=120), err, out.decode()
 
 
+@pytest.mark.slow
 def test_export_into_head_ends_quietly_every_time(tmp_path):
     path = tmp_path / "long.ndjson.gz"
     record(path, ticks=200, nodes=("a", "b", "c", "d"))  # more CSV than a pipe holds
@@ -383,6 +398,7 @@ def test_export_into_head_ends_quietly_every_time(tmp_path):
         assert rc in (0, 141) and err == "", (rc, err)
 
 
+@pytest.mark.slow
 def test_snapshot_json_into_head_ends_quietly_every_time():
     for _ in range(6):
         rc, err, out = piped_to_head("snapshot", "--json", "--interval", "0.05")
@@ -391,12 +407,14 @@ def test_snapshot_json_into_head_ends_quietly_every_time():
         assert "BrokenPipe" not in err and "Exception ignored" not in err, err
 
 
+@pytest.mark.slow
 def test_help_into_head_ends_quietly():
     for command in ("", "export", "snapshot"):
         rc, err, out = piped_to_head(*([command] if command else []), "--help")
         assert out.startswith("usage: netui") and rc in (0, 141) and err == "", (command, rc, err)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["", "snapshot", "record", "replay", "export", "bench", "doctor"])
 def test_every_help_says_the_exit_statuses(command):
     r = netui(*([command] if command else []), "--help")
@@ -407,6 +425,7 @@ def test_every_help_says_the_exit_statuses(command):
         assert "3 inconclusive" in text
 
 
+@pytest.mark.slow
 def test_usage_errors_exit_2_whether_argparse_or_netui_finds_them(tmp_path):
     refused(netui("snapshot", "--interval", "zero"), "--interval")  # argparse
     refused(netui("snapshot", "--procfs", str(tmp_path / "nope")), "not a directory")  # netui's own check
@@ -436,6 +455,7 @@ def test_a_record_too_long_for_a_reader_is_left_out_and_the_recording_goes_on(tm
     assert kinds == ["header", "sample", "tick", "sample", "tick"] and notes == []
 
 
+@pytest.mark.slow
 def test_names_and_numbers_of_nodes_are_bounded(rec, tmp_path):
     lines = plain_lines(rec)
     header = json.loads(lines[0])

@@ -48,6 +48,7 @@ def test_the_readme_names_a_command_that_a_system_python_allows():
     assert command.endswith("netui"), command  # ... and it starts netui watching this host
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(system_python_unusable() is not None, reason=str(system_python_unusable()))
 def test_the_readme_first_command_installs_and_runs_netui_with_the_system_python(tmp_path):
     command = readme_first_command()

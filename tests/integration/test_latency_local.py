@@ -31,6 +31,7 @@ def test_a_matrix_is_every_ordered_pair_and_a_pair_one_direction():
     assert plan_pairs(["a"], matrix=True) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tool", ["ping", pytest.param("fping", marks=pytest.mark.skipif(
     shutil.which("fping") is None, reason="fping is not installed (Debian fping)"))])
 async def test_three_local_nodes_all_pairs_on_loopback(tool):
@@ -52,6 +53,7 @@ async def test_three_local_nodes_all_pairs_on_loopback(tool):
     assert progress[0].phase == "checking" and progress[-1].phase == "done" and progress[-1].done == 6
 
 
+@pytest.mark.slow
 async def test_a_node_without_ping_or_fping_leaves_its_own_pairs_untested():
     monitor = local_monitor()
     await ready(monitor)
@@ -103,6 +105,7 @@ async def test_no_node_able_to_ping_refuses_the_test_in_one_line():
     assert exit_status(report) == 2
 
 
+@pytest.mark.slow
 async def test_cancel_leaves_no_ping_running():
     monitor = local_monitor(("a", "b"))
     await ready(monitor)

@@ -64,6 +64,7 @@ def test_the_tree_reader_does_not_wait_on_a_fifo(fifo_tree):
     assert sample.interfaces["eth0"].mtu is None and sample.interfaces["eth0"].counters.rx_bytes > 0
 
 
+@pytest.mark.slow
 def test_the_sampler_does_not_wait_on_a_fifo(fifo_tree):
     import select
     import subprocess
@@ -106,6 +107,7 @@ class StuckReader(TreeReader):
         return super().sample()
 
 
+@pytest.mark.slow
 async def test_a_read_that_hangs_makes_its_node_stale_and_the_app_ticks_on(tmp_path):
     tree = copy_tree(tmp_path / "sys")
     gate, fifo = tmp_path / "stuck", tmp_path / "hang.fifo"
@@ -145,6 +147,7 @@ async def test_a_read_that_hangs_makes_its_node_stale_and_the_app_ticks_on(tmp_p
         await m.close()
 
 
+@pytest.mark.slow
 async def test_closing_with_a_read_still_hung_does_not_wait_for_it(tmp_path):
     tree = copy_tree(tmp_path / "sys")
     gate, fifo = tmp_path / "stuck", tmp_path / "hang.fifo"

@@ -207,6 +207,7 @@ def oldest_python3() -> str:
     return found[0]
 
 
+@pytest.mark.slow
 def test_the_shipped_command_runs_under_the_oldest_python3_here(tmp_path):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

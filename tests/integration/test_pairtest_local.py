@@ -56,6 +56,7 @@ async def all_gone(pids, within_s: float = 3.0) -> list[int]:
     return still_alive(pids)
 
 
+@pytest.mark.slow
 async def test_three_local_nodes_all_pairs_on_loopback():
     monitor = local_monitor()
     await ready(monitor)
@@ -79,6 +80,7 @@ async def test_three_local_nodes_all_pairs_on_loopback():
     assert len(started) >= 6 and not await all_gone(started)
 
 
+@pytest.mark.slow
 async def test_bidirectional_fills_both_cells():
     monitor = local_monitor(("a", "b"))
     await ready(monitor)
@@ -105,6 +107,7 @@ async def test_a_missing_tool_refuses_the_test_before_anything_starts():
     assert exit_status(report) == 2
 
 
+@pytest.mark.slow
 async def test_cancel_mid_round_leaves_no_iperf3():
     monitor = local_monitor(("a", "b"))
     await ready(monitor)
@@ -124,6 +127,7 @@ async def test_cancel_mid_round_leaves_no_iperf3():
     assert not await all_gone(running)
 
 
+@pytest.mark.slow
 async def test_cancelling_the_task_kills_everything_too():
     monitor = local_monitor(("a", "b"))
     await ready(monitor)
@@ -140,6 +144,7 @@ async def test_cancelling_the_task_kills_everything_too():
     assert not await all_gone(running)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("end", ["client", "server"])
 async def test_a_command_ending_in_the_same_moment_as_the_cancel_is_no_result(end):
     """The cancel kills the commands; when a command's end reaches the test before the

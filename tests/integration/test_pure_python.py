@@ -9,7 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 
+
+@pytest.mark.slow
 def test_netui_runs_on_the_pure_python_twins():
     """NETUI_PURE_PYTHON=1 (or no compiled module) gives the same samples and rates."""
     code = (

@@ -34,6 +34,7 @@ def start(interval: float, env=None, *, detail: bool = False) -> subprocess.Pope
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
 
 
+@pytest.mark.slow
 def test_the_command_runs_the_sampler_through_a_shell_and_frames_decode():
     proc = start(0.2)
     try:
@@ -66,6 +67,7 @@ def test_the_command_runs_the_sampler_through_a_shell_and_frames_decode():
     assert all(0.15 < g < 0.5 for g in gaps)
 
 
+@pytest.mark.slow
 def test_the_monitor_turns_the_per_cpu_tables_on_and_off():
     proc = start(0.1)
     try:
@@ -91,6 +93,7 @@ def test_the_monitor_turns_the_per_cpu_tables_on_and_off():
         proc.wait()
 
 
+@pytest.mark.slow
 def test_lines_that_arrive_together_are_each_carried_out():
     """Two commands in one write (one SSH packet): the second is not left unread."""
     proc = start(0.1)
@@ -287,6 +290,7 @@ def test_a_frame_with_odd_tcp_counters_still_gives_them():
     assert dict(sample.tcp.ext) == {"TCPTimeouts": -1}  # as the careful parser reads the line
 
 
+@pytest.mark.slow
 def test_stdin_changes_the_interval_and_its_end_stops_the_sampler():
     proc = start(1.0)
     try:
@@ -327,6 +331,7 @@ def _open_files(pid: int) -> set[str]:
     return found
 
 
+@pytest.mark.slow
 def test_proc_softirqs_is_read_for_the_sums_only_at_intervals_over_ten_seconds():
     """At up to 10 s a frame, /proc/stat's softirq line gives the NET_RX/NET_TX sums and
     /proc/softirqs is not read (the sampler keeps what it read open); at longer intervals
@@ -421,6 +426,7 @@ def _sysfs_net(root, names: list[str], operstate: str = "up") -> None:
             (d / attr).write_text(text + "\n")
 
 
+@pytest.mark.slow
 def test_interface_records_travel_only_when_they_change(tmp_path):
     from netui.collectors import procfs
 
@@ -466,6 +472,7 @@ def test_ifsame_needs_the_records_it_refers_to():
         decoder.decode(clocks + netdev + encode_fields([("ifnot", b"x")]))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=400))
 def test_any_payload_is_a_sample_or_a_frame_error(data):
@@ -475,6 +482,7 @@ def test_any_payload_is_a_sample_or_a_frame_error(data):
         pass
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=300) | st.builds(lambda n, b: b"eth0 lo\n"[:n] + b, st.integers(0, 8), st.binary(max_size=300)))
 def test_the_summaries_parse_or_raise_parse_error(text):

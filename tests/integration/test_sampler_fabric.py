@@ -56,6 +56,7 @@ def tree(tmp_path):
     return copy_tree(tmp_path / "sys")
 
 
+@pytest.mark.slow
 def test_frames_carry_every_port_and_the_bumped_counters_give_the_right_rates(tree):
     s = Sampler(0.2, tree)
     try:
@@ -89,6 +90,7 @@ def test_frames_carry_every_port_and_the_bumped_counters_give_the_right_rates(tr
     assert rates.ports["hfi1_0", 1].tx_bits_per_s == 0.0
 
 
+@pytest.mark.slow
 def test_a_port_going_down_and_unreadable_counters_arrive_as_such(tree):
     s = Sampler(0.2, tree)
     try:
@@ -102,6 +104,7 @@ def test_a_port_going_down_and_unreadable_counters_arrive_as_such(tree):
     assert sample.fabric.ports["hfi1_0", 1].counters["port_xmit_data"] is None  # unknown, not 0
 
 
+@pytest.mark.slow
 def test_a_node_without_rdma_sends_nothing_more(tmp_path):
     bare = copy_tree(tmp_path / "sys", with_netdev=False)
     import shutil
@@ -117,6 +120,7 @@ def test_a_node_without_rdma_sends_nothing_more(tmp_path):
     assert decode_frame(payload).fabric is None
 
 
+@pytest.mark.slow
 def test_the_rdma_part_of_a_frame_stays_small(tree):
     s = Sampler(0.2, tree)
     try:
@@ -140,6 +144,7 @@ def _stand_in_ethtool(tmp_path: Path) -> tuple[Path, Path]:
     return bindir, log
 
 
+@pytest.mark.slow
 def test_ethtool_runs_on_the_rdma_netdevs_at_its_own_cadence(tree, tmp_path):
     bindir, log = _stand_in_ethtool(tmp_path)
     (tmp_path / f"{MLX5_NETDEV}.txt").write_text((SYNTH / "ethtool-S_mlx5_pfc_t0.txt").read_text())
@@ -170,6 +175,7 @@ def test_ethtool_runs_on_the_rdma_netdevs_at_its_own_cadence(tree, tmp_path):
     assert rates.pfc[MLX5_NETDEV].priorities[3].rx_pause_per_s == pytest.approx(150 / dt)
 
 
+@pytest.mark.slow
 def test_without_ethtool_nothing_is_forked(tree, tmp_path):
     env = dict(os.environ, PATH=f"{tmp_path}:/usr/bin:/bin")  # no ethtool on PATH
     # the sampler also looks in the sbin directories: where this machine has one there, the
@@ -195,6 +201,7 @@ def test_per_queue_counters_are_left_on_the_node_by_the_same_rule_as_locally():
     assert {"rx_pause_ctrl_phy", "rx_discards_phy", "rx_out_of_buffer", "tx_global_pause"} <= kept.keys()
 
 
+@pytest.mark.slow
 def test_the_tree_reader_gathers_the_same_ports_and_rates(tree):
     from netui.collectors.local import TreeReader
 
@@ -219,6 +226,7 @@ from hypothesis import strategies as st  # noqa: E402
 _field = st.text(alphabet="0123456789 =abc_\n\x1e/:N(A)", max_size=40)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.sampled_from(["ib/mlx5_0/1", "ib/x/y", "ib/", "ibd/mlx5_0", "ibn/mlx5_0", "ibn/a/b", "ibz/q"]),
        st.lists(_field, max_size=9), st.booleans())
@@ -260,6 +268,7 @@ def _odd_names(tree: Path, kind: str) -> None:
             f.write("5\n")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["separators", "unicode"])
 def test_odd_file_names_in_the_rdma_tree_are_left_out_and_the_node_stays_readable(tree, kind):
     _odd_names(tree, kind)
@@ -285,6 +294,7 @@ def test_odd_file_names_in_the_rdma_tree_are_left_out_and_the_node_stays_readabl
         assert ports[key].counters == port.counters and ports[key].hw_counters == port.hw_counters
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["separators", "unicode"])
 def test_the_tree_reader_reads_a_tree_with_odd_names(tree, kind):
     from netui.collectors.local import TreeReader
@@ -341,6 +351,7 @@ def _kill_left(pids: Path) -> list[int]:
     return left
 
 
+@pytest.mark.slow
 def test_a_hanging_ethtool_does_not_slow_the_stream(tree, tmp_path):
     import time
 
@@ -379,6 +390,7 @@ def test_a_hanging_ethtool_does_not_slow_the_stream(tree, tmp_path):
     assert (ports["mlx4_0", 1].netdev, ports["mlx4_0", 2].netdev, ports["hfi1_0", 1].netdev) == ("eth4a", "eth4b", "hfi0")
 
 
+@pytest.mark.slow
 def test_the_sampler_ends_at_once_when_its_channel_closes_while_ethtool_hangs(tree, tmp_path):
     import time
 
@@ -400,6 +412,7 @@ def test_the_sampler_ends_at_once_when_its_channel_closes_while_ethtool_hangs(tr
         _kill_left(pids)
 
 
+@pytest.mark.slow
 def test_the_local_ethtool_reader_runs_in_parallel_within_a_budget_and_backs_off(tree, tmp_path, monkeypatch):
     import time
 

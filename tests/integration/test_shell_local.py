@@ -52,6 +52,7 @@ async def test_output_and_exit_status():
     assert (result.exit_status, result.stdout, result.stderr, result.timed_out) == (3, "out\n", "err\n", False)
 
 
+@pytest.mark.slow
 async def test_the_timeout_kills_the_command():
     command, needle = marked_sleep()
     t0 = time.monotonic()
@@ -61,6 +62,7 @@ async def test_the_timeout_kills_the_command():
     assert await gone(needle)
 
 
+@pytest.mark.slow
 async def test_stop_kills_a_running_command_and_its_group():
     command, needle = marked_sleep()
     running = await LocalShell("here").start(guarded(f"sh -c {shlex.quote(command + '; echo never')}", 60))
@@ -73,6 +75,7 @@ async def test_stop_kills_a_running_command_and_its_group():
     assert "never" not in running.stdout
 
 
+@pytest.mark.slow
 async def test_end_of_stdin_alone_kills_it():
     """What happens when netui dies or the SSH channel goes: stdin closes, nothing else."""
     command, needle = marked_sleep()
@@ -85,6 +88,7 @@ async def test_end_of_stdin_alone_kills_it():
     assert result.exit_status not in (0, None)
 
 
+@pytest.mark.slow
 async def test_gated_commands_wait_for_go_and_take_its_arguments():
     shell = LocalShell("here")
     running = await shell.start(guarded("printf '[%s]'", 10, gate_timeout_s=10, preamble="echo probed"))

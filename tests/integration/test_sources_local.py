@@ -72,6 +72,7 @@ async def servers():
             await runner.cleanup()
 
 
+@pytest.mark.slow
 async def test_each_failure_is_its_nodes_state_and_the_healthy_node_carries_on(servers):
     ports, hits = servers
     # a backoff well above the interval: under load a tick can take longer than 0.5 s, and a
@@ -176,6 +177,7 @@ async def until(predicate, timeout_s: float, m: Monitor) -> None:
     assert predicate(), {n.name: (n.state, n.error) for n in m.fleet}
 
 
+@pytest.mark.slow
 async def test_one_instances_odd_series_is_its_nodes_state_not_the_fleets(prometheus_api):
     """A CPU label that is a digit but not a decimal ("²") once took every node down."""
     url, state = prometheus_api
@@ -200,6 +202,7 @@ async def test_one_instances_odd_series_is_its_nodes_state_not_the_fleets(promet
         task.cancel()
 
 
+@pytest.mark.slow
 async def test_a_body_over_the_limit_is_the_nodes_state_and_is_not_read_to_its_end():
     """One server streams 64 MiB without a length, one announces 100 MiB: both nodes are down
     with the reason after at most 16 MiB read; a healthy node beside them carries on."""
@@ -255,6 +258,7 @@ async def test_a_body_over_the_limit_is_the_nodes_state_and_is_not_read_to_its_e
     assert written["stream"] < 48 * len(line)  # the client stopped reading well before the end
 
 
+@pytest.mark.slow
 async def test_doctor_and_tcp_panel_say_what_node_exporter_does_not_provide(servers):
     """The doctor names node_exporter, not a replay, as why no commands ran; the TCP panel says
     what node_exporter does not export instead of "nothing moved" or "net/snmp unreadable"."""
@@ -358,6 +362,7 @@ class Collected:
         self.states[name] = (state, reason)
 
 
+@pytest.mark.slow
 async def test_a_thousand_node_answer_is_decoded_and_mapped_off_the_event_loop(prometheus_api):
     """1,024 instances (~9 MB of JSON): the event loop never waits long on the reader (it
     waited ~0.5 s per poll while json.loads, grouping and mapping ran on it)."""

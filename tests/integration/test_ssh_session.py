@@ -113,6 +113,7 @@ async def test_no_compression_even_when_ssh_config_asks_for_it(server):
         await connector.close()
 
 
+@pytest.mark.slow
 async def test_frames_over_several_packets_and_several_in_one_packet_all_arrive(server):
     m = await run_scenarios(server, ["split"], lambda m: m.fleet["split"].samples_seen >= 5)
     node = m.fleet["split"]
@@ -149,6 +150,7 @@ FAILURES = {
 }
 
 
+@pytest.mark.slow
 async def test_bad_streams_and_ended_samplers_give_their_node_state_and_reason(server):
     def settled(m: Monitor) -> bool:
         return all(m.fleet[s].state is state for s, (state, _) in FAILURES.items())
@@ -161,6 +163,7 @@ async def test_bad_streams_and_ended_samplers_give_their_node_state_and_reason(s
     assert m.fleet["cut"].samples_seen == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lazy", [True, False])
 async def test_a_frozen_server_is_down_within_the_keepalive_window(tmp_path, lazy):
     """SIGSTOP on the server: no data, no FIN, no keepalive reply. Down after the interval
@@ -244,6 +247,7 @@ def test_packets_are_described_only_when_packet_logging_is_on(caplog):
     assert [r for r in caplog.records if "Received MSG_CHANNEL_DATA (94), 101 bytes" in r.getMessage()]
 
 
+@pytest.mark.slow
 async def test_the_fake_fleet_sends_the_per_cpu_tables_as_the_sampler_does(tmp_path):
     """bench_fleet's nodes send the tables' sums, and the tables too when asked (--detail,
     "d 1"): its figures are those of what a sampler sends."""
@@ -282,6 +286,7 @@ async def test_the_fake_fleet_sends_the_per_cpu_tables_as_the_sampler_does(tmp_p
             await asyncio.gather(task, return_exceptions=True)
 
 
+@pytest.mark.slow
 async def test_closing_the_monitor_ends_a_node_stuck_in_its_handshake():
     """A node that accepts TCP but never speaks SSH: closing must not wait for it."""
     import socket

@@ -16,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # imported only when their screen, command or source is used
@@ -63,6 +65,7 @@ def modules_after(code: str, *args: str) -> dict:
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_the_first_frame_imports_no_other_screen_test_or_transport():
     result = modules_after(FIRST_FRAME)
     modules = set(result["modules"])
@@ -71,6 +74,7 @@ def test_the_first_frame_imports_no_other_screen_test_or_transport():
     assert sorted(modules & set(LAZY)) == []
 
 
+@pytest.mark.slow
 def test_help_imports_only_the_parser_and_snapshot_no_textual():
     code = ("import json, sys, contextlib, io\n"
             "from netui.cli import main\n"

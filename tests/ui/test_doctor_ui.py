@@ -8,6 +8,8 @@ import asyncio
 import dataclasses
 import time
 
+import pytest
+
 from netui.collectors.local import LiveReader
 from netui.engine.monitor import Monitor
 from netui.engine.sources import LocalSource
@@ -42,6 +44,7 @@ async def finished(screen: DoctorScreen, pilot, runs: int = 1, timeout_s: float 
     assert screen.report is not None and not screen.running
 
 
+@pytest.mark.slow
 async def test_D_checks_every_node_and_shows_the_odd_mtu_with_its_fix():
     app = odd_mtu_app()
     async with app.run_test(size=(160, 40)) as pilot:
@@ -69,6 +72,7 @@ async def test_D_checks_every_node_and_shows_the_odd_mtu_with_its_fix():
         assert isinstance(app.screen, ClusterScreen)
 
 
+@pytest.mark.slow
 async def test_D_takes_the_marked_nodes_and_r_runs_again():
     app = odd_mtu_app()
     async with app.run_test(size=(160, 40)) as pilot:
@@ -89,6 +93,7 @@ async def test_D_takes_the_marked_nodes_and_r_runs_again():
         assert screen.runs == 2
 
 
+@pytest.mark.slow
 async def test_the_palette_offers_the_doctor():
     app = odd_mtu_app()
     async with app.run_test(size=(160, 40)) as pilot:
@@ -100,6 +105,7 @@ async def test_the_palette_offers_the_doctor():
         assert "Doctor again" in [c.title for c in app.get_system_commands(app.screen)]
 
 
+@pytest.mark.slow
 async def test_this_host_is_probed_for_real():
     local = LocalSource(LiveReader())
     app = odd_mtu_app(extra=[local])
@@ -120,6 +126,7 @@ async def test_this_host_is_probed_for_real():
                 assert f.evidence and (f.fix or f.look)
 
 
+@pytest.mark.slow
 async def test_the_last_latency_tests_rtt_goes_into_the_buffer_advice():
     """A latency test that finished in the app (it records its document as the latency
     screen does) gives the doctor each node's measured RTT, which the buffer advice uses."""

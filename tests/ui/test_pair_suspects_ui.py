@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from netui.engine.monitor import Monitor
 from netui.ui.app import make_app
 from tests.pilot import column, plain, poll
@@ -17,6 +19,7 @@ def idle_lab_app():
     return make_app(Monitor(sources, interval_s=1.0, history_s=60), autostart=False)
 
 
+@pytest.mark.slow
 async def test_a_finished_pair_test_names_its_suspect_until_the_user_clears_it():
     app = idle_lab_app()
     async with app.run_test(size=(160, 30)) as pilot:

@@ -44,6 +44,7 @@ def node_column(app) -> list[str]:
     return [row[0] for row in app.screen.query_one(FleetGrid).rows_text()]
 
 
+@pytest.mark.slow
 async def test_space_marks_nodes_and_t_tests_the_two_marked():
     app = steady_app()
     async with app.run_test(size=(140, 30)) as pilot:
@@ -66,6 +67,7 @@ async def test_space_marks_nodes_and_t_tests_the_two_marked():
         assert app.screen.nodes == ["gpu02", "gpu01"]
 
 
+@pytest.mark.slow
 async def test_t_without_a_pair_says_how_and_T_takes_every_node():
     app = steady_app()
     async with app.run_test(size=(140, 30)) as pilot:
@@ -83,6 +85,7 @@ async def test_t_without_a_pair_says_how_and_T_takes_every_node():
         assert "12 tests in 6 rounds" in plain(app.screen.query_one("#pair-plan"))
 
 
+@pytest.mark.slow
 async def test_the_dialog_checks_then_runs_and_remembers_its_settings():
     app = steady_app()
     async with app.run_test(size=(140, 40)) as pilot:
@@ -119,6 +122,7 @@ async def test_the_dialog_checks_then_runs_and_remembers_its_settings():
         assert app.screen.settings.tool == "ib_write_bw" and app.screen.query("#gid")
 
 
+@pytest.mark.slow
 async def test_the_matrix_of_a_saved_lab_run(tmp_path, monkeypatch):
     report = load_report(json.loads(SAVED.read_text()))
     app = steady_app()
@@ -149,6 +153,7 @@ async def test_the_matrix_of_a_saved_lab_run(tmp_path, monkeypatch):
         assert isinstance(app.screen, ClusterScreen)
 
 
+@pytest.mark.slow
 async def test_the_palette_offers_the_pair_tests():
     app = steady_app()
     async with app.run_test(size=(120, 30)) as pilot:
@@ -158,6 +163,7 @@ async def test_the_palette_offers_the_pair_tests():
             assert title in titles
 
 
+@pytest.mark.slow
 async def test_typing_t_in_the_filter_filters(tmp_path):
     app = steady_app()
     async with app.run_test(size=(120, 30)) as pilot:
@@ -231,6 +237,7 @@ def test_the_colour_scale_puts_the_pass_mark_mid_way():
 LATENCY_SAVED = Path(__file__).parents[1] / "data" / "latency-lab-loss-node3.json"
 
 
+@pytest.mark.slow
 async def test_l_asks_for_latency_settings_over_the_marked_or_all_and_remembers_them():
     from netui.ui.latency import LatencyScreen
     from netui.ui.pairdialog import LatencyDialog
@@ -274,6 +281,7 @@ async def test_l_asks_for_latency_settings_over_the_marked_or_all_and_remembers_
         assert isinstance(app.screen, ClusterScreen)
 
 
+@pytest.mark.slow
 async def test_the_latency_matrix_of_a_saved_lab_run(tmp_path, monkeypatch):
     from netui.engine.pingdoc import load_report as load_latency
     from netui.ui.latency import LatencyScreen
@@ -308,6 +316,7 @@ async def test_the_latency_matrix_of_a_saved_lab_run(tmp_path, monkeypatch):
         assert isinstance(app.screen, ClusterScreen)
 
 
+@pytest.mark.slow
 async def test_the_palette_offers_the_latency_matrix():
     app = steady_app()
     async with app.run_test(size=(120, 30)) as pilot:
@@ -372,6 +381,7 @@ async def test_latency_from_the_grid_in_the_lab_and_esc_cancels(lab):
 # --- the dialogs at 80×24 -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
 @pytest.mark.parametrize("key", ["T", "R", "l"])
 async def test_each_settings_dialog_fits_80_by_24_with_its_buttons_in_sight(key, size):
@@ -392,6 +402,7 @@ async def test_each_settings_dialog_fits_80_by_24_with_its_buttons_in_sight(key,
         assert buttons == {"Start", "Cancel"}
 
 
+@pytest.mark.slow
 async def test_the_checkbox_draws_its_mark_only_when_checked():
     app = steady_app()
     async with app.run_test(size=(100, 30)) as pilot:
@@ -405,6 +416,7 @@ async def test_the_checkbox_draws_its_mark_only_when_checked():
         assert "X" in str(box.render())
 
 
+@pytest.mark.slow
 async def test_a_cancelled_dialog_leaves_the_first_matrix_testing_both_ways():
     app = steady_app()
     async with app.run_test(size=(100, 30)) as pilot:
@@ -414,6 +426,7 @@ async def test_a_cancelled_dialog_leaves_the_first_matrix_testing_both_ways():
         assert app.screen.query_one("#direction").value == "both"
 
 
+@pytest.mark.slow
 async def test_a_pair_a_node_could_not_run_is_not_run_in_the_matrix_not_a_failure():
     from netui.engine.pairtools import pair_failed
 

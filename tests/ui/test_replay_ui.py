@@ -38,6 +38,7 @@ def status(app) -> str:
     return plain(app.screen.query_one("#status"))
 
 
+@pytest.mark.slow
 async def test_the_timeline_follows_play_pause_speed_and_seek(lab_file):
     app = replay_app(lab_file)
     async with app.run_test(size=(120, 30)) as pilot:
@@ -74,6 +75,7 @@ async def test_the_timeline_follows_play_pause_speed_and_seek(lab_file):
         assert timeline(app).startswith("■ end")
 
 
+@pytest.mark.slow
 async def test_n_jumps_to_the_next_event_and_the_timeline_names_it(lab_file):
     app = replay_app(lab_file)
     async with app.run_test(size=(140, 30)) as pilot:
@@ -89,6 +91,7 @@ async def test_n_jumps_to_the_next_event_and_the_timeline_names_it(lab_file):
         assert "▲" in marks and "◆" in marks  # stragglers, and the two recorded tests
 
 
+@pytest.mark.slow
 async def test_recorded_tests_open_on_their_keys_once_reached(lab_file):
     app = replay_app(lab_file)
     async with app.run_test(size=(120, 34)) as pilot:
@@ -108,6 +111,7 @@ async def test_recorded_tests_open_on_their_keys_once_reached(lab_file):
         assert app.screen.report.results
 
 
+@pytest.mark.slow
 async def test_the_node_screen_replays_too(lab_file):
     app = replay_app(lab_file)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -125,6 +129,7 @@ async def test_the_node_screen_replays_too(lab_file):
         assert "TCP retransmits" not in plain(app.screen.query_one("#node-head"))  # traffic over by then
 
 
+@pytest.mark.slow
 async def test_recorded_node_states_show_as_they_were(tmp_path):
     path = tmp_path / "demo.ndjson.gz"
     await record_demo(path, ticks=5)
@@ -137,6 +142,7 @@ async def test_recorded_node_states_show_as_they_were(tmp_path):
         assert "connection refused" in " ".join(app.screen.grid.rows_text()[0])
 
 
+@pytest.mark.slow
 async def test_arrows_in_the_filter_box_move_its_cursor_not_the_replay(lab_file):
     app = replay_app(lab_file)
     async with app.run_test(size=(120, 30)) as pilot:
@@ -149,6 +155,7 @@ async def test_arrows_in_the_filter_box_move_its_cursor_not_the_replay(lab_file)
         assert app.monitor.elapsed_s == 10
 
 
+@pytest.mark.slow
 async def test_w_records_from_the_ui_with_rec_in_the_status_bar(tmp_path):
     app = make_app(Monitor(demo_sources(), interval_s=1.0, history_s=120), autostart=False)
     app.record_dir = tmp_path
@@ -173,6 +180,7 @@ async def test_w_records_from_the_ui_with_rec_in_the_status_bar(tmp_path):
     assert any(r["type"] == "state" and r["state"] == "down" for r in read_records(files[0]))
 
 
+@pytest.mark.slow
 async def test_shift_n_jumps_to_the_next_straggler_only(lab_file):
     app = replay_app(lab_file)
     async with app.run_test(size=(140, 30)) as pilot:
@@ -190,6 +198,7 @@ async def test_shift_n_jumps_to_the_next_straggler_only(lab_file):
         assert [s.metric for s in app.monitor.fleet.stragglers] == ["pairs"]
 
 
+@pytest.mark.slow
 async def test_a_recording_cut_mid_write_replays_with_a_warning(lab_file, tmp_path):
     cut = tmp_path / "cut.ndjson.gz"
     data = lab_file.read_bytes()
@@ -202,6 +211,7 @@ async def test_a_recording_cut_mid_write_replays_with_a_warning(lab_file, tmp_pa
         assert 10 < app.monitor.recording.duration_s < 38
 
 
+@pytest.mark.slow
 async def test_a_test_that_finishes_while_recording_goes_into_the_recording(tmp_path):
     import json
 
@@ -232,6 +242,7 @@ async def test_a_test_that_finishes_while_recording_goes_into_the_recording(tmp_
     assert replay.last_test("latency-test")["kind"] == "latency-test"
 
 
+@pytest.mark.slow
 async def test_live_arrows_still_reach_the_filter_box():
     app = make_app(Monitor(demo_sources(), interval_s=1.0, history_s=120), autostart=False)
     async with app.run_test(size=(120, 30)) as pilot:
@@ -241,6 +252,7 @@ async def test_live_arrows_still_reach_the_filter_box():
         assert app.screen.query_one("#filter").value == "aXb"
 
 
+@pytest.mark.slow
 async def test_t_in_a_replay_needs_no_marks(lab_file):
     app = replay_app(lab_file)
     async with app.run_test(size=(120, 34)) as pilot:
@@ -251,6 +263,7 @@ async def test_t_in_a_replay_needs_no_marks(lab_file):
         assert isinstance(app.screen, MatrixScreen)
 
 
+@pytest.mark.slow
 async def test_a_click_on_the_timeline_seeks_there(lab_file):
     app = replay_app(lab_file)
     async with app.run_test(size=(120, 30)) as pilot:

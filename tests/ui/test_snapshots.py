@@ -6,6 +6,8 @@ then look at the report before committing the new SVGs.
 
 from __future__ import annotations
 
+import pytest
+
 from netui.engine.monitor import Monitor
 from netui.ui.app import make_app
 from tests.pilot import demo_app
@@ -21,10 +23,12 @@ def test_cluster_screen_80x24(snap_compare):
     assert snap_compare(demo_app(), terminal_size=(80, 24), run_before=_polled)
 
 
+@pytest.mark.slow
 def test_cluster_screen_wide(snap_compare):
     assert snap_compare(demo_app(), terminal_size=(160, 30), run_before=_polled)
 
 
+@pytest.mark.slow
 def test_node_screen(snap_compare):
     async def open_worst_up_node(pilot):
         await _polled(pilot)
@@ -34,6 +38,7 @@ def test_node_screen(snap_compare):
     assert snap_compare(demo_app(), terminal_size=(120, 40), run_before=open_worst_up_node)
 
 
+@pytest.mark.slow
 def test_node_screen_of_an_rdma_node(snap_compare, tmp_path):
     """A node fed from a copy of the captured RDMA tree, its counters bumped poll after poll:
     a panel per HCA port, the counters that moved, PFC of mlx5_0's netdev."""
@@ -73,10 +78,12 @@ async def _replayed_to_15s(pilot):
     await pilot.pause()
 
 
+@pytest.mark.slow
 def test_replay_cluster_screen(snap_compare, tmp_path):
     assert snap_compare(lab_replay_app(tmp_path), terminal_size=(110, 30), run_before=_replayed_to_15s)
 
 
+@pytest.mark.slow
 def test_replay_node_screen(snap_compare, tmp_path):
     async def open_node3(pilot):
         await _replayed_to_15s(pilot)

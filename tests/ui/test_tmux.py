@@ -38,6 +38,7 @@ def tmux_session():
     subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
 
 
+@pytest.mark.slow
 def test_netui_live_in_80x24_tmux(tmux_session):
     cmd = f"{sys.executable} -m netui --interval 0.5"
     subprocess.run(["tmux", "new-session", "-d", "-s", tmux_session, "-x", "80", "-y", "24", cmd], check=True)
@@ -66,6 +67,7 @@ def test_netui_live_in_80x24_tmux(tmux_session):
     assert not alive, "netui did not quit on q"
 
 
+@pytest.mark.slow
 def test_netui_replay_of_a_lab_recording_with_seek(tmux_session, tmp_path):
     from tests.replayed import lab_replay
 
@@ -88,6 +90,7 @@ def test_netui_replay_of_a_lab_recording_with_seek(tmux_session, tmp_path):
     subprocess.run(["tmux", "send-keys", "-t", tmux_session, "q"], check=True)
 
 
+@pytest.mark.slow
 def test_ctrl_z_suspends_netui_and_fg_brings_it_back_updating(tmux_session):
     """As any terminal program: Ctrl-Z gives the shell back (the job is stopped, the screen
     restored), ``fg`` brings the grid back, and it goes on updating."""
@@ -121,6 +124,7 @@ def test_ctrl_z_suspends_netui_and_fg_brings_it_back_updating(tmux_session):
         raise AssertionError(f"netui did not quit on q after fg:\n{capture(tmux_session)}")
 
 
+@pytest.mark.slow
 def test_ctrl_z_without_a_shell_to_come_back_to_says_so_and_goes_on(tmux_session):
     """netui under a shell without job control (as ``ssh -t host netui`` runs it): a stopped
     netui could never be resumed, so Ctrl-Z says so, and netui goes on."""
@@ -158,6 +162,7 @@ def cursor_node(session: str) -> str | None:
     return unique[0] if len(unique) == 1 else None
 
 
+@pytest.mark.slow
 def test_space_marks_two_nodes_while_worst_first_reorders_the_rows(tmux_session):
     """Every row moves at every poll (tests/reorder_app.py). The node marked is the one the
     cursor was on, and the cursor stays on it: two marks, the two nodes the user chose."""

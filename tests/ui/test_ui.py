@@ -38,6 +38,7 @@ async def test_cluster_grid_worst_first_and_values():
         assert "drops 250/s" in totals and "retransmits 2.4 k/s" in totals
 
 
+@pytest.mark.slow
 async def test_unknown_is_a_dash_until_two_samples():
     app = demo_app([ScriptedSource("n1", lambda k: node_sample(k, rx_bps=1e9))])
     async with app.run_test(size=(120, 24)) as pilot:
@@ -47,6 +48,7 @@ async def test_unknown_is_a_dash_until_two_samples():
         assert column(app, "rx") == ["1 Gb/s"]
 
 
+@pytest.mark.slow
 async def test_counter_reset_shows_dash_not_negative():
     def script(k):
         if k < 3:
@@ -60,6 +62,7 @@ async def test_counter_reset_shows_dash_not_negative():
         assert column(app, "rx") == ["8 Gb/s"]
 
 
+@pytest.mark.slow
 async def test_sort_filter_and_bytes_keys():
     app = demo_app()
     async with app.run_test(size=(160, 30)) as pilot:
@@ -76,6 +79,7 @@ async def test_sort_filter_and_bytes_keys():
         assert any("GB/s" in v for v in column(app, "rx"))
 
 
+@pytest.mark.slow
 async def test_enter_opens_node_then_escape_back_and_all_interfaces():
     app = demo_app()
     async with app.run_test(size=(120, 40)) as pilot:
@@ -99,6 +103,7 @@ async def test_enter_opens_node_then_escape_back_and_all_interfaces():
         assert isinstance(app.screen, ClusterScreen)
 
 
+@pytest.mark.slow
 async def test_pause_freezes_display_but_sampling_goes_on():
     app = demo_app([ScriptedSource("n1", lambda k: node_sample(k, rx_bps=1e9 * (k + 1)))])
     async with app.run_test(size=(120, 24)) as pilot:
@@ -113,6 +118,7 @@ async def test_pause_freezes_display_but_sampling_goes_on():
         assert column(app, "rx") != before
 
 
+@pytest.mark.slow
 async def test_pause_freezes_rows_scrolled_into_view_too():
     app = demo_app([ScriptedSource(f"n{i:02d}", lambda k: node_sample(k, rx_bps=1e9 * (k + 1))) for i in range(40)])
     async with app.run_test(size=(120, 24)) as pilot:
@@ -125,6 +131,7 @@ async def test_pause_freezes_rows_scrolled_into_view_too():
         assert last[0] == "n39" and last[2:4] == frozen_rx
 
 
+@pytest.mark.slow
 async def test_interval_keys_and_help():
     app = demo_app()
     async with app.run_test(size=(100, 30)) as pilot:
@@ -141,6 +148,7 @@ async def test_interval_keys_and_help():
         assert isinstance(app.screen, ClusterScreen)
 
 
+@pytest.mark.slow
 async def test_command_palette_runs_actions():
     app = demo_app()
     async with app.run_test(size=(100, 30)) as pilot:
@@ -154,6 +162,7 @@ async def test_command_palette_runs_actions():
         assert app.paused
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [(80, 24), (100, 30), (200, 50)])
 async def test_fits_small_and_uses_wide_terminals(size):
     app = demo_app()
@@ -173,6 +182,7 @@ async def test_fits_small_and_uses_wide_terminals(size):
         assert isinstance(app.screen, NodeScreen)
 
 
+@pytest.mark.slow
 async def test_cursor_keys_and_clicks_choose_the_node_under_the_cursor():
     app = demo_app()
     async with app.run_test(size=(120, 30)) as pilot:
@@ -209,6 +219,7 @@ def _quiet_then_dropping():
     ]
 
 
+@pytest.mark.slow
 async def test_cursor_stays_on_top_until_moved_then_follows_its_node():
     app = demo_app(_quiet_then_dropping())
     async with app.run_test(size=(120, 30)) as pilot:
@@ -235,6 +246,7 @@ def _fleet(n: int) -> list[ScriptedSource]:
             for i in range(n)]
 
 
+@pytest.mark.slow
 async def test_a_thousand_nodes_scroll_and_filter():
     app = demo_app(_fleet(1024))
     async with app.run_test(size=(120, 30)) as pilot:
@@ -264,6 +276,7 @@ async def test_a_thousand_nodes_scroll_and_filter():
         assert grid.selected == "gpu0000" and painted(app)[1].startswith("gpu0000")
 
 
+@pytest.mark.slow
 async def test_a_tick_repaints_the_cluster_screen_without_a_layout_pass():
     # the status bar and the totals row are one line each: updating them with a layout pass
     # re-rendered the whole screen, then again for the scroll bar it touched (twice Textual's
@@ -293,6 +306,7 @@ async def test_a_tick_repaints_the_cluster_screen_without_a_layout_pass():
         assert column(app, "node")[0] == "gpu00"  # the down node first
 
 
+@pytest.mark.slow
 async def test_a_fleet_update_while_the_node_screen_is_still_being_built_is_harmless():
     # an update posted between push_screen and the screen's compose used to raise NoMatches
     app = demo_app()
@@ -305,6 +319,7 @@ async def test_a_fleet_update_while_the_node_screen_is_still_being_built_is_harm
         assert "up" in plain(app.screen.query_one("#node-head"))
 
 
+@pytest.mark.slow
 async def test_the_node_screen_asks_for_its_nodes_per_cpu_tables_while_it_is_open():
     app = demo_app()
     async with app.run_test(size=(120, 40)) as pilot:
@@ -338,6 +353,7 @@ def test_chart_ticks_are_round_and_the_time_axis_reads_time_ago():
     assert chart_rows(24, 1) == 9 and chart_rows(50, 1) > 15 and chart_rows(50, 2) < chart_rows(50, 1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size, tall", [((80, 24), False), ((200, 50), True)])
 async def test_node_screen_charts_use_the_height_and_label_their_axes_with_units(size, tall):
     from textual_plotext import PlotextPlot
@@ -367,6 +383,7 @@ async def test_node_screen_charts_use_the_height_and_label_their_axes_with_units
 # --- the trend column -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_trend_sparklines_have_a_floor_blank_down_nodes_and_dim_stale_ones():
     from netui.ui.grid import FleetGrid
 

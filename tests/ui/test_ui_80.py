@@ -36,6 +36,7 @@ def lines(app) -> list[str]:
     return on_screen(app).splitlines()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", SIZES)
 async def test_badges_stay_in_sight_while_recording_paused_filtered_and_marked(size, tmp_path):
     app = app_of(straggling_fleet())
@@ -59,6 +60,7 @@ async def test_badges_stay_in_sight_while_recording_paused_filtered_and_marked(s
         app.monitor.stop_recording()
 
 
+@pytest.mark.slow
 async def test_a_long_filter_is_cut_in_its_badge():
     app = app_of(demo_sources())
     async with app.run_test(size=(80, 24)) as pilot:
@@ -69,6 +71,7 @@ async def test_a_long_filter_is_cut_in_its_badge():
         assert "FILTER averyveryve…" in head and len(head.rstrip()) <= 80
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", SIZES)
 async def test_the_footer_shows_the_main_keys_with_live_labels(size, tmp_path):
     app = app_of(demo_sources())
@@ -94,6 +97,7 @@ async def test_the_footer_shows_the_main_keys_with_live_labels(size, tmp_path):
             app.monitor.stop_recording()
 
 
+@pytest.mark.slow
 async def test_the_footer_offers_rdma_tests_with_rdma_and_unmark_with_marks():
     rdma = dict(rx_bps=80e9, tx_bps=60e9)
     app = app_of(demo_sources() + [ScriptedSource("gpu04", lambda k: node_sample(k, rx_bps=1e9, rdma=rdma))])
@@ -107,6 +111,7 @@ async def test_the_footer_offers_rdma_tests_with_rdma_and_unmark_with_marks():
         assert "U Unmark" in lines(app)[-1]
 
 
+@pytest.mark.slow
 async def test_why_a_node_is_bad_at_80_columns():
     app = app_of(straggling_fleet() + [ScriptedSource("gpu06", lambda k: node_sample(
         k, rx_bps=40e9, tx_bps=38e9, drops_per_s=120, out_segs_per_s=0))])
@@ -128,6 +133,7 @@ def closed_port() -> int:
     return port
 
 
+@pytest.mark.slow
 async def test_a_down_node_says_why_counts_down_and_ctrl_r_tries_it_again_now():
     """A real SSH source against a port where nothing listens: refused, and its collector
     waits (15 to 30 s here) before it tries again. The Why column says so at 80 columns and
@@ -163,6 +169,7 @@ async def test_a_down_node_says_why_counts_down_and_ctrl_r_tries_it_again_now():
         assert source.retry_at is not None and source.retry_at != waited_since
 
 
+@pytest.mark.slow
 async def test_space_marks_the_node_under_the_cursor_while_rows_reorder():
     """Worst first, the rows change order every poll: space marks the node the cursor is on
     and the cursor stays on it, wherever its row moves."""
@@ -196,6 +203,7 @@ async def test_space_marks_the_node_under_the_cursor_while_rows_reorder():
         assert not grid.marked
 
 
+@pytest.mark.slow
 async def test_keys_typed_right_after_slash_go_to_the_filter():
     """A paste or a fast typist: '/', 'g', 'p', … all queued before the box has focus.
     None of them runs as a command (p would pause, s sort)."""
@@ -212,6 +220,7 @@ async def test_keys_typed_right_after_slash_go_to_the_filter():
         assert box.value == "gpu02ps" and not app.paused and app.screen.grid.sort == "worst"
 
 
+@pytest.mark.slow
 async def test_totals_follow_the_filter():
     app = app_of(demo_sources())
     async with app.run_test(size=(120, 24)) as pilot:
@@ -222,6 +231,7 @@ async def test_totals_follow_the_filter():
         assert "1 of 3 nodes" in totals and "RX 9 Gb/s" in totals and "TX 8 Gb/s" in totals
 
 
+@pytest.mark.slow
 async def test_the_sorted_column_wears_an_arrow():
     app = app_of(demo_sources())
     async with app.run_test(size=(120, 24)) as pilot:
@@ -234,6 +244,7 @@ async def test_the_sorted_column_wears_an_arrow():
         assert "▲Node" not in lines(app)[0] and "▼RX" in lines(app)[0]
 
 
+@pytest.mark.slow
 async def test_help_says_how_to_close_it_and_a_says_what_it_does():
     app = app_of(demo_sources())
     async with app.run_test(size=(80, 24)) as pilot:
@@ -250,6 +261,7 @@ async def test_help_says_how_to_close_it_and_a_says_what_it_does():
         assert "2 hidden ones" in notes and "grid counts the data plane only" in notes  # lo on gpu01, gpu02
 
 
+@pytest.mark.slow
 async def test_while_typing_a_filter_the_footer_shows_no_command_keys():
     app = app_of(demo_sources())
     async with app.run_test(size=(80, 24)) as pilot:

@@ -4,6 +4,8 @@ ports show counters that move as the test bumps them."""
 
 from __future__ import annotations
 
+import pytest
+
 from netui.engine.monitor import Monitor
 from netui.ui.app import make_app
 from netui.ui.grid import FleetGrid
@@ -20,6 +22,7 @@ def app_of(sources):
     return make_app(Monitor(sources, interval_s=1.0, history_s=120), autostart=False)
 
 
+@pytest.mark.slow
 async def test_the_fabric_columns_appear_only_with_a_fabric():
     app = app_of(demo_sources())
     async with app.run_test(size=(200, 20)) as pilot:
@@ -51,6 +54,7 @@ async def test_the_fabric_columns_appear_only_with_a_fabric():
         assert FABRIC_KEYS <= seen
 
 
+@pytest.mark.slow
 async def test_a_fixture_fed_rdma_node_shows_its_hca_ports_with_live_counters(tmp_path):
     node = RdmaTreeNode(tmp_path / "sys")
     app = app_of([RdmaTreeSource(node)])

@@ -93,11 +93,13 @@ def test_the_script_reads_every_sysctl_the_rules_need():
         assert "/proc/sys/" + key.replace(".", "/") in script
 
 
+@pytest.mark.slow
 @given(st.text(max_size=3000))
 def test_the_parser_never_raises(text):
     parse_doctor_probe(text)
 
 
+@pytest.mark.slow
 @given(st.lists(st.sampled_from(CAPTURED.splitlines()), max_size=40))
 def test_the_parser_never_raises_on_shuffled_real_lines(lines):
     parse_doctor_probe("\n".join(lines))
@@ -301,6 +303,7 @@ def test_alike_findings_are_one_line_with_a_range_of_nodes():
 # --- the runner, over scripted nodes and canned probes run by sh on this host ------------------
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("sh") is None or shutil.which("timeout") is None, reason="needs sh and timeout")
 async def test_examine_judges_canned_probes_and_says_why_a_node_was_not_examined():
     import shlex

@@ -124,6 +124,7 @@ def test_truncated_or_failed_blocks_say_why_they_could_not_be_read():
     assert "could not read tc's qdiscs (its output ended early)" in found.evidence
 
 
+@pytest.mark.slow
 @given(st.lists(st.sampled_from(
     ["@qdisc eth0", "@features eth0", "@ring eth0", "@exit 0", "@exit 1", "@exit x", "@tools", "tc yes", "@end",
      *read("tc-qdisc_htb_tbf.json")[:60].split(","), *read("ethtool-k_veth.txt").splitlines()[:8],

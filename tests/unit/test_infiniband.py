@@ -291,6 +291,7 @@ def test_missing_tree_reads_as_no_devices(tmp_path):
     assert parse_infiniband({}) == {}
 
 
+@pytest.mark.slow
 def test_unreadable_and_huge_entries_are_skipped(tmp_path):
     base = tmp_path / "class" / "infiniband" / "mlx5_0" / "ports" / "1"
     (base / "counters").mkdir(parents=True)
@@ -307,6 +308,7 @@ def test_unreadable_and_huge_entries_are_skipped(tmp_path):
     assert texts == {"mlx5_0/ports/1/state": "4: ACTIVE\n", "mlx5_0/ports/1/counters/symbol_error": "0\n"}
 
 
+@pytest.mark.slow
 def test_gid_tables_are_read_in_index_order_and_bounded(tmp_path):
     base = tmp_path / "class" / "infiniband" / "mlx5_0" / "ports" / "1" / "gid_attrs"
     for table in ("types", "ndevs"):
@@ -349,6 +351,7 @@ def check_port(p: IbPort) -> None:
     assert p.hw_scope in (None, "port", "device")
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.dictionaries(_KEYS, _VALUES, max_size=30))
 def test_garbage_texts_never_raise(texts):
@@ -356,6 +359,7 @@ def test_garbage_texts_never_raise(texts):
         check_port(p)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.data())
 def test_mutated_fixture_texts_never_raise(data):
@@ -388,6 +392,7 @@ def test_reader_never_raises_on_entries_it_cannot_read(tmp_path):
     assert texts == {"mlx5_0/ports/1/link_layer": "Ethernet\n"}
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.lists(_KEYS | st.sampled_from([":", "\n", "/sys/class/infiniband/", "4: ACTIVE", "N/A (no PMA)"]),
                 max_size=40).map("".join))

@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parents[2] / "netui"
 
 # what each layer may import besides itself; the top-level helpers (readlimits, speedups,
@@ -54,6 +56,7 @@ def violations() -> list[str]:
     return out
 
 
+@pytest.mark.slow
 def test_every_import_follows_the_layers():
     assert violations() == []
 

@@ -34,6 +34,7 @@ def files_declaring(names) -> list[str]:
                   if any(set(found) == want for found in literal_lists(p)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("names", [protocol.TCPEXT_FIELDS, protocol.IB_NAMES, protocol.PORT_ATTRS,
                                    protocol.IFACE_ATTRS], ids=["TcpExt", "IB_NAMES", "PORT_ATTRS", "IFACE_ATTRS"])
 def test_each_list_of_the_protocol_is_written_once_in_the_package(names):

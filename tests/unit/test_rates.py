@@ -386,6 +386,7 @@ def all_rates(r) -> list[float | None]:
     return values
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(sample_pairs())
 def test_no_rate_is_ever_negative(pair):

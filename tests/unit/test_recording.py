@@ -51,6 +51,7 @@ names = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), min_siz
 counts = st.integers(0, (1 << 64) - 1)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(
     st.dictionaries(names, st.lists(counts, min_size=16, max_size=16), max_size=3),

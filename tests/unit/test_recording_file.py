@@ -49,6 +49,7 @@ def test_compression_across_records_beats_plain_json_lines(tmp_path):
     assert path.stat().st_size * 5 < w.raw_size  # samples alike from tick to tick compress well
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(st.data())
 def test_a_file_cut_at_any_byte_gives_every_record_before_the_last_flush(tmp_path_factory, data):
@@ -67,6 +68,7 @@ def test_a_file_cut_at_any_byte_gives_every_record_before_the_last_flush(tmp_pat
     assert got.count("tick") >= flushed_ticks  # nothing flushed is lost
 
 
+@pytest.mark.slow
 def test_every_byte_offset_of_a_small_file(tmp_path):
     path = tmp_path / "r.ndjson.gz"
     w, synced = write_ticks(path, 2, nodes=("a",))

@@ -75,6 +75,7 @@ async def test_pause_holds_the_clock():
     assert replay.position == 2
 
 
+@pytest.mark.slow
 async def test_seeking_back_rebuilds_the_same_state_as_playing_forward():
     forward = ReplayMonitor(load(CAPTURE))
     for _ in range(21):
@@ -131,6 +132,7 @@ async def test_seeking_through_checkpoints_gives_the_state_of_playing_through(mo
     assert jumpy.fleet["node1"] is not jumpy._checkpoints[10]["node1"]  # a copy: the checkpoint stays as it was
 
 
+@pytest.mark.slow
 async def test_a_pair_tests_suspects_are_stragglers_live_and_in_replay_alike(tmp_path):
     """The lab capture through a live Monitor that records, with the saved iperf3 matrix
     (a tbf towards node3) ending at 0:20 as the UI ends one; the replay of that recording

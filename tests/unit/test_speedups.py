@@ -139,6 +139,7 @@ tokens = st.sampled_from(["0", "7", "42", "cpu", "cpu3", "CPU12", "eth0:", ":", 
 texts = st.one_of(st.text(max_size=200), st.lists(tokens, max_size=60).map("".join))
 
 
+@pytest.mark.slow
 @needs_c
 @settings(max_examples=600, deadline=None)
 @given(texts, st.sampled_from([" ", ":"]), st.integers(0, 2), st.integers(-1, 12), st.sampled_from([10, 16]))
@@ -146,6 +147,7 @@ def test_the_twins_agree_on_fuzzed_text(text, sep, mode, width, base):
     same_parse(text, sep, mode, width, base)
 
 
+@pytest.mark.slow
 @needs_c
 @settings(max_examples=600, deadline=None)
 @given(texts, st.integers(0, 2), st.sampled_from([10, 16]),
@@ -176,6 +178,7 @@ def test_a_column_not_kept_may_hold_any_token():
 u64 = st.integers(0, 2**64 - 1)
 
 
+@pytest.mark.slow
 @needs_c
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(u64, u64, u64, u64), max_size=40), st.floats(1e-3, 1e3), st.booleans())
@@ -193,6 +196,7 @@ def test_the_twins_agree_on_rates(rows, scale, wrap32):
         array("Q", [v for r in rows for v in r]), 4, 3)
 
 
+@pytest.mark.slow
 @needs_c
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(st.floats(allow_nan=True), st.floats(0, 1e14)), max_size=64))
@@ -214,6 +218,7 @@ frame_payload = st.one_of(
 )
 
 
+@pytest.mark.slow
 @needs_c
 @settings(max_examples=500, deadline=None)
 @given(frame_payload, st.integers(0, 8))

@@ -56,6 +56,7 @@ def outside_paths(path: Path, root: Path = ROOT) -> list[str]:
     return bad
 
 
+@pytest.mark.slow
 def test_no_source_reads_a_path_outside_the_checkout():
     files = sources()
     assert len(files) > 100 and ROOT / "tests" / "testdata.py" in files and THIS not in files
