@@ -7,8 +7,9 @@
 - tests/lab/: the multi-node lab (network namespaces, sshd; needs root), next to its harness.
 
 Every test is marked with its folder's tier here, so ``-m unit`` or ``-m "not lab"`` select
-by tier without anyone remembering a marker; ``slow`` is set by hand on tests of more than a
-second or two that the fast loop (``-m "not lab and not slow"``) leaves to the full run.
+by tier without anyone remembering a marker; ``slow`` is set by hand on tests of more than
+about half a second, which the fast loop (``-m "not lab and not slow"``) leaves to the full
+run.
 """
 
 import functools
