@@ -1,8 +1,36 @@
+"""The suite's tiers, one folder each (CONTRIBUTING.md, "Running part of the suite"):
+
+- tests/unit/: pure tests of parsers, the model and the engine's logic: no subprocess, no
+  socket, no SSH server, no Textual pilot.
+- tests/integration/: local processes, loopback servers, the CLI as a subprocess.
+- tests/ui/: Textual pilot tests, SVG snapshots, tmux.
+- tests/lab/: the multi-node lab (network namespaces, sshd; needs root), next to its harness.
+
+Every test is marked with its folder's tier here, so ``-m unit`` or ``-m "not lab"`` select
+by tier without anyone remembering a marker; ``slow`` is set by hand on tests of more than
+about half a second, which the fast loop (``-m "not lab and not slow"``) leaves to the full
+run.
+"""
+
 import functools
+from pathlib import Path
 
 import pytest
 
 pytest_plugins = ["tests.lab.pytest_plugin"]
+
+TESTS = Path(__file__).resolve().parent
+TIERS = ("unit", "integration", "ui", "lab")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        try:
+            folder = item.path.resolve().relative_to(TESTS).parts[0]
+        except (ValueError, IndexError):
+            continue
+        if folder in TIERS:
+            item.add_marker(getattr(pytest.mark, folder))
 
 
 @pytest.hookimpl(optionalhook=True)

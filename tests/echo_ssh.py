@@ -1,5 +1,6 @@
-"""An asyncssh server on 127.0.0.1 whose every session echoes its stdin, and a client's round
-trips over it: real SSH packets, both ways, for tests of netui's connection internals."""
+"""asyncssh servers on 127.0.0.1 for tests of netui's connection internals: one whose sessions
+run what a test gives, one whose every session echoes its stdin, and a client's round trips
+over it: real SSH packets, both ways."""
 
 from __future__ import annotations
 
@@ -25,12 +26,14 @@ async def echo(process: asyncssh.SSHServerProcess) -> None:
 
 
 @asynccontextmanager
-async def echo_server(directory: Path):
-    """Listen on 127.0.0.1; yield an ssh_config for it (``Host *``, its key in known_hosts)."""
+async def loopback_ssh_server(directory: Path, process_factory):
+    """An asyncssh server on 127.0.0.1 whose sessions run ``process_factory`` (bytes, no
+    encoding), its keys in ``directory``; yield an ssh_config for it (``Host *``, its key in
+    known_hosts)."""
     write_keys(directory)
     acceptor = await asyncssh.listen(
         "127.0.0.1", 0, server_host_keys=[str(directory / "host_key")],
-        authorized_client_keys=str(directory / "client_key.pub"), process_factory=echo, encoding=None,
+        authorized_client_keys=str(directory / "client_key.pub"), process_factory=process_factory, encoding=None,
     )
     port = acceptor.get_port()
     host_pub = (directory / "host_key.pub").read_text().split()
@@ -44,6 +47,11 @@ async def echo_server(directory: Path):
     finally:
         acceptor.close()
         await acceptor.wait_closed()
+
+
+def echo_server(directory: Path):
+    """Listen on 127.0.0.1, every session echoing its stdin; yield an ssh_config for it."""
+    return loopback_ssh_server(directory, echo)
 
 
 async def round_trips(conn: asyncssh.SSHClientConnection, count: int = 20, size: int = 1000) -> int:

@@ -7,7 +7,7 @@ they take typed settings and raise ``netui.exits.InputError``, which ``main`` tu
 ``netui: <message>`` on standard error and the exit status.
 
 The collectors, the engine and asyncio are imported when a command needs them, not with
-this package: ``netui --help`` and a bad argument answer at once (tests/test_startup.py).
+this package: ``netui --help`` and a bad argument answer at once (tests/integration/test_startup.py).
 """
 
 from __future__ import annotations

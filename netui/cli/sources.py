@@ -8,7 +8,7 @@ inventory work for HTTP too. A port in ``host:port`` is the exporter's port; els
 ``--exporter-port`` (default 9100).
 
 The collectors are imported when a source needs them: watching this host never loads SSH or
-HTTP (tests/test_startup.py). Bad input is an InputError with the reason, which the command
+HTTP (tests/integration/test_startup.py). Bad input is an InputError with the reason, which the command
 line says as ``netui: <reason>`` with exit status 2.
 """
 

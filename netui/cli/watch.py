@@ -1,7 +1,7 @@
 """``netui`` (live TUI), ``netui snapshot``, ``netui record``, ``netui replay``: watching nodes.
 
 The collectors, the engine and asyncio are imported when a command needs them, not with
-this module: ``netui --help`` and a bad argument answer at once (tests/test_startup.py).
+this module: ``netui --help`` and a bad argument answer at once (tests/integration/test_startup.py).
 """
 
 from __future__ import annotations

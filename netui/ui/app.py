@@ -2,7 +2,7 @@
 
 Only the cluster screen (the first frame) is imported with the app; the other screens, the
 pair and latency tests and the doctor are imported when first opened, so ``netui`` starts
-without them (tests/test_startup.py guards this).
+without them (tests/integration/test_startup.py guards this).
 """
 
 from __future__ import annotations

@@ -305,6 +305,7 @@ def test_the_grid_figures_do_not_move_when_the_source_of_the_sums_changes_mid_st
         assert switched[step][0].net_rx_per_s == pytest.approx(tables[step][0].net_rx_per_s, rel=1e-12), step
 
 
+@pytest.mark.slow
 def test_the_sampler_reads_proc_softirqs_only_for_its_table_or_when_stat_has_no_softirq_line():
     def reads(detail: bool, texts: dict) -> list[str]:
         ns = _sampler_namespace()
@@ -394,6 +395,7 @@ def test_the_sums_are_what_the_cpu_panel_says_while_the_tables_come():
     assert "the recording has no per-CPU tables" in words and "hottest: cpu9" in words
 
 
+@pytest.mark.slow
 async def test_a_pair_test_waits_for_the_tables_of_its_nodes_that_are_up_and_no_longer():
     """The first round waits for the per-CPU tables it asked for, from the nodes of its
     pairs that are up; a node down (its last sample sums only) does not hold it up, and

@@ -1,11 +1,10 @@
-"""The doctor, pure parts: its probe run for real by sh (on this host and on a copied
-tree), its parser on captured and synthetic output, and the rules on facts made here."""
+"""The doctor, pure parts: its probe's parser on captured and synthetic output, and the rules
+on facts made here (the probe run by sh: tests/integration/test_node_scripts.py)."""
 
 from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 
 import pytest
 from hypothesis import given
@@ -26,92 +25,10 @@ from netui.model.doctor import (
 )
 from netui.model.doctor_sysctl import SYSCTL_KEYS, size_text, sysctl_command
 from netui.model.health import Level
-from netui.model.samples import InterfaceCounters, InterfaceSample
-from tests.testdata import PROCFS, data_path
-
-TUNED = {
-    "net.core.rmem_max": "134217728",
-    "net.core.wmem_max": "134217728",
-    "net.ipv4.tcp_rmem": "4096 131072 134217728",
-    "net.ipv4.tcp_wmem": "4096 16384 134217728",
-    "net.ipv4.ip_local_port_range": "32768 60999",
-    "net.ipv4.tcp_slow_start_after_idle": "0",
-    "net.ipv4.tcp_notsent_lowat": "131072",
-    "net.ipv4.tcp_congestion_control": "bbr",
-    "net.ipv4.tcp_available_congestion_control": "reno cubic bbr",
-}
-
-
-def run_script(script: str) -> str:
-    return subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=20).stdout
-
-
-def counters(**kw) -> InterfaceCounters:
-    values = dict.fromkeys(InterfaceCounters._fields, 0) | {"rx_packets": 1000, "tx_packets": 1000} | kw
-    return InterfaceCounters(**values)
-
-
-def iface(name="eth0", *, mtu=9000, speed=100_000, kind="physical", operstate="up", carrier=True, **kw):
-    return InterfaceSample(name, counters(**kw), mtu=mtu, operstate=operstate, carrier=carrier, speed_mbps=speed,
-                           ifindex=2, kind=kind)
-
-
-LO = InterfaceSample("lo", counters(), mtu=65536, operstate="unknown", carrier=True, kind="loopback")
-
-
-def node(name, *ifaces, sysctls=None, probe=True, errors_per_s=None, nics=None, cpus=8, irqbalance=True, rdma=()):
-    interfaces = {i.name: i for i in (*ifaces, LO)} if ifaces else {"eth0": iface(), "lo": LO}
-    p = None
-    if probe:
-        p = DoctorProbe(sysctls=TUNED | (sysctls or {}), cpus=cpus, irqbalance=irqbalance,
-                        nics=nics if nics is not None else {n: NicQueues(8, False, tuple(range(40, 48)),
-                                                                          frozenset(range(8)))
-                                                            for n in interfaces if n != "lo"},
-                        rdma=tuple(rdma), rdma_present=bool(rdma), complete=True)
-    return NodeFacts(name, interfaces, errors_per_s or {}, probe=p)
-
-
-def problems(findings):
-    return [(f.node, f.check, f.subject, f.severity.label, f.fix) for f in findings if f.severity > Level.OK]
+from tests.factories import TUNED, nic, node_facts, problems
 
 
 # --- the probe ---------------------------------------------------------------------------------
-
-
-@pytest.mark.skipif(shutil.which("sh") is None, reason="needs sh")
-def test_the_probe_runs_on_this_host_and_parses_without_problems():
-    probe = parse_doctor_probe(run_script(doctor_script()))
-    assert probe.complete and probe.problems == ()
-    assert set(probe.sysctls) >= {"net.core.rmem_max", "net.ipv4.tcp_rmem", "net.ipv4.tcp_congestion_control"}
-    assert len(probe.sysctls["net.ipv4.tcp_rmem"].split()) == 3  # tabs become single spaces
-    assert probe.cpus and probe.cpus >= 1
-    assert probe.irqbalance in (True, False)
-    assert "lo" in probe.nics and probe.nics["lo"].rx_queues >= 1
-
-
-@pytest.mark.skipif(shutil.which("sh") is None, reason="needs sh")
-def test_the_probe_on_a_copied_tree_reads_rdma_ports_and_pairs_netdevs(tmp_path):
-    sys_root = tmp_path / "sys"
-    shutil.copytree(data_path(f"{PROCFS}/sys"), sys_root, symlinks=True)
-    (sys_root / "class/infiniband/mlx5_0/device/net/ens1f0np0").mkdir(parents=True)
-    (sys_root / "devices/system/cpu").mkdir(parents=True)
-    (sys_root / "devices/system/cpu/online").write_text("0-3,8-11\n")
-    proc = tmp_path / "my proc"  # a root with a space is quoted, never split
-    (proc / "sys/net/ipv4").mkdir(parents=True)
-    (proc / "sys/net/ipv4/tcp_rmem").write_text("4096\t131072\t6291456\n")
-    (proc / "42").mkdir()
-    (proc / "42/comm").write_text("irqbalance\n")
-    probe = parse_doctor_probe(run_script(doctor_script(str(proc), str(sys_root))))
-    assert probe.complete and probe.problems == ()
-    assert probe.sysctls == {"net.ipv4.tcp_rmem": "4096 131072 6291456"}
-    assert probe.cpus == 8 and probe.irqbalance is True
-    assert probe.rdma_present
-    ports = {(p.device, p.port): p for p in probe.rdma}
-    assert set(ports) == {("hfi1_0", 1), ("mlx4_0", 1), ("mlx4_0", 2), ("mlx5_0", 1)}
-    assert ports["mlx4_0", 2] == RdmaPortState("mlx4_0", 2, "ACTIVE", "LinkUp", "40 Gb/sec (4X QDR)", "InfiniBand")
-    assert ports["mlx5_0", 1].netdevs == ("ens1f0np0",)
-    assert ports["mlx5_0", 1].phys_state == "ACTIVE"  # as the fixture has it (a real port says LinkUp)
-    assert ports["hfi1_0", 1].rate_gbps == 100.0
 
 
 CAPTURED = """\
@@ -176,11 +93,13 @@ def test_the_script_reads_every_sysctl_the_rules_need():
         assert "/proc/sys/" + key.replace(".", "/") in script
 
 
+@pytest.mark.slow
 @given(st.text(max_size=3000))
 def test_the_parser_never_raises(text):
     parse_doctor_probe(text)
 
 
+@pytest.mark.slow
 @given(st.lists(st.sampled_from(CAPTURED.splitlines()), max_size=40))
 def test_the_parser_never_raises_on_shuffled_real_lines(lines):
     parse_doctor_probe("\n".join(lines))
@@ -190,7 +109,7 @@ def test_the_parser_never_raises_on_shuffled_real_lines(lines):
 
 
 def test_a_tuned_cluster_passes_with_one_ok_per_check():
-    findings = diagnose([node(f"gpu0{k}") for k in range(1, 5)])
+    findings = diagnose([node_facts(f"gpu0{k}") for k in range(1, 5)])
     assert problems(findings) == []
     assert not failed(findings)
     checks = {f.check for f in findings}
@@ -202,8 +121,8 @@ def test_a_tuned_cluster_passes_with_one_ok_per_check():
 
 
 def test_one_nodes_mtu_and_anothers_tcp_rmem_are_exactly_the_findings():
-    facts = [node("node1"), node("node2", iface(mtu=1400)), node("node3", sysctls={
-        "net.ipv4.tcp_rmem": "4096 131072 6291456"}), node("node4")]
+    facts = [node_facts("node1"), node_facts("node2", nic(mtu=1400)), node_facts("node3", sysctls={
+        "net.ipv4.tcp_rmem": "4096 131072 6291456"}), node_facts("node4")]
     findings = diagnose(facts)
     assert problems(findings) == [
         ("node2", "mtu", "eth0", "critical", "ip link set dev eth0 mtu 9000"),
@@ -218,27 +137,27 @@ def test_one_nodes_mtu_and_anothers_tcp_rmem_are_exactly_the_findings():
 
 
 def test_a_low_tcp_rmem_everywhere_is_fixed_to_the_recommendation_keeping_min_and_default():
-    facts = [node(f"n{k}", sysctls={"net.ipv4.tcp_rmem": "8192 87380 6291456"}) for k in range(3)]
+    facts = [node_facts(f"n{k}", sysctls={"net.ipv4.tcp_rmem": "8192 87380 6291456"}) for k in range(3)]
     fixes = {f.fix for f in diagnose(facts) if f.subject == "net.ipv4.tcp_rmem"}
     assert fixes == {'sysctl -w net.ipv4.tcp_rmem="8192 87380 134217728"'}
 
 
 def test_a_sysctl_unlike_its_fine_peers_is_careful_and_matched_to_them():
-    facts = [node("a"), node("b"), node("c", sysctls={"net.ipv4.tcp_rmem": "4096 131072 268435456"})]
+    facts = [node_facts("a"), node_facts("b"), node_facts("c", sysctls={"net.ipv4.tcp_rmem": "4096 131072 268435456"})]
     assert problems(diagnose(facts)) == [
         ("c", "sysctl", "net.ipv4.tcp_rmem", "careful", 'sysctl -w net.ipv4.tcp_rmem="4096 131072 134217728"')]
 
 
 def test_a_tie_takes_the_larger_mtu_as_intended():
-    facts = [node("a"), node("b"), node("c", iface(mtu=1500)), node("d", iface(mtu=1500))]
+    facts = [node_facts("a"), node_facts("b"), node_facts("c", nic(mtu=1500)), node_facts("d", nic(mtu=1500))]
     assert [(n, fix) for n, check, _, _, fix in problems(diagnose(facts)) if check == "mtu"] == [
         ("c", "ip link set dev eth0 mtu 9000"), ("d", "ip link set dev eth0 mtu 9000")]
 
 
 def test_interfaces_are_compared_by_name_and_down_ones_are_left_out_of_mtu_and_speed():
-    facts = [node("a", iface("eth0"), iface("ib0", mtu=2044)), node("b", iface("eth0"), iface("ib0", mtu=4092)),
-             node("c", iface("eth0"), iface("ib0", mtu=4092)),
-             node("d", iface("eth0", mtu=1500, operstate="down", carrier=None), iface("ib0", mtu=4092))]
+    facts = [node_facts("a", nic("eth0"), nic("ib0", mtu=2044)), node_facts("b", nic("eth0"), nic("ib0", mtu=4092)),
+             node_facts("c", nic("eth0"), nic("ib0", mtu=4092)),
+             node_facts("d", nic("eth0", mtu=1500, operstate="down", carrier=None), nic("ib0", mtu=4092))]
     assert problems(diagnose(facts)) == [
         ("a", "mtu", "ib0", "critical", "ip link set dev ib0 mtu 4092"),
         ("d", "link_state", "eth0", "warning", "ip link set dev eth0 up"),
@@ -246,7 +165,7 @@ def test_interfaces_are_compared_by_name_and_down_ones_are_left_out_of_mtu_and_s
 
 
 def test_a_slow_link_is_a_warning_and_a_cable_without_carrier_says_where_to_look():
-    facts = [node("a"), node("b"), node("c", iface(speed=25_000)), node("d", iface("eth0", carrier=False,
+    facts = [node_facts("a"), node_facts("b"), node_facts("c", nic(speed=25_000)), node_facts("d", nic("eth0", carrier=False,
                                                                                      operstate="down"))]
     found = {(f.node, f.check): f for f in diagnose(facts) if f.severity > Level.OK}
     slow = found["c", "link_speed"]
@@ -257,7 +176,7 @@ def test_a_slow_link_is_a_warning_and_a_cable_without_carrier_says_where_to_look
 
 
 def test_software_devices_have_no_speed_to_compare():
-    facts = [node("a", iface(kind="virtual", speed=10_000)), node("b", iface(kind="virtual", speed=1000))]
+    facts = [node_facts("a", nic(kind="virtual", speed=10_000)), node_facts("b", nic(kind="virtual", speed=1000))]
     assert not any(f.check == "link_speed" for f in diagnose(facts))
 
 
@@ -266,7 +185,7 @@ def test_rdma_ports_not_active_or_not_linkup_are_critical_with_a_fix_where_one_e
     ib_init = RdmaPortState("mlx5_1", 1, "INIT", "LinkUp", "200 Gb/sec (4X HDR)", "InfiniBand")
     ib_polling = RdmaPortState("mlx5_2", 1, "DOWN", "Polling", "10 Gb/sec (4X SDR)", "InfiniBand")
     good = RdmaPortState("mlx5_3", 1, "ACTIVE", "LinkUp", "200 Gb/sec (4X HDR)", "InfiniBand")
-    found = [f for f in diagnose([node("a", rdma=[roce, ib_init, ib_polling, good])]) if f.check == "rdma_port"]
+    found = [f for f in diagnose([node_facts("a", rdma=[roce, ib_init, ib_polling, good])]) if f.check == "rdma_port"]
     assert [(f.subject, f.severity, f.fix, f.look) for f in found] == [
         ("mlx5_0 port 1", Level.CRITICAL, "ip link set dev ens1f0np0 up", None),
         ("mlx5_1 port 1", Level.CRITICAL, None, "sminfo -C mlx5_1 -P 1"),
@@ -274,7 +193,7 @@ def test_rdma_ports_not_active_or_not_linkup_are_critical_with_a_fix_where_one_e
     ]
     assert "no subnet manager" in found[1].evidence
     # a RoCE port whose netdev is up but has no carrier: no command brings it up
-    cable = node("b", iface("ens1f0np0", carrier=False, operstate="down"), rdma=[roce])
+    cable = node_facts("b", nic("ens1f0np0", carrier=False, operstate="down"), rdma=[roce])
     (f,) = [f for f in diagnose([cable]) if f.check == "rdma_port"]
     assert (f.fix, f.look) == (None, "ethtool ens1f0np0") and "no carrier" in f.evidence
 
@@ -282,13 +201,13 @@ def test_rdma_ports_not_active_or_not_linkup_are_critical_with_a_fix_where_one_e
 def test_an_rdma_port_that_trained_to_a_lower_rate_is_a_warning():
     fast = RdmaPortState("mlx5_0", 1, "ACTIVE", "LinkUp", "200 Gb/sec (4X HDR)", "InfiniBand")
     slow = RdmaPortState("mlx5_0", 1, "ACTIVE", "LinkUp", "50 Gb/sec (1X HDR)", "InfiniBand")
-    found = problems(diagnose([node("a", rdma=[fast]), node("b", rdma=[fast]), node("c", rdma=[slow])]))
+    found = problems(diagnose([node_facts("a", rdma=[fast]), node_facts("b", rdma=[fast]), node_facts("c", rdma=[slow])]))
     assert found == [("c", "rdma_rate", "mlx5_0 port 1", "warning", None)]
 
 
 def test_interface_errors_since_boot_are_careful_and_rising_ones_a_warning():
-    facts = [node("a", iface(rx_errors=12, rx_frame=12), errors_per_s={"eth0": 0.0}),
-             node("b", iface(tx_errors=3), errors_per_s={"eth0": 1.5}), node("c")]
+    facts = [node_facts("a", nic(rx_errors=12, rx_frame=12), errors_per_s={"eth0": 0.0}),
+             node_facts("b", nic(tx_errors=3), errors_per_s={"eth0": 1.5}), node_facts("c")]
     found = {f.node: f for f in diagnose(facts) if f.check == "interface_errors"}
     assert found["a"].severity == Level.CAREFUL and found["b"].severity == Level.WARNING
     assert found["a"].evidence.startswith("eth0: 12 RX errors (frame 12, fifo 0) and 0 TX errors since boot")
@@ -299,10 +218,10 @@ def test_interface_errors_since_boot_are_careful_and_rising_ones_a_warning():
 def test_irq_and_rps_hints_only_for_real_nics_on_several_cpus():
     one_cpu = NicQueues(8, False, tuple(range(8)), frozenset({0}))
     single_queue = NicQueues(1, False, (), frozenset())
-    facts = [node("a", nics={"eth0": one_cpu}, irqbalance=False),
-             node("b", nics={"eth0": single_queue}, cpus=40),
-             node("c", iface(kind="virtual"), nics={"eth0": single_queue}),  # a veth: no hint
-             node("d", nics={"eth0": single_queue}, cpus=1)]  # one CPU: nothing to spread over
+    facts = [node_facts("a", nics={"eth0": one_cpu}, irqbalance=False),
+             node_facts("b", nics={"eth0": single_queue}, cpus=40),
+             node_facts("c", nic(kind="virtual"), nics={"eth0": single_queue}),  # a veth: no hint
+             node_facts("d", nics={"eth0": single_queue}, cpus=1)]  # one CPU: nothing to spread over
     assert problems(diagnose(facts)) == [
         ("a", "irq_spread", "eth0", "careful", "systemctl start irqbalance"),
         ("b", "rps", "eth0", "careful", "echo ff,ffffffff > /sys/class/net/eth0/queues/rx-0/rps_cpus"),
@@ -310,10 +229,10 @@ def test_irq_and_rps_hints_only_for_real_nics_on_several_cpus():
 
 
 def test_congestion_control_and_the_other_sysctls():
-    facts = [node("a", sysctls={"net.ipv4.tcp_congestion_control": "cubic"}),
-             node("b", sysctls={"net.ipv4.tcp_congestion_control": "reno",
+    facts = [node_facts("a", sysctls={"net.ipv4.tcp_congestion_control": "cubic"}),
+             node_facts("b", sysctls={"net.ipv4.tcp_congestion_control": "reno",
                                 "net.ipv4.tcp_available_congestion_control": "reno cubic"}),
-             node("c", sysctls={"net.ipv4.tcp_slow_start_after_idle": "1", "net.ipv4.tcp_notsent_lowat": "4294967295",
+             node_facts("c", sysctls={"net.ipv4.tcp_slow_start_after_idle": "1", "net.ipv4.tcp_notsent_lowat": "4294967295",
                                 "net.ipv4.ip_local_port_range": "50000 51000", "net.core.wmem_max": "212992"})]
     found = {(n, s): (level, fix) for n, _, s, level, fix in problems(diagnose(facts))}
     assert found == {
@@ -328,9 +247,9 @@ def test_congestion_control_and_the_other_sysctls():
 
 
 def test_nodes_that_could_not_be_examined():
-    facts = [node("a"), NodeFacts("b", unreachable="b is down (connection refused)"),
-             NodeFacts("c", node("c").interfaces, no_commands="a replay"),
-             NodeFacts("d", node("d").interfaces, probe=DoctorProbe(complete=False, problems=("timed out",)))]
+    facts = [node_facts("a"), NodeFacts("b", unreachable="b is down (connection refused)"),
+             NodeFacts("c", node_facts("c").interfaces, no_commands="a replay"),
+             NodeFacts("d", node_facts("d").interfaces, probe=DoctorProbe(complete=False, problems=("timed out",)))]
     found = {f.node: f for f in diagnose(facts) if f.check == "examined"}
     assert (found["b"].severity, found["c"].severity, found["d"].severity) == (Level.CRITICAL, Level.CAREFUL,
                                                                                Level.WARNING)
@@ -348,8 +267,8 @@ def test_words_and_commands():
 
 
 def test_the_document_and_the_text_name_the_mistuned_nodes():
-    facts = [node("node1"), node("node2", iface(mtu=1400)), node("node3", sysctls={
-        "net.ipv4.tcp_rmem": "4096 131072 6291456"}), node("node4")]
+    facts = [node_facts("node1"), node_facts("node2", nic(mtu=1400)), node_facts("node3", sysctls={
+        "net.ipv4.tcp_rmem": "4096 131072 6291456"}), node_facts("node4")]
     report = DoctorReport([f.name for f in facts], diagnose(facts), {f.name: f for f in facts}, 1.0, 0.25)
     doc = json.loads(json.dumps(doctor_document(report)))
     assert doc["kind"] == "doctor" and doc["failed"] is True
@@ -367,8 +286,8 @@ def test_the_document_and_the_text_name_the_mistuned_nodes():
 
 
 def test_alike_findings_are_one_line_with_a_range_of_nodes():
-    facts = [node(f"gpu{k:03d}", sysctls={"net.ipv4.tcp_slow_start_after_idle": "1"}) for k in range(1, 129)]
-    facts[6] = node("gpu007", iface(mtu=1500), sysctls={"net.ipv4.tcp_slow_start_after_idle": "1"})
+    facts = [node_facts(f"gpu{k:03d}", sysctls={"net.ipv4.tcp_slow_start_after_idle": "1"}) for k in range(1, 129)]
+    facts[6] = node_facts("gpu007", nic(mtu=1500), sysctls={"net.ipv4.tcp_slow_start_after_idle": "1"})
     findings = diagnose(facts)
     groups = [(f.check, nodes) for f, nodes in grouped(findings) if f.severity > Level.OK]
     assert groups == [("mtu", ["gpu007"]), ("sysctl", [f.name for f in facts])]
@@ -384,6 +303,7 @@ def test_alike_findings_are_one_line_with_a_range_of_nodes():
 # --- the runner, over scripted nodes and canned probes run by sh on this host ------------------
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("sh") is None or shutil.which("timeout") is None, reason="needs sh and timeout")
 async def test_examine_judges_canned_probes_and_says_why_a_node_was_not_examined():
     import shlex

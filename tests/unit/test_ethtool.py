@@ -114,6 +114,7 @@ def _check(text: str) -> None:
     assert len(pfc.priorities) == 8
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.text(max_size=400))
 def test_garbage_text(text):
@@ -124,6 +125,7 @@ _TOKENS = st.sampled_from(["NIC statistics:", "     ", ": ", ":", "\n", "rx_prio
                            "[0]", "rxq0", "12", "-3", "18446744073709551616", "N/A", "\t", "٣"])
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.lists(_TOKENS, max_size=60).map("".join))
 def test_format_tokens(text):
@@ -143,6 +145,7 @@ def reference_parse(text: str) -> dict[str, int]:
     return stats
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.lists(_TOKENS | st.sampled_from(["\r", " ", "x"]), max_size=60).map("".join))
 def test_parser_follows_the_line_rule(text):
@@ -156,6 +159,7 @@ def test_crlf_lines():
     assert parse_ethtool_stats("NIC statistics:\r\n     rx_bytes: 5\r\n") == {"rx_bytes": 5}
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.data())
 def test_mutated_real_capture(data):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import signal
 import sys
 
 import pytest
@@ -95,31 +94,6 @@ def test_run_with_a_bad_value_exits_with_the_reason_and_never_starts_the_corouti
         run(coro, environ={ENV: "bogus"})
     assert str(caught.value).startswith(f"{ENV}='bogus' is not a loop netui knows")
     assert coro.cr_frame is None  # closed: no "never awaited" warning
-
-
-@pytest.mark.parametrize("env", [{}, {ENV: "asyncio"}])
-def test_subprocesses_and_signal_handlers_work_on_either_loop(env):
-    """What netui does on the loop besides sockets: pair tests start local commands with
-    asyncio subprocesses (collectors/shell.py LocalShell), `netui record` stops on SIGTERM."""
-
-    async def main():
-        proc = await asyncio.create_subprocess_exec(
-            "sh", "-c", "read x; echo got $x; echo oops >&2; exit 3", stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True)
-        out, err = await asyncio.wait_for(proc.communicate(b"hello\n"), 10)
-        got = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        loop.add_signal_handler(signal.SIGUSR1, got.set)
-        try:
-            signal.raise_signal(signal.SIGUSR1)
-            await asyncio.wait_for(got.wait(), 5)
-        finally:
-            loop.remove_signal_handler(signal.SIGUSR1)
-        return running(), proc.returncode, out, err
-
-    name, rc, out, err = run(main(), environ=env)
-    assert name == eventloop.choose(env)
-    assert (rc, out, err) == (3, b"got hello\n", b"oops\n")
 
 
 async def test_the_suite_runs_on_the_loop_netui_runs_on():

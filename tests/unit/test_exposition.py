@@ -271,6 +271,7 @@ def test_a_wobbling_boot_time_is_the_same_boot():
     assert steady_boot_id("btime:100", None) is None
 
 
+@pytest.mark.slow
 def test_reading_ssh_config_for_http_sources_closes_the_file(tmp_path):
     import gc
     import warnings

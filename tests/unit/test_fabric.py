@@ -73,6 +73,7 @@ def test_counter_delta(prev, cur, bits, wraps, expected):
     assert counter_delta(prev, cur, bits, wraps) == expected
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None)
 @given(st.sampled_from([4, 8, 16, 32, 64]), st.booleans(), st.data())
 def test_counter_delta_is_never_negative_nor_past_the_range(bits, wraps, data):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import array
 import re
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -121,18 +122,21 @@ def mutated_fixture(draw) -> tuple[str, str]:
 # --- the parsers -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.text(max_size=2_000))
 def test_parsers_on_arbitrary_text(text):
     parse_everything(text)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(format_text)
 def test_parsers_on_text_made_of_format_tokens(text):
     parse_everything(text)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(mutated_fixture())
 def test_parsers_on_mutated_fixtures(case):
@@ -140,6 +144,7 @@ def test_parsers_on_mutated_fixtures(case):
     parse_everything(text)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.one_of(st.none(), st.text(max_size=40), st.sampled_from(["-1\n", "", "0", "25000\n", "1\n", "up\n"])))
 def test_sysfs_parsers_on_any_file_content(text):
@@ -179,6 +184,7 @@ def has_problem(sample: NodeSample, key: str) -> bool:
     return any(p.startswith(PROC_FILES[key] + ":") for p in sample.problems)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(node_texts(), iface_attrs)
 def test_sample_from_texts_never_raises_and_names_what_is_missing(texts, attrs):
@@ -231,6 +237,7 @@ def netdev_line_by_line(data: bytes):
     return names, b" ".join(names) + b"\n" + table.tobytes()
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.sampled_from(["proc/net/dev", "proc/pid_26231_net/dev"]).flatmap(lambda rel: mutated(FIXTURE_TEXTS[rel])))
 def test_the_samplers_net_dev_columns_read_what_its_lines_read(text):
@@ -238,6 +245,7 @@ def test_the_samplers_net_dev_columns_read_what_its_lines_read(text):
     assert SAMPLER["netdev_table"](data) == netdev_line_by_line(data)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(mutated(FIXTURE_TEXTS["proc/pid_26231_net/snmp"]) | format_text,
        mutated(FIXTURE_TEXTS["proc/pid_26231_net/netstat"]) | format_text)

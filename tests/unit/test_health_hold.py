@@ -3,11 +3,13 @@ a stable worst-first order."""
 
 from __future__ import annotations
 
+import pytest
+
 from netui.engine.document import node_document
 from netui.model.health import HEALTHY, Health, HealthRules, HeldHealth, Level, reason_key
 from netui.model.node import Node, NodeState
 from netui.ui.columns import sort_key
-from tests.unit.test_rates import make_iface, make_sample
+from tests.factories import make_iface, make_sample
 
 W, C, K = Level.WARNING, Level.CRITICAL, Level.CAREFUL
 
@@ -225,6 +227,7 @@ async def _record_demo(path, ticks: int = 4):
     m.stop_recording()
 
 
+@pytest.mark.slow
 async def test_a_snapshot_judges_at_once_whatever_the_configured_hold(tmp_path, capsys):
     """``netui snapshot`` has two samples: nothing to hold over, so gpu02's drops show."""
     import asyncio

@@ -69,6 +69,7 @@ def test_ring_needs_room_for_one_value():
         Ring(0)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.integers(1, 8), st.lists(st.one_of(st.none(), st.integers(-1000, 1000))), st.integers(0, 10))
 def test_ring_behaves_like_a_bounded_deque(capacity, values, last):
@@ -90,6 +91,7 @@ def test_capacity_for_holds_the_history_window(history_s, interval_s, capacity):
     assert capacity_for(history_s, interval_s) == capacity
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.integers(1, 6), st.lists(st.one_of(st.none(), st.floats(0, 1e13), st.integers(0, 10**12))), st.integers(0, 8))
 def test_rate_ring_is_a_bounded_deque_within_a_quarter_per_mille(capacity, values, last):
@@ -122,6 +124,7 @@ def test_rate_ring_keeps_zero_exact_and_what_it_cannot_hold_as_unknown_or_ceilin
 # --- tables (many series appended together) ---------------------------------------------------
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.integers(1, 7), st.lists(st.tuples(st.one_of(st.none(), st.integers(-1000, 1000)), st.integers(0, 9))),
        st.integers(0, 10), st.integers(0, 12))
@@ -150,6 +153,7 @@ def test_rate_table_columns_across_the_wrap():
     assert table.column("y", 1) == table.column("y")[-1:] and table.column("y", 0) == []
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.integers(1, 6), st.lists(st.tuples(st.one_of(st.none(), st.integers(0, 10**6)),
                                               st.one_of(st.none(), st.integers(0, 10**6)))), st.integers(0, 8))

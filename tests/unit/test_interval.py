@@ -18,7 +18,7 @@ from netui.engine.replay import ReplayMonitor, load
 from netui.model.history import Ring, capacity_for
 from netui.model.node import Node
 from netui.ui.panels import CHART_SECONDS, chart_ages
-from tests.unit.test_rates import make_iface, make_sample
+from tests.factories import make_iface, make_sample
 
 RX_BYTES_PER_S = 1_000_000
 WALL0 = 1_800_000_000.0

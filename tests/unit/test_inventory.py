@@ -105,6 +105,7 @@ def test_long_input_is_quoted_short():
 _HOSTISH = st.text(alphabet="abz09.-_:@[]%;$`'\" \n\\|&()!^,/", max_size=24)
 
 
+@pytest.mark.slow
 @settings(max_examples=1500, deadline=None)
 @given(st.one_of(st.text(max_size=40), _HOSTISH))
 def test_parse_target_never_lets_a_shell_metacharacter_through(text):
@@ -119,6 +120,7 @@ def test_parse_target_never_lets_a_shell_metacharacter_through(text):
     assert t.host
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None)
 @given(st.one_of(st.text(max_size=30), st.text(alphabet="ab01-[],!&^/@:%;$ ", max_size=20)))
 def test_expand_gives_parseable_targets_or_refuses(pattern):
@@ -218,6 +220,7 @@ def test_expand_refuses_a_typo_sized_range_at_once():
     assert time.monotonic() - start < 2.0
 
 
+@pytest.mark.slow
 def test_expand_limit_counts_all_patterns():
     assert len(expand([f"gpu[1-{MAX_TARGETS}]"])) == MAX_TARGETS
     with pytest.raises(InventoryError, match="more than 100,000 in all .*'cpu1'"):

@@ -264,6 +264,7 @@ def test_garbage_is_a_failure_not_an_exception(text):
     assert len(r.diagnostic) <= 2000
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.text(), st.text(), st.one_of(st.none(), st.integers(-300, 300)))
 def test_never_raises(stdout, stderr, status):

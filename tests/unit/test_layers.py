@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parents[2] / "netui"
 
 # what each part may import besides itself. Every module of netui belongs to one of them: a
@@ -100,6 +102,7 @@ def outside_the_command_line() -> list[str]:
     return out
 
 
+@pytest.mark.slow
 def test_every_import_follows_the_layers():
     assert violations() == []
 

@@ -7,7 +7,7 @@ import pytest
 from netui.model.health import DEFAULT_THRESHOLDS, HEALTHY, HealthRules, Level, Threshold, assess
 from netui.model.node import Node, NodeState, NodeSummary, data_plane, is_hidden
 from netui.model.samples import SoftnetStat
-from tests.unit.test_rates import make_cpu, make_iface, make_sample
+from tests.factories import make_cpu, make_iface, make_sample
 
 AT_ONCE = HealthRules(hold_intervals=1)  # each interval judged on its own (tests/unit/test_health_hold.py holds)
 

@@ -129,6 +129,7 @@ def test_ports_run_out_loudly():
     assert ports.acquire("x") == 7000
 
 
+@pytest.mark.slow
 @given(st.lists(st.tuples(st.sampled_from("abcdef"), st.sampled_from("abcdef"), st.booleans()), max_size=200))
 def test_no_port_is_ever_held_twice_on_a_node(ops):
     ports = PortAllocator(base=5201, span=50)

@@ -1,26 +1,15 @@
-"""The pre-test probe: its script run for real by sh, its parser, and the choices made from it."""
+"""The pre-test probe: its parser and the choices made from it (its scripts run by sh:
+tests/integration/test_node_scripts.py)."""
 
 from __future__ import annotations
 
 import ipaddress
-import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 
-from netui.collectors.probe import parse_probe, probe_command, rdma_script
+from netui.collectors.probe import parse_probe, probe_command
 from netui.model.samples import InterfaceCounters, InterfaceSample, NodeSample
-from netui.model.testnet import (
-    Probe,
-    choose_addresses,
-    choose_rdma,
-    link_speeds_mbps,
-    parse_test_net,
-    suggest_interface,
-    suggest_test_net,
-)
-from tests.testdata import PROCFS, data_path
+from netui.model.testnet import choose_addresses, link_speeds_mbps, parse_test_net, suggest_interface, suggest_test_net
 
 # `ip -o -4 addr show` as printed in a lab node and on a two-rail host
 LAB_NODE = """\
@@ -79,74 +68,9 @@ def test_vlan_names_lose_their_parent():
     assert "eth1.100" in parse_probe(host(1)).addresses
 
 
-@pytest.mark.skipif(shutil.which("sh") is None or shutil.which("ip") is None, reason="needs sh and ip")
-def test_the_probe_script_runs_here_and_parses():
-    out = subprocess.run(["sh", "-c", probe_command("sh")], capture_output=True, text=True, timeout=10)
-    probe = parse_probe(out.stdout)
-    assert probe.tool_path and Path(probe.tool_path).name == "sh"
-    assert ipaddress.IPv4Interface("127.0.0.1/8") in probe.addresses.get("lo", [])
-    assert probe.listen_probed  # the ports listening here (sshd's 22 where one runs, say): as read
-    assert all(0 < port <= 65535 for port in probe.listening)
-    missing = parse_probe(subprocess.run(["sh", "-c", probe_command("no-such-tool-netui")],
-                                         capture_output=True, text=True, timeout=10).stdout)
-    assert missing.tool_path is None
-
-
 def test_names_are_quoted_in_the_script():
     script = probe_command("iperf3; touch /tmp/netui-pwned")
     assert "'iperf3; touch /tmp/netui-pwned'" in script
-
-
-def run_rdma_script(root: Path) -> Probe:
-    out = subprocess.run(["sh", "-c", rdma_script(str(root))], capture_output=True, text=True, timeout=10)
-    return parse_probe(out.stdout)
-
-
-def test_rdma_script_on_the_procfs_fixture_tree():
-    probe = run_rdma_script(data_path(f"{PROCFS}/sys/class/infiniband"))
-    assert probe.rdma_probed
-    ports = {(p.device, p.port): p for p in probe.rdma}
-    assert ports[("mlx4_0", 1)].state == "ACTIVE" and ports[("mlx4_0", 1)].link_layer == "InfiniBand"
-    assert ("hfi1_0", 1) in ports and ("mlx5_0", 1) in ports
-    assert all(p.gids == () for p in probe.rdma)  # the fixture has no GID tables
-
-
-def roce_tree(root: Path) -> Path:
-    """mlx5_0 port 1 on Ethernet: GIDs 0/1 link-local (RoCE v1/v2), 2/3 IPv4-mapped (v1/v2)."""
-    port = root / "mlx5_0" / "ports" / "1"
-    (port / "gids").mkdir(parents=True)
-    (port / "gid_attrs" / "types").mkdir(parents=True)
-    (port / "state").write_text("4: ACTIVE\n")
-    (port / "link_layer").write_text("Ethernet\n")
-    gids = ["fe80:0000:0000:0000:0a00:27ff:fe00:0001"] * 2 + ["0000:0000:0000:0000:0000:ffff:0a0a:0001"] * 2
-    for i, (gid, kind) in enumerate(zip(gids, ["IB/RoCE v1", "RoCE v2", "IB/RoCE v1", "RoCE v2"])):
-        (port / "gids" / str(i)).write_text(gid + "\n")
-        (port / "gid_attrs" / "types" / str(i)).write_text(kind + "\n")
-    (port / "gids" / "4").write_text("0000:0000:0000:0000:0000:0000:0000:0000\n")  # unused: no type
-    (port / "gid_attrs" / "types" / "4").write_text("")
-    return root
-
-
-def test_roce_v2_gid_that_maps_the_test_address_is_chosen(tmp_path):
-    probe = run_rdma_script(roce_tree(tmp_path))
-    (port,) = probe.rdma
-    assert [g.index for g in port.gids] == [0, 1, 2, 3]
-    assert port.gids[3].ipv4 == "10.10.0.1" and port.gids[0].ipv4 is None
-    choice = choose_rdma("gpu1", probe, address="10.10.0.1")
-    assert (choice.device, choice.ib_port, choice.gid_index, choice.problem) == ("mlx5_0", 1, 3, None)
-    assert choose_rdma("gpu1", probe).gid_index == 3  # v2 and IPv4 before v2 link-local
-    assert choose_rdma("gpu1", probe, gid_index=1).gid_index == 1  # what the user gave wins
-
-
-def test_rdma_problems_are_worded_per_node(tmp_path):
-    empty = run_rdma_script(tmp_path / "nothing")
-    assert empty.rdma_probed and empty.rdma == ()
-    assert choose_rdma("node1", empty).problem == "no RDMA device on node1 (/sys/class/infiniband is empty)"
-    probe = run_rdma_script(roce_tree(tmp_path / "t"))
-    assert "RDMA device mlx5_9 not found on node2 (it has mlx5_0)" == choose_rdma("node2", probe, device="mlx5_9").problem
-    assert choose_rdma("node2", probe, ib_port=2).problem == "no RDMA port 2 on node2"
-    not_probed = Probe(tool_path="/usr/bin/ib_write_bw")
-    assert choose_rdma("x", not_probed, device="mlx5_1").device == "mlx5_1"
 
 
 # --- the test address --------------------------------------------------------------------------

@@ -1,21 +1,19 @@
 """The sampler's wire protocol is declared once (collectors/protocol.py): the monitor's
 parsers use the same objects, the node runs the same text, and that text still compiles
-and runs as the oldest python3 a node may have (3.6) would need."""
+as the oldest python3 a node may have (3.6) would need (run under the oldest python3 here:
+tests/integration/test_node_scripts.py)."""
 
 from __future__ import annotations
 
 import ast
 import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from netui.collectors import assemble, ethtool, frames, infiniband, procfs, protocol
-from netui.collectors.frames import decode_frame, frame_length
-from netui.collectors.ssh import PROTOCOL_IMPORT, SAMPLER_SOURCE, sampler_command, shipped_sampler_source
+from netui.collectors.ssh import PROTOCOL_IMPORT, SAMPLER_SOURCE, shipped_sampler_source
 
 PACKAGE = Path(protocol.__file__).resolve().parents[1]
 PROTOCOL_TEXT = Path(protocol.__file__).read_text(encoding="utf-8")
@@ -36,6 +34,7 @@ def files_declaring(names) -> list[str]:
                   if any(set(found) == want for found in literal_lists(p)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("names", [protocol.TCPEXT_FIELDS, protocol.IB_NAMES, protocol.PORT_ATTRS,
                                    protocol.IFACE_ATTRS], ids=["TcpExt", "IB_NAMES", "PORT_ATTRS", "IFACE_ATTRS"])
 def test_each_list_of_the_protocol_is_written_once_in_the_package(names):
@@ -85,30 +84,3 @@ def test_the_shipped_source_is_python_3_6_with_the_standard_library_only(text):
     assert imported and imported <= sys.stdlib_module_names, imported - sys.stdlib_module_names
 
 
-def oldest_python3() -> str:
-    """The oldest python3.N on this host's PATH (a node may have 3.6; this host has what it has)."""
-    found = []
-    for minor in range(6, 20):
-        path = shutil.which(f"python3.{minor}")
-        if path:
-            found.append(path)
-    assert found, "no python3.N here"
-    return found[0]
-
-
-def test_the_shipped_command_runs_under_the_oldest_python3_here(tmp_path):
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "python3").symlink_to(oldest_python3())
-    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "LANG": "C.UTF-8"}
-    proc = subprocess.Popen(["sh", "-c", sampler_command(0.1)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=env)
-    try:
-        header = proc.stdout.readline()
-        assert header, proc.stderr.read().decode(errors="replace")
-        sample = decode_frame(proc.stdout.read(frame_length(header)))
-    finally:
-        proc.kill()
-        proc.wait()
-    assert sample.problems == () and "lo" in sample.interfaces and sample.cpu_sums is not None
-    assert sample.hostname == os.uname().nodename

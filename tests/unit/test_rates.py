@@ -1,7 +1,5 @@
-"""Rates between two hand-made samples: units, resets, wraps, reboots, recreated devices.
-
-``make_sample`` and friends build NodeSamples by hand; test_node and test_recording use them too.
-"""
+"""Rates between two hand-made samples (tests/factories.py): units, resets, wraps, reboots,
+recreated devices."""
 
 from __future__ import annotations
 
@@ -15,55 +13,13 @@ from netui.model.rates import node_rates
 from netui.model.samples import (
     INTERFACE_COUNTER_NAMES,
     CpuTimes,
-    InterfaceCounters,
-    InterfaceSample,
     NodeSample,
     SoftirqCounts,
     SoftnetStat,
-    TcpSample,
 )
+from tests.factories import make_cpu, make_iface, make_sample
 
 U32 = 1 << 32
-
-
-# --- factory ---------------------------------------------------------------------------------
-
-
-def make_iface(name: str = "eth0", *, ifindex: int | None = 2, speed_mbps: int | None = None,
-               kind: str | None = "physical", mtu: int | None = 1500, operstate: str | None = "up",
-               **counters: int) -> InterfaceSample:
-    """An interface whose counters are 0 except those named (rx_bytes=..., tx_dropped=...)."""
-    values = {name_: 0 for name_ in INTERFACE_COUNTER_NAMES} | counters
-    return InterfaceSample(name, InterfaceCounters(**values), mtu=mtu, operstate=operstate,
-                           carrier=True, speed_mbps=speed_mbps, ifindex=ifindex, kind=kind)
-
-
-def make_cpu(softirq: dict[int, int], total: dict[int, int]) -> CpuTimes:
-    """CPU times per CPU id: softirq and total ticks; the rest is idle."""
-    cpus = tuple(softirq)
-    zeros = (0,) * len(cpus)
-    idle = tuple(total[c] - softirq[c] for c in cpus)
-    return CpuTimes(cpus, zeros, zeros, zeros, idle, zeros, zeros,
-                    tuple(softirq[c] for c in cpus), zeros, tuple(total[c] for c in cpus))
-
-
-def make_sample(mono_s: float, *ifaces: InterfaceSample, boot_id: str | None = "boot-1",
-                tcp: dict[str, int] | None = None, ext: dict[str, int] | None = None,
-                cpu: CpuTimes | None = None, softirqs: SoftirqCounts | None = None,
-                softnet: SoftnetStat | None = None, wall_s: float | None = None,
-                problems: tuple[str, ...] = ()) -> NodeSample:
-    return NodeSample(
-        wall_s=1_700_000_000.0 + mono_s if wall_s is None else wall_s,
-        mono_s=mono_s,
-        boot_id=boot_id,
-        interfaces={i.name: i for i in ifaces},
-        tcp=None if tcp is None else TcpSample(dict(tcp), dict(ext or {})),
-        cpu=cpu,
-        softirqs=softirqs,
-        softnet=softnet,
-        hostname="gpu01",
-        problems=problems,
-    )
 
 
 def rates_of(prev: NodeSample, cur: NodeSample):
@@ -430,6 +386,7 @@ def all_rates(r) -> list[float | None]:
     return values
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(sample_pairs())
 def test_no_rate_is_ever_negative(pair):

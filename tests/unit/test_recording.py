@@ -14,27 +14,9 @@ from netui.engine.document import fleet_document
 from netui.engine.recording import RecordingError, dump_lines, load_recording, sample_from_dict, sample_to_dict
 from netui.model.fleet import Fleet
 from netui.model.node import NodeState
-from netui.model.samples import INTERFACE_COUNTER_NAMES, SoftirqCounts, SoftnetStat
+from netui.model.samples import INTERFACE_COUNTER_NAMES
+from tests.factories import full_sample, make_iface, make_sample
 from tests.testdata import PROCFS, data_path
-from tests.unit.test_rates import make_cpu, make_iface, make_sample
-
-
-def full_sample(t: float, *, rx: int = 0, retrans: int = 0, boot_id: str = "boot-1"):
-    """A sample with every part filled in, as a healthy live node gives."""
-    return make_sample(
-        t,
-        make_iface("eth0", speed_mbps=25_000, rx_bytes=rx, tx_bytes=rx // 2, rx_packets=rx // 1000,
-                   rx_dropped=3, tx_errors=1),
-        make_iface("lo", ifindex=1, kind="loopback", speed_mbps=None, operstate="unknown"),
-        boot_id=boot_id,
-        tcp={"RtoAlgorithm": 1, "MaxConn": -1, "CurrEstab": 15, "InSegs": rx // 50, "OutSegs": rx // 100,
-             "RetransSegs": retrans},
-        ext={"TCPTimeouts": retrans, "TCPSynRetrans": 16},
-        cpu=make_cpu({0: 10 * rx, 1: 5}, {0: 100 * rx + 100, 1: 100 * rx + 100}),
-        softirqs=SoftirqCounts((0, 1, 2, 3), (rx, 0, 0, 0), (rx // 2, 0, 0, 0)),
-        softnet=SoftnetStat((0, 1), (rx, 2), (0, 0), (7, 0xF0000769)),
-        problems=("net/netstat: not readable",),
-    )
 
 
 def round_trip(sample):
@@ -69,6 +51,7 @@ names = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), min_siz
 counts = st.integers(0, (1 << 64) - 1)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(
     st.dictionaries(names, st.lists(counts, min_size=16, max_size=16), max_size=3),

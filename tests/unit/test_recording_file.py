@@ -15,34 +15,18 @@ from hypothesis import strategies as st
 from netui.engine.recorder import Recorder
 from netui.engine.recording import (
     RecordingError,
-    RecordingWriter,
     dump_lines,
     header_record,
     load_recording,
     parse_size,
     read_records,
     recording_files,
-    sample_record,
 )
 from netui.model.fleet import Fleet
 from netui.model.node import NodeState
-from tests.unit.test_recording import full_sample
+from tests.factories import full_sample, write_ticks
 
 CAPTURE = Path(__file__).resolve().parents[1] / "data" / "lab-capture.jsonl"
-
-
-def write_ticks(path: Path, ticks: int, *, nodes=("gpu01", "gpu02"), **kw) -> tuple[RecordingWriter, list[int]]:
-    """A recording of ``ticks`` ticks; the file size after each sync (where a reader is
-    guaranteed every record written so far)."""
-    w = RecordingWriter(path, header_record(100.0, hosts=list(nodes), interval_s=1.0), **kw)
-    synced = [w.size]
-    for k in range(ticks):
-        for i, node in enumerate(nodes):
-            w.write(sample_record(100.0 + k, node, full_sample(float(k), rx=10**6 * k + i, retrans=k)))
-        w.write({"type": "tick", "t": 100.0 + k})
-        w.sync()
-        synced.append(w.size)
-    return w, synced
 
 
 def test_the_file_is_gzip_that_zcat_reads_while_it_is_written(tmp_path):
@@ -65,6 +49,7 @@ def test_compression_across_records_beats_plain_json_lines(tmp_path):
     assert path.stat().st_size * 5 < w.raw_size  # samples alike from tick to tick compress well
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(st.data())
 def test_a_file_cut_at_any_byte_gives_every_record_before_the_last_flush(tmp_path_factory, data):
@@ -83,6 +68,7 @@ def test_a_file_cut_at_any_byte_gives_every_record_before_the_last_flush(tmp_pat
     assert got.count("tick") >= flushed_ticks  # nothing flushed is lost
 
 
+@pytest.mark.slow
 def test_every_byte_offset_of_a_small_file(tmp_path):
     path = tmp_path / "r.ndjson.gz"
     w, synced = write_ticks(path, 2, nodes=("a",))

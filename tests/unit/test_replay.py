@@ -10,22 +10,9 @@ import pytest
 from netui.engine.monitor import Monitor
 from netui.engine.recording import RecordingError
 from netui.engine.replay import ReplayMonitor, load
-from tests.synth import demo_sources
+from tests.factories import record_demo
 
 CAPTURE = Path(__file__).resolve().parents[1] / "data" / "lab-capture.jsonl"
-
-
-async def record_demo(path: Path, ticks: int = 30) -> list[tuple]:
-    """The scripted demo cluster through a live Monitor, recorded; the live rates seen."""
-    m = Monitor(demo_sources(), interval_s=1.0, history_s=120)
-    live: list[tuple] = []
-    m.on_sample = lambda name, s: live.append((name, s.mono_s, m.fleet[name].rates, m.fleet[name].health))
-    clock = iter(float(1_800_000_000 + k * 0.25) for k in range(100_000))
-    m.start_recording(path, clock=lambda: next(clock))
-    for _ in range(ticks):
-        await m.tick()
-    m.stop_recording()
-    return live
 
 
 def test_an_old_capture_loads_as_frames_of_one_tick():
@@ -88,6 +75,7 @@ async def test_pause_holds_the_clock():
     assert replay.position == 2
 
 
+@pytest.mark.slow
 async def test_seeking_back_rebuilds_the_same_state_as_playing_forward():
     forward = ReplayMonitor(load(CAPTURE))
     for _ in range(21):
@@ -144,6 +132,7 @@ async def test_seeking_through_checkpoints_gives_the_state_of_playing_through(mo
     assert jumpy.fleet["node1"] is not jumpy._checkpoints[10]["node1"]  # a copy: the checkpoint stays as it was
 
 
+@pytest.mark.slow
 async def test_a_pair_tests_suspects_are_stragglers_live_and_in_replay_alike(tmp_path):
     """The lab capture through a live Monitor that records, with the saved iperf3 matrix
     (a tbf towards node3) ending at 0:20 as the UI ends one; the replay of that recording

@@ -7,10 +7,7 @@ from __future__ import annotations
 
 import math
 import os
-import subprocess
-import sys
 from array import array
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -142,6 +139,7 @@ tokens = st.sampled_from(["0", "7", "42", "cpu", "cpu3", "CPU12", "eth0:", ":", 
 texts = st.one_of(st.text(max_size=200), st.lists(tokens, max_size=60).map("".join))
 
 
+@pytest.mark.slow
 @needs_c
 @settings(max_examples=600, deadline=None)
 @given(texts, st.sampled_from([" ", ":"]), st.integers(0, 2), st.integers(-1, 12), st.sampled_from([10, 16]))
@@ -149,6 +147,7 @@ def test_the_twins_agree_on_fuzzed_text(text, sep, mode, width, base):
     same_parse(text, sep, mode, width, base)
 
 
+@pytest.mark.slow
 @needs_c
 @settings(max_examples=600, deadline=None)
 @given(texts, st.integers(0, 2), st.sampled_from([10, 16]),
@@ -179,6 +178,7 @@ def test_a_column_not_kept_may_hold_any_token():
 u64 = st.integers(0, 2**64 - 1)
 
 
+@pytest.mark.slow
 @needs_c
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(u64, u64, u64, u64), max_size=40), st.floats(1e-3, 1e3), st.booleans())
@@ -196,6 +196,7 @@ def test_the_twins_agree_on_rates(rows, scale, wrap32):
         array("Q", [v for r in rows for v in r]), 4, 3)
 
 
+@pytest.mark.slow
 @needs_c
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(st.floats(allow_nan=True), st.floats(0, 1e14)), max_size=64))
@@ -204,29 +205,6 @@ def test_the_twins_agree_on_rate_codes(values):
     buf = array("d", values)
     from netui.model.history import RATE_CEILING
     assert compiled.rate_codes(buf, 2, (0, 1), RATE_CEILING) == speedups.py_rate_codes(buf, 2, (0, 1), RATE_CEILING)
-
-
-def test_netui_runs_on_the_pure_python_twins():
-    """NETUI_PURE_PYTHON=1 (or no compiled module) gives the same samples and rates."""
-    code = (
-        "from netui import speedups; assert not speedups.COMPILED\n"
-        "from netui.collectors.assemble import sample_from_texts, PACKED_ATTRS\n"
-        "from netui.model.node import Node\n"
-        "from tests.bench.node128 import proc_texts, iface_attrs\n"
-        "attrs = {n: tuple(a.get(k) for k in PACKED_ATTRS) for n, a in iface_attrs().items()}\n"
-        "node = Node('n')\n"
-        "for i in range(3): node.observe(sample_from_texts(proc_texts(i), attrs, wall_s=i, mono_s=i))\n"
-        "print(repr((node.summary, tuple(node.rates.cpu.softirq_percent))))\n"
-    )
-    root = Path(__file__).resolve().parents[2]
-    env = dict(os.environ, PYTHONPATH=str(root))
-    pure = subprocess.run([sys.executable, "-c", code], env=env | {"NETUI_PURE_PYTHON": "1"}, capture_output=True,
-                          text=True, timeout=120)
-    assert pure.returncode == 0, pure.stderr
-    fast = subprocess.run([sys.executable, "-c", code.replace("assert not speedups.COMPILED", "pass")], env=env,
-                          capture_output=True, text=True, timeout=120)
-    assert fast.returncode == 0, fast.stderr
-    assert pure.stdout == fast.stdout and "rx_bytes_per_s=" in pure.stdout
 
 
 def _field(key: bytes, value: bytes) -> bytes:
@@ -240,6 +218,7 @@ frame_payload = st.one_of(
 )
 
 
+@pytest.mark.slow
 @needs_c
 @settings(max_examples=500, deadline=None)
 @given(frame_payload, st.integers(0, 8))

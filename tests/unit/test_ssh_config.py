@@ -73,6 +73,7 @@ def test_the_reduced_config_gives_asyncssh_the_same_options(config_file, host):
         index.close()
 
 
+@pytest.mark.slow
 def test_a_per_host_config_of_a_big_fleet_shrinks_to_one_block_per_host(tmp_path):
     blocks = "".join(f"Host gpu{i:04d}\n    Hostname 198.18.{i // 250}.{i % 250 + 1}\n    Port 22\n"
                      for i in range(2000))

@@ -71,32 +71,6 @@ def test_resolve_applies_ssh_config(tmp_path):
     assert (r.host, r.user, r.proxy_jump) == ("198.18.0.7", "alice", None)
 
 
-async def test_closing_the_monitor_ends_a_node_stuck_in_its_handshake():
-    """A node that accepts TCP but never speaks SSH: closing must not wait for it."""
-    import socket
-    import time
-
-    from netui.collectors.ssh import SshConnector, SshSource
-    from netui.engine.monitor import Monitor
-
-    silent = socket.socket()
-    silent.bind(("127.0.0.1", 0))
-    silent.listen(8)  # the kernel completes the TCP handshake; nobody ever answers
-    port = silent.getsockname()[1]
-    try:
-        connector = SshConnector(SshSettings(config_paths=["/dev/null"], connect_timeout_s=30))
-        m = Monitor([SshSource("quiet", "127.0.0.1", connector, port=port)], interval_s=0.5)
-        task = asyncio.ensure_future(m.run())
-        await asyncio.sleep(0.5)
-        assert m.fleet["quiet"].state is NodeState.CONNECTING
-        t0 = time.monotonic()
-        await asyncio.wait_for(m.close(), timeout=5)
-        assert time.monotonic() - t0 < 2
-        task.cancel()
-    finally:
-        silent.close()
-
-
 def test_aes_gcm_is_offered_first_unless_ssh_config_names_ciphers(tmp_path):
     from netui.collectors.ssh import SshConnector
 

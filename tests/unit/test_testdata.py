@@ -1,12 +1,10 @@
 """The test data is part of the repository: tests read it from tests/data/ only, a missing
-file fails (never skips), no source names a path outside the checkout, and nothing under
-tests/data/ is hidden from git by an ignore rule."""
+file fails (never skips), no source names a path outside the checkout (that git hides none
+of tests/data/: tests/integration/test_testdata_git.py)."""
 
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -58,6 +56,7 @@ def outside_paths(path: Path, root: Path = ROOT) -> list[str]:
     return bad
 
 
+@pytest.mark.slow
 def test_no_source_reads_a_path_outside_the_checkout():
     files = sources()
     assert len(files) > 100 and ROOT / "tests" / "testdata.py" in files and THIS not in files
@@ -120,9 +119,3 @@ def test_every_vendored_set_is_there_and_has_its_origin_and_license_recorded():
         assert re.search(r"^\s+used by: ", section.group(0), re.M), name
 
 
-@pytest.mark.skipif(shutil.which("git") is None or not (ROOT / ".git").exists(), reason="not a git checkout")
-def test_no_file_of_tests_data_is_hidden_by_an_ignore_rule():
-    ignored = subprocess.run(["git", "ls-files", "--others", "--ignored", "--exclude-standard", "--", "tests/data"],
-                             cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
-    ignored = [p for p in ignored if "__pycache__" not in p]
-    assert ignored == [], "git ignores these test data files (they would not be committed): " + ", ".join(ignored)

@@ -1,0 +1,449 @@
+"""Pair tests from the grid: marks, keys, the settings dialog, the matrix screen, export.
+
+Without a lab: a scripted cluster (its nodes cannot run commands, so a test fails them in
+words) and a saved report of a real lab run (tests/data/pairtest-lab-tbf-node3.json: four
+lab nodes, tbf 200mbit on node3's root-side veth, both ways, 2 s per test). With the lab:
+the whole flow against real sshd and iperf3.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from netui.collectors.ssh import SshConnector, SshSettings, SshSource
+from netui.engine.monitor import Monitor
+from netui.engine.pairdoc import load_report
+from netui.model.node import NodeState
+from netui.ui.app import make_app
+from netui.ui.cluster import ClusterScreen
+from netui.ui.grid import FleetGrid
+from netui.ui.matrix import Heatmap, MatrixScreen
+from netui.ui.pairdialog import PairTestDialog
+from tests.pilot import plain as pilot_plain
+from tests.pilot import poll, scripted_app
+from tests.synth import node_sample
+
+SAVED = Path(__file__).parents[1] / "data" / "pairtest-lab-tbf-node3.json"
+
+
+def steady_app():
+    """gpu0k receives k Gbit/s."""
+    return scripted_app(lambda k, i: node_sample(i, rx_bps=k * 1e9))
+
+
+def plain(widget) -> str:
+    return pilot_plain(widget, width=240)
+
+
+def node_column(app) -> list[str]:
+    return [row[0] for row in app.screen.query_one(FleetGrid).rows_text()]
+
+
+@pytest.mark.slow
+async def test_space_marks_nodes_and_t_tests_the_two_marked():
+    app = steady_app()
+    async with app.run_test(size=(140, 30)) as pilot:
+        await poll(app, pilot, 2)
+        await pilot.press("s")  # by node: gpu01 … gpu04
+        await pilot.press("space", "down", "down", "space")  # gpu01, then gpu03 (space stays on its node)
+        grid = app.screen.query_one(FleetGrid)
+        assert grid.marked == {"gpu01", "gpu03"}
+        assert node_column(app) == ["● gpu01", "gpu02", "● gpu03", "gpu04"]
+        await pilot.press("t")
+        await pilot.pause()
+        dialog = app.screen
+        assert isinstance(dialog, PairTestDialog) and dialog.nodes == ["gpu01", "gpu03"] and not dialog.matrix
+        await pilot.press("escape")
+        assert isinstance(app.screen, ClusterScreen)
+        await pilot.press("space")  # unmark gpu03
+        assert grid.marked == {"gpu01"}
+        await pilot.press("home", "down", "t")  # the cursor's node and the next marked (wrapping)
+        await pilot.pause()
+        assert app.screen.nodes == ["gpu02", "gpu01"]
+
+
+@pytest.mark.slow
+async def test_t_without_a_pair_says_how_and_T_takes_every_node():
+    app = steady_app()
+    async with app.run_test(size=(140, 30)) as pilot:
+        await poll(app, pilot, 2)
+        await pilot.press("t")
+        await pilot.pause()
+        assert isinstance(app.screen, ClusterScreen)
+        assert any("mark two nodes" in n.message for n in app._notifications)
+        await pilot.press("T")
+        await pilot.pause()
+        assert isinstance(app.screen, PairTestDialog)
+        assert app.screen.matrix and app.screen.nodes == ["gpu01", "gpu02", "gpu03", "gpu04"]
+        # a matrix tests each node sending and receiving by default
+        assert app.screen.query_one("#direction").value == "both"
+        assert "12 tests in 6 rounds" in plain(app.screen.query_one("#pair-plan"))
+
+
+@pytest.mark.slow
+async def test_the_dialog_checks_then_runs_and_remembers_its_settings():
+    app = steady_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await poll(app, pilot, 2)
+        await pilot.press("T")
+        await pilot.pause()
+        duration = app.screen.query_one("#duration")
+        duration.value = "0"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, PairTestDialog)
+        assert "duration must be 1 to 3600 seconds" in plain(app.screen.query_one("#pair-error"))
+        duration.value = "3"
+        app.screen.query_one("#test-net").value = "10.0.0.0/8"
+        await pilot.press("enter")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, MatrixScreen)
+        for _ in range(50):  # scripted nodes cannot run commands: the test is refused at once, in words
+            if screen.report is not None:
+                break
+            await pilot.pause(0.05)
+        assert screen.report is not None and screen.report.tests_done == 0
+        verdict = plain(screen.query_one("#matrix-verdict"))
+        assert verdict.strip() == "iperf3 cannot run: gpu[01-04] cannot run commands (a replay or a captured tree)"
+        assert "suspect" not in verdict
+        assert screen.query_one("#matrix-verdict").has_class("-failed")
+        await pilot.press("escape")
+        assert isinstance(app.screen, ClusterScreen)
+        assert app.pair_settings.duration_s == 3 and app.pair_settings.test_net == "10.0.0.0/8"
+        await pilot.press("R")  # the other tool keeps the shared settings
+        await pilot.pause()
+        assert app.screen.query_one("#duration").value == "3"
+        assert app.screen.settings.tool == "ib_write_bw" and app.screen.query("#gid")
+
+
+@pytest.mark.slow
+async def test_the_matrix_of_a_saved_lab_run(tmp_path, monkeypatch):
+    report = load_report(json.loads(SAVED.read_text()))
+    app = steady_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await poll(app, pilot, 1)
+        app.push_screen(MatrixScreen(report=report))
+        await pilot.pause()
+        heat = plain(app.screen.query_one(Heatmap))
+        rows = {line.split()[0]: line.split()[1:] for line in heat.splitlines()[1:] if line.strip()}
+        assert heat.split()[:5] == ["Gbit/s", "send", "↓", "node1", "node2"]  # the unit in the corner
+        assert rows["node1"][0] == "·" and float(rows["node1"][2]) < 0.25 and rows["node1"][3] == "✗"
+        assert rows["node2"].count("✗") == 1 and rows["node3"].count("✗") == 0  # node3 sends fine
+        verdict = plain(app.screen.query_one("#matrix-verdict"))
+        assert verdict.startswith("suspect node3 receives slowly (3 of 3 receives fail, median 0.187 Gbit/s; "
+                                  "it sends at 9.16 Gbit/s)")
+        results = plain(app.screen.query_one("#matrix-results"))
+        assert "node2→node3  FAIL   0.186 Gbit/s   sender/receiver retrans " in results and "node1→node2  pass " in results
+        assert results.index("node4→node3  FAIL") < results.index("node1→node2  pass")  # failing first
+        assert "node3  sends 9.16 Gbit/s (0/3 fail)    receives 0.187 Gbit/s (3/3 fail)  ← suspect: receiving" \
+            in results
+        monkeypatch.chdir(tmp_path)
+        await pilot.press("e")
+        await pilot.pause()
+        written = sorted(p.suffix for p in tmp_path.iterdir())
+        assert written == [".csv", ".json"]
+        assert any(str(tmp_path) in n.message for n in app._notifications)
+        await pilot.press("escape")
+        assert isinstance(app.screen, ClusterScreen)
+
+
+@pytest.mark.slow
+async def test_the_palette_offers_the_pair_tests():
+    app = steady_app()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await poll(app, pilot, 1)
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        for title in ("Mark node", "iperf3 pair test", "iperf3 matrix", "ib_write_bw pair test", "ib_write_bw matrix"):
+            assert title in titles
+
+
+@pytest.mark.slow
+async def test_typing_t_in_the_filter_filters(tmp_path):
+    app = steady_app()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await poll(app, pilot, 2)
+        await pilot.press("slash", "t", "T", "r")
+        await pilot.pause()
+        assert isinstance(app.screen, ClusterScreen)
+        assert app.screen.grid.filter == "tTr"
+
+
+# --- against the lab ------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 is not installed")
+async def test_matrix_from_the_grid_in_the_lab(lab):
+    settings = SshSettings(config_paths=[str(lab.ssh_config)], connect_timeout_s=5)
+    connector = SshConnector(settings)
+    monitor = Monitor([SshSource(n.name, n.name, connector) for n in lab.nodes], interval_s=0.5, history_s=60,
+                      connector=connector)
+    app = make_app(monitor)
+    async with app.run_test(size=(130, 40)) as pilot:
+        deadline = time.monotonic() + 10
+        while not all(n.state is NodeState.UP for n in monitor.fleet) and time.monotonic() < deadline:
+            await pilot.pause(0.1)
+        await pilot.press("s")  # by node
+        await pilot.press("space", "down", "space", "down", "space")  # node1, node2, node3
+        await pilot.press("T")
+        await pilot.pause()
+        assert app.screen.nodes == ["node1", "node2", "node3"]
+        app.screen.query_one("#duration").value = "1"
+        await pilot.press("enter")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, MatrixScreen)
+        deadline = time.monotonic() + 20
+        seen = set()
+        while screen.report is None and time.monotonic() < deadline:
+            seen.add(plain(screen.query_one("#matrix-progress")))
+            await pilot.pause(0.1)
+        # while a round runs, the line moves: its pair's throughput from the counters, and time
+        live = [line for text in seen for line in text.splitlines() if line.startswith("now: node")]
+        assert any("→" in line and "b/s" in line for line in live), seen
+        # the first matrix runs both directions: 3 pairs x 2 = 6 tests, one pair per round (one node
+        # of three sits out each round)
+        assert screen.report is not None
+        assert screen.report.settings.direction == "both"
+        assert screen.report.tests_total == 6 and screen.report.rounds == 6
+        heat = plain(screen.query_one(Heatmap))
+        numbers = [w for w in heat.split() if w.replace(".", "").isdigit()]
+        assert len(numbers) == 6, heat  # a cell per ordered pair
+        verdict = plain(screen.query_one("#matrix-verdict"))
+        assert any(word in verdict for word in ("pass", "fail", "inconclusive")), verdict
+        assert "on 198.18.0.0/24" in plain(screen.query_one("#matrix-head"))
+        await pilot.press("escape")
+        assert isinstance(app.screen, ClusterScreen)
+    await asyncio.sleep(0)
+
+
+def test_the_colour_scale_puts_the_pass_mark_mid_way():
+    from netui.ui.matrix import scale_share
+
+    assert scale_share(1.0, 2.0, 10.0) == 0.25  # failing: the lower half
+    assert scale_share(2.0, 2.0, 10.0) == 0.5
+    assert scale_share(10.0, 2.0, 10.0) == 1.0
+    assert scale_share(5.0, None, 10.0) == 0.5  # no pass mark: against the best
+    assert scale_share(3.0, 2.0, 0.0) == 1.0
+
+
+# --- latency (l) ----------------------------------------------------------------------------------
+
+LATENCY_SAVED = Path(__file__).parents[1] / "data" / "latency-lab-loss-node3.json"
+
+
+@pytest.mark.slow
+async def test_l_asks_for_latency_settings_over_the_marked_or_all_and_remembers_them():
+    from netui.ui.latency import LatencyScreen
+    from netui.ui.pairdialog import LatencyDialog
+
+    app = steady_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await poll(app, pilot, 2)
+        await pilot.press("s", "l")
+        await pilot.pause()
+        dialog = app.screen
+        assert isinstance(dialog, LatencyDialog) and dialog.nodes == ["gpu01", "gpu02", "gpu03", "gpu04"]
+        assert "12 directions, every node pinging every other at once" in plain(dialog.query_one("#pair-plan"))
+        dialog.query_one("#interval").value = "0.05"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "interval must be 0.2 to 10 seconds" in plain(dialog.query_one("#pair-error"))
+        dialog.query_one("#interval").value = "0.5"
+        dialog.query_one("#count").value = "7"
+        await pilot.press("enter")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, LatencyScreen)
+        for _ in range(50):  # scripted nodes cannot run commands: the test refuses at once, in words
+            if screen.report is not None:
+                break
+            await pilot.pause(0.05)
+        assert screen.report is not None and screen.report.results == []
+        assert plain(screen.query_one("#matrix-verdict")).strip() == (
+            "ping cannot run: gpu[01-04] cannot run commands (a replay or a captured tree)")
+        assert "fail ✗" not in plain(screen.query_one("#latency-map"))
+        assert "7 probes every 0.5 s" in plain(screen.query_one("#matrix-head"))
+        await pilot.press("escape")
+        assert isinstance(app.screen, ClusterScreen)
+        assert (app.latency_settings.count, app.latency_settings.interval_s) == (7, 0.5)
+        await pilot.press("home", "space", "down", "space", "l")  # two marked: the pair, both ways
+        await pilot.pause()
+        assert isinstance(app.screen, LatencyDialog) and app.screen.nodes == ["gpu01", "gpu02"]
+        assert app.screen.query_one("#count").value == "7"
+        assert "latency (ping): gpu01 ↔ gpu02" in plain(app.screen.query_one("#pair-title"))
+        await pilot.press("escape")
+        assert isinstance(app.screen, ClusterScreen)
+
+
+@pytest.mark.slow
+async def test_the_latency_matrix_of_a_saved_lab_run(tmp_path, monkeypatch):
+    from netui.engine.pingdoc import load_report as load_latency
+    from netui.ui.latency import LatencyScreen
+
+    report = load_latency(json.loads(LATENCY_SAVED.read_text()))
+    app = steady_app()
+    async with app.run_test(size=(130, 40)) as pilot:
+        await poll(app, pilot, 1)
+        app.push_screen(LatencyScreen(report=report))
+        await pilot.pause()
+        heat = plain(app.screen.query_one("#latency-map"))
+        lines = [line for line in heat.splitlines() if line.strip()]
+        assert lines[0].split() == ["ping", "↓", "answer", "→", "node1", "node2", "node3", "node4"]
+        node1 = lines[1]
+        assert node1.split()[:4] == ["node1", "·", "57", "µs"] and "40% ✗" in node1
+        assert lines[3].count("✗") == 3  # node3's own pings lose too
+        assert "colour: the typical RTT (28 µs) at the top" in heat
+        verdict = plain(app.screen.query_one("#matrix-verdict"))
+        assert "node3 is in 3 of 3 failing pairs — suspect node3's link (loss)" in verdict
+        results = plain(app.screen.query_one("#matrix-results"))
+        assert "node1→node3  FAIL  avg 61 µs · p50 39 µs · p99 170 µs · loss 40 % (12/20)   (40 % loss)" in results
+        assert "node1→node2  pass  avg 57 µs" in results
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert "Export latency test" in titles and "Export pair test" not in titles
+        monkeypatch.chdir(tmp_path)
+        await pilot.press("e")
+        await pilot.pause()
+        written = sorted(p.name for p in tmp_path.iterdir())
+        assert [Path(n).suffix for n in written] == [".csv", ".json"] and written[0].startswith("netui-ping-")
+        assert json.loads((tmp_path / written[1]).read_text())["verdict"]["suspects"] == ["node3"]
+        await pilot.press("escape")
+        assert isinstance(app.screen, ClusterScreen)
+
+
+@pytest.mark.slow
+async def test_the_palette_offers_the_latency_matrix():
+    app = steady_app()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await poll(app, pilot, 1)
+        assert "Latency matrix" in [c.title for c in app.get_system_commands(app.screen)]
+
+
+@pytest.mark.skipif(shutil.which("fping") is None and shutil.which("ping") is None, reason="no ping, no fping")
+async def test_latency_from_the_grid_in_the_lab_and_esc_cancels(lab):
+    from netui.ui.latency import LatencyMap, LatencyScreen
+    from tests.lab.watch import pings_left
+
+    settings = SshSettings(config_paths=[str(lab.ssh_config)], connect_timeout_s=5)
+    connector = SshConnector(settings)
+    monitor = Monitor([SshSource(n.name, n.name, connector) for n in lab.nodes], interval_s=0.5, history_s=60,
+                      connector=connector)
+    app = make_app(monitor)
+    async with app.run_test(size=(130, 40)) as pilot:
+        deadline = time.monotonic() + 10
+        while not all(n.state is NodeState.UP for n in monitor.fleet) and time.monotonic() < deadline:
+            await pilot.pause(0.1)
+        await pilot.press("s", "space", "down", "space", "down", "space", "l")  # node1 … node3
+        await pilot.pause()
+        app.screen.query_one("#count").value = "5"
+        await pilot.press("enter")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, LatencyScreen) and screen.nodes == ["node1", "node2", "node3"]
+        deadline = time.monotonic() + 15
+        while screen.report is None and time.monotonic() < deadline:
+            await pilot.pause(0.1)
+        assert screen.report is not None and len(screen.report.results) == 6
+        heat = plain(screen.query_one(LatencyMap))
+        assert heat.count("µs") + heat.count(" ms") >= 6, heat
+        assert "all 3 pairs pass" in plain(screen.query_one("#matrix-verdict"))
+        assert "on 198.18.0.0/24" in plain(screen.query_one("#matrix-head"))
+        await pilot.press("escape")
+        assert isinstance(app.screen, ClusterScreen)
+        app.latency_settings = app.latency_settings.from_dict(app.latency_settings.to_dict() | {"count": 300})
+        await pilot.press("l", "enter")  # a long one, cancelled with Esc
+        await pilot.pause()
+        screen = app.screen
+        deadline = time.monotonic() + 10
+        while len(pings_left(lab)) < 3 and time.monotonic() < deadline:
+            await pilot.pause(0.1)
+        assert len(pings_left(lab)) == 3, pings_left(lab)
+        await pilot.press("escape")
+        deadline = time.monotonic() + 5
+        while screen.report is None and time.monotonic() < deadline:
+            await pilot.pause(0.1)
+        assert screen.report is not None and screen.report.cancelled
+        assert "cancelled" in plain(screen.query_one("#matrix-progress"))
+        deadline = time.monotonic() + 4
+        while pings_left(lab) and time.monotonic() < deadline:
+            await pilot.pause(0.1)
+        assert not pings_left(lab)
+        await pilot.press("escape")
+        assert isinstance(app.screen, ClusterScreen)
+    await asyncio.sleep(0)
+
+
+# --- the dialogs at 80×24 -------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+@pytest.mark.parametrize("key", ["T", "R", "l"])
+async def test_each_settings_dialog_fits_80_by_24_with_its_buttons_in_sight(key, size):
+    app = steady_app()
+    async with app.run_test(size=size) as pilot:
+        await poll(app, pilot, 2)
+        await pilot.press(key)
+        await pilot.pause()
+        dialog = app.screen
+        frame = dialog.query_one("Vertical")
+        screen = dialog.region
+        assert screen.contains_region(frame.region), (frame.region, screen)
+        assert frame.max_scroll_y == 0  # all of it in sight: nothing to scroll to
+        for widget in dialog.query("Input, Select, Checkbox, Button"):
+            r = widget.region
+            assert r.area and frame.region.contains_region(r), (widget.id, r, frame.region)
+        buttons = {str(b.label) for b in dialog.query("Button")}
+        assert buttons == {"Start", "Cancel"}
+
+
+@pytest.mark.slow
+async def test_the_checkbox_draws_its_mark_only_when_checked():
+    app = steady_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await poll(app, pilot, 2)
+        await pilot.press("T")
+        await pilot.pause()
+        box = app.screen.query_one("#one-at-a-time")
+        assert not box.value and "X" not in str(box.render())
+        box.value = True
+        await pilot.pause()
+        assert "X" in str(box.render())
+
+
+@pytest.mark.slow
+async def test_a_cancelled_dialog_leaves_the_first_matrix_testing_both_ways():
+    app = steady_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await poll(app, pilot, 2)
+        await pilot.press("T", "escape", "R")
+        await pilot.pause()
+        assert app.screen.query_one("#direction").value == "both"
+
+
+@pytest.mark.slow
+async def test_a_pair_a_node_could_not_run_is_not_run_in_the_matrix_not_a_failure():
+    from netui.engine.pairtools import pair_failed
+
+    report = load_report(json.loads(SAVED.read_text()))
+    report.nodes.append("node5")
+    for other in ("node1", "node2"):
+        report.results += pair_failed(report.settings, "node5", other, "node5 is down (connection refused)",
+                                      "unavailable")
+    report.results += pair_failed(report.settings, "node1", "node4", "iperf3: error - unable to connect")
+    report.judge()
+    app = steady_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await poll(app, pilot, 1)
+        app.push_screen(MatrixScreen(report=report))
+        await pilot.pause()
+        heat = plain(app.screen.query_one(Heatmap))
+        node5 = next(line for line in heat.splitlines() if line.split()[:1] == ["node5"])
+        assert node5.count("not run") == 2 and "fail" not in node5, node5
+        node1 = next(line for line in heat.splitlines() if line.split()[:1] == ["node1"])
+        assert "fail ✗" in node1  # a test that ran and failed is still a failure
