@@ -10,6 +10,8 @@ import pytest
 
 from tests.lab import fabric, network
 
+pytestmark = pytest.mark.slow  # waits out a hung stand-in ip
+
 
 def test_a_hung_batch_leaves_no_ip_process_behind(tmp_path, monkeypatch):
     bin_dir = tmp_path / "bin"

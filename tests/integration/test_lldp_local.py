@@ -3,6 +3,8 @@ and a host without lldpd gets a state, not an error. ~2 s."""
 
 from __future__ import annotations
 
+import pytest
+
 import shutil
 import stat
 from pathlib import Path
@@ -12,6 +14,8 @@ from netui.collectors.local import LiveReader
 from netui.engine.monitor import Monitor
 from netui.engine.sources import LocalSource
 from netui.model.node import NodeState
+
+pytestmark = pytest.mark.slow  # reads this host through a real shell, with a hang
 
 
 def _lldpd_answers_here() -> bool:

@@ -9,7 +9,11 @@ import stat
 import subprocess
 import sys
 
+import pytest
+
 from tests.testdata import data_path
+
+pytestmark = pytest.mark.slow  # netui started as a command
 
 CONF = str(data_path("topology/slurm-topology.conf"))
 TOML = str(data_path("topology/two-leaves.toml"))
@@ -135,7 +139,6 @@ def test_a_bad_topology_stops_the_other_commands_before_any_connection(tmp_path)
 def test_watching_under_slurm_without_a_tree_goes_on_without_switches(tmp_path, monkeypatch, capsys):
     """`netui --slurm` on a cluster whose Slurm has no topology/tree: a note, never a failure;
     a --topology FILE that cannot be read stops it (exit 2 with the reason)."""
-    import pytest
 
     from netui.cli.topology import attach_topology
     from netui.exits import InputError

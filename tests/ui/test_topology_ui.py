@@ -12,6 +12,8 @@ from netui.ui.node import NodeScreen
 from tests.synth import demo_sources
 from tests.pilot import plain, poll
 
+pytestmark = pytest.mark.slow  # pilot tests: the full run, not the fast loop
+
 
 def placed_app():
     monitor = Monitor(demo_sources(), interval_s=1.0, history_s=120)

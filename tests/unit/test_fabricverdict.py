@@ -251,6 +251,7 @@ def test_a_bad_uplink_among_noisy_pairs(seed):
     assert v.suspects == []
 
 
+@pytest.mark.slow  # property runs: the full run
 @settings(max_examples=150, deadline=None, derandomize=True)
 @given(leaves=st.integers(2, 4), per_leaf=st.integers(2, 4), data=st.data())
 def test_noisy_healthy_fabric_names_no_uplink(leaves, per_leaf, data):
@@ -261,6 +262,7 @@ def test_noisy_healthy_fabric_names_no_uplink(leaves, per_leaf, data):
     assert v.fabric == []
 
 
+@pytest.mark.slow  # property runs: the full run
 @settings(max_examples=150, deadline=None, derandomize=True)
 @given(leaves=st.integers(2, 3), data=st.data())
 def test_slow_senders_with_a_topology_are_named_exactly(leaves, data):
@@ -277,6 +279,7 @@ def test_slow_senders_with_a_topology_are_named_exactly(leaves, data):
     assert all(v.nodes[b].suspect == SENDING for b in bad)
 
 
+@pytest.mark.slow  # property runs: the full run
 @settings(max_examples=100, deadline=None, derandomize=True)
 @given(data=st.data())
 def test_a_bad_uplink_plus_slow_senders_elsewhere(data):

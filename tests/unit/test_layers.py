@@ -107,6 +107,7 @@ def test_every_import_follows_the_layers():
     assert violations() == []
 
 
+@pytest.mark.slow
 def test_only_the_command_line_parses_options_and_exits():
     assert outside_the_command_line() == []
 
