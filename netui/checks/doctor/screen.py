@@ -21,8 +21,8 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from netui.engine.doctor import PERSIST_NOTE, DoctorReport, examine, fold, latency_rtt_ms, summary
-from netui.model.doctor import CHECKS, Finding, grouped
+from netui.checks.doctor.runner import PERSIST_NOTE, DoctorReport, examine, fold, latency_rtt_ms, summary
+from netui.checks.doctor.rules import CHECKS, Finding, grouped
 from netui.model.health import Level
 
 # theme variable per severity

@@ -16,11 +16,11 @@ from textual.containers import Grid, Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
-from netui.engine.pairtools import DIRECTION_LABELS, DIRECTIONS, FIRST_PORT, IB_WRITE_BW, IPERF3, PairSettings
-from netui.engine.pingtools import AUTO, PingSettings
-from netui.model.pairs import all_pairs_rounds, one_at_a_time
+from netui.checks.pairs.tools import DIRECTION_LABELS, DIRECTIONS, FIRST_PORT, IB_WRITE_BW, IPERF3, PairSettings
+from netui.checks.latency.tools import AUTO, LatencySettings
+from netui.checks.pairs.model import all_pairs_rounds, one_at_a_time
 
-SettingsT = TypeVar("SettingsT", PairSettings, PingSettings)
+SettingsT = TypeVar("SettingsT", PairSettings, LatencySettings)
 
 
 class TickBox(Checkbox):
@@ -237,12 +237,12 @@ class PairTestDialog(_SettingsDialog[PairSettings]):
 
 
 
-class LatencyDialog(_SettingsDialog[PingSettings]):
+class LatencyDialog(_SettingsDialog[LatencySettings]):
     """The latency test's settings (``l``): probes, interval, network, tool, pass rule."""
 
     DEFAULT_CSS = DIALOG_CSS.replace("PairTestDialog", "LatencyDialog")
 
-    def __init__(self, settings: PingSettings, nodes: list[str], *, suggested_interface: str | None = None) -> None:
+    def __init__(self, settings: LatencySettings, nodes: list[str], *, suggested_interface: str | None = None) -> None:
         super().__init__()
         self.settings = settings
         self.nodes = nodes
@@ -295,7 +295,7 @@ class LatencyDialog(_SettingsDialog[PingSettings]):
             f"{pairs} directions, every node pinging every other at once: about {seconds:.0f} s. "
             "Enter starts, Esc cancels.")
 
-    def read(self) -> PingSettings:
+    def read(self) -> LatencySettings:
         """The settings as typed; ValueError with the reason when they are not valid."""
         def value(widget_id: str) -> str:
             return self.query_one(f"#{widget_id}", Input).value
@@ -309,4 +309,4 @@ class LatencyDialog(_SettingsDialog[PingSettings]):
             rtt_factor=_float(value("rtt-factor"), "RTT outlier factor") or 0.0,
             threshold_ms=_float(value("threshold-ms"), "fail above ms"),
         )
-        return PingSettings.from_dict(self.settings.to_dict() | fields).check()
+        return LatencySettings.from_dict(self.settings.to_dict() | fields).check()

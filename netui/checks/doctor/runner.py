@@ -20,9 +20,9 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from netui.collectors.doctor_probe import doctor_script, parse_doctor_probe
+from netui.checks.doctor.probe import doctor_script, parse_doctor_probe
 from netui.collectors.shell import CommandFailed, run_guarded
-from netui.model.doctor import (
+from netui.checks.doctor.rules import (
     CHECKS,
     Finding,
     NodeFacts,
@@ -32,7 +32,7 @@ from netui.model.doctor import (
     nodes_text,
     rtt_by_node,
 )
-from netui.model.doctor_sysctl import Recommendations
+from netui.checks.doctor.rules_sysctl import Recommendations
 from netui.model.health import Level
 from netui.model.node import Node, NodeState, data_plane
 
@@ -43,7 +43,7 @@ SCHEMA_VERSION = 1
 
 @dataclass
 class DoctorReport:
-    """What the doctor found. ``findings`` worst first (``model.doctor.diagnose``)."""
+    """What the doctor found. ``findings`` worst first (``checks.doctor.rules.diagnose``)."""
 
     nodes: list[str]
     findings: list[Finding] = field(default_factory=list)
@@ -67,7 +67,7 @@ class DoctorReport:
 
     def line_counts(self) -> dict[str, int]:
         """How many lines at each level as the report shows them: alike findings on several
-        nodes are one line (``model.doctor.grouped``)."""
+        nodes are one line (``checks.doctor.rules.grouped``)."""
         return _tally(f for f, _ in grouped(self.findings))
 
 
@@ -131,7 +131,7 @@ async def examine(monitor, nodes: Sequence[str] | None = None, *, shells: dict |
 
     ``shells``: node → (shell, script), default from the monitor's sources; a script is
     text, or a function of the node's data-plane interface names that returns it.
-    ``rtt_ms``: node → the RTT the last latency test measured (``model.doctor.rtt_by_node``),
+    ``rtt_ms``: node → the RTT the last latency test measured (``checks.doctor.rules.rtt_by_node``),
     for the buffer advice. Never raises for a node's failure: it becomes a finding. Takes at
     most ``timeout_s`` + a few seconds.
     """
@@ -178,10 +178,10 @@ async def examine(monitor, nodes: Sequence[str] | None = None, *, shells: dict |
 
 def latency_rtt_ms(document: dict | None) -> dict[str, float]:
     """Node → the RTT (ms) its flows must cover, from a latency test's document (the app's
-    last one; ``engine.pingdoc``); {} without one, or when it cannot be read."""
+    last one; ``checks.latency.report``); {} without one, or when it cannot be read."""
     if not document:
         return {}
-    from netui.engine.pingdoc import load_report
+    from netui.checks.latency.report import load_report
 
     try:
         return rtt_by_node(load_report(document).results)
