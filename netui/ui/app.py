@@ -277,7 +277,7 @@ class NetuiApp(App):
             return
         from netui.model.testnet import suggest_interface
         from netui.checks.latency.screen import LatencyScreen
-        from netui.checks.pairs.dialog import LatencyDialog
+        from netui.checks.latency.dialog import LatencyDialog
 
         samples = {n: self.monitor.fleet[n].sample for n in nodes}
 

@@ -240,7 +240,7 @@ LATENCY_SAVED = Path(__file__).parents[1] / "data" / "latency-lab-loss-node3.jso
 @pytest.mark.slow
 async def test_l_asks_for_latency_settings_over_the_marked_or_all_and_remembers_them():
     from netui.checks.latency.screen import LatencyScreen
-    from netui.checks.pairs.dialog import LatencyDialog
+    from netui.checks.latency.dialog import LatencyDialog
 
     app = steady_app()
     async with app.run_test(size=(140, 40)) as pilot:
