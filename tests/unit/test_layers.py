@@ -190,3 +190,30 @@ def test_a_feature_folder_keeps_the_layers(tmp_path):
                    "def f():\n    from netui.checks.latency import screen\n    import netui.checks.doctor.runner\n")
     assert netui_imports(bad) == {"ui", "engine"}
     assert not netui_imports(bad) & ALLOWED[layer_of(PACKAGE / "checks" / "pairs" / "model.py")]
+
+
+# the features build on each other in one order: the latency test on the pair test (its
+# rounds, report helpers and matrix screen), the doctor on the latency test (its RTTs); a
+# feature imports only those before it
+FEATURES = ("pairs", "latency", "doctor")
+
+
+def feature_imports(path: Path) -> set[str]:
+    """The feature folders whose modules ``path`` imports."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        names = [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else \
+            [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        found |= {n.split(".")[2] for n in names if n.startswith("netui.checks.") and len(n.split(".")) > 2}
+    return found
+
+
+def test_the_features_build_on_each_other_in_one_order():
+    out = []
+    for path in sorted((PACKAGE / "checks").rglob("*.py")):
+        if path.parent.name in FEATURES:
+            allowed = set(FEATURES[:FEATURES.index(path.parent.name) + 1])
+            out += [f"{path.relative_to(PACKAGE.parent)} imports netui.checks.{f}"
+                    for f in sorted(feature_imports(path) - allowed)]
+    assert out == []
+    assert {p.name for p in (PACKAGE / "checks").iterdir() if p.is_dir() and p.name != "__pycache__"} == set(FEATURES)

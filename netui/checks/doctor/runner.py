@@ -35,6 +35,7 @@ from netui.checks.doctor.rules import (
 from netui.checks.doctor.rules_sysctl import Recommendations
 from netui.model.health import Level
 from netui.model.node import Node, NodeState, data_plane
+from netui.model.units import fold
 
 PROBE_TIMEOUT_S = 10.0
 CONCURRENT_PROBES = 64  # channels opened at once over the fleet's connections
@@ -267,18 +268,6 @@ def summary(report: DoctorReport) -> str:
     worst = failing_nodes([f for f in report.findings if f.severity == Level.CRITICAL], report.nodes)
     named = f" (critical: {fold(worst)})" if worst and len(worst) < len(bad) else ""
     return head + f" · failing: {fold(bad)}{named}"
-
-
-def fold(nodes: list[str]) -> str:
-    """Node names as a range where they make one: "node[1-2,4]" (ClusterShell)."""
-    if len(nodes) < 2:
-        return ",".join(nodes)
-    try:
-        from ClusterShell.NodeSet import NodeSet
-
-        return str(NodeSet.fromlist(nodes))
-    except Exception:  # noqa: BLE001 - a name ClusterShell cannot fold is shown as it is
-        return ",".join(nodes)
 
 
 def text_report(report: DoctorReport) -> str:

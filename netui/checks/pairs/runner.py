@@ -91,7 +91,7 @@ def refusal(tool: str, nodes: Sequence[str], problems: dict[str, str]) -> str:
     """Why a test cannot start, in one line: the nodes that cannot run ``tool``, grouped by
     reason ("no RDMA device on node[1-4]"); a node's name inside its reason is folded into
     the group."""
-    from netui.checks.doctor.runner import fold
+    from netui.model.units import fold
 
     groups: dict[str, list[str]] = {}
     for node in nodes:
