@@ -92,7 +92,7 @@ async def _doctor(monitor, connect_timeout_s: float, probe_timeout_s: float, rtt
 def main(argv: list[str]) -> int:
     from netui.cli.settings import SourceSettings
     from netui.cli.sources import build_sources
-    from netui.checks.doctor.runner import doctor_document, text_report
+    from netui.checks.doctor.report import doctor_document, text_report
     from netui.engine.monitor import Monitor
 
     parser = build_parser()

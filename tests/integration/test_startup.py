@@ -30,7 +30,8 @@ LAZY = (
     "netui.checks.latency.screen", "netui.checks.doctor.screen", "netui.checks.pairs.dialog",
     "netui.checks.latency.dialog", "netui.ui.help",
     "netui.checks.pairs.runner", "netui.checks.pairs.tools", "netui.checks.latency.runner",
-    "netui.checks.latency.tools", "netui.checks.doctor.runner", "netui.collectors.shell", "netui.engine.recording",
+    "netui.checks.latency.tools", "netui.checks.doctor.runner", "netui.checks.doctor.report",
+    "netui.collectors.shell", "netui.engine.recording",
     "netui.engine.recorder", "netui.engine.replay", "netui.engine.export", "netui.engine.document",
     "netui.model.testnet", "netui.checks.pairs.model", "netui.checks.latency.model", "netui.checks.doctor.rules",
 )

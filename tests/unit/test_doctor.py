@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from netui.checks.doctor.probe import cpu_list, doctor_script, parse_doctor_probe
-from netui.checks.doctor.runner import DoctorReport, doctor_document, summary, text_report
+from netui.checks.doctor.report import doctor_document, summary, text_report
+from netui.checks.doctor.runner import DoctorReport
 from netui.checks.doctor.rules import (
     DoctorProbe,
     NicQueues,

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from netui.checks.doctor.probe import parse_doctor_probe
 from netui.checks.doctor.parse_nic import parse_ethtool_features, parse_ethtool_ring, parse_tc_qdiscs
 from netui.collectors.procfs import ParseError
-from netui.checks.doctor.runner import DoctorReport, doctor_document, latency_rtt_ms, summary, text_report
+from netui.checks.doctor.report import doctor_document, summary, text_report
+from netui.checks.doctor.runner import DoctorReport, latency_rtt_ms
 from netui.checks.doctor.rules import DoctorProbe, NodeFacts, buffer_path, diagnose, failing_nodes, rtt_by_node
 from netui.checks.doctor.rules_nic import NOT_SUPPORTED, NicSettings, Qdisc, RingSizes
 from netui.model.health import Level

@@ -21,7 +21,8 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from netui.checks.doctor.runner import PERSIST_NOTE, DoctorReport, examine, latency_rtt_ms, summary
+from netui.checks.doctor.report import PERSIST_NOTE, summary
+from netui.checks.doctor.runner import DoctorReport, examine, latency_rtt_ms
 from netui.checks.doctor.rules import CHECKS, Finding, grouped
 from netui.model.health import Level
 from netui.model.units import fold
