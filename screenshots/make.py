@@ -63,8 +63,8 @@ async def shoot(size: tuple[int, int], name: str, keys: tuple[str, ...] = ()) ->
 async def shoot_matrix(size: tuple[int, int], name: str) -> None:
     import json
 
-    from netui.engine.pairdoc import load_report
-    from netui.ui.matrix import MatrixScreen
+    from netui.checks.pairs.report import load_report
+    from netui.checks.pairs.screen import MatrixScreen
 
     app = replay_app()
     async with app.run_test(size=size) as pilot:
@@ -83,8 +83,8 @@ async def shoot_latency(size: tuple[int, int], name: str) -> None:
     """A saved lab ping matrix: 40 % of ICMP echoes dropped in node3 (nftables)."""
     import json
 
-    from netui.engine.pingdoc import load_report
-    from netui.ui.latency import LatencyScreen
+    from netui.checks.latency.report import load_report
+    from netui.checks.latency.screen import LatencyScreen
 
     app = replay_app()
     async with app.run_test(size=size) as pilot:

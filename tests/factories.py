@@ -10,7 +10,7 @@ from pathlib import Path
 
 from netui.engine.monitor import Monitor
 from netui.engine.recording import RecordingWriter, header_record, sample_record
-from netui.model.doctor import DoctorProbe, NicQueues, NodeFacts
+from netui.checks.doctor.rules import DoctorProbe, NicQueues, NodeFacts
 from netui.model.health import Level
 from netui.model.topology import Attachment, Switch, Topology
 from netui.model.samples import (
@@ -172,9 +172,9 @@ FABRIC_WATCHED = ["n9", "n1", "n5", "n2", "n10", "n6", "n3", "n11", "n7", "n4", 
 
 def fabric_report(topology=FABRIC_TOPO, bad_uplink="leaf1"):
     """A judged all-pairs iperf3 report of FABRIC_WATCHED: pairs crossing ``bad_uplink`` at 0.191 Gbit/s."""
-    from netui.engine.pairtest import PairTestReport
-    from netui.engine.pairtools import PairSettings
-    from netui.model.pairs import PairResult, all_pairs_rounds
+    from netui.checks.pairs.runner import PairTestReport
+    from netui.checks.pairs.tools import PairSettings
+    from netui.checks.pairs.model import PairResult, all_pairs_rounds
 
     def gbps(a, b):
         la, lb = FABRIC_TOPO.leaf_of(a), FABRIC_TOPO.leaf_of(b)

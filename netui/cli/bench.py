@@ -25,8 +25,8 @@ import sys
 from netui.cli.options import (common, exit_epilog, percent, positive_float, positive_int, set_interval_default,
                                topology_option, whole)
 from netui.engine import eventloop
-from netui.engine.pairtools import BOTH_WAYS, DIRECTIONS, ONE_WAY, TOOLS, PairSettings
-from netui.engine.pingtools import PING_TOOLS, PingSettings
+from netui.checks.pairs.tools import BOTH_WAYS, DIRECTIONS, ONE_WAY, TOOLS, PairSettings
+from netui.checks.latency.tools import PING_TOOLS, LatencySettings
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2  # bad arguments, or a test that cannot run at all
@@ -44,8 +44,8 @@ def _settings(args) -> PairSettings:
     )
 
 
-def _ping_settings(args) -> PingSettings:
-    return PingSettings(count=args.count, interval_s=args.ping_interval, test_net=args.test_net or "",
+def _ping_settings(args) -> LatencySettings:
+    return LatencySettings(count=args.count, interval_s=args.ping_interval, test_net=args.test_net or "",
                         tool=args.ping_tool, max_loss_percent=args.max_loss, rtt_factor=args.rtt_factor,
                         threshold_ms=args.threshold_ms)
 
@@ -109,11 +109,11 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-async def _bench(monitor, nodes: list[str], settings: PairSettings | PingSettings, *, matrix: bool,
+async def _bench(monitor, nodes: list[str], settings: PairSettings | LatencySettings, *, matrix: bool,
                  connect_timeout_s: float, quiet: bool):
     from netui.cli.headless import say_abandoned, settled_states
-    from netui.engine.pairtest import PairTest
-    from netui.engine.pingtest import PingTest
+    from netui.checks.pairs.runner import PairTest
+    from netui.checks.latency.runner import LatencyTest
 
     gave_up = settled_states()
     runner = asyncio.ensure_future(monitor.run())
@@ -132,7 +132,7 @@ async def _bench(monitor, nodes: list[str], settings: PairSettings | PingSetting
                 last[0] = line
                 print(f"netui bench: {p.words}", file=sys.stderr)
 
-        kind = PingTest if isinstance(settings, PingSettings) else PairTest
+        kind = LatencyTest if isinstance(settings, LatencySettings) else PairTest
         test = kind(monitor, nodes, settings, matrix=matrix, on_progress=progress)
         return await test.run()
     finally:
@@ -146,10 +146,11 @@ def main(argv: list[str]) -> int:
     from netui.cli.settings import SourceSettings
     from netui.cli.sources import build_sources
     from netui.engine.monitor import Monitor
-    from netui.engine import pairdoc, pingdoc
+    from netui.checks.pairs import report as pair_report
+    from netui.checks.latency import report as latency_report
 
     args = build_parser().parse_intermixed_args(argv)
-    doc = pingdoc if args.tool == PING else pairdoc
+    doc = latency_report if args.tool == PING else pair_report
     try:
         settings = (_ping_settings(args) if args.tool == PING else _settings(args)).check()
     except ValueError as exc:

@@ -50,8 +50,8 @@ def _latency_rtts(parser: argparse.ArgumentParser, path: str | None) -> dict[str
     """Node → RTT (ms) from a latency test's export; a clear usage error when it is not one."""
     if path is None:
         return {}
-    from netui.engine.pingdoc import load_report
-    from netui.model.doctor import rtt_by_node
+    from netui.checks.latency.report import load_report
+    from netui.checks.doctor.rules import rtt_by_node
 
     from netui.readlimits import FileRefused, read_capped
 
@@ -69,7 +69,7 @@ def _latency_rtts(parser: argparse.ArgumentParser, path: str | None) -> dict[str
 
 async def _doctor(monitor, connect_timeout_s: float, probe_timeout_s: float, rtt_ms: dict[str, float]):
     from netui.cli.headless import say_abandoned, settled_states
-    from netui.engine.doctor import examine
+    from netui.checks.doctor.runner import examine
 
     gave_up = settled_states()
     runner = asyncio.ensure_future(monitor.run())
@@ -92,7 +92,7 @@ async def _doctor(monitor, connect_timeout_s: float, probe_timeout_s: float, rtt
 def main(argv: list[str]) -> int:
     from netui.cli.settings import SourceSettings
     from netui.cli.sources import build_sources
-    from netui.engine.doctor import doctor_document, text_report
+    from netui.checks.doctor.report import doctor_document, text_report
     from netui.engine.monitor import Monitor
 
     parser = build_parser()

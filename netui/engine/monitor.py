@@ -79,11 +79,11 @@ def report_state(node, state: NodeState, reason: str | None) -> None:
 
 
 def take_pair_test(fleet: Fleet, document) -> bool:
-    """A finished pair test, as its JSON document (engine/pairdoc.py): the suspects of its
+    """A finished pair test, as its JSON document (checks/pairs/report.py): the suspects of its
     verdict (judged again, as the test's screen shows it) become the fleet's stragglers, and
     the nodes it tested lose an earlier test's suspicion. A cancelled or refused test, or a
     document that cannot be read, changes nothing (False). Live and replay call this alike."""
-    from netui.engine.pairdoc import load_report
+    from netui.checks.pairs.report import load_report
 
     try:
         report = load_report(document)

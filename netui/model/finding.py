@@ -1,7 +1,7 @@
 """One finding of the doctor: what a check found on a node (or on the whole fleet).
 
-Its own module so that the rules split over several modules (``model.doctor``,
-``model.doctor_nic``) share it without importing each other; ``model.doctor`` re-exports it.
+Its own module so that the rules split over several modules (``checks.doctor.rules``,
+``checks.doctor.rules_nic``) share it without importing each other; ``checks.doctor.rules`` re-exports it.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from netui.model.peers import slower_links
 from netui.model.straggler import Straggler, StragglerRules, find_stragglers, pair_stragglers
 
 if TYPE_CHECKING:  # the pair tests load when one runs, not with the first frame
-    from netui.model.pairverdict import Verdict
+    from netui.checks.pairs.verdict import Verdict
     from netui.model.topology import Attachment, Topology
 
 

@@ -38,7 +38,7 @@ from netui.model.health import DEFAULT_THRESHOLDS, Level
 from netui.model.node import Node, NodeState
 
 if TYPE_CHECKING:
-    from netui.model.pairverdict import Verdict
+    from netui.checks.pairs.verdict import Verdict
 
 # how bad an excess is in itself, to order stragglers (a slow link is at least a warning)
 _METRIC_THRESHOLD = {"retrans": "retrans_ratio", "drops": "drops_per_s", "softirq": "softirq_percent",
@@ -265,7 +265,7 @@ def pair_stragglers(verdict: Verdict) -> list[Straggler]:
     """The suspects of a pair test's verdict as stragglers (metric "pairs"), most failing
     tests first: value the node's median Gbit/s as bytes/s the way it is suspect in, median
     the best pairs' rate (or the pairs' median) in bytes/s."""
-    from netui.model.pairverdict import BOTH_WAYS, RECEIVING, SENDING  # with a pair test, not the first frame
+    from netui.checks.pairs.verdict import BOTH_WAYS, RECEIVING, SENDING  # with a pair test, not the first frame
 
     out = []
     if verdict.expected_gbps is not None:

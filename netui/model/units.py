@@ -1,4 +1,4 @@
-"""How numbers are shown: auto-scaled, fixed width, "—" for unknown."""
+"""How numbers are shown: auto-scaled, fixed width, "—" for unknown; and node names, folded."""
 
 from __future__ import annotations
 
@@ -71,3 +71,15 @@ def speed(mbps: int | None) -> str:
     if mbps is None:
         return UNKNOWN
     return f"{mbps // 1000}G" if mbps >= 1000 and mbps % 1000 == 0 else f"{mbps}M"
+
+
+def fold(nodes: list[str]) -> str:
+    """Node names as a range where they make one: "node[1-2,4]" (ClusterShell)."""
+    if len(nodes) < 2:
+        return ",".join(nodes)
+    try:
+        from ClusterShell.NodeSet import NodeSet
+
+        return str(NodeSet.fromlist(nodes))
+    except Exception:  # noqa: BLE001 - a name ClusterShell cannot fold is shown as it is
+        return ",".join(nodes)

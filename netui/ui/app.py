@@ -27,8 +27,8 @@ from netui.ui.columns import GridOptions
 
 if TYPE_CHECKING:
     from netui.engine.monitor import Monitor
-    from netui.engine.pairtools import PairSettings
-    from netui.engine.pingtools import PingSettings
+    from netui.checks.pairs.tools import PairSettings
+    from netui.checks.latency.tools import LatencySettings
 
 
 def _showing(screen: Screen, module: str, name: str) -> bool:
@@ -95,7 +95,7 @@ class NetuiApp(App):
         self.show_all = False
         self.grid_options = GridOptions()
         self._pair_settings: PairSettings | None = None  # the last pair test's, offered again next time
-        self._latency_settings: PingSettings | None = None  # the same for the latency test
+        self._latency_settings: LatencySettings | None = None  # the same for the latency test
         self.last_tests: dict[str, dict] = {}  # kind → the document of the last test that finished here
         self.record_dir = Path.cwd()  # where w starts a recording
         self._tests_seen = 0  # recorded tests a replay has reached, to say when a new one comes
@@ -104,7 +104,7 @@ class NetuiApp(App):
     @property
     def pair_settings(self) -> PairSettings:
         if self._pair_settings is None:  # nothing chosen yet (a cancelled dialog chooses nothing)
-            from netui.engine.pairtools import PairSettings
+            from netui.checks.pairs.tools import PairSettings
 
             return PairSettings()
         return self._pair_settings
@@ -114,15 +114,15 @@ class NetuiApp(App):
         self._pair_settings = value
 
     @property
-    def latency_settings(self) -> PingSettings:
+    def latency_settings(self) -> LatencySettings:
         if self._latency_settings is None:
-            from netui.engine.pingtools import PingSettings
+            from netui.checks.latency.tools import LatencySettings
 
-            self._latency_settings = PingSettings()
+            self._latency_settings = LatencySettings()
         return self._latency_settings
 
     @latency_settings.setter
-    def latency_settings(self, value: PingSettings) -> None:
+    def latency_settings(self, value: LatencySettings) -> None:
         self._latency_settings = value
 
     @property
@@ -202,7 +202,7 @@ class NetuiApp(App):
         self.push_screen(NodeScreen(name))
 
     def open_doctor(self, nodes: list[str]) -> None:
-        from netui.ui.doctor import DoctorScreen
+        from netui.checks.doctor.screen import DoctorScreen
 
         self.push_screen(DoctorScreen(nodes))
 
@@ -217,13 +217,13 @@ class NetuiApp(App):
             return
         try:
             if kind == "latency-test":
-                from netui.engine.pingdoc import load_report
-                from netui.ui.latency import LatencyScreen
+                from netui.checks.latency.report import load_report
+                from netui.checks.latency.screen import LatencyScreen
 
                 self.push_screen(LatencyScreen(report=load_report(doc)))
             else:
-                from netui.engine.pairdoc import load_report
-                from netui.ui.matrix import MatrixScreen
+                from netui.checks.pairs.report import load_report
+                from netui.checks.pairs.screen import MatrixScreen
 
                 self.push_screen(MatrixScreen(report=load_report(doc)))
         except (ValueError, KeyError, TypeError) as exc:
@@ -251,10 +251,10 @@ class NetuiApp(App):
         if self.replay:
             self.show_recorded_test("pair-test")
             return
-        from netui.engine.pairtools import PairSettings
+        from netui.checks.pairs.tools import PairSettings
         from netui.model.testnet import suggest_interface
-        from netui.ui.matrix import MatrixScreen
-        from netui.ui.pairdialog import PairTestDialog
+        from netui.checks.pairs.screen import MatrixScreen
+        from netui.checks.pairs.dialog import PairTestDialog
 
         first = {"direction": "both"} if matrix and self._pair_settings is None else {}
         # a matrix tests each node sending and receiving unless the user chose otherwise before
@@ -276,12 +276,12 @@ class NetuiApp(App):
             self.show_recorded_test("latency-test")
             return
         from netui.model.testnet import suggest_interface
-        from netui.ui.latency import LatencyScreen
-        from netui.ui.pairdialog import LatencyDialog
+        from netui.checks.latency.screen import LatencyScreen
+        from netui.checks.latency.dialog import LatencyDialog
 
         samples = {n: self.monitor.fleet[n].sample for n in nodes}
 
-        def start(chosen: PingSettings | None) -> None:
+        def start(chosen: LatencySettings | None) -> None:
             if chosen is not None:
                 self.latency_settings = chosen
                 self.push_screen(LatencyScreen(nodes=nodes, settings=chosen, matrix=True))
@@ -428,13 +428,13 @@ class NetuiApp(App):
                                                   "or all (l)", screen.action_latency)
             yield SystemCommand("Doctor", "Check MTU, link speeds, RDMA ports, sysctls… of the marked nodes, "
                                           "or of all (D)", screen.action_doctor)
-        if _showing(screen, "netui.ui.doctor", "DoctorScreen"):
+        if _showing(screen, "netui.checks.doctor.screen", "DoctorScreen"):
             yield SystemCommand("Doctor again", "Run the checks again, after a fix (r)", screen.action_rerun)
-        if _showing(screen, "netui.ui.latency", "LatencyScreen"):
+        if _showing(screen, "netui.checks.latency.screen", "LatencyScreen"):
             yield SystemCommand("Export latency test", "Write the results as CSV and JSON (e)", screen.action_export)
             yield SystemCommand("Cancel latency test / back", "Stop every ping, or leave the matrix (Esc)",
                                 screen.action_back)
-        elif _showing(screen, "netui.ui.matrix", "MatrixScreen"):
+        elif _showing(screen, "netui.checks.pairs.screen", "MatrixScreen"):
             yield SystemCommand("Export pair test", "Write the results as CSV and JSON (e)", screen.action_export)
             yield SystemCommand("Cancel pair test / back", "Stop every test, or leave the matrix (Esc)",
                                 screen.action_back)

@@ -10,10 +10,10 @@ import sys
 import pytest
 
 from netui.collectors.local import LiveReader
-from netui.engine.pingdoc import report_document
-from netui.engine.pingtest import LatencyReport
-from netui.engine.pingtools import PingSettings
-from netui.model.latency import LatencyResult
+from netui.checks.latency.report import report_document
+from netui.checks.latency.runner import LatencyReport
+from netui.checks.latency.tools import LatencySettings
+from netui.checks.latency.model import LatencyResult
 from tests.testdata import data_path
 
 
@@ -39,7 +39,7 @@ def test_the_buffer_advice_takes_the_exported_rtt(tmp_path):
     me = LiveReader().name
     results = [LatencyResult(me, "peer", "fping", True, 20, 20, 0.0, 7.5, 7.5)]
     export = tmp_path / "netui-ping.json"
-    export.write_text(json.dumps(report_document(LatencyReport(PingSettings(), [me, "peer"], True, results=results))))
+    export.write_text(json.dumps(report_document(LatencyReport(LatencySettings(), [me, "peer"], True, results=results))))
     result = netui("doctor", "--json", "--latency", str(export))
     assert result.returncode in (0, 1), result.stderr
     doc = json.loads(result.stdout)

@@ -189,11 +189,11 @@ def test_non_finite_or_out_of_range_numbers_are_usage_errors(args, tmp_path):
 
 
 def test_the_pair_dialog_refuses_non_finite_numbers():
-    from netui.ui.pairdialog import _float
+    from netui.checks.pairs.dialog import finite_number
 
     with pytest.raises(ValueError, match="not a finite number"):
-        _float("inf", "interval")
-    assert _float("0.5", "interval") == 0.5
+        finite_number("inf", "interval")
+    assert finite_number("0.5", "interval") == 0.5
 
 
 # --- how many nodes ----------------------------------------------------------------------------

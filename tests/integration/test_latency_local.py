@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from netui.engine.pingtest import PingTest, plan_pairs
-from netui.engine.pingtools import PingSettings
+from netui.checks.latency.runner import LatencyTest, plan_pairs
+from netui.checks.latency.tools import LatencySettings
 from tests.localnodes import descendants, local_monitor, ready
 
 pytestmark = pytest.mark.skipif(shutil.which("ping") is None, reason="ping is not installed (Debian iputils-ping)")
@@ -38,7 +38,7 @@ async def test_three_local_nodes_all_pairs_on_loopback(tool):
     monitor = local_monitor()
     await ready(monitor)
     seen, progress = [], []
-    test = PingTest(monitor, ["a", "b", "c"], PingSettings(count=4, test_net=LOOPBACK, tool=tool),
+    test = LatencyTest(monitor, ["a", "b", "c"], LatencySettings(count=4, test_net=LOOPBACK, tool=tool),
                     on_result=seen.append, on_progress=progress.append)
     t0 = time.monotonic()
     report = await test.run()
@@ -57,7 +57,7 @@ async def test_three_local_nodes_all_pairs_on_loopback(tool):
 async def test_a_node_without_ping_or_fping_leaves_its_own_pairs_untested():
     monitor = local_monitor()
     await ready(monitor)
-    test = PingTest(monitor, ["a", "b", "c"], PingSettings(count=2, test_net=LOOPBACK))
+    test = LatencyTest(monitor, ["a", "b", "c"], LatencySettings(count=2, test_net=LOOPBACK))
     real = test._probe_script()
     calls = []
 
@@ -86,11 +86,11 @@ async def test_a_node_without_ping_or_fping_leaves_its_own_pairs_untested():
 
 async def test_no_node_able_to_ping_refuses_the_test_in_one_line():
     from netui.cli.bench import exit_status
-    from netui.engine.pingdoc import report_document, summary
+    from netui.checks.latency.report import report_document, summary
 
     monitor = local_monitor()
     await ready(monitor)
-    test = PingTest(monitor, ["a", "b", "c"], PingSettings(count=2, test_net=LOOPBACK))
+    test = LatencyTest(monitor, ["a", "b", "c"], LatencySettings(count=2, test_net=LOOPBACK))
     real = test._probe_script()
     test._probe_script = lambda: real.replace("command -v fping", "command -v no-fping-here").replace(
         "command -v ping", "command -v no-ping-here")
@@ -109,7 +109,7 @@ async def test_no_node_able_to_ping_refuses_the_test_in_one_line():
 async def test_cancel_leaves_no_ping_running():
     monitor = local_monitor(("a", "b"))
     await ready(monitor)
-    test = PingTest(monitor, ["a", "b"], PingSettings(count=200, test_net=LOOPBACK))
+    test = LatencyTest(monitor, ["a", "b"], LatencySettings(count=200, test_net=LOOPBACK))
     task = asyncio.ensure_future(test.run())
     deadline = time.monotonic() + 5
     while len(pings_of_ours()) < 2 and time.monotonic() < deadline:
@@ -133,7 +133,7 @@ async def test_a_sender_that_cannot_start_as_the_cancel_comes_is_no_result():
 
     monitor = local_monitor(("a", "b"))
     await ready(monitor)
-    test = PingTest(monitor, ["a", "b"], PingSettings(count=200, test_net=LOOPBACK))
+    test = LatencyTest(monitor, ["a", "b"], LatencySettings(count=200, test_net=LOOPBACK))
 
     async def start_as_the_cancel_comes(node, script):
         test.cancel()

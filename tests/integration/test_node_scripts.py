@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from netui.collectors.doctor_probe import doctor_script, parse_doctor_probe
+from netui.checks.doctor.probe import doctor_script, parse_doctor_probe
 from netui.collectors.frames import decode_frame, frame_length
 from netui.collectors.infiniband import parse_infiniband, read_infiniband, texts_from_grep
-from netui.collectors.ping import parse_ping, split_by_target
+from netui.checks.latency.parse_ping import parse_ping, split_by_target
 from netui.collectors.probe import parse_probe, probe_command, rdma_script, tool_paths, tools_probe_command
 from netui.collectors.ssh import sampler_command
-from netui.engine.pingtools import PING_PARALLEL, PingSettings, ping_command
-from netui.model.doctor import RdmaPortState
-from netui.model.doctor_nic import NOT_SUPPORTED
+from netui.checks.latency.tools import PING_PARALLEL, LatencySettings, ping_command
+from netui.checks.doctor.rules import RdmaPortState
+from netui.checks.doctor.rules_nic import NOT_SUPPORTED
 from netui.model.testnet import Probe, choose_rdma
 from tests.testdata import DATA, PROCFS, data_path
 
@@ -171,7 +171,7 @@ def test_the_probe_reports_both_tools_and_the_addresses():
 
 
 def test_ping_command_tags_lines_and_runs_a_bounded_number_at_once():
-    command = ping_command(PingSettings(count=2, interval_s=0.2), "127.0.0.1", ["127.0.0.1", "127.0.0.2"])
+    command = ping_command(LatencySettings(count=2, interval_s=0.2), "127.0.0.1", ["127.0.0.1", "127.0.0.2"])
     argv = shlex.split(command)
     assert argv[:2] == ["sh", "-c"] and argv[3:] == ["sh", "127.0.0.1", "127.0.0.2"]
     assert f'-ge {PING_PARALLEL} ]' in argv[2] and "-I 127.0.0.1" in argv[2]

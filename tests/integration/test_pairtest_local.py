@@ -12,9 +12,9 @@ import time
 import pytest
 
 from netui.cli.bench import exit_status
-from netui.engine.pairdoc import summary
-from netui.engine.pairtest import PairTest
-from netui.engine.pairtools import BIDIR, PairSettings
+from netui.checks.pairs.report import summary
+from netui.checks.pairs.runner import PairTest
+from netui.checks.pairs.tools import BIDIR, PairSettings
 from netui.collectors.shell import LocalShell
 from tests.localnodes import descendants, local_monitor, ready
 

@@ -263,7 +263,7 @@ async def test_doctor_and_tcp_panel_say_what_node_exporter_does_not_provide(serv
 
     from rich.console import Console
 
-    from netui.engine.doctor import examine
+    from netui.checks.doctor.runner import examine
     from netui.ui.app import make_app
 
     ports, _hits = servers

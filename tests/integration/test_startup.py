@@ -26,12 +26,14 @@ LAZY = (
     "netui.collectors.ssh", "netui.collectors.sampler", "netui.collectors.frames",
     "netui.collectors.node_exporter", "netui.collectors.prometheus", "netui.cli.bench",
     "netui.cli.doctor", "netui.cli.export",
-    "netui.inventory", "netui.ui.node", "netui.ui.panels", "netui.ui.ports", "netui.ui.matrix",
-    "netui.ui.latency", "netui.ui.doctor", "netui.ui.pairdialog", "netui.ui.help",
-    "netui.engine.pairtest", "netui.engine.pairtools", "netui.engine.pingtest",
-    "netui.engine.pingtools", "netui.engine.doctor", "netui.collectors.shell", "netui.engine.recording",
+    "netui.inventory", "netui.ui.node", "netui.ui.panels", "netui.ui.ports", "netui.checks.pairs.screen",
+    "netui.checks.latency.screen", "netui.checks.doctor.screen", "netui.checks.pairs.dialog",
+    "netui.checks.latency.dialog", "netui.ui.help",
+    "netui.checks.pairs.runner", "netui.checks.pairs.tools", "netui.checks.latency.runner",
+    "netui.checks.latency.tools", "netui.checks.doctor.runner", "netui.checks.doctor.report",
+    "netui.collectors.shell", "netui.engine.recording",
     "netui.engine.recorder", "netui.engine.replay", "netui.engine.export", "netui.engine.document",
-    "netui.model.testnet", "netui.model.pairs", "netui.model.latency", "netui.model.doctor",
+    "netui.model.testnet", "netui.checks.pairs.model", "netui.checks.latency.model", "netui.checks.doctor.rules",
 )
 
 FIRST_FRAME = """

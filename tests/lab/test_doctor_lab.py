@@ -18,9 +18,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from netui.collectors.ssh import SshConnector, SshSettings, SshSource
-from netui.engine.doctor import examine
+from netui.checks.doctor.runner import examine
 from netui.engine.monitor import Monitor
-from netui.model.doctor_sysctl import Recommendations
+from netui.checks.doctor.rules_sysctl import Recommendations
 from netui.model.node import NodeState
 
 NODES = ["node1", "node2", "node3", "node4"]

@@ -20,8 +20,8 @@ from contextlib import contextmanager
 
 import pytest
 
-from netui.engine.pingtest import PingTest
-from netui.engine.pingtools import PingSettings
+from netui.checks.latency.runner import LatencyTest
+from netui.checks.latency.tools import LatencySettings
 from tests.lab.network import veth_name
 from tests.lab.watch import NODES, lab_monitor, pings_left, started_all_up, stop
 
@@ -101,7 +101,7 @@ async def test_four_node_matrix_every_pair_has_an_rtt_and_no_loss(lab):
     progress = []
     try:
         t0 = time.monotonic()
-        report = await PingTest(monitor, NODES, PingSettings(count=20), on_progress=progress.append).run()
+        report = await LatencyTest(monitor, NODES, LatencySettings(count=20), on_progress=progress.append).run()
         took = time.monotonic() - t0
     finally:
         await stop(monitor, task)
@@ -156,7 +156,7 @@ async def test_a_queue_in_front_of_node3_makes_its_rtts_outliers_and_names_node3
     task = await started_all_up(monitor)
     try:
         with queue_towards(lab, 3, seconds=9):
-            report = await PingTest(monitor, NODES, PingSettings(count=15)).run()
+            report = await LatencyTest(monitor, NODES, LatencySettings(count=15)).run()
     finally:
         await stop(monitor, task)
     verdict = report.verdict
@@ -174,7 +174,7 @@ async def test_ping_and_fping_missing_are_reported_and_ping_stands_in_for_fping(
     task = await started_all_up(monitor)
     try:
         with hidden(lab, 3, "ping", "fping"), hidden(lab, 2, "fping"):
-            report = await PingTest(monitor, NODES, PingSettings(count=5)).run()
+            report = await LatencyTest(monitor, NODES, LatencySettings(count=5)).run()
     finally:
         await stop(monitor, task)
     assert report.cannot_send == {"node3": "neither fping nor ping on node3"}
@@ -196,7 +196,7 @@ async def test_cancel_leaves_no_ping_or_fping_in_any_namespace(lab):
     task = await started_all_up(monitor)
     try:
         with hidden(lab, 4, "fping"):  # node4 cancels ping processes, the others fping
-            test = PingTest(monitor, NODES, PingSettings(count=200))
+            test = LatencyTest(monitor, NODES, LatencySettings(count=200))
             run = asyncio.ensure_future(test.run())
             deadline = time.monotonic() + 10
             while time.monotonic() < deadline and len(pings_left(lab)) < 4:

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from netui.engine.pairtest import PairTest
-from netui.engine.pairtools import BOTH_WAYS, IB_WRITE_BW, PairSettings
+from netui.checks.pairs.runner import PairTest
+from netui.checks.pairs.tools import BOTH_WAYS, IB_WRITE_BW, PairSettings
 from netui.collectors.shell import CommandFailed, SshShell, guarded, run_guarded
 from tests.lab.network import veth_name
 from tests.lab.watch import NODES, lab_monitor, started_all_up, stop

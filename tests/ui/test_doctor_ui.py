@@ -16,7 +16,7 @@ from netui.engine.sources import LocalSource
 from netui.model.health import Level
 from netui.ui.app import make_app
 from netui.ui.cluster import ClusterScreen
-from netui.ui.doctor import DoctorScreen, FindingsTable
+from netui.checks.doctor.screen import DoctorScreen, FindingsTable
 from netui.ui.grid import FleetGrid
 from tests.pilot import plain as pilot_plain
 from tests.pilot import poll, scripted_app
@@ -130,18 +130,18 @@ async def test_this_host_is_probed_for_real():
 async def test_the_last_latency_tests_rtt_goes_into_the_buffer_advice():
     """A latency test that finished in the app (it records its document as the latency
     screen does) gives the doctor each node's measured RTT, which the buffer advice uses."""
-    from netui.engine.pingdoc import report_document
-    from netui.engine.pingtest import LatencyReport
-    from netui.engine.pingtools import PingSettings
-    from netui.model.doctor import buffer_path
-    from netui.model.latency import LatencyResult
+    from netui.checks.latency.report import report_document
+    from netui.checks.latency.runner import LatencyReport
+    from netui.checks.latency.tools import LatencySettings
+    from netui.checks.doctor.rules import buffer_path
+    from netui.checks.latency.model import LatencyResult
 
     local = LocalSource(LiveReader())
     app = odd_mtu_app(extra=[local])
     async with app.run_test(size=(160, 40)) as pilot:
         await poll(app, pilot, 2)
         results = [LatencyResult(local.name, "gpu01", "fping", True, 20, 20, 0.0, 2.5, 2.5)]
-        app.record_test("latency-test", report_document(LatencyReport(PingSettings(), [local.name, "gpu01"], True,
+        app.record_test("latency-test", report_document(LatencyReport(LatencySettings(), [local.name, "gpu01"], True,
                                                                       results=results)))
         await pilot.press("D")
         await pilot.pause()

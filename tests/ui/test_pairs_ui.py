@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 from netui.collectors.ssh import SshConnector, SshSettings, SshSource
 from netui.engine.monitor import Monitor
-from netui.engine.pairdoc import load_report
+from netui.checks.pairs.report import load_report
 from netui.model.node import NodeState
 from netui.ui.app import make_app
 from netui.ui.cluster import ClusterScreen
 from netui.ui.grid import FleetGrid
-from netui.ui.matrix import Heatmap, MatrixScreen
-from netui.ui.pairdialog import PairTestDialog
+from netui.checks.pairs.screen import Heatmap, MatrixScreen
+from netui.checks.pairs.dialog import PairTestDialog
 from tests.pilot import plain as pilot_plain
 from tests.pilot import poll, scripted_app
 from tests.synth import node_sample
@@ -223,7 +223,7 @@ async def test_matrix_from_the_grid_in_the_lab(lab):
 
 
 def test_the_colour_scale_puts_the_pass_mark_mid_way():
-    from netui.ui.matrix import scale_share
+    from netui.checks.pairs.screen import scale_share
 
     assert scale_share(1.0, 2.0, 10.0) == 0.25  # failing: the lower half
     assert scale_share(2.0, 2.0, 10.0) == 0.5
@@ -239,8 +239,8 @@ LATENCY_SAVED = Path(__file__).parents[1] / "data" / "latency-lab-loss-node3.jso
 
 @pytest.mark.slow
 async def test_l_asks_for_latency_settings_over_the_marked_or_all_and_remembers_them():
-    from netui.ui.latency import LatencyScreen
-    from netui.ui.pairdialog import LatencyDialog
+    from netui.checks.latency.screen import LatencyScreen
+    from netui.checks.latency.dialog import LatencyDialog
 
     app = steady_app()
     async with app.run_test(size=(140, 40)) as pilot:
@@ -283,8 +283,8 @@ async def test_l_asks_for_latency_settings_over_the_marked_or_all_and_remembers_
 
 @pytest.mark.slow
 async def test_the_latency_matrix_of_a_saved_lab_run(tmp_path, monkeypatch):
-    from netui.engine.pingdoc import load_report as load_latency
-    from netui.ui.latency import LatencyScreen
+    from netui.checks.latency.report import load_report as load_latency
+    from netui.checks.latency.screen import LatencyScreen
 
     report = load_latency(json.loads(LATENCY_SAVED.read_text()))
     app = steady_app()
@@ -326,7 +326,7 @@ async def test_the_palette_offers_the_latency_matrix():
 
 @pytest.mark.skipif(shutil.which("fping") is None and shutil.which("ping") is None, reason="no ping, no fping")
 async def test_latency_from_the_grid_in_the_lab_and_esc_cancels(lab):
-    from netui.ui.latency import LatencyMap, LatencyScreen
+    from netui.checks.latency.screen import LatencyMap, LatencyScreen
     from tests.lab.watch import pings_left
 
     settings = SshSettings(config_paths=[str(lab.ssh_config)], connect_timeout_s=5)
@@ -428,7 +428,7 @@ async def test_a_cancelled_dialog_leaves_the_first_matrix_testing_both_ways():
 
 @pytest.mark.slow
 async def test_a_pair_a_node_could_not_run_is_not_run_in_the_matrix_not_a_failure():
-    from netui.engine.pairtools import pair_failed
+    from netui.checks.pairs.tools import pair_failed
 
     report = load_report(json.loads(SAVED.read_text()))
     report.nodes.append("node5")

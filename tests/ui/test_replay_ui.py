@@ -11,8 +11,8 @@ from netui.engine.recording import read_records
 from netui.engine.replay import ReplayMonitor, load
 from netui.ui.app import make_app
 from netui.ui.cluster import ClusterScreen
-from netui.ui.latency import LatencyScreen
-from netui.ui.matrix import MatrixScreen
+from netui.checks.latency.screen import LatencyScreen
+from netui.checks.pairs.screen import MatrixScreen
 from netui.ui.node import NodeScreen
 from netui.ui.timeline import Timeline
 from tests.factories import record_demo
@@ -215,8 +215,8 @@ async def test_a_recording_cut_mid_write_replays_with_a_warning(lab_file, tmp_pa
 async def test_a_test_that_finishes_while_recording_goes_into_the_recording(tmp_path):
     import json
 
-    from netui.engine.pairdoc import load_report as load_pair
-    from netui.engine.pingdoc import load_report as load_latency
+    from netui.checks.pairs.report import load_report as load_pair
+    from netui.checks.latency.report import load_report as load_latency
     from tests.replayed import LATENCY_TEST, PAIR_TEST
 
     app = make_app(Monitor(demo_sources(), interval_s=1.0, history_s=120), autostart=False)

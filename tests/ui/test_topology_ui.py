@@ -210,7 +210,7 @@ async def test_g_without_a_topology_says_how_to_give_one():
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 40)])
 async def test_the_matrix_is_ordered_by_leaf_and_its_verdict_names_the_uplink(size):
-    from netui.ui.matrix import Heatmap, MatrixScreen
+    from netui.checks.pairs.screen import Heatmap, MatrixScreen
     from tests.synth import ScriptedSource, node_sample
     from tests.factories import FABRIC_TOPO as TOPO
     from tests.factories import fabric_report as report

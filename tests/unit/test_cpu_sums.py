@@ -404,8 +404,8 @@ async def test_a_pair_test_waits_for_the_tables_of_its_nodes_that_are_up_and_no_
     import time
 
     from netui.engine.monitor import Monitor
-    from netui.engine.pairtest import PairTest
-    from netui.engine.pairtools import PairSettings
+    from netui.checks.pairs.runner import PairTest
+    from netui.checks.pairs.tools import PairSettings
     from netui.model.node import NodeState
 
     connector = SshConnector(SshSettings())

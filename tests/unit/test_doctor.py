@@ -10,9 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from netui.collectors.doctor_probe import cpu_list, doctor_script, parse_doctor_probe
-from netui.engine.doctor import DoctorReport, doctor_document, summary, text_report
-from netui.model.doctor import (
+from netui.checks.doctor.probe import cpu_list, doctor_script, parse_doctor_probe
+from netui.checks.doctor.report import doctor_document, summary, text_report
+from netui.checks.doctor.runner import DoctorReport
+from netui.checks.doctor.rules import (
     DoctorProbe,
     NicQueues,
     NodeFacts,
@@ -23,7 +24,7 @@ from netui.model.doctor import (
     failing_nodes,
     grouped,
 )
-from netui.model.doctor_sysctl import SYSCTL_KEYS, size_text, sysctl_command
+from netui.checks.doctor.rules_sysctl import SYSCTL_KEYS, size_text, sysctl_command
 from netui.model.health import Level
 from tests.factories import TUNED, nic, node_facts, problems
 
@@ -308,7 +309,7 @@ def test_alike_findings_are_one_line_with_a_range_of_nodes():
 async def test_examine_judges_canned_probes_and_says_why_a_node_was_not_examined():
     import shlex
 
-    from netui.engine.doctor import examine
+    from netui.checks.doctor.runner import examine
     from netui.engine.monitor import Monitor
     from netui.collectors.shell import LocalShell
     from netui.engine.sources import SourceError

@@ -12,14 +12,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from netui.collectors.doctor_probe import parse_doctor_probe
-from netui.collectors.nic_settings import parse_ethtool_features, parse_ethtool_ring, parse_tc_qdiscs
+from netui.checks.doctor.probe import parse_doctor_probe
+from netui.checks.doctor.parse_nic import parse_ethtool_features, parse_ethtool_ring, parse_tc_qdiscs
 from netui.collectors.procfs import ParseError
-from netui.engine.doctor import DoctorReport, doctor_document, latency_rtt_ms, summary, text_report
-from netui.model.doctor import DoctorProbe, NodeFacts, buffer_path, diagnose, failing_nodes, rtt_by_node
-from netui.model.doctor_nic import NOT_SUPPORTED, NicSettings, Qdisc, RingSizes
+from netui.checks.doctor.report import doctor_document, summary, text_report
+from netui.checks.doctor.runner import DoctorReport, latency_rtt_ms
+from netui.checks.doctor.rules import DoctorProbe, NodeFacts, buffer_path, diagnose, failing_nodes, rtt_by_node
+from netui.checks.doctor.rules_nic import NOT_SUPPORTED, NicSettings, Qdisc, RingSizes
 from netui.model.health import Level
-from netui.model.latency import LatencyResult
+from netui.checks.latency.model import LatencyResult
 from tests.factories import LO, TUNED, nic, problems
 
 DATA = Path(__file__).parent.parent / "data" / "doctor"
@@ -247,16 +248,16 @@ def test_buffer_advice_uses_the_rtt_the_latency_test_measured():
 
 
 def test_the_rtt_is_the_latency_tests_slowest_pair_for_every_node_in_it():
-    from netui.engine.pingdoc import report_document
-    from netui.engine.pingtest import LatencyReport
-    from netui.engine.pingtools import PingSettings
+    from netui.checks.latency.report import report_document
+    from netui.checks.latency.runner import LatencyReport
+    from netui.checks.latency.tools import LatencySettings
 
     results = [LatencyResult("a", "b", "fping", True, 20, 20, 0.0, 0.05, 0.04, rtt_p99_ms=0.09),
                LatencyResult("a", "c", "fping", True, 20, 20, 0.0, 3.1, 3.0),
                LatencyResult("b", "c", "fping", False, error="no route")]
     assert rtt_by_node(results) == {"a": 3.0, "b": 3.0, "c": 3.0}  # one RTT: one line for a fleet-wide default
     assert rtt_by_node(results[2:]) == {}
-    doc = json.loads(json.dumps(report_document(LatencyReport(PingSettings(), ["a", "b", "c"], True,
+    doc = json.loads(json.dumps(report_document(LatencyReport(LatencySettings(), ["a", "b", "c"], True,
                                                               results=results))))
     assert latency_rtt_ms(doc) == {"a": 3.0, "b": 3.0, "c": 3.0}
     assert latency_rtt_ms(None) == {} and latency_rtt_ms({"kind": "something else"}) == {}

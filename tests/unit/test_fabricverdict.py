@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from netui.model.fabricverdict import BOTH, DOWN, PATH, SWITCH, UP, UPLINK
-from netui.model.pairs import PairResult, all_pairs_rounds
-from netui.model.pairverdict import FAIL, INCONCLUSIVE, PASS, SENDING, judge
+from netui.checks.pairs.verdict_fabric import BOTH, DOWN, PATH, SWITCH, UP, UPLINK
+from netui.checks.pairs.model import PairResult, all_pairs_rounds
+from netui.checks.pairs.verdict import FAIL, INCONCLUSIVE, PASS, SENDING, judge
 from netui.model.topology import Attachment, Switch, Topology
 
 SHAPED = 0.191

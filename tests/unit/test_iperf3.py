@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from netui.collectors.iperf3 import Iperf3Result, classify_iperf3_error, parse_iperf3
+from netui.checks.pairs.parse_iperf3 import Iperf3Result, classify_iperf3_error, parse_iperf3
 from tests.testdata import IPERF3_PYTHON, ISSUE_QUOTES, data_text
 
 

@@ -46,15 +46,45 @@ def netui_imports(path: Path) -> set[str]:
             names = [node.module] if node.module != "netui" else [
                 f"netui.{a.name}" for a in node.names  # `from netui import cli`: a module, not __version__
                 if (PACKAGE / f"{a.name}.py").exists() or (PACKAGE / a.name).is_dir()]
+            if node.module and node.module.startswith("netui.checks"):  # `from netui.checks.pairs import report`
+                names = [f"{node.module}.{a.name}" if module_path(f"{node.module}.{a.name}") else node.module
+                         for a in node.names]
         elif isinstance(node, ast.Import):
             names = [a.name for a in node.names]
-        found |= {n.split(".")[1] for n in names if n.startswith("netui.")}
+        found |= {layer_of_module(n) for n in names if n.startswith("netui.")}
     return found
 
 
+# a feature folder (netui/checks/<feature>/) holds one feature's modules of every layer; the
+# first word of a module's name says its layer, so a feature's model cannot import its screen
+ROLES = {
+    "parse": "collectors", "probe": "collectors",  # tool output and probe scripts, parsed
+    "model": "model", "verdict": "model", "counters": "model", "rules": "model",  # pure
+    "tools": "engine", "runner": "engine", "report": "engine",  # commands, the run, documents
+    "screen": "ui", "dialog": "ui",
+}
+ALLOWED["checks"] = set()  # the packages netui/checks/ and netui/checks/<feature>/ import nothing
+
+
+def module_path(dotted: str) -> Path | None:
+    path = PACKAGE.parent.joinpath(*dotted.split("."))
+    return path.with_suffix(".py") if path.with_suffix(".py").exists() else None
+
+
+def layer_of_parts(parts: tuple[str, ...]) -> str:
+    """The layer of a module from its path below netui/, without ``.py``."""
+    if parts[0] == "checks":  # netui/checks/<feature>/<role>[_<what>].py; the packages themselves: "checks"
+        return ROLES.get(parts[2].split("_")[0], f"checks ({parts[2]}: no role)") if len(parts) == 3 \
+            and parts[2] != "__init__" else "checks"
+    return parts[0]
+
+
+def layer_of_module(dotted: str) -> str:
+    return layer_of_parts(tuple(dotted.split(".")[1:]))
+
+
 def layer_of(path: Path) -> str:
-    rel = path.relative_to(PACKAGE).parts
-    return rel[0] if len(rel) > 1 else rel[0].removesuffix(".py")
+    return layer_of_parts(path.relative_to(PACKAGE).with_suffix("").parts)
 
 
 def violations() -> list[str]:
@@ -143,3 +173,47 @@ def test_the_checker_sees_argparse_and_system_exit(tmp_path):
     good.write_text("from netui.exits import InputError\n"
                     "def f(x):\n    if not x:\n        raise InputError('no')\n")
     assert command_line_uses(good) == []
+
+
+def test_every_module_of_a_feature_folder_has_a_role():
+    modules = [p for p in (PACKAGE / "checks").rglob("*.py") if p.name != "__init__.py"]
+    assert modules and [str(p) for p in modules if layer_of(p) not in ALLOWED] == []
+    assert {p.parent.name for p in modules} == {"pairs", "latency", "doctor"}
+
+
+def test_a_feature_folder_keeps_the_layers(tmp_path):
+    assert [layer_of(PACKAGE / "checks" / "pairs" / f) for f in ("parse_iperf3.py", "verdict.py", "runner.py",
+                                                                 "screen.py", "__init__.py")] == \
+        ["collectors", "model", "engine", "ui", "checks"]
+    bad = tmp_path / "bad.py"
+    bad.write_text("from netui.checks.pairs.screen import MatrixScreen\n"
+                   "def f():\n    from netui.checks.latency import screen\n    import netui.checks.doctor.runner\n")
+    assert netui_imports(bad) == {"ui", "engine"}
+    assert not netui_imports(bad) & ALLOWED[layer_of(PACKAGE / "checks" / "pairs" / "model.py")]
+
+
+# the features build on each other in one order: the latency test on the pair test (its
+# rounds, report helpers and matrix screen), the doctor on the latency test (its RTTs); a
+# feature imports only those before it
+FEATURES = ("pairs", "latency", "doctor")
+
+
+def feature_imports(path: Path) -> set[str]:
+    """The feature folders whose modules ``path`` imports."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        names = [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else \
+            [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        found |= {n.split(".")[2] for n in names if n.startswith("netui.checks.") and len(n.split(".")) > 2}
+    return found
+
+
+def test_the_features_build_on_each_other_in_one_order():
+    out = []
+    for path in sorted((PACKAGE / "checks").rglob("*.py")):
+        if path.parent.name in FEATURES:
+            allowed = set(FEATURES[:FEATURES.index(path.parent.name) + 1])
+            out += [f"{path.relative_to(PACKAGE.parent)} imports netui.checks.{f}"
+                    for f in sorted(feature_imports(path) - allowed)]
+    assert out == []
+    assert {p.name for p in (PACKAGE / "checks").iterdir() if p.is_dir() and p.name != "__pycache__"} == set(FEATURES)

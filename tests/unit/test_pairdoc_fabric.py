@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from netui.cli.bench import exit_status
-from netui.engine.pairdoc import by_switch, load_report, report_document, text_report
+from netui.checks.pairs.report import by_switch, load_report, report_document, text_report
 from tests.factories import FABRIC_TOPO as TOPO
 from tests.factories import FABRIC_WATCHED as WATCHED
 from tests.factories import fabric_report as report

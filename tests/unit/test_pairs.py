@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from netui.collectors.iperf3 import parse_iperf3
-from netui.collectors.perftest import parse_perftest
-from netui.model.pairs import (
+from netui.checks.pairs.parse_iperf3 import parse_iperf3
+from netui.checks.pairs.parse_perftest import parse_perftest
+from netui.checks.pairs.model import (
     PairResult,
     PortAllocator,
     PortsExhausted,

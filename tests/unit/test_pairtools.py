@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from netui.engine.pairdoc import (
+from netui.checks.pairs.report import (
     counters_text,
     export,
     gbps_text,
@@ -21,8 +21,8 @@ from netui.engine.pairdoc import (
     summary,
     text_report,
 )
-from netui.engine.pairtest import PairProgress, PairTestReport, plan_rounds
-from netui.engine.pairtools import (
+from netui.checks.pairs.runner import PairProgress, PairTestReport, plan_rounds
+from netui.checks.pairs.tools import (
     BIDIR,
     BOTH_WAYS,
     IB_WRITE_BW,
@@ -38,8 +38,8 @@ from netui.engine.pairtools import (
     server_tail,
 )
 from netui.collectors.shell import CommandResult
-from netui.model.paircounters import pair_counters
-from netui.model.pairs import PairResult
+from netui.checks.pairs.counters import pair_counters
+from netui.checks.pairs.model import PairResult
 from netui.model.testnet import RdmaChoice
 from tests.synth import node_sample
 
@@ -257,7 +257,7 @@ def test_summary_leads_with_what_was_not_tested():
 
 def test_small_formats():
     assert [gbps_text(v) for v in (None, 0.191, 9.87, 24.13, 187.4)] == ["—", "0.191", "9.87", "24.1", "187"]
-    from netui.engine.pairdoc import gbps_cell_format
+    from netui.checks.pairs.report import gbps_cell_format
 
     assert [gbps_cell_format([187.4, 95.0])(v) for v in (187.4, 95.04, None)] == ["187", "95", "—"]
     assert [gbps_cell_format([24.13, 9.87])(v) for v in (24.13, 9.87)] == ["24.1", "9.9"]

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from netui.model.pairs import PairResult, all_pairs_rounds
-from netui.model.pairverdict import BOTH_WAYS, FAIL, INCONCLUSIVE, PASS, RECEIVING, SENDING, best_pairs, judge
+from netui.checks.pairs.model import PairResult, all_pairs_rounds
+from netui.checks.pairs.verdict import BOTH_WAYS, FAIL, INCONCLUSIVE, PASS, RECEIVING, SENDING, best_pairs, judge
 
 NODES4 = ["node1", "node2", "node3", "node4"]
 SPEEDS_10G = {node: 10_000 for node in NODES4}

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from netui.collectors.perftest import (
+from netui.checks.pairs.parse_perftest import (
     MIB_PER_S_TO_GBPS,
     PerftestResult,
     classify_perftest_error,

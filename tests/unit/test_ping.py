@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from netui.collectors.ping import (
+from netui.checks.latency.parse_ping import (
     BUSYBOX, FPING, IPUTILS, NO_REPLY, UNREACHABLE, fping_failure, parse_fping, parse_ping, split_by_target,
 )
-from netui.engine.pingtools import PingSettings, choose_tool, fping_command, sender_results
+from netui.checks.latency.tools import LatencySettings, choose_tool, fping_command, sender_results
 from netui.collectors.shell import CommandResult
-from netui.model.latency import LatencyResult, baseline_rtt_ms, judge_latency, percentile, rtt_text
+from netui.checks.latency.model import LatencyResult, baseline_rtt_ms, judge_latency, percentile, rtt_text
 
 DATA = Path(__file__).parent.parent / "data" / "tool-output"
 
@@ -214,25 +214,25 @@ def test_a_node_that_cannot_send_is_named_with_the_reason():
 
 
 def test_settings_are_checked_in_words():
-    assert PingSettings().check().count == 20
+    assert LatencySettings().check().count == 20
     with pytest.raises(ValueError, match="interval must be 0.2 to 10"):
-        PingSettings(interval_s=0.01).check()
+        LatencySettings(interval_s=0.01).check()
     with pytest.raises(ValueError, match="not an IPv4 subnet"):
-        PingSettings(test_net="10.0.0.0/99").check()
-    assert PingSettings.from_dict({"count": 5, "bogus": 1}).count == 5
+        LatencySettings(test_net="10.0.0.0/99").check()
+    assert LatencySettings.from_dict({"count": 5, "bogus": 1}).count == 5
 
 
 def test_the_tool_is_fping_where_present_else_ping():
-    s = PingSettings()
+    s = LatencySettings()
     assert choose_tool(s, "n", {"fping": "/usr/bin/fping", "ping": "/bin/ping"}) == ("fping", None)
     assert choose_tool(s, "n", {"fping": None, "ping": "/bin/ping"}) == ("ping", None)
     assert choose_tool(s, "n3", {"fping": None, "ping": None}) == (None, "neither fping nor ping on n3")
-    assert choose_tool(PingSettings(tool="fping"), "n", {"fping": None, "ping": "/bin/ping"}) == \
+    assert choose_tool(LatencySettings(tool="fping"), "n", {"fping": None, "ping": "/bin/ping"}) == \
            (None, "fping missing on n")
 
 
 def test_fping_command_binds_the_source_and_pings_every_target():
-    argv = shlex.split(fping_command(PingSettings(count=20, interval_s=0.2), "198.18.0.1",
+    argv = shlex.split(fping_command(LatencySettings(count=20, interval_s=0.2), "198.18.0.1",
                                      ["198.18.0.2", "198.18.0.3"]))
     assert argv == ["fping", "-C", "20", "-p", "200", "-t", "1000", "-S", "198.18.0.1", "198.18.0.2", "198.18.0.3"]
 
@@ -269,7 +269,7 @@ SAVED = Path(__file__).parent.parent / "data" / "latency-lab-loss-node3.json"
 def test_a_saved_run_loads_and_is_judged_again_the_same():
     import json
 
-    from netui.engine.pingdoc import load_report, report_csv, report_document, text_report
+    from netui.checks.latency.report import load_report, report_csv, report_document, text_report
 
     doc = json.loads(SAVED.read_text())
     report = load_report(doc)

@@ -112,17 +112,17 @@ def test_the_monitor_declares_its_mode_and_takes_its_connector():
 
 # --- no probing across the layers ------------------------------------------------------------
 
-# getattr(x, "literal", …) in engine/ and ui/ that is not about sources or the monitor: the
+# getattr(x, "literal", …) in engine/, ui/ and checks/ that is not about sources or the monitor: the
 # file, the attribute, and why it is fine
 ALLOWED_GETATTR = {
     ("ui/app.py", "<dynamic>"): "the screen class a lazily imported module names",
     ("ui/app.py", "refresh_data"): "screens that have data to refresh (Textual screens vary)",
     ("ui/keybar.py", "footer_hides"): "screens that hide keys from the footer",
-    ("ui/doctor.py", "last_tests"): "the doctor screen also runs under a test app",
-    ("ui/matrix.py", "refused"): "a pair-test report from a recording may lack it (older formats)",
-    ("ui/matrix.py", "status"): "a verdict is None or a PairVerdict",
-    ("ui/matrix.py", "nodes"): "a verdict is None or a PairVerdict",
-    ("ui/matrix.py", "untested"): "a pair verdict lists untested pairs, a latency verdict does not",
+    ("checks/doctor/screen.py", "last_tests"): "the doctor screen also runs under a test app",
+    ("checks/pairs/screen.py", "refused"): "a pair-test report from a recording may lack it (older formats)",
+    ("checks/pairs/screen.py", "status"): "a verdict is None or a PairVerdict",
+    ("checks/pairs/screen.py", "nodes"): "a verdict is None or a PairVerdict",
+    ("checks/pairs/screen.py", "untested"): "a pair verdict lists untested pairs, a latency verdict does not",
     ("engine/document.py", "<dynamic>"): "counters by declared field names",
     ("engine/export.py", "<dynamic>"): "metrics by declared field names",
     ("engine/recording.py", "<dynamic>"): "dataclass fields by name",
@@ -152,15 +152,20 @@ def probes(path: Path) -> list[tuple[str, str, int]]:
     return found
 
 
+ENGINE_AND_UI_ROLES = ("tools", "runner", "report", "screen", "dialog")
+
+
 def violations() -> list[str]:
     out = []
-    for layer in ("engine", "ui"):
-        for path in sorted((PACKAGE / layer).rglob("*.py")):
-            rel = str(path.relative_to(PACKAGE))
-            for name, how, line in probes(path):
-                if how in ("getattr", "hasattr") and (rel, name) in ALLOWED_GETATTR:
-                    continue
-                out.append(f"netui/{rel}:{line}: {how} {name}")
+    # the engine and the ui; in the feature folders, the modules of those layers (the first
+    # word of their names, tests/unit/test_layers.py)
+    in_features = [p for p in (PACKAGE / "checks").rglob("*.py") if p.stem.split("_")[0] in ENGINE_AND_UI_ROLES]
+    for path in sorted([*(PACKAGE / "engine").rglob("*.py"), *(PACKAGE / "ui").rglob("*.py"), *in_features]):
+        rel = str(path.relative_to(PACKAGE))
+        for name, how, line in probes(path):
+            if how in ("getattr", "hasattr") and (rel, name) in ALLOWED_GETATTR:
+                continue
+            out.append(f"netui/{rel}:{line}: {how} {name}")
     return out
 
 

@@ -6,8 +6,8 @@ from dataclasses import replace
 
 from netui.model.fleet import Fleet
 from netui.model.node import Node, NodeState
-from netui.model.pairs import PairResult
-from netui.model.pairverdict import judge
+from netui.checks.pairs.model import PairResult
+from netui.checks.pairs.verdict import judge
 from netui.model.straggler import StragglerRules, find_stragglers, pair_stragglers
 from tests.synth import counters, node_sample
 

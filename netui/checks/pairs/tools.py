@@ -11,10 +11,10 @@ from __future__ import annotations
 import shlex
 from dataclasses import asdict, dataclass, fields
 
-from netui.collectors.iperf3 import parse_iperf3
-from netui.collectors.perftest import NO_DEVICE, parse_perftest, perftest_waiting
+from netui.checks.pairs.parse_iperf3 import parse_iperf3
+from netui.checks.pairs.parse_perftest import NO_DEVICE, parse_perftest, perftest_waiting
 from netui.collectors.shell import CommandResult
-from netui.model.pairs import PairResult
+from netui.checks.pairs.model import PairResult
 from netui.model.testnet import RdmaChoice, parse_test_net
 
 IPERF3 = "iperf3"

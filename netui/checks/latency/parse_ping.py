@@ -20,7 +20,7 @@ Three tools, as they really print (captured in tests/data/tool-output/):
   and ICMP errors on stderr (``ICMP Host Unreachable from 198.18.1.1 for ICMP Echo sent to
   198.18.1.3``).
 
-The parsers never raise and never compute statistics (model/latency.py does): they give the
+The parsers never raise and never compute statistics (checks/latency/model.py does): they give the
 counts, every reply's RTT and the tool's own summary and words.
 """
 

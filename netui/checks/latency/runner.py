@@ -1,6 +1,6 @@
 """The latency test: RTT and loss between nodes, one pair or the all-pairs matrix.
 
-    test = PingTest(monitor, ["node1", "node2", "node3", "node4"], PingSettings(count=20))
+    test = LatencyTest(monitor, ["node1", "node2", "node3", "node4"], LatencySettings(count=20))
     report = await test.run()          # test.cancel() from elsewhere ends it early
 
 Before anything starts every node is probed once (one guarded command, as for the bandwidth
@@ -9,7 +9,7 @@ is chosen the same way (``--test-net`` or the fastest shared subnet). A node tha
 send (no fping, no ping) fails its own pairs with that reason; the others still run, and
 its address is still pinged.
 
-Then every sender pings all its receivers with one guarded command (engine/pingtools.py):
+Then every sender pings all its receivers with one guarded command (checks/latency/tools.py):
 fping where present, else ping. Ping is light -- 84-byte probes, five a second per pair --
 so the senders run at once rather than in rounds; at most ``MAX_SENDERS`` commands at a
 time keep a big cluster's start bounded. The matrix is every ordered pair (a row is what
@@ -24,12 +24,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from netui.collectors.probe import parse_probe, tool_paths, tools_probe_command
-from netui.engine.pairtest import NodeCommands, node_unavailable, refusal
-from netui.engine.pingtools import FPING, PING, PingSettings, choose_tool, sender_command, sender_results
+from netui.checks.pairs.runner import NodeCommands, node_unavailable, refusal
+from netui.checks.latency.tools import FPING, PING, LatencySettings, choose_tool, sender_command, sender_results
 from netui.collectors.shell import CommandFailed, guarded
 from netui.engine.sources import shells_for
-from netui.model.latency import LatencyResult, LatencyVerdict, judge_latency
-from netui.model.pairs import Pair
+from netui.checks.latency.model import LatencyResult, LatencyVerdict, judge_latency
+from netui.checks.pairs.model import Pair
 from netui.model.testnet import choose_addresses
 
 MAX_SENDERS = 64
@@ -69,7 +69,7 @@ class LatencyProgress:
 class LatencyReport:
     """What a latency test found. ``results`` in the order they finished."""
 
-    settings: PingSettings
+    settings: LatencySettings
     nodes: list[str]
     matrix: bool
     results: list[LatencyResult] = field(default_factory=list)
@@ -95,10 +95,10 @@ class LatencyReport:
         return self.verdict
 
 
-class PingTest(NodeCommands):
+class LatencyTest(NodeCommands):
     """One latency test over ``nodes`` (names of ``monitor.fleet``)."""
 
-    def __init__(self, monitor, nodes: Sequence[str], settings: PingSettings, *, matrix: bool = True,
+    def __init__(self, monitor, nodes: Sequence[str], settings: LatencySettings, *, matrix: bool = True,
                  shells: dict | None = None,
                  on_progress: Callable[[LatencyProgress], None] | None = None,
                  on_result: Callable[[LatencyResult], None] | None = None) -> None:

@@ -12,10 +12,10 @@ import csv
 import io
 from pathlib import Path
 
-from netui.engine.pairdoc import csv_cell, matrix_lines, write_export
-from netui.engine.pingtest import LatencyReport
-from netui.engine.pingtools import PingSettings
-from netui.model.latency import LatencyResult, rtt_text
+from netui.checks.pairs.report import csv_cell, matrix_lines, write_export
+from netui.checks.latency.runner import LatencyReport
+from netui.checks.latency.tools import LatencySettings
+from netui.checks.latency.model import LatencyResult, rtt_text
 
 SCHEMA_VERSION = 1
 KIND = "latency-test"
@@ -135,7 +135,7 @@ def load_report(doc: dict) -> LatencyReport:
     """A report from its JSON document (the verdict is judged again from the results)."""
     if not isinstance(doc, dict) or doc.get("kind") != KIND:
         raise ValueError("not a netui latency-test document")
-    settings = PingSettings.from_dict(doc.get("settings") or {})
+    settings = LatencySettings.from_dict(doc.get("settings") or {})
     results = [
         LatencyResult(p["sender"], p["receiver"], p.get("tool") or "ping", bool(p.get("ok")),
                       int(p.get("sent") or 0), int(p.get("received") or 0), p.get("loss_percent"),

@@ -1,6 +1,6 @@
 """The fabric's part of a pair-test verdict: an uplink or a switch the failing pairs point to.
 
-Pure: no I/O. ``judge`` (model/pairverdict.py) asks for it when a topology is known. The rules,
+Pure: no I/O. ``judge`` (checks/pairs/verdict.py) asks for it when a topology is known. The rules,
 as docs/topology.md says them:
 
 - **Candidates.** Every way a tested pair can cross the tree: a switch's uplink going up (the
@@ -28,7 +28,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from netui.model.pairs import Pair, PairResult, _fmt
+from netui.checks.pairs.model import Pair, PairResult, _fmt
 from netui.model.topology import Topology
 
 UP, DOWN, BOTH = "up", "down", "both"

@@ -16,11 +16,11 @@ from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
 
-from netui.engine.pingdoc import cell_text, export, head_text, report_document, result_line, summary
-from netui.engine.pingtest import LatencyReport, PingTest
-from netui.model.latency import LatencyResult, LatencyVerdict, rtt_text
-from netui.model.pairs import Pair
-from netui.ui.matrix import MatrixScreen, matrix_table, scale_color, scale_colors
+from netui.checks.latency.report import cell_text, export, head_text, report_document, result_line, summary
+from netui.checks.latency.runner import LatencyReport, LatencyTest
+from netui.checks.latency.model import LatencyResult, LatencyVerdict, rtt_text
+from netui.checks.pairs.model import Pair
+from netui.checks.pairs.screen import MatrixScreen, matrix_table, scale_color, scale_colors
 
 
 def latency_share(typical_ms: float, baseline_ms: float | None, limit_ms: float | None) -> float:
@@ -72,7 +72,7 @@ class LatencyMap(Static):
 
 
 class LatencyScreen(MatrixScreen):
-    """A latency test: started here (``settings``: ``PingSettings``), or a saved ``report``."""
+    """A latency test: started here (``settings``: ``LatencySettings``), or a saved ``report``."""
 
     CANCELLING = "cancelling: stopping every ping"
 
@@ -83,7 +83,7 @@ class LatencyScreen(MatrixScreen):
         return LatencyMap(id="latency-map")
 
     def _new_test(self, **callbacks):
-        return PingTest(self.app.monitor, self.nodes, self.settings, matrix=self.matrix,  # type: ignore[attr-defined]
+        return LatencyTest(self.app.monitor, self.nodes, self.settings, matrix=self.matrix,  # type: ignore[attr-defined]
                         **callbacks)
 
     def _empty_report(self):

@@ -1,7 +1,7 @@
 """The sysctls the doctor checks, as data: each rule judges a node's value against the
 usual tuning for fast, long links (``Recommendations``) and says what to set instead.
 
-Pure; used by ``model.doctor`` (which also compares the values across nodes) and by the
+Pure; used by ``checks.doctor.rules`` (which also compares the values across nodes) and by the
 probe (``SYSCTL_KEYS``: the files it reads).
 """
 
@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from netui.model.health import Level
-from netui.model.latency import rtt_text
+from netui.checks.latency.model import rtt_text
 
 MIB = 1 << 20
 # the round trip a buffer is judged against when no latency test measured one: an idle
@@ -38,7 +38,7 @@ class BufferPath:
 
     ``link_gbps``: the node's fastest data-plane link (its ``link_name``); None: unknown (a
     veth, no speed), ``Recommendations.reference_gbps`` is assumed. ``rtt_ms``: the round
-    trip the last latency test measured (``model.doctor.rtt_by_node``); None:
+    trip the last latency test measured (``checks.doctor.rules.rtt_by_node``); None:
     ``DEFAULT_RTT_MS`` is assumed.
     """
 

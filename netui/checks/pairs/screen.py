@@ -27,13 +27,13 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from netui.engine.pairdoc import (by_switch, counters_text, export, fabric_lines, gbps_cell_format, gbps_text,
+from netui.checks.pairs.report import (by_switch, counters_text, export, fabric_lines, gbps_cell_format, gbps_text,
                                   node_lines, summary)
-from netui.engine.pairtest import PairProgress, PairTest, PairTestReport
-from netui.engine.pairtools import BIDIR, DIRECTION_LABELS, PairSettings
+from netui.checks.pairs.runner import PairProgress, PairTest, PairTestReport
+from netui.checks.pairs.tools import BIDIR, DIRECTION_LABELS, PairSettings
 from netui.model import units
-from netui.model.pairs import Pair, PairResult
-from netui.model.pairverdict import CANNOT_RUN, Verdict
+from netui.checks.pairs.model import Pair, PairResult
+from netui.checks.pairs.verdict import CANNOT_RUN, Verdict
 
 SCALE_VARIABLES = ("error", "warning", "success")  # low → high
 
@@ -67,8 +67,8 @@ def matrix_table(nodes: list[str], corner: str, min_width: int, cell: Callable[[
                  muted: Style, sections: dict[str, str] | None = None) -> Table:
     """A node × node table: a row per sender, a column per receiver, "·" on the diagonal and
     ``cell(sender, receiver)`` elsewhere. ``sections``: a row naming the leaf ("── leaf1")
-    before each node it names (engine/pairdoc.py ``by_switch``). Shared with the latency map
-    (ui/latency.py)."""
+    before each node it names (checks/pairs/report.py ``by_switch``). Shared with the latency map
+    (checks/latency/screen.py)."""
     table = Table(box=None, pad_edge=False, padding=(0, 1), show_edge=False)
     table.add_column(Text(corner, style=muted), no_wrap=True)
     # with leaves: a thin rule before each leaf's columns but the first, a row naming each leaf
@@ -239,7 +239,7 @@ class MatrixScreen(Screen):
         more = len(self.progress.running) - 4
         return "now: " + ", ".join(words) + (f" … {more} more" if more > 0 else "")
 
-    # what a kind of test brings (a latency test overrides these: ui/latency.py) --------------
+    # what a kind of test brings (a latency test overrides these: checks/latency/screen.py) --------------
     def _make_map(self) -> Static:
         return Heatmap(id="heatmap")
 
@@ -311,7 +311,7 @@ class MatrixScreen(Screen):
 
     def _record(self, report) -> None:
         """Into the recording, when one is running (w)."""
-        from netui.engine.pairdoc import report_document
+        from netui.checks.pairs.report import report_document
 
         self.app.record_test("pair-test", report_document(report))  # type: ignore[attr-defined]
 

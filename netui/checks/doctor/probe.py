@@ -41,11 +41,11 @@ import re
 import shlex
 from collections.abc import Sequence
 
-from netui.collectors.nic_settings import parse_ethtool_features, parse_ethtool_ring, parse_tc_qdiscs
+from netui.checks.doctor.parse_nic import parse_ethtool_features, parse_ethtool_ring, parse_tc_qdiscs
 from netui.collectors.procfs import ParseError
-from netui.model.doctor import DoctorProbe, NicQueues, RdmaPortState
-from netui.model.doctor_nic import NOT_SUPPORTED, NicSettings
-from netui.model.doctor_sysctl import SYSCTL_KEYS
+from netui.checks.doctor.rules import DoctorProbe, NicQueues, RdmaPortState
+from netui.checks.doctor.rules_nic import NOT_SUPPORTED, NicSettings
+from netui.checks.doctor.rules_sysctl import SYSCTL_KEYS
 
 _SCRIPT = r"""PATH=$PATH:/usr/sbin:/sbin; LC_ALL=C; export PATH LC_ALL
 echo @sysctl

@@ -1,7 +1,7 @@
 """The doctor over the fleet: one probe per node, then the rules across all of them.
 
     report = await examine(monitor, ["node1", "node2"])   # nodes of monitor.fleet; None: all
-    report.failed, report.findings, doctor_document(report)
+    report.failed, report.findings, doctor_document(report)   # checks/doctor/report.py
 
 Each node is probed once over its live connection (a guarded command, collectors/shell.py:
 it dies with its timeout or its channel); the interfaces come from the monitor's latest
@@ -20,30 +20,20 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from netui.collectors.doctor_probe import doctor_script, parse_doctor_probe
+from netui.checks.doctor.probe import doctor_script, parse_doctor_probe
 from netui.collectors.shell import CommandFailed, run_guarded
-from netui.model.doctor import (
-    CHECKS,
-    Finding,
-    NodeFacts,
-    diagnose,
-    failing_nodes,
-    grouped,
-    nodes_text,
-    rtt_by_node,
-)
-from netui.model.doctor_sysctl import Recommendations
+from netui.checks.doctor.rules import Finding, NodeFacts, diagnose, grouped, rtt_by_node
+from netui.checks.doctor.rules_sysctl import Recommendations
 from netui.model.health import Level
 from netui.model.node import Node, NodeState, data_plane
 
 PROBE_TIMEOUT_S = 10.0
 CONCURRENT_PROBES = 64  # channels opened at once over the fleet's connections
-SCHEMA_VERSION = 1
 
 
 @dataclass
 class DoctorReport:
-    """What the doctor found. ``findings`` worst first (``model.doctor.diagnose``)."""
+    """What the doctor found. ``findings`` worst first (``checks.doctor.rules.diagnose``)."""
 
     nodes: list[str]
     findings: list[Finding] = field(default_factory=list)
@@ -67,7 +57,7 @@ class DoctorReport:
 
     def line_counts(self) -> dict[str, int]:
         """How many lines at each level as the report shows them: alike findings on several
-        nodes are one line (``model.doctor.grouped``)."""
+        nodes are one line (``checks.doctor.rules.grouped``)."""
         return _tally(f for f, _ in grouped(self.findings))
 
 
@@ -131,7 +121,7 @@ async def examine(monitor, nodes: Sequence[str] | None = None, *, shells: dict |
 
     ``shells``: node → (shell, script), default from the monitor's sources; a script is
     text, or a function of the node's data-plane interface names that returns it.
-    ``rtt_ms``: node → the RTT the last latency test measured (``model.doctor.rtt_by_node``),
+    ``rtt_ms``: node → the RTT the last latency test measured (``checks.doctor.rules.rtt_by_node``),
     for the buffer advice. Never raises for a node's failure: it becomes a finding. Takes at
     most ``timeout_s`` + a few seconds.
     """
@@ -178,134 +168,12 @@ async def examine(monitor, nodes: Sequence[str] | None = None, *, shells: dict |
 
 def latency_rtt_ms(document: dict | None) -> dict[str, float]:
     """Node → the RTT (ms) its flows must cover, from a latency test's document (the app's
-    last one; ``engine.pingdoc``); {} without one, or when it cannot be read."""
+    last one; ``checks.latency.report``); {} without one, or when it cannot be read."""
     if not document:
         return {}
-    from netui.engine.pingdoc import load_report
+    from netui.checks.latency.report import load_report
 
     try:
         return rtt_by_node(load_report(document).results)
     except (ValueError, KeyError, TypeError):
         return {}
-
-
-# --- the report as a document and as text ----------------------------------------------------
-
-
-def finding_dict(f: Finding) -> dict:
-    return {"check": f.check, "severity": f.severity.label, "node": f.node, "subject": f.subject,
-            "evidence": f.evidence, "fix": f.fix, "look": f.look}
-
-
-def _facts_dict(f: NodeFacts) -> dict:
-    out: dict = {"examined": f.probe is not None, "why_not": f.unreachable or f.no_commands}
-    if f.interfaces is not None:
-        out["interfaces"] = {n: {"mtu": i.mtu, "speed_mbps": i.speed_mbps, "operstate": i.operstate, "kind": i.kind}
-                             for n, i in sorted(f.interfaces.items())}
-    if f.probe is not None:
-        p = f.probe
-        out |= {"sysctls": dict(p.sysctls), "cpus": p.cpus, "irqbalance": p.irqbalance,
-                "rdma": [{"device": r.device, "port": r.port, "state": r.state, "phys_state": r.phys_state,
-                          "rate": r.rate, "link_layer": r.link_layer, "netdevs": list(r.netdevs)} for r in p.rdma],
-                "tc": p.tc, "ethtool": p.ethtool,
-                "nic_settings": {n: _nic_dict(s) for n, s in sorted(p.nic_settings.items())}}
-    out["rtt_ms"] = f.rtt_ms
-    return out
-
-
-def _nic_dict(s) -> dict:
-    out: dict = {}
-    if s.qdiscs is not None:
-        out["qdiscs"] = [{"kind": q.kind, "handle": q.handle, "parent": q.parent,
-                          "rate_bytes_per_s": q.rate_bytes_per_s} for q in s.qdiscs]
-    if s.features is not None:
-        out["offloads"] = {k: s.features[k][0] for k in ("generic-receive-offload", "tcp-segmentation-offload")
-                           if k in s.features}
-    if s.ring is not None:
-        out["ring"] = {"rx": s.ring.rx, "rx_max": s.ring.rx_max, "tx": s.ring.tx, "tx_max": s.ring.tx_max}
-    problems = {k: v for k, v in (("qdiscs", s.qdisc_problem), ("offloads", s.features_problem),
-                                  ("ring", s.ring_problem)) if v}
-    if problems:
-        out["not_read"] = problems
-    return out
-
-
-def doctor_document(report: DoctorReport) -> dict:
-    """The JSON document of ``netui doctor --json``. Field names never change meaning."""
-    return {
-        "version": SCHEMA_VERSION,
-        "kind": "doctor",
-        "nodes": list(report.nodes),
-        "failed": report.failed,
-        "failing_nodes": failing_nodes(report.findings, report.nodes),
-        "counts": report.counts(),  # findings, one per node
-        "line_counts": report.line_counts(),  # the report's lines: alike findings on several nodes are one
-        "started": round(report.started_wall_s, 3),
-        "elapsed_s": round(report.elapsed_s, 3),
-        "findings": [finding_dict(f) for f in report.findings],
-        "facts": {n: _facts_dict(f) for n, f in report.facts.items()},
-    }
-
-
-PERSIST_NOTE = ("sysctl -w and ip link last until the next reboot: keep sysctls in /etc/sysctl.d/, "
-                "the MTU in the interface's network configuration")
-
-
-def summary(report: DoctorReport) -> str:
-    """One line: the verdict, how many lines of each level the report shows (a finding alike
-    on many nodes is one line), and the nodes with a warning or worse."""
-    nodes = nodes_text(len(report.nodes))
-    bad = failing_nodes(report.findings, report.nodes)
-    counts = report.line_counts()
-    tally = ", ".join(f"{n} {label}{'s' if n > 1 and label == 'warning' else ''}"
-                      for label, n in counts.items() if label != "ok")
-    if not report.problems:
-        return f"{nodes}: all checks passed"
-    head = f"{nodes}: {tally}"
-    if not bad:
-        return head + " · nothing failing"
-    worst = failing_nodes([f for f in report.findings if f.severity == Level.CRITICAL], report.nodes)
-    named = f" (critical: {fold(worst)})" if worst and len(worst) < len(bad) else ""
-    return head + f" · failing: {fold(bad)}{named}"
-
-
-def fold(nodes: list[str]) -> str:
-    """Node names as a range where they make one: "node[1-2,4]" (ClusterShell)."""
-    if len(nodes) < 2:
-        return ",".join(nodes)
-    try:
-        from ClusterShell.NodeSet import NodeSet
-
-        return str(NodeSet.fromlist(nodes))
-    except Exception:  # noqa: BLE001 - a name ClusterShell cannot fold is shown as it is
-        return ",".join(nodes)
-
-
-def text_report(report: DoctorReport) -> str:
-    """Findings worst first (alike ones once, with their nodes), each with its evidence and
-    its command; then what passed."""
-    rows = [(f, fold(nodes) or "all") for f, nodes in grouped(report.problems)]
-    width = min(max([len(where) for _, where in rows] + [4]), 24)
-    lines = [f"netui doctor · {summary(report)} · {report.elapsed_s:.1f} s", ""]
-    indent = " " * (8 + 1 + width + 2)
-    for f, where in rows:
-        subject = f"{f.subject}: " if f.subject and not f.evidence.startswith(f.subject) else ""
-        head = f"{f.severity.label.upper():<8} {where:<{width}}  "
-        if len(where) > width:
-            lines.append(f"{f.severity.label.upper():<8} {where}")
-            head = indent
-        lines.append(f"{head}{f.check:<16} {subject}{f.evidence}")
-        if f.fix:
-            lines.append(f"{indent}fix: {f.fix}")
-        if f.look:
-            lines.append(f"{indent}look: {f.look}")
-    passed = [f for f in report.findings if f.severity == Level.OK]
-    if passed:
-        if report.problems:
-            lines.append("")
-        lines.append("passed:")
-        for f in passed:
-            lines.append(f"  {CHECKS[f.check] if not f.subject else f.subject}: {f.evidence}")
-    if any(f.fix for f in report.problems):
-        lines += ["", PERSIST_NOTE]
-    return "\n".join(lines)

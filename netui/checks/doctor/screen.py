@@ -21,9 +21,11 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from netui.engine.doctor import PERSIST_NOTE, DoctorReport, examine, fold, latency_rtt_ms, summary
-from netui.model.doctor import CHECKS, Finding, grouped
+from netui.checks.doctor.report import PERSIST_NOTE, summary
+from netui.checks.doctor.runner import DoctorReport, examine, latency_rtt_ms
+from netui.checks.doctor.rules import CHECKS, Finding, grouped
 from netui.model.health import Level
+from netui.model.units import fold
 
 # theme variable per severity
 SEVERITY_COLORS = {Level.CRITICAL: "error", Level.WARNING: "warning", Level.CAREFUL: "accent", Level.OK: "success"}

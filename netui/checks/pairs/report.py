@@ -16,11 +16,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from netui.engine.pairtest import PairTestReport
-from netui.engine.pairtools import DIRECTION_LABELS, PairSettings
-from netui.model.paircounters import COUNTER_KEYS
-from netui.model.pairs import PairResult, _fmt
-from netui.model.pairverdict import NodeSummary
+from netui.checks.pairs.runner import PairTestReport
+from netui.checks.pairs.tools import DIRECTION_LABELS, PairSettings
+from netui.checks.pairs.counters import COUNTER_KEYS
+from netui.checks.pairs.model import PairResult, _fmt
+from netui.checks.pairs.verdict import NodeSummary
 from netui.model.topology import Attachment, Switch, Topology, topology_order
 
 SCHEMA_VERSION = 1
@@ -90,7 +90,7 @@ def by_switch(report: PairTestReport) -> tuple[list[str], dict[str, str]]:
 
 
 def fabric_row(f) -> dict:
-    """A fabric suspect (model/fabricverdict.py) as JSON."""
+    """A fabric suspect (checks/pairs/verdict_fabric.py) as JSON."""
     return {"kind": f.kind, "name": f.name, "uplinks": list(f.uplinks), "switches": list(f.switches),
             "direction": f.direction or None, "pairs": len(f.pairs),
             "failing": [{"sender": a, "receiver": b} for a, b in f.pairs],
@@ -217,7 +217,7 @@ def report_csv(report: PairTestReport) -> str:
 
 def csv_cell(value) -> str:
     """A CSV cell: "" for unknown, "true"/"false", else the value as ``str`` gives it.
-    Shared with the latency test's CSV (engine/pingdoc.py)."""
+    Shared with the latency test's CSV (checks/latency/report.py)."""
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -234,7 +234,7 @@ def export(report: PairTestReport, directory: str | Path = ".") -> tuple[Path, P
 def write_export(prefix: str, started_wall_s: float, directory: str | Path,
                  csv_text: str, document: dict) -> tuple[Path, Path]:
     """Write ``<prefix>-<local start time>.csv`` and ``.json`` (now when ``started_wall_s`` is 0)
-    into ``directory``; their paths. Shared with the latency test (engine/pingdoc.py)."""
+    into ``directory``; their paths. Shared with the latency test (checks/latency/report.py)."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(started_wall_s or time.time()))
     base = Path(directory) / f"{prefix}-{stamp}"
     csv_path, json_path = base.with_suffix(".csv"), base.with_suffix(".json")
@@ -291,7 +291,7 @@ def matrix_lines(nodes: list[str], results, failing: set, *, corner: str, legend
     """A result matrix as text: a header of receivers, then a row per sender; each cell is
     ``cell(result)`` and ✗ when its pair is in ``failing``, "·" on the diagonal and where there
     is no result. ``sections``: a line "── leaf1" before the row of each node it names (the
-    first of a leaf; "" names the unplaced). Shared with the latency test (engine/pingdoc.py)."""
+    first of a leaf; "" names the unplaced). Shared with the latency test (checks/latency/report.py)."""
     by_pair = {r.pair: r for r in results}
     width = max([len(n) for n in nodes] + [min_width])
     lines = [corner.ljust(width) + "".join(n.rjust(width + 2) for n in nodes) + legend]

@@ -1,7 +1,7 @@
 """The doctor's rules: a cluster's configuration checked node by node and across nodes.
 
 Pure: per-node facts in (the monitor's latest sample for the interfaces, the doctor's probe
-for sysctls, RDMA ports, queues and IRQs — parsed by ``collectors/doctor_probe.py``),
+for sysctls, RDMA ports, queues and IRQs — parsed by ``checks/doctor/probe.py``),
 findings out. Each finding has a severity (ok / careful / warning / critical, the levels
 of ``model.health``), evidence in words, and where a command can fix it, that command
 (``fix``); where only hands can (a cable, an optic, a switch port), the command that shows
@@ -11,7 +11,7 @@ Across nodes, a value is compared with the majority of the nodes that have it (M
 link speed per interface name; sysctls); on a tie the larger value is taken as the
 intended one (jumbo frames and full link speed are configured on purpose, their loss is
 the usual accident). The sysctl rules and the recommended values are data
-(``model.doctor_sysctl``).
+(``checks.doctor.rules_sysctl``).
 """
 
 from __future__ import annotations
@@ -20,16 +20,16 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from netui.model import doctor_nic
-from netui.model.doctor_nic import NicSettings
-from netui.model.doctor_sysctl import SYSCTL_RULES, BufferPath, Recommendations, sysctl_command
+from netui.checks.doctor import rules_nic
+from netui.checks.doctor.rules_nic import NicSettings
+from netui.checks.doctor.rules_sysctl import SYSCTL_RULES, BufferPath, Recommendations, sysctl_command
 from netui.model.finding import Finding
 from netui.model.health import Level
-from netui.model.latency import LatencyResult
+from netui.checks.latency.model import LatencyResult
 from netui.model.node import data_plane
 from netui.model.samples import SOFTWARE_KINDS, InterfaceSample
 
-# --- what the probe saw on a node (parsed by collectors/doctor_probe.py) -------------------
+# --- what the probe saw on a node (parsed by checks/doctor/probe.py) -------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -434,7 +434,7 @@ def _ok(check: str, findings: list[Finding], facts: Sequence[NodeFacts]) -> list
         words = f"{ports} ports on {nodes_text(seen)}"
     elif check in ("traffic_shaping", "offloads", "rings"):
         tool = "tc" if check == "traffic_shaping" else "ethtool"
-        seen, skipped = doctor_nic.coverage(check, [(getattr(f.probe, tool), _dataplane(f),
+        seen, skipped = rules_nic.coverage(check, [(getattr(f.probe, tool), _dataplane(f),
                                                      f.probe.nic_settings) for f in probed])  # type: ignore[union-attr]
         words = f"on {nodes_text(seen)}" if seen else "not checked"
         words += "".join(f"; not checked on {nodes_text(n)} ({why})" if seen else f" on {nodes_text(n)} ({why})"
@@ -464,9 +464,9 @@ def diagnose(facts: Sequence[NodeFacts], rec: Recommendations | None = None) -> 
             by_check[q.check].append(q)
         if f.probe is not None:
             plane, settings = _dataplane(f), f.probe.nic_settings
-            by_check["traffic_shaping"] += doctor_nic.shaping(f.name, plane, settings)
-            by_check["offloads"] += doctor_nic.offloads(f.name, plane, settings)
-            by_check["rings"] += doctor_nic.rings(f.name, plane, settings)
+            by_check["traffic_shaping"] += rules_nic.shaping(f.name, plane, settings)
+            by_check["offloads"] += rules_nic.offloads(f.name, plane, settings)
+            by_check["rings"] += rules_nic.rings(f.name, plane, settings)
     by_check["mtu"] += _mtu(facts)
     by_check["link_speed"] += _speed(facts)
     by_check["link_state"] += _link_state(facts)

@@ -1,8 +1,8 @@
 """Latency between nodes: one result per (sender, receiver), and the verdict.
 
-Pure: no I/O, no clock. The runner (engine/pingtest.py) parses ping or fping output
-(collectors/ping.py) and turns it into ``LatencyResult``s here; ``judge_latency`` words the
-verdict the way the bandwidth verdict does (``model.pairs``), naming a suspect node.
+Pure: no I/O, no clock. The runner (checks/latency/runner.py) parses ping or fping output
+(checks/latency/parse_ping.py) and turns it into ``LatencyResult``s here; ``judge_latency`` words the
+verdict the way the bandwidth verdict does (``checks.pairs.model``), naming a suspect node.
 
 RTTs are milliseconds, round trip, as the tools print them. Percentiles are nearest-rank
 over the replies (the p99 of 20 replies is the slowest one: say so rather than interpolate).
@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from netui.model.pairs import Pair, _names, _pct
+from netui.checks.pairs.model import Pair, _names, _pct
 
 # An RTT is an outlier only when it is also this much above the baseline: on a quiet fabric
 # RTTs of 20-60 µs wobble by tens of µs, and 5× 20 µs is still nothing to chase.
@@ -80,7 +80,7 @@ class LatencyResult:
 
     @classmethod
     def of(cls, sender: str, receiver: str, parsed: Any) -> LatencyResult:
-        """From a parsed ``PingOutput`` (collectors/ping.py)."""
+        """From a parsed ``PingOutput`` (checks/latency/parse_ping.py)."""
         if not parsed.counted:
             return cls(sender, receiver, parsed.tool, False, error=parsed.error or "no result", kind=parsed.kind)
         rtts = list(parsed.rtts_ms)

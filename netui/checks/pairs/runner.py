@@ -8,7 +8,7 @@ its IPv4 addresses (the test address is chosen from them), its RDMA ports for pe
 A node that fails the probe fails its pairs with the reason ("iperf3 missing on node3");
 the other pairs still run.
 
-Then the rounds (circle method, ``model.pairs``): a round's tests run at once, a node is
+Then the rounds (circle method, ``checks.pairs.model``): a round's tests run at once, a node is
 in at most one test at a time, and the next round starts when this one has ended. Each
 test starts its server, waits until it listens, then starts the client. While a round
 runs, the next round's commands are already *staged*: their SSH channels and shells are
@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from netui.collectors.probe import parse_probe, probe_command
-from netui.engine.pairtools import (
+from netui.checks.pairs.tools import (
     BOTH_WAYS,
     PORT_SPAN,
     IB_WRITE_BW,
@@ -50,9 +50,9 @@ from netui.engine.pairtools import (
 from netui.collectors.shell import CommandFailed, Running, guarded
 from netui.engine.sources import shells_for
 from netui.model.node import NodeState
-from netui.model.paircounters import pair_counters
-from netui.model.pairs import Pair, PairResult, PortAllocator, all_pairs_rounds, one_at_a_time
-from netui.model.pairverdict import Verdict, judge
+from netui.checks.pairs.counters import pair_counters
+from netui.checks.pairs.model import Pair, PairResult, PortAllocator, all_pairs_rounds, one_at_a_time
+from netui.checks.pairs.verdict import Verdict, judge
 from netui.model.testnet import Probe, choose_addresses, choose_rdma, link_speeds_mbps
 from netui.model.topology import Topology
 
@@ -91,7 +91,7 @@ def refusal(tool: str, nodes: Sequence[str], problems: dict[str, str]) -> str:
     """Why a test cannot start, in one line: the nodes that cannot run ``tool``, grouped by
     reason ("no RDMA device on node[1-4]"); a node's name inside its reason is folded into
     the group."""
-    from netui.engine.doctor import fold
+    from netui.model.units import fold
 
     groups: dict[str, list[str]] = {}
     for node in nodes:
@@ -177,7 +177,7 @@ class _Staged:
 class NodeCommands:
     """The guarded commands a test started on its nodes: each one is tracked from its start,
     ``cancel()`` kills them all at once, and ``_reap`` waits (a little) for the killed ones.
-    Shared by the pair tests and the latency test (engine/pingtest.py)."""
+    Shared by the pair tests and the latency test (checks/latency/runner.py)."""
 
     def __init__(self, shells: dict) -> None:
         self.shells = shells

@@ -14,10 +14,10 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 
-from netui.collectors.ping import EXIT_MARK, FPING, IPUTILS, PingOutput, fping_failure, parse_fping, parse_ping, \
+from netui.checks.latency.parse_ping import EXIT_MARK, FPING, IPUTILS, PingOutput, fping_failure, parse_fping, parse_ping, \
     split_by_target
 from netui.collectors.shell import CommandResult
-from netui.model.latency import LatencyResult
+from netui.checks.latency.model import LatencyResult
 from netui.model.testnet import parse_test_net
 
 AUTO = "auto"  # fping where the sender has it, else ping
@@ -31,12 +31,12 @@ MARGIN_S = 5.0  # start-up, the last replies, the exit
 
 
 @dataclass(frozen=True)
-class PingSettings:
+class LatencySettings:
     """What a latency test runs with: the dialog's fields, ``netui bench ping``'s options.
 
     ``count`` probes per pair, ``interval_s`` apart. A pair fails above
     ``max_loss_percent`` loss, or above ``threshold_ms`` average RTT when given, else as an
-    RTT outlier (``rtt_factor`` × the typical RTT; model/latency.py).
+    RTT outlier (``rtt_factor`` × the typical RTT; checks/latency/model.py).
     """
 
     count: int = 20
@@ -47,7 +47,7 @@ class PingSettings:
     rtt_factor: float = 5.0
     threshold_ms: float | None = None
 
-    def check(self) -> PingSettings:
+    def check(self) -> LatencySettings:
         """Self, or ValueError saying what is wrong (in the user's words)."""
         if not 1 <= self.count <= 1000:
             raise ValueError("the probe count must be 1 to 1000")
@@ -70,7 +70,7 @@ class PingSettings:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> PingSettings:
+    def from_dict(cls, data: dict) -> LatencySettings:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
 
@@ -88,7 +88,7 @@ class PingSettings:
         return self.run_timeout_s(FPING if self.tool != PING else PING, targets) - MARGIN_S + 0.5
 
 
-def choose_tool(settings: PingSettings, node: str, paths: Mapping[str, str | None]) -> tuple[str | None, str | None]:
+def choose_tool(settings: LatencySettings, node: str, paths: Mapping[str, str | None]) -> tuple[str | None, str | None]:
     """(the tool a sender uses, None) or (None, why it cannot send), from its probe."""
     has_fping, has_ping = paths.get(FPING) is not None, paths.get(PING) is not None
     if settings.tool == FPING:
@@ -106,13 +106,13 @@ def _ms(seconds: float) -> str:
     return str(max(1, round(seconds * 1000)))
 
 
-def fping_command(settings: PingSettings, source: str, targets: Sequence[str]) -> str:
+def fping_command(settings: LatencySettings, source: str, targets: Sequence[str]) -> str:
     """fping every target together: per-target RTT lists on stderr (-C), ICMP errors too."""
     return shlex.join([FPING, "-C", str(settings.count), "-p", _ms(settings.interval_s),
                        "-t", _ms(REPLY_TIMEOUT_S), "-S", source, *targets])
 
 
-def ping_command(settings: PingSettings, source: str, targets: Sequence[str]) -> str:
+def ping_command(settings: LatencySettings, source: str, targets: Sequence[str]) -> str:
     """One ping per target, ``PING_PARALLEL`` at a time; each line as ``<target> <line>``,
     and ``<target> @exit <status>`` last. A ``sh -c`` command line."""
     ping = shlex.join([PING, "-n", "-c", str(settings.count), "-i", f"{settings.interval_s:g}",
@@ -128,7 +128,7 @@ def ping_command(settings: PingSettings, source: str, targets: Sequence[str]) ->
     return shlex.join(["sh", "-c", script, "sh", *targets])
 
 
-def sender_command(tool: str, settings: PingSettings, source: str, targets: Sequence[str]) -> str:
+def sender_command(tool: str, settings: LatencySettings, source: str, targets: Sequence[str]) -> str:
     return (fping_command if tool == FPING else ping_command)(settings, source, targets)
 
 

@@ -20,7 +20,7 @@ Pure: no I/O, no clock. The rules, as docs/checks.md says them:
   pairs can only be compared with each other: when none is slower than the rest, every
   pair may be equally slow, and the verdict says it cannot tell instead of passing.
   When pairs could not be tested, a pass of the others is inconclusive too.
-- **The fabric** (with a topology, model/fabricverdict.py). In-leaf pairs and cross-switch
+- **The fabric** (with a topology, checks/pairs/verdict_fabric.py). In-leaf pairs and cross-switch
   pairs are compared separately: the best pairs are the best in-leaf pairs when the pairs as a
   whole (mostly cross-switch in a wide fabric) reach less than those would need. An uplink or
   switch whose every pair fails while the nodes at both ends pass elsewhere is named, and the
@@ -37,10 +37,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from netui.model.pairs import Pair, PairResult, _fmt, _pct
+from netui.checks.pairs.model import Pair, PairResult, _fmt, _pct
 
 if TYPE_CHECKING:  # the topology and the fabric's rules load only when a topology is given
-    from netui.model.fabricverdict import FabricSuspect
+    from netui.checks.pairs.verdict_fabric import FabricSuspect
     from netui.model.topology import Topology
 
 PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
@@ -368,7 +368,7 @@ def judge(
     ordered = failing + sorted((r for r in tested if id(r) not in failed_ids), key=lambda r: (r.sender, r.receiver))
     fabric: list[FabricSuspect] = []
     if topology is not None and failing:
-        from netui.model.fabricverdict import fabric_suspects
+        from netui.checks.pairs.verdict_fabric import fabric_suspects
 
         fabric = fabric_suspects(tested, failing, topology, OWN_SHARE_OF_CLEAR)
     # the pairs a fabric suspect explains blame no node: the nodes are judged on the others

@@ -2,8 +2,8 @@
 (tc qdiscs), offloads (GRO, TSO) and ring sizes.
 
 Pure: in, what ``tc -j qdisc show`` and ``ethtool -k`` / ``-g`` said about each interface
-(parsed by ``collectors/nic_settings.py``) and the monitor's sample of the interfaces;
-out, findings (``model.finding``). Called by ``model.doctor.diagnose``.
+(parsed by ``checks/doctor/parse_nic.py``) and the monitor's sample of the interfaces;
+out, findings (``model.finding``). Called by ``checks.doctor.rules.diagnose``.
 
 - Traffic shaping: a tbf or netem qdisc on a data-plane interface caps or delays
   everything it sends (a warning: the usual leftover of a test, and what makes a node the
@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from netui.model.doctor_sysctl import size_text
+from netui.checks.doctor.rules_sysctl import size_text
 from netui.model.finding import Finding
 from netui.model.health import Level
 from netui.model.samples import SOFTWARE_KINDS, InterfaceSample

@@ -1,7 +1,7 @@
 """How an interface is set up, as tc and ethtool print it: ``tc -j qdisc show dev IF``
 (iproute2's JSON), ``ethtool -k IF`` (features) and ``ethtool -g IF`` (rings).
 
-Pure functions of text, run by the doctor's probe parser (``collectors/doctor_probe.py``);
+Pure functions of text, run by the doctor's probe parser (``checks/doctor/probe.py``);
 real captures are in tests/data/doctor/. A node's text is untrusted: anything that is not
 the expected shape raises ``ParseError`` with a short reason, never anything else.
 """
@@ -12,7 +12,7 @@ import json
 import re
 
 from netui.collectors.procfs import ParseError
-from netui.model.doctor_nic import Qdisc, RingSizes
+from netui.checks.doctor.rules_nic import Qdisc, RingSizes
 
 _MAX_QDISCS = 4096  # more qdiscs on one interface than anyone sets up: not tc's output
 

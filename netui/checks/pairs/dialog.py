@@ -1,4 +1,5 @@
-"""The settings of a pair test, asked before it starts (t, T, r, R in the grid; l for latency).
+"""The settings of a pair test, asked before it starts (t, T, r, R in the grid), and what
+the latency test's dialog (checks/latency/dialog.py) shares with it.
 
 The dialog is filled with the last settings used (the app remembers them between runs) and
 dismisses with the new ``PairSettings``, or None when the user backs out. It checks
@@ -16,11 +17,10 @@ from textual.containers import Grid, Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
-from netui.engine.pairtools import DIRECTION_LABELS, DIRECTIONS, FIRST_PORT, IB_WRITE_BW, IPERF3, PairSettings
-from netui.engine.pingtools import AUTO, PingSettings
-from netui.model.pairs import all_pairs_rounds, one_at_a_time
+from netui.checks.pairs.tools import DIRECTION_LABELS, DIRECTIONS, FIRST_PORT, IB_WRITE_BW, IPERF3, PairSettings
+from netui.checks.pairs.model import all_pairs_rounds, one_at_a_time
 
-SettingsT = TypeVar("SettingsT", PairSettings, PingSettings)
+SettingsT = TypeVar("SettingsT")  # PairSettings, LatencySettings (checks/latency/dialog.py)
 
 
 class TickBox(Checkbox):
@@ -53,7 +53,8 @@ PairTestDialog Button { margin: 0 0 0 1; }
 """
 
 
-def _int(text: str, what: str) -> int | None:
+def whole_number(text: str, what: str) -> int | None:
+    """A field's whole number; None when empty; ValueError naming ``what`` otherwise."""
     text = text.strip()
     if not text:
         return None
@@ -63,7 +64,8 @@ def _int(text: str, what: str) -> int | None:
         raise ValueError(f"{what}: not a whole number: {text!r}") from None
 
 
-def _float(text: str, what: str) -> float | None:
+def finite_number(text: str, what: str) -> float | None:
+    """A field's finite number; None when empty; ValueError naming ``what`` otherwise."""
     text = text.strip()
     if not text:
         return None
@@ -76,11 +78,12 @@ def _float(text: str, what: str) -> float | None:
     return value
 
 
-def _text(value) -> str:
+def field_text(value) -> str:
+    """A setting as a field shows it: empty for None, ``%g`` for a float."""
     return "" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
 
 
-class _SettingsDialog(ModalScreen[SettingsT | None]):
+class SettingsDialog(ModalScreen[SettingsT | None]):
     """What both settings dialogs share: the plan follows every edit, Enter or Start dismisses
     with ``read()``'s settings (or shows why they are not valid), Esc or Cancel with None."""
 
@@ -122,7 +125,7 @@ class _SettingsDialog(ModalScreen[SettingsT | None]):
         self.dismiss(None)
 
 
-class PairTestDialog(_SettingsDialog[PairSettings]):
+class PairTestDialog(SettingsDialog[PairSettings]):
     """Duration, streams, direction, the test network, thresholds; perftest's own fields."""
 
     DEFAULT_CSS = DIALOG_CSS
@@ -145,10 +148,10 @@ class PairTestDialog(_SettingsDialog[PairSettings]):
             yield Static(f"{s.tool}: {what}", id="pair-title")
             with Grid():
                 yield Label("Duration (s)")
-                yield Input(_text(s.duration_s), id="duration", type="integer", compact=True)
+                yield Input(field_text(s.duration_s), id="duration", type="integer", compact=True)
                 if s.tool == IPERF3:
                     yield Label("Parallel streams (-P)")
-                    yield Input(_text(s.streams), id="streams", type="integer", compact=True)
+                    yield Input(field_text(s.streams), id="streams", type="integer", compact=True)
                 directions = [d for d in DIRECTIONS if s.tool == IPERF3 or d != "bidir"]
                 yield Label("Direction")
                 yield Select([(DIRECTION_LABELS[d], d) for d in directions], allow_blank=False, id="direction",
@@ -156,25 +159,25 @@ class PairTestDialog(_SettingsDialog[PairSettings]):
                 yield Label("Test on (subnet / iface)")
                 yield Input(s.test_net, placeholder=auto, id="test-net", compact=True)
                 yield Label("Pass at Gbit/s")
-                yield Input(_text(s.threshold_gbps), placeholder="unset: the % rule below", id="threshold-gbps",
+                yield Input(field_text(s.threshold_gbps), placeholder="unset: the % rule below", id="threshold-gbps",
                             type="number", compact=True)
                 yield Label("... else % of link")
-                yield Input(_text(s.threshold_percent), id="threshold-percent", type="number", compact=True)
+                yield Input(field_text(s.threshold_percent), id="threshold-percent", type="number", compact=True)
                 yield Label("First port")
-                yield Input(_text(s.port), placeholder=f"{FIRST_PORT[s.tool]} (ports in use are skipped)", id="port",
+                yield Input(field_text(s.port), placeholder=f"{FIRST_PORT[s.tool]} (ports in use are skipped)", id="port",
                             type="integer", compact=True)
                 if s.tool == IB_WRITE_BW:
                     yield Label("Message size (bytes)")
-                    yield Input(_text(s.size_bytes), id="size", type="integer", compact=True)
+                    yield Input(field_text(s.size_bytes), id="size", type="integer", compact=True)
                     yield Label("QPs")
-                    yield Input(_text(s.qps), id="qps", type="integer", compact=True)
+                    yield Input(field_text(s.qps), id="qps", type="integer", compact=True)
                     yield Label("RDMA device")
                     yield Input(s.device, placeholder="auto: an ACTIVE port from /sys/class/infiniband", id="device",
                                 compact=True)
                     yield Label("RDMA port")
-                    yield Input(_text(s.ib_port), placeholder="auto", id="ib-port", type="integer", compact=True)
+                    yield Input(field_text(s.ib_port), placeholder="auto", id="ib-port", type="integer", compact=True)
                     yield Label("GID index")
-                    yield Input(_text(s.gid_index), placeholder="auto: RoCE v2 of the test address", id="gid",
+                    yield Input(field_text(s.gid_index), placeholder="auto: RoCE v2 of the test address", id="gid",
                                 type="integer", compact=True)
                 yield Label("")
                 yield TickBox("one test at a time (shared uplinks)", s.one_at_a_time, id="one-at-a-time", compact=True)
@@ -216,97 +219,21 @@ class PairTestDialog(_SettingsDialog[PairSettings]):
         s = self.settings
         fields = dict(
             tool=s.tool,
-            duration_s=_int(value("duration"), "duration") or 0,
-            streams=_int(value("streams"), "parallel streams") or s.streams,
+            duration_s=whole_number(value("duration"), "duration") or 0,
+            streams=whole_number(value("streams"), "parallel streams") or s.streams,
             direction=self.query_one("#direction", Select).value,
             one_at_a_time=self.query_one("#one-at-a-time", Checkbox).value,
             test_net=value("test-net").strip(),
-            threshold_gbps=_float(value("threshold-gbps"), "pass at Gbit/s"),
-            threshold_percent=_float(value("threshold-percent"), "% of link") or 0.0,
-            port=_int(value("port"), "first port"),
+            threshold_gbps=finite_number(value("threshold-gbps"), "pass at Gbit/s"),
+            threshold_percent=finite_number(value("threshold-percent"), "% of link") or 0.0,
+            port=whole_number(value("port"), "first port"),
         )
         if s.tool == IB_WRITE_BW:
             fields |= dict(
-                size_bytes=_int(value("size"), "message size") or 0,
-                qps=_int(value("qps"), "QPs") or 0,
+                size_bytes=whole_number(value("size"), "message size") or 0,
+                qps=whole_number(value("qps"), "QPs") or 0,
                 device=value("device").strip(),
-                ib_port=_int(value("ib-port"), "RDMA port"),
-                gid_index=_int(value("gid"), "GID index"),
+                ib_port=whole_number(value("ib-port"), "RDMA port"),
+                gid_index=whole_number(value("gid"), "GID index"),
             )
         return PairSettings.from_dict(s.to_dict() | fields).check()
-
-
-
-class LatencyDialog(_SettingsDialog[PingSettings]):
-    """The latency test's settings (``l``): probes, interval, network, tool, pass rule."""
-
-    DEFAULT_CSS = DIALOG_CSS.replace("PairTestDialog", "LatencyDialog")
-
-    def __init__(self, settings: PingSettings, nodes: list[str], *, suggested_interface: str | None = None) -> None:
-        super().__init__()
-        self.settings = settings
-        self.nodes = nodes
-        self.suggested_interface = suggested_interface
-
-    def compose(self) -> ComposeResult:
-        s = self.settings
-        what = (f"{self.nodes[0]} ↔ {self.nodes[1]}" if len(self.nodes) == 2
-                else f"matrix over {len(self.nodes)} nodes")
-        auto = "auto: the fastest subnet all nodes share" + (
-            f" ({self.suggested_interface})" if self.suggested_interface else "")
-        with Vertical():
-            yield Static(f"latency (ping): {what}", id="pair-title")
-            with Grid():
-                yield Label("Probes per pair")
-                yield Input(_text(s.count), id="count", type="integer", compact=True)
-                yield Label("Interval (s)")
-                yield Input(_text(s.interval_s), id="interval", type="number", compact=True)
-                yield Label("Tool")
-                yield Select([("fping where present, else ping", AUTO), ("fping", "fping"), ("ping", "ping")],
-                             allow_blank=False, id="tool", value=s.tool, compact=True)
-                yield Label("Test on (subnet / iface)")
-                yield Input(s.test_net, placeholder=auto, id="test-net", compact=True)
-                yield Label("Loss allowed (%)")
-                yield Input(_text(s.max_loss_percent), id="max-loss", type="number", compact=True)
-                yield Label("RTT outlier at ×typical")
-                yield Input(_text(s.rtt_factor), id="rtt-factor", type="number", compact=True)
-                yield Label("... or fail above (ms)")
-                yield Input(_text(s.threshold_ms), placeholder="unset: the outlier rule", id="threshold-ms",
-                            type="number", compact=True)
-            yield Static("", id="pair-plan")
-            yield Static("", id="pair-error")
-            with Horizontal():
-                yield Button("Start", variant="primary", id="start", compact=True)
-                yield Button("Cancel", id="cancel", compact=True)
-
-    def on_mount(self) -> None:
-        self._show_plan()
-        self.query_one("#count", Input).focus()
-
-    def _show_plan(self) -> None:
-        try:
-            s = self.read()
-        except ValueError:
-            return
-        n = len(self.nodes)
-        pairs = n * (n - 1)
-        seconds = s.expected_s(n - 1) + 0.5
-        self.query_one("#pair-plan", Static).update(
-            f"{pairs} directions, every node pinging every other at once: about {seconds:.0f} s. "
-            "Enter starts, Esc cancels.")
-
-    def read(self) -> PingSettings:
-        """The settings as typed; ValueError with the reason when they are not valid."""
-        def value(widget_id: str) -> str:
-            return self.query_one(f"#{widget_id}", Input).value
-
-        fields = dict(
-            count=_int(value("count"), "probes") or 0,
-            interval_s=_float(value("interval"), "interval") or 0.0,
-            tool=self.query_one("#tool", Select).value,
-            test_net=value("test-net").strip(),
-            max_loss_percent=_float(value("max-loss"), "loss allowed") or 0.0,
-            rtt_factor=_float(value("rtt-factor"), "RTT outlier factor") or 0.0,
-            threshold_ms=_float(value("threshold-ms"), "fail above ms"),
-        )
-        return PingSettings.from_dict(self.settings.to_dict() | fields).check()

@@ -1,0 +1,91 @@
+"""The settings of a latency test, asked before it starts (``l`` in the grid).
+
+The dialog is filled with the last settings used and dismisses with the new
+``LatencySettings``, or None when the user backs out; ``LatencySettings.check`` says what is
+wrong. The fields, the plan line and the keys are the pair test's dialog's
+(checks/pairs/dialog.py).
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Grid, Horizontal, Vertical
+from textual.widgets import Button, Input, Label, Select, Static
+
+from netui.checks.latency.tools import AUTO, LatencySettings
+from netui.checks.pairs.dialog import DIALOG_CSS, SettingsDialog, field_text, finite_number, whole_number
+
+
+class LatencyDialog(SettingsDialog[LatencySettings]):
+    """The latency test's settings (``l``): probes, interval, network, tool, pass rule."""
+
+    DEFAULT_CSS = DIALOG_CSS.replace("PairTestDialog", "LatencyDialog")
+
+    def __init__(self, settings: LatencySettings, nodes: list[str], *, suggested_interface: str | None = None) -> None:
+        super().__init__()
+        self.settings = settings
+        self.nodes = nodes
+        self.suggested_interface = suggested_interface
+
+    def compose(self) -> ComposeResult:
+        s = self.settings
+        what = (f"{self.nodes[0]} ↔ {self.nodes[1]}" if len(self.nodes) == 2
+                else f"matrix over {len(self.nodes)} nodes")
+        auto = "auto: the fastest subnet all nodes share" + (
+            f" ({self.suggested_interface})" if self.suggested_interface else "")
+        with Vertical():
+            yield Static(f"latency (ping): {what}", id="pair-title")
+            with Grid():
+                yield Label("Probes per pair")
+                yield Input(field_text(s.count), id="count", type="integer", compact=True)
+                yield Label("Interval (s)")
+                yield Input(field_text(s.interval_s), id="interval", type="number", compact=True)
+                yield Label("Tool")
+                yield Select([("fping where present, else ping", AUTO), ("fping", "fping"), ("ping", "ping")],
+                             allow_blank=False, id="tool", value=s.tool, compact=True)
+                yield Label("Test on (subnet / iface)")
+                yield Input(s.test_net, placeholder=auto, id="test-net", compact=True)
+                yield Label("Loss allowed (%)")
+                yield Input(field_text(s.max_loss_percent), id="max-loss", type="number", compact=True)
+                yield Label("RTT outlier at ×typical")
+                yield Input(field_text(s.rtt_factor), id="rtt-factor", type="number", compact=True)
+                yield Label("... or fail above (ms)")
+                yield Input(field_text(s.threshold_ms), placeholder="unset: the outlier rule", id="threshold-ms",
+                            type="number", compact=True)
+            yield Static("", id="pair-plan")
+            yield Static("", id="pair-error")
+            with Horizontal():
+                yield Button("Start", variant="primary", id="start", compact=True)
+                yield Button("Cancel", id="cancel", compact=True)
+
+    def on_mount(self) -> None:
+        self._show_plan()
+        self.query_one("#count", Input).focus()
+
+    def _show_plan(self) -> None:
+        try:
+            s = self.read()
+        except ValueError:
+            return
+        n = len(self.nodes)
+        pairs = n * (n - 1)
+        seconds = s.expected_s(n - 1) + 0.5
+        self.query_one("#pair-plan", Static).update(
+            f"{pairs} directions, every node pinging every other at once: about {seconds:.0f} s. "
+            "Enter starts, Esc cancels.")
+
+    def read(self) -> LatencySettings:
+        """The settings as typed; ValueError with the reason when they are not valid."""
+        def value(widget_id: str) -> str:
+            return self.query_one(f"#{widget_id}", Input).value
+
+        fields = dict(
+            count=whole_number(value("count"), "probes") or 0,
+            interval_s=finite_number(value("interval"), "interval") or 0.0,
+            tool=self.query_one("#tool", Select).value,
+            test_net=value("test-net").strip(),
+            max_loss_percent=finite_number(value("max-loss"), "loss allowed") or 0.0,
+            rtt_factor=finite_number(value("rtt-factor"), "RTT outlier factor") or 0.0,
+            threshold_ms=finite_number(value("threshold-ms"), "fail above ms"),
+        )
+        return LatencySettings.from_dict(self.settings.to_dict() | fields).check()
