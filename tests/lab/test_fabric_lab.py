@@ -102,3 +102,24 @@ async def test_leaf1_sending_to_leaf2_fills_leaf1s_uplink(two_tier_lab, tmp_path
             p.kill()
             p.wait(timeout=10)
         await monitor.close()
+
+
+def test_with_three_leaves_the_shaped_uplink_is_named_alone(make_lab, tmp_path):
+    """Three leaves of two nodes, leaf1's uplink shaped: the pairs between leaf2 and leaf3 cross
+    the spine at full speed, so the evidence singles out leaf1's uplink — named alone, with its
+    16 pairs (leaf1's 2 nodes × the other 4, both ways), and no node."""
+    lab = make_lab(leaves=3, nodes_per_leaf=2)
+    lab.shape_uplink("leaf1", UPLINK)
+    result = subprocess.run(
+        [sys.executable, "-m", "netui", "bench", "iperf3", lab.host_pattern(), "--matrix", "--json",
+         "-F", str(lab.ssh_config), "--duration", "2", "--threshold-gbps", "1",
+         "--topology", topology_file(tmp_path, lab)],
+        capture_output=True, text=True, timeout=240)
+    assert result.returncode == 1, result.stdout[-2000:] + result.stderr
+    verdict = json.loads(result.stdout)["verdict"]
+    assert verdict["suspects"] == [], verdict["text"]
+    [fabric] = verdict["fabric"]
+    assert fabric["name"] == "leaf1↔spine" and fabric["pairs"] == 16, fabric
+    assert "leaf1's uplink" in verdict["text"] and "leaf2" not in fabric["name"]
+    assert fabric["median_gbps"] < 0.25 and fabric["in_leaf_gbps"] > 1
+    assert all(n["suspect"] is None for n in verdict["nodes"])
