@@ -5,7 +5,8 @@ leaf2; a spine) with leaf1's uplink shaped to 200 Mbit/s by tbf:
   node, and exits 1 (with two leaves the evidence cannot tell leaf1's uplink from the spine or
   leaf2's uplink: the verdict names the path, leaf1's uplink in it);
 - the grouped grid's uplink bound: leaf1's nodes sending to leaf2's read near 100 % of the
-  uplink leaving leaf1.
+  uplink leaving leaf1;
+- with three leaves (the pairs between leaf2 and leaf3 at full speed), leaf1's uplink alone.
 
 Every iperf3 run is bounded; traffic only between the lab's namespaces (198.18.0.0/15).
 ~40 s for the file.
