@@ -111,8 +111,10 @@ def test_a_node_slow_only_as_a_sender_is_named_as_a_sender(lab):
     assert status == 1, evidence(doc)
     assert suspects(doc) == {"node1": "sending"}, evidence(doc)
     node1 = next(n for n in doc["verdict"]["nodes"] if n["node"] == "node1")
-    # every send fails; its receives clear it (a loaded lab may scatter one below the mark)
-    assert node1["sends_failing"] == 3 and node1["receives_failing"] < node1["receives"], node1
+    # every send fails; its receives clear it: they run far above its sends (a loaded lab may
+    # scatter them all a little below the mark the best pairs set, as a clean-clone run once did)
+    assert node1["sends_failing"] == 3, node1
+    assert node1["in_median_gbps"] > 10 * node1["out_median_gbps"], node1
     assert node1["out_median_gbps"] < 0.25 < 1 < node1["in_median_gbps"], node1
 
 
