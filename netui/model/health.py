@@ -171,12 +171,18 @@ class HeldHealth:
         """How many consecutive intervals so far disagree with the held level."""
         return len(self._streak)
 
-    def feed(self, rated: list[tuple[Level, str]], immediate: list[tuple[Level, str]] | tuple = ()) -> Health:
-        """The health to show after one more interval whose findings are ``rated``."""
+    def feed(self, rated: list[tuple[Level, str]], immediate: list[tuple[Level, str]] | tuple = (),
+             interval: Health | None = None) -> Health:
+        """The health to show after one more interval whose findings are ``rated``.
+        ``interval``: that interval's own health (``health_of(rated)``) when the caller has
+        made it already: while the level holds it is what is shown, not made again."""
         now = max((level for level, _ in rated), default=Level.OK)
         if now == self.level:
-            self._streak.clear()
+            if self._streak:
+                self._streak.clear()
             self._reasons = rated
+            if interval is not None and not immediate:
+                return interval
         else:
             up = now > self.level
             if self._streak and (self._streak[0][0] > self.level) != up:

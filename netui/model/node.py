@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from enum import Enum
 from operator import add
+from typing import NamedTuple
 
 from netui.model import units
 from netui.model.fabric import (ROCE_LOSS_COUNTERS, FabricRates, FabricSample, PortKey, fabric_rates,
@@ -62,9 +63,11 @@ def data_plane(interfaces: Mapping[str, InterfaceSample]) -> list[str]:
     return sorted(names)
 
 
-@dataclass(frozen=True, slots=True)
-class NodeSummary:
-    """One row of the cluster grid: the node's data-plane totals for the last interval."""
+class NodeSummary(NamedTuple):
+    """One row of the cluster grid: the node's data-plane totals for the last interval.
+
+    A named tuple, not a dataclass: every node makes one per sample, and a frozen
+    dataclass of 18 fields costs several times as much to build (bench_fleet)."""
 
     rx_bytes_per_s: float | None = None
     tx_bytes_per_s: float | None = None
@@ -86,6 +89,9 @@ class NodeSummary:
     rdma_errors_per_s: float | None = None  # IB error counters + xmit discards + RoCE loss counters
     cnp_per_s: float | None = None  # CNPs sent (np_cnp_sent) + handled (rp_cnp_handled)
     pause_per_s: float | None = None  # pause frames RX + TX on the RDMA netdevs (ethtool -S)
+
+
+_NO_SUMMARY = NodeSummary()
 
 
 def _sum(values) -> float | None:
@@ -134,26 +140,26 @@ def summarize(sample: NodeSample, rates: NodeRates | None, careful: dict[str, fl
     node sent at least ``retrans_min_segments`` segments (``retrans_judged``).
     """
     if rates is None:
-        return NodeSummary(), []
+        return _NO_SUMMARY, []
     careful = careful or _DEFAULT_CAREFUL
     findings: list[Finding] = []
     table = rates.interfaces
     if isinstance(table, RatesTable) and not table.unknown and table.layout is sample.interfaces.layout:
-        summary = _interface_totals(table, careful, findings)
+        rx, tx, drops, errors, link = _interface_totals(table, careful, findings)
     else:
-        summary = _interface_totals_by_row(sample, rates, careful, findings)
-    _host_totals(rates, careful, summary, findings, retrans_min_segments)
-    return NodeSummary(**summary), findings
+        rx, tx, drops, errors, link = _interface_totals_by_row(sample, rates, careful, findings)
+    return NodeSummary(rx, tx, drops, errors, *_host_totals(rates, careful, findings, retrans_min_segments),
+                       link), findings
 
 
-def _interface_totals(table: RatesTable, careful: dict[str, float], findings: list[Finding]) -> dict:
-    """The grid's interface columns from a rates table with every rate known (the common
-    case: sums and maxima over the data-plane rows, findings only past a careful bound)."""
+def _interface_totals(table: RatesTable, careful: dict[str, float], findings: list[Finding]) -> tuple:
+    """The grid's interface columns (RX, TX, drops, errors, max link %) from a rates table
+    with every rate known (the common case: sums and maxima over the data-plane rows,
+    findings only past a careful bound)."""
     layout = table.layout
     rows = layout.data_plane
     if not rows:
-        return dict(rx_bytes_per_s=None, tx_bytes_per_s=None, drops_per_s=None, errors_per_s=None,
-                    max_link_percent=None)
+        return None, None, None, None, None
     rx, tx, drops, errs, drops_max, errs_max, link_max = iface_totals(
         table.flat, layout.dp_rows, layout.link_idx, layout.link_speeds)
     names, v = layout.names, table.flat
@@ -172,12 +178,13 @@ def _interface_totals(table: RatesTable, careful: dict[str, float], findings: li
             link = max(v[i * 16], v[i * 16 + 8]) / full * 100
             if link >= careful["link_percent"]:
                 findings.append(("link_percent", link, f"{names[i]} at {units.percent(link)} of link speed"))
-    return dict(rx_bytes_per_s=rx, tx_bytes_per_s=tx, drops_per_s=drops, errors_per_s=errs, max_link_percent=link_max)
+    return rx, tx, drops, errs, link_max
 
 
 def _interface_totals_by_row(sample: NodeSample, rates: NodeRates, careful: dict[str, float],
-                             findings: list[Finding]) -> dict:
-    """The grid's interface columns, interface by interface (rates with unknowns in them)."""
+                             findings: list[Finding]) -> tuple:
+    """The grid's interface columns (as ``_interface_totals``), interface by interface
+    (rates with unknowns in them)."""
     c_drops, c_errs, c_link = careful["drops_per_s"], careful["errors_per_s"], careful["link_percent"]
     rx = tx = drops_total = errs_total = link_max = None
     get = rates.interfaces.get
@@ -199,35 +206,37 @@ def _interface_totals_by_row(sample: NodeSample, rates: NodeRates, careful: dict
                     link_max = link if link_max is None else max(link_max, link)
                     if link >= c_link:
                         findings.append(("link_percent", link, f"{r.name} at {units.percent(link)} of link speed"))
-    return dict(rx_bytes_per_s=rx, tx_bytes_per_s=tx, drops_per_s=drops_total, errors_per_s=errs_total,
-                max_link_percent=link_max)
+    return rx, tx, drops_total, errs_total, link_max
 
 
-def _host_totals(rates: NodeRates, careful: dict[str, float], summary: dict, findings: list[Finding],
-                 retrans_min_segments: int) -> None:
-    """The grid's TCP, softirq and softnet columns (into ``summary``) and their findings."""
+def _host_totals(rates: NodeRates, careful: dict[str, float], findings: list[Finding],
+                 retrans_min_segments: int) -> tuple:
+    """The grid's TCP, softirq and softnet columns, in NodeSummary's order (retransmits/s,
+    their ratio, whether it is judged, the hottest CPU and its softirq %, NET_RX/s, backlog
+    drops/s, squeezes/s), and their findings."""
+    retrans = ratio = judged = None
     if rates.tcp is not None:
         tcp = rates.tcp
         ratio = tcp.retrans_ratio
-        summary["retrans_segs_per_s"] = tcp.retrans_segs_per_s
-        summary["retrans_ratio"] = ratio
-        # a ratio of a few segments is noise (3 of 2 on an idle node's SSH stream): shown, not judged
-        judged = ratio is not None and tcp.out_segs is not None and tcp.out_segs >= retrans_min_segments
-        summary["retrans_judged"] = None if ratio is None else judged
-        if judged and ratio >= careful["retrans_ratio"]:
-            findings.append(("retrans_ratio", ratio, f"TCP retransmits {units.ratio_percent(ratio)} of segments"))
+        retrans = tcp.retrans_segs_per_s
+        if ratio is not None:
+            # a ratio of a few segments is noise (3 of 2 on an idle node's SSH stream): shown, not judged
+            judged = tcp.out_segs is not None and tcp.out_segs >= retrans_min_segments
+            if judged and ratio >= careful["retrans_ratio"]:
+                findings.append(("retrans_ratio", ratio, f"TCP retransmits {units.ratio_percent(ratio)} of segments"))
     # per CPU when the sample has the tables; else (or in the interval they start) the
     # remote sampler's sums
     sums = rates.cpu_sums
     hot = rates.hottest_cpu()
     if hot is not None:
-        summary["hottest_cpu"], summary["hottest_softirq_percent"] = hot
-        if hot[1] >= careful["softirq_percent"]:
-            findings.append(("softirq_percent", hot[1], f"CPU{hot[0]} {hot[1]:.0f}% in softirq"))
+        hot_cpu, hot_percent = hot
+        if hot_percent >= careful["softirq_percent"]:
+            findings.append(("softirq_percent", hot_percent, f"CPU{hot_cpu} {hot_percent:.0f}% in softirq"))
+    else:
+        hot_cpu = hot_percent = None
     net_rx = _sum_col(rates.cpu.net_rx_per_s) if rates.cpu is not None else None
     if net_rx is None and sums is not None:
         net_rx = sums.net_rx_per_s
-    summary["net_rx_per_s"] = net_rx
     if rates.softnet is not None:
         d = _sum_col(rates.softnet.dropped_per_s) or 0.0
         q = _sum_col(rates.softnet.time_squeeze_per_s) or 0.0
@@ -236,11 +245,11 @@ def _host_totals(rates: NodeRates, careful: dict[str, float], summary: dict, fin
     else:
         d = q = None
     if d is not None:
-        summary["softnet_drops_per_s"], summary["time_squeeze_per_s"] = d, q
         if d >= careful["softnet_drops_per_s"]:
             findings.append(("softnet_drops_per_s", d, f"backlog drops {units.per_s(d)}/s"))
         if q >= careful["time_squeeze_per_s"]:
             findings.append(("time_squeeze_per_s", q, f"NET_RX squeezed {units.per_s(q)}/s"))
+    return retrans, ratio, judged, hot_cpu, hot_percent, net_rx, d, q
 
 
 def _bytes(bits: float | None) -> float | None:
@@ -290,7 +299,7 @@ class Node:
         self.error: str | None = None
         self.sample: NodeSample | None = None
         self.rates: NodeRates | None = None
-        self.summary = NodeSummary()
+        self.summary = _NO_SUMMARY
         self.rules = rules
         self.held = HeldHealth(rules.hold_intervals)
         self.health: Health = HEALTHY  # what is shown: held, or the state the node is in
@@ -338,8 +347,12 @@ class Node:
         ports_down = self._observe_fabric(prev.fabric if prev else None, sample.fabric, rated)
         # levels are held (an idle node's one-interval blip is no alarm); a port that is
         # down is a state, shown at once
-        self.interval_health = health_of(rated + ports_down) if rated or ports_down else HEALTHY
-        self.health = self.held.feed(rated, ports_down)
+        if ports_down:
+            self.interval_health = health_of(rated + ports_down)
+            self.health = self.held.feed(rated, ports_down)
+        else:
+            self.interval_health = interval = health_of(rated) if rated else HEALTHY
+            self.health = self.held.feed(rated, (), interval)
         if sample.problems and not sample.interfaces and sample.cpu is None and sample.cpu_sums is None:
             self.state, self.error = NodeState.PARSE_ERROR, "; ".join(sample.problems)
             self.health = Health(Level.CRITICAL, (f"parse error: {self.error}",))
@@ -413,7 +426,7 @@ class Node:
             rates = replace(rates, pfc=last.pfc, pfc_interval_s=last.pfc_interval_s, ethtool_per_s=last.ethtool_per_s)
         self.fabric_rates = rates
         if rates is not None:
-            self.summary = replace(self.summary, **fabric_summary(rates))
+            self.summary = self.summary._replace(**fabric_summary(rates))
         down: list[tuple[Level, str]] = []
         for port in cur.ports.values():
             state = port_down(port, self.thresholds)
@@ -440,7 +453,7 @@ class Node:
         self.error = reason
         self.rates = None
         self.fabric_rates = None
-        self.summary = NodeSummary()
+        self.summary = _NO_SUMMARY
         self.health = Health(Level.CRITICAL, (f"{state.value}: {reason}",))
 
     def set_lldp(self, neighbours, state: str) -> None:

@@ -139,8 +139,7 @@ def interface_table_rates(prev: InterfaceTable, cur: InterfaceTable, dt: float) 
     return RatesTable(cl, out)
 
 
-@dataclass(frozen=True, slots=True)
-class TcpRates:
+class TcpRates(NamedTuple):
     """TCP segment rates and the retransmit ratio ΔRetransSegs/ΔOutSegs, at most 1 (100 %).
 
     OutSegs does not count segments that only carry retransmitted data, so the quotient
@@ -206,8 +205,7 @@ class CpuSumRates(NamedTuple):
     time_squeeze_per_s: float | None
 
 
-@dataclass(frozen=True, slots=True)
-class NodeRates:
+class NodeRates(NamedTuple):
     """All rates of a node over one interval (``interval_s`` seconds, node clock).
 
     ``cpu``/``softnet`` are per CPU, from the per-CPU tables; ``cpu_sums`` the same for the

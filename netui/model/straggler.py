@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from operator import attrgetter
 from statistics import median
 from typing import TYPE_CHECKING
 
@@ -97,18 +98,10 @@ class _Finding:
     throughput: bool
 
 
-def _retrans_ratio(n: Node, min_out_segs_per_s: float) -> float | None:
-    """The node's retransmit ratio, or None while it sends too few segments to tell."""
-    tcp = n.rates.tcp if n.rates is not None else None
-    if tcp is None or tcp.out_segs_per_s is None or tcp.out_segs_per_s < min_out_segs_per_s:
-        return None
-    return n.summary.retrans_ratio
-
-
 def _spread(values: list[float], mid: float) -> float:
     """Robust standard deviation, never below 5 % of the median (a near-identical fleet
     must not flag a node for a 1 % difference)."""
-    mad = median(abs(v - mid) for v in values) * MAD_TO_SIGMA
+    mad = median([abs(v - mid) for v in values]) * MAD_TO_SIGMA
     return max(mad, abs(mid) * 0.05, 1e-12)
 
 
@@ -124,6 +117,11 @@ def _who(busy: int, idle: list[str]) -> str:
     return f"{busy} busy; {named} idle, not compared"
 
 
+# the host stack and RDMA, each judged by its own totals: (prefix, RX of a summary, TX of it)
+_PLANES = (("RDMA ", attrgetter("rdma_rx_bytes_per_s"), attrgetter("rdma_tx_bytes_per_s")),
+           ("", attrgetter("rx_bytes_per_s"), attrgetter("tx_bytes_per_s")))
+
+
 def find_stragglers(nodes: Iterable[Node], rules: StragglerRules | None = None) -> list[Straggler]:
     """Stragglers among the nodes that are up, worst first, one per node (the module's
     rules); [] while the cluster is idle. Throughput values are bytes/s."""
@@ -131,14 +129,13 @@ def find_stragglers(nodes: Iterable[Node], rules: StragglerRules | None = None) 
     up = [n for n in nodes if n.state is NodeState.UP and n.rates is not None]
     findings: list[_Finding] = []
     judged: dict[str, Node] = {}  # the nodes busy in a busy plane, in the order of ``up``
-    sums = {n.name: n.summary for n in up}
-    for prefix, rx_of, tx_of in (("RDMA ", lambda s: s.rdma_rx_bytes_per_s, lambda s: s.rdma_tx_bytes_per_s),
-                                 ("", lambda s: s.rx_bytes_per_s, lambda s: s.tx_bytes_per_s)):
-        rows = [(n, rx_of(sums[n.name]), tx_of(sums[n.name])) for n in up]
+    sums = [(n, n.summary) for n in up]
+    for prefix, rx_of, tx_of in _PLANES:
+        rows = [(n, rx_of(s), tx_of(s)) for n, s in sums]
         rows = [(n, rx, tx) for n, rx, tx in rows if rx is not None or tx is not None]
         busy = [(n, rx, tx) for n, rx, tx in rows if (rx or 0.0) + (tx or 0.0) >= rules.idle_floor_bytes_per_s]
         if len(busy) < rules.min_nodes or \
-                median((rx or 0.0) + (tx or 0.0) for _, rx, tx in busy) < rules.busy_floor_bytes_per_s:
+                median([(rx or 0.0) + (tx or 0.0) for _, rx, tx in busy]) < rules.busy_floor_bytes_per_s:
             continue
         judged.update((n.name, n) for n, _, _ in busy)
         idle = [n.name for n, rx, tx in rows if (rx or 0.0) + (tx or 0.0) < rules.idle_floor_bytes_per_s]
@@ -158,8 +155,8 @@ def _slow(prefix: str, busy: list[tuple[Node, float | None, float | None]], idle
     nodes: TX with TX and RX with RX when the traffic is two-way, else every direction that
     carries data with all of them. An unknown rate (None: a counter went back) is not compared."""
     metric = "rdma_" if prefix else ""
-    both_ways = sum(min(rx or 0.0, tx or 0.0) >= rules.symmetric_ratio * max(rx or 0.0, tx or 0.0)
-                    for _, rx, tx in busy)
+    r = rules.symmetric_ratio  # min(rx, tx) >= r × max(rx, tx), both ways (r <= 1: one test each way)
+    both_ways = len([1 for _, rx, tx in busy if (rx or 0.0) >= r * (tx or 0.0) and (tx or 0.0) >= r * (rx or 0.0)])
     who = _who(len(busy), idle)
     if 2 * both_ways >= len(busy):
         groups = [[(n, "tx", tx) for n, _, tx in busy if tx is not None],
@@ -179,7 +176,11 @@ def _slow(prefix: str, busy: list[tuple[Node, float | None, float | None]], idle
         if mid <= 0:
             continue
         spread = _spread(values, mid)
-        for n, direction, v in group:
+        # only a value under the larger fraction of the median can be flagged: the rest (the
+        # whole fleet, usually) are passed over in one comprehension, with some slack for
+        # rounding; the test below is the exact one
+        under = max(rules.far_fraction, rules.slow_fraction) * mid * (1 + 1e-9)
+        for n, direction, v in [row for row in group if row[2] < under]:
             fraction = v / mid
             z = (mid - v) / spread
             if fraction < rules.far_fraction:
@@ -235,7 +236,10 @@ def _excesses(peers: list[Node], idle: list[str], rules: StragglerRules) -> list
                                     Straggler(n.name, metric, v, mid, reason, headline), short, False))
 
     sums = [n.summary for n in peers]
-    high("retrans", "TCP retransmits", [_retrans_ratio(n, rules.min_out_segs_per_s) for n in peers],
+    least = rules.min_out_segs_per_s  # a ratio over fewer segments a second is not judged
+    high("retrans", "TCP retransmits",
+         [None if r.tcp is None or r.tcp.out_segs_per_s is None or r.tcp.out_segs_per_s < least else s.retrans_ratio
+          for r, s in zip([n.rates for n in peers], sums)],
          rules.min_retrans_ratio, units.ratio_percent)
     high("drops", "drops", [s.drops_per_s for s in sums], rules.min_drops_per_s, lambda v: f"{units.per_s(v)}/s")
     high("softirq", "softirq", [s.hottest_softirq_percent for s in sums], rules.min_softirq_percent,
