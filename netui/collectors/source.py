@@ -57,7 +57,8 @@ class NodeShell(Protocol):
     @property
     def session(self) -> object | None:
         """What the shell's commands ride on now (the node's SSH connection; this host): a
-        new value means a new session (a reconnect). None: not connected."""
+        new value means a new session (a reconnect), which its source announces with a
+        ``Sink.report`` (connecting) before it. None: not connected."""
         ...
 
     async def start(self, script: str) -> Running:

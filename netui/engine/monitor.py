@@ -152,6 +152,7 @@ class Monitor:
 
     def report(self, name: str, state: NodeState, reason: str | None) -> None:
         report_state(self.fleet[name], state, reason)
+        self.lldp.changed(name)  # a connection starts with a report: LLDP is read on each one
 
     # ticks ------------------------------------------------------------------------------------
     async def tick(self) -> None:

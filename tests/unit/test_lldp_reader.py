@@ -57,7 +57,8 @@ class FakeMonitor:
 def reader_for(shells: dict) -> tuple[LldpReader, FakeMonitor]:
     monitor = FakeMonitor(shells)
     reader = LldpReader(monitor)
-    reader._shells = shells  # noqa: SLF001 - the shells shells_for would find
+    reader._shells = shells  # noqa: SLF001 - the shells shells_for would find ...
+    reader._unsettled = set(shells)  # noqa: SLF001 - ... and none read yet, as the first tick makes them
     return reader, monitor
 
 
@@ -77,7 +78,8 @@ async def test_a_refused_channel_on_a_live_connection_is_not_retried_every_tick(
     await asyncio.sleep(0.35)
     await ticks(reader, 5)
     assert shell.starts == 2  # once more after the back-off, not five times
-    shell.session = object()  # a new connection: read on it at once
+    shell.session = object()  # a new connection, which its source announces: read on it at once
+    reader.changed("n1")
     await ticks(reader, 3)
     assert shell.starts == 3
 
@@ -93,8 +95,59 @@ async def test_a_connection_lost_during_the_read_is_read_on_the_next_one():
     await ticks(reader, 2)
     assert shell.starts == 1
     shell.session = object()
+    reader.changed("n1")
     await ticks(reader, 2)
     assert shell.starts == 2
+
+
+async def test_settled_nodes_are_not_asked_for_their_connection_until_their_source_reports():
+    class Counting(Answering):
+        def __init__(self) -> None:
+            super().__init__("{}")
+            self.asked = 0
+            self._session = object()
+
+        @property
+        def session(self):
+            self.asked += 1
+            return self._session
+
+        @session.setter
+        def session(self, value):
+            self._session = value
+
+    shells = {f"n{i}": Counting() for i in range(4)}
+    reader, monitor = reader_for(shells)
+    await ticks(reader, 3)
+    assert all(monitor.fleet[n].lldp_state == "ok" or monitor.fleet[n].lldp_state.startswith("no LLDP")
+               for n in shells)
+    asked = {n: s.asked for n, s in shells.items()}
+    await ticks(reader, 5)  # all read on the connection they are on: nobody is asked again
+    assert {n: s.asked for n, s in shells.items()} == asked
+    shells["n2"].session = object()  # n2 reconnects, and its source says so
+    reader.changed("n2")
+    await ticks(reader, 2)
+    assert shells["n2"].asked > asked["n2"]
+    assert {n: s.asked for n, s in shells.items() if n != "n2"} == {n: a for n, a in asked.items() if n != "n2"}
+
+
+async def test_a_new_connection_nobody_announced_is_still_read_within_a_sweep(monkeypatch):
+    monkeypatch.setattr(lldp_engine, "SWEEP_TICKS", 4)
+    shell = Answering("{}")
+    reader, _ = reader_for({"n1": shell})
+    starts = []
+    start = shell.start
+
+    async def counted(command):
+        starts.append(command)
+        return await start(command)
+
+    shell.start = counted
+    await ticks(reader, 2)
+    assert len(starts) == 1
+    shell.session = object()  # not announced
+    await ticks(reader, 4)
+    assert len(starts) == 2
 
 
 async def test_anything_unexpected_in_a_read_is_a_state_not_a_dead_task():
