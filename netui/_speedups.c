@@ -57,6 +57,14 @@
  *
  * share(part_prev, part_cur, whole_prev, whole_cur, scale) -> (array('d'), unknown)
  *     d(part) / d(whole) * scale, NaN unless 0 <= d(part) <= d(whole) and d(whole) > 0.
+ *
+ * peak_sum(buf, width, capacity, count, last, i, j) -> float or None
+ *     Over the newest ``last`` rows of a ring of ``capacity`` rows of ``width`` floats
+ *     (array 'f', row r at buf[r * width:]; ``count`` rows appended ever, the newest at
+ *     (count - 1) % capacity): the largest buf[i] + buf[j] of one row, added as doubles,
+ *     a NaN (unknown) counting as nothing beside a known value, a row of two NaN skipped;
+ *     None when no row is left. ValueError unless 1 <= width, 1 <= capacity, 0 <= i, j <
+ *     width, count >= 0 and the buffer holds capacity * width floats.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -787,7 +795,52 @@ fail:
     return NULL;
 }
 
+static PyObject *peak_sum(PyObject *self, PyObject *args) {
+    PyObject *obj;
+    Py_ssize_t width, cap, count, last, i, j;
+    if (!PyArg_ParseTuple(args, "Onnnnnn", &obj, &width, &cap, &count, &last, &i, &j))
+        return NULL;
+    Py_buffer v;
+    if (get_typed(obj, &v, 4, "f", "expected a buffer of floats") < 0)
+        return NULL;
+    if (width < 1 || cap < 1 || count < 0 || i < 0 || j < 0 || i >= width || j >= width ||
+        v.len / 4 != cap * width) {
+        PyBuffer_Release(&v);
+        PyErr_SetString(PyExc_ValueError, "peak_sum: not a ring of capacity x width floats");
+        return NULL;
+    }
+    const float *x = v.buf;
+    Py_ssize_t n = last < count ? last : count;
+    if (n > cap)
+        n = cap;
+    int have = 0;
+    double peak = 0.0;
+    if (n > 0) {
+        Py_ssize_t end = count % cap ? count % cap : cap; /* the physical row after the newest */
+        Py_ssize_t row = end - n < 0 ? cap + end - n : end - n;
+        for (Py_ssize_t k = 0; k < n; k++, row = row + 1 == cap ? 0 : row + 1) {
+            double a = x[row * width + i], b = x[row * width + j], s;
+            if (isnan(a)) {
+                if (isnan(b))
+                    continue;
+                s = b;
+            } else {
+                s = isnan(b) ? a : a + b;
+            }
+            if (!have || s > peak) { /* the first of equal maxima, as max() */
+                peak = s;
+                have = 1;
+            }
+        }
+    }
+    PyBuffer_Release(&v);
+    if (!have)
+        Py_RETURN_NONE;
+    return PyFloat_FromDouble(peak);
+}
+
 static PyMethodDef methods[] = {
+    {"peak_sum", peak_sum, METH_VARARGS, "The largest a + b of one row over a ring's newest rows of floats."},
     {"frame_fields", frame_fields, METH_O, "The {key: value} fields of a remote sampler frame's payload."},
     {"positive", positive, METH_O, "Indexes of the values above 0 (NaN is not)."},
     {"iface_totals", iface_totals, METH_VARARGS, "A node's interface totals from its rates table."},

@@ -281,16 +281,49 @@ def py_columns(values: array, width: int, ncols: int) -> bytes:
     return out.tobytes()
 
 
+def py_peak_sum(buf: array, width: int, capacity: int, count: int, last: int, i: int, j: int) -> float | None:
+    """Pure-Python twin of _speedups.peak_sum."""
+    if not isinstance(buf, array) or buf.typecode != "f":
+        raise TypeError("expected a buffer of floats")
+    if (width < 1 or capacity < 1 or count < 0 or not 0 <= i < width or not 0 <= j < width
+            or len(buf) != capacity * width):
+        raise ValueError("peak_sum: not a ring of capacity x width floats")
+    n = min(last, count, capacity)
+    if n <= 0:
+        return None
+    end = (count % capacity) or capacity  # the physical row after the newest
+    start = end - n
+    if start >= 0:
+        raw = buf[start * width : end * width].tolist()
+    else:
+        raw = buf[(capacity + start) * width :].tolist() + buf[: end * width].tolist()
+    xs, ys = raw[i::width], raw[j::width]
+    if not any(map(math.isnan, xs)) and not any(map(math.isnan, ys)):  # the common case
+        return max(map(lambda a, b: a + b, xs, ys))
+    peak = None
+    for x, y in zip(xs, ys):
+        if x != x:  # NaN: unknown
+            if y != y:
+                continue
+            v = y
+        else:
+            v = x if y != y else x + y
+        if peak is None or v > peak:
+            peak = v
+    return peak
+
+
 try:
     if os.environ.get("NETUI_PURE_PYTHON"):
         raise ImportError("NETUI_PURE_PYTHON is set")
-    from netui._speedups import (column_stats, columns, deltas, frame_fields, iface_totals, parse_rows, positive,
-                                 rate_codes, share)
+    from netui._speedups import (column_stats, columns, deltas, frame_fields, iface_totals, parse_rows, peak_sum,
+                                 positive, rate_codes, share)
 
     COMPILED = True
 except ImportError:
     parse_rows, deltas, share, columns, rate_codes = py_parse_rows, py_deltas, py_share, py_columns, py_rate_codes
     column_stats, iface_totals, positive, frame_fields = py_column_stats, py_iface_totals, py_positive, py_frame_fields
+    peak_sum = py_peak_sum
     COMPILED = False
 
 

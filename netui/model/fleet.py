@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from netui.model.health import DEFAULT_RULES, HealthRules, Threshold
@@ -14,6 +15,12 @@ from netui.model.straggler import Straggler, StragglerRules, find_stragglers, pa
 if TYPE_CHECKING:  # the pair tests load when one runs, not with the first frame
     from netui.checks.pairs.verdict import Verdict
     from netui.model.topology import Attachment, Topology
+
+
+# the grid's per-second columns summed over the fleet (Fleet.sums), read from each summary at once
+_SUM_KEYS = ("rx_bytes_per_s", "tx_bytes_per_s", "drops_per_s", "errors_per_s", "retrans_segs_per_s",
+             "rdma_rx_bytes_per_s", "rdma_tx_bytes_per_s")
+_SUM_COLUMNS = attrgetter(*_SUM_KEYS)
 
 
 class Fleet:
@@ -207,15 +214,12 @@ class Fleet:
     def sums(self, nodes=None) -> dict[str, float | None]:
         """Cluster totals of the grid's per-second columns over the nodes that are up (of
         ``nodes``, when given: those a filter shows, say)."""
-        keys = ("rx_bytes_per_s", "tx_bytes_per_s", "drops_per_s", "errors_per_s", "retrans_segs_per_s",
-                "rdma_rx_bytes_per_s", "rdma_tx_bytes_per_s")
-        out: dict[str, float | None] = dict.fromkeys(keys)
-        for n in (self.nodes.values() if nodes is None else nodes):
-            s = n.summary
-            for k in keys:
-                v = getattr(s, k)
-                if v is not None:
-                    out[k] = v if out[k] is None else out[k] + v  # type: ignore[operator]
+        rows = [_SUM_COLUMNS(n.summary) for n in (self.nodes.values() if nodes is None else nodes)]
+        out: dict[str, float | None] = dict.fromkeys(_SUM_KEYS)
+        for key, column in zip(_SUM_KEYS, zip(*rows)):
+            known = [v for v in column if v is not None]
+            if known:
+                out[key] = sum(known)  # left to right, as the fleet's nodes are ordered
         return out
 
     def totals(self) -> tuple[float | None, float | None]:

@@ -10,6 +10,8 @@ from array import array
 from collections.abc import Mapping
 from operator import add
 
+from netui.speedups import peak_sum
+
 NAN = float("nan")
 
 
@@ -339,34 +341,10 @@ class NodeHistory(Mapping):
         """The largest ``a + b`` in one of the last ``last`` samples (RX + TX, say), an
         unknown value counting as 0 beside a known one; None when no value is known.
 
-        Reads those ``last`` rows once (the grid asks it of every node, every tick)."""
+        In C where built (the grid asks it of every node, every tick)."""
         table = self.table
-        width, cap, count = len(self.names), table.capacity, table._count
-        n = min(last, count, cap)
-        if n <= 0:
-            return None
-        end = (count % cap) or cap  # the physical row after the newest
-        start = end - n
-        buf = table._buf
-        if start >= 0:
-            raw = buf[start * width : end * width].tolist()
-        else:
-            raw = buf[(cap + start) * width :].tolist() + buf[: end * width].tolist()
-        i, j = self.names.index(a), self.names.index(b)
-        xs, ys = raw[i::width], raw[j::width]
-        if not any(map(math.isnan, xs)) and not any(map(math.isnan, ys)):  # the common case, in C
-            return max(map(add, xs, ys))
-        peak = None
-        for x, y in zip(xs, ys):
-            if x != x:  # NaN: unknown
-                if y != y:
-                    continue
-                v = y
-            else:
-                v = x if y != y else x + y
-            if peak is None or v > peak:
-                peak = v
-        return peak
+        return peak_sum(table._buf, len(self.names), table.capacity, table._count, last,  # noqa: SLF001
+                        self.names.index(a), self.names.index(b))
 
     def __iter__(self):
         return iter(self.names)

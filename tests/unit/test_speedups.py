@@ -242,3 +242,33 @@ def test_frame_fields_reads_what_the_sampler_writes():
         assert outcome(fields, encode_fields(pairs)[:-1])[1] == ("ValueError", "truncated field")
         assert outcome(fields, b"wall\0\x01\0")[1] == ("ValueError", "truncated field")
         assert outcome(fields, "wall")[1][0] == "TypeError"
+
+
+def test_peak_sum_reads_the_newest_rows_of_a_ring_and_skips_unknowns():
+    nan = math.nan
+    # a ring of 4 rows of 3 floats; rows 0..3 hold (1, 2), (NaN, 5), (7, NaN), (NaN, NaN)
+    ring = array("f", [1, 2, 3, nan, 5, 6, 7, nan, 9, nan, nan, 1])
+    for peak_sum in (speedups.peak_sum, speedups.py_peak_sum):
+        assert peak_sum(ring, 3, 4, 4, 4, 0, 1) == 7.0  # all four rows: 3, 5, 7, none
+        assert peak_sum(ring, 3, 4, 2, 9, 0, 1) == 5.0  # two appended: rows 0 and 1 only
+        assert peak_sum(ring, 3, 4, 6, 3, 0, 1) == 5.0  # wrapped: rows 3, 0, 1 are the newest 3
+        assert peak_sum(ring, 3, 4, 4, 1, 0, 1) is None  # the newest row knows neither
+        assert peak_sum(ring, 3, 4, 0, 4, 0, 1) is None  # nothing appended
+        assert peak_sum(ring, 3, 4, 4, 0, 0, 1) is None
+        assert peak_sum(ring, 3, 4, 4, 4, 1, 2) == 11.0  # 5 + 6
+        for bad in ((3, 4, 4, 4, 0, 3), (3, 5, 4, 4, 0, 1), (0, 4, 4, 4, 0, 0), (3, 4, -1, 4, 0, 1)):
+            assert outcome(peak_sum, ring, *bad)[1] == ("ValueError", "peak_sum: not a ring of capacity x width floats")
+        assert outcome(peak_sum, array("d", [1.0]), 1, 1, 1, 1, 0, 0)[1] == ("TypeError", "expected a buffer of floats")
+
+
+@pytest.mark.slow
+@needs_c
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 6), st.integers(0, 20), st.integers(-1, 8), st.data())
+def test_the_twins_agree_on_peak_sum(width, capacity, count, last, data):
+    values = data.draw(st.lists(st.one_of(st.just(math.nan), st.floats(-1e9, 1e9, width=32)),
+                                min_size=width * capacity, max_size=width * capacity))
+    i, j = data.draw(st.integers(0, width - 1)), data.draw(st.integers(0, width - 1))
+    ring = array("f", values)
+    assert outcome(compiled.peak_sum, ring, width, capacity, count, last, i, j) == \
+        outcome(speedups.py_peak_sum, ring, width, capacity, count, last, i, j)
