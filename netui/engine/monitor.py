@@ -143,7 +143,7 @@ class Monitor:
 
     # the sink that push sources report to ---------------------------------------------------
     def observe(self, name: str, sample: NodeSample) -> None:
-        self.fleet[name].observe(sample)
+        self.fleet.nodes[name].observe(sample)  # (not fleet[name]: one call less a sample)
         self._arrival[name] = time.monotonic()
         if self.on_sample is not None:
             self.on_sample(name, sample)
