@@ -41,7 +41,7 @@ class NodeState(str, Enum):
 
     @property
     def healthy(self) -> bool:
-        return self is NodeState.UP
+        return self is _UP
 
 
 # states and levels as module constants (a member read through its Enum class is several

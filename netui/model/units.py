@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import re
+from functools import lru_cache
 
 UNKNOWN = "—"
 
@@ -83,3 +85,15 @@ def fold(nodes: list[str]) -> str:
         return str(NodeSet.fromlist(nodes))
     except Exception:  # noqa: BLE001 - a name ClusterShell cannot fold is shown as it is
         return ",".join(nodes)
+
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+@lru_cache(maxsize=65536)
+def name_key(name: str) -> tuple:
+    """A node name's natural sort key: its runs of digits compared as numbers, so node9
+    comes before node10 (as ClusterShell ranges and Slurm list them); names alike but for
+    leading zeros keep a fixed order (the name itself breaks the tie)."""
+    parts = _DIGITS.split(name)
+    return tuple((0, int(p), "") if i % 2 else (1, 0, p) for i, p in enumerate(parts) if p) + ((-1, 0, name),)

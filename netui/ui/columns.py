@@ -166,18 +166,19 @@ def next_sort(sort: str, *, fabric: bool) -> str:
 
 
 def sort_key(sort: str) -> Callable[[Node], tuple]:
-    """Key for ``sorted``: worst first, or the column descending (names ascending).
+    """Key for ``sorted``: worst first, or the column descending (names ascending, in
+    natural order: node9 before node10).
 
     Worst first is the held level, then a straggler, then a node that is not up (nothing
     is known of it), then the name: nothing that moves every sample, so nodes tied on all
     of these never swap rows from one sample to the next."""
     if sort == "worst":
-        return lambda n: (-int(n.level), n.straggler is None, n.state.healthy, n.name)
+        return lambda n: (-int(n.level), n.straggler is None, n.state.healthy, units.name_key(n.name))
     if sort == "node":
-        return lambda n: (n.name,)
+        return lambda n: (units.name_key(n.name),)
     col = next(c for c in COLUMNS if c.key == sort)
     assert col.sort_value is not None
-    return lambda n: (-col.sort_value(n), n.name)  # type: ignore[operator]
+    return lambda n: (-col.sort_value(n), units.name_key(n.name))  # type: ignore[operator]
 
 
 def _share_text(low: float, high: float) -> str:

@@ -212,6 +212,15 @@ def test_healthy_tied_nodes_never_swap_rows_as_their_figures_move():
     assert orders == {("acc1", "acc2", "acc3", "acc4")}
 
 
+def test_names_sort_in_natural_order_in_every_sort():
+    names = ["node10", "node9", "node1", "node1b", "node100", "node2"]
+    natural = ["node1", "node1b", "node2", "node9", "node10", "node100"]
+
+    assert [n.name for n in sorted(map(_Node, names), key=sort_key("node"))] == natural
+    assert [n.name for n in sorted(map(_Node, names), key=sort_key("worst"))] == natural  # all tied
+    assert [n.name for n in sorted(map(_Node, names), key=sort_key("rx"))] == natural
+
+
 # --- one-shot snapshot and replay ---------------------------------------------------------------
 
 
