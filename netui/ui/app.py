@@ -21,6 +21,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Input
 
+from netui.engine.newfiles import free_paths
 from netui.ui.cluster import ClusterScreen
 from netui.model.node import data_plane
 from netui.ui.columns import GridOptions
@@ -349,8 +350,8 @@ class NetuiApp(App):
             self.notify(f"recorded {recorder.samples} samples to {recorder.path}"
                         + (f" (stopped: {recorder.error})" if recorder.error else ""), timeout=4)
         else:
-            path = self.record_dir / time.strftime("netui-%Y%m%d-%H%M%S.ndjson.gz")
             try:
+                path, = free_paths(self.record_dir, time.strftime("netui-%Y%m%d-%H%M%S"), (".ndjson.gz",))
                 self.monitor.start_recording(path)
             except OSError as exc:
                 self.notify(f"cannot record: {exc}", severity="error")

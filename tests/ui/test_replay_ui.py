@@ -277,3 +277,27 @@ async def test_a_click_on_the_timeline_seeks_there(lab_file):
         await pilot.click(Timeline, offset=(1 + first + (cells - 1) // 2, 0))  # the middle
         await pilot.pause()
         assert 17 <= app.monitor.elapsed_s <= 20
+
+
+@pytest.mark.slow
+async def test_w_never_records_over_a_file_of_the_same_name(tmp_path):
+    """A recording named for the second it starts in leaves a file of that name alone."""
+    import time
+
+    now = time.time()
+    theirs = [tmp_path / time.strftime("netui-%Y%m%d-%H%M%S.ndjson.gz", time.localtime(now + k)) for k in range(-1, 6)]
+    for path in theirs:
+        path.write_bytes(b"not netui's")
+    app = make_app(Monitor(demo_sources(), interval_s=1.0, history_s=120), autostart=False)
+    app.record_dir = tmp_path
+    async with app.run_test(size=(160, 30)) as pilot:
+        await app.monitor.tick()
+        await pilot.press("w")
+        await app.monitor.tick()
+        await pilot.press("w")
+        await pilot.pause()
+    assert all(path.read_bytes() == b"not netui's" for path in theirs)
+    ours = [p for p in tmp_path.glob("netui-*.ndjson.gz") if p not in theirs]
+    assert len(ours) == 1 and ours[0].name.endswith("-2.ndjson.gz")
+    assert any(r["type"] == "sample" for r in read_records(ours[0]))
+

@@ -248,6 +248,25 @@ def test_csv_text_and_export(tmp_path):
     assert json.loads(json_path.read_text())["kind"] == "pair-test"
 
 
+def test_an_export_never_overwrites_one_of_the_same_second(tmp_path):
+    """Two tests started in one second (or one exported twice) each keep their files: the
+    second pair of files takes the next free name, the first stays as it was written."""
+    report = sample_report()
+    first = export(report, tmp_path)
+    first_text = [p.read_bytes() for p in first]
+    report.cancelled = True  # another report of the same start second
+    second = export(report, tmp_path)
+    (tmp_path / (second[0].stem.rsplit("-", 1)[0] + "-3.json")).write_text("the user's own")  # a name taken
+    third = export(report, tmp_path)
+
+    assert len({*first, *second, *third}) == 6
+    assert [p.read_bytes() for p in first] == first_text
+    assert second[0].stem == first[0].stem + "-2" and second[1].stem == first[1].stem + "-2"
+    assert third[0].stem == first[0].stem + "-4"  # -3 is taken by a file of the user's: left alone
+    assert (tmp_path / (first[0].stem + "-3.json")).read_text() == "the user's own"
+    assert json.loads(second[1].read_text())["cancelled"] is True
+
+
 def test_summary_leads_with_what_was_not_tested():
     report = sample_report()
     report.problems = {"node5": "iperf3 missing on node5"}

@@ -21,6 +21,7 @@ from netui.checks.pairs.tools import DIRECTION_LABELS, PairSettings
 from netui.checks.pairs.counters import COUNTER_KEYS
 from netui.checks.pairs.model import PairResult, _fmt
 from netui.checks.pairs.verdict import NodeSummary
+from netui.engine.newfiles import free_paths
 from netui.model.topology import Attachment, Switch, Topology, topology_order
 
 SCHEMA_VERSION = 1
@@ -234,13 +235,24 @@ def export(report: PairTestReport, directory: str | Path = ".") -> tuple[Path, P
 def write_export(prefix: str, started_wall_s: float, directory: str | Path,
                  csv_text: str, document: dict) -> tuple[Path, Path]:
     """Write ``<prefix>-<local start time>.csv`` and ``.json`` (now when ``started_wall_s`` is 0)
-    into ``directory``; their paths. Shared with the latency test (checks/latency/report.py)."""
+    into ``directory``, never over a file that exists (``-2``, ``-3`` … after the time
+    then); their paths. Shared with the latency test (checks/latency/report.py)."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(started_wall_s or time.time()))
-    base = Path(directory) / f"{prefix}-{stamp}"
-    csv_path, json_path = base.with_suffix(".csv"), base.with_suffix(".json")
-    csv_path.write_text(csv_text, encoding="utf-8")
-    json_path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-    return csv_path, json_path
+    for _ in range(3):  # a name taken between the check and the write: the next free one
+        csv_path, json_path = free_paths(directory, f"{prefix}-{stamp}", (".csv", ".json"))
+        try:
+            with open(csv_path, "x", encoding="utf-8") as out:
+                out.write(csv_text)
+        except FileExistsError:
+            continue
+        try:
+            with open(json_path, "x", encoding="utf-8") as out:
+                out.write(json.dumps(document, indent=2) + "\n")
+        except FileExistsError:
+            csv_path.unlink()
+            continue
+        return csv_path, json_path
+    raise FileExistsError(f"{Path(directory) / prefix}-{stamp}: no free name")
 
 
 # --- the terminal --------------------------------------------------------------------------
