@@ -18,7 +18,9 @@ orphans, ever, even when netui is killed or the network goes away:
   was staged (addresses). They are checked against a narrow alphabet and never evaluated.
 
 Output is line buffered where ``stdbuf`` exists, so a server's "listening" line arrives
-when it is printed, not when the server exits. Whatever reaches the script from users or
+when it is printed, not when the server exits. netui keeps at most ``OUTPUT_LIMIT``
+characters of each stream: a node that floods it is read to the end (or the timeout) and
+the rest dropped, with a line saying so at the end of stderr. Whatever reaches the script from users or
 nodes must already be ``shlex.quote``d by the caller (the command line is built from
 argv lists with ``shlex.join``).
 """
@@ -97,6 +99,9 @@ def guarded(command: str, timeout_s: float, *, gate_timeout_s: float | None = No
     return "\n".join(lines)
 
 
+OUTPUT_LIMIT = 8 << 20  # characters kept of a command's stdout, and of its stderr
+
+
 class CommandFailed(Exception):
     """The command could not be started on the node (not connected, channel refused)."""
 
@@ -139,16 +144,28 @@ class Running:
 
     def _pump(self, read: Callable, sink: list[str], decode: Callable[[object], str]) -> None:
         async def pump() -> None:
+            kept = dropped = 0
             try:
                 while True:
                     chunk = await read(65536)
                     if not chunk:
                         break
-                    sink.append(decode(chunk))
-                    self._changed.set()
+                    text = decode(chunk)
+                    room = OUTPUT_LIMIT - kept
+                    if len(text) > room:  # past the limit: read on (the node is not blocked), keep nothing
+                        dropped += len(text) - max(room, 0)
+                        text = text[:max(room, 0)]
+                    if text:
+                        sink.append(text)
+                        kept += len(text)
+                        self._changed.set()
             except (OSError, asyncssh.Error, asyncio.IncompleteReadError):
                 pass
             finally:
+                if dropped:
+                    which = "stdout" if sink is self._out else "stderr"
+                    self._err.append(f"\nnetui: {dropped} more characters of {which} were dropped "
+                                     f"(it keeps {OUTPUT_LIMIT})\n")
                 self._changed.set()
 
         self._pumps.append(asyncio.ensure_future(pump()))

@@ -52,6 +52,18 @@ async def test_output_and_exit_status():
     assert (result.exit_status, result.stdout, result.stderr, result.timed_out) == (3, "out\n", "err\n", False)
 
 
+async def test_a_flood_of_output_is_kept_to_the_limit_and_said(monkeypatch):
+    from netui.collectors import shell
+
+    monkeypatch.setattr(shell, "OUTPUT_LIMIT", 1000)
+    flood = "head -c 300000 /dev/zero | tr '\\0' x; echo; echo done >&2"
+    result = await run_guarded(LocalShell("here"), "sh -c " + shlex.quote(flood), 10)
+    assert result.exit_status == 0 and not result.timed_out  # read to the end: the node was never blocked
+    assert result.stdout == "x" * 1000
+    assert result.stderr.startswith("done\n")
+    assert result.stderr.endswith("netui: 299001 more characters of stdout were dropped (it keeps 1000)\n")
+
+
 @pytest.mark.slow
 async def test_the_timeout_kills_the_command():
     command, needle = marked_sleep()
