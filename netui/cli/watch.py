@@ -65,6 +65,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         p.add_argument("--config", metavar="PATH",
                        help="health thresholds, health rules and straggler rules, as live "
                             "(TOML; default ~/.config/netui/config.toml)")
+        topology_option(p)
         return p
     else:
         p = argparse.ArgumentParser(
@@ -267,7 +268,7 @@ def _run(command: str | None, argv: list[str]) -> int:
 
     if command == "replay":
         settings = WatchSettings(sources=SourceSettings(replay=args.file), history_s=args.history,
-                                 config_path=args.config)
+                                 config_path=args.config, topology_path=args.topology)
     else:
         settings = WatchSettings.from_options(args)
     if command == "snapshot":

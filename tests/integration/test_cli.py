@@ -208,6 +208,18 @@ def test_record_and_replay_say_what_is_wrong(tmp_path):
 
 
 @pytest.mark.slow
+def test_replay_reads_the_topology_it_is_given(tmp_path):
+    from tests.replayed import lab_replay
+
+    recording = lab_replay(tmp_path / "lab.ndjson.gz")
+    bad = tmp_path / "topology.conf"
+    bad.write_text("SwitchName=leaf1 Nodes=node[1-2]\nSwitchName=spine Switches=leaf1 Bogus\n")
+    for argv in (["replay", str(recording)], ["--replay", str(recording)]):
+        r = netui(*argv, "--topology", str(bad))
+        assert r.returncode == 2 and f"{bad}:2" in r.stderr and "Traceback" not in r.stderr, (argv, r.stderr)
+
+
+@pytest.mark.slow
 def test_record_ends_its_file_cleanly_on_sigterm(tmp_path):
     import signal
 
