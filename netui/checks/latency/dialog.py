@@ -2,24 +2,26 @@
 
 The dialog is filled with the last settings used and dismisses with the new
 ``LatencySettings``, or None when the user backs out; ``LatencySettings.check`` says what is
-wrong. The fields, the plan line and the keys are the pair test's dialog's
-(checks/pairs/dialog.py).
+wrong. The layout, the plan line and the keys are those of every settings dialog
+(checks/dialog_fields.py).
 """
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.containers import Grid, Horizontal, Vertical
-from textual.widgets import Button, Input, Label, Select, Static
+from textual.containers import Grid, Vertical
+from textual.widgets import Input, Label, Select, Static
 
+from netui.checks.dialog_fields import (SettingsDialog, auto_network_hint, dialog_css, field_text, finite_number,
+                                        whole_number)
 from netui.checks.latency.tools import AUTO, LatencySettings
-from netui.checks.pairs.dialog import DIALOG_CSS, SettingsDialog, field_text, finite_number, whole_number
 
 
 class LatencyDialog(SettingsDialog[LatencySettings]):
     """The latency test's settings (``l``): probes, interval, network, tool, pass rule."""
 
-    DEFAULT_CSS = DIALOG_CSS.replace("PairTestDialog", "LatencyDialog")
+    DEFAULT_CSS = dialog_css("LatencyDialog")
+    FIRST_FIELD = "count"
 
     def __init__(self, settings: LatencySettings, nodes: list[str], *, suggested_interface: str | None = None) -> None:
         super().__init__()
@@ -31,8 +33,7 @@ class LatencyDialog(SettingsDialog[LatencySettings]):
         s = self.settings
         what = (f"{self.nodes[0]} ↔ {self.nodes[1]}" if len(self.nodes) == 2
                 else f"matrix over {len(self.nodes)} nodes")
-        auto = "auto: the fastest subnet all nodes share" + (
-            f" ({self.suggested_interface})" if self.suggested_interface else "")
+        auto = auto_network_hint(self.suggested_interface)
         with Vertical():
             yield Static(f"latency (ping): {what}", id="pair-title")
             with Grid():
@@ -52,27 +53,14 @@ class LatencyDialog(SettingsDialog[LatencySettings]):
                 yield Label("... or fail above (ms)")
                 yield Input(field_text(s.threshold_ms), placeholder="unset: the outlier rule", id="threshold-ms",
                             type="number", compact=True)
-            yield Static("", id="pair-plan")
-            yield Static("", id="pair-error")
-            with Horizontal():
-                yield Button("Start", variant="primary", id="start", compact=True)
-                yield Button("Cancel", id="cancel", compact=True)
+            yield from self.compose_footer()
 
-    def on_mount(self) -> None:
-        self._show_plan()
-        self.query_one("#count", Input).focus()
-
-    def _show_plan(self) -> None:
-        try:
-            s = self.read()
-        except ValueError:
-            return
+    def plan_text(self, s: LatencySettings) -> str:
         n = len(self.nodes)
         pairs = n * (n - 1)
         seconds = s.expected_s(n - 1) + 0.5
-        self.query_one("#pair-plan", Static).update(
-            f"{pairs} directions, every node pinging every other at once: about {seconds:.0f} s. "
-            "Enter starts, Esc cancels.")
+        return (f"{pairs} directions, every node pinging every other at once: about {seconds:.0f} s. "
+                "Enter starts, Esc cancels.")
 
     def read(self) -> LatencySettings:
         """The settings as typed; ValueError with the reason when they are not valid."""

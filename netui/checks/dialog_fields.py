@@ -1,0 +1,143 @@
+"""What the settings dialogs of the checks share (the pair test's, checks/pairs/dialog.py, and
+the latency test's, checks/latency/dialog.py): their layout, turning a field's text into a
+number, and the behaviour around the fields (plan, error line, Start and Cancel, the keys).
+
+A dialog subclasses ``SettingsDialog``, yields its own fields in a ``Grid`` and then
+``self.compose_footer()``; it gives ``read()`` (the settings as typed, or ValueError) and
+``plan_text(settings)`` (how many tests, about how long).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TypeVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import ModalScreen
+from textual.widgets import Button, Checkbox, Input, Select, Static
+
+SettingsT = TypeVar("SettingsT")  # PairSettings, LatencySettings
+
+# The dialogs fit 80×24: one row per field (compact inputs, no borders), scrolling only when
+# the screen is smaller still. DIALOG stands for the dialog's class name (dialog_css).
+_DIALOG_CSS = """
+DIALOG { align: center middle; }
+DIALOG > Vertical {
+    width: 84; max-width: 100%; height: auto; max-height: 100%; overflow-y: auto;
+    border: round $primary; background: $surface; padding: 0 1;
+}
+DIALOG #pair-title { text-style: bold; padding: 0 0 1 0; }
+DIALOG Grid { grid-size: 2; grid-columns: 24 1fr; grid-rows: auto; grid-gutter: 0 1; height: auto; }
+DIALOG Grid > Label { padding: 0; }
+DIALOG Input, DIALOG Select { width: 1fr; }
+DIALOG #pair-error { color: $error; height: auto; }
+DIALOG #pair-plan { color: $text-muted; height: auto; padding: 1 0 0 0; }
+DIALOG Horizontal { height: auto; align: right middle; }
+DIALOG Button { margin: 0 0 0 1; }
+"""
+
+
+def dialog_css(name: str) -> str:
+    """The settings dialogs' CSS for the dialog class ``name``."""
+    return _DIALOG_CSS.replace("DIALOG", name)
+
+
+def whole_number(text: str, what: str) -> int | None:
+    """A field's whole number; None when empty; ValueError naming ``what`` otherwise."""
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{what}: not a whole number: {text!r}") from None
+
+
+def finite_number(text: str, what: str) -> float | None:
+    """A field's finite number; None when empty; ValueError naming ``what`` otherwise."""
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{what}: not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{what}: not a finite number: {text!r}")
+    return value
+
+
+def field_text(value) -> str:
+    """A setting as a field shows it: empty for None, ``%g`` for a float."""
+    return "" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def auto_network_hint(suggested_interface: str | None) -> str:
+    """The placeholder of the "Test on" field: what netui picks when it is left empty."""
+    return "auto: the fastest subnet all nodes share" + (f" ({suggested_interface})" if suggested_interface else "")
+
+
+class SettingsDialog(ModalScreen[SettingsT | None]):
+    """What both settings dialogs share: the plan follows every edit, Enter or Start dismisses
+    with ``read()``'s settings (or shows why they are not valid), Esc or Cancel with None; the
+    first field (``FIRST_FIELD``) has the focus when the dialog opens."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    FIRST_FIELD = ""  # the id of the field focused first
+
+    def read(self) -> SettingsT:
+        raise NotImplementedError
+
+    def plan_text(self, settings: SettingsT) -> str:
+        """How many tests ``settings`` makes and about how long, for the plan line."""
+        raise NotImplementedError
+
+    def compose_footer(self) -> ComposeResult:
+        """Below the fields: the plan, the error line, Start and Cancel."""
+        yield Static("", id="pair-plan")
+        yield Static("", id="pair-error")
+        with Horizontal():
+            yield Button("Start", variant="primary", id="start", compact=True)
+            yield Button("Cancel", id="cancel", compact=True)
+
+    def on_mount(self) -> None:
+        self._show_plan()
+        self.query_one(f"#{self.FIRST_FIELD}", Input).focus()
+
+    def _show_plan(self) -> None:
+        try:
+            settings = self.read()
+        except ValueError:
+            return
+        self.query_one("#pair-plan", Static).update(self.plan_text(settings))
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self._show_plan()
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        self._show_plan()
+
+    def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
+        self._show_plan()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.action_start()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "start":
+            self.action_start()
+        else:
+            self.action_cancel()
+
+    def action_start(self) -> None:
+        try:
+            settings = self.read()
+        except ValueError as exc:
+            self.query_one("#pair-error", Static).update(str(exc))
+            return
+        self.dismiss(settings)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
