@@ -1,0 +1,72 @@
+"""What the reports of the checks share (the pair test's, checks/pairs/report.py, and the
+latency test's, checks/latency/report.py): the summary in words, CSV cells, writing an export,
+and a result matrix as text."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+
+def summary(report, unit: str, also: Iterable[str] = ()) -> str:
+    """A report's verdict in words, led by whether it was cancelled (after how many of its
+    ``unit``: "tests", "pairs"), what could not be tested and then ``also``; the refusal
+    alone when no test started."""
+    if report.refused:
+        return report.refused
+    parts = []
+    if report.cancelled:
+        parts.append(f"Cancelled after {report.tests_done} of {report.tests_total} {unit}")
+    if report.problems:
+        names = ", ".join(report.problems)
+        parts.append(f"Not tested: {names} ({'; '.join(dict.fromkeys(report.problems.values()))})")
+    parts += also
+    if report.verdict is not None:
+        parts.append(report.verdict.text)
+    return ". ".join(p.rstrip(".") for p in parts)
+
+
+def csv_cell(value) -> str:
+    """A CSV cell: "" for unknown, "true"/"false", else the value as ``str`` gives it."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def write_export(prefix: str, started_wall_s: float, directory: str | Path,
+                 csv_text: str, document: dict) -> tuple[Path, Path]:
+    """Write ``<prefix>-<local start time>.csv`` and ``.json`` (now when ``started_wall_s`` is 0)
+    into ``directory``; their paths."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(started_wall_s or time.time()))
+    base = Path(directory) / f"{prefix}-{stamp}"
+    csv_path, json_path = base.with_suffix(".csv"), base.with_suffix(".json")
+    csv_path.write_text(csv_text, encoding="utf-8")
+    json_path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    return csv_path, json_path
+
+
+def matrix_lines(nodes: list[str], results, failing: set, *, corner: str, legend: str, min_width: int,
+                 cell: Callable, sections: dict[str, str] | None = None) -> list[str]:
+    """A result matrix as text: a header of receivers, then a row per sender; each cell is
+    ``cell(result)`` and ✗ when its pair is in ``failing``, "·" on the diagonal and where there
+    is no result. ``sections``: a line "── leaf1" before the row of each node it names (the
+    first of a leaf; "" names the unplaced)."""
+    by_pair = {r.pair: r for r in results}
+    width = max([len(n) for n in nodes] + [min_width])
+    lines = [corner.ljust(width) + "".join(n.rjust(width + 2) for n in nodes) + legend]
+    for a in nodes:
+        if sections and a in sections:
+            lines.append(f"── {sections[a] or 'not in the topology'}")
+        cells = []
+        for b in nodes:
+            r = by_pair.get((a, b))
+            if a == b or r is None:
+                cells.append("·".rjust(width + 2))
+            else:
+                cells.append((cell(r) + ("✗" if (a, b) in failing else " ")).rjust(width + 2))
+        lines.append(a.ljust(width) + "".join(cells))
+    return lines
