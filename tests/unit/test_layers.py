@@ -203,8 +203,8 @@ def test_a_feature_folder_keeps_the_layers(tmp_path):
 
 
 # the features build on each other in one order: the latency test on the pair test (its
-# rounds, report helpers and matrix screen), the doctor on the latency test (its RTTs); a
-# feature imports only those before it
+# rounds and matrix screen), the doctor on the latency test (its RTTs); a feature imports only
+# those before it, and the modules all of them share (netui/checks/dialog_fields.py ...)
 FEATURES = ("pairs", "latency", "doctor")
 
 
