@@ -2,8 +2,8 @@
 the latency test's, checks/latency/dialog.py): their layout, turning a field's text into a
 number, and the behaviour around the fields (plan, error line, Start and Cancel, the keys).
 
-A dialog subclasses ``SettingsDialog``, yields its own fields in a ``Grid`` and then
-``self.compose_footer()``; it gives ``read()`` (the settings as typed, or ValueError) and
+A dialog subclasses ``SettingsDialog`` and gives ``title_text()``, ``compose_fields()`` (a
+label and a field a row), ``read()`` (the settings as typed, or ValueError) and
 ``plan_text(settings)`` (how many tests, about how long).
 """
 
@@ -14,9 +14,9 @@ from typing import TypeVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
+from textual.containers import Grid, Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Checkbox, Input, Select, Static
+from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
 SettingsT = TypeVar("SettingsT")  # PairSettings, LatencySettings
 
@@ -74,11 +74,6 @@ def field_text(value) -> str:
     return "" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def auto_network_hint(suggested_interface: str | None) -> str:
-    """The placeholder of the "Test on" field: what netui picks when it is left empty."""
-    return "auto: the fastest subnet all nodes share" + (f" ({suggested_interface})" if suggested_interface else "")
-
-
 class SettingsDialog(ModalScreen[SettingsT | None]):
     """What both settings dialogs share: the plan follows every edit, Enter or Start dismisses
     with ``read()``'s settings (or shows why they are not valid), Esc or Cancel with None; the
@@ -87,6 +82,14 @@ class SettingsDialog(ModalScreen[SettingsT | None]):
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
     FIRST_FIELD = ""  # the id of the field focused first
 
+    def __init__(self, settings: SettingsT, nodes: list[str], *, suggested_interface: str | None = None) -> None:
+        """``settings``: the last ones used; ``suggested_interface``: the interface netui would
+        test on, named in the "Test on" field's placeholder."""
+        super().__init__()
+        self.settings = settings
+        self.nodes = nodes
+        self.suggested_interface = suggested_interface
+
     def read(self) -> SettingsT:
         raise NotImplementedError
 
@@ -94,13 +97,32 @@ class SettingsDialog(ModalScreen[SettingsT | None]):
         """How many tests ``settings`` makes and about how long, for the plan line."""
         raise NotImplementedError
 
-    def compose_footer(self) -> ComposeResult:
-        """Below the fields: the plan, the error line, Start and Cancel."""
-        yield Static("", id="pair-plan")
-        yield Static("", id="pair-error")
-        with Horizontal():
-            yield Button("Start", variant="primary", id="start", compact=True)
-            yield Button("Cancel", id="cancel", compact=True)
+    def title_text(self) -> str:
+        """The dialog's first line: the test and the nodes it runs on."""
+        raise NotImplementedError
+
+    def compose_fields(self) -> ComposeResult:
+        """The fields, each after its label (the grid's two columns)."""
+        raise NotImplementedError
+
+    def compose_test_net(self, value: str) -> ComposeResult:
+        """The "Test on" row: a subnet or interface; empty, what netui picks (its placeholder,
+        with the interface suggested in ``self.suggested_interface``)."""
+        suggested = f" ({self.suggested_interface})" if self.suggested_interface else ""
+        yield Label("Test on (subnet / iface)")
+        yield Input(value, placeholder=f"auto: the fastest subnet all nodes share{suggested}", id="test-net", compact=True)
+
+    def compose(self) -> ComposeResult:
+        """The title, the fields, then the plan, the error line, Start and Cancel."""
+        with Vertical():
+            yield Static(self.title_text(), id="pair-title")
+            with Grid():
+                yield from self.compose_fields()
+            yield Static("", id="pair-plan")
+            yield Static("", id="pair-error")
+            with Horizontal():
+                yield Button("Start", variant="primary", id="start", compact=True)
+                yield Button("Cancel", id="cancel", compact=True)
 
     def on_mount(self) -> None:
         self._show_plan()

@@ -9,11 +9,9 @@ wrong. The layout, the plan line and the keys are those of every settings dialog
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.containers import Grid, Vertical
-from textual.widgets import Input, Label, Select, Static
+from textual.widgets import Input, Label, Select
 
-from netui.checks.dialog_fields import (SettingsDialog, auto_network_hint, dialog_css, field_text, finite_number,
-                                        whole_number)
+from netui.checks.dialog_fields import SettingsDialog, dialog_css, field_text, finite_number, whole_number
 from netui.checks.latency.tools import AUTO, LatencySettings
 
 
@@ -23,37 +21,28 @@ class LatencyDialog(SettingsDialog[LatencySettings]):
     DEFAULT_CSS = dialog_css("LatencyDialog")
     FIRST_FIELD = "count"
 
-    def __init__(self, settings: LatencySettings, nodes: list[str], *, suggested_interface: str | None = None) -> None:
-        super().__init__()
-        self.settings = settings
-        self.nodes = nodes
-        self.suggested_interface = suggested_interface
-
-    def compose(self) -> ComposeResult:
-        s = self.settings
+    def title_text(self) -> str:
         what = (f"{self.nodes[0]} ↔ {self.nodes[1]}" if len(self.nodes) == 2
                 else f"matrix over {len(self.nodes)} nodes")
-        auto = auto_network_hint(self.suggested_interface)
-        with Vertical():
-            yield Static(f"latency (ping): {what}", id="pair-title")
-            with Grid():
-                yield Label("Probes per pair")
-                yield Input(field_text(s.count), id="count", type="integer", compact=True)
-                yield Label("Interval (s)")
-                yield Input(field_text(s.interval_s), id="interval", type="number", compact=True)
-                yield Label("Tool")
-                yield Select([("fping where present, else ping", AUTO), ("fping", "fping"), ("ping", "ping")],
-                             allow_blank=False, id="tool", value=s.tool, compact=True)
-                yield Label("Test on (subnet / iface)")
-                yield Input(s.test_net, placeholder=auto, id="test-net", compact=True)
-                yield Label("Loss allowed (%)")
-                yield Input(field_text(s.max_loss_percent), id="max-loss", type="number", compact=True)
-                yield Label("RTT outlier at ×typical")
-                yield Input(field_text(s.rtt_factor), id="rtt-factor", type="number", compact=True)
-                yield Label("... or fail above (ms)")
-                yield Input(field_text(s.threshold_ms), placeholder="unset: the outlier rule", id="threshold-ms",
-                            type="number", compact=True)
-            yield from self.compose_footer()
+        return f"latency (ping): {what}"
+
+    def compose_fields(self) -> ComposeResult:
+        s = self.settings
+        yield Label("Probes per pair")
+        yield Input(field_text(s.count), id="count", type="integer", compact=True)
+        yield Label("Interval (s)")
+        yield Input(field_text(s.interval_s), id="interval", type="number", compact=True)
+        yield Label("Tool")
+        yield Select([("fping where present, else ping", AUTO), ("fping", "fping"), ("ping", "ping")],
+                     allow_blank=False, id="tool", value=s.tool, compact=True)
+        yield from self.compose_test_net(s.test_net)
+        yield Label("Loss allowed (%)")
+        yield Input(field_text(s.max_loss_percent), id="max-loss", type="number", compact=True)
+        yield Label("RTT outlier at ×typical")
+        yield Input(field_text(s.rtt_factor), id="rtt-factor", type="number", compact=True)
+        yield Label("... or fail above (ms)")
+        yield Input(field_text(s.threshold_ms), placeholder="unset: the outlier rule", id="threshold-ms",
+                    type="number", compact=True)
 
     def plan_text(self, s: LatencySettings) -> str:
         n = len(self.nodes)

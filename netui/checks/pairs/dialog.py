@@ -9,11 +9,9 @@ What it shares with the latency test's dialog is in checks/dialog_fields.py.
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.containers import Grid, Vertical
-from textual.widgets import Checkbox, Input, Label, Select, Static
+from textual.widgets import Checkbox, Input, Label, Select
 
-from netui.checks.dialog_fields import (SettingsDialog, auto_network_hint, dialog_css, field_text, finite_number,
-                                        whole_number)
+from netui.checks.dialog_fields import SettingsDialog, dialog_css, field_text, finite_number, whole_number
 from netui.checks.pairs.tools import DIRECTION_LABELS, DIRECTIONS, FIRST_PORT, IB_WRITE_BW, IPERF3, PairSettings
 from netui.checks.pairs.model import all_pairs_rounds, one_at_a_time
 
@@ -37,55 +35,49 @@ class PairTestDialog(SettingsDialog[PairSettings]):
 
     def __init__(self, settings: PairSettings, nodes: list[str], *, matrix: bool,
                  suggested_interface: str | None = None) -> None:
-        super().__init__()
-        self.settings = settings
-        self.nodes = nodes
+        super().__init__(settings, nodes, suggested_interface=suggested_interface)
         self.matrix = matrix
-        self.suggested_interface = suggested_interface
 
-    def compose(self) -> ComposeResult:
-        s = self.settings
+    def title_text(self) -> str:
         what = (f"all-pairs matrix over {len(self.nodes)} nodes" if self.matrix
                 else f"{self.nodes[0]} → {self.nodes[1]}")
-        auto = auto_network_hint(self.suggested_interface)
-        with Vertical():
-            yield Static(f"{s.tool}: {what}", id="pair-title")
-            with Grid():
-                yield Label("Duration (s)")
-                yield Input(field_text(s.duration_s), id="duration", type="integer", compact=True)
-                if s.tool == IPERF3:
-                    yield Label("Parallel streams (-P)")
-                    yield Input(field_text(s.streams), id="streams", type="integer", compact=True)
-                directions = [d for d in DIRECTIONS if s.tool == IPERF3 or d != "bidir"]
-                yield Label("Direction")
-                yield Select([(DIRECTION_LABELS[d], d) for d in directions], allow_blank=False, id="direction",
-                             value=s.direction if s.direction in directions else directions[0], compact=True)
-                yield Label("Test on (subnet / iface)")
-                yield Input(s.test_net, placeholder=auto, id="test-net", compact=True)
-                yield Label("Pass at Gbit/s")
-                yield Input(field_text(s.threshold_gbps), placeholder="unset: the % rule below", id="threshold-gbps",
-                            type="number", compact=True)
-                yield Label("... else % of link")
-                yield Input(field_text(s.threshold_percent), id="threshold-percent", type="number", compact=True)
-                yield Label("First port")
-                yield Input(field_text(s.port), placeholder=f"{FIRST_PORT[s.tool]} (ports in use are skipped)", id="port",
-                            type="integer", compact=True)
-                if s.tool == IB_WRITE_BW:
-                    yield Label("Message size (bytes)")
-                    yield Input(field_text(s.size_bytes), id="size", type="integer", compact=True)
-                    yield Label("QPs")
-                    yield Input(field_text(s.qps), id="qps", type="integer", compact=True)
-                    yield Label("RDMA device")
-                    yield Input(s.device, placeholder="auto: an ACTIVE port from /sys/class/infiniband", id="device",
-                                compact=True)
-                    yield Label("RDMA port")
-                    yield Input(field_text(s.ib_port), placeholder="auto", id="ib-port", type="integer", compact=True)
-                    yield Label("GID index")
-                    yield Input(field_text(s.gid_index), placeholder="auto: RoCE v2 of the test address", id="gid",
-                                type="integer", compact=True)
-                yield Label("")
-                yield TickBox("one test at a time (shared uplinks)", s.one_at_a_time, id="one-at-a-time", compact=True)
-            yield from self.compose_footer()
+        return f"{self.settings.tool}: {what}"
+
+    def compose_fields(self) -> ComposeResult:
+        s = self.settings
+        yield Label("Duration (s)")
+        yield Input(field_text(s.duration_s), id="duration", type="integer", compact=True)
+        if s.tool == IPERF3:
+            yield Label("Parallel streams (-P)")
+            yield Input(field_text(s.streams), id="streams", type="integer", compact=True)
+        directions = [d for d in DIRECTIONS if s.tool == IPERF3 or d != "bidir"]
+        yield Label("Direction")
+        yield Select([(DIRECTION_LABELS[d], d) for d in directions], allow_blank=False, id="direction",
+                     value=s.direction if s.direction in directions else directions[0], compact=True)
+        yield from self.compose_test_net(s.test_net)
+        yield Label("Pass at Gbit/s")
+        yield Input(field_text(s.threshold_gbps), placeholder="unset: the % rule below", id="threshold-gbps",
+                    type="number", compact=True)
+        yield Label("... else % of link")
+        yield Input(field_text(s.threshold_percent), id="threshold-percent", type="number", compact=True)
+        yield Label("First port")
+        yield Input(field_text(s.port), placeholder=f"{FIRST_PORT[s.tool]} (ports in use are skipped)", id="port",
+                    type="integer", compact=True)
+        if s.tool == IB_WRITE_BW:
+            yield Label("Message size (bytes)")
+            yield Input(field_text(s.size_bytes), id="size", type="integer", compact=True)
+            yield Label("QPs")
+            yield Input(field_text(s.qps), id="qps", type="integer", compact=True)
+            yield Label("RDMA device")
+            yield Input(s.device, placeholder="auto: an ACTIVE port from /sys/class/infiniband", id="device",
+                        compact=True)
+            yield Label("RDMA port")
+            yield Input(field_text(s.ib_port), placeholder="auto", id="ib-port", type="integer", compact=True)
+            yield Label("GID index")
+            yield Input(field_text(s.gid_index), placeholder="auto: RoCE v2 of the test address", id="gid",
+                        type="integer", compact=True)
+        yield Label("")
+        yield TickBox("one test at a time (shared uplinks)", s.one_at_a_time, id="one-at-a-time", compact=True)
 
     def plan_text(self, s: PairSettings) -> str:
         """How many tests and rounds this makes, and about how long (the test's own words)."""
