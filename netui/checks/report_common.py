@@ -28,6 +28,23 @@ def summary(report, unit: str, also: Iterable[str] = ()) -> str:
     return ". ".join(p.rstrip(".") for p in parts)
 
 
+def document_head(report, version: int, kind: str, tool: str) -> dict:
+    """The fields every check's JSON document starts with, in this order: its schema version,
+    kind and tool, the settings, the nodes, whether it was a matrix, the network tested on
+    and each node's address and interface there."""
+    return {
+        "version": version,
+        "kind": kind,
+        "tool": tool,
+        "settings": report.settings.to_dict(),
+        "nodes": list(report.nodes),
+        "matrix": report.matrix,
+        "network": report.how,
+        "addresses": dict(report.addresses),
+        "interfaces": dict(report.interfaces),
+    }
+
+
 def csv_cell(value) -> str:
     """A CSV cell: "" for unknown, "true"/"false", else the value as ``str`` gives it."""
     if value is None:

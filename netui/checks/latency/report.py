@@ -87,15 +87,7 @@ def report_document(report: LatencyReport) -> dict:
         if i is not None and j is not None and r.ok:
             loss[i][j] = _num(r.loss_percent, 2)
     return {
-        "version": SCHEMA_VERSION,
-        "kind": KIND,
-        "tool": "ping",
-        "settings": report.settings.to_dict(),
-        "nodes": list(report.nodes),
-        "matrix": report.matrix,
-        "network": report.how,
-        "addresses": dict(report.addresses),
-        "interfaces": dict(report.interfaces),
+        **report_common.document_head(report, SCHEMA_VERSION, KIND, "ping"),
         "tools": dict(report.tools),
         "problems": dict(report.problems),
         "cannot_send": dict(report.cannot_send),

@@ -114,15 +114,7 @@ def report_document(report: PairTestReport) -> dict:
     verdict = report.verdict or report.judge()
     matrix = verdict.matrix(report.nodes)
     return {
-        "version": SCHEMA_VERSION,
-        "kind": "pair-test",
-        "tool": report.settings.tool,
-        "settings": report.settings.to_dict(),
-        "nodes": list(report.nodes),
-        "matrix": report.matrix,
-        "network": report.how,
-        "addresses": dict(report.addresses),
-        "interfaces": dict(report.interfaces),
+        **report_common.document_head(report, SCHEMA_VERSION, "pair-test", report.settings.tool),
         "link_speeds_mbps": dict(report.link_speeds_mbps),
         "problems": dict(report.problems),
         "started": _num(report.started_wall_s),
