@@ -1,16 +1,46 @@
 """What the reports of the checks share (the pair test's, checks/pairs/report.py, and the
-latency test's, checks/latency/report.py): the summary in words, CSV cells, writing an export,
-and a result matrix as text."""
+latency test's, checks/latency/report.py): the fields of a finished run (``CheckReport``), the
+summary in words, the head of the JSON document, CSV cells, writing an export, and a result
+matrix as text."""
 
 from __future__ import annotations
 
 import json
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Generic, TypeVar
+
+SettingsT = TypeVar("SettingsT")
+ResultT = TypeVar("ResultT")
+VerdictT = TypeVar("VerdictT")
 
 
-def summary(report, unit: str, also: Iterable[str] = ()) -> str:
+@dataclass
+class CheckReport(Generic[SettingsT, ResultT, VerdictT]):
+    """What a test over pairs of nodes found, whichever the test (the pair test's
+    PairTestReport, the latency test's LatencyReport add their own fields after these).
+    ``results`` in the order they finished."""
+
+    settings: SettingsT
+    nodes: list[str]
+    matrix: bool
+    results: list[ResultT] = field(default_factory=list)
+    verdict: VerdictT | None = None
+    addresses: dict[str, str] = field(default_factory=dict)  # node → its address on the network tested
+    interfaces: dict[str, str] = field(default_factory=dict)  # node → its interface there
+    how: str = ""  # which network, in words
+    problems: dict[str, str] = field(default_factory=dict)  # node → why it could not take part
+    tests_done: int = 0
+    tests_total: int = 0
+    started_wall_s: float = 0.0
+    elapsed_s: float = 0.0
+    cancelled: bool = False
+    refused: str = ""  # why no test started
+
+
+def summary(report: CheckReport, unit: str, also: Iterable[str] = ()) -> str:
     """A report's verdict in words, led by whether it was cancelled (after how many of its
     ``unit``: "tests", "pairs"), what could not be tested and then ``also``; the refusal
     alone when no test started."""
@@ -28,7 +58,7 @@ def summary(report, unit: str, also: Iterable[str] = ()) -> str:
     return ". ".join(p.rstrip(".") for p in parts)
 
 
-def document_head(report, version: int, kind: str, tool: str) -> dict:
+def document_head(report: CheckReport, version: int, kind: str, tool: str) -> dict:
     """The fields every check's JSON document starts with, in this order: its schema version,
     kind and tool, the settings, the nodes, whether it was a matrix, the network tested on
     and each node's address and interface there."""

@@ -53,6 +53,7 @@ from netui.model.node import NodeState
 from netui.checks.pairs.counters import pair_counters
 from netui.checks.pairs.model import Pair, PairResult, PortAllocator, all_pairs_rounds, one_at_a_time
 from netui.checks.pairs.verdict import Verdict, judge
+from netui.checks.report_common import CheckReport
 from netui.model.testnet import Probe, choose_addresses, choose_rdma, link_speeds_mbps
 from netui.model.topology import Topology
 
@@ -133,26 +134,12 @@ class PairProgress:
 
 
 @dataclass
-class PairTestReport:
-    """What a pair test found. ``results`` in the order they finished."""
+class PairTestReport(CheckReport[PairSettings, PairResult, Verdict]):
+    """What a pair test found: CheckReport's fields (``tests_done`` counts a bidirectional
+    test once; ``refused``: no pair had two nodes able to run the tool), then these."""
 
-    settings: PairSettings
-    nodes: list[str]
-    matrix: bool
-    results: list[PairResult] = field(default_factory=list)
-    verdict: Verdict | None = None
-    addresses: dict[str, str] = field(default_factory=dict)
-    interfaces: dict[str, str] = field(default_factory=dict)
-    how: str = ""  # which network, in words
-    problems: dict[str, str] = field(default_factory=dict)  # node → why it could not take part
     link_speeds_mbps: dict[str, int | None] = field(default_factory=dict)
     rounds: int = 0
-    tests_done: int = 0  # a bidirectional test counts once
-    tests_total: int = 0
-    started_wall_s: float = 0.0
-    elapsed_s: float = 0.0
-    cancelled: bool = False
-    refused: str = ""  # why no test started: no pair had two nodes able to run the tool
     # where the nodes sit (their names as tested): the verdict then judges the fabric too
     topology: Topology | None = None
     topology_source: str = ""
