@@ -74,6 +74,13 @@ def field_text(value) -> str:
     return "" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
 
 
+def field_row(label: str, widget_id: str, value, *, type: str = "text", placeholder: str = "") -> ComposeResult:
+    """A row of a settings dialog's grid: ``label``, then a field showing ``value`` (field_text)
+    of Textual's Input ``type`` ("integer", "number", "text"), ``placeholder`` while empty."""
+    yield Label(label)
+    yield Input(field_text(value), placeholder=placeholder, id=widget_id, type=type, compact=True)
+
+
 class SettingsDialog(ModalScreen[SettingsT | None]):
     """What both settings dialogs share: the plan follows every edit, Enter or Start dismisses
     with ``read()``'s settings (or shows why they are not valid), Esc or Cancel with None; the
@@ -109,8 +116,8 @@ class SettingsDialog(ModalScreen[SettingsT | None]):
         """The "Test on" row: a subnet or interface; empty, what netui picks (its placeholder,
         with the interface suggested in ``self.suggested_interface``)."""
         suggested = f" ({self.suggested_interface})" if self.suggested_interface else ""
-        yield Label("Test on (subnet / iface)")
-        yield Input(value, placeholder=f"auto: the fastest subnet all nodes share{suggested}", id="test-net", compact=True)
+        yield from field_row("Test on (subnet / iface)", "test-net", value,
+                             placeholder=f"auto: the fastest subnet all nodes share{suggested}")
 
     def compose(self) -> ComposeResult:
         """The title, the fields, then the plan, the error line, Start and Cancel."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.widgets import Input, Label, Select
 
-from netui.checks.dialog_fields import SettingsDialog, dialog_css, field_text, finite_number, whole_number
+from netui.checks.dialog_fields import SettingsDialog, dialog_css, field_row, finite_number, whole_number
 from netui.checks.latency.tools import AUTO, LatencySettings
 
 
@@ -28,21 +28,16 @@ class LatencyDialog(SettingsDialog[LatencySettings]):
 
     def compose_fields(self) -> ComposeResult:
         s = self.settings
-        yield Label("Probes per pair")
-        yield Input(field_text(s.count), id="count", type="integer", compact=True)
-        yield Label("Interval (s)")
-        yield Input(field_text(s.interval_s), id="interval", type="number", compact=True)
+        yield from field_row("Probes per pair", "count", s.count, type="integer")
+        yield from field_row("Interval (s)", "interval", s.interval_s, type="number")
         yield Label("Tool")
         yield Select([("fping where present, else ping", AUTO), ("fping", "fping"), ("ping", "ping")],
                      allow_blank=False, id="tool", value=s.tool, compact=True)
         yield from self.compose_test_net(s.test_net)
-        yield Label("Loss allowed (%)")
-        yield Input(field_text(s.max_loss_percent), id="max-loss", type="number", compact=True)
-        yield Label("RTT outlier at ×typical")
-        yield Input(field_text(s.rtt_factor), id="rtt-factor", type="number", compact=True)
-        yield Label("... or fail above (ms)")
-        yield Input(field_text(s.threshold_ms), placeholder="unset: the outlier rule", id="threshold-ms",
-                    type="number", compact=True)
+        yield from field_row("Loss allowed (%)", "max-loss", s.max_loss_percent, type="number")
+        yield from field_row("RTT outlier at ×typical", "rtt-factor", s.rtt_factor, type="number")
+        yield from field_row("... or fail above (ms)", "threshold-ms", s.threshold_ms, type="number",
+                             placeholder="unset: the outlier rule")
 
     def plan_text(self, s: LatencySettings) -> str:
         n = len(self.nodes)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.widgets import Checkbox, Input, Label, Select
 
-from netui.checks.dialog_fields import SettingsDialog, dialog_css, field_text, finite_number, whole_number
+from netui.checks.dialog_fields import SettingsDialog, dialog_css, field_row, finite_number, whole_number
 from netui.checks.pairs.tools import DIRECTION_LABELS, DIRECTIONS, FIRST_PORT, IB_WRITE_BW, IPERF3, PairSettings
 from netui.checks.pairs.model import all_pairs_rounds, one_at_a_time
 
@@ -45,37 +45,27 @@ class PairTestDialog(SettingsDialog[PairSettings]):
 
     def compose_fields(self) -> ComposeResult:
         s = self.settings
-        yield Label("Duration (s)")
-        yield Input(field_text(s.duration_s), id="duration", type="integer", compact=True)
+        yield from field_row("Duration (s)", "duration", s.duration_s, type="integer")
         if s.tool == IPERF3:
-            yield Label("Parallel streams (-P)")
-            yield Input(field_text(s.streams), id="streams", type="integer", compact=True)
+            yield from field_row("Parallel streams (-P)", "streams", s.streams, type="integer")
         directions = [d for d in DIRECTIONS if s.tool == IPERF3 or d != "bidir"]
         yield Label("Direction")
         yield Select([(DIRECTION_LABELS[d], d) for d in directions], allow_blank=False, id="direction",
                      value=s.direction if s.direction in directions else directions[0], compact=True)
         yield from self.compose_test_net(s.test_net)
-        yield Label("Pass at Gbit/s")
-        yield Input(field_text(s.threshold_gbps), placeholder="unset: the % rule below", id="threshold-gbps",
-                    type="number", compact=True)
-        yield Label("... else % of link")
-        yield Input(field_text(s.threshold_percent), id="threshold-percent", type="number", compact=True)
-        yield Label("First port")
-        yield Input(field_text(s.port), placeholder=f"{FIRST_PORT[s.tool]} (ports in use are skipped)", id="port",
-                    type="integer", compact=True)
+        yield from field_row("Pass at Gbit/s", "threshold-gbps", s.threshold_gbps, type="number",
+                             placeholder="unset: the % rule below")
+        yield from field_row("... else % of link", "threshold-percent", s.threshold_percent, type="number")
+        yield from field_row("First port", "port", s.port, type="integer",
+                             placeholder=f"{FIRST_PORT[s.tool]} (ports in use are skipped)")
         if s.tool == IB_WRITE_BW:
-            yield Label("Message size (bytes)")
-            yield Input(field_text(s.size_bytes), id="size", type="integer", compact=True)
-            yield Label("QPs")
-            yield Input(field_text(s.qps), id="qps", type="integer", compact=True)
-            yield Label("RDMA device")
-            yield Input(s.device, placeholder="auto: an ACTIVE port from /sys/class/infiniband", id="device",
-                        compact=True)
-            yield Label("RDMA port")
-            yield Input(field_text(s.ib_port), placeholder="auto", id="ib-port", type="integer", compact=True)
-            yield Label("GID index")
-            yield Input(field_text(s.gid_index), placeholder="auto: RoCE v2 of the test address", id="gid",
-                        type="integer", compact=True)
+            yield from field_row("Message size (bytes)", "size", s.size_bytes, type="integer")
+            yield from field_row("QPs", "qps", s.qps, type="integer")
+            yield from field_row("RDMA device", "device", s.device,
+                                 placeholder="auto: an ACTIVE port from /sys/class/infiniband")
+            yield from field_row("RDMA port", "ib-port", s.ib_port, type="integer", placeholder="auto")
+            yield from field_row("GID index", "gid", s.gid_index, type="integer",
+                                 placeholder="auto: RoCE v2 of the test address")
         yield Label("")
         yield TickBox("one test at a time (shared uplinks)", s.one_at_a_time, id="one-at-a-time", compact=True)
 
