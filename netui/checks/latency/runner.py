@@ -126,13 +126,8 @@ class LatencyTest(NodeCommands):
                 else:
                     await self._until_cancelled(self._ping_all(pairs))
         finally:
-            self._kill_all()
-            await self._reap()
-            report.elapsed_s = time.monotonic() - self._t0
-            report.cancelled = self.cancelled
-        report.judge()
-        self._progress("cancelled" if self.cancelled else "done")
-        return report
+            await self._stopped()
+        return self._judged()
 
     async def _check_nodes(self) -> bool:
         """Probe every available node at once: its tools and its test address."""

@@ -164,7 +164,8 @@ class _Staged:
 class NodeCommands:
     """The guarded commands a test started on its nodes: each one is tracked from its start,
     ``cancel()`` kills them all at once, and ``_reap`` waits (a little) for the killed ones.
-    Shared by the pair tests and the latency test (checks/latency/runner.py)."""
+    Shared by the pair tests and the latency test (checks/latency/runner.py), which hold the
+    ``report`` (a CheckReport), ``_t0`` (when the run started, monotonic) and ``_progress``."""
 
     def __init__(self, shells: dict) -> None:
         self.shells = shells
@@ -236,6 +237,20 @@ class NodeCommands:
         killed, self._killed = self._killed, []
         if killed:
             await asyncio.gather(*(r.stop(wait_s=wait_s) for r in killed), return_exceptions=True)
+
+    async def _stopped(self) -> None:
+        """However the run ended: every command killed and reaped, the report's elapsed time
+        (since ``self._t0``) and whether it was cancelled."""
+        self._kill_all()
+        await self._reap()
+        self.report.elapsed_s = time.monotonic() - self._t0
+        self.report.cancelled = self.cancelled
+
+    def _judged(self):
+        """The report, judged; the progress says done or cancelled."""
+        self.report.judge()
+        self._progress("cancelled" if self.cancelled else "done")
+        return self.report
 
 
 class PairTest(NodeCommands):
@@ -320,13 +335,8 @@ class PairTest(NodeCommands):
                 await self._run_rounds(runnable, keep, endpoints)
         finally:
             self.monitor.want_detail(self.nodes, False)
-            self._kill_all()
-            await self._reap()
-            report.elapsed_s = time.monotonic() - self._t0
-            report.cancelled = self.cancelled
-        report.judge()
-        self._progress("cancelled" if self.cancelled else "done")
-        return report
+            await self._stopped()
+        return self._judged()
 
     def _blocked(self, pair: Pair) -> str | None:
         """Why a pair cannot run (its nodes' problems), or None."""
