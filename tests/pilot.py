@@ -1,17 +1,23 @@
-"""Helpers for Textual pilot tests (tests/ui/): a scripted app, polls, and what a widget or
-the screen shows as plain text."""
+"""Helpers for Textual pilot tests (tests/ui/): a scripted app, an app on the lab, running one
+under a pilot, polls, keys, bounded waits, and what a widget or the screen shows as plain text."""
 
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import asynccontextmanager
+from pathlib import Path
 
 from rich.console import Console
+from textual.pilot import Pilot
 
+from netui.collectors.ssh import SshSettings
 from netui.engine.monitor import Monitor
 from netui.model.health import DEFAULT_RULES
 from netui.model.samples import NodeSample
 from netui.ui.app import NetuiApp, make_app
+from netui.ui.cluster import ClusterScreen
 from netui.ui.grid import FleetGrid
 from tests.synth import ScriptedSource, demo_sources
 
@@ -33,6 +39,62 @@ def scripted_app(sample: Callable[[int, int], NodeSample], extra: Iterable = ())
     return make_app(Monitor([*sources, *extra], interval_s=1.0, history_s=60), autostart=False)
 
 
+def lab_app(lab) -> NetuiApp:
+    """netui watching the lab's nodes over SSH (0.5 s interval, 5 s connect timeout), started
+    with the app."""
+    from tests.lab.watch import monitor_for
+
+    return make_app(monitor_for(lab, settings=SshSettings(config_paths=[str(lab.ssh_config)], connect_timeout_s=5)))
+
+
+@asynccontextmanager
+async def running(app, size: tuple[int, int], *, polls: int = 0, ticks: int = 0) -> AsyncIterator[Pilot]:
+    """``app`` under a pilot at ``size``, after ``polls`` polls of its monitor (then the screen
+    catches up) or ``ticks`` ticks of it (a replay's, or a monitor left to its ticks)."""
+    async with app.run_test(size=size) as pilot:
+        if polls:
+            await poll(app, pilot, polls)
+        for _ in range(ticks):
+            await app.monitor.tick()
+        yield pilot
+
+
+async def pressed(pilot, *keys: str):
+    """Press ``keys``, let the screen catch up; the screen on top then."""
+    await pilot.press(*keys)
+    await pilot.pause()
+    return pilot.app.screen
+
+
+async def shown(pilot, screen):
+    """``screen`` pushed over the app's, once the screen has caught up."""
+    pilot.app.push_screen(screen)
+    await pilot.pause()
+    return screen
+
+
+async def escape_to_grid(pilot) -> None:
+    """Esc closes the screen on top: the grid is back."""
+    await pilot.press("escape")
+    assert isinstance(pilot.app.screen, ClusterScreen)
+
+
+async def exported(pilot, directory, monkeypatch) -> list[Path]:
+    """Press e (export) with ``directory`` as the working directory: the files it holds then,
+    by name."""
+    monkeypatch.chdir(directory)
+    await pressed(pilot, "e")
+    return sorted(Path(directory).iterdir())
+
+
+async def pause_until(pilot, done: Callable[[], object], timeout_s: float, step_s: float = 0.1) -> bool:
+    """Pause ``step_s`` at a time until ``done()`` holds, ``timeout_s`` at the most; whether it holds."""
+    deadline = time.monotonic() + timeout_s
+    while not done() and time.monotonic() < deadline:
+        await pilot.pause(step_s)
+    return bool(done())
+
+
 async def poll(app, pilot, n: int = SETTLED) -> None:
     """``n`` polls of the app's monitor, then the screen catches up."""
     for _ in range(n):
@@ -45,6 +107,11 @@ def plain(widget, width: int = 200) -> str:
     console = Console(width=width, file=io.StringIO(), record=True, color_system=None)
     console.print(widget.content)
     return console.export_text()
+
+
+def plain_wide(widget) -> str:
+    """What a Static shows, as plain text 240 columns wide (a matrix, a table of findings)."""
+    return plain(widget, width=240)
 
 
 def grid_rows(app) -> list[list[str]]:

@@ -189,7 +189,7 @@ def test_non_finite_or_out_of_range_numbers_are_usage_errors(args, tmp_path):
 
 
 def test_the_pair_dialog_refuses_non_finite_numbers():
-    from netui.checks.pairs.dialog import finite_number
+    from netui.checks.dialog_fields import finite_number
 
     with pytest.raises(ValueError, match="not a finite number"):
         finite_number("inf", "interval")

@@ -7,7 +7,6 @@ timeout; the whole file takes ~12 s.
 from __future__ import annotations
 
 import ipaddress
-import json
 import os
 import signal
 import socket
@@ -21,28 +20,9 @@ import pytest
 
 from tests.lab import SUBNET, Lab, LabNode
 from tests.lab.processes import cmdline_pids, is_gone
+from tests.lab.watch import iperf_bits_per_s
 
 pytestmark = pytest.mark.lab
-
-IPERF_SECONDS = 2
-
-
-def run_iperf(client: LabNode, server: LabNode) -> float:
-    """Bits per second the server received in a bounded iperf3 run from client to server."""
-    listener = server.popen(["iperf3", "-s", "-1", "-B", server.address])
-    deadline = time.monotonic() + 5
-    # Wait for the listener without connecting to it: `-1` serves exactly one client.
-    while "5201" not in server.exec(["ss", "-Hltn", "sport = :5201"]).stdout:
-        assert listener.poll() is None, "iperf3 server exited early"
-        assert time.monotonic() < deadline, "iperf3 server did not listen within 5 s"
-        time.sleep(0.02)
-    result = client.exec(["iperf3", "-c", server.address, "-t", str(IPERF_SECONDS), "-J"],
-                         timeout_s=IPERF_SECONDS + 15)
-    listener.wait(timeout=5)
-    report = json.loads(result.stdout)
-    assert "error" not in report, report["error"]
-    return report["end"]["sum_received"]["bits_per_second"]
-
 
 def ssh_all(lab: Lab, command: str,
             timeout_s: float = 15) -> dict[str, subprocess.CompletedProcess]:
@@ -102,7 +82,7 @@ def test_nodes_use_only_the_lab_range_and_no_default_route(lab: Lab) -> None:
 
 
 def test_iperf3_between_two_nodes_is_faster_than_1_gbit(lab: Lab) -> None:
-    bits_per_s = run_iperf(lab.node(1), lab.node(2))
+    bits_per_s = iperf_bits_per_s(lab.node(1), lab.node(2))
     assert bits_per_s > 1e9
 
 
@@ -110,7 +90,7 @@ def test_slow_link_caps_the_rate_and_clears(lab: Lab) -> None:
     node1 = lab.node(1)
     node1.slow_link("100mbit")
     assert "tbf" in node1.exec(["tc", "qdisc", "show", "dev", "eth0"]).stdout
-    bits_per_s = run_iperf(node1, lab.node(2))
+    bits_per_s = iperf_bits_per_s(node1, lab.node(2))
     assert 10e6 < bits_per_s < 150e6
     node1.clear_link()
     assert "tbf" not in node1.exec(["tc", "qdisc", "show", "dev", "eth0"]).stdout

@@ -16,11 +16,10 @@ import pytest
 
 from netui.collectors.lldp import STATE_NOT_RUNNING, STATE_OK
 from tests.lab import Lab, LabNode
-from tests.lab.watch import monitor_for, run_until
+from tests.lab.watch import iperf_bits_per_s, monitor_for, run_until
 
 pytestmark = pytest.mark.lab
 
-IPERF_SECONDS = 2
 LLDP_WAIT_S = 15  # lldpd sends every second; neighbours show within ~2 s
 
 
@@ -33,22 +32,6 @@ def wait_for_lldp_neighbour(node: LabNode, switch: str, timeout_s: float = LLDP_
             return
         assert time.monotonic() < deadline, f"{node.name} hears no {switch} in {timeout_s} s: {out}"
         time.sleep(0.2)
-
-
-def iperf_bits_per_s(client: LabNode, server: LabNode) -> float:
-    """What the server received in a 2 s iperf3 run from client to server (198.18.x only)."""
-    listener = server.popen(["iperf3", "-s", "-1", "-B", server.address])
-    deadline = time.monotonic() + 5
-    while "5201" not in server.exec(["ss", "-Hltn", "sport = :5201"]).stdout:
-        assert listener.poll() is None, "iperf3 server exited early"
-        assert time.monotonic() < deadline, "iperf3 server did not listen within 5 s"
-        time.sleep(0.02)
-    result = client.exec(["iperf3", "-c", server.address, "-t", str(IPERF_SECONDS), "-J"],
-                         timeout_s=IPERF_SECONDS + 20)
-    listener.wait(timeout=10)
-    report = json.loads(result.stdout)
-    assert "error" not in report, report["error"]
-    return report["end"]["sum_received"]["bits_per_second"]
 
 
 def spine_port_bytes(lab: Lab, port: str) -> int:

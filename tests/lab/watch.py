@@ -6,6 +6,7 @@ Shared by the lab tests (tests/lab/test_*.py) and the pilot tests that use the l
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from pathlib import Path
@@ -16,6 +17,7 @@ from netui.model.node import NodeState
 
 NODES = ["node1", "node2", "node3", "node4"]
 PING_NAMES = {"ping", "fping"}
+IPERF_SECONDS = 2
 
 
 def settings_for(lab, **overrides) -> SshSettings:
@@ -39,6 +41,24 @@ def monitor_for(lab, names=None, *, interval_s=0.5, settings=None, ports=None) -
 def lab_monitor(lab, names=NODES, interval_s: float = 0.5) -> Monitor:
     """monitor_for with a 5 s connect timeout, as the pair and latency tests use it."""
     return monitor_for(lab, names, interval_s=interval_s, settings=settings_for(lab, connect_timeout_s=5))
+
+
+def iperf_bits_per_s(client, server, seconds: int = IPERF_SECONDS) -> float:
+    """Bits per second the server received in a bounded iperf3 run (``seconds`` long) from
+    client to server, two lab nodes (198.18.x only)."""
+    listener = server.popen(["iperf3", "-s", "-1", "-B", server.address])
+    deadline = time.monotonic() + 5
+    # Wait for the listener without connecting to it: `-1` serves exactly one client.
+    while "5201" not in server.exec(["ss", "-Hltn", "sport = :5201"]).stdout:
+        assert listener.poll() is None, "iperf3 server exited early"
+        assert time.monotonic() < deadline, "iperf3 server did not listen within 5 s"
+        time.sleep(0.02)
+    result = client.exec(["iperf3", "-c", server.address, "-t", str(seconds), "-J"],
+                         timeout_s=seconds + 20)
+    listener.wait(timeout=10)
+    report = json.loads(result.stdout)
+    assert "error" not in report, report["error"]
+    return report["end"]["sum_received"]["bits_per_second"]
 
 
 async def wait_for(predicate, timeout_s: float, what: str, monitor: Monitor | None = None) -> float:

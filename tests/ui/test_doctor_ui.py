@@ -6,20 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import time
 
 import pytest
 
 from netui.collectors.local import LiveReader
-from netui.engine.monitor import Monitor
 from netui.engine.sources import LocalSource
 from netui.model.health import Level
-from netui.ui.app import make_app
-from netui.ui.cluster import ClusterScreen
 from netui.checks.doctor.screen import DoctorScreen, FindingsTable
 from netui.ui.grid import FleetGrid
-from tests.pilot import plain as pilot_plain
-from tests.pilot import poll, scripted_app
+from tests.pilot import escape_to_grid, lab_app, pause_until, pressed, running, scripted_app
+from tests.pilot import plain_wide as plain
 from tests.synth import node_sample
 
 
@@ -33,27 +29,26 @@ def odd_mtu_app(extra=()):
     return scripted_app(lambda k, i: sample_with_mtu(i, 1500 if k == 3 else 9000), extra)
 
 
-def plain(widget) -> str:
-    return pilot_plain(widget, width=240)
-
-
 async def finished(screen: DoctorScreen, pilot, runs: int = 1, timeout_s: float = 20) -> None:
-    deadline = time.monotonic() + timeout_s
-    while (screen.running or screen.runs < runs or screen.report is None) and time.monotonic() < deadline:
-        await pilot.pause(0.05)
+    await pause_until(pilot, lambda: not screen.running and screen.runs >= runs and screen.report is not None,
+                      timeout_s, 0.05)
     assert screen.report is not None and not screen.running
+
+
+async def doctor_of(pilot, *keys: str) -> DoctorScreen:
+    """The doctor screen that ``keys`` then D open, once its run has finished."""
+    screen = await pressed(pilot, *keys, "D")
+    assert isinstance(screen, DoctorScreen)
+    await finished(screen, pilot)
+    return screen
 
 
 @pytest.mark.slow
 async def test_D_checks_every_node_and_shows_the_odd_mtu_with_its_fix():
     app = odd_mtu_app()
-    async with app.run_test(size=(160, 40)) as pilot:
-        await poll(app, pilot, 2)
-        await pilot.press("D")
-        await pilot.pause()
-        screen = app.screen
-        assert isinstance(screen, DoctorScreen) and screen.nodes == ["gpu01", "gpu02", "gpu03", "gpu04"]
-        await finished(screen, pilot)
+    async with running(app, (160, 40), polls=2) as pilot:
+        screen = await doctor_of(pilot)
+        assert screen.nodes == ["gpu01", "gpu02", "gpu03", "gpu04"]
         table = plain(screen.query_one(FindingsTable))
         first = table.splitlines()[1]  # worst first, under the header
         assert first.split()[:4] == ["critical", "gpu03", "mtu", "eth0"]
@@ -68,23 +63,18 @@ async def test_D_checks_every_node_and_shows_the_odd_mtu_with_its_fix():
         assert "4 nodes: 1 critical, 1 careful · failing: gpu03" in verdict
         assert screen.query_one("#doctor-verdict").has_class("-failed")
         assert "no interface errors since boot" in plain(screen.query_one("#doctor-passed"))
-        await pilot.press("escape")
-        assert isinstance(app.screen, ClusterScreen)
+        await escape_to_grid(pilot)
 
 
 @pytest.mark.slow
 async def test_D_takes_the_marked_nodes_and_r_runs_again():
     app = odd_mtu_app()
-    async with app.run_test(size=(160, 40)) as pilot:
-        await poll(app, pilot, 2)
+    async with running(app, (160, 40), polls=2) as pilot:
         await pilot.press("s")  # by node
         await pilot.press("space", "down", "down", "space")  # gpu01 and gpu03
         assert app.screen.query_one(FleetGrid).marked == {"gpu01", "gpu03"}
-        await pilot.press("D")
-        await pilot.pause()
-        screen = app.screen
+        screen = await doctor_of(pilot)
         assert screen.nodes == ["gpu01", "gpu03"]
-        await finished(screen, pilot)
         # two nodes, one MTU each: a tie, the larger is taken as intended
         assert [(f.node, f.fix) for f in screen.report.problems if f.check == "mtu"] == [
             ("gpu03", "ip link set dev eth0 mtu 9000")]
@@ -96,12 +86,10 @@ async def test_D_takes_the_marked_nodes_and_r_runs_again():
 @pytest.mark.slow
 async def test_the_palette_offers_the_doctor():
     app = odd_mtu_app()
-    async with app.run_test(size=(160, 40)) as pilot:
-        await poll(app, pilot, 2)
+    async with running(app, (160, 40), polls=2) as pilot:
         names = [c.title for c in app.get_system_commands(app.screen)]
         assert "Doctor" in names
-        await pilot.press("D")
-        await pilot.pause()
+        await pressed(pilot, "D")
         assert "Doctor again" in [c.title for c in app.get_system_commands(app.screen)]
 
 
@@ -109,12 +97,8 @@ async def test_the_palette_offers_the_doctor():
 async def test_this_host_is_probed_for_real():
     local = LocalSource(LiveReader())
     app = odd_mtu_app(extra=[local])
-    async with app.run_test(size=(160, 40)) as pilot:
-        await poll(app, pilot, 2)
-        await pilot.press("D")
-        await pilot.pause()
-        screen = app.screen
-        await finished(screen, pilot)
+    async with running(app, (160, 40), polls=2) as pilot:
+        screen = await doctor_of(pilot)
         facts = screen.report.facts[local.name]
         assert facts.probe is not None and facts.probe.complete
         assert "net.ipv4.tcp_rmem" in facts.probe.sysctls
@@ -138,15 +122,11 @@ async def test_the_last_latency_tests_rtt_goes_into_the_buffer_advice():
 
     local = LocalSource(LiveReader())
     app = odd_mtu_app(extra=[local])
-    async with app.run_test(size=(160, 40)) as pilot:
-        await poll(app, pilot, 2)
+    async with running(app, (160, 40), polls=2) as pilot:
         results = [LatencyResult(local.name, "gpu01", "fping", True, 20, 20, 0.0, 2.5, 2.5)]
         app.record_test("latency-test", report_document(LatencyReport(LatencySettings(), [local.name, "gpu01"], True,
                                                                       results=results)))
-        await pilot.press("D")
-        await pilot.pause()
-        screen = app.screen
-        await finished(screen, pilot)
+        screen = await doctor_of(pilot)
         facts = screen.report.facts[local.name]
         assert facts.rtt_ms == 2.5 and buffer_path(facts).rtt_ms == 2.5
         assert screen.report.facts["gpu02"].rtt_ms is None  # not in the latency test
@@ -156,24 +136,13 @@ async def test_the_last_latency_tests_rtt_goes_into_the_buffer_advice():
 
 
 async def test_the_lab_node_with_another_mtu_is_shown_with_its_fix(lab):
-    from netui.collectors.ssh import SshConnector, SshSettings, SshSource
-
     node2 = lab.node(2)
     await asyncio.to_thread(node2.exec, ["ip", "link", "set", "dev", "eth0", "mtu", "1400"], check=True)
     try:
-        connector = SshConnector(SshSettings(config_paths=[str(lab.ssh_config)], connect_timeout_s=5))
-        monitor = Monitor([SshSource(n.name, n.name, connector) for n in lab.nodes], interval_s=0.5, history_s=60,
-                          connector=connector)
-        app = make_app(monitor)
-        async with app.run_test(size=(160, 40)) as pilot:
-            deadline = time.monotonic() + 10
-            while not all(n.samples_seen >= 1 for n in monitor.fleet) and time.monotonic() < deadline:
-                await pilot.pause(0.05)
-            await pilot.press("D")
-            await pilot.pause()
-            screen = app.screen
-            assert isinstance(screen, DoctorScreen)
-            await finished(screen, pilot)
+        app = lab_app(lab)
+        async with running(app, (160, 40)) as pilot:
+            await pause_until(pilot, lambda: all(n.samples_seen >= 1 for n in app.monitor.fleet), 10, 0.05)
+            screen = await doctor_of(pilot)
             table = plain(screen.query_one(FindingsTable))
             assert [f.node for f in screen.report.findings if f.check == "mtu" and f.node] == ["node2"]
             assert "eth0 MTU 1400; 3 of 4 nodes have MTU 1500" in table

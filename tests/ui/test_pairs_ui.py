@@ -11,21 +11,18 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-import time
 from pathlib import Path
 
 import pytest
-from netui.collectors.ssh import SshConnector, SshSettings, SshSource
-from netui.engine.monitor import Monitor
 from netui.checks.pairs.report import load_report
 from netui.model.node import NodeState
-from netui.ui.app import make_app
 from netui.ui.cluster import ClusterScreen
 from netui.ui.grid import FleetGrid
 from netui.checks.pairs.screen import Heatmap, MatrixScreen
 from netui.checks.pairs.dialog import PairTestDialog
-from tests.pilot import plain as pilot_plain
-from tests.pilot import poll, scripted_app
+from tests.pilot import (escape_to_grid, exported, lab_app, pause_until, pressed, running, scripted_app,
+                         shown)
+from tests.pilot import plain_wide as plain
 from tests.synth import node_sample
 
 SAVED = Path(__file__).parents[1] / "data" / "pairtest-lab-tbf-node3.json"
@@ -36,8 +33,13 @@ def steady_app():
     return scripted_app(lambda k, i: node_sample(i, rx_bps=k * 1e9))
 
 
-def plain(widget) -> str:
-    return pilot_plain(widget, width=240)
+async def reported(screen, pilot, timeout_s: float = 2.5, step_s: float = 0.05) -> None:
+    """Until the matrix (or latency) screen has its report, ``timeout_s`` at the most."""
+    await pause_until(pilot, lambda: screen.report is not None, timeout_s, step_s)
+
+
+def all_up(app) -> bool:
+    return all(n.state is NodeState.UP for n in app.monitor.fleet)
 
 
 def node_column(app) -> list[str]:
@@ -47,37 +49,29 @@ def node_column(app) -> list[str]:
 @pytest.mark.slow
 async def test_space_marks_nodes_and_t_tests_the_two_marked():
     app = steady_app()
-    async with app.run_test(size=(140, 30)) as pilot:
-        await poll(app, pilot, 2)
+    async with running(app, (140, 30), polls=2) as pilot:
         await pilot.press("s")  # by node: gpu01 … gpu04
         await pilot.press("space", "down", "down", "space")  # gpu01, then gpu03 (space stays on its node)
         grid = app.screen.query_one(FleetGrid)
         assert grid.marked == {"gpu01", "gpu03"}
         assert node_column(app) == ["● gpu01", "gpu02", "● gpu03", "gpu04"]
-        await pilot.press("t")
-        await pilot.pause()
-        dialog = app.screen
+        dialog = await pressed(pilot, "t")
         assert isinstance(dialog, PairTestDialog) and dialog.nodes == ["gpu01", "gpu03"] and not dialog.matrix
-        await pilot.press("escape")
-        assert isinstance(app.screen, ClusterScreen)
+        await escape_to_grid(pilot)
         await pilot.press("space")  # unmark gpu03
         assert grid.marked == {"gpu01"}
-        await pilot.press("home", "down", "t")  # the cursor's node and the next marked (wrapping)
-        await pilot.pause()
+        await pressed(pilot, "home", "down", "t")  # the cursor's node and the next marked (wrapping)
         assert app.screen.nodes == ["gpu02", "gpu01"]
 
 
 @pytest.mark.slow
 async def test_t_without_a_pair_says_how_and_T_takes_every_node():
     app = steady_app()
-    async with app.run_test(size=(140, 30)) as pilot:
-        await poll(app, pilot, 2)
-        await pilot.press("t")
-        await pilot.pause()
+    async with running(app, (140, 30), polls=2) as pilot:
+        await pressed(pilot, "t")
         assert isinstance(app.screen, ClusterScreen)
         assert any("mark two nodes" in n.message for n in app._notifications)
-        await pilot.press("T")
-        await pilot.pause()
+        await pressed(pilot, "T")
         assert isinstance(app.screen, PairTestDialog)
         assert app.screen.matrix and app.screen.nodes == ["gpu01", "gpu02", "gpu03", "gpu04"]
         # a matrix tests each node sending and receiving by default
@@ -88,36 +82,26 @@ async def test_t_without_a_pair_says_how_and_T_takes_every_node():
 @pytest.mark.slow
 async def test_the_dialog_checks_then_runs_and_remembers_its_settings():
     app = steady_app()
-    async with app.run_test(size=(140, 40)) as pilot:
-        await poll(app, pilot, 2)
-        await pilot.press("T")
-        await pilot.pause()
+    async with running(app, (140, 40), polls=2) as pilot:
+        await pressed(pilot, "T")
         duration = app.screen.query_one("#duration")
         duration.value = "0"
-        await pilot.press("enter")
-        await pilot.pause()
+        await pressed(pilot, "enter")
         assert isinstance(app.screen, PairTestDialog)
         assert "duration must be 1 to 3600 seconds" in plain(app.screen.query_one("#pair-error"))
         duration.value = "3"
         app.screen.query_one("#test-net").value = "10.0.0.0/8"
-        await pilot.press("enter")
-        await pilot.pause()
-        screen = app.screen
+        screen = await pressed(pilot, "enter")
         assert isinstance(screen, MatrixScreen)
-        for _ in range(50):  # scripted nodes cannot run commands: the test is refused at once, in words
-            if screen.report is not None:
-                break
-            await pilot.pause(0.05)
+        await reported(screen, pilot)  # scripted nodes cannot run commands: the test is refused at once, in words
         assert screen.report is not None and screen.report.tests_done == 0
         verdict = plain(screen.query_one("#matrix-verdict"))
         assert verdict.strip() == "iperf3 cannot run: gpu[01-04] cannot run commands (a replay or a captured tree)"
         assert "suspect" not in verdict
         assert screen.query_one("#matrix-verdict").has_class("-failed")
-        await pilot.press("escape")
-        assert isinstance(app.screen, ClusterScreen)
+        await escape_to_grid(pilot)
         assert app.pair_settings.duration_s == 3 and app.pair_settings.test_net == "10.0.0.0/8"
-        await pilot.press("R")  # the other tool keeps the shared settings
-        await pilot.pause()
+        await pressed(pilot, "R")  # the other tool keeps the shared settings
         assert app.screen.query_one("#duration").value == "3"
         assert app.screen.settings.tool == "ib_write_bw" and app.screen.query("#gid")
 
@@ -126,10 +110,8 @@ async def test_the_dialog_checks_then_runs_and_remembers_its_settings():
 async def test_the_matrix_of_a_saved_lab_run(tmp_path, monkeypatch):
     report = load_report(json.loads(SAVED.read_text()))
     app = steady_app()
-    async with app.run_test(size=(120, 40)) as pilot:
-        await poll(app, pilot, 1)
-        app.push_screen(MatrixScreen(report=report))
-        await pilot.pause()
+    async with running(app, (120, 40), polls=1) as pilot:
+        await shown(pilot, MatrixScreen(report=report))
         heat = plain(app.screen.query_one(Heatmap))
         rows = {line.split()[0]: line.split()[1:] for line in heat.splitlines()[1:] if line.strip()}
         assert heat.split()[:5] == ["Gbit/s", "send", "↓", "node1", "node2"]  # the unit in the corner
@@ -143,21 +125,16 @@ async def test_the_matrix_of_a_saved_lab_run(tmp_path, monkeypatch):
         assert results.index("node4→node3  FAIL") < results.index("node1→node2  pass")  # failing first
         assert "node3  sends 9.16 Gbit/s (0/3 fail)    receives 0.187 Gbit/s (3/3 fail)  ← suspect: receiving" \
             in results
-        monkeypatch.chdir(tmp_path)
-        await pilot.press("e")
-        await pilot.pause()
-        written = sorted(p.suffix for p in tmp_path.iterdir())
-        assert written == [".csv", ".json"]
+        written = await exported(pilot, tmp_path, monkeypatch)
+        assert [p.suffix for p in written] == [".csv", ".json"]
         assert any(str(tmp_path) in n.message for n in app._notifications)
-        await pilot.press("escape")
-        assert isinstance(app.screen, ClusterScreen)
+        await escape_to_grid(pilot)
 
 
 @pytest.mark.slow
 async def test_the_palette_offers_the_pair_tests():
     app = steady_app()
-    async with app.run_test(size=(120, 30)) as pilot:
-        await poll(app, pilot, 1)
+    async with running(app, (120, 30), polls=1):
         titles = [c.title for c in app.get_system_commands(app.screen)]
         for title in ("Mark node", "iperf3 pair test", "iperf3 matrix", "ib_write_bw pair test", "ib_write_bw matrix"):
             assert title in titles
@@ -166,10 +143,8 @@ async def test_the_palette_offers_the_pair_tests():
 @pytest.mark.slow
 async def test_typing_t_in_the_filter_filters(tmp_path):
     app = steady_app()
-    async with app.run_test(size=(120, 30)) as pilot:
-        await poll(app, pilot, 2)
-        await pilot.press("slash", "t", "T", "r")
-        await pilot.pause()
+    async with running(app, (120, 30), polls=2) as pilot:
+        await pressed(pilot, "slash", "t", "T", "r")
         assert isinstance(app.screen, ClusterScreen)
         assert app.screen.grid.filter == "tTr"
 
@@ -179,30 +154,23 @@ async def test_typing_t_in_the_filter_filters(tmp_path):
 
 @pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 is not installed")
 async def test_matrix_from_the_grid_in_the_lab(lab):
-    settings = SshSettings(config_paths=[str(lab.ssh_config)], connect_timeout_s=5)
-    connector = SshConnector(settings)
-    monitor = Monitor([SshSource(n.name, n.name, connector) for n in lab.nodes], interval_s=0.5, history_s=60,
-                      connector=connector)
-    app = make_app(monitor)
-    async with app.run_test(size=(130, 40)) as pilot:
-        deadline = time.monotonic() + 10
-        while not all(n.state is NodeState.UP for n in monitor.fleet) and time.monotonic() < deadline:
-            await pilot.pause(0.1)
+    app = lab_app(lab)
+    async with running(app, (130, 40)) as pilot:
+        await pause_until(pilot, lambda: all_up(app), 10)
         await pilot.press("s")  # by node
         await pilot.press("space", "down", "space", "down", "space")  # node1, node2, node3
-        await pilot.press("T")
-        await pilot.pause()
+        await pressed(pilot, "T")
         assert app.screen.nodes == ["node1", "node2", "node3"]
         app.screen.query_one("#duration").value = "1"
-        await pilot.press("enter")
-        await pilot.pause()
-        screen = app.screen
+        screen = await pressed(pilot, "enter")
         assert isinstance(screen, MatrixScreen)
-        deadline = time.monotonic() + 20
         seen = set()
-        while screen.report is None and time.monotonic() < deadline:
+
+        def progress_seen() -> bool:  # the progress line as it moves, until the report
             seen.add(plain(screen.query_one("#matrix-progress")))
-            await pilot.pause(0.1)
+            return screen.report is not None
+
+        await pause_until(pilot, progress_seen, 20)
         # while a round runs, the line moves: its pair's throughput from the counters, and time
         live = [line for text in seen for line in text.splitlines() if line.startswith("now: node")]
         assert any("→" in line and "b/s" in line for line in live), seen
@@ -217,8 +185,7 @@ async def test_matrix_from_the_grid_in_the_lab(lab):
         verdict = plain(screen.query_one("#matrix-verdict"))
         assert any(word in verdict for word in ("pass", "fail", "inconclusive")), verdict
         assert "on 198.18.0.0/24" in plain(screen.query_one("#matrix-head"))
-        await pilot.press("escape")
-        assert isinstance(app.screen, ClusterScreen)
+        await escape_to_grid(pilot)
     await asyncio.sleep(0)
 
 
@@ -243,42 +210,30 @@ async def test_l_asks_for_latency_settings_over_the_marked_or_all_and_remembers_
     from netui.checks.latency.dialog import LatencyDialog
 
     app = steady_app()
-    async with app.run_test(size=(140, 40)) as pilot:
-        await poll(app, pilot, 2)
-        await pilot.press("s", "l")
-        await pilot.pause()
-        dialog = app.screen
+    async with running(app, (140, 40), polls=2) as pilot:
+        dialog = await pressed(pilot, "s", "l")
         assert isinstance(dialog, LatencyDialog) and dialog.nodes == ["gpu01", "gpu02", "gpu03", "gpu04"]
         assert "12 directions, every node pinging every other at once" in plain(dialog.query_one("#pair-plan"))
         dialog.query_one("#interval").value = "0.05"
-        await pilot.press("enter")
-        await pilot.pause()
+        await pressed(pilot, "enter")
         assert "interval must be 0.2 to 10 seconds" in plain(dialog.query_one("#pair-error"))
         dialog.query_one("#interval").value = "0.5"
         dialog.query_one("#count").value = "7"
-        await pilot.press("enter")
-        await pilot.pause()
-        screen = app.screen
+        screen = await pressed(pilot, "enter")
         assert isinstance(screen, LatencyScreen)
-        for _ in range(50):  # scripted nodes cannot run commands: the test refuses at once, in words
-            if screen.report is not None:
-                break
-            await pilot.pause(0.05)
+        await reported(screen, pilot)  # scripted nodes cannot run commands: the test refuses at once, in words
         assert screen.report is not None and screen.report.results == []
         assert plain(screen.query_one("#matrix-verdict")).strip() == (
             "ping cannot run: gpu[01-04] cannot run commands (a replay or a captured tree)")
         assert "fail ✗" not in plain(screen.query_one("#latency-map"))
         assert "7 probes every 0.5 s" in plain(screen.query_one("#matrix-head"))
-        await pilot.press("escape")
-        assert isinstance(app.screen, ClusterScreen)
+        await escape_to_grid(pilot)
         assert (app.latency_settings.count, app.latency_settings.interval_s) == (7, 0.5)
-        await pilot.press("home", "space", "down", "space", "l")  # two marked: the pair, both ways
-        await pilot.pause()
+        await pressed(pilot, "home", "space", "down", "space", "l")  # two marked: the pair, both ways
         assert isinstance(app.screen, LatencyDialog) and app.screen.nodes == ["gpu01", "gpu02"]
         assert app.screen.query_one("#count").value == "7"
         assert "latency (ping): gpu01 ↔ gpu02" in plain(app.screen.query_one("#pair-title"))
-        await pilot.press("escape")
-        assert isinstance(app.screen, ClusterScreen)
+        await escape_to_grid(pilot)
 
 
 @pytest.mark.slow
@@ -288,10 +243,8 @@ async def test_the_latency_matrix_of_a_saved_lab_run(tmp_path, monkeypatch):
 
     report = load_latency(json.loads(LATENCY_SAVED.read_text()))
     app = steady_app()
-    async with app.run_test(size=(130, 40)) as pilot:
-        await poll(app, pilot, 1)
-        app.push_screen(LatencyScreen(report=report))
-        await pilot.pause()
+    async with running(app, (130, 40), polls=1) as pilot:
+        await shown(pilot, LatencyScreen(report=report))
         heat = plain(app.screen.query_one("#latency-map"))
         lines = [line for line in heat.splitlines() if line.strip()]
         assert lines[0].split() == ["ping", "↓", "answer", "→", "node1", "node2", "node3", "node4"]
@@ -306,21 +259,16 @@ async def test_the_latency_matrix_of_a_saved_lab_run(tmp_path, monkeypatch):
         assert "node1→node2  pass  avg 57 µs" in results
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert "Export latency test" in titles and "Export pair test" not in titles
-        monkeypatch.chdir(tmp_path)
-        await pilot.press("e")
-        await pilot.pause()
-        written = sorted(p.name for p in tmp_path.iterdir())
-        assert [Path(n).suffix for n in written] == [".csv", ".json"] and written[0].startswith("netui-ping-")
-        assert json.loads((tmp_path / written[1]).read_text())["verdict"]["suspects"] == ["node3"]
-        await pilot.press("escape")
-        assert isinstance(app.screen, ClusterScreen)
+        written = await exported(pilot, tmp_path, monkeypatch)
+        assert [p.suffix for p in written] == [".csv", ".json"] and written[0].name.startswith("netui-ping-")
+        assert json.loads(written[1].read_text())["verdict"]["suspects"] == ["node3"]
+        await escape_to_grid(pilot)
 
 
 @pytest.mark.slow
 async def test_the_palette_offers_the_latency_matrix():
     app = steady_app()
-    async with app.run_test(size=(120, 30)) as pilot:
-        await poll(app, pilot, 1)
+    async with running(app, (120, 30), polls=1):
         assert "Latency matrix" in [c.title for c in app.get_system_commands(app.screen)]
 
 
@@ -329,52 +277,31 @@ async def test_latency_from_the_grid_in_the_lab_and_esc_cancels(lab):
     from netui.checks.latency.screen import LatencyMap, LatencyScreen
     from tests.lab.watch import pings_left
 
-    settings = SshSettings(config_paths=[str(lab.ssh_config)], connect_timeout_s=5)
-    connector = SshConnector(settings)
-    monitor = Monitor([SshSource(n.name, n.name, connector) for n in lab.nodes], interval_s=0.5, history_s=60,
-                      connector=connector)
-    app = make_app(monitor)
-    async with app.run_test(size=(130, 40)) as pilot:
-        deadline = time.monotonic() + 10
-        while not all(n.state is NodeState.UP for n in monitor.fleet) and time.monotonic() < deadline:
-            await pilot.pause(0.1)
-        await pilot.press("s", "space", "down", "space", "down", "space", "l")  # node1 … node3
-        await pilot.pause()
+    app = lab_app(lab)
+    async with running(app, (130, 40)) as pilot:
+        await pause_until(pilot, lambda: all_up(app), 10)
+        await pressed(pilot, "s", "space", "down", "space", "down", "space", "l")  # node1 … node3
         app.screen.query_one("#count").value = "5"
-        await pilot.press("enter")
-        await pilot.pause()
-        screen = app.screen
+        screen = await pressed(pilot, "enter")
         assert isinstance(screen, LatencyScreen) and screen.nodes == ["node1", "node2", "node3"]
-        deadline = time.monotonic() + 15
-        while screen.report is None and time.monotonic() < deadline:
-            await pilot.pause(0.1)
+        await reported(screen, pilot, 15, 0.1)
         assert screen.report is not None and len(screen.report.results) == 6
         heat = plain(screen.query_one(LatencyMap))
         assert heat.count("µs") + heat.count(" ms") >= 6, heat
         assert "all 3 pairs pass" in plain(screen.query_one("#matrix-verdict"))
         assert "on 198.18.0.0/24" in plain(screen.query_one("#matrix-head"))
-        await pilot.press("escape")
-        assert isinstance(app.screen, ClusterScreen)
+        await escape_to_grid(pilot)
         app.latency_settings = app.latency_settings.from_dict(app.latency_settings.to_dict() | {"count": 300})
-        await pilot.press("l", "enter")  # a long one, cancelled with Esc
-        await pilot.pause()
-        screen = app.screen
-        deadline = time.monotonic() + 10
-        while len(pings_left(lab)) < 3 and time.monotonic() < deadline:
-            await pilot.pause(0.1)
+        screen = await pressed(pilot, "l", "enter")  # a long one, cancelled with Esc
+        await pause_until(pilot, lambda: len(pings_left(lab)) >= 3, 10)
         assert len(pings_left(lab)) == 3, pings_left(lab)
         await pilot.press("escape")
-        deadline = time.monotonic() + 5
-        while screen.report is None and time.monotonic() < deadline:
-            await pilot.pause(0.1)
+        await reported(screen, pilot, 5, 0.1)
         assert screen.report is not None and screen.report.cancelled
         assert "cancelled" in plain(screen.query_one("#matrix-progress"))
-        deadline = time.monotonic() + 4
-        while pings_left(lab) and time.monotonic() < deadline:
-            await pilot.pause(0.1)
+        await pause_until(pilot, lambda: not pings_left(lab), 4)
         assert not pings_left(lab)
-        await pilot.press("escape")
-        assert isinstance(app.screen, ClusterScreen)
+        await escape_to_grid(pilot)
     await asyncio.sleep(0)
 
 
@@ -386,11 +313,8 @@ async def test_latency_from_the_grid_in_the_lab_and_esc_cancels(lab):
 @pytest.mark.parametrize("key", ["T", "R", "l"])
 async def test_each_settings_dialog_fits_80_by_24_with_its_buttons_in_sight(key, size):
     app = steady_app()
-    async with app.run_test(size=size) as pilot:
-        await poll(app, pilot, 2)
-        await pilot.press(key)
-        await pilot.pause()
-        dialog = app.screen
+    async with running(app, size, polls=2) as pilot:
+        dialog = await pressed(pilot, key)
         frame = dialog.query_one("Vertical")
         screen = dialog.region
         assert screen.contains_region(frame.region), (frame.region, screen)
@@ -405,10 +329,8 @@ async def test_each_settings_dialog_fits_80_by_24_with_its_buttons_in_sight(key,
 @pytest.mark.slow
 async def test_the_checkbox_draws_its_mark_only_when_checked():
     app = steady_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await poll(app, pilot, 2)
-        await pilot.press("T")
-        await pilot.pause()
+    async with running(app, (100, 30), polls=2) as pilot:
+        await pressed(pilot, "T")
         box = app.screen.query_one("#one-at-a-time")
         assert not box.value and "X" not in str(box.render())
         box.value = True
@@ -419,10 +341,8 @@ async def test_the_checkbox_draws_its_mark_only_when_checked():
 @pytest.mark.slow
 async def test_a_cancelled_dialog_leaves_the_first_matrix_testing_both_ways():
     app = steady_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await poll(app, pilot, 2)
-        await pilot.press("T", "escape", "R")
-        await pilot.pause()
+    async with running(app, (100, 30), polls=2) as pilot:
+        await pressed(pilot, "T", "escape", "R")
         assert app.screen.query_one("#direction").value == "both"
 
 
@@ -438,10 +358,8 @@ async def test_a_pair_a_node_could_not_run_is_not_run_in_the_matrix_not_a_failur
     report.results += pair_failed(report.settings, "node1", "node4", "iperf3: error - unable to connect")
     report.judge()
     app = steady_app()
-    async with app.run_test(size=(140, 40)) as pilot:
-        await poll(app, pilot, 1)
-        app.push_screen(MatrixScreen(report=report))
-        await pilot.pause()
+    async with running(app, (140, 40), polls=1) as pilot:
+        await shown(pilot, MatrixScreen(report=report))
         heat = plain(app.screen.query_one(Heatmap))
         node5 = next(line for line in heat.splitlines() if line.split()[:1] == ["node5"])
         assert node5.count("not run") == 2 and "fail" not in node5, node5

@@ -6,7 +6,6 @@ import re
 
 import pytest
 
-from netui.engine.monitor import Monitor
 from netui.engine.recording import read_records
 from netui.engine.replay import ReplayMonitor, load
 from netui.ui.app import make_app
@@ -16,9 +15,8 @@ from netui.checks.pairs.screen import MatrixScreen
 from netui.ui.node import NodeScreen
 from netui.ui.timeline import Timeline
 from tests.factories import record_demo
-from tests.pilot import column, on_screen, plain
+from tests.pilot import column, demo_app, on_screen, plain, pressed, running
 from tests.replayed import lab_replay
-from tests.synth import demo_sources
 
 
 @pytest.fixture(scope="module")
@@ -28,6 +26,12 @@ def lab_file(tmp_path_factory):
 
 def replay_app(path):
     return make_app(ReplayMonitor(load(path), history_s=900), autostart=False)
+
+
+async def ticked(app, pilot) -> None:
+    """One tick of the monitor (a replay moves a second), then the screen catches up."""
+    await app.monitor.tick()
+    await pilot.pause()
 
 
 def timeline(app) -> str:
@@ -41,47 +45,37 @@ def status(app) -> str:
 @pytest.mark.slow
 async def test_the_timeline_follows_play_pause_speed_and_seek(lab_file):
     app = replay_app(lab_file)
-    async with app.run_test(size=(120, 30)) as pilot:
-        await app.monitor.tick()
+    async with running(app, (120, 30), ticks=1) as pilot:
         await pilot.pause()
         assert timeline(app).startswith("▶ 1×  0:00 / 0:38  00:15:11 UTC")
         assert "replay ▶ 1×" in status(app)
-        await app.monitor.tick()
-        await pilot.pause()
+        await ticked(app, pilot)
         assert "0:01 / 0:38" in timeline(app)
-        await pilot.press("right")
-        await pilot.pause()
+        await pressed(pilot, "right")
         assert "0:11 / 0:38" in timeline(app)
-        await pilot.press("shift+left")
-        await pilot.pause()
+        await pressed(pilot, "shift+left")
         assert "0:00 / 0:38" in timeline(app) and app.monitor.position == 1
         await pilot.press("p")
         assert timeline(app).startswith("‖ 1×")
         await pilot.pause()
         foot = on_screen(app).splitlines()[-1]
         assert "p Play" in foot and "PAUSED" in status(app)
-        await app.monitor.tick()
-        await pilot.pause()
+        await ticked(app, pilot)
         assert "0:00 / 0:38" in timeline(app)  # paused: the clock holds
         await pilot.press("p", "x")
-        await app.monitor.tick()
-        await pilot.pause()
+        await ticked(app, pilot)
         assert timeline(app).startswith("▶ 10×  0:10")
-        await pilot.press("shift+right")
-        await pilot.pause()
+        await pressed(pilot, "shift+right")
         assert "0:38 / 0:38" in timeline(app)
-        await app.monitor.tick()
-        await pilot.pause()
+        await ticked(app, pilot)
         assert timeline(app).startswith("■ end")
 
 
 @pytest.mark.slow
 async def test_n_jumps_to_the_next_event_and_the_timeline_names_it(lab_file):
     app = replay_app(lab_file)
-    async with app.run_test(size=(140, 30)) as pilot:
-        await app.monitor.tick()
-        await pilot.press("n")
-        await pilot.pause()
+    async with running(app, (140, 30), ticks=1) as pilot:
+        await pressed(pilot, "n")
         text = timeline(app)
         assert "0:03 / 0:38" in text
         assert "0:03 node3: ok → critical" in text or "0:03 straggler node" in text
@@ -94,19 +88,14 @@ async def test_n_jumps_to_the_next_event_and_the_timeline_names_it(lab_file):
 @pytest.mark.slow
 async def test_recorded_tests_open_on_their_keys_once_reached(lab_file):
     app = replay_app(lab_file)
-    async with app.run_test(size=(120, 34)) as pilot:
-        await app.monitor.tick()
-        await pilot.press("T")
-        await pilot.pause()
+    async with running(app, (120, 34), ticks=1) as pilot:
+        await pressed(pilot, "T")
         assert isinstance(app.screen, ClusterScreen)  # none recorded before 0:00
-        await pilot.press("right", "right", "right")
-        await pilot.pause()
-        await pilot.press("T")
-        await pilot.pause()
+        await pressed(pilot, "right", "right", "right")
+        await pressed(pilot, "T")
         assert isinstance(app.screen, MatrixScreen) and not isinstance(app.screen, LatencyScreen)
         assert "node3" in plain(app.screen.query_one("#matrix-verdict"))
-        await pilot.press("escape", "l")
-        await pilot.pause()
+        await pressed(pilot, "escape", "l")
         assert isinstance(app.screen, LatencyScreen)
         assert app.screen.report.results
 
@@ -114,17 +103,13 @@ async def test_recorded_tests_open_on_their_keys_once_reached(lab_file):
 @pytest.mark.slow
 async def test_the_node_screen_replays_too(lab_file):
     app = replay_app(lab_file)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await app.monitor.tick()
-        await pilot.press("right")
-        await pilot.pause()
-        await pilot.press("enter")  # the worst node first: node3
-        await pilot.pause()
+    async with running(app, (120, 40), ticks=1) as pilot:
+        await pressed(pilot, "right")
+        await pressed(pilot, "enter")  # the worst node first: node3
         assert isinstance(app.screen, NodeScreen) and app.screen.node_name == "node3"
         assert "0:10 / 0:38" in timeline(app)
         assert "retransmits" in plain(app.screen.query_one("#tcp"))
-        await pilot.press("right", "right", "right")
-        await pilot.pause()
+        await pressed(pilot, "right", "right", "right")
         assert "0:38 / 0:38" in timeline(app)
         assert "TCP retransmits" not in plain(app.screen.query_one("#node-head"))  # traffic over by then
 
@@ -134,10 +119,8 @@ async def test_recorded_node_states_show_as_they_were(tmp_path):
     path = tmp_path / "demo.ndjson.gz"
     await record_demo(path, ticks=5)
     app = replay_app(path)
-    async with app.run_test(size=(160, 30)) as pilot:
-        await app.monitor.tick()
-        await pilot.press("right")
-        await pilot.pause()
+    async with running(app, (160, 30), ticks=1) as pilot:
+        await pressed(pilot, "right")
         assert column(app, "state")[0] == "down"
         assert "connection refused" in " ".join(app.screen.grid.rows_text()[0])
 
@@ -145,22 +128,18 @@ async def test_recorded_node_states_show_as_they_were(tmp_path):
 @pytest.mark.slow
 async def test_arrows_in_the_filter_box_move_its_cursor_not_the_replay(lab_file):
     app = replay_app(lab_file)
-    async with app.run_test(size=(120, 30)) as pilot:
-        await app.monitor.tick()
-        await pilot.press("slash", "n", "o", "left")
-        await pilot.pause()
+    async with running(app, (120, 30), ticks=1) as pilot:
+        await pressed(pilot, "slash", "n", "o", "left")
         assert app.monitor.position == 1
-        await pilot.press("escape", "right")
-        await pilot.pause()
+        await pressed(pilot, "escape", "right")
         assert app.monitor.elapsed_s == 10
 
 
 @pytest.mark.slow
 async def test_w_records_from_the_ui_with_rec_in_the_status_bar(tmp_path):
-    app = make_app(Monitor(demo_sources(), interval_s=1.0, history_s=120), autostart=False)
+    app = demo_app()
     app.record_dir = tmp_path
-    async with app.run_test(size=(160, 30)) as pilot:
-        await app.monitor.tick()
+    async with running(app, (160, 30), ticks=1) as pilot:
         await pilot.press("w")
         for _ in range(3):
             await app.monitor.tick()
@@ -170,8 +149,7 @@ async def test_w_records_from_the_ui_with_rec_in_the_status_bar(tmp_path):
         assert "→ netui-" in text and ".ndjson.gz" in text  # and the file, while there is room
         assert not app.screen.query_one(Timeline).display  # live: no timeline
         await pilot.press("x", "right")  # replay keys do nothing live
-        await pilot.press("w")
-        await pilot.pause()
+        await pressed(pilot, "w")
         assert "REC" not in status(app)
     files = list(tmp_path.glob("netui-*.ndjson.gz"))
     assert len(files) == 1
@@ -183,17 +161,13 @@ async def test_w_records_from_the_ui_with_rec_in_the_status_bar(tmp_path):
 @pytest.mark.slow
 async def test_shift_n_jumps_to_the_next_straggler_only(lab_file):
     app = replay_app(lab_file)
-    async with app.run_test(size=(140, 30)) as pilot:
-        await app.monitor.tick()
-        await pilot.press("N")
-        await pilot.pause()
+    async with running(app, (140, 30), ticks=1) as pilot:
+        await pressed(pilot, "N")
         assert "0:03 / 0:38" in timeline(app) and app.monitor.fleet.stragglers
-        await pilot.press("N")  # node4 flagged again, for drops
-        await pilot.pause()
+        await pressed(pilot, "N")  # node4 flagged again, for drops
         assert "0:04 / 0:38" in timeline(app)
         # node3 by its TX as the flows end, then by the pair test of 0:20 once idle; none after
-        await pilot.press("N", "N", "N")
-        await pilot.pause()
+        await pressed(pilot, "N", "N", "N")
         assert "0:34 / 0:38" in timeline(app)
         assert [s.metric for s in app.monitor.fleet.stragglers] == ["pairs"]
 
@@ -204,8 +178,7 @@ async def test_a_recording_cut_mid_write_replays_with_a_warning(lab_file, tmp_pa
     data = lab_file.read_bytes()
     cut.write_bytes(data[: len(data) // 2])
     app = replay_app(cut)
-    async with app.run_test(size=(120, 30)) as pilot:
-        await app.monitor.tick()
+    async with running(app, (120, 30), ticks=1) as pilot:
         await pilot.pause()
         assert any("cut mid-write" in n.message or "not finished" in n.message for n in app._notifications)
         assert 10 < app.monitor.recording.duration_s < 38
@@ -219,10 +192,9 @@ async def test_a_test_that_finishes_while_recording_goes_into_the_recording(tmp_
     from netui.checks.latency.report import load_report as load_latency
     from tests.replayed import LATENCY_TEST, PAIR_TEST
 
-    app = make_app(Monitor(demo_sources(), interval_s=1.0, history_s=120), autostart=False)
+    app = demo_app()
     app.record_dir = tmp_path
-    async with app.run_test(size=(120, 34)) as pilot:
-        await app.monitor.tick()
+    async with running(app, (120, 34), ticks=1) as pilot:
         await pilot.press("w")
         pair = load_pair(json.loads(PAIR_TEST.read_text()))
         latency = load_latency(json.loads(LATENCY_TEST.read_text()))
@@ -244,30 +216,25 @@ async def test_a_test_that_finishes_while_recording_goes_into_the_recording(tmp_
 
 @pytest.mark.slow
 async def test_live_arrows_still_reach_the_filter_box():
-    app = make_app(Monitor(demo_sources(), interval_s=1.0, history_s=120), autostart=False)
-    async with app.run_test(size=(120, 30)) as pilot:
-        await app.monitor.tick()
-        await pilot.press("slash", "a", "b", "left", "X")
-        await pilot.pause()
+    app = demo_app()
+    async with running(app, (120, 30), ticks=1) as pilot:
+        await pressed(pilot, "slash", "a", "b", "left", "X")
         assert app.screen.query_one("#filter").value == "aXb"
 
 
 @pytest.mark.slow
 async def test_t_in_a_replay_needs_no_marks(lab_file):
     app = replay_app(lab_file)
-    async with app.run_test(size=(120, 34)) as pilot:
-        await app.monitor.tick()
+    async with running(app, (120, 34), ticks=1) as pilot:
         app.monitor.seek_by(25)
-        await pilot.press("t")
-        await pilot.pause()
+        await pressed(pilot, "t")
         assert isinstance(app.screen, MatrixScreen)
 
 
 @pytest.mark.slow
 async def test_a_click_on_the_timeline_seeks_there(lab_file):
     app = replay_app(lab_file)
-    async with app.run_test(size=(120, 30)) as pilot:
-        await app.monitor.tick()
+    async with running(app, (120, 30), ticks=1) as pilot:
         await pilot.pause()
         bar = app.screen.query_one(Timeline)
         first, cells, _, _ = bar._bar

@@ -125,6 +125,29 @@ def test_truncated_or_failed_blocks_say_why_they_could_not_be_read():
     assert "could not read tc's qdiscs (its output ended early)" in found.evidence
 
 
+def test_each_rule_says_which_part_it_could_not_read_and_passes_over_what_a_device_lacks():
+    from netui.checks.doctor.rules_nic import offloads, rings, shaping
+
+    dataplane = {"eth0": nic("eth0"), "eth1": nic("eth1"), "veth0": nic("veth0", kind="veth")}
+    unread = NicSettings(qdisc_problem="its output ended early", features_problem="exit status 1",
+                         ring_problem="unreadable output: no maximums")
+    lacking = NicSettings(qdisc_problem=NOT_SUPPORTED, features_problem=NOT_SUPPORTED, ring_problem=NOT_SUPPORTED)
+    settings = {"eth0": unread, "eth1": lacking, "veth0": unread}
+    said = {rule.__name__: [(f.check, f.severity, f.subject, f.evidence, f.look)
+                            for f in rule("n1", dataplane, settings)] for rule in (shaping, offloads, rings)}
+    assert said == {
+        # tc counts software devices too; ethtool's offloads and rings only NICs
+        "shaping": [("traffic_shaping", Level.CAREFUL, name,
+                     f"{name}: could not read tc's qdiscs (its output ended early): shaping not checked",
+                     f"tc qdisc show dev {name}") for name in ("eth0", "veth0")],
+        "offloads": [("offloads", Level.CAREFUL, "eth0",
+                      "eth0: could not read ethtool -k (exit status 1): offloads not checked", "ethtool -k eth0")],
+        "rings": [("rings", Level.CAREFUL, "eth0",
+                   "eth0: could not read ethtool -g (unreadable output: no maximums): rings not checked",
+                   "ethtool -g eth0")],
+    }
+
+
 @pytest.mark.slow
 @given(st.lists(st.sampled_from(
     ["@qdisc eth0", "@features eth0", "@ring eth0", "@exit 0", "@exit 1", "@exit x", "@tools", "tc yes", "@end",

@@ -73,10 +73,11 @@ def module_path(dotted: str) -> Path | None:
 
 def layer_of_parts(parts: tuple[str, ...]) -> str:
     """The layer of a module from its path below netui/, without ``.py``."""
-    if parts[0] == "checks":  # netui/checks/<feature>/<role>[_<what>].py; the packages themselves: "checks"
-        return ROLES.get(parts[2].split("_")[0], f"checks ({parts[2]}: no role)") if len(parts) == 3 \
-            and parts[2] != "__init__" else "checks"
-    return parts[0]
+    # netui/checks/<feature>/<role>[_<what>].py, and what the features share beside them:
+    # netui/checks/<role>_<what>.py; the packages themselves: "checks"
+    if parts[0] == "checks" and len(parts) in (2, 3) and parts[-1] != "__init__":
+        return ROLES.get(parts[-1].split("_")[0], f"checks ({parts[-1]}: no role)")
+    return "checks" if parts[0] == "checks" else parts[0]
 
 
 def layer_of_module(dotted: str) -> str:
@@ -178,7 +179,16 @@ def test_the_checker_sees_argparse_and_system_exit(tmp_path):
 def test_every_module_of_a_feature_folder_has_a_role():
     modules = [p for p in (PACKAGE / "checks").rglob("*.py") if p.name != "__init__.py"]
     assert modules and [str(p) for p in modules if layer_of(p) not in ALLOWED] == []
-    assert {p.parent.name for p in modules} == {"pairs", "latency", "doctor"}
+    assert {p.parent.name for p in modules} == {"pairs", "latency", "doctor", "checks"}
+
+
+def test_a_module_the_features_share_has_a_role_too():
+    """netui/checks/dialog_fields.py is ui, report_common.py and tools_settings.py engine; a
+    shared module with no role in its name is in no layer."""
+    assert [layer_of(PACKAGE / "checks" / f) for f in ("dialog_fields.py", "report_common.py", "tools_settings.py",
+                                                       "__init__.py")] == ["ui", "engine", "engine", "checks"]
+    assert layer_of(PACKAGE / "checks" / "common.py") not in ALLOWED
+    assert layer_of_module("netui.checks.dialog_fields") == "ui"
 
 
 def test_a_feature_folder_keeps_the_layers(tmp_path):
@@ -193,18 +203,22 @@ def test_a_feature_folder_keeps_the_layers(tmp_path):
 
 
 # the features build on each other in one order: the latency test on the pair test (its
-# rounds, report helpers and matrix screen), the doctor on the latency test (its RTTs); a
-# feature imports only those before it
+# rounds and matrix screen), the doctor on the latency test (its RTTs); a feature imports only
+# those before it, and the modules all of them share (netui/checks/dialog_fields.py ...)
 FEATURES = ("pairs", "latency", "doctor")
 
 
 def feature_imports(path: Path) -> set[str]:
-    """The feature folders whose modules ``path`` imports."""
+    """The feature folders whose modules ``path`` imports (not the modules the features share,
+    netui/checks/<role>_<what>.py, which every feature may import)."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         names = [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else \
             [a.name for a in node.names] if isinstance(node, ast.Import) else []
-        found |= {n.split(".")[2] for n in names if n.startswith("netui.checks.") and len(n.split(".")) > 2}
+        if isinstance(node, ast.ImportFrom) and node.module == "netui.checks":  # `from netui.checks import pairs`
+            names = [f"netui.checks.{a.name}" for a in node.names]
+        found |= {n.split(".")[2] for n in names if n.startswith("netui.checks.") and len(n.split(".")) > 2
+                  and not (PACKAGE / "checks" / f"{n.split('.')[2]}.py").exists()}
     return found
 
 
@@ -217,3 +231,16 @@ def test_the_features_build_on_each_other_in_one_order():
                     for f in sorted(feature_imports(path) - allowed)]
     assert out == []
     assert {p.name for p in (PACKAGE / "checks").iterdir() if p.is_dir() and p.name != "__pycache__"} == set(FEATURES)
+
+
+def test_the_modules_the_features_share_import_no_feature():
+    shared = [p for p in (PACKAGE / "checks").glob("*.py") if p.name != "__init__.py"]
+    assert shared
+    assert {p.name: feature_imports(p) for p in shared if feature_imports(p)} == {}
+
+
+def test_the_feature_checker_tells_a_shared_module_from_a_feature(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("from netui.checks.dialog_fields import field_text\nfrom netui.checks import report_common\n"
+                   "from netui.checks import latency\nimport netui.checks.doctor.runner\n")
+    assert feature_imports(bad) == {"latency", "doctor"}

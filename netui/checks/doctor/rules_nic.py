@@ -19,8 +19,9 @@ out, findings (``model.finding``). Called by ``checks.doctor.rules.diagnose``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from netui.checks.doctor.rules_sysctl import size_text
 from netui.model.finding import Finding
@@ -83,6 +84,47 @@ class NicSettings:
 NOT_SUPPORTED = "not supported"
 
 
+class _Check(NamedTuple):
+    """What one of the checks reads, and how it says that it could not."""
+
+    tool: str  # the tool it needs on the node
+    part: str  # the part of NicSettings it reads
+    problem: str  # the part's ``*_problem``
+    software: bool  # whether software devices (veth, bridge…) count
+    unread: str  # "{name}: could not read <unread> (why): <unchecked> not checked"
+    unchecked: str
+    look: str  # the command to look with, before the interface's name
+
+
+_CHECKS = {
+    "traffic_shaping": _Check("tc", "qdiscs", "qdisc_problem", True, "tc's qdiscs", "shaping", "tc qdisc show dev"),
+    "offloads": _Check("ethtool", "features", "features_problem", False, "ethtool -k", "offloads", "ethtool -k"),
+    "rings": _Check("ethtool", "ring", "ring_problem", False, "ethtool -g", "rings", "ethtool -g"),
+}
+
+
+def _read(check: str, node: str, dataplane: Mapping[str, InterfaceSample], settings: Mapping[str, NicSettings],
+          out: list[Finding]) -> Iterator[tuple[str, InterfaceSample, object]]:
+    """The data-plane interfaces ``check`` looks at, in order, with the part of their
+    NicSettings it reads: (name, interface, part). One whose part could not be read is not
+    yielded but adds a careful finding to ``out`` (none when the device lacks it: "not
+    supported"); one with no NicSettings at all is passed over."""
+    c = _CHECKS[check]
+    for name, iface in dataplane.items():
+        s = settings.get(name)
+        if s is None or not (c.software or _nic(iface)):
+            continue
+        part = getattr(s, c.part)
+        if part is None:
+            problem = getattr(s, c.problem)
+            if problem and problem != NOT_SUPPORTED:
+                out.append(Finding(check, Level.CAREFUL, node, name,
+                                   f"{name}: could not read {c.unread} ({problem}): {c.unchecked} not checked",
+                                   look=f"{c.look} {name}"))
+            continue
+        yield name, iface, part
+
+
 def _rate_text(bytes_per_s: int) -> str:
     bits = bytes_per_s * 8
     for factor, unit in ((1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s")):
@@ -117,24 +159,15 @@ def _qdisc_text(q: Qdisc, name: str) -> str:
 def shaping(node: str, dataplane: Mapping[str, InterfaceSample], settings: Mapping[str, NicSettings]) -> list[Finding]:
     """Traffic shaping on the data-plane interfaces: one finding per interface, at the level
     of its worst qdisc; tc output that could not be read is a careful finding."""
-    out = []
-    for name in dataplane:
-        s = settings.get(name)
-        if s is None:
-            continue
-        if s.qdiscs is None:
-            if s.qdisc_problem and s.qdisc_problem != NOT_SUPPORTED:
-                out.append(Finding("traffic_shaping", Level.CAREFUL, node, name,
-                                   f"{name}: could not read tc's qdiscs ({s.qdisc_problem}): shaping not checked",
-                                   look=f"tc qdisc show dev {name}"))
-            continue
-        found = [q for q in s.qdiscs if q.kind in SHAPING]
+    out: list[Finding] = []
+    for name, iface, qdiscs in _read("traffic_shaping", node, dataplane, settings, out):
+        found = [q for q in qdiscs if q.kind in SHAPING]
         if not found:
             continue
         level = max(SHAPING[q.kind][0] for q in found)
         words = f"{name}: " + "; ".join(_qdisc_text(q, name) for q in found)
-        speed = dataplane[name].speed_mbps
-        if speed and dataplane[name].kind not in SOFTWARE_KINDS:
+        speed = iface.speed_mbps
+        if speed and iface.kind not in SOFTWARE_KINDS:
             words += f" — the link is {speed / 1000:g} Gbit/s"
         roots = [q for q in found if q.parent is None]
         if roots:
@@ -153,19 +186,10 @@ def _nic(iface: InterfaceSample) -> bool:
 
 def offloads(node: str, dataplane: Mapping[str, InterfaceSample], settings: Mapping[str, NicSettings]) -> list[Finding]:
     """GRO or TSO off (and not fixed) on a NIC: one warning per interface."""
-    out = []
-    for name, iface in dataplane.items():
-        s = settings.get(name)
-        if s is None or not _nic(iface):
-            continue
-        if s.features is None:
-            if s.features_problem and s.features_problem != NOT_SUPPORTED:
-                out.append(Finding("offloads", Level.CAREFUL, node, name,
-                                   f"{name}: could not read ethtool -k ({s.features_problem}): offloads not checked",
-                                   look=f"ethtool -k {name}"))
-            continue
+    out: list[Finding] = []
+    for name, _, features in _read("offloads", node, dataplane, settings, out):
         off = [(short, flag) for key, (short, flag) in OFFLOADS.items()
-               if key in s.features and not s.features[key][0] and not s.features[key][1]]
+               if key in features and not features[key][0] and not features[key][1]]
         if not off:
             continue
         names = " and ".join(short for short, _ in off)
@@ -179,18 +203,8 @@ def offloads(node: str, dataplane: Mapping[str, InterfaceSample], settings: Mapp
 
 def rings(node: str, dataplane: Mapping[str, InterfaceSample], settings: Mapping[str, NicSettings]) -> list[Finding]:
     """A NIC's RX or TX ring below 1/``RING_FRACTION`` of its maximum: careful."""
-    out = []
-    for name, iface in dataplane.items():
-        s = settings.get(name)
-        if s is None or not _nic(iface):
-            continue
-        if s.ring is None:
-            if s.ring_problem and s.ring_problem != NOT_SUPPORTED:
-                out.append(Finding("rings", Level.CAREFUL, node, name,
-                                   f"{name}: could not read ethtool -g ({s.ring_problem}): rings not checked",
-                                   look=f"ethtool -g {name}"))
-            continue
-        r = s.ring
+    out: list[Finding] = []
+    for name, _, r in _read("rings", node, dataplane, settings, out):
         small = [(what, now, top) for what, now, top in (("RX", r.rx, r.rx_max), ("TX", r.tx, r.tx_max))
                  if now and top and now * RING_FRACTION < top]
         if not small:
@@ -209,17 +223,12 @@ def checked(kind: str, settings: Iterable[NicSettings]) -> bool:
     return any(getattr(s, kind) is not None for s in settings)
 
 
-# check → (the tool it needs, the part of NicSettings it reads, whether software devices count)
-_NEEDS = {"traffic_shaping": ("tc", "qdiscs", True), "offloads": ("ethtool", "features", False),
-          "rings": ("ethtool", "ring", False)}
-
-
 def coverage(check: str, nodes: Iterable[tuple[bool | None, Mapping[str, InterfaceSample],
                                                Mapping[str, NicSettings]]]) -> tuple[int, dict[str, int]]:
     """How many nodes ``check`` looked at, and why it did not look at the others:
     {"no tc": 2, "a copied tree": 1}. Each node is (has the tool, its data-plane
     interfaces, its NicSettings); a node with nothing to look at (no NIC) counts nowhere."""
-    tool, part, software = _NEEDS[check]
+    tool, part, software = _CHECKS[check].tool, _CHECKS[check].part, _CHECKS[check].software
     seen = 0
     skipped: dict[str, int] = {}
     for has_tool, dataplane, settings in nodes:

@@ -2,77 +2,49 @@
 
 The dialog is filled with the last settings used and dismisses with the new
 ``LatencySettings``, or None when the user backs out; ``LatencySettings.check`` says what is
-wrong. The fields, the plan line and the keys are the pair test's dialog's
-(checks/pairs/dialog.py).
+wrong. The layout, the plan line and the keys are those of every settings dialog
+(checks/dialog_fields.py).
 """
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.containers import Grid, Horizontal, Vertical
-from textual.widgets import Button, Input, Label, Select, Static
+from textual.widgets import Input, Label, Select
 
+from netui.checks.dialog_fields import SettingsDialog, dialog_css, field_row, finite_number, whole_number
 from netui.checks.latency.tools import AUTO, LatencySettings
-from netui.checks.pairs.dialog import DIALOG_CSS, SettingsDialog, field_text, finite_number, whole_number
 
 
 class LatencyDialog(SettingsDialog[LatencySettings]):
     """The latency test's settings (``l``): probes, interval, network, tool, pass rule."""
 
-    DEFAULT_CSS = DIALOG_CSS.replace("PairTestDialog", "LatencyDialog")
+    DEFAULT_CSS = dialog_css("LatencyDialog")
+    FIRST_FIELD = "count"
 
-    def __init__(self, settings: LatencySettings, nodes: list[str], *, suggested_interface: str | None = None) -> None:
-        super().__init__()
-        self.settings = settings
-        self.nodes = nodes
-        self.suggested_interface = suggested_interface
-
-    def compose(self) -> ComposeResult:
-        s = self.settings
+    def title_text(self) -> str:
         what = (f"{self.nodes[0]} ↔ {self.nodes[1]}" if len(self.nodes) == 2
                 else f"matrix over {len(self.nodes)} nodes")
-        auto = "auto: the fastest subnet all nodes share" + (
-            f" ({self.suggested_interface})" if self.suggested_interface else "")
-        with Vertical():
-            yield Static(f"latency (ping): {what}", id="pair-title")
-            with Grid():
-                yield Label("Probes per pair")
-                yield Input(field_text(s.count), id="count", type="integer", compact=True)
-                yield Label("Interval (s)")
-                yield Input(field_text(s.interval_s), id="interval", type="number", compact=True)
-                yield Label("Tool")
-                yield Select([("fping where present, else ping", AUTO), ("fping", "fping"), ("ping", "ping")],
-                             allow_blank=False, id="tool", value=s.tool, compact=True)
-                yield Label("Test on (subnet / iface)")
-                yield Input(s.test_net, placeholder=auto, id="test-net", compact=True)
-                yield Label("Loss allowed (%)")
-                yield Input(field_text(s.max_loss_percent), id="max-loss", type="number", compact=True)
-                yield Label("RTT outlier at ×typical")
-                yield Input(field_text(s.rtt_factor), id="rtt-factor", type="number", compact=True)
-                yield Label("... or fail above (ms)")
-                yield Input(field_text(s.threshold_ms), placeholder="unset: the outlier rule", id="threshold-ms",
-                            type="number", compact=True)
-            yield Static("", id="pair-plan")
-            yield Static("", id="pair-error")
-            with Horizontal():
-                yield Button("Start", variant="primary", id="start", compact=True)
-                yield Button("Cancel", id="cancel", compact=True)
+        return f"latency (ping): {what}"
 
-    def on_mount(self) -> None:
-        self._show_plan()
-        self.query_one("#count", Input).focus()
+    def compose_fields(self) -> ComposeResult:
+        s = self.settings
+        yield from field_row("Probes per pair", "count", s.count, type="integer")
+        yield from field_row("Interval (s)", "interval", s.interval_s, type="number")
+        yield Label("Tool")
+        yield Select([("fping where present, else ping", AUTO), ("fping", "fping"), ("ping", "ping")],
+                     allow_blank=False, id="tool", value=s.tool, compact=True)
+        yield from self.compose_test_net(s.test_net)
+        yield from field_row("Loss allowed (%)", "max-loss", s.max_loss_percent, type="number")
+        yield from field_row("RTT outlier at ×typical", "rtt-factor", s.rtt_factor, type="number")
+        yield from field_row("... or fail above (ms)", "threshold-ms", s.threshold_ms, type="number",
+                             placeholder="unset: the outlier rule")
 
-    def _show_plan(self) -> None:
-        try:
-            s = self.read()
-        except ValueError:
-            return
+    def plan_text(self, s: LatencySettings) -> str:
         n = len(self.nodes)
         pairs = n * (n - 1)
         seconds = s.expected_s(n - 1) + 0.5
-        self.query_one("#pair-plan", Static).update(
-            f"{pairs} directions, every node pinging every other at once: about {seconds:.0f} s. "
-            "Enter starts, Esc cancels.")
+        return (f"{pairs} directions, every node pinging every other at once: about {seconds:.0f} s. "
+                "Enter starts, Esc cancels.")
 
     def read(self) -> LatencySettings:
         """The settings as typed; ValueError with the reason when they are not valid."""

@@ -12,7 +12,8 @@ import csv
 import io
 from pathlib import Path
 
-from netui.checks.pairs.report import csv_cell, matrix_lines, write_export
+from netui.checks import report_common
+from netui.checks.report_common import csv_cell, matrix_lines, write_export
 from netui.checks.latency.runner import LatencyReport
 from netui.checks.latency.tools import LatencySettings
 from netui.checks.latency.model import LatencyResult, rtt_text
@@ -27,19 +28,8 @@ def _num(value, digits: int = 4):
 
 def summary(report: LatencyReport) -> str:
     """The verdict in words, led by what could not be tested and whether it was cancelled."""
-    if report.refused:
-        return report.refused
-    parts = []
-    if report.cancelled:
-        parts.append(f"Cancelled after {report.tests_done} of {report.tests_total} pairs")
-    if report.problems:
-        names = ", ".join(report.problems)
-        parts.append(f"Not tested: {names} ({'; '.join(dict.fromkeys(report.problems.values()))})")
-    if report.cannot_send:
-        parts.append(f"Cannot send: {'; '.join(report.cannot_send.values())}")
-    if report.verdict is not None:
-        parts.append(report.verdict.text)
-    return ". ".join(p.rstrip(".") for p in parts)
+    cannot_send = [f"Cannot send: {'; '.join(report.cannot_send.values())}"] if report.cannot_send else []
+    return report_common.summary(report, "pairs", also=cannot_send)
 
 
 def loss_text(r: LatencyResult) -> str:
@@ -97,15 +87,7 @@ def report_document(report: LatencyReport) -> dict:
         if i is not None and j is not None and r.ok:
             loss[i][j] = _num(r.loss_percent, 2)
     return {
-        "version": SCHEMA_VERSION,
-        "kind": KIND,
-        "tool": "ping",
-        "settings": report.settings.to_dict(),
-        "nodes": list(report.nodes),
-        "matrix": report.matrix,
-        "network": report.how,
-        "addresses": dict(report.addresses),
-        "interfaces": dict(report.interfaces),
+        **report_common.document_head(report, SCHEMA_VERSION, KIND, "ping"),
         "tools": dict(report.tools),
         "problems": dict(report.problems),
         "cannot_send": dict(report.cannot_send),

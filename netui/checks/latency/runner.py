@@ -29,6 +29,7 @@ from netui.checks.latency.tools import FPING, PING, LatencySettings, choose_tool
 from netui.collectors.shell import CommandFailed, guarded
 from netui.engine.sources import shells_for
 from netui.checks.latency.model import LatencyResult, LatencyVerdict, judge_latency
+from netui.checks.report_common import CheckReport
 from netui.checks.pairs.model import Pair
 from netui.model.testnet import choose_addresses
 
@@ -66,27 +67,13 @@ class LatencyProgress:
 
 
 @dataclass
-class LatencyReport:
-    """What a latency test found. ``results`` in the order they finished."""
+class LatencyReport(CheckReport[LatencySettings, LatencyResult, LatencyVerdict]):
+    """What a latency test found: CheckReport's fields (``tests_done``: pairs with a result;
+    ``refused``: no pair had a sender able to ping and a receiver up), then these."""
 
-    settings: LatencySettings
-    nodes: list[str]
-    matrix: bool
-    results: list[LatencyResult] = field(default_factory=list)
-    verdict: LatencyVerdict | None = None
-    addresses: dict[str, str] = field(default_factory=dict)
-    interfaces: dict[str, str] = field(default_factory=dict)
     tools: dict[str, str] = field(default_factory=dict)  # sender → the tool it used
-    how: str = ""
-    problems: dict[str, str] = field(default_factory=dict)  # node → why it could not take part
     # node → why it cannot send (no fping, no ping): its own pairs fail, it is still pinged
     cannot_send: dict[str, str] = field(default_factory=dict)
-    tests_done: int = 0  # pairs with a result
-    tests_total: int = 0
-    started_wall_s: float = 0.0
-    elapsed_s: float = 0.0
-    cancelled: bool = False
-    refused: str = ""  # why no probe was sent: no pair had a sender able to ping and a receiver up
 
     def judge(self) -> LatencyVerdict:
         s = self.settings
@@ -139,13 +126,8 @@ class LatencyTest(NodeCommands):
                 else:
                     await self._until_cancelled(self._ping_all(pairs))
         finally:
-            self._kill_all()
-            await self._reap()
-            report.elapsed_s = time.monotonic() - self._t0
-            report.cancelled = self.cancelled
-        report.judge()
-        self._progress("cancelled" if self.cancelled else "done")
-        return report
+            await self._stopped()
+        return self._judged()
 
     async def _check_nodes(self) -> bool:
         """Probe every available node at once: its tools and its test address."""

@@ -12,12 +12,13 @@ from __future__ import annotations
 import math
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 
 from netui.checks.latency.parse_ping import EXIT_MARK, FPING, IPUTILS, PingOutput, fping_failure, parse_fping, parse_ping, \
     split_by_target
 from netui.collectors.shell import CommandResult
 from netui.checks.latency.model import LatencyResult
+from netui.checks.tools_settings import DictSettings
 from netui.model.testnet import parse_test_net
 
 AUTO = "auto"  # fping where the sender has it, else ping
@@ -31,7 +32,7 @@ MARGIN_S = 5.0  # start-up, the last replies, the exit
 
 
 @dataclass(frozen=True)
-class LatencySettings:
+class LatencySettings(DictSettings):
     """What a latency test runs with: the dialog's fields, ``netui bench ping``'s options.
 
     ``count`` probes per pair, ``interval_s`` apart. A pair fails above
@@ -65,14 +66,6 @@ class LatencySettings:
             raise ValueError("the RTT threshold must be above 0 ms")
         parse_test_net(self.test_net)  # raises ValueError with its words
         return self
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> LatencySettings:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
 
     def run_timeout_s(self, tool: str, targets: int) -> float:
         """How long one sender's command may take with ``targets`` targets."""

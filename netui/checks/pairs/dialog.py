@@ -1,26 +1,19 @@
-"""The settings of a pair test, asked before it starts (t, T, r, R in the grid), and what
-the latency test's dialog (checks/latency/dialog.py) shares with it.
+"""The settings of a pair test, asked before it starts (t, T, r, R in the grid).
 
 The dialog is filled with the last settings used (the app remembers them between runs) and
 dismisses with the new ``PairSettings``, or None when the user backs out. It checks
 nothing itself beyond turning text into numbers: ``PairSettings.check`` says what is wrong.
+What it shares with the latency test's dialog is in checks/dialog_fields.py.
 """
 
 from __future__ import annotations
 
-import math
-from typing import TypeVar
-
 from textual.app import ComposeResult
-from textual.binding import Binding
-from textual.containers import Grid, Horizontal, Vertical
-from textual.screen import ModalScreen
-from textual.widgets import Button, Checkbox, Input, Label, Select, Static
+from textual.widgets import Checkbox, Input, Label, Select
 
+from netui.checks.dialog_fields import SettingsDialog, dialog_css, field_row, finite_number, whole_number
 from netui.checks.pairs.tools import DIRECTION_LABELS, DIRECTIONS, FIRST_PORT, IB_WRITE_BW, IPERF3, PairSettings
 from netui.checks.pairs.model import all_pairs_rounds, one_at_a_time
-
-SettingsT = TypeVar("SettingsT")  # PairSettings, LatencySettings (checks/latency/dialog.py)
 
 
 class TickBox(Checkbox):
@@ -34,169 +27,50 @@ class TickBox(Checkbox):
         return super()._button
 
 
-# The dialogs fit 80×24: one row per field (compact inputs, no borders), scrolling only when
-# the screen is smaller still.
-DIALOG_CSS = """
-PairTestDialog { align: center middle; }
-PairTestDialog > Vertical {
-    width: 84; max-width: 100%; height: auto; max-height: 100%; overflow-y: auto;
-    border: round $primary; background: $surface; padding: 0 1;
-}
-PairTestDialog #pair-title { text-style: bold; padding: 0 0 1 0; }
-PairTestDialog Grid { grid-size: 2; grid-columns: 24 1fr; grid-rows: auto; grid-gutter: 0 1; height: auto; }
-PairTestDialog Grid > Label { padding: 0; }
-PairTestDialog Input, PairTestDialog Select { width: 1fr; }
-PairTestDialog #pair-error { color: $error; height: auto; }
-PairTestDialog #pair-plan { color: $text-muted; height: auto; padding: 1 0 0 0; }
-PairTestDialog Horizontal { height: auto; align: right middle; }
-PairTestDialog Button { margin: 0 0 0 1; }
-"""
-
-
-def whole_number(text: str, what: str) -> int | None:
-    """A field's whole number; None when empty; ValueError naming ``what`` otherwise."""
-    text = text.strip()
-    if not text:
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        raise ValueError(f"{what}: not a whole number: {text!r}") from None
-
-
-def finite_number(text: str, what: str) -> float | None:
-    """A field's finite number; None when empty; ValueError naming ``what`` otherwise."""
-    text = text.strip()
-    if not text:
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        raise ValueError(f"{what}: not a number: {text!r}") from None
-    if not math.isfinite(value):
-        raise ValueError(f"{what}: not a finite number: {text!r}")
-    return value
-
-
-def field_text(value) -> str:
-    """A setting as a field shows it: empty for None, ``%g`` for a float."""
-    return "" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
-
-
-class SettingsDialog(ModalScreen[SettingsT | None]):
-    """What both settings dialogs share: the plan follows every edit, Enter or Start dismisses
-    with ``read()``'s settings (or shows why they are not valid), Esc or Cancel with None."""
-
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
-
-    def read(self) -> SettingsT:
-        raise NotImplementedError
-
-    def _show_plan(self) -> None:
-        raise NotImplementedError
-
-    def on_input_changed(self, event: Input.Changed) -> None:
-        self._show_plan()
-
-    def on_select_changed(self, event: Select.Changed) -> None:
-        self._show_plan()
-
-    def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
-        self._show_plan()
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.action_start()
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        if event.button.id == "start":
-            self.action_start()
-        else:
-            self.action_cancel()
-
-    def action_start(self) -> None:
-        try:
-            settings = self.read()
-        except ValueError as exc:
-            self.query_one("#pair-error", Static).update(str(exc))
-            return
-        self.dismiss(settings)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-
 class PairTestDialog(SettingsDialog[PairSettings]):
     """Duration, streams, direction, the test network, thresholds; perftest's own fields."""
 
-    DEFAULT_CSS = DIALOG_CSS
+    DEFAULT_CSS = dialog_css("PairTestDialog")
+    FIRST_FIELD = "duration"
 
     def __init__(self, settings: PairSettings, nodes: list[str], *, matrix: bool,
                  suggested_interface: str | None = None) -> None:
-        super().__init__()
-        self.settings = settings
-        self.nodes = nodes
+        super().__init__(settings, nodes, suggested_interface=suggested_interface)
         self.matrix = matrix
-        self.suggested_interface = suggested_interface
 
-    def compose(self) -> ComposeResult:
-        s = self.settings
+    def title_text(self) -> str:
         what = (f"all-pairs matrix over {len(self.nodes)} nodes" if self.matrix
                 else f"{self.nodes[0]} → {self.nodes[1]}")
-        auto = "auto: the fastest subnet all nodes share" + (
-            f" ({self.suggested_interface})" if self.suggested_interface else "")
-        with Vertical():
-            yield Static(f"{s.tool}: {what}", id="pair-title")
-            with Grid():
-                yield Label("Duration (s)")
-                yield Input(field_text(s.duration_s), id="duration", type="integer", compact=True)
-                if s.tool == IPERF3:
-                    yield Label("Parallel streams (-P)")
-                    yield Input(field_text(s.streams), id="streams", type="integer", compact=True)
-                directions = [d for d in DIRECTIONS if s.tool == IPERF3 or d != "bidir"]
-                yield Label("Direction")
-                yield Select([(DIRECTION_LABELS[d], d) for d in directions], allow_blank=False, id="direction",
-                             value=s.direction if s.direction in directions else directions[0], compact=True)
-                yield Label("Test on (subnet / iface)")
-                yield Input(s.test_net, placeholder=auto, id="test-net", compact=True)
-                yield Label("Pass at Gbit/s")
-                yield Input(field_text(s.threshold_gbps), placeholder="unset: the % rule below", id="threshold-gbps",
-                            type="number", compact=True)
-                yield Label("... else % of link")
-                yield Input(field_text(s.threshold_percent), id="threshold-percent", type="number", compact=True)
-                yield Label("First port")
-                yield Input(field_text(s.port), placeholder=f"{FIRST_PORT[s.tool]} (ports in use are skipped)", id="port",
-                            type="integer", compact=True)
-                if s.tool == IB_WRITE_BW:
-                    yield Label("Message size (bytes)")
-                    yield Input(field_text(s.size_bytes), id="size", type="integer", compact=True)
-                    yield Label("QPs")
-                    yield Input(field_text(s.qps), id="qps", type="integer", compact=True)
-                    yield Label("RDMA device")
-                    yield Input(s.device, placeholder="auto: an ACTIVE port from /sys/class/infiniband", id="device",
-                                compact=True)
-                    yield Label("RDMA port")
-                    yield Input(field_text(s.ib_port), placeholder="auto", id="ib-port", type="integer", compact=True)
-                    yield Label("GID index")
-                    yield Input(field_text(s.gid_index), placeholder="auto: RoCE v2 of the test address", id="gid",
-                                type="integer", compact=True)
-                yield Label("")
-                yield TickBox("one test at a time (shared uplinks)", s.one_at_a_time, id="one-at-a-time", compact=True)
-            yield Static("", id="pair-plan")
-            yield Static("", id="pair-error")
-            with Horizontal():
-                yield Button("Start", variant="primary", id="start", compact=True)
-                yield Button("Cancel", id="cancel", compact=True)
+        return f"{self.settings.tool}: {what}"
 
-    def on_mount(self) -> None:
-        self._show_plan()
-        self.query_one("#duration", Input).focus()
+    def compose_fields(self) -> ComposeResult:
+        s = self.settings
+        yield from field_row("Duration (s)", "duration", s.duration_s, type="integer")
+        if s.tool == IPERF3:
+            yield from field_row("Parallel streams (-P)", "streams", s.streams, type="integer")
+        directions = [d for d in DIRECTIONS if s.tool == IPERF3 or d != "bidir"]
+        yield Label("Direction")
+        yield Select([(DIRECTION_LABELS[d], d) for d in directions], allow_blank=False, id="direction",
+                     value=s.direction if s.direction in directions else directions[0], compact=True)
+        yield from self.compose_test_net(s.test_net)
+        yield from field_row("Pass at Gbit/s", "threshold-gbps", s.threshold_gbps, type="number",
+                             placeholder="unset: the % rule below")
+        yield from field_row("... else % of link", "threshold-percent", s.threshold_percent, type="number")
+        yield from field_row("First port", "port", s.port, type="integer",
+                             placeholder=f"{FIRST_PORT[s.tool]} (ports in use are skipped)")
+        if s.tool == IB_WRITE_BW:
+            yield from field_row("Message size (bytes)", "size", s.size_bytes, type="integer")
+            yield from field_row("QPs", "qps", s.qps, type="integer")
+            yield from field_row("RDMA device", "device", s.device,
+                                 placeholder="auto: an ACTIVE port from /sys/class/infiniband")
+            yield from field_row("RDMA port", "ib-port", s.ib_port, type="integer", placeholder="auto")
+            yield from field_row("GID index", "gid", s.gid_index, type="integer",
+                                 placeholder="auto: RoCE v2 of the test address")
+        yield Label("")
+        yield TickBox("one test at a time (shared uplinks)", s.one_at_a_time, id="one-at-a-time", compact=True)
 
-    def _show_plan(self) -> None:
+    def plan_text(self, s: PairSettings) -> str:
         """How many tests and rounds this makes, and about how long (the test's own words)."""
-        try:
-            s = self.read()
-        except ValueError:
-            return
         if self.matrix:
             rounds = all_pairs_rounds(self.nodes, directed=s.direction == "both")
             if s.one_at_a_time:
@@ -206,9 +80,8 @@ class PairTestDialog(SettingsDialog[PairSettings]):
             rounds = [[0], [0]] if s.direction == "both" else [[0]]
             tests = len(rounds)
         seconds = len(rounds) * (s.duration_s + 0.5)
-        self.query_one("#pair-plan", Static).update(
-            f"{tests} test{'s' if tests != 1 else ''} in {len(rounds)} round{'s' if len(rounds) != 1 else ''}: "
-            f"about {seconds:.0f} s. Enter starts, Esc cancels.")
+        return (f"{tests} test{'s' if tests != 1 else ''} in {len(rounds)} round{'s' if len(rounds) != 1 else ''}: "
+                f"about {seconds:.0f} s. Enter starts, Esc cancels.")
 
     def read(self) -> PairSettings:
         """The settings as typed; ValueError with the reason when they are not valid."""

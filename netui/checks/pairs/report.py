@@ -9,19 +9,18 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import statistics
-import time
 from collections.abc import Callable
 from pathlib import Path
 
+from netui.checks import report_common
 from netui.checks.pairs.runner import PairTestReport
 from netui.checks.pairs.tools import DIRECTION_LABELS, PairSettings
 from netui.checks.pairs.counters import COUNTER_KEYS
 from netui.checks.pairs.model import PairResult, _fmt
 from netui.checks.pairs.verdict import NodeSummary
-from netui.engine.newfiles import free_paths
+from netui.checks.report_common import csv_cell, matrix_lines, write_export
 from netui.model.topology import Attachment, Switch, Topology, topology_order
 
 SCHEMA_VERSION = 1
@@ -33,17 +32,7 @@ def _num(value, digits: int = 3):
 
 def summary(report: PairTestReport) -> str:
     """The verdict in words, led by what could not be tested and whether it was cancelled."""
-    if report.refused:
-        return report.refused
-    parts = []
-    if report.cancelled:
-        parts.append(f"Cancelled after {report.tests_done} of {report.tests_total} tests")
-    if report.problems:
-        names = ", ".join(report.problems)
-        parts.append(f"Not tested: {names} ({'; '.join(dict.fromkeys(report.problems.values()))})")
-    if report.verdict is not None:
-        parts.append(report.verdict.text)
-    return ". ".join(p.rstrip(".") for p in parts)
+    return report_common.summary(report, "tests")
 
 
 def pair_rows(report: PairTestReport) -> list[dict]:
@@ -125,15 +114,7 @@ def report_document(report: PairTestReport) -> dict:
     verdict = report.verdict or report.judge()
     matrix = verdict.matrix(report.nodes)
     return {
-        "version": SCHEMA_VERSION,
-        "kind": "pair-test",
-        "tool": report.settings.tool,
-        "settings": report.settings.to_dict(),
-        "nodes": list(report.nodes),
-        "matrix": report.matrix,
-        "network": report.how,
-        "addresses": dict(report.addresses),
-        "interfaces": dict(report.interfaces),
+        **report_common.document_head(report, SCHEMA_VERSION, "pair-test", report.settings.tool),
         "link_speeds_mbps": dict(report.link_speeds_mbps),
         "problems": dict(report.problems),
         "started": _num(report.started_wall_s),
@@ -216,43 +197,10 @@ def report_csv(report: PairTestReport) -> str:
     return out.getvalue()
 
 
-def csv_cell(value) -> str:
-    """A CSV cell: "" for unknown, "true"/"false", else the value as ``str`` gives it.
-    Shared with the latency test's CSV (checks/latency/report.py)."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
 def export(report: PairTestReport, directory: str | Path = ".") -> tuple[Path, Path]:
     """Write ``netui-<tool>-<time>.csv`` and ``.json`` into ``directory``; their paths."""
     return write_export(f"netui-{report.settings.tool}", report.started_wall_s, directory,
                         report_csv(report), report_document(report))
-
-
-def write_export(prefix: str, started_wall_s: float, directory: str | Path,
-                 csv_text: str, document: dict) -> tuple[Path, Path]:
-    """Write ``<prefix>-<local start time>.csv`` and ``.json`` (now when ``started_wall_s`` is 0)
-    into ``directory``, never over a file that exists (``-2``, ``-3`` … after the time
-    then); their paths. Shared with the latency test (checks/latency/report.py)."""
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(started_wall_s or time.time()))
-    for _ in range(3):  # a name taken between the check and the write: the next free one
-        csv_path, json_path = free_paths(directory, f"{prefix}-{stamp}", (".csv", ".json"))
-        try:
-            with open(csv_path, "x", encoding="utf-8") as out:
-                out.write(csv_text)
-        except FileExistsError:
-            continue
-        try:
-            with open(json_path, "x", encoding="utf-8") as out:
-                out.write(json.dumps(document, indent=2) + "\n")
-        except FileExistsError:
-            csv_path.unlink()
-            continue
-        return csv_path, json_path
-    raise FileExistsError(f"{Path(directory) / prefix}-{stamp}: no free name")
 
 
 # --- the terminal --------------------------------------------------------------------------
@@ -296,29 +244,6 @@ def counters_text(result: PairResult) -> str:
 
     return (f"sender/receiver retrans {both('retrans')} · drops {both('drops')} · "
             f"softirq {both('softirq_percent', lambda v: f'{v:.0f}%')}")
-
-
-def matrix_lines(nodes: list[str], results, failing: set, *, corner: str, legend: str, min_width: int,
-                 cell: Callable, sections: dict[str, str] | None = None) -> list[str]:
-    """A result matrix as text: a header of receivers, then a row per sender; each cell is
-    ``cell(result)`` and ✗ when its pair is in ``failing``, "·" on the diagonal and where there
-    is no result. ``sections``: a line "── leaf1" before the row of each node it names (the
-    first of a leaf; "" names the unplaced). Shared with the latency test (checks/latency/report.py)."""
-    by_pair = {r.pair: r for r in results}
-    width = max([len(n) for n in nodes] + [min_width])
-    lines = [corner.ljust(width) + "".join(n.rjust(width + 2) for n in nodes) + legend]
-    for a in nodes:
-        if sections and a in sections:
-            lines.append(f"── {sections[a] or 'not in the topology'}")
-        cells = []
-        for b in nodes:
-            r = by_pair.get((a, b))
-            if a == b or r is None:
-                cells.append("·".rjust(width + 2))
-            else:
-                cells.append((cell(r) + ("✗" if (a, b) in failing else " ")).rjust(width + 2))
-        lines.append(a.ljust(width) + "".join(cells))
-    return lines
 
 
 def text_report(report: PairTestReport) -> str:

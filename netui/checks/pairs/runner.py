@@ -53,6 +53,7 @@ from netui.model.node import NodeState
 from netui.checks.pairs.counters import pair_counters
 from netui.checks.pairs.model import Pair, PairResult, PortAllocator, all_pairs_rounds, one_at_a_time
 from netui.checks.pairs.verdict import Verdict, judge
+from netui.checks.report_common import CheckReport
 from netui.model.testnet import Probe, choose_addresses, choose_rdma, link_speeds_mbps
 from netui.model.topology import Topology
 
@@ -133,26 +134,12 @@ class PairProgress:
 
 
 @dataclass
-class PairTestReport:
-    """What a pair test found. ``results`` in the order they finished."""
+class PairTestReport(CheckReport[PairSettings, PairResult, Verdict]):
+    """What a pair test found: CheckReport's fields (``tests_done`` counts a bidirectional
+    test once; ``refused``: no pair had two nodes able to run the tool), then these."""
 
-    settings: PairSettings
-    nodes: list[str]
-    matrix: bool
-    results: list[PairResult] = field(default_factory=list)
-    verdict: Verdict | None = None
-    addresses: dict[str, str] = field(default_factory=dict)
-    interfaces: dict[str, str] = field(default_factory=dict)
-    how: str = ""  # which network, in words
-    problems: dict[str, str] = field(default_factory=dict)  # node → why it could not take part
     link_speeds_mbps: dict[str, int | None] = field(default_factory=dict)
     rounds: int = 0
-    tests_done: int = 0  # a bidirectional test counts once
-    tests_total: int = 0
-    started_wall_s: float = 0.0
-    elapsed_s: float = 0.0
-    cancelled: bool = False
-    refused: str = ""  # why no test started: no pair had two nodes able to run the tool
     # where the nodes sit (their names as tested): the verdict then judges the fabric too
     topology: Topology | None = None
     topology_source: str = ""
@@ -177,7 +164,8 @@ class _Staged:
 class NodeCommands:
     """The guarded commands a test started on its nodes: each one is tracked from its start,
     ``cancel()`` kills them all at once, and ``_reap`` waits (a little) for the killed ones.
-    Shared by the pair tests and the latency test (checks/latency/runner.py)."""
+    Shared by the pair tests and the latency test (checks/latency/runner.py), which hold the
+    ``report`` (a CheckReport), ``_t0`` (when the run started, monotonic) and ``_progress``."""
 
     def __init__(self, shells: dict) -> None:
         self.shells = shells
@@ -249,6 +237,20 @@ class NodeCommands:
         killed, self._killed = self._killed, []
         if killed:
             await asyncio.gather(*(r.stop(wait_s=wait_s) for r in killed), return_exceptions=True)
+
+    async def _stopped(self) -> None:
+        """However the run ended: every command killed and reaped, the report's elapsed time
+        (since ``self._t0``) and whether it was cancelled."""
+        self._kill_all()
+        await self._reap()
+        self.report.elapsed_s = time.monotonic() - self._t0
+        self.report.cancelled = self.cancelled
+
+    def _judged(self):
+        """The report, judged; the progress says done or cancelled."""
+        self.report.judge()
+        self._progress("cancelled" if self.cancelled else "done")
+        return self.report
 
 
 class PairTest(NodeCommands):
@@ -333,13 +335,8 @@ class PairTest(NodeCommands):
                 await self._run_rounds(runnable, keep, endpoints)
         finally:
             self.monitor.want_detail(self.nodes, False)
-            self._kill_all()
-            await self._reap()
-            report.elapsed_s = time.monotonic() - self._t0
-            report.cancelled = self.cancelled
-        report.judge()
-        self._progress("cancelled" if self.cancelled else "done")
-        return report
+            await self._stopped()
+        return self._judged()
 
     def _blocked(self, pair: Pair) -> str | None:
         """Why a pair cannot run (its nodes' problems), or None."""

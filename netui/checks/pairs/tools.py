@@ -9,12 +9,13 @@ or users never reach a shell unquoted.
 from __future__ import annotations
 
 import shlex
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 
 from netui.checks.pairs.parse_iperf3 import parse_iperf3
 from netui.checks.pairs.parse_perftest import NO_DEVICE, parse_perftest, perftest_waiting
 from netui.collectors.shell import CommandResult
 from netui.checks.pairs.model import PairResult
+from netui.checks.tools_settings import DictSettings
 from netui.model.testnet import RdmaChoice, parse_test_net
 
 IPERF3 = "iperf3"
@@ -33,7 +34,7 @@ CONNECT_TIMEOUT_MS = 5000  # iperf3 --connect-timeout
 
 
 @dataclass(frozen=True)
-class PairSettings:
+class PairSettings(DictSettings):
     """Everything a pair test is run with; the dialog's fields, the CLI's options.
 
     Units: seconds, bytes, Gbit/s. ``test_net``: a subnet ("198.18.0.0/24"), an interface
@@ -90,14 +91,6 @@ class PairSettings:
             raise ValueError(f"the first port must be 1024 to {65535 - PORT_SPAN + 1}")
         parse_test_net(self.test_net)  # raises ValueError with its words
         return self
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> PairSettings:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
 
     # time budget ------------------------------------------------------------------------
     @property
