@@ -255,7 +255,7 @@ async def test_w_never_records_over_a_file_of_the_same_name(tmp_path):
     theirs = [tmp_path / time.strftime("netui-%Y%m%d-%H%M%S.ndjson.gz", time.localtime(now + k)) for k in range(-1, 6)]
     for path in theirs:
         path.write_bytes(b"not netui's")
-    app = make_app(Monitor(demo_sources(), interval_s=1.0, history_s=120), autostart=False)
+    app = demo_app()
     app.record_dir = tmp_path
     async with app.run_test(size=(160, 30)) as pilot:
         await app.monitor.tick()
