@@ -173,7 +173,8 @@ def main(argv: list[str]) -> int:
     except KeyboardInterrupt:
         print("netui bench: interrupted; every test was stopped", file=sys.stderr)
         return 130
-    print(json.dumps(doc.report_document(report), indent=2) if args.json else doc.text_report(report))
+    from netui.cli.headless import print_whole
+    print_whole(json.dumps(doc.report_document(report), indent=2) if args.json else doc.text_report(report))
     return exit_status(report)
 
 

@@ -105,5 +105,6 @@ def main(argv: list[str]) -> int:
     except KeyboardInterrupt:
         print("netui doctor: interrupted", file=sys.stderr)
         return 130
-    print(json.dumps(doctor_document(report), indent=2) if args.json else text_report(report))
+    from netui.cli.headless import print_whole
+    print_whole(json.dumps(doctor_document(report), indent=2) if args.json else text_report(report))
     return EXIT_FAILED if report.failed else 0

@@ -1,8 +1,11 @@
 """What the commands without a screen (snapshot, record, bench, doctor) share: when a node is
-worth no more waiting, and the line said when closing gave up on some."""
+worth no more waiting, the line said when closing gave up on some, and how a report reaches
+standard output whole."""
 
 from __future__ import annotations
 
+import os
+import select
 import sys
 from typing import TYPE_CHECKING
 
@@ -26,3 +29,31 @@ def say_abandoned(monitor: Monitor) -> None:
         shown = ", ".join(names[:5]) + (f" and {len(names) - 5:,} more" if len(names) > 5 else "")
         print(f"netui: stopped without waiting for {len(names):,} node(s) that did not end in time: {shown}",
               file=sys.stderr)
+
+
+def print_whole(text: str) -> None:
+    """``text`` and a newline on standard output, every byte of it, as ``print`` would; or
+    OSError (BrokenPipeError when the reader has gone).
+
+    ``print`` can lose the tail of a long report: under PYTHONUNBUFFERED (``python -u``)
+    sys.stdout hands each text to the file in one write and takes a short write as whole. A
+    write to a pipe is short when the pipe (64 KiB) fills before the reader comes and the
+    write is interrupted, or at once when the pipe is non-blocking (a parent can make it so:
+    the flag belongs to the pipe, shared by every process that writes to it). Here each
+    short write goes on from where it stopped, and a full non-blocking pipe is waited on
+    until the reader makes room, as a blocking write waits."""
+    stream = sys.stdout
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file (a test's capture): its own write
+        print(text, file=stream)
+        return
+    stream.flush()  # what print wrote before goes first
+    data = memoryview((text + "\n").encode(stream.encoding or "utf-8", stream.errors or "strict"))
+    while data:
+        try:
+            written = os.write(fd, data)
+        except BlockingIOError:
+            select.select([], [fd], [])  # the reader makes room, or goes (then the write fails)
+            continue
+        data = data[written:]

@@ -100,7 +100,8 @@ def main(argv: list[str]) -> int:
     if not (args.hosts or args.files or slurm):
         if args.hostfile:
             parser.error("--hostfile needs the job's hosts (HOST..., -f FILE or --slurm)")
-        print(json.dumps(topology_document(topo, source), indent=2) if args.json else topology_text(topo, source))
+        from netui.cli.headless import print_whole
+        print_whole(json.dumps(topology_document(topo, source), indent=2) if args.json else topology_text(topo, source))
         return OK
     try:
         targets = build_targets(args.hosts, files=args.files, slurm=args.slurm, max_nodes=args.max_nodes)
@@ -117,12 +118,14 @@ def main(argv: list[str]) -> int:
         print(f"netui topology: none of the {len(order):,} hosts is in the topology from {source} "
               f"(first: {order[0]}; its nodes are named like {_examples(topo)})", file=sys.stderr)
         return USAGE
+    from netui.cli.headless import print_whole
+
     if args.hostfile:
-        print("\n".join(check.better))
+        print_whole("\n".join(check.better))
     elif args.json:
-        print(json.dumps(ring_document(check, topo, source), indent=2))
+        print_whole(json.dumps(ring_document(check, topo, source), indent=2))
     else:
-        print(ring_text(check, topo, source))
+        print_whole(ring_text(check, topo, source))
     return FAILED if check.worse_than_minimum else OK
 
 

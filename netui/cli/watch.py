@@ -275,7 +275,8 @@ def _run(command: str | None, argv: list[str]) -> int:
         monitor = build_monitor(settings, history_s=60, hold_intervals=1)  # two samples: nothing to hold over
         monitor.set_detail_all(True)  # the document lists every CPU
         doc = eventloop.run(_snapshot(monitor, settings.sources.connect_timeout_s))
-        print(json.dumps(doc, indent=2) if args.json else _text_report(doc))
+        from netui.cli.headless import print_whole
+        print_whole(json.dumps(doc, indent=2) if args.json else _text_report(doc))
         return 0 if all(n["state"] == "up" for n in doc["nodes"]) else 1
     if command == "record":
         monitor = build_monitor(settings, history_s=60)

@@ -983,10 +983,14 @@ def main():
     for i, arg in enumerate(args[:-1]):
         if arg == "--sysfs":
             sysfs = args[i + 1].rstrip("/") or "/"
+        elif arg == "--procfs":  # a copied tree (tests): its files stand for /proc's
+            procfs = args[i + 1].rstrip("/")
+            for key, path in PROC.items():
+                PROC[key] = procfs + path[len("/proc"):]
         elif arg == "--ethtool-every":
             ethtool_s = max(0.1, float(args[i + 1]))
-    if not os.path.exists("/proc/net/dev"):
-        sys.stderr.write("netui-sampler: no /proc/net/dev on this node\n")
+    if not os.path.exists(PROC["net/dev"]):
+        sys.stderr.write("netui-sampler: no %s on this node\n" % PROC["net/dev"])
         sys.exit(3)
     sampler = Sampler(interval, sysfs, ethtool_s, "--detail" in args)
     try:

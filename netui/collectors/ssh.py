@@ -45,19 +45,21 @@ SAMPLER_SOURCE = shipped_sampler_source((Path(__file__).parent / "sampler.py").r
                                         (Path(__file__).parent / "protocol.py").read_text(encoding="utf-8"))
 
 
-def sampler_command(interval_s: float, *, sysfs: str | None = None, ethtool_every_s: float | None = None,
-                    detail: bool = False) -> str:
+def sampler_command(interval_s: float, *, sysfs: str | None = None, procfs: str | None = None,
+                    ethtool_every_s: float | None = None, detail: bool = False) -> str:
     """The remote command line: the sampler's source, quoted, run by the node's python3.
 
     ``exec`` so that the sampler is the session's process (no shell left waiting), and a
-    clear message when python3 is missing. ``sysfs``: read /sys from there (a test points it
-    at a copied tree); ``ethtool_every_s``: the cadence of ``ethtool -S`` (default 5 s);
+    clear message when python3 is missing. ``sysfs``, ``procfs``: read /sys, /proc from there
+    (a test points them at a copied tree); ``ethtool_every_s``: the cadence of ``ethtool -S`` (default 5 s);
     ``detail``: the per-CPU tables from the first frame (else their sums only).
     """
     script = shlex.quote(SAMPLER_SOURCE)
     extra = " --detail" if detail else ""
     if sysfs is not None:
         extra += f" --sysfs {shlex.quote(sysfs)}"
+    if procfs is not None:
+        extra += f" --procfs {shlex.quote(procfs)}"
     if ethtool_every_s is not None:
         extra += f" --ethtool-every {float(ethtool_every_s)!r}"
     return (

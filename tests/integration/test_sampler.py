@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from netui.collectors.frames import FrameDecoder, FrameError, decode_frame, encode_fields, frame_length
 from netui.speedups import frame_fields
 from netui.collectors.ssh import SAMPLER_SOURCE, sampler_command
-from tests.testdata import PROCFS, data_bytes
+from tests.testdata import PROCFS, data_bytes, data_path
 
 
 def read_frames(stream, count: int) -> list[bytes]:
@@ -428,12 +428,17 @@ def _sysfs_net(root, names: list[str], operstate: str = "up") -> None:
 
 @pytest.mark.slow
 def test_interface_records_travel_only_when_they_change(tmp_path):
+    """On a fixed /proc and /sys (the host's interfaces come and go as other programs make
+    veths): the records of the interfaces travel in the first frame, then ``ifsame`` until
+    the test changes one, then once again."""
     from netui.collectors import procfs
 
-    names = sorted(procfs.parse_net_dev(open("/proc/net/dev").read()))
+    proc_tree = data_path(f"{PROCFS}/proc")
+    names = sorted(procfs.parse_net_dev((proc_tree / "net" / "dev").read_text()))
+    assert len(names) >= 2  # one changes, the others stay
     _sysfs_net(tmp_path, names)
-    proc = subprocess.Popen(["sh", "-c", sampler_command(0.1, sysfs=str(tmp_path))], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(["sh", "-c", sampler_command(0.1, sysfs=str(tmp_path), procfs=str(proc_tree))],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     decode = FrameDecoder().decode
     try:
         first, second = read_frames(proc.stdout, 2)
@@ -448,6 +453,7 @@ def test_interface_records_travel_only_when_they_change(tmp_path):
     resent = [i for i, k in enumerate(keys[2:]) if b"ifsame" not in k]
     assert len(resent) == 1 and {b"if/" + n.encode() for n in names} <= keys[2 + resent[0]]
     samples = [decode(f) for f in (first, second, *frames)]
+    assert all(set(s.interfaces) == set(names) for s in samples)  # the tree's, not this host's
     assert samples[1].interfaces[names[0]].operstate == "up" and samples[1].interfaces[names[0]].mtu == 1500
     assert samples[-1].interfaces[names[0]].operstate == "down"
     assert all(samples[-1].interfaces[n].operstate == "up" for n in names[1:])

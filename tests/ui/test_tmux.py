@@ -90,29 +90,57 @@ def test_netui_replay_of_a_lab_recording_with_seek(tmux_session, tmp_path):
     subprocess.run(["tmux", "send-keys", "-t", tmux_session, "q"], check=True)
 
 
+def drops_per_s(session: str, node: str) -> str | None:
+    """The Drops/s cell of ``node``'s row, None while the grid does not show it."""
+    lines = capture(session).splitlines()
+    header = next((line for line in lines if line.startswith("Node ") and "Drops/s" in line), None)
+    if header is None:
+        return None
+    end = header.index("Drops/s") + len("Drops/s")  # the column is right-aligned under its label
+    for line in lines:
+        words = line.split()
+        if words[:1] == ["●"]:
+            words = words[1:]
+        if words[:1] == [node]:
+            cell = line[:end].split()
+            return cell[-1] if cell else None
+    return None
+
+
 @pytest.mark.slow
 def test_ctrl_z_suspends_netui_and_fg_brings_it_back_updating(tmux_session):
     """As any terminal program: Ctrl-Z gives the shell back (the job is stopped, the screen
-    restored), ``fg`` brings the grid back, and it goes on updating."""
+    restored), ``fg`` brings the grid back, and it goes on updating: over a fleet whose drop
+    rates change at every poll (tests/reorder_app.py: n0 drops 1, 101, 201, 301, 1… a
+    second, poll after poll), n0's Drops/s takes one value after another after fg."""
     bash = shutil.which("bash")
     if bash is None:
         pytest.skip("bash is not installed")
+    repo = Path(__file__).resolve().parents[2]
     subprocess.run(["tmux", "new-session", "-d", "-s", tmux_session, "-x", "100", "-y", "24",
                     f"{bash} --norc --noprofile"], check=True)
     keys = ["tmux", "send-keys", "-t", tmux_session]
-    subprocess.run(keys + [f"PS1='shell$ '; {sys.executable} -m netui --interval 0.5", "Enter"], check=True)
-    wait_for(tmux_session, "b/s      ")
+    subprocess.run(keys + [f"PS1='shell$ '; cd {repo} && {sys.executable} -m tests.reorder_app 0.3", "Enter"],
+                   check=True)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and drops_per_s(tmux_session, "n0") in (None, "—"):
+        time.sleep(0.1)  # until the rates show (two polls)
+    assert drops_per_s(tmux_session, "n0") not in (None, "—"), capture(tmux_session)
     subprocess.run(keys + ["C-z"], check=True)
     screen = wait_for(tmux_session, "Stopped")
     assert "Node " not in screen  # the terminal is the shell's again
     subprocess.run(keys + ["fg", "Enter"], check=True)
     wait_for(tmux_session, "Node ")
-    time.sleep(0.5)  # (the repaint after fg done)
-    screen = capture(tmux_session)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and capture(tmux_session) == screen:
-        time.sleep(0.2)
-    assert capture(tmux_session) != screen, "the grid did not update after fg"
+    # the value fg repaints, then those that poll after poll put there: three in a row,
+    # each another than the one before, are two polls after fg at least
+    seen = [drops_per_s(tmux_session, "n0")]
+    deadline = time.monotonic() + 15  # a bound on waiting, not a measure: the polls are 0.3 s apart
+    while time.monotonic() < deadline and len(seen) < 3:
+        time.sleep(0.1)
+        now = drops_per_s(tmux_session, "n0")
+        if now not in (None, "—") and now != seen[-1]:
+            seen.append(now)
+    assert len(seen) >= 3, f"the grid did not update after fg (n0's Drops/s: {seen}):\n{capture(tmux_session)}"
     subprocess.run(keys + ["q"], check=True)
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
