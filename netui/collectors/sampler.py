@@ -426,6 +426,20 @@ def ethtool_read(run):
 # to the other goes on from the other's last reading: no jump, no interval lost.
 
 
+def write_whole(fd, data):
+    """Every byte of ``data`` to ``fd``: a short write goes on where it stopped (a raw
+    stdout, as under PYTHONUNBUFFERED, takes a short write as whole), and a full
+    non-blocking pipe is waited on until the reader makes room."""
+    view = memoryview(data)
+    while view:
+        try:
+            written = os.write(fd, view)
+        except BlockingIOError:
+            select.select([], [fd], [])
+            continue
+        view = view[written:]
+
+
 class Sampler(object):
     """One node's sampler: the files it keeps open, its caches and running sums. A process
     runs one (main); tests run several side by side."""
@@ -924,7 +938,7 @@ class Sampler(object):
         return MAGIC + b"%d\n" % len(payload) + payload
 
     def loop(self, interval):
-        out = sys.stdout.buffer
+        out = sys.stdout.fileno()
         stdin = sys.stdin.fileno()  # read as it comes: a buffered reader could hold a second line unseen
         waiting = select.poll()
         waiting.register(stdin, select.POLLIN)
@@ -932,9 +946,8 @@ class Sampler(object):
         due = time.monotonic()
         while True:
             try:
-                out.write(self.frame())
-                out.flush()
-            except (BrokenPipeError, OSError):
+                write_whole(out, self.frame())
+            except OSError:  # the channel went (a broken pipe)
                 return
             due += interval
             while True:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import sys
 import subprocess
 import threading
 import time
@@ -357,8 +358,16 @@ def test_an_interval_set_on_stdin_chooses_the_source_of_the_sums_too():
     exec(compile(SAMPLER_SOURCE, "sampler.py", "exec"), ns)  # noqa: S102 - our own source
     ns["sampler"] = ns["Sampler"]()  # its state: open files, caches, running sums
     r, w = os.pipe()
+    out_r, out_w = os.pipe()  # the frames: drained as they come
     sink = io.BytesIO()
-    ns["sys"] = types.SimpleNamespace(stdout=types.SimpleNamespace(buffer=sink),
+
+    def drain() -> None:
+        while chunk := os.read(out_r, 65536):
+            sink.write(chunk)
+
+    drainer = threading.Thread(target=drain, daemon=True)
+    drainer.start()
+    ns["sys"] = types.SimpleNamespace(stdout=types.SimpleNamespace(fileno=lambda: out_w),
                                       stdin=types.SimpleNamespace(fileno=lambda: r))
     seen = []
     loop = threading.Thread(target=ns["sampler"].loop, args=(1.0,), daemon=True)
@@ -374,6 +383,9 @@ def test_an_interval_set_on_stdin_chooses_the_source_of_the_sums_too():
         os.close(w)  # the channel closed: the loop ends
         loop.join(5)
         os.close(r)
+        os.close(out_w)
+        drainer.join(5)
+        os.close(out_r)
     assert seen == [False, True, True, False]
     assert not loop.is_alive() and sink.getvalue().startswith(b"NETUI2 ")
 
@@ -457,6 +469,55 @@ def test_interface_records_travel_only_when_they_change(tmp_path):
     assert samples[1].interfaces[names[0]].operstate == "up" and samples[1].interfaces[names[0]].mtu == 1500
     assert samples[-1].interfaces[names[0]].operstate == "down"
     assert all(samples[-1].interfaces[n].operstate == "up" for n in names[1:])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("unbuffered", [True, False], ids=["PYTHONUNBUFFERED", "buffered"])
+def test_frames_reach_a_reader_whole_through_a_full_non_blocking_pipe(tmp_path, unbuffered):
+    """The sampler's stdout is a pipe of one page, non-blocking, read only once full: its
+    writes come back short or refused, and every frame still arrives whole, in order (a raw
+    stdout took a short write as whole: the stream broke mid-frame; a buffered one raised and
+    the sampler ended)."""
+    import fcntl
+    import termios
+    import time
+
+    from netui.collectors import procfs
+
+    proc_tree = data_path(f"{PROCFS}/proc")
+    names = sorted(procfs.parse_net_dev(
+        (proc_tree / "net" / "dev").read_text()))
+    _sysfs_net(tmp_path, names)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = "1"
+    read_end, write_end = os.pipe()
+    pipe_bytes = fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 4096)
+    os.set_blocking(write_end, False)
+    proc = subprocess.Popen(["sh", "-c", sampler_command(0.05, sysfs=str(tmp_path), procfs=str(proc_tree))],
+                            stdin=subprocess.PIPE, stdout=write_end, stderr=subprocess.PIPE, env=env)
+    os.close(write_end)
+    try:
+        queued = bytearray(4)
+        deadline = time.monotonic() + 20  # a bound, not a timing: the pipe fills in well under a second
+        while proc.poll() is None and time.monotonic() < deadline:
+            fcntl.ioctl(read_end, termios.FIONREAD, queued)
+            if int.from_bytes(queued, sys.byteorder) >= pipe_bytes:
+                break
+            time.sleep(0.05)
+        time.sleep(0.3)  # and the sampler meets it full a few more times
+        assert proc.poll() is None, proc.stderr.read()
+        with os.fdopen(read_end, "rb", closefd=False) as stream:
+            frames = read_frames(stream, 12)
+    finally:
+        proc.kill()
+        proc.wait()
+        os.close(read_end)
+    assert sum(len(f) for f in frames) > pipe_bytes
+    decode = FrameDecoder().decode
+    samples = [decode(f) for f in frames]
+    assert all(set(s.interfaces) == set(names) for s in samples)
+    assert all(a.mono_s < b.mono_s for a, b in zip(samples, samples[1:]))
 
 
 def test_ifsame_needs_the_records_it_refers_to():
