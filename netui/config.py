@@ -22,6 +22,7 @@ from pathlib import Path
 
 from netui.model.health import ABOVE_ZERO, DEFAULT_THRESHOLDS, HealthRules, Threshold
 from netui.model.straggler import StragglerRules
+from netui.readlimits import MAX_TOML_DEPTH, toml_too_deep
 
 LEVELS = ("careful", "warning", "critical")
 MAX_CONFIG_BYTES = 1 << 20  # a configuration file is a few hundred bytes; a bigger one is a wrong path
@@ -97,6 +98,9 @@ def _number(where: str, value) -> float:
 def parse_config(text: str, source: str = "config.toml") -> Config:
     """A Config from TOML text; ConfigError naming ``source`` and the key on any problem."""
     toml = _tomllib()
+    deep = toml_too_deep(text)
+    if deep is not None:
+        raise ConfigError(f"{source}:{deep}: arrays or tables nested more than {MAX_TOML_DEPTH} deep")
     try:
         doc = toml.loads(text)
     except toml.TOMLDecodeError as exc:

@@ -345,13 +345,16 @@ def _bracket_count(host_part: str, pattern: str) -> int:
 # --- host files --------------------------------------------------------------------------------
 
 
-def read_host_file(path: str | os.PathLike[str]) -> list[str]:
+def read_host_file(path: str | os.PathLike[str], limit: int = MAX_TARGETS) -> list[str]:
     """The patterns in a file, one per line; ``#`` starts a comment; blank lines are skipped.
 
-    Every line is checked as ``expand`` would (without listing its nodes); errors say
-    ``file:line``. UTF-8, with or without a byte order mark. An unreadable file raises
-    InventoryError too, and so does anything but a regular file (a directory, a FIFO,
-    ``/dev/zero``) or one larger than MAX_HOST_FILE_BYTES.
+    Every line is checked as ``expand`` would (its nodes listed once); errors say ``file:line``.
+    A line repeated word for word is checked once. The names the file's lines produce are
+    counted as they come: past ``limit`` in all the file is refused at the line that passed it,
+    before the lines after it are read (a file of ``n[1-100000]`` lines stops at its second).
+    UTF-8, with or without a byte order mark. An unreadable file raises InventoryError too,
+    and so does anything but a regular file (a directory, a FIFO, ``/dev/zero``) or one larger
+    than MAX_HOST_FILE_BYTES.
     """
     try:
         data = read_capped(path, MAX_HOST_FILE_BYTES)
@@ -363,17 +366,25 @@ def read_host_file(path: str | os.PathLike[str]) -> list[str]:
         lines = data.decode("utf-8-sig").splitlines()  # a byte order mark (Windows editors) is no host
     except UnicodeDecodeError as exc:
         raise InventoryError(f"host file {os.fspath(path)!r} is not UTF-8 text: {exc.reason}") from None
-    patterns = []
+    patterns: list[str] = []
+    checked: set[str] = set()
+    produced = 0  # names listed by the file's lines so far, repeats included
     for lineno, line in enumerate(lines, start=1):
         text = line.partition("#")[0].strip()
         if not text:
             continue
+        if text in checked:
+            continue  # the same pattern names the same nodes: nothing new to check or watch
         try:
-            for _ in _parse_pattern(text)[1]:  # lists the nodes, so a bad one is reported here
-                pass
+            for _ in _parse_pattern(text, limit)[1]:  # lists the nodes, so a bad one is reported here
+                produced += 1
+                if produced > limit:
+                    raise InventoryError(f"too many nodes: the file names more than {limit:,} in all"
+                                         f"{_limit_hint(limit)}")
         except InventoryError as exc:
             hint = " (one host or pattern per line)" if any(c.isspace() for c in text) else ""
             raise InventoryError(f"{os.fspath(path)}:{lineno}: {exc}{hint}") from None
+        checked.add(text)
         patterns.append(text)
     return patterns
 
@@ -468,7 +479,7 @@ def build_targets(hosts: Iterable[str], *, files: Iterable[str] = (), slurm: str
 
     patterns = list(hosts)
     for path in files:
-        patterns.extend(read_host_file(path))
+        patterns.extend(read_host_file(path, max_nodes))
     if slurm is not False:
         patterns.extend(slurm_nodes(None if slurm is True else slurm))
 

@@ -159,3 +159,56 @@ def split_lines(chunks: Iterable[bytes], *, max_line: int, max_total: int) -> It
             parts.append(rest)
     if parts:
         yield n + 1, b"".join(parts), False
+
+
+MAX_TOML_DEPTH = 64
+"""Arrays and inline tables nested deeper than this in a TOML file are refused: a real
+config.toml or topology map nests two or three deep, and Python's TOML reader recurses once a
+level (500 levels, 1 KB of brackets, end it with RecursionError)."""
+
+
+def toml_too_deep(text: str, limit: int = MAX_TOML_DEPTH) -> int | None:
+    """The line (from 1) where ``[``/``{`` nesting in TOML ``text`` first passes ``limit``, or
+    None. Brackets inside strings and comments do not count. One pass, linear in the text: it
+    runs before the TOML reader, so a hostile file is refused with its line, never a traceback."""
+    depth = 0
+    line = 1
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\n":
+            line += 1
+        elif ch == "#":
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        elif ch in "\"'":
+            quote = text[i:i + 3] if text[i:i + 3] in ('"""', "'''") else ch
+            j = i + len(quote)
+            while True:
+                k = text.find(quote, j)
+                if k < 0:
+                    return None  # an unterminated string: the TOML reader says where
+                if ch == '"' and _escaped(text, k):
+                    j = k + 1
+                    continue
+                break
+            line += text.count("\n", i, k)
+            i = k + len(quote)
+            continue
+        elif ch in "[{":
+            depth += 1
+            if depth > limit:
+                return line
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+        i += 1
+    return None
+
+
+def _escaped(text: str, k: int) -> bool:
+    """Whether the quote at ``k`` is escaped by an odd run of backslashes before it."""
+    run = 0
+    while k - run - 1 >= 0 and text[k - run - 1] == "\\":
+        run += 1
+    return run % 2 == 1

@@ -74,6 +74,17 @@ def size(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def rotate_size(text: str) -> int:
+    """An argparse type: ``--max-size``, a size at least a recording file's smallest."""
+    from netui.engine.recording import MIN_ROTATE_BYTES
+
+    value = size(text)
+    if value < MIN_ROTATE_BYTES:
+        hint = f" (did you mean {text.strip()}M?)" if text.strip().isdigit() else ""
+        raise argparse.ArgumentTypeError(f"{text}: a rotated file holds at least {MIN_ROTATE_BYTES >> 10} KiB{hint}")
+    return value
+
+
 def exit_epilog(failure: str | None = None, extra: str = "") -> str:
     """The exit statuses, for a command's --help: the same convention everywhere (netui/exits.py)."""
     return ("Exit status: 0 ok" + (f", 1 {failure}" if failure else "")

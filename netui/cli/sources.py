@@ -199,6 +199,10 @@ def build_http_sources(settings: SourceSettings, kind: str, url: str | None) -> 
         instances = eventloop.run(_discover(url, settings))
         if not instances:
             raise InputError(f"Prometheus at {url} knows no instance with node_network_* series")
+        if len(instances) > settings.max_nodes:  # as a host list of that many would be refused
+            raise InputError(f"too many nodes: Prometheus at {url} knows {len(instances):,} instances "
+                             f"(more than {settings.max_nodes:,}); name the nodes to watch (patterns, -f, "
+                             f"--slurm) or raise the limit with --max-nodes N")
         reader = PrometheusReader(url, client, instances=names_for_instances(instances), job=settings.prometheus_job)
     return [PrometheusNode(name, reader) for name in reader.names], client
 

@@ -12,7 +12,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from netui import __version__
-from netui.cli.options import common, exit_epilog, positive_float, positive_int, size, topology_option
+from netui.cli.options import common, exit_epilog, positive_float, positive_int, rotate_size, topology_option
 from netui.exits import InputError
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
             epilog=exit_epilog(extra="130 interrupted (Ctrl-C)"))
         p.add_argument("-o", "--output", required=True, metavar="FILE")
         p.add_argument("--count", type=positive_int, default=None, metavar="N", help="stop after N ticks")
-        p.add_argument("--max-size", type=size, default=None, metavar="SIZE",
+        p.add_argument("--max-size", type=rotate_size, default=None, metavar="SIZE",
                        help="rotate when FILE reaches SIZE (e.g. 100M): FILE → FILE.1 → … FILE.KEEP")
         p.add_argument("--keep", type=positive_int, default=5, metavar="N",
                        help="rotated files kept with --max-size (default 5); the oldest goes")
@@ -151,9 +151,17 @@ async def _snapshot(monitor: Monitor, connect_timeout_s: float) -> dict:
     finally:
         await monitor.close()
         say_abandoned(monitor)
+    untried = {s.name for s in monitor.sources if not s.tried}
     for n in monitor.fleet:
         if n.state is NodeState.CONNECTING:
-            n.fail(NodeState.DOWN, "no answer in time")
+            # a node still waiting for a handshake slot was never asked: say so, not "no answer";
+            # one that failed and was being tried again failed as it last said
+            if n.name in untried:
+                n.fail(NodeState.DOWN, "not tried in time (waiting for one of the --fanout handshakes)")
+            elif n.last_failure is not None:
+                n.fail(*n.last_failure)
+            else:
+                n.fail(NodeState.DOWN, "no answer in time")
     from netui.engine.document import fleet_document
     from netui.engine.eventloop import running
 

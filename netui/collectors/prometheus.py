@@ -335,16 +335,20 @@ class PrometheusReader:
         mapped = sorted(self.instances)
         # batches also without hosts: each answer (~2.5 MB per 256 instances) is decoded in
         # one piece, and json.loads holds the GIL while it runs
+        # Each batch's answer is mapped onto samples before the next is asked for: a poll holds
+        # one answer at a time (a decoded answer takes ~18x its bytes), never all of them.
         batches = [mapped[i:i + BATCH_INSTANCES] for i in range(0, len(mapped), BATCH_INSTANCES)]
-        vector: list = []
-        for batch in batches:
-            vector.extend(await self.query(fleet_query(batch, self.job)))
-            self.queries += 1
-        self.last_query_s = time.monotonic() - started
-        wanted = {instance: self._last_scrape.get(instance) for instance in self.instances}
         now = time.monotonic()
         prefer = {i: job for i, (job, seen) in self._jobs.items() if now - seen <= JOB_STICKY_S}
-        mapped_answer = await asyncio.to_thread(map_answer, vector, wanted, prefer)
+        mapped_answer: dict = {}
+        for batch in batches:
+            vector = await self.query(fleet_query(batch, self.job))
+            self.queries += 1
+            wanted = {instance: self._last_scrape.get(instance) for instance in batch}
+            mapped_answer.update(await asyncio.to_thread(map_answer, vector, wanted, prefer))
+            del vector
+        self.last_query_s = time.monotonic() - started
+        now = time.monotonic()
         seen_names = set()
         for instance, name in self.instances.items():
             seen_names.add(name)

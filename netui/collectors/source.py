@@ -87,6 +87,7 @@ class Source(Protocol):
     via: str | None  # what the counters come through when that limits what can be shown ("node_exporter")
     no_commands: str | None  # why ``commands()`` is None, in the user's words (None: it is not)
     retry_at: float | None  # time.monotonic() of the next try while waiting to retry after a failure
+    tried: bool  # False while the node still waits its turn to be reached (a handshake slot)
 
     async def sample(self) -> NodeSample | None:
         """A pull source's next sample; None: nothing new. Raises ``SourceError`` (or any
@@ -131,6 +132,7 @@ class BaseSource:
     via: ClassVar[str | None] = None
     no_commands: ClassVar[str | None] = "this source runs no commands"
     retry_at: float | None = None
+    tried: bool = True
     name: str
 
     async def sample(self) -> NodeSample | None:

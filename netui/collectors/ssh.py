@@ -230,6 +230,7 @@ class SshConnector:
         self.settings = settings
         apply_shims(gcm=self.keep_gcm_keys, packet_log=self.quiet_packet_log)  # once per process
         self.handshakes = asyncio.Semaphore(max(1, settings.fanout))
+        self.tried: set[str] = set()  # the hosts whose first handshake has begun (SshSource.tried)
         self._jumps: dict[str, asyncio.Task] = {}
         self._may_jump = self._config_mentions(("proxyjump", "include"))
         self._own_ciphers = self._config_mentions(("ciphers",))
@@ -383,6 +384,7 @@ class SshConnector:
         if self._config_error is not None:
             raise Failure(NodeState.CONFIG_ERROR, self._config_error, retry=False)
         async with self.handshakes:
+            self.tried.add(alias)
             try:
                 # the index's reduced copy for this host, and parsing ssh_config: file work,
                 # off the event loop, one slot at a time
@@ -543,6 +545,12 @@ class SshSource(BaseSource):
         self.detail = False  # the sampler sends its per-CPU tables (set_detail)
         self.retry_at: float | None = None  # time.monotonic() of the next try while waiting to retry
         self._retry = asyncio.Event()  # set: try again now (retry_now)
+
+    @property
+    def tried(self) -> bool:
+        """Whether a handshake with this node has begun: with thousands of nodes and ``fanout``
+        handshakes at once, the last ones wait their turn (a snapshot says "not tried in time")."""
+        return self.host in self.connector.tried
 
     async def run(self, sink: Sink) -> None:
         """Until cancelled: stream, and on any failure report it and retry with backoff."""

@@ -26,13 +26,14 @@ from dataclasses import dataclass, field
 from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet, NodeSetException
 
 from netui.model.topology import Attachment, Switch, Topology
-from netui.readlimits import MAX_NODES, FileRefused, read_capped
+from netui.readlimits import MAX_NODES, MAX_TOML_DEPTH, FileRefused, read_capped, toml_too_deep
 
 MAX_TOPOLOGY_BYTES = 16 << 20
 """A topology file larger than this is refused (100,000 nodes on 3,000 switches take ~3 MB)."""
 
 MAX_NAMES = 100_000  # names one hostlist expression may expand to: more is a typo in a range
 MAX_SWITCH_NAME = 64  # topology.conf(5)
+MAX_NODE_NAME = 253  # a full DNS name at most; a longer "name" is damage, not a host
 MAX_LEVELS = 16  # switches from a leaf up to the top of its tree, the leaf included
 MAX_FILE_NAMES = MAX_NODES  # node names in all of a file's lists together
 SCONTROL = "scontrol show topology"
@@ -74,25 +75,33 @@ def hostlist(text: str, path: str, lineno: int | None, what: str) -> list[str]:
     if not text:
         raise TopologyFileError(path, lineno, f"{what} is empty")
     if "@" in text:
-        raise TopologyFileError(path, lineno, f"bad {what} {text!r}: node groups (@name) are not hostlists")
+        raise TopologyFileError(path, lineno, f"bad {what} {_shown(text)}: node groups (@name) are not hostlists")
     if _bracket_count(text) > MAX_NAMES:
         raise TopologyFileError(path, lineno,
-                                f"bad {what} {text!r}: names more than {MAX_NAMES:,} (a typo in a range?)")
+                                f"bad {what} {_shown(text)}: names more than {MAX_NAMES:,} (a typo in a range?)")
     out: list[str] = []
     for piece in re.split(r",(?![^\[]*\])", text):
         try:
             nodes = NodeSet(piece, resolver=RESOLVER_NOGROUP)
         except (NodeSetException, ValueError) as exc:
-            raise TopologyFileError(path, lineno, f"bad {what} {text!r}: {exc}") from None
+            raise TopologyFileError(path, lineno, f"bad {what} {_shown(text)}: {exc}") from None
         if len(nodes) == 0:
-            raise TopologyFileError(path, lineno, f"bad {what} {text!r}: an empty item")
+            raise TopologyFileError(path, lineno, f"bad {what} {_shown(text)}: an empty item")
         for name in nodes:
+            if len(name) > MAX_NODE_NAME:
+                raise TopologyFileError(path, lineno, f"bad {what}: a name of {len(name):,} characters "
+                                                      f"(at most {MAX_NODE_NAME})")
             if not _NAME_RE.fullmatch(name):
-                raise TopologyFileError(path, lineno, f"bad {what} {text!r}: {name!r} is not a plausible name")
+                raise TopologyFileError(path, lineno, f"bad {what} {_shown(text)}: {_shown(name)} is not a plausible name")
             out.append(name)
     if len(out) > MAX_NAMES:
-        raise TopologyFileError(path, lineno, f"bad {what} {text!r}: names more than {MAX_NAMES:,}")
+        raise TopologyFileError(path, lineno, f"bad {what} {_shown(text)}: names more than {MAX_NAMES:,}")
     return list(dict.fromkeys(out))
+
+
+def _shown(text: str, limit: int = 80) -> str:
+    """``text`` quoted for a message, cut to ``limit`` characters with a mark when longer."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"… ({len(text):,} characters)"
 
 
 class _NameBudget:
@@ -135,21 +144,28 @@ def _bracket_count(text: str) -> int:
 
 def _logical_lines(text: str) -> list[tuple[int, str]]:
     """(first line number, text without comment) of each non-blank line; a backslash at the end
-    of a line continues it on the next (as Slurm's configuration parser reads it)."""
+    of a line continues it on the next (as Slurm's configuration parser reads it). Linear in
+    the file's size: the pieces of a continued line are joined once, at its end."""
     out: list[tuple[int, str]] = []
-    held: tuple[int, str] | None = None
+    first = 0
+    held: list[str] = []
     for lineno, raw in enumerate(text.splitlines(), start=1):
         line = raw.partition("#")[0].rstrip()
-        if held is not None:
-            lineno, line = held[0], held[1] + " " + line
-            held = None
+        if not held:
+            first = lineno
         if line.endswith("\\"):
-            held = (lineno, line[:-1])
+            held.append(line[:-1])
             continue
+        if held:
+            held.append(line)
+            line = " ".join(held)
+            held = []
         if line.strip():
-            out.append((lineno, line.strip()))
-    if held is not None and held[1].strip():
-        out.append(held)
+            out.append((first, line.strip()))
+    if held:
+        line = " ".join(held)
+        if line.strip():
+            out.append((first, line.strip()))
     return out
 
 
@@ -201,7 +217,7 @@ def parse_topology_conf(text: str, path: str = "topology.conf", *, scontrol: boo
         if not name:
             raise TopologyFileError(path, lineno, "SwitchName is empty")
         if len(name) > MAX_SWITCH_NAME or not _NAME_RE.fullmatch(name):
-            raise TopologyFileError(path, lineno, f"bad SwitchName {name!r} (at most {MAX_SWITCH_NAME} "
+            raise TopologyFileError(path, lineno, f"bad SwitchName {_shown(name)} (at most {MAX_SWITCH_NAME} "
                                                   "characters, letters, digits, '.', '_', '-')")
         rec = _Rec(name, lineno)
         if "linkspeed" in values:
@@ -283,6 +299,9 @@ def parse_topology_toml(text: str, path: str = "topology.toml") -> Topology:
         [nodes.node1]
         port = "swp1"              # optional: the switch port (and ``switch`` if not listed above)
     """
+    deep = toml_too_deep(text)
+    if deep is not None:
+        raise TopologyFileError(path, deep, f"arrays or tables nested more than {MAX_TOML_DEPTH} deep")
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -304,9 +323,9 @@ def parse_topology_toml(text: str, path: str = "topology.toml") -> Topology:
     for name, body in switches.items():
         line = _header_line(text, "switches", name)
         if not isinstance(body, dict):
-            raise TopologyFileError(path, line, f"switch {name!r} must be a table ([switches.{name}])")
+            raise TopologyFileError(path, line, f"switch {_shown(name)} must be a table ([switches.{name}])")
         if len(name) > MAX_SWITCH_NAME or not _NAME_RE.fullmatch(name):
-            raise TopologyFileError(path, line, f"bad switch name {name!r}")
+            raise TopologyFileError(path, line, f"bad switch name {_shown(name)}")
         for key in body:
             if key not in _SWITCH_KEYS:
                 _dotted(path, line, "switches", name, key, body[key])
@@ -337,8 +356,10 @@ def parse_topology_toml(text: str, path: str = "topology.toml") -> Topology:
         line = _header_line(text, "nodes", node)
         if not isinstance(body, dict):
             raise TopologyFileError(path, line, f"node {node!r} must be a table ([nodes.{node}])")
+        if len(node) > MAX_NODE_NAME:
+            raise TopologyFileError(path, line, f"bad node name: {len(node):,} characters (at most {MAX_NODE_NAME})")
         if not _NAME_RE.fullmatch(node):
-            raise TopologyFileError(path, line, f"bad node name {node!r}")
+            raise TopologyFileError(path, line, f"bad node name {_shown(node)}")
         for key in body:
             if key not in _NODE_KEYS:
                 _dotted(path, line, "nodes", node, key, body[key])

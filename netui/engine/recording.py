@@ -241,6 +241,11 @@ def rotated_paths(path: str | Path) -> list[Path]:
     return [*reversed(older), *([path] if path.exists() else [])]
 
 
+MIN_ROTATE_BYTES = 1 << 10
+"""``max_size_bytes`` at least this: a smaller file holds less than its header and one record
+(``--max-size 100`` is a typo for 100M)."""
+
+
 class RecordingWriter:
     """Appends records to FILE through one gzip stream, flushed (``sync``) after every tick.
     FILE must not exist (FileExistsError): a recording is never written over.
@@ -254,6 +259,9 @@ class RecordingWriter:
                  keep: int = 5, level: int = 6) -> None:
         if keep < 1:
             raise ValueError("keep at least one rotated file")
+        if max_size_bytes is not None and max_size_bytes < MIN_ROTATE_BYTES:
+            raise ValueError(f"a rotated file of at least {MIN_ROTATE_BYTES >> 10} KiB "
+                             f"(a file holds its header and a tick's records), not {max_size_bytes:,} bytes")
         self.path = Path(path)
         self.header = header
         self.max_size_bytes = max_size_bytes
@@ -273,7 +281,7 @@ class RecordingWriter:
         self.size = 0  # compressed bytes in the current file
         self._raw = 0
         self.write(self.header)
-        self.sync()
+        self._put(self._zip.flush(zlib.Z_SYNC_FLUSH))  # readable at once; never a rotation here
 
     def write(self, record: dict) -> None:
         """Append one record. RecordTooLarge (nothing written) for a record longer than a
@@ -300,13 +308,13 @@ class RecordingWriter:
 
     def _rotate(self) -> None:
         self._finish()
-        oldest = self.path.with_name(f"{self.path.name}.{self.keep}")
-        if oldest.exists():
-            oldest.unlink()
-        for k in range(self.keep - 1, 0, -1):
-            p = self.path.with_name(f"{self.path.name}.{k}")
-            if p.exists():
-                p.rename(self.path.with_name(f"{self.path.name}.{k + 1}"))
+        # FILE.1 … FILE.m exist (m ≤ keep): only those are looked at and moved, whatever keep is
+        older = len(rotated_paths(self.path)) - 1
+        if older >= self.keep:
+            self.path.with_name(f"{self.path.name}.{self.keep}").unlink()
+            older = self.keep - 1
+        for k in range(older, 0, -1):
+            self.path.with_name(f"{self.path.name}.{k}").rename(self.path.with_name(f"{self.path.name}.{k + 1}"))
         self.path.rename(self.path.with_name(f"{self.path.name}.1"))
         self.rotations += 1
         self._open()
@@ -527,6 +535,9 @@ def _file_records(path: str, notes: list[str]) -> Iterator[dict]:
             raise RecordingError(f"{path}: damaged before its first tick ({exc})") from None
         notes.append(_damaged(f"{path}:{n + 1}", ticks, exc))
     except LineTooLong as exc:
+        if ticks:  # a damaged part loses itself only: every tick before it is whole
+            notes.append(_damaged(f"{path}:{exc.lineno}", ticks, f"{exc}; ${MAX_READ_ENV} raises the limit"))
+            return
         what = "not a netui recording" if not records else "damaged"
         raise RecordingError(f"{path}:{exc.lineno}: {what}: {exc} (${MAX_READ_ENV} raises the limit)") from None
     except FileRefused as exc:  # not a regular file, too much data, a bad $NETUI_MAX_READ

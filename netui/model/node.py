@@ -303,6 +303,7 @@ class Node:
         self.name = name
         self.state = NodeState.CONNECTING
         self.error: str | None = None
+        self.last_failure: tuple[NodeState, str] | None = None  # kept while a retry connects
         self.sample: NodeSample | None = None
         self.rates: NodeRates | None = None
         self.summary = _NO_SUMMARY
@@ -457,6 +458,7 @@ class Node:
         """The transport reports a failure; the last sample stays for display, rates go."""
         self.state = state
         self.error = reason
+        self.last_failure = (state, reason)
         self.rates = None
         self.fabric_rates = None
         self.summary = _NO_SUMMARY

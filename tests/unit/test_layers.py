@@ -25,7 +25,7 @@ ALLOWED = {
     "__main__": {"cli"},  # python -m netui
     "__init__": set(),
     # beside the layers, importing no layer above the model
-    "config": {"model"},  # config.toml → thresholds and rules (model types)
+    "config": {"model", "readlimits"},  # config.toml → thresholds and rules (model types)
     "inventory": {"readlimits"},  # host patterns, host files, Slurm → the nodes to watch
     "readlimits": set(),
     "speedups": {"_speedups"},

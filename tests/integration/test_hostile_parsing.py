@@ -1,0 +1,269 @@
+"""Hostile input that must cost work in proportion to what netui keeps of it: files a user
+names (topology.conf with continued lines, host files of repeated ranges, TOML nested without
+end, names megabytes long), Prometheus discovery of more instances than --max-nodes, a
+rotation size that is a typo, a snapshot of more nodes than it can reach before its deadline,
+and a damaged part appended to a whole recording.
+
+Each runs through the code a user meets (parsers on real files, ``netui`` as a command, a real
+HTTP server on 127.0.0.1, loopback sockets); a subprocess's timeout only stops a hang.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+
+from netui.collectors.topology_files import TopologyFileError, parse_topology_conf, read_topology_file
+from netui.config import ConfigError, parse_config
+from netui.engine.recording import MIN_ROTATE_BYTES, RecordingWriter, header_record, read_records, rotated_paths
+from netui.inventory import InventoryError, build_targets, read_host_file
+from netui.readlimits import MAX_TOML_DEPTH, toml_too_deep
+from tests.factories import write_ticks
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def netui(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """``python -m netui ARGS`` as a user runs it; the timeout only stops a hang."""
+    return subprocess.run([sys.executable, "-m", "netui", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=REPO, env={**os.environ, **(env or {})})
+
+
+def python(code: str, timeout: float) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, cwd=REPO)
+
+
+# --- topology.conf ------------------------------------------------------------------------------
+
+
+def test_continued_lines_join_into_one_line_numbered_by_its_first():
+    text = "SwitchName=s1 \\\n  Nodes=n[1-2] \\\n\n# a comment\nSwitchName=s2 Switches=s1\n"
+    topo = parse_topology_conf(text)
+    assert {n: topo.leaf_of(n) for n in ("n1", "n2")} == {"n1": "s1", "n2": "s1"}
+    with pytest.raises(TopologyFileError, match=r"^topology.conf:3: ") as err:
+        parse_topology_conf("SwitchName=s0 Nodes=a\n\nSwitchName=s1 \\\n Bogus=1 \\\n Nodes=n1\n")
+    assert "bogus" in str(err.value).lower()
+
+
+@pytest.mark.slow
+def test_a_line_continued_over_400000_lines_is_read_in_one_pass():
+    """Joining each continued piece onto the whole line so far took time quadratic in the
+    lines (40,000: 20 s; this file would take over 10 minutes): a bound of 120 s stops only
+    a hang, the answer is the check."""
+    code = ("from netui.collectors.topology_files import parse_topology_conf\n"
+            "text = 'SwitchName=s1 \\\\\\n' + 'LinkSpeed=1 \\\\\\n' * 400000 + 'Nodes=n1\\n'\n"
+            "try:\n    parse_topology_conf(text)\nexcept Exception as e:\n    print(e)\n")
+    r = python(code, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("topology.conf:1: 'linkspeed' given twice on one line"), r.stdout
+
+
+def test_a_node_name_megabytes_long_is_refused_with_its_length_not_echoed(tmp_path):
+    name = "n" * (15 << 20)
+    path = tmp_path / "topology.conf"
+    path.write_text(f"SwitchName=s1 Nodes={name}\n")
+    with pytest.raises(TopologyFileError) as err:
+        read_topology_file(str(path))
+    msg = str(err.value)
+    assert msg.startswith(f"{path}:1: ") and "15,728,640 characters" in msg and "at most 253" in msg
+    assert len(msg) < 400
+    toml = tmp_path / "map.toml"
+    toml.write_text(f'[switches.leaf1]\nnodes = "n1"\n[nodes.{"x" * 300}]\nswitch = "leaf1"\n')
+    with pytest.raises(TopologyFileError, match="300 characters"):
+        read_topology_file(str(toml))
+    # a name within the limit is a name
+    ok = tmp_path / "ok.conf"
+    ok.write_text(f"SwitchName=s1 Nodes={'a' * 253}\n")
+    assert read_topology_file(str(ok)).leaf_of("a" * 253) == "s1"
+
+
+# --- TOML nested without end ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("depth", [MAX_TOML_DEPTH + 1, 500, 100_000])
+def test_toml_nested_deeper_than_the_limit_is_refused_with_file_and_line(tmp_path, depth):
+    deep = "[" * depth + "]" * depth
+    with pytest.raises(ConfigError, match=rf"^config.toml:3: arrays or tables nested more than {MAX_TOML_DEPTH}"):
+        parse_config(f"# netui\n[thresholds]\nx = {deep}\n")
+    path = tmp_path / "map.toml"
+    path.write_text(f'[switches.leaf1]\nnodes = "n1"\nodd = {deep}\n')
+    with pytest.raises(TopologyFileError, match=rf"^{path}:3: arrays or tables nested more than"):
+        read_topology_file(str(path))
+
+
+def test_brackets_in_strings_and_comments_do_not_count_as_nesting():
+    many = "[" * 1000
+    text = (f'a = "{many}"\nb = \'{many}\'\nc = """\n{many}\n"""\n# {many}\n'
+            f'd = "say \\"{many}\\""\ne = [[1, 2], {{ x = [3] }}]\n')
+    assert toml_too_deep(text) is None
+    assert toml_too_deep(text + "f = " + "[" * (MAX_TOML_DEPTH + 1)) == 9
+    # a config that nests as configs do is read as before
+    assert parse_config('[thresholds]\ndrops_per_s = { careful = 1, warning = 10, critical = 100 }\n')
+
+
+# --- host files ---------------------------------------------------------------------------------
+
+
+def test_a_host_file_of_repeated_ranges_stops_where_it_passes_the_limit(tmp_path):
+    """A 100-line file of n[1-100000] listed and checked 10 million names (45 s) before any
+    total limit: the names are counted as they come, across lines, and a repeated line is
+    checked once."""
+    path = tmp_path / "hosts"
+    path.write_text("n[1-100000]\n" * 100)
+    assert read_host_file(path) == ["n[1-100000]"]  # the same pattern, once
+    path.write_text("".join(f"n{k}-[1-60000]\n" for k in range(100)))
+    with pytest.raises(InventoryError, match=rf"^{path}:2: too many nodes: the file names more than 100,000"):
+        read_host_file(path)
+    with pytest.raises(InventoryError, match=rf"^{path}:1: too many nodes.*--max-nodes"):
+        build_targets([], files=[str(path)], max_nodes=1000)
+    small = tmp_path / "small"
+    small.write_text("gpu[01-04]\ngpu[01-04]\nroot@gpu05:2222\n")
+    targets = build_targets([], files=[str(small)])
+    assert [(t.host, t.user, t.port) for t in targets] == [
+        ("gpu01", None, None), ("gpu02", None, None), ("gpu03", None, None), ("gpu04", None, None),
+        ("gpu05", "root", 2222)]
+
+
+# --- Prometheus discovery ----------------------------------------------------------------------
+
+
+@pytest.fixture
+async def discovering_prometheus():
+    """A Prometheus API on 127.0.0.1 whose discovery answer lists ``state["instances"]``."""
+    state = {"instances": 0, "queries": 0}
+
+    async def query(request: web.Request) -> web.Response:
+        state["queries"] += 1
+        result = [{"metric": {"instance": f"198.18.{i // 250}.{i % 250 + 1}:9100"}, "value": [1.0, "1"]}
+                  for i in range(state["instances"])]
+        return web.json_response({"status": "success", "data": {"resultType": "vector", "result": result}})
+
+    app = web.Application()
+    app.router.add_post("/api/v1/query", query)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}", state
+    finally:
+        await runner.cleanup()
+
+
+@pytest.mark.slow
+async def test_prometheus_discovery_honours_max_nodes(discovering_prometheus):
+    url, state = discovering_prometheus
+    state["instances"] = 150
+
+    async def snapshot(*args: str) -> tuple[int, str]:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "netui", "snapshot", "--source", f"prometheus={url}", *args, cwd=REPO,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        _out, err = await asyncio.wait_for(proc.communicate(), 120)
+        return proc.returncode, err.decode()
+
+    rc, err = await snapshot("--max-nodes", "100")
+    assert rc == 2, err
+    assert "knows 150 instances (more than 100)" in err and "--max-nodes" in err and "Traceback" not in err
+    assert state["queries"] == 1  # refused after discovery: no poll of 150 nodes
+
+
+# --- netui record --max-size ------------------------------------------------------------------
+
+
+def test_a_rotation_size_below_one_file_is_refused_at_once(tmp_path):
+    out = tmp_path / "r.ndjson.gz"
+    r = netui("record", "-o", str(out), "--max-size", "100", "--procfs", "tests/data/prometheus-procfs/proc")
+    assert r.returncode == 2 and "did you mean 100M?" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not out.exists()
+    with pytest.raises(ValueError, match="at least 1 KiB"):
+        RecordingWriter(out, header_record(1.0, hosts=["a"], interval_s=1.0), max_size_bytes=MIN_ROTATE_BYTES - 1)
+    assert not out.exists()
+
+
+def test_rotation_with_a_huge_keep_moves_only_the_files_there_are(tmp_path, monkeypatch):
+    """--keep 1000000 looked at a million names at every rotation; FILE.1 … FILE.m are all
+    a rotation moves. The oldest goes once there are ``keep`` of them."""
+    import netui.engine.recording as recording
+
+    looked: list[str] = []
+    real_exists = Path.exists
+    monkeypatch.setattr(Path, "exists", lambda self: looked.append(self.name) or real_exists(self))
+    path = tmp_path / "r.ndjson.gz"
+    monkeypatch.setattr(recording, "MIN_ROTATE_BYTES", 1)
+    w, _ = write_ticks(path, 12, max_size_bytes=1, keep=1_000_000)
+    w.close()
+    assert w.rotations == 12 and len(rotated_paths(path)) == 13
+    assert len(looked) < 1000, len(looked)
+    # every file is whole, oldest first
+    assert [sum(r["type"] == "tick" for r in read_records(p)) for p in rotated_paths(path)] == [1] * 12 + [0]
+    w, _ = write_ticks(tmp_path / "k.ndjson.gz", 12, max_size_bytes=1, keep=3)
+    w.close()
+    assert [p.name for p in rotated_paths(tmp_path / "k.ndjson.gz")] == [
+        "k.ndjson.gz.3", "k.ndjson.gz.2", "k.ndjson.gz.1", "k.ndjson.gz"]
+
+
+# --- a damaged part loses itself only -------------------------------------------------------
+
+
+def test_a_line_over_the_limit_in_an_appended_member_keeps_every_tick_before_it(tmp_path):
+    path = tmp_path / "run.ndjson.gz"
+    w, _ = write_ticks(path, 5)
+    w.close()
+    with open(path, "ab") as f:  # another gzip member: one line of 17 MiB, no newline
+        f.write(gzip.compress(b'{"type": "tick", "t": 1' + b"0" * (17 << 20)))
+    notes: list[str] = []
+    records = list(read_records(path, notes))
+    assert sum(r["type"] == "tick" for r in records) == 5
+    assert len(notes) == 1 and "recording damaged after tick 5; kept 5 ticks" in notes[0], notes
+    assert "longer than 16 MiB" in notes[0]
+    r = netui("export", str(path), "--format", "json", "-o", str(tmp_path / "out.json"))
+    assert r.returncode == 0, r.stderr
+    assert "kept 5 ticks" in r.stderr
+    assert json.loads((tmp_path / "out.json").read_text())
+
+
+# --- a snapshot of more nodes than it can try in time ----------------------------------------
+
+
+@pytest.mark.slow
+def test_a_snapshot_says_which_nodes_it_never_tried_and_which_did_not_answer(tmp_path):
+    """Nodes that accept TCP and never speak SSH, 2 handshakes at once: the first each hold a
+    slot until the connect timeout; those never reached before the snapshot's deadline are
+    "not tried in time", never "no answer" (they were not asked)."""
+    listeners = []
+    try:
+        port = None
+        for k in range(1, 41):
+            s = socket.socket()
+            s.bind((f"127.3.0.{k}", port or 0))
+            port = s.getsockname()[1]
+            s.listen(64)  # the kernel completes the TCP handshake; nobody ever answers
+            listeners.append(s)
+        config = tmp_path / "ssh_config"
+        config.write_text("")
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("SSH_", "NETUI_"))}
+        env["HOME"] = str(tmp_path)
+        r = netui("snapshot", "--connect-timeout", "1", "--interval", "0.25", "--fanout", "2", "-F", str(config),
+                  f"127.3.0.[1-40]:{port}", env=env, timeout=120)
+    finally:
+        for s in listeners:
+            s.close()
+    assert r.returncode == 1, r.stderr
+    lines = [line for line in r.stdout.splitlines() if not line.startswith(" ")]
+    assert len(lines) == 40, r.stdout
+    untried = [line for line in lines if "not tried in time" in line]
+    tried = [line for line in lines if "not tried in time" not in line]
+    # the deadline (connect timeout + 3 intervals + 5 s) lets 2 slots try about a dozen
+    assert untried and len(tried) >= 2, r.stdout
+    assert all("--fanout" in line for line in untried)
+    assert not any("no answer in time" in line for line in untried)
