@@ -1,0 +1,76 @@
+"""Text from a node, a file or a server, made safe to show: the one cleaner every entry uses.
+
+A terminal obeys what it is sent: an interface named ``eth0\\x1b]52;c;…\\x07`` writes the
+user's clipboard, ``\\x1b[2J`` clears the screen, a C1 ``\\x9b`` starts a sequence as ESC[
+does. So every string that comes from outside netui (interface and host names, labels,
+error texts, tool output, names in topology files) passes ``safe_text`` where it enters,
+and what reaches the screen, a text report or a CSV file is plain printable text:
+
+- each control character (C0 but a kept newline or tab, DEL, C1) and each other character
+  a terminal does not print as itself (format characters such as bidi overrides, line and
+  paragraph separators, lone surrogates, unassigned code points) is shown as its escape,
+  ``\\x1b``, ``\\u202e``: an escape sequence stays visible, introducer and all
+  (``\\x1b[2J``, ``\\x1b]0;title\\x07``), and the terminal takes it for text;
+- the result is at most ``max_chars`` characters, a cut one ending in ``…``.
+
+Printable text, letters of any script included (``eth0``, ``enp65s0f0np0``, ``ib0.8001``,
+``nœud-é``), comes back as it is (the same object), so cleaning costs a check on the usual path.
+"""
+
+from __future__ import annotations
+
+NAME_CHARS = 255  # a name: interface, host, switch, label value (DNS names are at most 253)
+MESSAGE_CHARS = 500  # one line of words: an error, a tool's complaint, a state's reason
+TEXT_CHARS = 8000  # a multi-line text kept for the user to read (a tool's diagnostic output)
+CUT = "…"  # ends a text cut at its limit
+
+
+def _escape(ch: str) -> str:
+    code = ord(ch)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
+
+
+def safe_text(text: str, max_chars: int = NAME_CHARS, *, multiline: bool = False) -> str:
+    """``text`` as netui shows it: every character that is not printable as itself replaced by
+    its visible escape (``\\x1b``, ``\\x9b``, ``\\u2028``), at most ``max_chars`` characters (a
+    cut text ends in ``…``). ``multiline``: newlines and tabs are kept (``\\r\\n`` becomes a
+    newline), for texts meant to span lines; otherwise they are escaped too. Printable text
+    within the limit is returned unchanged."""
+    if text.isprintable():
+        return text if len(text) <= max_chars else text[: max_chars - 1] + CUT
+    if multiline and "\r\n" in text:
+        text = text.replace("\r\n", "\n")
+    # each character gives at least one: only the first max_chars + 1 can be shown
+    head = text[: max_chars + 1]
+    out: list[str] = []
+    n = 0
+    for ch in head:
+        if ch.isprintable() or (multiline and ch in "\n\t"):
+            piece = ch
+        else:
+            piece = _escape(ch)
+        if n + len(piece) > max_chars:
+            break
+        out.append(piece)
+        n += len(piece)
+    else:
+        if len(text) <= max_chars:
+            return "".join(out)
+    # cut: make room for the mark (never in the middle of an escape)
+    while out and n + len(CUT) > max_chars:
+        n -= len(out.pop())
+    return "".join(out) + CUT
+
+
+def safe_line(text: str, max_chars: int = MESSAGE_CHARS) -> str:
+    """One line of words (an error, a reason): blanks at the ends trimmed, then ``safe_text``."""
+    return safe_text(text.strip(), max_chars)
+
+
+def is_safe(text: str, max_chars: int = NAME_CHARS) -> bool:
+    """Whether ``text`` is shown as it is (``safe_text`` would return it unchanged)."""
+    return text.isprintable() and len(text) <= max_chars
