@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet, NodeSetException
 
 from netui.model.topology import Attachment, Switch, Topology
+from netui.model.text import MESSAGE_CHARS, safe_text
 from netui.readlimits import MAX_NODES, FileRefused, read_capped
 
 MAX_TOPOLOGY_BYTES = 16 << 20
@@ -46,6 +47,7 @@ class TopologyFileError(ValueError):
     """A topology that cannot be read; ``str()`` starts with ``file:line:`` or ``file:``."""
 
     def __init__(self, path: str, lineno: int | None, reason: str) -> None:
+        reason = safe_text(reason, MESSAGE_CHARS)  # it may quote the file: shown, never obeyed
         super().__init__(f"{path}:{lineno}: {reason}" if lineno else f"{path}: {reason}")
         self.path = path
         self.lineno = lineno

@@ -20,7 +20,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from netui.model.fabric import FabricSample
-from netui.model.text import MESSAGE_CHARS, is_safe, safe_line, safe_text
+from netui.model.text import MESSAGE_CHARS, is_safe, safe_line, safe_names, safe_text
 
 
 class InterfaceCounters(NamedTuple):
@@ -226,22 +226,6 @@ class IfaceLayout:
 def hidden(name: str, kind: str | None) -> bool:
     """Loopback and software devices are hidden by default (and not in a node's totals)."""
     return kind in HIDDEN_KINDS or (kind is None and name == "lo")
-
-
-def safe_names(names: tuple[str, ...]) -> tuple[str, ...]:
-    """Interface names as netui shows them (model/text.py ``safe_text``), still distinct: two
-    that clean to one name (cut at the same length) are told apart by ``~2``, ``~3`` …."""
-    out: list[str] = []
-    seen: set[str] = set()
-    for name in names:
-        shown = safe_text(name)
-        n = 1
-        while shown in seen:
-            n += 1
-            shown = f"{safe_text(name, 240)}~{n}"
-        seen.add(shown)
-        out.append(shown)
-    return tuple(out)
 
 
 @lru_cache(maxsize=4096)

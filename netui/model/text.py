@@ -66,6 +66,22 @@ def safe_text(text: str, max_chars: int = NAME_CHARS, *, multiline: bool = False
     return "".join(out) + CUT
 
 
+def safe_names(names) -> tuple[str, ...]:
+    """Names (of interfaces, of nodes) as ``safe_text`` shows them, still distinct: two that
+    clean to one (cut at the same length) are told apart by ``~2``, ``~3`` …."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for name in names:
+        shown = safe_text(name)
+        n = 1
+        while shown in seen:
+            n += 1
+            shown = f"{safe_text(name, NAME_CHARS - 12)}~{n}"
+        seen.add(shown)
+        out.append(shown)
+    return tuple(out)
+
+
 def safe_line(text: str, max_chars: int = MESSAGE_CHARS) -> str:
     """One line of words (an error, a reason): blanks at the ends trimmed, then ``safe_text``."""
     return safe_text(text.strip(), max_chars)
