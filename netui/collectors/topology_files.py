@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet, NodeSetException
 
 from netui.model.topology import Attachment, Switch, Topology
-from netui.model.text import MESSAGE_CHARS, safe_text
+from netui.model.text import MESSAGE_CHARS, safe_line, safe_text
 from netui.readlimits import MAX_NODES, FileRefused, read_capped
 
 MAX_TOPOLOGY_BYTES = 16 << 20
@@ -250,7 +250,7 @@ def scontrol_topology(run: Run = subprocess.run) -> Topology:
         raise TopologyFileError(SCONTROL, None, f"cannot run scontrol: {exc}") from None
     if done.returncode != 0:
         reason = (done.stderr or done.stdout or "").strip() or f"exit status {done.returncode}"
-        raise TopologyFileError(SCONTROL, None, reason[:300])
+        raise TopologyFileError(SCONTROL, None, safe_line(reason, 300))
     return parse_scontrol_topology(done.stdout or "")
 
 

@@ -90,3 +90,30 @@ def safe_line(text: str, max_chars: int = MESSAGE_CHARS) -> str:
 def is_safe(text: str, max_chars: int = NAME_CHARS) -> bool:
     """Whether ``text`` is shown as it is (``safe_text`` would return it unchanged)."""
     return text.isprintable() and len(text) <= max_chars
+
+
+def safe_fields(obj, multiline: tuple[str, ...] = (), max_chars: int = MESSAGE_CHARS) -> None:
+    """Every text field of a (frozen) dataclass instance made safe in place: strings, and the
+    strings in tuples of them (one level of nesting: pairs); the fields named in
+    ``multiline`` keep their lines (at most TEXT_CHARS). For the results of parsers of a
+    tool's output, called from their ``__post_init__``: a result is safe however it was built."""
+    from dataclasses import fields
+
+    for f in fields(obj):
+        value = getattr(obj, f.name)
+        if isinstance(value, str):
+            new = safe_text(value, TEXT_CHARS, multiline=True) if f.name in multiline else safe_text(value, max_chars)
+        elif isinstance(value, tuple) and value and any(isinstance(v, (str, tuple)) for v in value):
+            new = tuple(_safe_item(v, max_chars) for v in value)
+        else:
+            continue
+        if new != value:
+            object.__setattr__(obj, f.name, new)
+
+
+def _safe_item(value, max_chars: int):
+    if isinstance(value, str):
+        return safe_text(value, max_chars)
+    if isinstance(value, tuple):
+        return tuple(safe_text(v, max_chars) if isinstance(v, str) else v for v in value)
+    return value
