@@ -40,19 +40,16 @@ def safe_text(text: str, max_chars: int = NAME_CHARS, *, multiline: bool = False
     cut text ends in ``…``). ``multiline``: newlines and tabs are kept (``\\r\\n`` becomes a
     newline), for texts meant to span lines; otherwise they are escaped too. Printable text
     within the limit is returned unchanged."""
-    if text.isprintable():
-        return text if len(text) <= max_chars else text[: max_chars - 1] + CUT
+    if text.isprintable() or (multiline and _printable_lines(text)):
+        return text if len(text) <= max_chars else text[: max_chars - len(CUT)] + CUT
     if multiline and "\r\n" in text:
         text = text.replace("\r\n", "\n")
+    keep = "\n\t" if multiline else ""
     # each character gives at least one: only the first max_chars + 1 can be shown
-    head = text[: max_chars + 1]
     out: list[str] = []
     n = 0
-    for ch in head:
-        if ch.isprintable() or (multiline and ch in "\n\t"):
-            piece = ch
-        else:
-            piece = _escape(ch)
+    for ch in text[: max_chars + 1]:
+        piece = ch if ch.isprintable() or ch in keep else _escape(ch)
         if n + len(piece) > max_chars:
             break
         out.append(piece)
@@ -64,6 +61,19 @@ def safe_text(text: str, max_chars: int = NAME_CHARS, *, multiline: bool = False
     while out and n + len(CUT) > max_chars:
         n -= len(out.pop())
     return "".join(out) + CUT
+
+
+def safe_lines(text: str) -> str:
+    """A long text of lines that a parser reads whole (a probe's output): each line made safe
+    as ``safe_text(multiline=True)`` makes it, none cut; printable lines cost one check."""
+    if _printable_lines(text):
+        return text
+    return "\n".join(line if _printable_lines(line) else safe_text(line, 10 * len(line) + 1, multiline=True)
+                     for line in text.replace("\r\n", "\n").split("\n"))
+
+
+def _printable_lines(text: str) -> bool:
+    return text.replace("\n", "").replace("\t", "").isprintable()
 
 
 def safe_names(names) -> tuple[str, ...]:

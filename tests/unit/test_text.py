@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from netui.model.text import CUT, MESSAGE_CHARS, NAME_CHARS, is_safe, safe_line, safe_text
+from netui.model.text import CUT, MESSAGE_CHARS, NAME_CHARS, is_safe, safe_line, safe_lines, safe_text
 
 C0 = [chr(c) for c in range(0x20)]
 C1 = [chr(c) for c in range(0x80, 0xA0)]
@@ -101,3 +101,13 @@ def test_json_carries_the_cleaned_value_back_as_it_was():
     dumped = json.dumps({"name": name})
     assert ESC not in dumped and "\x9b" not in dumped
     assert json.loads(dumped)["name"] == name
+
+
+def test_a_long_text_of_lines_keeps_every_line_and_escapes_only_the_bad_ones():
+    good = "\n".join(f"/proc/sys/net/core/rmem_max:{i}\t{i}" for i in range(10_000))
+    assert safe_lines(good) is good
+    bad = good + "\nirq eth\x1b]52;c;SEFDS0VE\x07 45\r\n@end"
+    cleaned = safe_lines(bad)
+    assert cleaned.startswith(good) and cleaned.endswith("\nirq eth\\x1b]52;c;SEFDS0VE\\x07 45\n@end")
+    assert obeyed(cleaned.replace("\n", "").replace("\t", "")) == []
+    assert safe_text(good, 50, multiline=True) == good[:49] + CUT
