@@ -109,3 +109,13 @@ def hostile_node(procfs: Path, sysfs: Path):
         process.exit(0)
 
     return node
+
+
+def hostile_ssh_server(directory: Path):
+    """An asyncssh server on 127.0.0.1 playing the hostile nodes of ``hostile_node`` (the
+    sampler's tree under ``directory``/tree); yields an ssh_config for it."""
+    from tests.echo_ssh import loopback_ssh_server
+
+    procfs, sysfs = hostile_tree(directory / "tree")
+    (directory / "ssh").mkdir()
+    return loopback_ssh_server(directory / "ssh", hostile_node(procfs, sysfs))

@@ -26,8 +26,7 @@ from netui.collectors.ssh import SshConnector, SshSettings, SshSource
 from netui.engine.document import fleet_document
 from netui.engine.monitor import Monitor
 from netui.model.node import NodeState
-from tests.echo_ssh import loopback_ssh_server
-from tests.hostile_text import HOSTILE, HOSTILE_LINE, HOSTILE_NAME, VISIBLE, hostile_node, hostile_tree, leaked
+from tests.hostile_text import HOSTILE, HOSTILE_LINE, VISIBLE, hostile_ssh_server, hostile_tree, leaked
 
 DATA = Path(__file__).parents[1] / "data"
 
@@ -73,9 +72,7 @@ async def test_snapshot_text_and_json_of_a_tree_with_hostile_names(tmp_path):
 
 @pytest.fixture
 async def hostile_ssh(tmp_path):
-    procfs, sysfs = hostile_tree(tmp_path / "tree")
-    (tmp_path / "ssh").mkdir()
-    async with loopback_ssh_server(tmp_path / "ssh", hostile_node(procfs, sysfs)) as config:
+    async with hostile_ssh_server(tmp_path) as config:
         yield config
 
 
