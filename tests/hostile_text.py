@@ -26,10 +26,10 @@ VISIBLE = "\\x1b]52;c;SEFDS0VE"  # what a user sees of the clipboard write: its 
 
 
 def leaked(text: str, *, lines: bool = True) -> list[str]:
-    """The characters of ``text`` a terminal would obey: C0 (but newlines, when ``lines``), DEL,
-    C1. Empty when nothing got through."""
+    """The characters of ``text`` a terminal would obey: C0 (but newlines and tabs, in a text
+    of ``lines``), DEL, C1. Empty when nothing got through."""
     return sorted({f"{ord(c):#04x}" for c in text
-                   if (ord(c) < 0x20 and not (lines and c == "\n")) or 0x7F <= ord(c) < 0xA0})
+                   if (ord(c) < 0x20 and not (lines and c in "\n\t")) or 0x7F <= ord(c) < 0xA0})
 
 
 def hostile_tree(root: Path) -> tuple[Path, Path]:

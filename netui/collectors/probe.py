@@ -106,7 +106,8 @@ def parse_probe(text: str) -> Probe:
     listening: set[int] = set()
     listen_probed = False
     rdma_probed = False
-    for raw in (text if isinstance(text, str) else "").splitlines():
+    # the node's words (interface names, tool paths, GIDs): shown, never obeyed
+    for raw in safe_lines(text if isinstance(text, str) else "").splitlines():
         line = raw.strip()
         if not line:
             continue
