@@ -39,7 +39,10 @@ def safe_text(text: str, max_chars: int = NAME_CHARS, *, multiline: bool = False
     its visible escape (``\\x1b``, ``\\x9b``, ``\\u2028``), at most ``max_chars`` characters (a
     cut text ends in ``…``). ``multiline``: newlines and tabs are kept (``\\r\\n`` becomes a
     newline), for texts meant to span lines; otherwise they are escaped too. Printable text
-    within the limit is returned unchanged."""
+    within the limit is returned unchanged; anything else is first made a string (a number
+    where a file should hold a name)."""
+    if not isinstance(text, str):
+        text = str(text)
     if text.isprintable() or (multiline and _printable_lines(text)):
         return text if len(text) <= max_chars else text[: max_chars - len(CUT)] + CUT
     if multiline and "\r\n" in text:
@@ -94,7 +97,7 @@ def safe_names(names) -> tuple[str, ...]:
 
 def safe_line(text: str, max_chars: int = MESSAGE_CHARS) -> str:
     """One line of words (an error, a reason): blanks at the ends trimmed, then ``safe_text``."""
-    return safe_text(text.strip(), max_chars)
+    return safe_text((text if isinstance(text, str) else str(text)).strip(), max_chars)
 
 
 def is_safe(text: str, max_chars: int = NAME_CHARS) -> bool:

@@ -111,3 +111,8 @@ def test_a_long_text_of_lines_keeps_every_line_and_escapes_only_the_bad_ones():
     assert cleaned.startswith(good) and cleaned.endswith("\nirq eth\\x1b]52;c;SEFDS0VE\\x07 45\n@end")
     assert obeyed(cleaned.replace("\n", "").replace("\t", "")) == []
     assert safe_text(good, 50, multiline=True) == good[:49] + CUT
+
+
+def test_what_is_not_a_string_becomes_one():
+    """A recording may hold a number where a reason should be: it is shown, never a crash."""
+    assert safe_text(5) == "5" and safe_line(None) == "None"
