@@ -222,3 +222,33 @@ async def test_topology_file_names_reach_no_terminal(tmp_path, text):
     status, out, err = await netui("topology", "--topology", str(path), "n1", "n2")
     assert status != 0 and err
     assert leaked(out) == [] and leaked(err) == [], err
+
+
+# --- a recording: one written by netui, and one whose names a hand (or an old netui) left raw ----
+
+@pytest.mark.slow
+async def test_exports_and_replays_of_a_recording_with_hostile_names(tmp_path):
+    import gzip
+
+    procfs, sysfs = hostile_tree(tmp_path / "tree")
+    recorded = tmp_path / "rec.ndjson.gz"
+    status, _, err = await netui("record", "-o", str(recorded), "--count", "2", "--interval", "0.2",
+                                 "--procfs", str(procfs), "--sysfs", str(sysfs))
+    assert status == 0, err
+    lines = gzip.decompress(recorded.read_bytes()).decode().splitlines()
+    doc = [json.loads(line) for line in lines]
+    shown = next(r["hosts"][0] for r in doc if r.get("type") == "header")
+    assert leaked(shown, lines=False) == [] and shown.startswith("evil\\x00")
+    # the same recording with the raw strings in place of the shown ones
+    raw = "\n".join(lines).replace(json.dumps(shown)[1:-1], json.dumps(HOSTILE)[1:-1])
+    assert json.dumps(HOSTILE)[1:-1] in raw
+    crafted = tmp_path / "crafted.ndjson"
+    crafted.write_text(raw + "\n")
+    for path in (recorded, crafted):
+        for fmt in ("csv", "json", "prom"):
+            status, out, err = await netui("export", "--format", fmt, str(path))
+            assert status == 0, err
+            assert leaked(out) == [] and leaked(err) == [], (path.name, fmt)
+            assert "evil" in out
+        status, out, err = await netui("snapshot", "--replay", str(path))
+        assert leaked(out) == [] and leaked(err) == [], path.name
