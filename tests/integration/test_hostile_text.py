@@ -252,3 +252,13 @@ async def test_exports_and_replays_of_a_recording_with_hostile_names(tmp_path):
             assert "evil" in out
         status, out, err = await netui("snapshot", "--replay", str(path))
         assert leaked(out) == [] and leaked(err) == [], path.name
+
+
+@pytest.mark.slow
+async def test_doctor_text_and_json_of_a_tree_with_hostile_names(tmp_path):
+    procfs, sysfs = hostile_tree(tmp_path)
+    for extra in ((), ("--json",)):
+        status, out, err = await netui("doctor", "--procfs", str(procfs), "--sysfs", str(sysfs), *extra)
+        assert status in (0, 1), err
+        assert leaked(out) == [] and leaked(err) == []
+        assert "evil\\x00\\x01" in out if not extra else json.loads(out)["nodes"][0].startswith("evil\\x00\\x01")
