@@ -130,3 +130,22 @@ def _safe_item(value, max_chars: int):
     if isinstance(value, tuple):
         return tuple(safe_text(v, max_chars) if isinstance(v, str) else v for v in value)
     return value
+
+
+MAX_DEPTH = 64  # a report nests a few levels; more is not one of netui's documents
+
+
+def safe_tree(obj, max_chars: int = MESSAGE_CHARS, _depth: int = 0):
+    """A JSON document (read back from a file) with every string in it, keys too, made safe
+    (``safe_text``); numbers, booleans and None as they are. ValueError when it nests deeper
+    than MAX_DEPTH."""
+    if isinstance(obj, str):
+        return safe_text(obj, max_chars)
+    if isinstance(obj, (dict, list)) and _depth >= MAX_DEPTH:
+        raise ValueError(f"a document nested more than {MAX_DEPTH} deep")
+    if isinstance(obj, dict):
+        return {(safe_text(k, max_chars) if isinstance(k, str) else k): safe_tree(v, max_chars, _depth + 1)
+                for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [safe_tree(v, max_chars, _depth + 1) for v in obj]
+    return obj

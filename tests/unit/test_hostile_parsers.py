@@ -120,3 +120,32 @@ def test_prometheus_instances_and_nodenames_become_safe_distinct_names():
                                  f"{HOSTILE_NAME}:9100": None})
     assert all(leaked(n, lines=False) == [] for n in names.values())
     assert len(set(names.values())) == 3  # cut to one length, still told apart
+
+
+def test_a_report_read_back_from_a_file_is_safe_to_show():
+    """A recording's pair or latency test (or a saved report) whose strings a hand made hostile."""
+    from netui.checks.latency.report import load_report as load_latency
+    from netui.checks.latency.report import report_document as latency_document
+    from netui.checks.pairs.report import load_report as load_pairs
+    from netui.checks.pairs.report import report_document as pair_document
+
+    pairs = PairTestReport(PairSettings(duration_s=2, threshold_gbps=1.0), ["a", "b"], False,
+                           results=[PairResult("a", "b", "iperf3", None, False, error="x")], tests_done=1, tests_total=1)
+    latency = LatencyReport(LatencySettings(), ["a", "b"], False, results=[], tests_done=0, tests_total=1)
+    for report, document, load, text in ((pairs, pair_document, load_pairs, pair_text),
+                                         (latency, latency_document, load_latency, latency_text)):
+        doc = json.loads(json.dumps(document(report)))
+        doc["problems"] = {"a": HOSTILE}
+        doc["network"] = HOSTILE
+        for p in doc.get("pairs") or ():
+            p["error"] = HOSTILE
+        loaded = load(doc)
+        none_leaked(loaded)
+        assert leaked(text(loaded)) == []
+    deep: list = []
+    for _ in range(200):
+        deep = [deep]
+    doc = json.loads(json.dumps(pair_document(pairs)))
+    doc["problems"] = {"a": deep}
+    with pytest.raises(ValueError):
+        load_pairs(doc)
