@@ -6,6 +6,12 @@ holds a character a terminal would obey: the sequences are shown with their esca
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+
 import pytest
 
 from netui.collectors.local import TreeReader
@@ -62,3 +68,41 @@ async def test_hostile_names_and_reasons_never_reach_the_screen(hostile_app):
                 assert "evil\\x01\\x02" in shown, name  # the hostile interface's panel, escapes visible
             await pilot.press("escape")
             await pilot.pause()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (tests/run.sh installs it as root)")
+def test_in_tmux_a_hostile_node_writes_no_paste_buffer_and_no_title(tmp_path):
+    """The real command in a tmux of its own that obeys OSC 52 (set-clipboard on): the grid and
+    the node screen of a tree whose hostname and interface hold clipboard and title sequences
+    leave tmux with no paste buffer and its own pane title."""
+    procfs, sysfs = hostile_tree(tmp_path)
+    conf = tmp_path / "tmux.conf"
+    conf.write_text("set -g set-clipboard on\nset -g allow-rename on\n")
+    server = ["tmux", "-L", f"netui-hostile-{uuid.uuid4().hex[:8]}", "-f", str(conf)]
+    cmd = f"{sys.executable} -m netui --interval 0.5 --procfs {procfs} --sysfs {sysfs}"
+    try:
+        subprocess.run([*server, "new-session", "-d", "-s", "t", "-x", "200", "-y", "40", cmd], check=True)
+        title = subprocess.run([*server, "display", "-p", "-t", "t", "#{pane_title}"], capture_output=True, text=True).stdout
+
+        def wait_for(text: str, timeout_s: float = 30) -> str:
+            deadline = time.monotonic() + timeout_s
+            screen = ""
+            while time.monotonic() < deadline:
+                screen = subprocess.run([*server, "capture-pane", "-p", "-t", "t"], capture_output=True, text=True).stdout
+                if text in screen:
+                    return screen
+                time.sleep(0.2)
+            raise AssertionError(f"{text!r} never appeared; screen was:\n{screen}")
+
+        wait_for("evil\\x00\\x01")  # the node's row
+        wait_for("b/s")
+        subprocess.run([*server, "send-keys", "-t", "t", "Enter"], check=True)
+        wait_for("evil\\x01\\x02")  # the hostile interface's panel on the node screen
+        time.sleep(1.0)  # a few more frames painted
+        buffers = subprocess.run([*server, "list-buffers"], capture_output=True, text=True).stdout
+        now = subprocess.run([*server, "display", "-p", "-t", "t", "#{pane_title}"], capture_output=True, text=True).stdout
+        assert buffers == "" and "HACKED" not in now and now == title
+        subprocess.run([*server, "send-keys", "-t", "t", "q"], check=True)
+    finally:
+        subprocess.run([*server, "kill-server"], capture_output=True)
