@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from netui.model.text import CUT, MESSAGE_CHARS, NAME_CHARS, is_safe, safe_line, safe_lines, safe_text
+from netui.model.text import CUT, MESSAGE_CHARS, NAME_CHARS, is_safe, safe_line, safe_lines, safe_names, safe_text, safe_tree
 
 C0 = [chr(c) for c in range(0x20)]
 C1 = [chr(c) for c in range(0x80, 0xA0)]
@@ -116,3 +116,33 @@ def test_a_long_text_of_lines_keeps_every_line_and_escapes_only_the_bad_ones():
 def test_what_is_not_a_string_becomes_one():
     """A recording may hold a number where a reason should be: it is shown, never a crash."""
     assert safe_text(5) == "5" and safe_line(None) == "None"
+
+
+def test_names_that_clean_to_one_stay_distinct():
+    long = "x" * 300
+    assert safe_names(["eth0", long + "a", long + "b"]) == ("eth0", "x" * 254 + CUT, "x" * 242 + CUT + "~2")
+    assert safe_names(("eth0", "ib0.8001")) == ("eth0", "ib0.8001")
+
+
+def test_interfaces_of_a_sample_are_shown_safely_and_stay_apart():
+    """Every source's interface names meet in the model's layout (model/samples.py)."""
+    from netui.model.samples import InterfaceSample, NodeSample
+
+    from tests.synth import counters
+
+    names = ["eth\x1b[2J", "x" * 300 + "a", "x" * 300 + "b", "eth0"]
+    sample = NodeSample(1.0, 1.0, None, {n: InterfaceSample(n, counters()) for n in names}, hostname="h\x9d0;t\x07",
+                        problems=("bad \x1b]52;c;AA\x07",))
+    assert sorted(sample.interfaces) == sorted(["eth\\x1b[2J", "x" * 254 + CUT, "x" * 242 + CUT + "~2", "eth0"])
+    assert sample.interfaces["eth\\x1b[2J"].name == "eth\\x1b[2J"
+    assert sample.hostname == "h\\x9d0;t\\x07" and sample.problems == ("bad \\x1b]52;c;AA\\x07",)
+
+
+def test_a_document_read_back_has_every_string_made_safe():
+    doc = {"a\x1b": ["x\x9b", {"k": "v\x07", "n": 5, "ok": True, "none": None}]}
+    assert safe_tree(doc) == {"a\\x1b": ["x\\x9b", {"k": "v\\x07", "n": 5, "ok": True, "none": None}]}
+    deep: list = []
+    for _ in range(100):
+        deep = [deep]
+    with pytest.raises(ValueError):
+        safe_tree(deep)
