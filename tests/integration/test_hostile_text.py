@@ -262,3 +262,28 @@ async def test_doctor_text_and_json_of_a_tree_with_hostile_names(tmp_path):
         assert status in (0, 1), err
         assert leaked(out) == [] and leaked(err) == []
         assert "evil\\x00\\x01" in out if not extra else json.loads(out)["nodes"][0].startswith("evil\\x00\\x01")
+
+
+# --- a node command's own words: the latency runner on this host, with a ping that lies ----------
+
+@pytest.mark.slow
+async def test_a_ping_that_prints_escape_sequences_reaches_no_report(tmp_path, monkeypatch):
+    from netui.checks.latency.report import report_csv, text_report
+    from netui.checks.latency.runner import LatencyTest
+    from netui.checks.latency.tools import LatencySettings
+    from tests.localnodes import local_monitor, ready
+
+    words = tmp_path / "words"
+    words.write_text(f"ping: {HOSTILE}\n{HOSTILE_LINE}\n")
+    fake = tmp_path / "bin" / "ping"
+    fake.parent.mkdir()
+    fake.write_text(f"#!/bin/sh\ncat '{words}' >&2\ncat '{words}'\nexit 2\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{__import__('os').environ['PATH']}")
+    monitor = local_monitor(("a", "b"))
+    await ready(monitor)
+    report = await LatencyTest(monitor, ["a", "b"], LatencySettings(count=2, test_net="127.0.0.0/8", tool="ping")).run()
+    assert report.results and all(not r.ok and "evil\\x01" in r.error for r in report.results), report.results
+    for text in (text_report(report), report_csv(report), json.dumps([r.__dict__ for r in report.results])):
+        assert leaked(text) == []
+    assert "evil\\x01" in text_report(report)
