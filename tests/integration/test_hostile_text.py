@@ -287,3 +287,34 @@ async def test_a_ping_that_prints_escape_sequences_reaches_no_report(tmp_path, m
     for text in (text_report(report), report_csv(report), json.dumps([r.__dict__ for r in report.results])):
         assert leaked(text) == []
     assert "evil\\x01" in text_report(report)
+
+
+@pytest.mark.slow
+async def test_an_iperf3_that_prints_escape_sequences_reaches_no_report(tmp_path, monkeypatch):
+    import os
+
+    from netui.checks.pairs.report import report_csv, report_document, text_report
+    from netui.checks.pairs.runner import PairTest
+    from netui.checks.pairs.tools import PairSettings
+    from tests.localnodes import local_monitor, ready
+
+    answer = tmp_path / "answer.json"
+    answer.write_text(json.dumps({"start": {"version": HOSTILE}, "end": {}, "error": HOSTILE}) + "\n")
+    words = tmp_path / "words"
+    words.write_text(f"iperf3: error - {HOSTILE_LINE}\n")
+    fake = tmp_path / "bin" / "iperf3"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\n"
+                    'case " $* " in *" -s "*) echo "Server listening on 5201"; cat "$0.words" >&2; sleep 3; exit 1;; esac\n'
+                    f"cat '{answer}'\ncat '{words}' >&2\nexit 1\n")
+    (tmp_path / "bin" / "iperf3.words").write_text(words.read_text())
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    monitor = local_monitor(("a", "b"))
+    await ready(monitor)
+    report = await PairTest(monitor, ["a", "b"], PairSettings(duration_s=1, test_net="127.0.0.0/8")).run()
+    assert report.results and all(not r.ok and "evil\\x0" in (r.error or "") for r in report.results), \
+        (report.results, report.problems, report.refused)
+    for text in (text_report(report), report_csv(report), json.dumps(report_document(report))):
+        assert leaked(text) == []
+    assert "evil\\x0" in text_report(report)
