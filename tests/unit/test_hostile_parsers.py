@@ -149,3 +149,15 @@ def test_a_report_read_back_from_a_file_is_safe_to_show():
     doc["problems"] = {"a": deep}
     with pytest.raises(ValueError):
         load_pairs(doc)
+
+
+def test_a_recorded_event_is_said_safely():
+    """The timeline and the toasts of a replay say recorded events in words (model/events.py)."""
+    from netui.model.events import event_text
+
+    for rec in ({"type": "state", "node": HOSTILE, "state": "down", "reason": HOSTILE},
+                {"type": "health", "node": "n1", "was": HOSTILE, "level": "critical", "reasons": [HOSTILE]},
+                {"type": "straggler", "flagged": True, "reason": HOSTILE},
+                {"type": "test", "kind": "pair-test", "report": {"tool": HOSTILE, "summary": HOSTILE}}):
+        text = event_text(rec)
+        assert leaked(text, lines=False) == [] and "evil\\x00" in text
