@@ -84,12 +84,16 @@ def safe_names(names) -> tuple[str, ...]:
     clean to one (cut at the same length) are told apart by ``~2``, ``~3`` …."""
     out: list[str] = []
     seen: set[str] = set()
+    last: dict[str, int] = {}  # a cut name → the last number given to it (linear, however many)
     for name in names:
         shown = safe_text(name)
-        n = 1
-        while shown in seen:
-            n += 1
-            shown = f"{safe_text(name, NAME_CHARS - 12)}~{n}"
+        if shown in seen:
+            base = safe_text(name, NAME_CHARS - 12)
+            n = last.get(base, 1)
+            while shown in seen:
+                n += 1
+                shown = f"{base}~{n}"
+            last[base] = n
         seen.add(shown)
         out.append(shown)
     return tuple(out)

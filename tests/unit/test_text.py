@@ -146,3 +146,9 @@ def test_a_document_read_back_has_every_string_made_safe():
         deep = [deep]
     with pytest.raises(ValueError):
         safe_tree(deep)
+
+
+def test_many_names_cut_alike_are_numbered_in_one_pass():
+    names = [f"{'x' * 300}{i}" for i in range(5_000)]
+    shown = safe_names(names)
+    assert len(set(shown)) == len(names) and shown[-1] == "x" * 242 + CUT + "~5000"
