@@ -126,9 +126,10 @@ def test_names_that_clean_to_one_stay_distinct():
 
 def test_interfaces_of_a_sample_are_shown_safely_and_stay_apart():
     """Every source's interface names meet in the model's layout (model/samples.py)."""
-    from netui.model.samples import InterfaceSample, NodeSample
+    from netui.model.samples import InterfaceCounters, InterfaceSample, NodeSample
 
-    from tests.synth import counters
+    def counters() -> InterfaceCounters:
+        return InterfaceCounters(*[0] * 16)
 
     names = ["eth\x1b[2J", "x" * 300 + "a", "x" * 300 + "b", "eth0"]
     sample = NodeSample(1.0, 1.0, None, {n: InterfaceSample(n, counters()) for n in names}, hostname="h\x9d0;t\x07",
