@@ -83,12 +83,14 @@ def command_of(argv: list[str]):
 
 def _run(argv: list[str]) -> int:
     from netui.exits import InputError
+    from netui.model.text import TEXT_CHARS, safe_text
 
     run, rest = command_of(argv)
     try:
         return run(rest)
     except InputError as exc:  # bad input found below the command line: said here
+        said = safe_text(str(exc), TEXT_CHARS, multiline=True)  # it may quote a file or a server
         if exc.status != EXIT_USAGE:
-            print(f"netui: {exc}", file=sys.stderr)
+            print(f"netui: {said}", file=sys.stderr)
             return exc.status
-        raise SystemExit(f"netui: {exc}") from None
+        raise SystemExit(f"netui: {said}") from None

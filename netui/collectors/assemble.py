@@ -16,6 +16,7 @@ from netui.collectors import procfs, protocol
 from netui.collectors.ethtool import parse_ethtool_stats, pfc_view, without_per_queue
 from netui.collectors.infiniband import parse_infiniband
 from netui.model.fabric import FabricSample
+from netui.model.text import safe_text
 from netui.model.samples import (CounterTable, IfaceLayout, IfaceMeta, InterfaceCounters, InterfaceSample,
                                  InterfaceTable, NodeSample, TcpSample, layout_of)
 
@@ -220,7 +221,7 @@ def sample_from_texts(
     elif sums is None or sums.net_rx is None or texts.get("softirqs") is not None:
         softirqs = parse("softirqs", procfs.parse_softirqs)
     boot_id = (texts.get("boot_id") or "").strip() or None
-    hostname = (texts.get("hostname") or "").strip() or None
+    hostname = (texts.get("hostname") or "").strip() or None  # made safe by NodeSample
     return NodeSample(
         wall_s=wall_s,
         mono_s=mono_s,
@@ -267,6 +268,7 @@ def fabric_from_texts(ib_texts: Mapping[str, str | None] | None, ethtool_texts: 
     stats: dict[str, dict[str, int]] = {}
     problems = []
     for netdev, text in (ethtool_texts or {}).items():
+        netdev = safe_text(netdev)  # as the interface of that name is shown (IfaceLayout)
         try:
             stats[netdev] = without_per_queue(parse_ethtool_stats(text))
         except procfs.ParseError as exc:

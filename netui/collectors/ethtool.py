@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from netui.collectors.procfs import ParseError
 from netui.collectors.protocol import PER_QUEUE_PATTERN
 from netui.model.fabric import PauseCounters, PfcCounters
+from netui.model.text import safe_text
 
 _U64_MAX = (1 << 64) - 1
 
@@ -35,7 +36,7 @@ def parse_ethtool_stats(text: str) -> dict[str, int]:
     """
     stats: dict[str, int] = {}
     for name, value in _LINE.findall(text):
-        name = name.strip()
+        name = safe_text(name.strip())  # a driver's (or a node's) words: shown, never obeyed
         if name and name not in stats:
             number = int(value)
             if number <= _U64_MAX:

@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from netui.collectors.assemble import TCPEXT_FIELDS, kind_from_sysfs
+from netui.collectors.procfs import parse_operstate
 from netui.model.samples import (
     CpuTimes,
     InterfaceCounters,
@@ -143,7 +144,7 @@ def sample_from_series(series: Iterable[Series], *, wall_s: float, mono_s: float
                 continue
             m = meta.setdefault(device, {})
             if name == "node_network_info":
-                m["operstate"] = labels.get("operstate") or None
+                m["operstate"] = parse_operstate(labels.get("operstate"))  # a state word, or unknown
             elif name == "node_network_up":
                 m["up"] = value == 1
             elif name == "node_network_carrier":

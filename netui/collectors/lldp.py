@@ -18,6 +18,8 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from netui.model.text import safe_line, safe_text
+
 # What netui runs on a node (a shell script): a constant, nothing from a user or a node in it.
 # Debian installs lldpctl in /usr/sbin, which is not on a user's PATH.
 LLDP_COMMAND = ('PATH="$PATH:/usr/sbin:/sbin"; '
@@ -89,7 +91,7 @@ def lldp_state(exit_status: int | None, stdout: str, stderr: str) -> tuple[tuple
     if exit_status != 0:
         lines = [line.strip() for line in stderr.splitlines() if line.strip()]
         why = lines[-1] if lines else f"lldpctl ended with status {exit_status}"
-        return (), f"no LLDP: {why[:200]}"
+        return (), f"no LLDP: {safe_line(why, 200)}"
     try:
         return parse_lldpctl(stdout), STATE_OK
     except LldpError as exc:
@@ -174,12 +176,12 @@ def _neighbour(interface: str, *, system: str, chassis_id: str, port_type: str, 
 
 
 def _printable(text: str) -> str:
-    """A string from the network as netui keeps it: control characters and escape sequences'
-    introducers dropped (nothing reaches a terminal that it would obey), at most
-    MAX_NAME_CHARS, blanks trimmed. A name of nothing else is empty: no switch."""
-    if not text.isprintable():
-        text = "".join(c for c in text if c.isprintable())
-    return text[:MAX_NAME_CHARS].strip()
+    """A string from the network as netui keeps it (model/text.py ``safe_text``: control
+    characters and escape sequences shown as their escapes, nothing a terminal would obey, at
+    most MAX_NAME_CHARS), blanks trimmed. A name with nothing printable in it is empty: no switch."""
+    if not text.isprintable() and not any(c.isprintable() and not c.isspace() for c in text):
+        return ""
+    return safe_text(text.strip(), MAX_NAME_CHARS)
 
 
 def _str(value) -> str:

@@ -19,6 +19,7 @@ import time
 from netui.collectors.assemble import IFACE_ATTRS, PACKED_ATTRS, PROC_FILES, sample_from_texts
 from netui.collectors.infiniband import ethtool_netdevs, open_regular, read_infiniband
 from netui.model.samples import InterfaceCounters, InterfaceSample, NodeSample
+from netui.model.text import safe_text
 
 
 MAX_TREE_FILE_BYTES = 16 << 20
@@ -82,7 +83,7 @@ class TreeReader:
 
     def _hostname(self) -> str | None:
         text = read_text(os.path.join(self.procfs, PROC_FILES["hostname"]))
-        return text.strip() if text else None
+        return safe_text(text.strip()) if text and text.strip() else None  # the node's name: shown, never obeyed
 
     def prepare(self) -> None:
         """Nothing to import ahead of the first read."""
@@ -233,7 +234,7 @@ class LiveReader(TreeReader):
 
     def __init__(self) -> None:
         super().__init__("/proc", "/sys")
-        self.name = socket.gethostname() or self.name
+        self.name = safe_text(socket.gethostname()) or self.name
         self._ipr = None
         self._ethtool = EthtoolReader()
 

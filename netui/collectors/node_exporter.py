@@ -36,6 +36,7 @@ from netui.collectors.exposition import (
 from netui.collectors.source import BaseSource, Sink
 from netui.model.node import NodeState
 from netui.model.samples import NodeSample
+from netui.model.text import safe_line
 
 DEFAULT_PORT = 9100
 
@@ -44,6 +45,7 @@ class ScrapeFailure(Exception):
     """A node-level failure with the state to show."""
 
     def __init__(self, state: NodeState, reason: str) -> None:
+        reason = safe_line(reason)  # often the server's own words (an error body's first line)
         super().__init__(reason)
         self.state = state
         self.reason = reason

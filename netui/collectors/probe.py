@@ -24,6 +24,7 @@ import re
 import shlex
 
 from netui.model.testnet import Gid, Probe, RdmaPort
+from netui.model.text import safe_lines
 
 # `grep -H .` prints "path:value" for every readable, non-empty file of a directory in one
 # process: a port's GID table has up to 256 entries, a `cat` for each would cost ~0.3 s
@@ -74,7 +75,8 @@ def tool_paths(text: str) -> dict[str, str | None]:
     """Every ``@tool`` section of a probe's output: binary → its path, or None when missing."""
     found: dict[str, str | None] = {}
     tool = None
-    for raw in (text if isinstance(text, str) else "").splitlines():
+    # the node's words (interface names, tool paths): shown, never obeyed
+    for raw in safe_lines(text if isinstance(text, str) else "").splitlines():
         line = raw.strip()
         if line.startswith("@"):
             section, _, arg = line[1:].partition(" ")
@@ -104,7 +106,8 @@ def parse_probe(text: str) -> Probe:
     listening: set[int] = set()
     listen_probed = False
     rdma_probed = False
-    for raw in (text if isinstance(text, str) else "").splitlines():
+    # the node's words (interface names, tool paths, GIDs): shown, never obeyed
+    for raw in safe_lines(text if isinstance(text, str) else "").splitlines():
         line = raw.strip()
         if not line:
             continue

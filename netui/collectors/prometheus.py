@@ -45,6 +45,7 @@ from netui.collectors.node_exporter import HttpClient, ScrapeFailure, http_failu
 from netui.collectors.source import BaseSource, Sink
 from netui.model.node import NodeState
 from netui.model.samples import NodeSample
+from netui.model.text import safe_line, safe_names
 
 BATCH_INSTANCES = 256
 JOB_STICKY_S = 60.0  # an instance keeps its job while that job was there this recently
@@ -97,7 +98,11 @@ DISCOVERY_QUERY = ("group by (instance) (node_network_receive_bytes_total)"
 
 
 class PrometheusError(Exception):
-    pass
+    """Prometheus did not answer as expected; the message may hold the server's own words
+    (made safe to show, model/text.py)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(safe_line(message))
 
 
 def parse_vector(body: bytes) -> list[tuple[dict[str, str], float]]:
@@ -224,8 +229,9 @@ def names_for_instances(instances: Mapping[str, str | None]) -> dict[str, str]:
         else:
             out[instance] = host if hosts.count(host) == 1 else instance
     if len(set(out.values())) < len(out):  # a hostname that is also another instance's host
-        return {i: i for i in instances}
-    return out
+        out = {i: i for i in instances}
+    # labels are the servers' words: a node's name is shown, never obeyed (model/text.py)
+    return dict(zip(out, safe_names(out.values())))
 
 
 def map_answer(vector: list[tuple[dict[str, str], float]], wanted: Mapping[str, float | None],

@@ -34,6 +34,8 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from netui.model.text import safe_line
+
 
 class _Asyncssh:
     """asyncssh, imported on first use: the local monitor starts without it (~0.1 s)."""
@@ -103,7 +105,11 @@ OUTPUT_LIMIT = 8 << 20  # characters kept of a command's stdout, and of its stde
 
 
 class CommandFailed(Exception):
-    """The command could not be started on the node (not connected, channel refused)."""
+    """The command could not be started on the node (not connected, channel refused). Its
+    message may hold the node's or the SSH library's words: made safe to show (model/text.py)."""
+
+    def __init__(self, *args) -> None:
+        super().__init__(*(safe_line(a) if isinstance(a, str) else a for a in args))
 
 
 @dataclass(frozen=True)

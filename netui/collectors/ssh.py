@@ -28,6 +28,7 @@ from netui.collectors.frames import FrameDecoder, FrameError, frame_length
 from netui.collectors.source import BaseSource, NodeCommands, Sink
 from netui.collectors.ssh_config import ConfigIndex, SshConfigError
 from netui.model.node import NodeState
+from netui.model.text import safe_line
 
 # The line of sampler.py that protocol.py's text replaces in the source that is shipped
 PROTOCOL_IMPORT = "from netui.collectors.protocol import *  # noqa: F403 (shipped: protocol.py's text stands here)\n"
@@ -148,6 +149,7 @@ class Failure(Exception):
     """A node-level failure with the state to show."""
 
     def __init__(self, state: NodeState, reason: str, retry: bool = True) -> None:
+        reason = safe_line(reason)  # often the node's own words: its stderr, an SSH error text
         super().__init__(reason)
         self.state = state
         self.reason = reason

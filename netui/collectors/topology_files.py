@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet, NodeSetException
 
 from netui.model.topology import Attachment, Switch, Topology
+from netui.model.text import MESSAGE_CHARS, safe_line, safe_text
 from netui.readlimits import MAX_NODES, MAX_TOML_DEPTH, FileRefused, read_capped, toml_too_deep
 
 MAX_TOPOLOGY_BYTES = 16 << 20
@@ -47,6 +48,7 @@ class TopologyFileError(ValueError):
     """A topology that cannot be read; ``str()`` starts with ``file:line:`` or ``file:``."""
 
     def __init__(self, path: str, lineno: int | None, reason: str) -> None:
+        reason = safe_text(reason, MESSAGE_CHARS)  # it may quote the file: shown, never obeyed
         super().__init__(f"{path}:{lineno}: {reason}" if lineno else f"{path}: {reason}")
         self.path = path
         self.lineno = lineno
@@ -264,7 +266,7 @@ def scontrol_topology(run: Run = subprocess.run) -> Topology:
         raise TopologyFileError(SCONTROL, None, f"cannot run scontrol: {exc}") from None
     if done.returncode != 0:
         reason = (done.stderr or done.stdout or "").strip() or f"exit status {done.returncode}"
-        raise TopologyFileError(SCONTROL, None, reason[:300])
+        raise TopologyFileError(SCONTROL, None, safe_line(reason, 300))
     return parse_scontrol_topology(done.stdout or "")
 
 

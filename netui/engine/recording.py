@@ -58,6 +58,7 @@ from netui.model.samples import (
     SoftnetStat,
     TcpSample,
 )
+from netui.model.text import safe_text
 from netui.readlimits import (
     MAX_LINE_BYTES,
     MAX_READ_ENV,
@@ -219,6 +220,11 @@ def check_record(rec) -> dict:
     for name in names:
         if len(name) > MAX_NAME_CHARS:
             raise RecordingError(f"a node name of {len(name):,} characters (at most {MAX_NAME_CHARS})")
+    # a file's words: a node's name is shown as netui shows any name it did not make (model/text.py)
+    if kind == "header" and "hosts" in rec:
+        out["hosts"] = [safe_text(h, MAX_NAME_CHARS) for h in names]
+    elif isinstance(rec.get("node"), str):
+        out["node"] = safe_text(rec["node"], MAX_NAME_CHARS)
     t = out.get("t")
     if not isinstance(t, (int, float)) or isinstance(t, bool):
         raise RecordingError("a record needs its time t (seconds)")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from netui.model.fleet import Fleet
 from netui.model.health import Level
 from netui.model.node import NodeState
+from netui.model.text import safe_line
 
 EVENT_TYPES = ("state", "health", "straggler", "test")
 
@@ -73,7 +74,12 @@ def event_level(rec: dict) -> Level:
 
 
 def event_text(rec: dict) -> str:
-    """One event in words: "node3: down (connection refused)", "node3: straggler — …"."""
+    """One event in words: "node3: down (connection refused)", "node3: straggler — …"; a
+    recording's words shown as model/text.py shows any text netui did not make."""
+    return safe_line(_event_words(rec))
+
+
+def _event_words(rec: dict) -> str:
     kind = rec.get("type")
     node = rec.get("node")
     if kind == "state":

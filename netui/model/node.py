@@ -22,6 +22,7 @@ from netui.model.history import RATE_CEILING, IfaceHistory, NodeHistory, Ring, c
 from netui.model.rates import NodeRates, RatesTable, node_rates
 from netui.speedups import column_stats, iface_totals, rate_codes
 from netui.model.samples import InterfaceSample, InterfaceTable, NodeSample, hidden
+from netui.model.text import safe_line
 
 
 LLDP_UNREAD = "not read"  # Node.lldp_state before the first read (collectors.lldp.STATE_UNREAD)
@@ -365,7 +366,7 @@ class Node:
             self.health = Health(Level.CRITICAL, (f"parse error: {self.error}",))
         else:
             self.state = _UP
-            problems = sample.problems + (sample.fabric.problems if sample.fabric else ())
+            problems = sample.problems + (tuple(map(safe_line, sample.fabric.problems)) if sample.fabric else ())
             self.error = "; ".join(problems) or None
         s = self.summary
         t = sample.wall_s
@@ -455,7 +456,9 @@ class Node:
         return down
 
     def fail(self, state: NodeState, reason: str) -> None:
-        """The transport reports a failure; the last sample stays for display, rates go."""
+        """The transport reports a failure; the last sample stays for display, rates go.
+        ``reason`` (often a node's or a server's own words) is kept as model/text.py shows it."""
+        reason = safe_line(reason)
         self.state = state
         self.error = reason
         self.last_failure = (state, reason)
@@ -468,9 +471,11 @@ class Node:
         """What the node's lldpd reported (a tuple of collectors.lldp.LldpNeighbour) and
         the state of that read ("ok", or why there is nothing: "no LLDP: …")."""
         self.lldp = tuple(neighbours)
-        self.lldp_state = state
+        self.lldp_state = safe_line(state)
 
     def set_state(self, state: NodeState, reason: str | None = None) -> None:
+        if reason is not None:
+            reason = safe_line(reason)
         self.state = state
         self.error = reason
         if state is NodeState.STALE:

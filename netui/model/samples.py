@@ -20,6 +20,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from netui.model.fabric import FabricSample
+from netui.model.text import MESSAGE_CHARS, is_safe, safe_line, safe_names, safe_text
 
 
 class InterfaceCounters(NamedTuple):
@@ -201,6 +202,8 @@ class IfaceLayout:
                  "dp_rows", "link_idx", "link_speeds", "__weakref__")
 
     def __init__(self, names: tuple[str, ...], meta: tuple[IfaceMeta, ...]) -> None:
+        if not all(map(is_safe, names)):  # every source's interface names enter here
+            names = safe_names(names)
         self.names = names
         self.meta = meta
         self.index = {n: i for i, n in enumerate(names)}
@@ -431,3 +434,9 @@ class NodeSample:
         if not isinstance(self.interfaces, InterfaceTable):
             table = InterfaceTable.from_samples(self.interfaces) if self.interfaces else _NO_INTERFACES
             object.__setattr__(self, "interfaces", table)
+        # the node's own words enter here, from every source: shown as text, never obeyed
+        hostname = self.hostname
+        if hostname is not None and not is_safe(hostname):
+            object.__setattr__(self, "hostname", safe_text(hostname))
+        if self.problems and not all(is_safe(p, MESSAGE_CHARS) for p in self.problems):
+            object.__setattr__(self, "problems", tuple(safe_line(p) for p in self.problems))

@@ -145,13 +145,14 @@ def _with(system: str, port: str = "swp1", iface: str = "eth0") -> str:
 
 def test_control_characters_and_escape_sequences_never_pass():
     (n,) = parse_lldpctl(_with("\x1b[2J\x1b]0;owned\x07leaf\r1\x00", "sw\x1b[31mp1\n", "eth\x9b0"))
-    assert n.switch == "[2J]0;ownedleaf1" and n.port == "sw[31mp1" and n.interface == "eth0"
+    assert n.switch == "\\x1b[2J\\x1b]0;owned\\x07leaf\\x0d1\\x00" and n.port == "sw\\x1b[31mp1"
+    assert n.interface == "eth\\x9b0"
     assert all(c.isprintable() for text in (n.switch, n.port, n.interface, n.port_descr) for c in text)
 
 
 def test_long_names_are_cut_and_a_name_of_nothing_printable_is_no_switch():
     (n,) = parse_lldpctl(_with("L" * 5000, "P" * 5000))
-    assert n.switch == "L" * MAX_NAME_CHARS and n.port == "P" * MAX_NAME_CHARS
+    assert n.switch == "L" * (MAX_NAME_CHARS - 1) + "…" and n.port == "P" * (MAX_NAME_CHARS - 1) + "…"
     doc = json.loads(_with("\x1b\x07\x00"))
     doc["lldp"][0]["interface"][0]["chassis"][0]["id"][0]["value"] = "\x1b\x1b"
     (n,) = parse_lldpctl(json.dumps(doc))

@@ -46,6 +46,7 @@ from netui.collectors.procfs import ParseError
 from netui.checks.doctor.rules import DoctorProbe, NicQueues, RdmaPortState
 from netui.checks.doctor.rules_nic import NOT_SUPPORTED, NicSettings
 from netui.checks.doctor.rules_sysctl import SYSCTL_KEYS
+from netui.model.text import safe_lines
 
 _SCRIPT = r"""PATH=$PATH:/usr/sbin:/sbin; LC_ALL=C; export PATH LC_ALL
 echo @sysctl
@@ -137,6 +138,7 @@ def _named(value: str) -> str:
 
 def parse_doctor_probe(text: str) -> DoctorProbe:
     """Parse ``doctor_script``'s output; never raises (what it cannot read is a problem)."""
+    text = safe_lines(text)  # the node's words (interface names, tc and ethtool output): shown, never obeyed
     section = None
     sysctls: dict[str, str] = {}
     cpus = None

@@ -26,6 +26,7 @@ from netui.checks.doctor.rules import Finding, NodeFacts, diagnose, grouped, rtt
 from netui.checks.doctor.rules_sysctl import Recommendations
 from netui.model.health import Level
 from netui.model.node import Node, NodeState, data_plane
+from netui.model.text import safe_line
 
 PROBE_TIMEOUT_S = 10.0
 CONCURRENT_PROBES = 64  # channels opened at once over the fleet's connections
@@ -110,7 +111,7 @@ async def _probe(shell, script: str, timeout_s: float, gate: asyncio.Semaphore) 
         return None, f"the probe timed out after {timeout_s:g} s"
     if result.exit_status != 0 and "@end" not in result.stdout:
         words = (result.stderr or result.stdout).strip().splitlines()
-        return None, words[-1] if words else f"the probe ended with status {result.exit_status}"
+        return None, safe_line(words[-1]) if words else f"the probe ended with status {result.exit_status}"
     return result.stdout, None
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from netui.checks.pairs.model import Pair, _names, _pct
+from netui.model.text import safe_fields
 
 # An RTT is an outlier only when it is also this much above the baseline: on a quiet fabric
 # RTTs of 20-60 µs wobble by tens of µs, and 5× 20 µs is still nothing to chase.
@@ -58,6 +59,9 @@ class LatencyResult:
     rtt_max_ms: float | None = None
     error: str | None = None
     kind: str | None = None
+
+    def __post_init__(self) -> None:
+        safe_fields(self)  # a tool's words, or a report read back from a file: shown, never obeyed
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     @property

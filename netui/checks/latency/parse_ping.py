@@ -29,6 +29,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from netui.model.text import safe_fields
+
 IPUTILS = "ping"
 BUSYBOX = "busybox ping"
 FPING = "fping"
@@ -63,6 +65,9 @@ class PingOutput:
     errors: int = 0  # ICMP errors the tool counted or printed
     error: str | None = None
     kind: str | None = None
+
+    def __post_init__(self) -> None:
+        safe_fields(self)  # the tool's (or a node's) words: shown, never obeyed
 
     @property
     def counted(self) -> bool:

@@ -17,6 +17,7 @@ from netui.checks.report_common import csv_cell, matrix_lines, write_export
 from netui.checks.latency.runner import LatencyReport
 from netui.checks.latency.tools import LatencySettings
 from netui.checks.latency.model import LatencyResult, rtt_text
+from netui.model.text import safe_tree
 
 SCHEMA_VERSION = 1
 KIND = "latency-test"
@@ -117,6 +118,7 @@ def load_report(doc: dict) -> LatencyReport:
     """A report from its JSON document (the verdict is judged again from the results)."""
     if not isinstance(doc, dict) or doc.get("kind") != KIND:
         raise ValueError("not a netui latency-test document")
+    doc = safe_tree(doc)  # a file's words (a recording's test, a saved report): shown, never obeyed
     settings = LatencySettings.from_dict(doc.get("settings") or {})
     results = [
         LatencyResult(p["sender"], p["receiver"], p.get("tool") or "ping", bool(p.get("ok")),

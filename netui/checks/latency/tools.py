@@ -20,6 +20,7 @@ from netui.collectors.shell import CommandResult
 from netui.checks.latency.model import LatencyResult
 from netui.checks.tools_settings import DictSettings
 from netui.model.testnet import parse_test_net
+from netui.model.text import safe_line
 
 AUTO = "auto"  # fping where the sender has it, else ping
 PING = IPUTILS  # "ping" (iputils or BusyBox: the output says which)
@@ -148,7 +149,7 @@ def sender_results(tool: str, sender: str, receivers: Mapping[str, Sequence[str]
         for target, (text, status) in split_by_target(result.stdout).items():
             outputs[target] = parse_ping(text, "", status)
         if result.stderr.strip():
-            general = result.stderr.strip().splitlines()[-1][:200]
+            general = safe_line(result.stderr.strip().splitlines()[-1], 200)
     if not outputs and general is None and result.exit_status not in (0, 1):
         general = f"{tool} ended with exit status {result.exit_status}"
     return every(lambda a, n: LatencyResult.of(sender, n, outputs[a]) if a in outputs else

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from netui.model.text import safe_fields
+
 Pair = tuple[str, str]  # (sender, receiver)
 
 
@@ -147,6 +149,9 @@ class PairResult:
     retransmits: int | None = None
     kind: str | None = None  # the parser's failure kind ("refused", "no-device", ...)
     counters: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        safe_fields(self)  # a tool's words, or a report read back from a file: shown, never obeyed
 
     @property
     def pair(self) -> Pair:

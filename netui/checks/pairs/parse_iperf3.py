@@ -23,6 +23,8 @@ import json
 import re
 from dataclasses import dataclass
 
+from netui.model.text import safe_fields
+
 # kinds of failure the runner and the UI word differently
 REFUSED = "refused"
 BUSY = "busy"
@@ -60,6 +62,9 @@ class Iperf3Result:
     bidir_reverse_retransmits: int | None = None
     version: str | None = None  # "3.12", from "iperf 3.12"
     diagnostic: str = ""  # text outside the JSON (stdout) and stderr, stripped
+
+    def __post_init__(self) -> None:
+        safe_fields(self, multiline=("diagnostic",))  # the tool's (or a node's) words: shown, never obeyed
 
     @property
     def gbps(self) -> float | None:

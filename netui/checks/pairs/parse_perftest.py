@@ -21,6 +21,8 @@ import math
 import re
 from dataclasses import dataclass
 
+from netui.model.text import safe_fields
+
 NO_DEVICE = "no-device"
 CONNECT = "connect"
 GID = "gid"
@@ -70,6 +72,9 @@ class PerftestResult:
     settings: tuple[tuple[str, str], ...] = ()  # every "key : value" of the header block
     warnings: tuple[str, ...] = ()
     diagnostic: str = ""  # stderr and stray lines, stripped
+
+    def __post_init__(self) -> None:
+        safe_fields(self, multiline=("diagnostic",))  # the tool's (or a node's) words: shown, never obeyed
 
     @property
     def is_latency(self) -> bool:

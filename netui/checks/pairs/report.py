@@ -22,6 +22,7 @@ from netui.checks.pairs.model import PairResult, _fmt
 from netui.checks.pairs.verdict import NodeSummary
 from netui.checks.report_common import csv_cell, matrix_lines, write_export
 from netui.model.topology import Attachment, Switch, Topology, topology_order
+from netui.model.text import safe_tree
 
 SCHEMA_VERSION = 1
 
@@ -158,6 +159,7 @@ def load_report(doc: dict) -> PairTestReport:
     """A report from its JSON document (the verdict is judged again from the results)."""
     if not isinstance(doc, dict) or doc.get("kind") != "pair-test":
         raise ValueError("not a netui pair-test document")
+    doc = safe_tree(doc)  # a file's words (a recording's test, a saved report): shown, never obeyed
     settings = PairSettings.from_dict(doc.get("settings") or {})
     results = [
         PairResult(p["sender"], p["receiver"], p.get("tool") or settings.tool, p.get("gbps"), bool(p.get("ok")),

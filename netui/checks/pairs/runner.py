@@ -56,6 +56,7 @@ from netui.checks.pairs.verdict import Verdict, judge
 from netui.checks.report_common import CheckReport
 from netui.model.testnet import Probe, choose_addresses, choose_rdma, link_speeds_mbps
 from netui.model.topology import Topology
+from netui.model.text import safe_line
 
 PROBE_TIMEOUT_S = 10.0
 STAGE_TIMEOUT_S = PROBE_TIMEOUT_S + 5  # for a staged command's shell to come up (and probe)
@@ -227,7 +228,7 @@ class NodeCommands:
             self._live.discard(running)
         if result.exit_status != 0 or result.timed_out:
             words = (result.stderr or result.stdout).strip().splitlines()
-            why = "timed out" if result.timed_out else (words[-1] if words else f"exit status {result.exit_status}")
+            why = "timed out" if result.timed_out else (safe_line(words[-1]) if words else f"exit status {result.exit_status}")
             self.report.problems[node] = f"cannot check {node}: {why}"
             return node, None
         return node, result.stdout

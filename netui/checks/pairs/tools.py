@@ -17,6 +17,7 @@ from netui.collectors.shell import CommandResult
 from netui.checks.pairs.model import PairResult
 from netui.checks.tools_settings import DictSettings
 from netui.model.testnet import RdmaChoice, parse_test_net
+from netui.model.text import safe_line
 
 IPERF3 = "iperf3"
 IB_WRITE_BW = "ib_write_bw"
@@ -179,8 +180,7 @@ def server_ready(tool: str, stdout: str, stderr: str) -> bool:
 def _words(text: str, limit: int = 300) -> str:
     """A tool's own words on one line: its last non-empty lines, joined."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    joined = "; ".join(lines[-3:])
-    return joined if len(joined) <= limit else joined[: limit - 1] + "…"
+    return safe_line("; ".join(lines[-3:]), limit)  # the node's words: shown, never obeyed
 
 
 def server_failure(settings: PairSettings, sender: str, receiver: str, server: CommandResult | None,
