@@ -49,18 +49,19 @@ def victims_of(found: Iterable[Straggler], culprits: Iterable[str] = (), rules: 
     found = list(found)
     if not rules.victims or not found:
         return {}
-    blamed = set(culprits) | {s.node for s in found if s.both_ways}
+    known = set(culprits)
+    blamed = known | {s.node for s in found if s.both_ways}
     if not blamed:
         return {}
     out: dict[str, tuple[str, ...]] = {}
     reference = _flow_medians(peers) if peers else None
     for s in found:
-        if s.node in blamed or not s.slow:
+        if s.node in known or not s.slow:
             continue
         flows = peers.get(s.node) if peers else None
         if flows is not None and reference is not None:
             by = _slow_flows_with(s, flows, reference, rules)
-            if by and by <= blamed:
+            if by and by <= blamed - {s.node}:
                 out[s.node] = tuple(sorted(by))
         elif s.two_way and not s.both_ways:
             out[s.node] = tuple(sorted(blamed))
