@@ -6,13 +6,15 @@ answer one can act on:
 
 - **Victims.** A node slow both ways (or on its own link, or named by a pair test) slows the
   nodes that exchange data with it, each in the direction that faces it: in a ring the node
-  before it sends slowly and the node after it receives slowly. While such a *culprit*
-  exists, a node slow in one direction only is its victim, ``slowed by acc3`` (``slowed by
+  before it sends slowly and the node after it receives slowly. A node slow sending only
+  starves its receiver: a node slow receiving only, at the rate the sender sends (within
+  20 %), is the sender's victim. While such a *culprit* exists, a node slow in one
+  direction only is its victim, ``slowed by acc3`` (``slowed by
   acc3 or acc7`` with several), not a straggler. With the nodes' per-peer flows (``Flows``)
   the rule is exact: a node is a victim when every one of its slow flows is with a culprit,
   whatever the pattern of the traffic; a slow flow with any other node keeps it a straggler.
-  One-way traffic (iperf3 pairs) says nothing of direction: without flows its slow nodes
-  stay stragglers, the sender first.
+  Without that match, one-way traffic (iperf3 pairs) says nothing of direction: its slow
+  nodes stay stragglers, the sender first.
 - **The hold.** A node becomes a straggler once it has been one in ``flag_intervals`` of the
   last ``window_intervals`` intervals and stops after ``clear_intervals`` clean intervals in
   a row (an interval as a victim is clean). The count is the node's, not its rule's: TX one
@@ -51,8 +53,6 @@ def victims_of(found: Iterable[Straggler], culprits: Iterable[str] = (), rules: 
         return {}
     known = set(culprits)
     blamed = known | {s.node for s in found if s.both_ways}
-    if not blamed:
-        return {}
     out: dict[str, tuple[str, ...]] = {}
     reference = _flow_medians(peers) if peers else None
     for s in found:
@@ -63,9 +63,27 @@ def victims_of(found: Iterable[Straggler], culprits: Iterable[str] = (), rules: 
             by = _slow_flows_with(s, flows, reference, rules)
             if by and by <= blamed - {s.node}:
                 out[s.node] = tuple(sorted(by))
-        elif s.two_way and not s.both_ways:
+        elif blamed and s.two_way and not s.both_ways and s.node not in blamed:
             out[s.node] = tuple(sorted(blamed))
+    # no culprit for it: a receiver starved by a slow sender, slow in RX only at the rate a
+    # node slow in TX only sends (within 20 %: one flow seen at its two ends); the sender is
+    # the cause, as its own link is what a tbf or a bad port slows first
+    senders = [s for s in found if s.slow in (("tx",), ("rdma_tx",)) and s.node not in out]
+    for s in found if senders else ():
+        if s.node in out or s.node in known or s.slow not in (("rx",), ("rdma_rx",)):
+            continue
+        if peers and s.node in peers:
+            continue  # the flows said
+        by = {t.node for t in senders if t.slow[0][:-2] == s.slow[0][:-2] and t.node != s.node
+              and _same_flow(t.value, s.value)}
+        if by:
+            out[s.node] = tuple(sorted(by))
     return out
+
+
+def _same_flow(a: float, b: float) -> bool:
+    """Two rates (bytes/s) that one flow can be, seen at its two ends: within 20 %."""
+    return a > 0 and b > 0 and max(a, b) <= 1.25 * min(a, b)
 
 
 def _flow_medians(peers: Flows) -> tuple[float, float]:
@@ -102,9 +120,10 @@ class _Track:
     held: bool = False
     held_victim: bool = False
     onset: int = 0  # when it became a straggler (the order of the stragglers)
-    both_window: list[bool] = field(default_factory=list)  # slow both ways, the same intervals
-    both_ways: int = 0  # intervals of the window in which it was slow both ways
-    blamed: bool = False  # a straggler slow both ways while held: a culprit until it stops    last: Straggler | None = None  # its latest finding as a straggler
+    culprit_window: list[bool] = field(default_factory=list)  # a culprit (below), the same intervals
+    culprit: int = 0  # intervals of the window in which it was slow both ways or slowed another
+    blamed: bool = False  # a straggler slow both ways while held: a culprit until it stops
+    last: Straggler | None = None  # its latest finding as a straggler
     last_victim: Straggler | None = None  # its latest finding as a victim (with slowed_by)
 
     def idle(self) -> bool:
@@ -140,6 +159,7 @@ class HeldStragglers:
         tracks = self._tracks
         known = set(culprits) | {name for name, t in tracks.items() if t.blamed}
         slowed = victims_of(found, known, rules, peers)
+        causes = {c for by in slowed.values() for c in by}
         now = {s.node: s for s in found}
         for name in now.keys() - tracks.keys():
             tracks[name] = _Track()
@@ -149,7 +169,8 @@ class HeldStragglers:
             straggler = s is not None and by is None
             flagged = _push(t.flagged, straggler, n)
             _push(t.victim, by is not None, n)
-            t.both_ways = _push(t.both_window, s is not None and s.both_ways, n)
+            # a culprit this interval: slow both ways, or the cause of another's slowness
+            t.culprit = _push(t.culprit_window, s is not None and (s.both_ways or name in causes), n)
             if straggler:
                 t.last, t.clean = s, 0
             else:
@@ -164,7 +185,7 @@ class HeldStragglers:
                 t.onset = self._onsets
             elif t.held and t.clean >= m:
                 t.held = t.blamed = False
-            if t.held and t.both_ways:
+            if t.held and t.culprit:
                 t.blamed = True
             victim_count = sum(t.victim)
             if not t.held_victim and victim_count >= k:

@@ -10,9 +10,9 @@ from tests.synth import node_sample
 G, M = 1e9, 1e6  # bits/s
 
 
-def slow(node: str, *directions: str, two_way: bool = True) -> Straggler:
-    """A node found slow this interval in ``directions`` ("tx", "rx", …)."""
-    return Straggler(node, directions[0] if directions else "retrans", 1.0, 10.0, f"{node}: slow", f"{node}: slow",
+def slow(node: str, *directions: str, two_way: bool = True, value: float = 1.0) -> Straggler:
+    """A node found slow this interval in ``directions`` ("tx", "rx", …), its first at ``value``."""
+    return Straggler(node, directions[0] if directions else "retrans", value, 10.0, f"{node}: slow", f"{node}: slow",
                      tuple(directions), two_way)
 
 
@@ -55,8 +55,15 @@ def tick(fleet: Fleet, rates: dict[str, tuple[float, float]], peers=None) -> lis
 def test_in_a_ring_the_node_slow_both_ways_is_the_culprit_and_its_neighbours_its_victims():
     found = [slow("acc3", "tx", "rx"), slow("acc2", "tx"), slow("acc4", "rx")]
     assert victims_of(found) == {"acc2": ("acc3",), "acc4": ("acc3",)}
-    # nobody slow both ways: the direction says nothing, all are stragglers
-    assert victims_of([slow("acc3", "tx"), slow("acc2", "tx"), slow("acc4", "rx")]) == {}
+    # nobody slow both ways: a receiver slow at the rate a slow sender sends is its victim
+    # (one flow, seen at both ends), whatever the traffic's pattern
+    assert victims_of([slow("acc3", "tx", value=150), slow("acc2", "tx", value=240),
+                       slow("acc4", "rx", value=140)]) == {"acc4": ("acc3",)}
+    assert victims_of([slow("n3", "tx", two_way=False, value=150), slow("n4", "rx", two_way=False, value=151)]) == \
+        {"n4": ("n3",)}
+    # and the direction says nothing more: the others are stragglers
+    assert victims_of([slow("acc3", "tx", value=150), slow("acc2", "tx", value=240),
+                       slow("acc4", "rx", value=50)]) == {}
     # unless a culprit is known otherwise (a straggler held, a slow link, a pair test's suspect)
     assert victims_of([slow("acc3", "tx"), slow("acc2", "tx"), slow("acc4", "rx")], {"acc3"}) == \
         {"acc2": ("acc3",), "acc4": ("acc3",)}
@@ -158,3 +165,18 @@ def test_the_hold_costs_nothing_for_nodes_never_found():
     for _ in range(4):
         held.update([])
     assert held._tracks == {}  # a node clean for long enough is forgotten
+
+
+def test_a_ring_capped_by_its_senders_names_the_shaped_sender_and_not_its_receiver():
+    # the lab's ring at 1 Gbit/s a flow (iperf3 -b 1G), node3's egress shaped to 150 Mbit/s:
+    # its sender keeps its pace (node3's ACKs are enough), so node3 is slow in TX only and
+    # node4 in RX only, at the same rate
+    rates = {f"node{i}": (1 * G, 1 * G) for i in range(1, 6)}
+    rates["node3"] = (1 * G, 0.144 * G)
+    rates["node4"] = (0.143 * G, 1 * G)
+    fleet = fleet_of(rates)
+    assert tick(fleet, rates) == []  # held: named from the second interval
+    for _ in range(6):
+        tick(fleet, rates)
+        assert [s.node for s in fleet.stragglers] == ["node3"]
+        assert [(s.node, s.cause) for s in fleet.victims] == [("node4", "slowed by node3")]
