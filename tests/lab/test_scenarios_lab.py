@@ -14,7 +14,11 @@ shaping removed (the lab fixture heals it), also on failure.
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import shutil
+import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 
@@ -124,12 +128,11 @@ async def test_a_ring_with_one_shaped_link_names_that_node_and_never_its_neighbo
     neighbours = [(i, s) for i, s in enumerate(ticks.stragglers) if {"node2", "node4"} & set(s)]
     assert not neighbours, f"a neighbour named as a straggler: {neighbours}\n{ticks.story()}"
     assert ticks.changes() <= 1, f"the named node changed {ticks.changes()} times\n{ticks.story()}"
-    # the neighbours are its victims: slowed by node3, most of the time (each is slow in one
-    # direction only while the flows around it settle)
-    for victim in ("node2", "node4"):
-        marked = sum(1 for v in ticks.victims if v.get(victim) == ("node3",))
-        assert marked >= 0.5 * n, f"{victim} slowed by node3 in {marked} of {n} ticks\n{ticks.story()}"
-
+    # its receiver is its victim: slowed by node3, nearly always (node2, its sender, keeps
+    # its pace at 1 Gbit/s: node3's ACKs are not what the tbf holds back)
+    marked = sum(1 for v in ticks.victims if v.get("node4") == ("node3",))
+    assert marked >= 0.9 * n, f"node4 slowed by node3 in {marked} of {n} ticks\n{ticks.story()}"
+    assert all(v.get("node2") in (None, ("node3",)) for v in ticks.victims), ticks.story()
 
 async def test_a_uniformly_busy_ring_names_nobody(make_lab):
     ticks = await watch(await asyncio.to_thread(make_lab, 5), traffic=True)
@@ -143,3 +146,36 @@ async def test_an_idle_fleet_names_nobody(make_lab):
     assert len(ticks.first) >= 20 - SKIPPED_TICKS
     assert all(s == [] for s in ticks.stragglers), ticks.story()
     assert all(v == {} for v in ticks.victims), ticks.story()
+
+
+def test_a_recording_of_the_ring_exported_as_json_names_the_culprit_and_never_its_victims(make_lab, tmp_path):
+    """`netui record` over the shaped ring, then `netui export --format json`: the intervals
+    after the first few name node3 first in at least 90 % of them, node2 and node4 in none
+    (node4 is there as a victim: a ``cause``, after the stragglers)."""
+    lab = make_lab(5)
+    lab.node(3).slow_link(SHAPED)
+    path, out = tmp_path / "ring.ndjson.gz", tmp_path / "ring.json"
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path)}  # the defaults, not a user's file
+    procs = ring_flows(lab.nodes, TRAFFIC_S + 10)
+    try:
+        r = subprocess.run([sys.executable, "-m", "netui", "record", "-o", str(path), "--count", str(TRAFFIC_S),
+                            "--interval", "1", "--connect-timeout", "5", "-F", str(lab.ssh_config),
+                            lab.host_pattern()], capture_output=True, text=True, timeout=TRAFFIC_S * 4, env=env)
+        assert r.returncode == 0, r.stderr
+    finally:
+        ended(procs)
+        lab.node(3).clear_link()
+    r = subprocess.run([sys.executable, "-m", "netui", "export", "--format", "json", "-o", str(out), str(path)],
+                       capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(out.read_text())
+    intervals = doc["intervals"][SKIPPED_TICKS + 2:]  # the first two: nodes connecting, no rates yet
+    assert len(intervals) >= TRAFFIC_S - SKIPPED_TICKS - 4, len(doc["intervals"])
+    named = [[s["node"] for s in i["stragglers"] if s["cause"] is None] for i in intervals]
+    story = "\n".join(f"{i}: {[(s['node'], s['cause']) for s in x['stragglers']]}" for i, x in enumerate(intervals))
+    first = sum(1 for n in named if n[:1] == ["node3"])
+    assert first >= 0.9 * len(intervals), f"node3 named first in {first} of {len(intervals)}\n{story}"
+    assert not any({"node2", "node4"} & set(n) for n in named), story
+    # the events: node3 flagged once, and nobody else
+    flagged = [e["node"] for e in doc["events"] if e["type"] == "straggler" and e.get("flagged")]
+    assert flagged == ["node3"], (flagged, story)
