@@ -24,6 +24,9 @@ node is busy but whether it is *unlike its busy peers*. The rules, as the README
   makes it a straggler), with its other findings after "also".
 - **Pair tests.** The suspects a finished pair test names are stragglers too (metric
   "pairs"), until a later test of that node clears them or the user does (``model.fleet``).
+
+This is one interval's judgement. What the fleet shows is held over intervals, and the nodes
+slowed only by a straggler are its victims rather than stragglers (``model.blame``).
 """
 
 from __future__ import annotations
