@@ -119,7 +119,7 @@ class _Track:
     unslowed: int = 0  # intervals in a row not a victim
     held: bool = False
     held_victim: bool = False
-    onset: int = 0  # when it became a straggler (the order of the stragglers)
+    onset: tuple[int, int] = (0, 0)  # when it became a straggler (the order of the stragglers)
     culprit_window: list[bool] = field(default_factory=list)  # a culprit (below), the same intervals
     culprit: int = 0  # intervals of the window in which it was slow both ways or slowed another
     blamed: bool = False  # a straggler slow both ways while held: a culprit until it stops
@@ -143,7 +143,7 @@ class HeldStragglers:
     def __init__(self, rules: StragglerRules | None = None) -> None:
         self.rules = rules or StragglerRules()
         self._tracks: dict[str, _Track] = {}
-        self._onsets = 0
+        self._ticks = 0  # intervals fed
         self.stragglers: list[Straggler] = []  # held, in the order they became stragglers
         self.victims: list[Straggler] = []  # held, each with its ``slowed_by``
 
@@ -161,8 +161,11 @@ class HeldStragglers:
         slowed = victims_of(found, known, rules, peers)
         causes = {c for by in slowed.values() for c in by}
         now = {s.node: s for s in found}
-        for name in now.keys() - tracks.keys():
-            tracks[name] = _Track()
+        rank = {name: i for i, name in enumerate(now)}  # this interval's worst first
+        for name in now:
+            if name not in tracks:
+                tracks[name] = _Track()
+        self._ticks += 1
         for name, t in list(tracks.items()):
             s = now.get(name)
             by = slowed.get(name)
@@ -181,8 +184,8 @@ class HeldStragglers:
                 t.unslowed += 1
             if not t.held and flagged >= k:
                 t.held = True
-                self._onsets += 1
-                t.onset = self._onsets
+                # in the order they became stragglers; at one interval, that interval's order
+                t.onset = (self._ticks, rank.get(name, len(rank)))
             elif t.held and t.clean >= m:
                 t.held = t.blamed = False
             if t.held and t.culprit:

@@ -180,3 +180,11 @@ def test_a_ring_capped_by_its_senders_names_the_shaped_sender_and_not_its_receiv
         tick(fleet, rates)
         assert [s.node for s in fleet.stragglers] == ["node3"]
         assert [(s.node, s.cause) for s in fleet.victims] == [("node4", "slowed by node3")]
+
+
+def test_stragglers_named_in_one_interval_keep_that_intervals_order():
+    held = HeldStragglers()
+    found = [slow(f"n{i}", "tx", "rx") for i in (9, 3, 7, 1, 5)]
+    held.update(found)
+    for _ in range(3):
+        assert [s.node for s in held.update(found)[0]] == ["n9", "n3", "n7", "n1", "n5"]
