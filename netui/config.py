@@ -5,7 +5,9 @@ the defaults.
 
 A metric may set any of ``careful``, ``warning``, ``critical``; the others keep their
 defaults (netui/model/health.py ``DEFAULT_THRESHOLDS``). ``[health]`` sets
-``retrans_min_segments`` and ``hold_intervals`` (``HealthRules``). A missing default file is no
+``retrans_min_segments`` and ``hold_intervals`` (``HealthRules``); ``[straggler]`` any field of
+``StragglerRules``, the hold (``flag_intervals`` of ``window_intervals``, ``clear_intervals``)
+and the victim rule (``victims``) among them. A missing default file is no
 error; a file named with ``--config`` must exist. Unknown keys and bad values are a
 ``ConfigError`` whose message names the file and the key — never a traceback.
 """
@@ -139,6 +141,11 @@ def parse_config(text: str, source: str = "config.toml") -> Config:
         where = f"{source}: straggler.{key}"
         if key not in known:
             raise ConfigError(f"{where}: unknown setting (known: {', '.join(sorted(known))})")
+        if known[key].type in ("bool", bool):
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: must be true or false, not {value!r}")
+            changes[key] = value
+            continue
         number = _number(where, value)
         if known[key].type in ("int", int):
             if number != int(number) or number < 1:
@@ -147,6 +154,9 @@ def parse_config(text: str, source: str = "config.toml") -> Config:
         changes[key] = number
     if changes:
         rules = replace(rules, **changes)
+    if rules.flag_intervals > rules.window_intervals:
+        raise ConfigError(f"{source}: straggler.flag_intervals: at most window_intervals "
+                          f"({rules.flag_intervals} of {rules.window_intervals} intervals cannot happen)")
     return Config(thresholds, rules, health=_health(doc, source), path=source)
 
 

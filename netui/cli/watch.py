@@ -124,6 +124,9 @@ def build_monitor(settings: WatchSettings, *, history_s: float | None = None,
                       history_s=settings.history_s if history_s is None else history_s,
                       thresholds=config.thresholds or None, rules=rules, connector=connector)
     monitor.fleet.straggler_rules = config.straggler
+    if hold_intervals == 1:  # judged at once: stragglers too
+        monitor.fleet.straggler_rules = replace(config.straggler, flag_intervals=1, window_intervals=1,
+                                                clear_intervals=1)
     from netui.cli.topology import attach_topology
 
     attach_topology(monitor.fleet, settings.topology_path, settings.sources.slurm is not False)

@@ -201,9 +201,11 @@ def fleet_document(fleet: Fleet) -> dict:
     return {
         "version": SCHEMA_VERSION,
         "nodes": [node_document(n, fleet.placement(n.name)) for n in fleet],
+        # the stragglers, then their victims (a ``cause``: "slowed by node3"), never first
         "stragglers": [
-            {"node": s.node, "metric": s.metric, "value": _num(s.value), "median": _num(s.median), "reason": s.reason}
-            for s in fleet.stragglers
+            {"node": s.node, "metric": s.metric, "value": _num(s.value), "median": _num(s.median), "reason": s.reason,
+             "cause": s.cause, "slowed_by": list(s.slowed_by)}
+            for s in fleet.stragglers + fleet.victims
         ],
         "totals": {
             "rx_bits_per_s": None if rx is None else round(rx * 8, 3),

@@ -182,12 +182,12 @@ class Monitor:
     def pair_test_done(self, document: dict) -> None:
         """A pair test ended here: its suspects are stragglers from now on (``take_pair_test``)."""
         if take_pair_test(self.fleet, document):
-            self.fleet.update_stragglers()
+            self.fleet.update_stragglers(advance=False)
 
     def clear_pair_suspects(self) -> list[str]:
         """The user's word: the pair tests' suspects are stragglers no more; the nodes that were."""
         cleared = self.fleet.clear_pair_suspects()
-        self.fleet.update_stragglers()
+        self.fleet.update_stragglers(advance=False)
         return cleared
 
     # kept for callers that think in polls

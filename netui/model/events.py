@@ -1,5 +1,5 @@
 """What changed in the fleet from one tick to the next, as records: node state changes with
-their reason, health level changes, stragglers flagged and cleared.
+their reason, health level changes, stragglers flagged and cleared (held, as shown).
 
 Pure: ``EventTracker.changes(fleet)`` compares the fleet with what it saw at the previous
 call. The recorder writes these records; replay finds the same ones again by running the
@@ -21,7 +21,7 @@ class EventTracker:
     def __init__(self) -> None:
         self._state: dict[str, tuple[NodeState, str | None]] = {}
         self._level: dict[str, Level] = {}
-        self._straggler: dict[str, str] = {}  # node → metric
+        self._straggler: dict[str, str] = {}  # node → what names it: "pairs" or "traffic"
 
     def changes(self, fleet: Fleet) -> list[dict]:
         """The records of what changed since the last call (without their time ``t``)."""
@@ -41,15 +41,22 @@ class EventTracker:
                             "reasons": list(node.health.reasons)})
                 self._level[node.name] = level
             s = node.straggler
-            if s is not None and self._straggler.get(node.name) != s.metric:
+            # held (model/blame.py): an event when a node becomes a straggler or stops being
+            # one, or a pair test names it, not when the rule that names it by its traffic
+            # changes from one interval to the next
+            if s is not None and self._straggler.get(node.name) != _source(s.metric):
                 out.append({"type": "straggler", "node": node.name, "flagged": True, "metric": s.metric,
                             "value": s.value, "median": s.median, "reason": s.reason})
-                self._straggler[node.name] = s.metric
+                self._straggler[node.name] = _source(s.metric)
             elif s is None and node.name in self._straggler:
                 del self._straggler[node.name]
                 out.append({"type": "straggler", "node": node.name, "flagged": False,
                             "reason": f"{node.name} is no longer a straggler"})
         return out
+
+
+def _source(metric: str) -> str:
+    return "pairs" if metric == "pairs" else "traffic"
 
 
 def event_level(rec: dict) -> Level:

@@ -7,6 +7,7 @@ from dataclasses import replace
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
+from netui.model.blame import Flows, HeldStragglers
 from netui.model.health import DEFAULT_RULES, HealthRules, Threshold
 from netui.model.node import Node, NodeState
 from netui.model.peers import slower_links
@@ -21,6 +22,7 @@ if TYPE_CHECKING:  # the pair tests load when one runs, not with the first frame
 _SUM_KEYS = ("rx_bytes_per_s", "tx_bytes_per_s", "drops_per_s", "errors_per_s", "retrans_segs_per_s",
              "rdma_rx_bytes_per_s", "rdma_tx_bytes_per_s")
 _SUM_COLUMNS = attrgetter(*_SUM_KEYS)
+_NOT_RANKED = 1 << 30  # Node.straggler_rank of a node that is no straggler
 
 
 class Fleet:
@@ -33,7 +35,9 @@ class Fleet:
             n: Node(n, history_s=history_s, interval_s=interval_s, thresholds=thresholds, rules=rules) for n in names
         }
         self.straggler_rules = StragglerRules()
-        self.stragglers: list[Straggler] = []
+        self.stragglers: list[Straggler] = []  # held (model/blame.py), the first one the header names
+        self.victims: list[Straggler] = []  # nodes slowed by a straggler, each with its ``slowed_by``
+        self._held = HeldStragglers(self.straggler_rules)
         # the suspects of the last pair test that tested each node: stragglers until a later
         # test of the node clears them, or ``clear_pair_suspects``
         self.pair_suspects: dict[str, Straggler] = {}
@@ -163,22 +167,45 @@ class Fleet:
         for node in self.nodes.values():
             node.set_interval(interval_s)
 
-    def update_stragglers(self) -> list[Straggler]:
-        """Compare the nodes with each other once per tick: mark each node's straggler, and
-        its links slower than their peers'. The pair tests' suspects come after the nodes
-        flagged by their traffic (whose reason then says that the pair test names them too)."""
-        live = find_stragglers(self.nodes.values(), self.straggler_rules)
+    def update_stragglers(self, *, advance: bool = True, peers: Flows | None = None) -> list[Straggler]:
+        """Compare the nodes with each other once per tick (``advance``: one more interval of
+        the hold; False: the same interval again, as when a pair test ends), mark each node's
+        straggler or victim, and its links slower than their peers'. Stragglers are held
+        (model/blame.py), worst level first and, at one level, in the order they became one;
+        the pair tests' suspects come after the nodes flagged by their traffic (whose reason
+        then says that the pair test names them too). ``peers``: the nodes' per-peer flows,
+        which make the victim rule exact (``blame.Flows``)."""
+        slow = slower_links(self.nodes.values())
+        if advance:
+            held = self._held
+            held.rules = self.straggler_rules
+            culprits = set(slow)
+            culprits.update(self.pair_suspects)
+            held.update(find_stragglers(self.nodes.values(), self.straggler_rules), culprits, peers)
+        live, victims = self._held.stragglers, self._held.victims
         named = {s.node for s in live}
-        self.stragglers = [
+        stragglers = [
             replace(s, reason=s.reason + "; the pair test names it too")
             if s.node in self.pair_suspects else s
             for s in live
-        ] + [s for s in self.pair_suspects.values() if s.node not in named]
-        flagged = {s.node: s for s in self.stragglers}
-        slow = slower_links(self.nodes.values())
-        for node in self.nodes.values():
+        ]
+        flagged = {s.node: s for s in stragglers}
+        slowed = {s.node: s for s in victims if s.node not in self.pair_suspects}
+        nodes = self.nodes
+        for node in nodes.values():
             node.straggler = flagged.get(node.name)
+            node.victim = slowed.get(node.name)
             node.slow_links = slow.get(node.name, ())
+            node.straggler_rank = _NOT_RANKED
+        stragglers.sort(key=lambda s: -int(nodes[s.node].level))  # stable: in their order at one level
+        pairs = [s for s in self.pair_suspects.values() if s.node not in named]
+        for s in pairs:
+            nodes[s.node].straggler = s
+            nodes[s.node].victim = None
+        self.stragglers = stragglers + pairs
+        self.victims = [s for s in victims if s.node in slowed]
+        for rank, s in enumerate(self.stragglers):
+            nodes[s.node].straggler_rank = rank
         return self.stragglers
 
     def take_pair_verdict(self, verdict: Verdict) -> None:

@@ -316,6 +316,8 @@ class Node:
         self._careful = careful_bounds(thresholds)
         self.samples_seen = 0
         self.straggler = None  # a model.straggler.Straggler while the fleet says so
+        self.straggler_rank = 1 << 30  # its place among the fleet's stragglers (the first is 0)
+        self.victim = None  # a Straggler with ``slowed_by``: slowed by a straggler (model/blame.py)
         self.slow_links: tuple[str, ...] = ()  # links slower than their peers' (model/peers.py), in words
         self.history_s = history_s
         self.interval_s = interval_s  # the interval the history is sized for (set_interval)
@@ -485,7 +487,12 @@ class Node:
     def reasons(self) -> tuple[str, ...]:
         """Everything wrong with the node, in words: its straggler reason, its links slower
         than its peers', then its own health reasons (worst first)."""
-        lead = (self.straggler.reason,) if self.straggler is not None else ()
+        if self.straggler is not None:
+            lead: tuple[str, ...] = (self.straggler.reason,)
+        elif self.victim is not None:
+            lead = (f"{self.name}: {self.victim.cause}: {self.victim.reason.split(': ', 1)[-1]}",)
+        else:
+            lead = ()
         return lead + self.slow_links + self.health.reasons
 
     @property

@@ -24,6 +24,9 @@ node is busy but whether it is *unlike its busy peers*. The rules, as the README
   makes it a straggler), with its other findings after "also".
 - **Pair tests.** The suspects a finished pair test names are stragglers too (metric
   "pairs"), until a later test of that node clears them or the user does (``model.fleet``).
+
+This is one interval's judgement. What the fleet shows is held over intervals, and the nodes
+slowed only by a straggler are its victims rather than stragglers (``model.blame``).
 """
 
 from __future__ import annotations
@@ -75,6 +78,16 @@ class StragglerRules:
     # busy nodes carry data both ways, RX and TX are judged apart (a ring at 3 Gbit/s with
     # one node's TX capped to 191 Mbit/s: that node is at 6 %)
     symmetric_ratio: float = 0.05
+    # the hold (model/blame.py): a node becomes a straggler once it has been one in
+    # ``flag_intervals`` of the last ``window_intervals`` intervals, and stops after
+    # ``clear_intervals`` clean intervals in a row: a one-interval blip never shows, a real
+    # cause shows within three intervals (two, when none misses), whatever rule names it
+    flag_intervals: int = 2
+    window_intervals: int = 3
+    clear_intervals: int = 3
+    # the victim rule: a node slow only in one direction, while another is slow both ways (or
+    # on its own link), is that node's victim, "slowed by …", not a straggler
+    victims: bool = True
 
 
 @dataclass(frozen=True)
@@ -88,6 +101,26 @@ class Straggler:
     reason: str
     # the numbers in short, for a status line: "node3: TX 191 Mb/s, 6 % of median 3.1 Gb/s"
     headline: str = ""
+    # every throughput direction found slow this interval ("tx", "rx", "rdma_tx", "rdma_rx"),
+    # and whether the traffic was two-way (TX judged with TX, RX with RX)
+    slow: tuple[str, ...] = ()
+    two_way: bool = False
+    # a victim: the nodes whose slowness makes this one slow (model/blame.py); () for a straggler
+    slowed_by: tuple[str, ...] = ()
+
+    @property
+    def cause(self) -> str | None:
+        """"slowed by acc3" (or "slowed by acc3 or acc7") for a victim, None for a straggler."""
+        if not self.slowed_by:
+            return None
+        named = " or ".join(self.slowed_by[:3]) + (" …" if len(self.slowed_by) > 3 else "")
+        return f"slowed by {named}"
+
+    @property
+    def both_ways(self) -> bool:
+        """Slow in both directions of one plane (host or RDMA), as a node on a slow link is."""
+        slow = self.slow
+        return ("tx" in slow and "rx" in slow) or ("rdma_tx" in slow and "rdma_rx" in slow)
 
 
 @dataclass(frozen=True)
@@ -159,7 +192,8 @@ def _slow(prefix: str, busy: list[tuple[Node, float | None, float | None]], idle
     r = rules.symmetric_ratio  # min(rx, tx) >= r × max(rx, tx), both ways (r <= 1: one test each way)
     both_ways = len([1 for _, rx, tx in busy if (rx or 0.0) >= r * (tx or 0.0) and (tx or 0.0) >= r * (rx or 0.0)])
     who = _who(len(busy), idle)
-    if 2 * both_ways >= len(busy):
+    two_way = 2 * both_ways >= len(busy)
+    if two_way:
         groups = [[(n, "tx", tx) for n, _, tx in busy if tx is not None],
                   [(n, "rx", rx) for n, rx, _ in busy if rx is not None]]
         median_words, how = "the busy nodes' median", ""
@@ -196,7 +230,8 @@ def _slow(prefix: str, busy: list[tuple[Node, float | None, float | None]], idle
             headline = f"{n.name}: {label} {units.bits_per_s(v)}, {_pct(fraction)} of median {units.bits_per_s(mid)}"
             order = _SENDS if direction == "tx" else _RECEIVES
             out.append(_Finding((-int(Level.WARNING), order, round(fraction, 3), n.name),
-                                Straggler(n.name, metric + direction, v, mid, reason, headline),
+                                Straggler(n.name, metric + direction, v, mid, reason, headline,
+                                          (metric + direction,), two_way),
                                 f"{label} {units.bits_per_s(v)} ({_pct(fraction)})", True))
     # a starved receiver: its slow senders are named first, and in its reason
     senders = [f.straggler.node for f in out if f.key[1] == _SENDS]
@@ -262,6 +297,9 @@ def _one_per_node(findings: list[_Finding]) -> list[Straggler]:
         lead = next((f for f in node_findings if f.throughput), node_findings[0])
         rest = [f.short for f in node_findings if f is not lead]
         s = lead.straggler
+        slow = tuple(f.straggler.metric for f in node_findings if f.throughput)
+        if len(slow) > 1:
+            s = replace(s, slow=slow, two_way=all(f.straggler.two_way for f in node_findings if f.throughput))
         out.append(_with_reason(s, s.reason + "; also " + ", ".join(rest)) if rest else s)
     return out
 

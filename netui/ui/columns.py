@@ -169,11 +169,12 @@ def sort_key(sort: str) -> Callable[[Node], tuple]:
     """Key for ``sorted``: worst first, or the column descending (names ascending, in
     natural order: node9 before node10).
 
-    Worst first is the held level, then a straggler, then a node that is not up (nothing
+    Worst first is the held level, then a straggler (in the fleet's order of them, the
+    first being the one the status line names), then a node that is not up (nothing
     is known of it), then the name: nothing that moves every sample, so nodes tied on all
     of these never swap rows from one sample to the next."""
     if sort == "worst":
-        return lambda n: (-int(n.level), n.straggler is None, n.state.healthy, units.name_key(n.name))
+        return lambda n: (-int(n.level), n.straggler_rank, n.state.healthy, units.name_key(n.name))
     if sort == "node":
         return lambda n: (units.name_key(n.name),)
     col = next(c for c in COLUMNS if c.key == sort)

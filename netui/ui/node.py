@@ -111,6 +111,10 @@ class NodeScreen(Screen):
             head.append(f"  ({sources})" if sources else "", style="dim")
         if node.error:
             head.append(f"\n{node.error}", style=styles[node.level])
+        if node.straggler is not None:
+            head.append(f"\n! straggler: {node.straggler.reason.split(': ', 1)[-1]}", style=styles[Level.WARNING])
+        elif node.victim is not None:
+            head.append(f"\n{node.victim.cause}: {node.victim.reason.split(': ', 1)[-1]}", style="dim")
         for reason in node.slow_links[:2]:
             head.append(f"\n! {reason}", style=styles[Level.WARNING])
         for reason in node.health.reasons[: max(1, 3 - len(node.slow_links))]:

@@ -115,6 +115,12 @@ def straggler_short(node: Node) -> str:
     return f"{label} {show(s.value)}, med {show(s.median)}"
 
 
+def victim_short(node: Node) -> str:
+    """"slowed by node3" for a node slowed by a straggler; "" for any other."""
+    v = node.victim
+    return v.cause or "" if v is not None else ""
+
+
 def short_why(node: Node, retry_in_s: float | None = None) -> str:
     """Why the node is not well, in about 20 cells; "" for a healthy node."""
     state = node.state
@@ -122,7 +128,8 @@ def short_why(node: Node, retry_in_s: float | None = None) -> str:
         return ""
     if state is not NodeState.UP:
         return failure_short(node) + _retry_text(retry_in_s, short=True)
-    return straggler_short(node) or (node.slow_links[0] if node.slow_links else "") or health_short(node)
+    return (straggler_short(node) or victim_short(node) or (node.slow_links[0] if node.slow_links else "")
+            or health_short(node))
 
 
 def long_why(node: Node, retry_in_s: float | None = None) -> str:
@@ -137,4 +144,6 @@ def long_why(node: Node, retry_in_s: float | None = None) -> str:
     reasons = list(node.slow_links) + list(node.health.reasons[:2])
     if node.straggler is not None:
         reasons.insert(0, "straggler: " + node.straggler.reason.split(": ", 1)[-1])
+    elif node.victim is not None:
+        reasons.insert(0, f"{node.victim.cause}: " + node.victim.reason.split(": ", 1)[-1])
     return "; ".join(reasons) or node.health.label

@@ -49,7 +49,7 @@ async def test_an_idle_lab_flags_nobody_for_twenty_samples(lab):
         task.cancel()
 
 
-async def test_a_slow_link_is_flagged_by_its_throughput_within_two_intervals_and_clears(lab):
+async def test_a_slow_link_is_flagged_by_its_throughput_within_three_intervals_and_clears(lab):
     nodes = lab.nodes
     m = monitor_for(lab, interval_s=1.0)
     task = await started(m)
@@ -89,10 +89,10 @@ async def test_a_slow_link_is_flagged_by_its_throughput_within_two_intervals_and
             raise AssertionError(f"node3 not flagged by its TX; Gbit/s (rx, tx) per node: {gbps(m)}; "
                                  f"stragglers: {[s.reason for s in m.fleet.stragglers]}") from None
         sampled_s, flag, stragglers = first[0]
-        # "within two intervals", counted on node3's clock, not in how soon this loaded host
-        # (four iperf3 flows on two vCPUs) got to its samples: the sample that carried the flag
-        # was taken at most two intervals after the first one to see the slow link (≤ 3 s at
-        # 1 s, 0.5 s spare)
+        # "within three intervals" (held: two of three), counted on node3's clock, not in how
+        # soon this loaded host (four iperf3 flows on two vCPUs) got to its samples: the sample
+        # that carried the flag was taken at most two intervals after the first one to see the
+        # slow link, a partial interval (≤ 3 s at 1 s, 0.5 s spare)
         after = sampled_s - slowed
         assert after <= 3.5, f"flagged on node3's sample taken {after:.2f} s after the slow link (seen after {took:.2f} s)"
         # the numbers: node3's TX far under the busy nodes' median, which is Gbit/s; the first
@@ -113,7 +113,8 @@ async def test_a_slow_link_is_flagged_by_its_throughput_within_two_intervals_and
         await wait_for(at_the_cap, 5, "node3 flagged at the capped rate", m)
         await wait_for(lambda: m.fleet["node3"].level >= 2, 5, "node3 at least a warning", m)
         await asyncio.to_thread(lab.node(3).clear_link)
-        await wait_for(lambda: not any(s.node == "node3" for s in m.fleet.stragglers), 5,
+        # held: cleared after three clean intervals (clear_intervals), the rates a second late
+        await wait_for(lambda: not any(s.node == "node3" for s in m.fleet.stragglers), 8,
                        "flag cleared", m)
     finally:
         await m.close()

@@ -48,6 +48,9 @@ def test_a_good_file_overrides_only_what_it_names(tmp_path):
     ("[thresholds]\ndrops_per_s = { careful = 1000 }\n", "thresholds.drops_per_s: careful ≤ warning ≤ critical"),
     ("[straggler]\nmin_nodes = 2.5\n", "straggler.min_nodes: must be a whole number"),
     ("[straggler]\nbusy_floor = 1\n", "straggler.busy_floor: unknown setting"),
+    ("[straggler]\nvictims = 1\n", "straggler.victims: must be true or false, not 1"),
+    ("[straggler]\nflag_intervals = 0\n", "straggler.flag_intervals: must be a whole number of at least 1"),
+    ("[straggler]\nflag_intervals = 4\n", "straggler.flag_intervals: at most window_intervals (4 of 3 intervals"),
     ("[threshold]\n", "unknown section 'threshold'"),
     ("health = 3\n", "health: must be a table"),
     ("[health]\nhold = 3\n", "health.hold: unknown setting (known: hold_intervals, retrans_min_segments)"),
@@ -91,6 +94,14 @@ def test_the_documented_example_is_a_valid_config():
     block = doc.split("```toml\n", 1)[1].split("```", 1)[0]
     c = parse_config(block, "docs/health.md")
     assert c.thresholds["pause_per_s"].careful == 100 and c.straggler.min_nodes == 4
+    s = c.straggler  # the hold and the victim rule, as data
+    assert (s.flag_intervals, s.window_intervals, s.clear_intervals, s.victims) == (2, 3, 3, True)
+
+
+def test_the_hold_and_the_victim_rule_are_settings():
+    s = parse_config("[straggler]\nflag_intervals = 1\nwindow_intervals = 1\nclear_intervals = 5\nvictims = false\n"
+                     ).straggler
+    assert (s.flag_intervals, s.window_intervals, s.clear_intervals, s.victims) == (1, 1, 5, False)
 
 
 def test_a_level_of_zero_means_any_at_all_not_every_idle_node():

@@ -190,6 +190,7 @@ class _Node:
         from netui.model.node import NodeSummary
 
         self.name, self.level, self.straggler, self.state = name, level, straggler, state
+        self.straggler_rank = 0 if straggler is not None else 1 << 30  # the fleet's order of its stragglers
         self.summary = NodeSummary(drops_per_s=drops, retrans_ratio=ratio)
 
 

@@ -288,6 +288,9 @@ def test_a_node_flagged_by_traffic_and_by_a_pair_test_is_one_straggler_led_by_it
             n.observe(node_sample(k, rx_bps=speeds[n.name] * G, tx_bps=speeds[n.name] * G))
     fleet.take_pair_verdict(judge(ring_matrix({"node3"})))
     fleet.update_stragglers()
+    assert names(fleet.stragglers) == ["node3"]  # the pair test's word counts at once
+    assert fleet.stragglers[0].metric == "pairs"
+    fleet.update_stragglers()  # the traffic's, held, from its second interval
     assert names(fleet.stragglers) == ["node3"]
     assert fleet.stragglers[0].metric == "tx"
     assert fleet.stragglers[0].reason.endswith("; the pair test names it too")

@@ -56,3 +56,16 @@ def test_a_straggler_compares_itself_with_the_median():
     assert short_why(n) == "RX 12% of median"
     n.straggler = Straggler("gpu04", "drops", 120.0, 0.0, "…")
     assert short_why(n) == "drops 120/s, med 0/s"
+
+
+def test_a_victim_says_which_straggler_slows_it_in_both_widths():
+    n = Node("acc4")
+    for k in range(3):
+        n.observe(node_sample(k, rx_bps=150e6, tx_bps=1e9))
+    n.victim = Straggler("acc4", "rx", 150e6 / 8, 1e9 / 8, "acc4: RX 150 Mb/s, 15 % of the busy nodes' median 1 Gb/s",
+                         slow=("rx",), two_way=True, slowed_by=("acc3",))
+    assert short_why(n) == "slowed by acc3"
+    assert long_why(n).startswith("slowed by acc3: RX 150 Mb/s, 15 % of the busy nodes' median 1 Gb/s")
+    assert n.level == 0  # no straggler: its own health only
+    n.victim = Straggler("acc4", "rx", 1, 8, "acc4: RX …", slowed_by=("acc3", "acc7"))
+    assert short_why(n) == "slowed by acc3 or acc7"

@@ -1,0 +1,205 @@
+"""Who to blame, held over time: the culprit among the slow nodes, and one stable name.
+
+``find_stragglers`` judges one interval. On a busy lab that judgement scatters from one
+second to the next, and a slow link makes its neighbours slow too. Two rules turn it into an
+answer one can act on:
+
+- **Victims.** A node slow both ways (or on its own link, or named by a pair test) slows the
+  nodes that exchange data with it, each in the direction that faces it: in a ring the node
+  before it sends slowly and the node after it receives slowly. A node slow sending only
+  starves its receiver: a node slow receiving only, at the rate the sender sends (within
+  20 %), is the sender's victim. While such a *culprit* exists, a node slow in one
+  direction only is its victim, ``slowed by acc3`` (``slowed by
+  acc3 or acc7`` with several), not a straggler. With the nodes' per-peer flows (``Flows``)
+  the rule is exact: a node is a victim when every one of its slow flows is with a culprit,
+  whatever the pattern of the traffic; a slow flow with any other node keeps it a straggler.
+  Without that match, one-way traffic (iperf3 pairs) says nothing of direction: its slow
+  nodes stay stragglers, the sender first.
+- **The hold.** A node becomes a straggler once it has been one in ``flag_intervals`` of the
+  last ``window_intervals`` intervals and stops after ``clear_intervals`` clean intervals in
+  a row (an interval as a victim is clean). The count is the node's, not its rule's: TX one
+  second and RX the next are two intervals of the same straggler. Victims are held alike.
+  Stragglers keep the order in which they became one, so the first one stays first while its
+  cause lasts.
+
+Pure: ``HeldStragglers.update`` is fed once per interval; its cost grows with the nodes
+found slow, not with the fleet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from statistics import median
+
+from netui.model.straggler import Straggler, StragglerRules
+
+# node → peer node → (tx_bytes_per_s to that peer, rx_bytes_per_s from it, …), over one
+# interval; None: unknown (a tuple whose first two items are these, as model.flows.PeerRates)
+Flows = Mapping[str, Mapping[str, tuple]]
+
+_DIRECTION = {"tx": 0, "rx": 1}  # a host-plane slow metric → its index in a flow
+
+
+def victims_of(found: Iterable[Straggler], culprits: Iterable[str] = (), rules: StragglerRules | None = None,
+               peers: Flows | None = None) -> dict[str, tuple[str, ...]]:
+    """The victims among one interval's stragglers ``found``: node → the culprits it is
+    slowed by (sorted by name). ``culprits``: nodes known to be at fault besides those found
+    slow both ways this interval (slow links, pair-test suspects, stragglers held). ``peers``:
+    per-peer flows in bytes/s (``Flows``); a node they cover is judged by them alone."""
+    rules = rules or StragglerRules()
+    found = list(found)
+    if not rules.victims or not found:
+        return {}
+    known = set(culprits)
+    blamed = known | {s.node for s in found if s.both_ways}
+    out: dict[str, tuple[str, ...]] = {}
+    reference = _flow_medians(peers) if peers else None
+    for s in found:
+        if s.node in known or not s.slow:
+            continue
+        flows = peers.get(s.node) if peers else None
+        if flows is not None and reference is not None:
+            by = _slow_flows_with(s, flows, reference, rules)
+            if by and by <= blamed - {s.node}:
+                out[s.node] = tuple(sorted(by))
+        elif blamed and s.two_way and not s.both_ways and s.node not in blamed:
+            out[s.node] = tuple(sorted(blamed))
+    # no culprit for it: a receiver starved by a slow sender, slow in RX only at the rate a
+    # node slow in TX only sends (within 20 %: one flow seen at its two ends); the sender is
+    # the cause, as its own link is what a tbf or a bad port slows first
+    senders = [s for s in found if s.slow in (("tx",), ("rdma_tx",)) and s.node not in out]
+    for s in found if senders else ():
+        if s.node in out or s.node in known or s.slow not in (("rx",), ("rdma_rx",)):
+            continue
+        if peers and s.node in peers:
+            continue  # the flows said
+        by = {t.node for t in senders if t.slow[0][:-2] == s.slow[0][:-2] and t.node != s.node
+              and _same_flow(t.value, s.value)}
+        if by:
+            out[s.node] = tuple(sorted(by))
+    return out
+
+
+def _same_flow(a: float, b: float) -> bool:
+    """Two rates (bytes/s) that one flow can be, seen at its two ends: within 20 %."""
+    return a > 0 and b > 0 and max(a, b) <= 1.25 * min(a, b)
+
+
+def _flow_medians(peers: Flows) -> tuple[float, float]:
+    """The median flow that carries data, TX and RX (bytes/s), over every node's peers."""
+    tx = [f[0] for flows in peers.values() for f in flows.values() if f[0] is not None and f[0] > 0]
+    rx = [f[1] for flows in peers.values() for f in flows.values() if f[1] is not None and f[1] > 0]
+    return (median(tx) if tx else 0.0, median(rx) if rx else 0.0)
+
+
+def _slow_flows_with(s: Straggler, flows: Mapping[str, tuple], reference: tuple[float, float],
+                     rules: StragglerRules) -> set[str]:
+    """The peers with which node ``s.node`` has a slow flow in a direction it is slow in: under
+    ``slow_fraction`` of the median flow that way. A host-plane judgement (RDMA has no socket)."""
+    out: set[str] = set()
+    for metric in s.slow:
+        i = _DIRECTION.get(metric)
+        if i is None or reference[i] <= 0:
+            continue
+        bar = rules.slow_fraction * reference[i]
+        for peer, flow in flows.items():
+            if flow[i] is not None and 0 < flow[i] < bar:
+                out.add(peer)
+    return out
+
+
+@dataclass
+class _Track:
+    """One node's recent intervals: as a straggler, as a victim."""
+
+    flagged: list[bool] = field(default_factory=list)  # the last window_intervals intervals, oldest first
+    victim: list[bool] = field(default_factory=list)
+    clean: int = 0  # intervals in a row not a straggler
+    unslowed: int = 0  # intervals in a row not a victim
+    held: bool = False
+    held_victim: bool = False
+    onset: tuple[int, int] = (0, 0)  # when it became a straggler (the order of the stragglers)
+    culprit_window: list[bool] = field(default_factory=list)  # a culprit (below), the same intervals
+    culprit: int = 0  # intervals of the window in which it was slow both ways or slowed another
+    blamed: bool = False  # a straggler slow both ways while held: a culprit until it stops
+    last: Straggler | None = None  # its latest finding as a straggler
+    last_victim: Straggler | None = None  # its latest finding as a victim (with slowed_by)
+
+    def idle(self) -> bool:
+        return not (self.held or self.held_victim or any(self.flagged) or any(self.victim))
+
+
+def _push(window: list[bool], value: bool, size: int) -> int:
+    window.append(value)
+    if len(window) > size:
+        del window[0]
+    return sum(window)
+
+
+class HeldStragglers:
+    """Stragglers and victims held over intervals (the module's rules)."""
+
+    def __init__(self, rules: StragglerRules | None = None) -> None:
+        self.rules = rules or StragglerRules()
+        self._tracks: dict[str, _Track] = {}
+        self._ticks = 0  # intervals fed
+        self.stragglers: list[Straggler] = []  # held, in the order they became stragglers
+        self.victims: list[Straggler] = []  # held, each with its ``slowed_by``
+
+    def update(self, found: list[Straggler], culprits: Iterable[str] = (), peers: Flows | None = None
+               ) -> tuple[list[Straggler], list[Straggler]]:
+        """One more interval whose stragglers are ``found`` (``find_stragglers``): the held
+        stragglers and the held victims. ``culprits`` and ``peers`` as for ``victims_of``;
+        the stragglers held that were slow both ways in the window are culprits too."""
+        rules = self.rules
+        n = max(1, rules.window_intervals)
+        k = min(max(1, rules.flag_intervals), n)
+        m = max(1, rules.clear_intervals)
+        tracks = self._tracks
+        known = set(culprits) | {name for name, t in tracks.items() if t.blamed}
+        slowed = victims_of(found, known, rules, peers)
+        causes = {c for by in slowed.values() for c in by}
+        now = {s.node: s for s in found}
+        rank = {name: i for i, name in enumerate(now)}  # this interval's worst first
+        for name in now:
+            if name not in tracks:
+                tracks[name] = _Track()
+        self._ticks += 1
+        for name, t in list(tracks.items()):
+            s = now.get(name)
+            by = slowed.get(name)
+            straggler = s is not None and by is None
+            flagged = _push(t.flagged, straggler, n)
+            _push(t.victim, by is not None, n)
+            # a culprit this interval: slow both ways, or the cause of another's slowness
+            t.culprit = _push(t.culprit_window, s is not None and (s.both_ways or name in causes), n)
+            if straggler:
+                t.last, t.clean = s, 0
+            else:
+                t.clean += 1
+            if by is not None:
+                t.last_victim, t.unslowed = replace(s, slowed_by=by), 0
+            else:
+                t.unslowed += 1
+            if not t.held and flagged >= k:
+                t.held = True
+                # in the order they became stragglers; at one interval, that interval's order
+                t.onset = (self._ticks, rank.get(name, len(rank)))
+            elif t.held and t.clean >= m:
+                t.held = t.blamed = False
+            if t.held and t.culprit:
+                t.blamed = True
+            victim_count = sum(t.victim)
+            if not t.held_victim and victim_count >= k:
+                t.held_victim = True
+            elif t.held_victim and t.unslowed >= m:
+                t.held_victim = False
+            if t.idle():
+                del tracks[name]
+        held = sorted((t for t in tracks.values() if t.held), key=lambda t: t.onset)
+        self.stragglers = [t.last for t in held if t.last is not None]
+        self.victims = [t.last_victim for t in tracks.values()
+                        if t.held_victim and not t.held and t.last_victim is not None]
+        self.victims.sort(key=lambda s: s.node)
+        return self.stragglers, self.victims
