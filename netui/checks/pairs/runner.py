@@ -8,8 +8,11 @@ its IPv4 addresses (the test address is chosen from them), its RDMA ports for pe
 A node that fails the probe fails its pairs with the reason ("iperf3 missing on node3");
 the other pairs still run.
 
-Then the rounds (circle method, ``checks.pairs.model``): a round's tests run at once, a node is
-in at most one test at a time, and the next round starts when this one has ended. Each
+Then the rounds (``checks.pairs.model``): a round's tests run at once and the next round
+starts when this one has ended. With disjoint pairs (the circle method) a node is in at most
+one test at a time; with the shift pattern it is in two, the server of the flow coming in
+and the client of the flow going out, each test on its own port (taken on both of its
+nodes, so a node's two tests never share one). Each
 test starts its server, waits until it listens, then starts the client. While a round
 runs, the next round's commands are already *staged*: their SSH channels and shells are
 up and wait for ``go`` (collectors/shell.py), so a round starts without a channel open or a
@@ -36,6 +39,8 @@ from netui.checks.pairs.tools import (
     BOTH_WAYS,
     PORT_SPAN,
     IB_WRITE_BW,
+    PAIRS,
+    SHIFT,
     Endpoint,
     PairSettings,
     client_command,
@@ -51,7 +56,8 @@ from netui.collectors.shell import CommandFailed, Running, guarded
 from netui.engine.sources import shells_for
 from netui.model.node import NodeState
 from netui.checks.pairs.counters import pair_counters
-from netui.checks.pairs.model import Pair, PairResult, PortAllocator, all_pairs_rounds, one_at_a_time
+from netui.checks.pairs.model import (Pair, PairResult, PortAllocator, all_pairs_rounds, one_at_a_time,
+                                      shift_rounds)
 from netui.checks.pairs.verdict import Verdict, judge
 from netui.checks.report_common import CheckReport
 from netui.model.testnet import Probe, choose_addresses, choose_rdma, link_speeds_mbps
@@ -75,12 +81,16 @@ def node_unavailable(monitor, shells: dict, node: str) -> str | None:
     return None
 
 
-def plan_rounds(nodes: Sequence[str], *, matrix: bool, direction: str, one_by_one: bool) -> list[list[Pair]]:
-    """The rounds of tests: all pairs (matrix) or the first two nodes; both ways doubles them."""
+def plan_rounds(nodes: Sequence[str], *, matrix: bool, direction: str, one_by_one: bool,
+                pattern: str = PAIRS) -> list[list[Pair]]:
+    """The rounds of tests: all pairs (matrix) or the first two nodes; both ways doubles them,
+    but for the shift pattern (every ordered pair in N−1 rounds)."""
     nodes = list(dict.fromkeys(nodes))
     if len(nodes) < 2:
         return []
-    if matrix:
+    if matrix and direction == BOTH_WAYS and pattern == SHIFT:
+        rounds = shift_rounds(nodes)
+    elif matrix:
         rounds = all_pairs_rounds(nodes, directed=direction == BOTH_WAYS)
     else:
         a, b = nodes[0], nodes[1]
@@ -286,7 +296,8 @@ class PairTest(NodeCommands):
         report.started_wall_s = time.time()
         self._t0 = time.monotonic()
         s = self.settings
-        rounds = plan_rounds(self.nodes, matrix=self.matrix, direction=s.direction, one_by_one=s.one_at_a_time)
+        rounds = plan_rounds(self.nodes, matrix=self.matrix, direction=s.direction, one_by_one=s.one_at_a_time,
+                             pattern=s.pattern)
         self._total = report.tests_total = sum(len(r) for r in rounds)
         self._rounds = report.rounds = len(rounds)
         # the per-CPU tables of the nodes under test: the hottest CPU over each test's window

@@ -28,6 +28,18 @@ BIDIR = "bidir"  # both directions at once (iperf3 --bidir), two results per tes
 DIRECTIONS = (ONE_WAY, BOTH_WAYS, BIDIR)
 DIRECTION_LABELS = {ONE_WAY: "one way", BOTH_WAYS: "both ways", BIDIR: "bidirectional"}
 
+# how a matrix both ways is scheduled (checks/pairs/model.py)
+SHIFT = "shift"  # round k: every node i sends to i+k and receives from i−k at once (N−1 rounds)
+PAIRS = "pairs"  # disjoint one-way pairs, each direction in its own round (2(N−1) rounds)
+PATTERNS = (SHIFT, PAIRS)
+PATTERN_LABELS = {SHIFT: "shift", PAIRS: "disjoint pairs"}
+
+
+def default_direction(matrix: bool) -> str:
+    """The direction a test starts with, the same in the UI (t, T, r, R) and ``netui bench``:
+    a matrix both ways (every node tested sending and receiving), one pair one way."""
+    return BOTH_WAYS if matrix else ONE_WAY
+
 FIRST_PORT = {IPERF3: 5201, IB_WRITE_BW: 18515}
 PORT_SPAN = 200  # ports tried from the first one: concurrent tests, and ports already taken
 CONNECT_TIMEOUT_MS = 5000  # iperf3 --connect-timeout
@@ -56,6 +68,15 @@ class PairSettings(DictSettings):
     threshold_gbps: float | None = None
     threshold_percent: float = 90.0
     port: int | None = None  # the first TCP port tried (None: the tool's own, FIRST_PORT)
+    pattern: str = SHIFT  # a matrix both ways: shift or pairs (one way and bidir run pairs)
+    confirm: bool = True  # rerun alone the pairs that decide a verdict naming a node or a link
+
+    def pattern_used(self, matrix: bool) -> str:
+        """The schedule a test with these settings runs: shift only for a matrix both ways
+        (and not one at a time), else pairs."""
+        if matrix and self.direction == BOTH_WAYS and self.pattern == SHIFT and not self.one_at_a_time:
+            return SHIFT
+        return PAIRS
 
     @property
     def first_port(self) -> int:
@@ -71,6 +92,8 @@ class PairSettings(DictSettings):
             raise ValueError("parallel streams (-P) must be 1 to 128")
         if self.direction not in DIRECTIONS:
             raise ValueError(f"direction must be one of {', '.join(DIRECTIONS)}")
+        if self.pattern not in PATTERNS:
+            raise ValueError(f"pattern must be one of {', '.join(PATTERNS)}")
         if self.tool == IB_WRITE_BW and self.direction == BIDIR:
             raise ValueError("bidirectional is for iperf3; ib_write_bw runs one way or both ways")
         if not 1 <= self.size_bytes <= 1 << 30:

@@ -64,6 +64,18 @@ OWN_SHARE_OF_CLEAR = 0.8
 # ... with the spread never taken below this share of the centre, so that near-identical
 # results (MAD ≈ 0) do not make every small wobble an outlier
 OUTLIER_MIN_SPREAD = 0.05
+# the pairs split in two groups where the largest gap in their rates (sorted, as a ratio) is at
+# least this wide: the pass mark is then that gap's middle (its geometric mean), which no one
+# measurement on either side can move past the gap. A busy CPU scatters healthy iperf3 pairs by
+# up to 4× (4.9 to 19 Gbit/s on a loaded host); a shaped link or a bad port is 10-50× below
+WIDE_GAP = 4.0
+# a failing pair this many times faster than the node's own failing ones below it is evidence
+# that the node is fine that way (the slow ones lie elsewhere: a path, an uplink)
+CLEARS_OWN = WIDE_GAP
+# with a topology, a gap at least this wide puts the pairs above it on the healthy side for the
+# fabric's rules whatever the pass mark (an in-leaf pair held back by a busy CPU still clears its
+# nodes of the slow pairs through their uplink)
+FABRIC_GAP = 2.5
 
 SENDING, RECEIVING, BOTH_WAYS = "sending", "receiving", "sending and receiving"
 
@@ -173,6 +185,59 @@ def best_pairs(measured_gbps: Sequence[float], share: float) -> BestPairs | None
     return BestPairs(rate, min(mark, floor), scatter, widened)
 
 
+@dataclass(frozen=True)
+class RateSplit:
+    """The largest gap in the pairs' rates (Gbit/s): the fastest pair below it, the slowest
+    above it, their ratio, how many pairs sit on each side, and the mark in its middle."""
+
+    low_gbps: float
+    high_gbps: float
+    ratio: float
+    below: int
+    above: int
+
+    @property
+    def mark_gbps(self) -> float:
+        return math.sqrt(self.low_gbps * self.high_gbps)
+
+
+def split_rates(measured_gbps: Sequence[float]) -> RateSplit | None:
+    """Where the sorted rates have their largest gap (as a ratio); None with fewer than two
+    rates. The ratio of a zero rate is taken against 1 kbit/s."""
+    ordered = sorted(max(v, 1e-6) for v in measured_gbps)
+    if len(ordered) < 2:
+        return None
+    best_i, best_ratio = 0, 0.0
+    for i in range(len(ordered) - 1):
+        ratio = ordered[i + 1] / ordered[i]
+        if ratio > best_ratio:
+            best_i, best_ratio = i, ratio
+    return RateSplit(ordered[best_i], ordered[best_i + 1], best_ratio, best_i + 1, len(ordered) - best_i - 1)
+
+
+def cleared_by_own(failing: Sequence[PairResult]) -> tuple[set[str], set[str], set[int]]:
+    """Nodes a failing pair of their own clears: one that runs at least ``CLEARS_OWN`` times
+    faster than the node's failing pairs below it (the way it was tested: as a sender, as a
+    receiver). Returns the nodes cleared as senders, as receivers, and the ids of the pairs
+    that clear them."""
+    senders: set[str] = set()
+    receivers: set[str] = set()
+    clearing: set[int] = set()
+    for role, out in (("sender", senders), ("receiver", receivers)):
+        by_node: dict[str, list[PairResult]] = {}
+        for r in failing:
+            if _measured(r):
+                by_node.setdefault(getattr(r, role), []).append(r)
+        for node, rs in by_node.items():
+            rs = sorted(rs, key=lambda r: r.gbps)
+            for lower, upper in zip(rs, rs[1:]):
+                if upper.gbps >= CLEARS_OWN * max(lower.gbps, 1e-6):
+                    out.add(node)
+                    clearing.update(id(r) for r in rs if r.gbps >= upper.gbps)
+                    break
+    return senders, receivers, clearing
+
+
 def _outliers(measured: list[PairResult], centre: float | None) -> list[PairResult]:
     if centre is None or len(measured) < 3:
         return []
@@ -192,15 +257,18 @@ def natural(name: str) -> list:
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
 
-def node_summaries(results: list[PairResult], failing: list[PairResult]) -> dict[str, NodeSummary]:
+def node_summaries(results: list[PairResult], failing: list[PairResult],
+                   cleared: tuple[set[str], set[str]] = (set(), set())) -> dict[str, NodeSummary]:
     """Each node (in natural name order) with its sends and receives, how many fail, their
     median Gbit/s and whether the
     failures point at it (module docstring: a suspect as a sender when every send fails
-    and one went to a node that receives well elsewhere; the same for receiving)."""
+    and one went to a node that receives well elsewhere; the same for receiving).
+    ``cleared``: nodes that send well and receive well by a failing pair of their own far
+    faster than their others (``cleared_by_own``)."""
     failed = {id(r) for r in failing}
     passing = [r for r in results if id(r) not in failed]
-    sends_well = {r.sender for r in passing}
-    receives_well = {r.receiver for r in passing}
+    sends_well = {r.sender for r in passing} | cleared[0]
+    receives_well = {r.receiver for r in passing} | cleared[1]
     out: dict[str, NodeSummary] = {}
     for node in sorted({n for r in results for n in r.pair}, key=natural):
         sends = [r for r in results if r.sender == node]
@@ -317,11 +385,14 @@ def judge(
     threshold_percent: float = 90.0,
     link_speed_mbps: Mapping[str, int | None] | None = None,
     topology: Topology | None = None,
+    nominal_mbps: Mapping[str, tuple[int, str]] | None = None,
 ) -> Verdict:
     """Pass or fail each pair, sum each node up, name the suspects and word the verdict
     (the rules are in the module's docstring). ``link_speed_mbps``: Mbit/s as
     /sys/class/net/*/speed gives it; Gbit/s everywhere else. ``topology``: where the nodes
-    sit (found by the names in the results); without it the fabric is not judged."""
+    sit (found by the names in the results); without it the fabric is not judged.
+    ``nominal_mbps``: node → (Mbit/s, kind) of a software device's nominal speed (a veth's
+    10000): never a pass mark, only said in the rule's words."""
     every = list(results)
     untested = [r for r in every if not r.ok and r.kind in CANNOT_RUN]
     tested = [r for r in every if not (not r.ok and r.kind in CANNOT_RUN)]
@@ -331,7 +402,15 @@ def judge(
     median = statistics.median(r.gbps for r in measured) if measured else None
     best = best_pairs([r.gbps for r in measured], share)
     best_in_leaf = False
-    if topology is not None and best is not None:
+    split = split_rates([r.gbps for r in measured])
+    wide = split if split is not None and split.ratio >= WIDE_GAP else None
+    if wide is not None:
+        # two groups far apart: what the fast group reaches is the best pairs' rate, and the
+        # mark is the gap's middle, so one unlucky pair in the fast group still passes
+        best = best_pairs([r.gbps for r in measured if r.gbps >= wide.high_gbps], share)
+        assert best is not None
+        best = dataclasses.replace(best, mark_gbps=wide.mark_gbps, widened=False)
+    elif topology is not None and best is not None:
         # a wide fabric's pairs are mostly cross-switch: when those are slow, the best pairs
         # of all are slow ones, and the best in-leaf pairs are what a node reaches
         in_leaf = [r.gbps for r in measured if topology.same_leaf(r.sender, r.receiver)]
@@ -367,29 +446,37 @@ def judge(
     failed_ids = {id(r) for r in failing}
     ordered = failing + sorted((r for r in tested if id(r) not in failed_ids), key=lambda r: (r.sender, r.receiver))
     fabric: list[FabricSuspect] = []
+    own_senders, own_receivers, own_clearing = cleared_by_own(failing)
     if topology is not None and failing:
         from netui.checks.pairs.verdict_fabric import fabric_suspects
 
-        fabric = fabric_suspects(tested, failing, topology, OWN_SHARE_OF_CLEAR)
+        # healthy evidence for the fabric's rules: the pairs that pass, those above a gap in the
+        # rates (whatever the mark), and a node's failing pairs far faster than its others
+        healthy = {id(r) for r in tested if id(r) not in {id(f) for f in failing}} | own_clearing
+        if split is not None and split.ratio >= FABRIC_GAP:
+            healthy |= {id(r) for r in measured if r.gbps >= split.high_gbps}
+        fabric = fabric_suspects(tested, failing, topology, OWN_SHARE_OF_CLEAR, healthy=healthy)
     # the pairs a fabric suspect explains blame no node: the nodes are judged on the others
     explained = {pair for f in fabric for pair in f.pairs}
     judged = [r for r in tested if r.pair not in explained] if explained else tested
     judged_failing = [r for r in failing if r.pair not in explained] if explained else failing
-    nodes = node_summaries(judged, judged_failing)
+    nodes = node_summaries(judged, judged_failing, (own_senders, own_receivers))
     if len(judged_failing) < len(judged):
         passing = [r for r in judged if id(r) not in failed_ids]
-        nodes = _left_to_explain(judged_failing, nodes, {r.sender for r in passing}, {r.receiver for r in passing})
+        nodes = _left_to_explain(judged_failing, nodes, {r.sender for r in passing} | own_senders,
+                                 {r.receiver for r in passing} | own_receivers)
     nodes = _on_own_evidence(judged, judged_failing, nodes, required)
     if explained:  # each node's counts over all its pairs, its suspicion from the others
         blamed = {name: s.suspect for name, s in nodes.items()}
         nodes = {name: dataclasses.replace(s, suspect=blamed.get(name, ""))
-                 for name, s in node_summaries(tested, failing).items()}
+                 for name, s in node_summaries(tested, failing, (own_senders, own_receivers)).items()}
     suspects = sorted((s for s in nodes.values() if s.suspect), key=lambda s: (-_blamed(s), natural(s.node)))
     centre = None
     if best is not None:
         centre = statistics.median(r.gbps for r in measured if r.gbps >= LOWEST_SHARE_OF_BEST * best.rate_gbps)
     outliers = _outliers(measured, centre)
-    rule = _rule(threshold_gbps, threshold_percent, best, absolute, relative, len(tested), best_in_leaf)
+    rule = _rule(threshold_gbps, threshold_percent, best, absolute, relative, len(tested), best_in_leaf,
+                 wide, nominal_speed_words(nominal_mbps or {}))
 
     n = len(tested)
     if not tested:
@@ -400,12 +487,14 @@ def judge(
         text = _failure_text(failing, suspects, n, rule, fabric)
     elif absolute == 0:
         status = INCONCLUSIVE
+        nominal = nominal_speed_words(nominal_mbps or {})
+        speeds = f"link speeds are only nominal ({nominal})" if nominal else "link speeds are unknown"
         if n == 1:
-            text = (f"inconclusive: the pair ran at {_fmt(tested[0].gbps)} Gbit/s, link speeds are unknown and "
+            text = (f"inconclusive: the pair ran at {_fmt(tested[0].gbps)} Gbit/s, {speeds} and "
                     "there is no other pair to compare with (--threshold-gbps sets a pass mark)")
         else:
-            text = (f"inconclusive: all {n} pairs are alike (the best at {_fmt(best.rate_gbps)} Gbit/s) and link "
-                    "speeds are unknown, so they may all be equally slow (--threshold-gbps sets a pass mark)")
+            text = (f"inconclusive: all {n} pairs are alike (the best at {_fmt(best.rate_gbps)} Gbit/s) and "
+                    f"{speeds}, so they may all be equally slow (--threshold-gbps sets a pass mark)")
     elif untested:
         status = INCONCLUSIVE
         text = (f"inconclusive: the {n} tested {'pair passes' if n == 1 else 'pairs pass'} ({rule}), "
@@ -434,14 +523,31 @@ def judge(
     )
 
 
+def nominal_speed_words(nominal_mbps: Mapping[str, tuple[int, str]]) -> str:
+    """"veth 10G" (the software devices' nominal speeds, not a pass mark), or ""."""
+    from netui.model.units import speed
+
+    kinds = sorted({f"{kind} {speed(mbps)}" for mbps, kind in nominal_mbps.values() if mbps and mbps > 0})
+    return ", ".join(kinds)
+
+
 def _rule(threshold_gbps: float | None, threshold_percent: float, best: BestPairs | None,
-          absolute: int, relative: int, n: int, in_leaf: bool = False) -> str:
+          absolute: int, relative: int, n: int, in_leaf: bool = False, wide: RateSplit | None = None,
+          nominal: str = "") -> str:
     pct = _pct(threshold_percent)
     whose = "the best in-leaf pairs'" if in_leaf else "the best pairs'"
+    unknown = f"link speeds only nominal ({nominal})" if nominal else "link speeds unknown"
     if threshold_gbps is not None:
         return f"≥ {_pct(threshold_gbps)} Gbit/s"
     if relative == 0:
         return f"≥ {pct} % of link speed"
+    if wide is not None:
+        against = (f"the middle of a {wide.ratio:.0f}× gap in the rates, {_fmt(wide.mark_gbps)} Gbit/s "
+                   f"({wide.below} {'pair' if wide.below == 1 else 'pairs'} at ≤ {_fmt(wide.low_gbps)}, "
+                   f"{wide.above} at ≥ {_fmt(wide.high_gbps)})")
+        if absolute == 0:
+            return f"≥ {against}; {unknown}"
+        return f"≥ {pct} % of link speed; {relative} of {n} pairs with an unknown link speed against {against}"
     if best is None:
         against = "the best pairs (none measured)"
     elif best.widened:
@@ -450,7 +556,7 @@ def _rule(threshold_gbps: float | None, threshold_percent: float, best: BestPair
     else:
         against = f"{whose} {_fmt(best.rate_gbps)} Gbit/s"
     if absolute == 0:
-        return f"≥ {pct} % of {against}; link speeds unknown"
+        return f"≥ {pct} % of {against}; {unknown}"
     return f"≥ {pct} % of link speed; {relative} of {n} pairs with an unknown link speed against {pct} % of {against}"
 
 
