@@ -74,8 +74,13 @@ async def test_t_without_a_pair_says_how_and_T_takes_every_node():
         await pressed(pilot, "T")
         assert isinstance(app.screen, PairTestDialog)
         assert app.screen.matrix and app.screen.nodes == ["gpu01", "gpu02", "gpu03", "gpu04"]
-        # a matrix tests each node sending and receiving by default
+        # a matrix tests each node sending and receiving by default, in the shift pattern (each node
+        # sends and receives at once: every ordered pair in N-1 rounds), as netui bench --matrix does
         assert app.screen.query_one("#direction").value == "both"
+        assert app.screen.query_one("#pattern").value == "shift"
+        assert "12 tests in 3 rounds" in plain(app.screen.query_one("#pair-plan"))
+        app.screen.query_one("#pattern").value = "pairs"
+        await pilot.pause()
         assert "12 tests in 6 rounds" in plain(app.screen.query_one("#pair-plan"))
 
 
@@ -174,11 +179,11 @@ async def test_matrix_from_the_grid_in_the_lab(lab):
         # while a round runs, the line moves: its pair's throughput from the counters, and time
         live = [line for text in seen for line in text.splitlines() if line.startswith("now: node")]
         assert any("→" in line and "b/s" in line for line in live), seen
-        # the first matrix runs both directions: 3 pairs x 2 = 6 tests, one pair per round (one node
-        # of three sits out each round)
+        # the first matrix runs both directions in the shift pattern: 3 pairs x 2 = 6 tests in 2 rounds
+        # of 3 (each node sends to one and receives from the other at once)
         assert screen.report is not None
-        assert screen.report.settings.direction == "both"
-        assert screen.report.tests_total == 6 and screen.report.rounds == 6
+        assert screen.report.settings.direction == "both" and screen.report.pattern == "shift"
+        assert screen.report.tests_total == 6 and screen.report.rounds == 2
         heat = plain(screen.query_one(Heatmap))
         numbers = [w for w in heat.split() if w.replace(".", "").isdigit()]
         assert len(numbers) == 6, heat  # a cell per ordered pair

@@ -165,6 +165,9 @@ class PairResult:
     retransmits: int | None = None
     kind: str | None = None  # the parser's failure kind ("refused", "no-device", ...)
     counters: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    # what the sender counted sending (iperf3's sum_sent), Gbit/s; ``gbps`` is what the
+    # receiver counted receiving (the goodput). None where the tool gives one figure
+    sent_gbps: float | None = field(default=None, compare=False)
 
     @property
     def pair(self) -> Pair:

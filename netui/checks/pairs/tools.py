@@ -237,6 +237,10 @@ def pair_failed(settings: PairSettings, sender: str, receiver: str, error: str, 
     return _failed(settings, sender, receiver, error, kind)
 
 
+def _gbps(bits_per_s: float | None) -> float | None:
+    return None if bits_per_s is None else bits_per_s / 1e9
+
+
 def pair_results(settings: PairSettings, sender: str, receiver: str, client: CommandResult,
                  server: CommandResult | None) -> list[PairResult]:
     """Parse the client's output into the pair's result(s); failures in the tools' words."""
@@ -252,13 +256,15 @@ def pair_results(settings: PairSettings, sender: str, receiver: str, client: Com
             if extra and extra not in error:
                 error += f" (server on {receiver}: {extra})"
             return _failed(settings, sender, receiver, error, parsed.kind or "error")
-        forward = PairResult(sender, receiver, tool, parsed.gbps, True, retransmits=parsed.retransmits)
+        forward = PairResult(sender, receiver, tool, parsed.gbps, True, retransmits=parsed.retransmits,
+                             sent_gbps=_gbps(parsed.sent_bits_per_s))
         if settings.direction != BIDIR:
             return [forward]
         back = parsed.bidir_reverse_received_bits_per_s
         reverse = PairResult(receiver, sender, tool, None if back is None else back / 1e9, back is not None,
                              error=None if back is not None else "no reverse summary in iperf3's --bidir output",
-                             retransmits=parsed.bidir_reverse_retransmits)
+                             retransmits=parsed.bidir_reverse_retransmits,
+                             sent_gbps=_gbps(parsed.bidir_reverse_sent_bits_per_s))
         return [forward, reverse]
     parsed = parse_perftest(client.stdout, client.stderr, client.exit_status)
     if not parsed.ok:

@@ -77,6 +77,10 @@ CLEARS_OWN = WIDE_GAP
 # nodes of the slow pairs through their uplink)
 FABRIC_GAP = 2.5
 
+# a pass below this many times an absolute mark (a threshold, 90 % of link speed) is marginal:
+# its retest may fail. Against the best pairs, a pass below their share of the best rate is
+MARGIN = 1.05
+
 SENDING, RECEIVING, BOTH_WAYS = "sending", "receiving", "sending and receiving"
 
 
@@ -122,6 +126,12 @@ class Verdict:
     nodes: dict[str, NodeSummary] = field(default_factory=dict)
     untested: list[PairResult] = field(default_factory=list)
     fabric: list[FabricSuspect] = field(default_factory=list)
+    # the results that clear a node only narrowly: passes near their mark or below the best
+    # pairs' share, and failing pairs that clear a node all the same (far faster than its others,
+    # or above a gap in the rates): what a retest confirms before the verdict blames (verdict_confirm)
+    marginal: list[PairResult] = field(default_factory=list)
+    # with retests (checks/pairs/verdict_confirm.py): pair → the matrix's result its retest replaced
+    retested: dict[Pair, PairResult] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -447,12 +457,12 @@ def judge(
     ordered = failing + sorted((r for r in tested if id(r) not in failed_ids), key=lambda r: (r.sender, r.receiver))
     fabric: list[FabricSuspect] = []
     own_senders, own_receivers, own_clearing = cleared_by_own(failing)
+    healthy = {id(r) for r in tested if id(r) not in failed_ids} | own_clearing
     if topology is not None and failing:
         from netui.checks.pairs.verdict_fabric import fabric_suspects
 
         # healthy evidence for the fabric's rules: the pairs that pass, those above a gap in the
         # rates (whatever the mark), and a node's failing pairs far faster than its others
-        healthy = {id(r) for r in tested if id(r) not in {id(f) for f in failing}} | own_clearing
         if split is not None and split.ratio >= FABRIC_GAP:
             healthy |= {id(r) for r in measured if r.gbps >= split.high_gbps}
         fabric = fabric_suspects(tested, failing, topology, OWN_SHARE_OF_CLEAR, healthy=healthy)
@@ -475,6 +485,17 @@ def judge(
     if best is not None:
         centre = statistics.median(r.gbps for r in measured if r.gbps >= LOWEST_SHARE_OF_BEST * best.rate_gbps)
     outliers = _outliers(measured, centre)
+    floor = share * best.rate_gbps if best is not None and relative else None
+    marginal = []
+    for r in ordered:
+        need = required.get(r.pair)
+        if not _measured(r):
+            continue
+        if id(r) in failed_ids:
+            if id(r) in healthy:  # failing, yet what clears its nodes
+                marginal.append(r)
+        elif (need is not None and r.gbps < MARGIN * need) or (floor is not None and r.gbps < floor):
+            marginal.append(r)
     rule = _rule(threshold_gbps, threshold_percent, best, absolute, relative, len(tested), best_in_leaf,
                  wide, nominal_speed_words(nominal_mbps or {}))
 
@@ -520,6 +541,7 @@ def judge(
         nodes=nodes,
         untested=untested,
         fabric=fabric,
+        marginal=marginal,
     )
 
 
