@@ -5,9 +5,10 @@ Pure: no I/O. The runner (checks/pairs/runner.py) asks ``pairs_to_confirm`` once
 done, reruns those pairs each alone (no other test in its round), and the report judges again
 with ``confirmed``. The rules, as docs/checks.md says them:
 
-- **What is rerun.** Only when the verdict names a node or a part of the fabric: two of each
-  suspect's failing pairs (the fastest ones, nearest to passing: the likeliest to be a busy
-  round's artefact; for a node slow both ways its fastest send and its fastest receive), and for every node whose good health the blame rests on (the other
+- **What is rerun.** Only when the verdict names a node or a part of the fabric: every
+  failing pair of a suspect node (those it is blamed for first, the fastest first: nearest to
+  passing, the likeliest to be a busy round's artefact), two of a fabric suspect's (the
+  fastest; an uplink has many, all alike), and for every node whose good health the blame rests on (the other
   ends of a suspect node's failing pairs; both ends of a fabric suspect's pairs) its best
   clearing pair when every one it has is marginal (``Verdict.marginal``: a pass near its mark
   or below the best pairs' share, or a failing pair that clears it all the same). At most
@@ -27,8 +28,8 @@ from collections.abc import Callable, Sequence
 from netui.checks.pairs.model import Pair, PairResult, _fmt
 from netui.checks.pairs.verdict import FAIL, INCONCLUSIVE, Verdict, _explains, _measured
 
-RETEST_LIMIT = 12
-FAILING_PER_SUSPECT = 2
+RETEST_LIMIT = 16
+FAILING_PER_FABRIC_SUSPECT = 2
 
 
 def _fastest_first(results: Sequence[PairResult]) -> list[PairResult]:
@@ -54,13 +55,11 @@ def pairs_to_confirm(verdict: Verdict) -> list[Pair]:
     for name in verdict.suspects:
         s = verdict.nodes[name]
         theirs = [r for r in verdict.failing if _explains(s, r)]
-        sends = _fastest_first([r for r in theirs if r.sender == name])
-        receives = _fastest_first([r for r in theirs if r.receiver == name])
-        if sends and receives:  # both ways: the fastest of each
-            picked = [sends[0], receives[0]]
-        else:
-            picked = (sends or receives)[:FAILING_PER_SUSPECT]
-        for r in picked:
+        # every failing pair of a suspect node, the ways it is not blamed in too (in the shift
+        # pattern a node whose receiving is slow also sends slowly: its ACKs wait behind what
+        # it receives), the fastest first, those it is blamed for first
+        mine = [r for r in verdict.failing if name in r.pair]
+        for r in _fastest_first(theirs) + _fastest_first([r for r in mine if r not in theirs]):
             take(r.pair)
         for r in theirs:
             if r.sender == name:
@@ -70,7 +69,7 @@ def pairs_to_confirm(verdict: Verdict) -> list[Pair]:
     by_pair = {r.pair: r for r in verdict.failing}
     for f in verdict.fabric:
         pairs = [by_pair[p] for p in f.pairs if p in by_pair]
-        for r in _fastest_first(pairs)[:FAILING_PER_SUSPECT]:
+        for r in _fastest_first(pairs)[:FAILING_PER_FABRIC_SUSPECT]:
             take(r.pair)
         for r in pairs:
             ends += [(r.sender, "sender"), (r.receiver, "receiver")]
