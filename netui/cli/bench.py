@@ -88,8 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="first TCP port tried for the servers (default: iperf3 5201, ib_write_bw 18515); "
                            "ports something already listens on are skipped")
     test.add_argument("--threshold-percent", type=positive_float, default=90.0, metavar="P",
-                      help="... else at P %% of the slower end's link speed, or of the median when "
-                           "speeds are unknown (default 90)")
+                      help="... else at P %% of the slower end's link speed; where speeds are unknown "
+                           "or nominal (veth), at the middle of a gap of 4x or more in the rates, else at P %% "
+                           "of the best pairs (default 90)")
     ping = p.add_argument_group("ping (a pair fails on any loss, or as an RTT outlier)")
     ping.add_argument("--count", "-c", type=positive_int, default=20, metavar="N",
                       help="probes per pair (default 20)")

@@ -47,18 +47,17 @@ async def one_matrix(monitor, names: list[str], pattern: str, duration_s: int) -
     return report.rounds, marks["end"] - marks["first"], whole
 
 
-async def bench(duration_s: int, runs: int) -> None:
-    with Lab(NODES, name="bmtx1") as lab:
-        names = [n.name for n in lab.nodes]
-        monitor = lab_monitor(lab, names)
-        task = await started_all_up(monitor)
-        figures: dict[str, list[tuple[int, float, float]]] = {SHIFT: [], PAIRS: []}
-        try:
-            for _ in range(runs):
-                for pattern in (SHIFT, PAIRS):
-                    figures[pattern].append(await one_matrix(monitor, names, pattern, duration_s))
-        finally:
-            await stop(monitor, task)
+async def bench(lab, duration_s: int, runs: int) -> None:
+    names = [n.name for n in lab.nodes]
+    monitor = lab_monitor(lab, names)
+    task = await started_all_up(monitor)
+    figures: dict[str, list[tuple[int, float, float]]] = {SHIFT: [], PAIRS: []}
+    try:
+        for _ in range(runs):
+            for pattern in (SHIFT, PAIRS):
+                figures[pattern].append(await one_matrix(monitor, names, pattern, duration_s))
+    finally:
+        await stop(monitor, task)
     print(f"{NODES}-node directed iperf3 matrix, {duration_s} s per test, {runs} runs per pattern (medians)")
     print(f"{'pattern':<8} {'rounds':>6} {'rounds wall':>12} {'ratio':>6} {'whole run':>10} {'ratio':>6}")
     for pattern, rows in figures.items():
@@ -77,7 +76,8 @@ def main() -> None:
     parser.add_argument("--duration", type=int, default=2, help="seconds per test (default 2)")
     parser.add_argument("--runs", type=int, default=3, help="matrices per pattern (default 3)")
     args = parser.parse_args()
-    asyncio.run(bench(args.duration, args.runs))
+    with Lab(NODES, name="bmtx1") as lab:  # built outside the event loop (pyroute2 runs its own)
+        asyncio.run(bench(lab, args.duration, args.runs))
 
 
 if __name__ == "__main__":

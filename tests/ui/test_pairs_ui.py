@@ -82,6 +82,11 @@ async def test_t_without_a_pair_says_how_and_T_takes_every_node():
         app.screen.query_one("#pattern").value = "pairs"
         await pilot.pause()
         assert "12 tests in 6 rounds" in plain(app.screen.query_one("#pair-plan"))
+        # the retests are on by default, and the box is netui bench's --no-confirm
+        assert app.screen.query_one("#confirm").value is True
+        app.screen.query_one("#confirm").value = False
+        chosen = app.screen.read()
+        assert (chosen.pattern, chosen.confirm, chosen.direction) == ("pairs", False, "both")
 
 
 @pytest.mark.slow

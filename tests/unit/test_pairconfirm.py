@@ -149,3 +149,60 @@ def test_a_retest_that_fails_to_run_is_a_failure_of_the_pair():
     v = confirmed(first, matrix, again, on)
     assert v.status == FAIL and v.suspects == ["node2"]
     assert "→ failed" in v.text
+
+
+# --- the report: both figures, in text and JSON, and back ------------------------------------------
+
+
+def issue_report():
+    import random
+
+    from netui.checks.pairs.runner import PairTestReport
+    from netui.checks.pairs.tools import BOTH_WAYS, SHIFT, PairSettings
+
+    rng = random.Random(2)
+
+    def gbps(a, b):
+        if crossing(a, b):
+            return round(rng.uniform(0.03, 0.29), 3)
+        return {("fn3", "fn4"): 6.0, ("fn4", "fn3"): 7.0}.get((a, b)) or round(rng.uniform(15.0, 19.0), 2)
+
+    matrix = [PairResult(a, b, "iperf3", gbps(a, b), True, sent_gbps=gbps(a, b))
+              for r in shift_rounds(NODES6) for a, b in r]
+    report = PairTestReport(PairSettings(duration_s=1, direction=BOTH_WAYS), NODES6, True, results=matrix,
+                            topology=TOPO, pattern=SHIFT, rounds=5, tests_done=30, tests_total=30,
+                            nominal_speeds_mbps={n: (10_000, "veth") for n in NODES6})
+    chosen = pairs_to_confirm(report.judge())
+    report.retests = rerun(chosen, lambda a, b: 0.28 if crossing(a, b) else 16.2)
+    report.retests_total = len(report.retests)
+    report.judge()
+    return report
+
+
+def test_the_text_report_shows_both_figures_and_both_matrices():
+    from netui.checks.pairs.report import text_report
+
+    text = text_report(issue_report())
+    assert "shift pattern · 5 rounds of 1 s + 4 retests" in text
+    assert "fn3→fn4  pass  6.00 → 16.2 Gbit/s on retest" in text
+    assert "(row sends to column, Gbit/s as the sender counted)" in text
+    assert "(row receives from column, Gbit/s as the receiver counted)" in text
+    assert "link speeds only nominal (veth 10G)" in text
+    assert "suspect leafb's uplink" in text and "Retested alone: " in text
+
+
+def test_the_json_keeps_both_figures_and_a_saved_run_is_judged_alike():
+    from netui.checks.pairs.report import load_report, report_document
+
+    report = issue_report()
+    doc = report_document(report)
+    row = next(p for p in doc["pairs"] if (p["sender"], p["receiver"]) == ("fn3", "fn4"))
+    assert (row["gbps"], row["retest_gbps"], row["pass"]) == (6.0, 16.2, True)
+    assert doc["pattern"] == "shift" and doc["retests_done"] == doc["retests_total"] == 4
+    assert len(doc["retests"]) == 4 and doc["verdict"]["before_retests"]["fabric"] == ["leafb↔spine"]
+    i, j = NODES6.index("fn3"), NODES6.index("fn4")
+    assert doc["send_matrix"][i][j] == 6.0 and doc["receive_matrix"][j][i] == 6.0
+    assert doc["gbps_matrix"][i][j] == 16.2  # the confirmed figure
+    again = load_report(doc)
+    assert again.verdict.text == report.verdict.text and again.pattern == "shift"
+    assert again.verdict.retested.keys() == report.verdict.retested.keys()

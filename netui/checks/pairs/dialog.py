@@ -74,8 +74,10 @@ class PairTestDialog(SettingsDialog[PairSettings]):
                                  placeholder="auto: RoCE v2 of the test address")
         yield Label("")
         yield TickBox("one test at a time (shared uplinks)", s.one_at_a_time, id="one-at-a-time", compact=True)
-        yield Label("")
-        yield TickBox("confirm: rerun alone the pairs that decide a blame", s.confirm, id="confirm", compact=True)
+        if self.matrix:
+            yield Label("")
+            yield TickBox("confirm: rerun alone the pairs that decide a blame", s.confirm, id="confirm",
+                          compact=True)
 
     def plan_text(self, s: PairSettings) -> str:
         """How many tests and rounds this makes, and about how long (the test's own words)."""
@@ -100,7 +102,6 @@ class PairTestDialog(SettingsDialog[PairSettings]):
             streams=whole_number(value("streams"), "parallel streams") or s.streams,
             direction=self.query_one("#direction", Select).value,
             one_at_a_time=self.query_one("#one-at-a-time", Checkbox).value,
-            confirm=self.query_one("#confirm", Checkbox).value,
             test_net=value("test-net").strip(),
             threshold_gbps=finite_number(value("threshold-gbps"), "pass at Gbit/s"),
             threshold_percent=finite_number(value("threshold-percent"), "% of link") or 0.0,
@@ -109,6 +110,9 @@ class PairTestDialog(SettingsDialog[PairSettings]):
         patterns = self.query("#pattern")
         if patterns:
             fields["pattern"] = patterns.first(Select).value
+        confirm = self.query("#confirm")
+        if confirm:
+            fields["confirm"] = confirm.first(Checkbox).value
         if s.tool == IB_WRITE_BW:
             fields |= dict(
                 size_bytes=whole_number(value("size"), "message size") or 0,

@@ -356,10 +356,10 @@ def pattern_words(report: PairTestReport) -> str:
 def result_words(r: PairResult, first: PairResult | None = None) -> str:
     """"9.41 Gbit/s", "failed: <the tool's words>", or with a retest that replaced the matrix's
     figure: "6.00 → 16.2 Gbit/s on retest"."""
-    now = gbps_text(r.gbps) + " Gbit/s" if r.ok else f"failed: {r.error}"
     if first is None:
-        return now
-    before = gbps_text(first.gbps) if first.ok else "failed"
+        return gbps_text(r.gbps) + " Gbit/s" if r.ok else f"failed: {r.error}"
+    now = _fmt(r.gbps) + " Gbit/s" if r.ok and r.gbps is not None else f"failed: {r.error}"
+    before = _fmt(first.gbps) if first.ok and first.gbps is not None else "failed"
     return f"{before} → {now} on retest"
 
 

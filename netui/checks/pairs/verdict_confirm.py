@@ -93,13 +93,14 @@ def confirmed(first: Verdict, results: Sequence[PairResult], retests: Sequence[P
     if not again:
         return first
     merged: list[PairResult] = []
-    replaced: dict[Pair, PairResult] = {}
+    found: dict[Pair, PairResult] = {}
     for r in results:
-        if r.pair in again and r.pair not in replaced:
-            replaced[r.pair] = r
+        if r.pair in again and r.pair not in found:
+            found[r.pair] = r
             merged.append(again[r.pair])
         elif r.pair not in again:
             merged.append(r)
+    replaced = {p: found[p] for p in again if p in found}  # in the order they were rerun
     verdict = judge(merged)
     verdict = dataclasses.replace(verdict, retested=replaced)
     was_failing = {r.pair for r in first.failing}
