@@ -224,7 +224,8 @@ class MatrixScreen(Screen):
     def _live(self) -> str:
         """The running pairs' throughput from the interface counters (sender TX and receiver
         RX, the lower of the two; both ways for a bidirectional test): "node1→node2 9.41 Gb/s"."""
-        if self.progress is None or self.progress.phase != "running" or not self.progress.running:
+        progress = self.progress
+        if progress is None or progress.phase not in ("running", "confirming") or not progress.running:
             return ""
         fleet = self.app.monitor.fleet  # type: ignore[attr-defined]
         words = []
@@ -269,7 +270,7 @@ class MatrixScreen(Screen):
         report = self.report if self.report is not None else (self.test.report if self.test else None)
         nodes, sections = by_switch(report) if report is not None else (self.nodes, {})
         # once judged, a retested pair's cell holds its confirmed figure
-        shown = verdict.results + verdict.untested if getattr(verdict, "retested", None) else self.results
+        shown = verdict.results + verdict.untested if verdict is not None and verdict.retested else self.results
         self.query_one(Heatmap).show(nodes, shown, verdict, running, sections)
 
     def _summary(self) -> str:
@@ -384,7 +385,7 @@ class MatrixScreen(Screen):
                 lines.append(state + "  " + " " * (6 - len(number)), style=bad if failed else "")
             else:
                 lines.append(" " * (6 - len(number)))
-            first = getattr(verdict, "retested", {}).get(r.pair) if verdict is not None else None
+            first = verdict.retested.get(r.pair) if verdict is not None else None
             extra = counters_text(first or r)
             if first is not None:  # rerun alone to confirm: both figures
                 lines.append(result_words(r, first) + ("   " if extra else ""), style="" if r.ok else bad)
