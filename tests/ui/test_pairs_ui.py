@@ -117,6 +117,33 @@ async def test_the_dialog_checks_then_runs_and_remembers_its_settings():
 
 
 @pytest.mark.slow
+async def test_a_run_with_retests_shows_both_figures():
+    """The saved lab run (node3 receives slowly) with the deciding pairs rerun alone: the results
+    give the matrix's figure and the retest's, the head counts the retests, the cells hold the
+    confirmed figures."""
+    from netui.checks.pairs.model import PairResult
+    from netui.checks.pairs.verdict_confirm import pairs_to_confirm
+
+    report = load_report(json.loads(SAVED.read_text()))
+    chosen = pairs_to_confirm(report.verdict)
+    assert ("node2", "node3") in chosen
+    report.retests = [PairResult(a, b, "iperf3", 0.2 if b == "node3" else 9.3, True) for a, b in chosen]
+    report.retests_total = len(chosen)
+    report.judge()
+    app = steady_app()
+    async with running(app, (140, 40), polls=1) as pilot:
+        await shown(pilot, MatrixScreen(report=report))
+        results = plain(app.screen.query_one("#matrix-results"))
+        line = next(x for x in results.splitlines() if x.startswith("node2→node3"))
+        assert "FAIL" in line and "0.186 → 0.200 Gbit/s on retest" in line, results
+        assert f"{len(chosen)} of {len(chosen)} retests" in plain(app.screen.query_one("#matrix-head"))
+        verdict = " ".join(plain(app.screen.query_one("#matrix-verdict")).split())  # wrapped
+        assert "Retested alone: " in verdict and "node2→node3 0.186 → 0.200 Gbit/s" in verdict
+        heat = plain(app.screen.query_one(Heatmap))
+        assert "0.200" in heat or "0.20" in heat
+
+
+@pytest.mark.slow
 async def test_the_matrix_of_a_saved_lab_run(tmp_path, monkeypatch):
     report = load_report(json.loads(SAVED.read_text()))
     app = steady_app()
