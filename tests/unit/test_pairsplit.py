@@ -11,7 +11,8 @@ import random
 import pytest
 
 from netui.checks.pairs.model import PairResult, shift_rounds
-from netui.checks.pairs.verdict import FAIL, WIDE_GAP, cleared_by_own, judge, split_rates
+from netui.checks.pairs.verdict import FAIL, judge
+from netui.checks.pairs.verdict_split import WIDE_GAP, cleared_by_own, split_rates
 from netui.model.topology import Attachment, Switch, Topology
 
 NODES = [f"fn{i}" for i in range(1, 7)]

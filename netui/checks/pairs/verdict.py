@@ -4,7 +4,10 @@ to, each node's summary as a sender and as a receiver, and the verdict in words.
 Pure: no I/O, no clock. The rules, as docs/checks.md says them:
 
 - **The pass mark.** ``threshold_gbps`` when given; else ``threshold_percent`` % of the
-  slower end's link speed when both ends' speeds are known; else the same share of what
+  slower end's link speed when both ends' speeds are known (a software device's nominal
+  speed is not one); else, when the sorted rates have a gap at least ``WIDE_GAP`` wide, the
+  middle of that gap (checks/pairs/verdict_split.py: no one measurement moves it past the
+  gap); else the same share of what
   the *best pairs* reach: the 90th percentile of the measured pairs. Never the median of
   the pairs: with two slow nodes of four, half the pairs are slow, and the median is a
   slow pair. When the pairs near the best rate scatter more than that share allows
@@ -14,8 +17,10 @@ Pure: no I/O, no clock. The rules, as docs/checks.md says them:
   fail, their median). A node is a suspect *as a sender* when every one of its sends
   fails and one of those went to a node that receives well from someone else (and the
   same way round for receiving): a slow pair between two nodes that are fine elsewhere
-  blames the path, not a node. So 1, 2 or half of the nodes slow are all named, and a
-  node that could not run the tool is never a suspect: its pairs were not tested.
+  blames the path, not a node. A failing pair ``CLEARS_OWN`` times faster than its node's
+  other failing ones shows the node well that way too. So 1, 2 or half of the nodes slow
+  are all named, and a node that could not run the tool is never a suspect: its pairs were
+  not tested.
 - **Inconclusive.** With no absolute pass mark (no threshold, link speeds unknown) the
   pairs can only be compared with each other: when none is slower than the rest, every
   pair may be equally slow, and the verdict says it cannot tell instead of passing.
@@ -23,8 +28,11 @@ Pure: no I/O, no clock. The rules, as docs/checks.md says them:
 - **The fabric** (with a topology, checks/pairs/verdict_fabric.py). In-leaf pairs and cross-switch
   pairs are compared separately: the best pairs are the best in-leaf pairs when the pairs as a
   whole (mostly cross-switch in a wide fabric) reach less than those would need. An uplink or
-  switch whose every pair fails while the nodes at both ends pass elsewhere is named, and the
-  pairs through it blame no node.
+  switch whose every pair fails while the nodes at both ends pass elsewhere (or run above a
+  ``FABRIC_GAP`` gap in the rates, whatever the mark) is named, and the pairs through it
+  blame no node.
+- **Confirmed** (checks/pairs/verdict_confirm.py): before a verdict naming a node or a link
+  is final, the pairs that decide it are rerun alone and it is judged again on them.
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from netui.checks.pairs.model import Pair, PairResult, _fmt, _pct
+from netui.checks.pairs.verdict_split import FABRIC_GAP, WIDE_GAP, RateSplit, cleared_by_own, split_rates
 
 if TYPE_CHECKING:  # the topology and the fabric's rules load only when a topology is given
     from netui.checks.pairs.verdict_fabric import FabricSuspect
@@ -64,18 +73,6 @@ OWN_SHARE_OF_CLEAR = 0.8
 # ... with the spread never taken below this share of the centre, so that near-identical
 # results (MAD ≈ 0) do not make every small wobble an outlier
 OUTLIER_MIN_SPREAD = 0.05
-# the pairs split in two groups where the largest gap in their rates (sorted, as a ratio) is at
-# least this wide: the pass mark is then that gap's middle (its geometric mean), which no one
-# measurement on either side can move past the gap. A busy CPU scatters healthy iperf3 pairs by
-# up to 4× (4.9 to 19 Gbit/s on a loaded host); a shaped link or a bad port is 10-50× below
-WIDE_GAP = 4.0
-# a failing pair this many times faster than the node's own failing ones below it is evidence
-# that the node is fine that way (the slow ones lie elsewhere: a path, an uplink)
-CLEARS_OWN = WIDE_GAP
-# with a topology, a gap at least this wide puts the pairs above it on the healthy side for the
-# fabric's rules whatever the pass mark (an in-leaf pair held back by a busy CPU still clears its
-# nodes of the slow pairs through their uplink)
-FABRIC_GAP = 2.5
 
 # a pass below this many times an absolute mark (a threshold, 90 % of link speed) is marginal:
 # its retest may fail. Against the best pairs, a pass below their share of the best rate is
@@ -193,59 +190,6 @@ def best_pairs(measured_gbps: Sequence[float], share: float) -> BestPairs | None
     floor = max(rate - SCATTER_Z * scatter, LOWEST_SHARE_OF_BEST * rate)
     widened = floor < mark
     return BestPairs(rate, min(mark, floor), scatter, widened)
-
-
-@dataclass(frozen=True)
-class RateSplit:
-    """The largest gap in the pairs' rates (Gbit/s): the fastest pair below it, the slowest
-    above it, their ratio, how many pairs sit on each side, and the mark in its middle."""
-
-    low_gbps: float
-    high_gbps: float
-    ratio: float
-    below: int
-    above: int
-
-    @property
-    def mark_gbps(self) -> float:
-        return math.sqrt(self.low_gbps * self.high_gbps)
-
-
-def split_rates(measured_gbps: Sequence[float]) -> RateSplit | None:
-    """Where the sorted rates have their largest gap (as a ratio); None with fewer than two
-    rates. The ratio of a zero rate is taken against 1 kbit/s."""
-    ordered = sorted(max(v, 1e-6) for v in measured_gbps)
-    if len(ordered) < 2:
-        return None
-    best_i, best_ratio = 0, 0.0
-    for i in range(len(ordered) - 1):
-        ratio = ordered[i + 1] / ordered[i]
-        if ratio > best_ratio:
-            best_i, best_ratio = i, ratio
-    return RateSplit(ordered[best_i], ordered[best_i + 1], best_ratio, best_i + 1, len(ordered) - best_i - 1)
-
-
-def cleared_by_own(failing: Sequence[PairResult]) -> tuple[set[str], set[str], set[int]]:
-    """Nodes a failing pair of their own clears: one that runs at least ``CLEARS_OWN`` times
-    faster than the node's failing pairs below it (the way it was tested: as a sender, as a
-    receiver). Returns the nodes cleared as senders, as receivers, and the ids of the pairs
-    that clear them."""
-    senders: set[str] = set()
-    receivers: set[str] = set()
-    clearing: set[int] = set()
-    for role, out in (("sender", senders), ("receiver", receivers)):
-        by_node: dict[str, list[PairResult]] = {}
-        for r in failing:
-            if _measured(r):
-                by_node.setdefault(getattr(r, role), []).append(r)
-        for node, rs in by_node.items():
-            rs = sorted(rs, key=lambda r: r.gbps)
-            for lower, upper in zip(rs, rs[1:]):
-                if upper.gbps >= CLEARS_OWN * max(lower.gbps, 1e-6):
-                    out.add(node)
-                    clearing.update(id(r) for r in rs if r.gbps >= upper.gbps)
-                    break
-    return senders, receivers, clearing
 
 
 def _outliers(measured: list[PairResult], centre: float | None) -> list[PairResult]:
