@@ -4,7 +4,10 @@ Three leaves of two nodes under a spine (node1, node2 on leaf1; node3, node4 on 
 node6 on leaf3), leaf2's uplink shaped to 300 Mbit/s both ways by tbf, and beside the matrix a
 bounded busy loop on every CPU (the noisy neighbour of the issue that made one in-leaf pair
 decide the verdict). Ten matrices both ways (the shift pattern: 5 rounds of 6 flows, 1 s
-each, the deciding pairs rerun alone), each must name leaf2's uplink and no node.
+each, the deciding pairs rerun alone), each must name leaf2's uplink and no node. (On this
+lab the healthy pairs scatter less than on the issue's fabric: 4–10 Gbit/s against 4.9–19, and
+the in-leaf pair of leaf2 stays within the old rule's reach; the unit tests hold the issue's
+own numbers, tests/unit/test_pairsplit.py.)
 
 Traffic only between the lab's namespaces (198.18.0.0/15); every iperf3 run is bounded; the
 busy loops end by themselves after LOAD_S and are killed in ``finally``. ~3 minutes.
@@ -64,6 +67,8 @@ async def test_ten_loaded_matrices_name_the_shaped_uplink_and_no_node(make_lab, 
             again = ", ".join(f"{r.sender}→{r.receiver} {r.gbps:.3g}" for r in report.retests if r.gbps is not None)
             verdicts.append((v.suspects, [f.name for f in v.fabric], v.text, rates, again))
             assert report.pattern == SHIFT and report.rounds == 5 and report.tests_done == 30
+            # before naming the uplink, two of its pairs (and any marginal clearing pair) ran again alone
+            assert len(report.retests) == report.retests_total >= 2, report.retests
             assert all(load_p.poll() is None for load_p in load), "the busy loops ended early"
     finally:
         for p in load:
