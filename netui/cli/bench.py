@@ -38,7 +38,8 @@ def _settings(args) -> PairSettings:
     return PairSettings(
         tool=args.tool, duration_s=args.duration, streams=args.parallel,
         direction=args.direction or default_direction(args.matrix),
-        one_at_a_time=args.one_at_a_time, pattern=args.pattern, confirm=not args.no_confirm, test_net=args.test_net or "", size_bytes=args.size, qps=args.qps,
+        one_at_a_time=args.one_at_a_time, pattern=args.pattern, confirm=not args.no_confirm,
+        test_net=args.test_net or "", size_bytes=args.size, qps=args.qps,
         device=args.device or "", ib_port=args.ib_port, gid_index=args.gid_index,
         threshold_gbps=args.threshold_gbps, threshold_percent=args.threshold_percent, port=args.port,
     )

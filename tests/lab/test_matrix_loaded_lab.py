@@ -32,7 +32,8 @@ pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
 RUNS = 10
 LOAD_S = 240  # the busy loops' own bound: longer than the ten runs, never forever
-BUSY = "import time\nend = time.monotonic() + float(__import__('sys').argv[1])\nwhile time.monotonic() < end:\n    pass\n"
+BUSY = ("import sys, time\nend = time.monotonic() + float(sys.argv[1])\n"
+        "while time.monotonic() < end:\n    pass\n")
 
 
 def topology_file(tmp_path, lab) -> str:

@@ -111,3 +111,19 @@ def test_with_link_speeds_a_node_slow_to_one_peer_only_is_not_the_suspect():
     results = [PairResult(a, b, "iperf3", values.get((a, b), 9.4), True) for r in shift_rounds(nodes) for a, b in r]
     v = judge(results, link_speed_mbps={n: 10_000 for n in nodes})
     assert "fn1" not in v.suspects, v.text
+
+
+def test_a_milder_fault_beside_a_wide_gap_passes_but_is_said():
+    """leafb's uplink shaped, and fn1's sends at half speed among tight healthy pairs: the gap's
+    mark passes them, and the verdict lists them as low against the best pairs."""
+    def gbps(a, b):
+        if crossing_leafb(a, b):
+            return 0.2
+        return 4.7 if a == "fn1" else 9.4
+
+    results = [PairResult(a, b, "iperf3", gbps(a, b), True) for r in shift_rounds(NODES) for a, b in r]
+    v = judge(results, topology=TOPO)
+    assert [f.name for f in v.fabric] == ["leafb↔spine"] and v.suspects == []
+    assert "Passing, but low against the best pairs' 9.40 Gbit/s: fn1→fn2 4.70 Gbit/s" in v.text
+    # scattered healthy pairs (the issue's 4.9–19) are not listed
+    assert "Passing, but low" not in judge(issue_matrix(1), topology=TOPO).text

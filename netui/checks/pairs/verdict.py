@@ -428,7 +428,9 @@ def judge(
     centre = None
     if best is not None:
         centre = statistics.median(r.gbps for r in measured if r.gbps >= LOWEST_SHARE_OF_BEST * best.rate_gbps)
-    outliers = _outliers(measured, centre)
+    # beside a wide gap, outliers are judged within the fast group (the slow one is failing)
+    fast = [r for r in measured if r.gbps >= wide.high_gbps] if wide is not None else measured
+    outliers = _outliers(fast, centre)
     floor = share * best.rate_gbps if best is not None and relative else None
     marginal = []
     for r in ordered:
@@ -450,6 +452,13 @@ def judge(
     elif failing:
         status = FAIL
         text = _failure_text(failing, suspects, n, rule, fabric)
+        # a milder fault beside a wide gap passes the gap's mark: said, when the healthy pairs
+        # are tight enough to tell (an outlier against the best pairs), not blamed
+        low = [r for r in outliers if wide is not None and id(r) not in failed_ids
+               and centre is not None and r.gbps < centre]
+        if low:
+            text += (f". Passing, but low against the best pairs' {_fmt(centre)} Gbit/s: "
+                     + _listing(sorted(low, key=lambda r: r.gbps), limit=3))
     elif absolute == 0:
         status = INCONCLUSIVE
         nominal = nominal_speed_words(nominal_mbps or {})
