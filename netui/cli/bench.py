@@ -25,7 +25,7 @@ import sys
 from netui.cli.options import (common, exit_epilog, percent, positive_float, positive_int, set_interval_default,
                                topology_option, whole)
 from netui.engine import eventloop
-from netui.checks.pairs.tools import BOTH_WAYS, DIRECTIONS, ONE_WAY, TOOLS, PairSettings
+from netui.checks.pairs.tools import DIRECTIONS, PATTERNS, SHIFT, TOOLS, PairSettings, default_direction
 from netui.checks.latency.tools import PING_TOOLS, LatencySettings
 
 EXIT_FAILED = 1
@@ -37,8 +37,9 @@ PING = "ping"
 def _settings(args) -> PairSettings:
     return PairSettings(
         tool=args.tool, duration_s=args.duration, streams=args.parallel,
-        direction=args.direction or (BOTH_WAYS if args.matrix else ONE_WAY),
-        one_at_a_time=args.one_at_a_time, test_net=args.test_net or "", size_bytes=args.size, qps=args.qps,
+        direction=args.direction or default_direction(args.matrix),
+        one_at_a_time=args.one_at_a_time, pattern=args.pattern, confirm=not args.no_confirm,
+        test_net=args.test_net or "", size_bytes=args.size, qps=args.qps,
         device=args.device or "", ib_port=args.ib_port, gid_index=args.gid_index,
         threshold_gbps=args.threshold_gbps, threshold_percent=args.threshold_percent, port=args.port,
     )
@@ -60,7 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("tool", choices=(*TOOLS, PING),
                    help="iperf3 (TCP), ib_write_bw (RDMA, perftest) or ping (RTT and loss: fping, else ping)")
     test = p.add_argument_group("the test")
-    test.add_argument("--matrix", action="store_true", help="every pair of the hosts, in rounds of disjoint pairs")
+    test.add_argument("--matrix", action="store_true",
+                      help="every pair of the hosts, both ways, in rounds (see --pattern)")
     test.add_argument("--json", action="store_true", help="print the JSON document instead of text")
     test.add_argument("--duration", "-t", type=positive_int, default=10, metavar="S",
                       help="seconds per test (default 10)")
@@ -68,10 +70,17 @@ def build_parser() -> argparse.ArgumentParser:
                       help="parallel streams per test (iperf3 -P, default 1)")
     test.add_argument("--direction", choices=DIRECTIONS, default=None,
                       help="oneway, both (each direction its own test; the default with --matrix, so "
-                           "every node is tested sending and receiving) or bidir (iperf3 --bidir); "
-                           "default without --matrix: oneway")
+                           "every node is tested sending and receiving, as T and R do in the app) or bidir "
+                           "(iperf3 --bidir); default without --matrix: oneway, as t does")
+    test.add_argument("--pattern", choices=PATTERNS, default=SHIFT,
+                      help="a matrix both ways: shift (the default: in round k every node i sends to i+k "
+                           "and receives from i-k at once, every ordered pair in N-1 rounds) or pairs "
+                           "(disjoint one-way pairs, 2(N-1) rounds)")
     test.add_argument("--one-at-a-time", action="store_true",
                       help="one test at a time (nodes behind a shared uplink)")
+    test.add_argument("--no-confirm", action="store_true",
+                      help="do not rerun, each alone, the pairs that decide a verdict naming a node or a "
+                           "link (by default they are, and the verdict is reached on the confirmed numbers)")
     test.add_argument("--test-net", metavar="CIDR|IFACE",
                       help="test on this subnet or interface (default: the fastest subnet all nodes share)")
     test.add_argument("--threshold-gbps", type=positive_float, metavar="X",
@@ -80,8 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="first TCP port tried for the servers (default: iperf3 5201, ib_write_bw 18515); "
                            "ports something already listens on are skipped")
     test.add_argument("--threshold-percent", type=positive_float, default=90.0, metavar="P",
-                      help="... else at P %% of the slower end's link speed, or of the median when "
-                           "speeds are unknown (default 90)")
+                      help="... else at P %% of the slower end's link speed; where speeds are unknown "
+                           "or nominal (veth), at the middle of a gap of 4x or more in the rates, else at P %% "
+                           "of the best pairs (default 90)")
     ping = p.add_argument_group("ping (a pair fails on any loss, or as an RTT outlier)")
     ping.add_argument("--count", "-c", type=positive_int, default=20, metavar="N",
                       help="probes per pair (default 20)")

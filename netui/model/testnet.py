@@ -210,6 +210,18 @@ def link_speeds_mbps(samples: Mapping[str, NodeSample | None], interfaces: Mappi
     return speeds
 
 
+def nominal_speeds_mbps(samples: Mapping[str, NodeSample | None],
+                        interfaces: Mapping[str, str]) -> dict[str, tuple[int, str]]:
+    """The nodes whose test interface is a software device that reports a speed anyway (a
+    veth's 10000): node → (Mbit/s, kind). Nominal only: never a pass mark, shown as nominal."""
+    out: dict[str, tuple[int, str]] = {}
+    for node, ifname in interfaces.items():
+        iface = _iface(samples.get(node), ifname)
+        if iface is not None and iface.kind in SOFTWARE_KINDS and iface.speed_mbps and iface.speed_mbps > 0:
+            out[node] = (iface.speed_mbps, iface.kind)
+    return out
+
+
 @dataclass(frozen=True)
 class RdmaChoice:
     """perftest's ``-d``/``-i``/``-x`` for one node, and why (or the problem)."""

@@ -96,6 +96,7 @@ class NetuiApp(App):
         self.show_all = False
         self.grid_options = GridOptions()
         self._pair_settings: PairSettings | None = None  # the last pair test's, offered again next time
+        self._pair_directions: dict[bool, str] = {}  # the direction last chosen for a matrix / for one pair
         self._latency_settings: LatencySettings | None = None  # the same for the latency test
         self.last_tests: dict[str, dict] = {}  # kind → the document of the last test that finished here
         self.record_dir = Path.cwd()  # where w starts a recording
@@ -252,19 +253,21 @@ class NetuiApp(App):
         if self.replay:
             self.show_recorded_test("pair-test")
             return
-        from netui.checks.pairs.tools import PairSettings
+        from netui.checks.pairs.tools import PairSettings, default_direction
         from netui.model.testnet import suggest_interface
         from netui.checks.pairs.screen import MatrixScreen
         from netui.checks.pairs.dialog import PairTestDialog
 
-        first = {"direction": "both"} if matrix and self._pair_settings is None else {}
-        # a matrix tests each node sending and receiving unless the user chose otherwise before
-        settings = PairSettings.from_dict(self.pair_settings.to_dict() | {"tool": tool} | first)
+        # the defaults of netui bench: a matrix both ways (the shift pattern), one pair one way,
+        # unless the user chose otherwise before for that kind of test
+        direction = {"direction": self._pair_directions.get(matrix, default_direction(matrix))}
+        settings = PairSettings.from_dict(self.pair_settings.to_dict() | {"tool": tool} | direction)
         samples = {n: self.monitor.fleet[n].sample for n in nodes}
 
         def start(chosen: PairSettings | None) -> None:
             if chosen is not None:
                 self.pair_settings = chosen
+                self._pair_directions[matrix] = chosen.direction
                 self.push_screen(MatrixScreen(nodes=nodes, settings=chosen, matrix=matrix))
 
         self.push_screen(PairTestDialog(settings, nodes, matrix=matrix,

@@ -23,7 +23,7 @@ KEYS = (
     ("+ / -", "longer / shorter sampling interval"),
     ("space", "mark / unmark the node under the cursor (for pair tests, latency, doctor)"),
     ("M / U", "mark every node shown (the filter's) / unmark all"),
-    ("t / T", "iperf3: the 2 marked nodes / all pairs of the marked (or all)"),
+    ("t / T", "iperf3: the 2 marked nodes, one way / all pairs of the marked (or all), both ways"),
     ("r / R", "the same with ib_write_bw (RDMA)"),
     ("l", "latency: RTT and loss, every marked node (or all) pinging every other"),
     ("e / Esc", "pair or latency test: export CSV and JSON / cancel it, then back"),

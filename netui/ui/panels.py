@@ -19,7 +19,7 @@ from netui.model import units
 from netui.model.health import Level
 from netui.model.node import Node
 from netui.model.rates import CpuSumRates
-from netui.model.samples import CpuSums
+from netui.model.samples import SOFTWARE_KINDS, CpuSums
 from netui.ui.render import spark
 
 CHART_SECONDS = 300  # the chart shows the last five minutes
@@ -116,7 +116,10 @@ class InterfacePanel(RatesPanel):
             return
         self.set_class(s.operstate == "down" or s.carrier is False, "-down")
         self._info.update(
-            f"{s.operstate or '—'}  {units.speed(s.speed_mbps)}  MTU {s.mtu if s.mtu is not None else '—'}"
+            f"{s.operstate or '—'}  {units.speed(s.speed_mbps)}"
+            # a software device's speed is nominal (a veth says 10G): said so, as the pair test does
+            + (" nominal" if s.kind in SOFTWARE_KINDS and s.speed_mbps else "")
+            + f"  MTU {s.mtu if s.mtu is not None else '—'}"
             f"  {s.kind or ''}"
             + (f"  {units.percent(r.link_percent)} of link" if r and r.link_percent is not None else "")
         )

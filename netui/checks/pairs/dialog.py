@@ -12,8 +12,11 @@ from textual.app import ComposeResult
 from textual.widgets import Checkbox, Input, Label, Select
 
 from netui.checks.dialog_fields import SettingsDialog, dialog_css, field_row, finite_number, whole_number
-from netui.checks.pairs.tools import DIRECTION_LABELS, DIRECTIONS, FIRST_PORT, IB_WRITE_BW, IPERF3, PairSettings
-from netui.checks.pairs.model import all_pairs_rounds, one_at_a_time
+from netui.checks.pairs.tools import (DIRECTION_LABELS, DIRECTIONS, FIRST_PORT, IB_WRITE_BW, IPERF3, PAIRS, SHIFT,
+                                      PairSettings)
+from netui.checks.pairs.runner import plan_rounds
+
+PATTERN_CHOICES = (("shift: all send and receive at once", SHIFT), ("disjoint pairs, one way each", PAIRS))
 
 
 class TickBox(Checkbox):
@@ -52,6 +55,9 @@ class PairTestDialog(SettingsDialog[PairSettings]):
         yield Label("Direction")
         yield Select([(DIRECTION_LABELS[d], d) for d in directions], allow_blank=False, id="direction",
                      value=s.direction if s.direction in directions else directions[0], compact=True)
+        if self.matrix:  # both ways only: one way and bidirectional run disjoint pairs
+            yield Label("Pattern (both ways)")
+            yield Select(PATTERN_CHOICES, allow_blank=False, id="pattern", value=s.pattern, compact=True)
         yield from self.compose_test_net(s.test_net)
         yield from field_row("Pass at Gbit/s", "threshold-gbps", s.threshold_gbps, type="number",
                              placeholder="unset: the % rule below")
@@ -68,20 +74,20 @@ class PairTestDialog(SettingsDialog[PairSettings]):
                                  placeholder="auto: RoCE v2 of the test address")
         yield Label("")
         yield TickBox("one test at a time (shared uplinks)", s.one_at_a_time, id="one-at-a-time", compact=True)
+        if self.matrix:
+            yield Label("")
+            yield TickBox("confirm: rerun alone the pairs that decide a blame", s.confirm, id="confirm",
+                          compact=True)
 
     def plan_text(self, s: PairSettings) -> str:
         """How many tests and rounds this makes, and about how long (the test's own words)."""
-        if self.matrix:
-            rounds = all_pairs_rounds(self.nodes, directed=s.direction == "both")
-            if s.one_at_a_time:
-                rounds = one_at_a_time(rounds)
-            tests = sum(len(r) for r in rounds)
-        else:
-            rounds = [[0], [0]] if s.direction == "both" else [[0]]
-            tests = len(rounds)
+        rounds = plan_rounds(self.nodes, matrix=self.matrix, direction=s.direction, one_by_one=s.one_at_a_time,
+                             pattern=s.pattern)
+        tests = sum(len(r) for r in rounds)
         seconds = len(rounds) * (s.duration_s + 0.5)
+        confirm = " (and the retests)" if s.confirm and self.matrix else ""
         return (f"{tests} test{'s' if tests != 1 else ''} in {len(rounds)} round{'s' if len(rounds) != 1 else ''}: "
-                f"about {seconds:.0f} s. Enter starts, Esc cancels.")
+                f"about {seconds:.0f} s{confirm}. Enter starts, Esc cancels.")
 
     def read(self) -> PairSettings:
         """The settings as typed; ValueError with the reason when they are not valid."""
@@ -101,6 +107,12 @@ class PairTestDialog(SettingsDialog[PairSettings]):
             threshold_percent=finite_number(value("threshold-percent"), "% of link") or 0.0,
             port=whole_number(value("port"), "first port"),
         )
+        patterns = self.query("#pattern")
+        if patterns:
+            fields["pattern"] = patterns.first(Select).value
+        confirm = self.query("#confirm")
+        if confirm:
+            fields["confirm"] = confirm.first(Checkbox).value
         if s.tool == IB_WRITE_BW:
             fields |= dict(
                 size_bytes=whole_number(value("size"), "message size") or 0,

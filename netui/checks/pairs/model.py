@@ -7,6 +7,11 @@ Scheduling is the circle method of round-robin tournaments: fix one node, rotate
 others one place per round; the two rows of the circle face each other. Every unordered
 pair meets exactly once, in N−1 rounds for even N (N rounds for odd N, where the node
 facing the empty seat sits the round out), and no node is in two tests of one round.
+
+The shift pattern (mpiGraph's) is the other schedule of a matrix both ways: in round k every
+node i sends to node i+k and receives from node i−k at once (N flows a round, every NIC full
+duplex, as in a ring all-reduce), so every ordered pair is tested once in N−1 rounds, half
+the rounds of disjoint one-way pairs, for N odd as well as even.
 """
 
 from __future__ import annotations
@@ -56,6 +61,19 @@ def all_pairs_rounds(nodes: Sequence[str], *, directed: bool = False) -> list[li
     if directed:
         rounds += [[(b, a) for a, b in round_pairs] for round_pairs in rounds]
     return rounds
+
+
+def shift_rounds(nodes: Sequence[str]) -> list[list[Pair]]:
+    """mpiGraph's rounds: in round k (1 … N−1) node i sends to node (i+k) mod N and receives
+    from node (i−k) mod N at the same time. Every ordered pair exactly once in N−1 rounds;
+    each node sends once and receives once in every round (N tests a round, two per node:
+    a server for the flow coming in, a client for the flow going out). Deterministic; node
+    order is kept; duplicate names are dropped (first kept)."""
+    order = list(dict.fromkeys(nodes))
+    n = len(order)
+    if n < 2:
+        return []
+    return [[(order[i], order[(i + k) % n]) for i in range(n)] for k in range(1, n)]
 
 
 def _oriented(a: str, b: str, position: dict[str, int], count: int) -> Pair:
@@ -149,6 +167,9 @@ class PairResult:
     retransmits: int | None = None
     kind: str | None = None  # the parser's failure kind ("refused", "no-device", ...)
     counters: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    # what the sender counted sending (iperf3's sum_sent), Gbit/s; ``gbps`` is what the
+    # receiver counted receiving (the goodput). None where the tool gives one figure
+    sent_gbps: float | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         safe_fields(self)  # a tool's words, or a report read back from a file: shown, never obeyed

@@ -8,6 +8,7 @@ change meaning; new fields may be added (``version`` changes when a field does).
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import math
 import statistics
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from netui.checks import report_common
 from netui.checks.pairs.runner import PairTestReport
-from netui.checks.pairs.tools import DIRECTION_LABELS, PairSettings
+from netui.checks.pairs.tools import DIRECTION_LABELS, SHIFT, PairSettings
 from netui.checks.pairs.counters import COUNTER_KEYS
 from netui.checks.pairs.model import PairResult, _fmt
 from netui.checks.pairs.verdict import NodeSummary
@@ -37,7 +38,9 @@ def summary(report: PairTestReport) -> str:
 
 
 def pair_rows(report: PairTestReport) -> list[dict]:
-    """One dict per result: the numbers, pass/fail, outlier, both ends' counters."""
+    """One dict per result: the numbers, pass/fail, outlier, both ends' counters. A retested
+    pair keeps its matrix figures, with ``retest_gbps`` beside them; ``pass`` is judged on the
+    confirmed numbers."""
     verdict = report.verdict or report.judge()
     failing = {id(r) for r in verdict.failing}
     outliers = {id(r) for r in verdict.outliers}
@@ -45,19 +48,24 @@ def pair_rows(report: PairTestReport) -> list[dict]:
     rows = []
     for r in verdict.results + verdict.untested:  # failing first, the slowest first
         need = verdict.required_gbps.get(r.pair)
+        first = verdict.retested.get(r.pair)  # the matrix's result, when a retest replaced it
         rows.append({
             "sender": r.sender,
             "receiver": r.receiver,
             "tool": r.tool,
-            "gbps": _num(r.gbps),
-            "ok": r.ok,
+            "gbps": _num((first or r).gbps),  # as measured in the matrix
+            "sent_gbps": _num((first or r).sent_gbps),
+            # rerun alone to confirm the verdict (null when not): the figure the verdict used
+            "retest_gbps": _num(r.gbps) if first is not None else None,
+            "retest_error": r.error if first is not None and not r.ok else None,
+            "ok": (first or r).ok,
             "pass": id(r) not in failing and id(r) in tested,
             "required_gbps": _num(need),
             "outlier": id(r) in outliers,
-            "error": r.error,
-            "kind": r.kind,
-            "retransmits": r.retransmits,
-            "counters": dict(r.counters),
+            "error": (first or r).error,
+            "kind": (first or r).kind,
+            "retransmits": (first or r).retransmits,
+            "counters": dict((first or r).counters),
         })
     return rows
 
@@ -111,21 +119,61 @@ def _topology_from(part) -> Topology | None:
         return None  # a document edited by hand: judged without the fabric
 
 
+def _result_row(r: PairResult) -> dict:
+    return {"sender": r.sender, "receiver": r.receiver, "tool": r.tool, "gbps": _num(r.gbps),
+            "sent_gbps": _num(r.sent_gbps), "ok": r.ok, "error": r.error, "kind": r.kind,
+            "retransmits": r.retransmits, "counters": dict(r.counters)}
+
+
+def _result_from(p: dict, tool: str) -> PairResult:
+    return PairResult(p["sender"], p["receiver"], p.get("tool") or tool, p.get("gbps"), bool(p.get("ok")),
+                      error=p.get("error"), retransmits=p.get("retransmits"), kind=p.get("kind"),
+                      counters=dict(p.get("counters") or {}), sent_gbps=p.get("sent_gbps"))
+
+
+def send_receive_matrices(report: PairTestReport) -> tuple[list[list[float | None]], list[list[float | None]]]:
+    """mpiGraph's two matrices, in the order of ``report.nodes``: the send matrix (row sends to
+    column, as the sender counted: iperf3's sum_sent, else the one figure) and the receive
+    matrix (row receives from column, as the receiver counted). The matrix's own figures."""
+    index = {n: i for i, n in enumerate(report.nodes)}
+    size = len(report.nodes)
+    send: list[list[float | None]] = [[None] * size for _ in range(size)]
+    receive: list[list[float | None]] = [[None] * size for _ in range(size)]
+    for r in report.results:
+        i, j = index.get(r.sender), index.get(r.receiver)
+        if i is None or j is None or i == j or not r.ok:
+            continue
+        send[i][j] = r.sent_gbps if r.sent_gbps is not None else r.gbps
+        receive[j][i] = r.gbps
+    return send, receive
+
+
 def report_document(report: PairTestReport) -> dict:
     verdict = report.verdict or report.judge()
     matrix = verdict.matrix(report.nodes)
+    send, receive = send_receive_matrices(report)
+    first = report.first_verdict
     return {
         **report_common.document_head(report, SCHEMA_VERSION, "pair-test", report.settings.tool),
         "link_speeds_mbps": dict(report.link_speeds_mbps),
         "problems": dict(report.problems),
         "started": _num(report.started_wall_s),
         "elapsed_s": _num(report.elapsed_s),
+        "nominal_speeds_mbps": {n: {"mbps": mbps, "kind": kind} for n, (mbps, kind) in
+                                report.nominal_speeds_mbps.items()},
+        "pattern": report.pattern,
         "rounds": report.rounds,
         "tests_done": report.tests_done,
         "tests_total": report.tests_total,
+        "retests_done": len(report.retests),
+        "retests_total": report.retests_total,
         "cancelled": report.cancelled,
         "pairs": pair_rows(report),
-        "gbps_matrix": [[_num(v) for v in row] for row in matrix],  # row = sender, column = receiver
+        "retests": [_result_row(r) for r in report.retests],
+        # row = sender, column = receiver; a retested pair's confirmed figure
+        "gbps_matrix": [[_num(v) for v in row] for row in matrix],
+        "send_matrix": [[_num(v) for v in row] for row in send],  # row sends to column
+        "receive_matrix": [[_num(v) for v in row] for row in receive],  # row receives from column
         "refused": report.refused or None,
         "verdict": {
             "passed": verdict.passed,
@@ -136,6 +184,10 @@ def report_document(report: PairTestReport) -> dict:
             "expected_gbps": _num(verdict.expected_gbps),
             "nodes": [node_row(s, report.topology) for s in verdict.nodes.values()],
             "fabric": [fabric_row(f) for f in verdict.fabric],
+            # the verdict on the matrix alone, when retests changed the numbers
+            "before_retests": None if first is None or first is verdict else {
+                "status": first.status, "text": first.text, "suspects": list(first.suspects),
+                "fabric": [f.name for f in first.fabric]},
         },
         "topology": topology_part(report),
         "summary": summary(report),
@@ -161,12 +213,12 @@ def load_report(doc: dict) -> PairTestReport:
         raise ValueError("not a netui pair-test document")
     doc = safe_tree(doc)  # a file's words (a recording's test, a saved report): shown, never obeyed
     settings = PairSettings.from_dict(doc.get("settings") or {})
-    results = [
-        PairResult(p["sender"], p["receiver"], p.get("tool") or settings.tool, p.get("gbps"), bool(p.get("ok")),
-                   error=p.get("error"), retransmits=p.get("retransmits"), kind=p.get("kind"),
-                   counters=dict(p.get("counters") or {}))
-        for p in doc.get("pairs") or []
-    ]
+    results = [_result_from(p, settings.tool) for p in doc.get("pairs") or []]
+    retests = [_result_from(p, settings.tool) for p in doc.get("retests") or []]
+    nominal = {}
+    for node, speed in (doc.get("nominal_speeds_mbps") or {}).items():
+        if isinstance(speed, dict) and isinstance(speed.get("mbps"), int):
+            nominal[str(node)] = (speed["mbps"], str(speed.get("kind") or ""))
     report = PairTestReport(settings, list(doc.get("nodes") or []), bool(doc.get("matrix")), results=results,
                             addresses=dict(doc.get("addresses") or {}), interfaces=dict(doc.get("interfaces") or {}),
                             how=doc.get("network") or "", problems=dict(doc.get("problems") or {}),
@@ -174,7 +226,9 @@ def load_report(doc: dict) -> PairTestReport:
                             started_wall_s=float(doc.get("started") or 0), elapsed_s=float(doc.get("elapsed_s") or 0),
                             cancelled=bool(doc.get("cancelled")), tests_done=int(doc.get("tests_done") or 0),
                             tests_total=int(doc.get("tests_total") or 0), refused=str(doc.get("refused") or ""),
-                            topology=_topology_from(doc.get("topology")),
+                            topology=_topology_from(doc.get("topology")), retests=retests,
+                            retests_total=int(doc.get("retests_total") or len(retests)),
+                            nominal_speeds_mbps=nominal, pattern=str(doc.get("pattern") or "pairs"),
                             topology_source=str((doc.get("topology") or {}).get("source") or "")
                             if isinstance(doc.get("topology"), dict) else "")
     report.judge()
@@ -182,7 +236,7 @@ def load_report(doc: dict) -> PairTestReport:
 
 
 _CSV_FIELDS = ("sender", "receiver", "tool", "gbps", "ok", "pass", "required_gbps", "outlier", "retransmits",
-               "kind", "error")
+               "kind", "error", "retest_gbps", "sent_gbps")
 
 
 def report_csv(report: PairTestReport) -> str:
@@ -253,20 +307,37 @@ def text_report(report: PairTestReport) -> str:
     verdict = report.verdict or report.judge()
     s = report.settings
     nodes, sections = by_switch(report)
+    retests = f" + {len(report.retests)} {'retest' if len(report.retests) == 1 else 'retests'}" \
+        if report.retests else ""
     lines = [f"{s.tool} {report.how or ''} · {len(nodes)} nodes · {DIRECTION_LABELS[s.direction]} · "
-             f"{report.rounds} rounds of {s.duration_s} s · {report.elapsed_s:.1f} s"]
+             f"{pattern_words(report)} · {report.rounds} rounds of {s.duration_s} s{retests} · "
+             f"{report.elapsed_s:.1f} s"]
     failing = {r.pair for r in verdict.failing}
-    cell_text = gbps_cell_format(r.gbps for r in report.results if r.ok)
-    lines += matrix_lines(nodes, report.results, failing, corner="Gbit/s", legend="   (row sends, column receives)",
-                          min_width=7, cell=lambda r: "failed" if not r.ok else cell_text(r.gbps),
-                          sections=sections)
+    cell_text = gbps_cell_format(r.gbps for r in verdict.results if r.ok)
+    if report.pattern == SHIFT and not report.refused:
+        # mpiGraph's two matrices: what each node sent, what each node received
+        send, receive = report.results, [dataclasses.replace(r, sender=r.receiver, receiver=r.sender)
+                                         for r in report.results]
+        lines += matrix_lines(nodes, send, failing, corner="send", min_width=7, sections=sections,
+                              legend="   (row sends to column, Gbit/s as the sender counted)",
+                              cell=lambda r: "failed" if not r.ok else cell_text(
+                                  r.sent_gbps if r.sent_gbps is not None else r.gbps))
+        lines.append("")
+        lines += matrix_lines(nodes, receive, {(b, a) for a, b in failing}, corner="receive", min_width=7,
+                              sections=sections, legend="   (row receives from column, Gbit/s as the receiver counted)",
+                              cell=lambda r: "failed" if not r.ok else cell_text(r.gbps))
+    else:
+        lines += matrix_lines(nodes, report.results, failing, corner="Gbit/s",
+                              legend="   (row sends, column receives)",
+                              min_width=7, cell=lambda r: "failed" if not r.ok else cell_text(r.gbps),
+                              sections=sections)
     lines.append("")
     if report.refused:
         return "\n".join([lines[0], report.refused])
     for r in verdict.results + verdict.untested:  # failing first, the slowest first
         state = "FAIL" if r.pair in failing else "pass" if r in verdict.results else "not tested"
-        what = gbps_text(r.gbps) + " Gbit/s" if r.ok else f"failed: {r.error}"
-        extra = counters_text(r)
+        what = result_words(r, verdict.retested.get(r.pair))
+        extra = counters_text(verdict.retested.get(r.pair) or r)
         lines.append(f"{r.sender}→{r.receiver}  {state}  {what}" + (f"  ({extra})" if extra else ""))
     split = fabric_lines(report)
     if split:
@@ -275,6 +346,23 @@ def text_report(report: PairTestReport) -> str:
         lines += ["", *node_lines(verdict)]
     lines += ["", summary(report)]
     return "\n".join(lines)
+
+
+def pattern_words(report: PairTestReport) -> str:
+    """"shift pattern", "disjoint pairs", "one at a time": how the matrix was scheduled."""
+    if report.settings.one_at_a_time:
+        return "one at a time"
+    return "shift pattern" if report.pattern == SHIFT else "disjoint pairs"
+
+
+def result_words(r: PairResult, first: PairResult | None = None) -> str:
+    """"9.41 Gbit/s", "failed: <the tool's words>", or with a retest that replaced the matrix's
+    figure: "6.00 → 16.2 Gbit/s on retest"."""
+    if first is None:
+        return gbps_text(r.gbps) + " Gbit/s" if r.ok else f"failed: {r.error}"
+    now = _fmt(r.gbps) + " Gbit/s" if r.ok and r.gbps is not None else f"failed: {r.error}"
+    before = _fmt(first.gbps) if first.ok and first.gbps is not None else "failed"
+    return f"{before} → {now} on retest"
 
 
 def fabric_lines(report: PairTestReport) -> list[str]:

@@ -8,8 +8,11 @@ its IPv4 addresses (the test address is chosen from them), its RDMA ports for pe
 A node that fails the probe fails its pairs with the reason ("iperf3 missing on node3");
 the other pairs still run.
 
-Then the rounds (circle method, ``checks.pairs.model``): a round's tests run at once, a node is
-in at most one test at a time, and the next round starts when this one has ended. Each
+Then the rounds (``checks.pairs.model``): a round's tests run at once and the next round
+starts when this one has ended. With disjoint pairs (the circle method) a node is in at most
+one test at a time; with the shift pattern it is in two, the server of the flow coming in
+and the client of the flow going out, each test on its own port (taken on both of its
+nodes, so a node's two tests never share one). Each
 test starts its server, waits until it listens, then starts the client. While a round
 runs, the next round's commands are already *staged*: their SSH channels and shells are
 up and wait for ``go`` (collectors/shell.py), so a round starts without a channel open or a
@@ -33,9 +36,13 @@ from dataclasses import dataclass, field
 
 from netui.collectors.probe import parse_probe, probe_command
 from netui.checks.pairs.tools import (
+    BIDIR,
     BOTH_WAYS,
+    ONE_WAY,
     PORT_SPAN,
     IB_WRITE_BW,
+    PAIRS,
+    SHIFT,
     Endpoint,
     PairSettings,
     client_command,
@@ -51,10 +58,12 @@ from netui.collectors.shell import CommandFailed, Running, guarded
 from netui.engine.sources import shells_for
 from netui.model.node import NodeState
 from netui.checks.pairs.counters import pair_counters
-from netui.checks.pairs.model import Pair, PairResult, PortAllocator, all_pairs_rounds, one_at_a_time
+from netui.checks.pairs.model import (Pair, PairResult, PortAllocator, all_pairs_rounds, one_at_a_time,
+                                      shift_rounds)
 from netui.checks.pairs.verdict import Verdict, judge
+from netui.checks.pairs.verdict_confirm import confirmed, pairs_to_confirm
 from netui.checks.report_common import CheckReport
-from netui.model.testnet import Probe, choose_addresses, choose_rdma, link_speeds_mbps
+from netui.model.testnet import Probe, choose_addresses, choose_rdma, link_speeds_mbps, nominal_speeds_mbps
 from netui.model.topology import Topology
 from netui.model.text import safe_line
 
@@ -76,12 +85,16 @@ def node_unavailable(monitor, shells: dict, node: str) -> str | None:
     return None
 
 
-def plan_rounds(nodes: Sequence[str], *, matrix: bool, direction: str, one_by_one: bool) -> list[list[Pair]]:
-    """The rounds of tests: all pairs (matrix) or the first two nodes; both ways doubles them."""
+def plan_rounds(nodes: Sequence[str], *, matrix: bool, direction: str, one_by_one: bool,
+                pattern: str = PAIRS) -> list[list[Pair]]:
+    """The rounds of tests: all pairs (matrix) or the first two nodes; both ways doubles them,
+    but for the shift pattern (every ordered pair in N−1 rounds)."""
     nodes = list(dict.fromkeys(nodes))
     if len(nodes) < 2:
         return []
-    if matrix:
+    if matrix and direction == BOTH_WAYS and pattern == SHIFT:
+        rounds = shift_rounds(nodes)
+    elif matrix:
         rounds = all_pairs_rounds(nodes, directed=direction == BOTH_WAYS)
     else:
         a, b = nodes[0], nodes[1]
@@ -115,14 +128,16 @@ def refusal(tool: str, nodes: Sequence[str], problems: dict[str, str]) -> str:
 class PairProgress:
     """Where a test is. ``round`` counts from 1 (0 while checking the nodes)."""
 
-    phase: str  # "checking", "running", "done", "cancelled"
-    round: int
-    rounds: int
-    done: int  # tests finished (a bidirectional test counts once)
+    phase: str  # "checking", "running", "confirming" (the retests), "done", "cancelled"
+    round: int  # while confirming: the retest under way
+    rounds: int  # while confirming: how many retests
+    done: int  # tests finished (a bidirectional test counts once), retests apart
     total: int
     elapsed_s: float
     eta_s: float | None  # seconds left, estimated from the rounds so far
     running: tuple[Pair, ...] = ()
+    retests_done: int = 0
+    retests: int = 0
 
     @property
     def words(self) -> str:
@@ -130,8 +145,11 @@ class PairProgress:
             return "checking the nodes…"
         eta = "" if self.eta_s is None else f" · about {self.eta_s:.0f} s left"
         head = {"running": f"round {self.round} of {self.rounds}", "done": "done",
+                "confirming": f"retest {self.round} of {self.rounds}",
                 "cancelled": "cancelled"}.get(self.phase, self.phase)
-        return f"{head} · {self.done}/{self.total} tests · {self.elapsed_s:.0f} s{eta if self.phase == 'running' else ''}"
+        retests = f" · {self.retests_done}/{self.retests} retests" if self.retests else ""
+        return (f"{head} · {self.done}/{self.total} tests{retests} · {self.elapsed_s:.0f} s"
+                f"{eta if self.phase in ('running', 'confirming') else ''}")
 
 
 @dataclass
@@ -144,11 +162,25 @@ class PairTestReport(CheckReport[PairSettings, PairResult, Verdict]):
     # where the nodes sit (their names as tested): the verdict then judges the fabric too
     topology: Topology | None = None
     topology_source: str = ""
+    # node → (Mbit/s, kind): a software device's nominal speed (a veth's 10000), never a mark
+    nominal_speeds_mbps: dict[str, tuple[int, str]] = field(default_factory=dict)
+    pattern: str = PAIRS  # the schedule that ran (tools.SHIFT or tools.PAIRS)
+    # the pairs rerun alone to confirm a blame (checks/pairs/verdict_confirm.py), apart from the matrix
+    retests: list[PairResult] = field(default_factory=list)
+    retests_total: int = 0
+    first_verdict: Verdict | None = None  # the verdict on the matrix alone, before the retests
 
     def judge(self) -> Verdict:
         s = self.settings
-        self.verdict = judge(self.results, threshold_gbps=s.threshold_gbps, threshold_percent=s.threshold_percent,
-                             link_speed_mbps=self.link_speeds_mbps, topology=self.topology)
+
+        def on(results: list[PairResult]) -> Verdict:
+            return judge(results, threshold_gbps=s.threshold_gbps, threshold_percent=s.threshold_percent,
+                         link_speed_mbps=self.link_speeds_mbps, topology=self.topology,
+                         nominal_mbps=self.nominal_speeds_mbps)
+
+        self.first_verdict = on(self.results)
+        self.verdict = (confirmed(self.first_verdict, self.results, self.retests, on) if self.retests
+                        else self.first_verdict)
         return self.verdict
 
 
@@ -280,6 +312,8 @@ class PairTest(NodeCommands):
         self._round_times: list[float] = []
         self._round_started = 0.0
         self._running: tuple[Pair, ...] = ()
+        self._retesting = False
+        self._retests_done = 0
 
     # the run ------------------------------------------------------------------------------
     async def run(self) -> PairTestReport:
@@ -287,9 +321,11 @@ class PairTest(NodeCommands):
         report.started_wall_s = time.time()
         self._t0 = time.monotonic()
         s = self.settings
-        rounds = plan_rounds(self.nodes, matrix=self.matrix, direction=s.direction, one_by_one=s.one_at_a_time)
+        rounds = plan_rounds(self.nodes, matrix=self.matrix, direction=s.direction, one_by_one=s.one_at_a_time,
+                             pattern=s.pattern)
         self._total = report.tests_total = sum(len(r) for r in rounds)
         self._rounds = report.rounds = len(rounds)
+        report.pattern = s.pattern_used(self.matrix)
         # the per-CPU tables of the nodes under test: the hottest CPU over each test's window
         self.monitor.want_detail(self.nodes, True)
         try:
@@ -334,6 +370,8 @@ class PairTest(NodeCommands):
                 await self._until_cancelled(self._tables_arrived({n for pairs in runnable for p in pairs for n in p}))
             if not self.cancelled:
                 await self._run_rounds(runnable, keep, endpoints)
+            if not self.cancelled and runnable and s.confirm and self.matrix:
+                await self._confirm(endpoints)
         finally:
             self.monitor.want_detail(self.nodes, False)
             await self._stopped()
@@ -384,6 +422,7 @@ class PairTest(NodeCommands):
         for node, problem in choice.problems.items():
             report.problems.setdefault(node, problem)
         report.link_speeds_mbps = link_speeds_mbps(samples, choice.interfaces)
+        report.nominal_speeds_mbps = nominal_speeds_mbps(samples, choice.interfaces)
         endpoints: dict[str, Endpoint] = {}
         for node in self.nodes:
             if node in report.problems or node not in choice.addresses:
@@ -439,7 +478,7 @@ class PairTest(NodeCommands):
             self._round = k + 1
             self._running = tuple(pairs)
             started = self._round_started = time.monotonic()
-            self._progress("running")
+            self._progress("confirming" if self._retesting else "running")
             tests = [asyncio.ensure_future(self._run_test(st, endpoints)) for st in staged]
             upcoming = None
             if k + 1 < len(rounds):
@@ -460,6 +499,20 @@ class PairTest(NodeCommands):
         if self.cancelled:
             for st in staged:
                 self._discard(st)
+
+    async def _confirm(self, endpoints: dict[str, Endpoint]) -> None:
+        """Rerun, each alone, the pairs that decide a verdict naming a node or a link
+        (checks/pairs/verdict_confirm.py); their results go to ``report.retests``. A
+        bidirectional matrix's pairs are rerun one way: one direction, one number."""
+        pairs = [p for p in pairs_to_confirm(self.report.judge()) if all(n in endpoints for n in p)]
+        if not pairs:
+            return
+        self.report.retests_total = len(pairs)
+        self._retesting = True
+        self._round, self._rounds = 0, len(pairs)
+        if self.settings.direction == BIDIR:
+            self.settings = dataclasses.replace(self.settings, direction=ONE_WAY)
+        await self._run_rounds([[p] for p in pairs], [], endpoints)
 
     async def _stage_after_start(self, pairs: list[Pair], current: list[_Staged]) -> list[_Staged]:
         """Stage ``pairs`` once every test of the current round has been told to go."""
@@ -548,13 +601,18 @@ class PairTest(NodeCommands):
             # CancelledError first, but not always: on Python 3.11 ``asyncio.wait_for``
             # returns the awaited result instead when both come in the same moment
             return
+        self._running = tuple(p for p in self._running if p != results[0].pair)
+        if self._retesting:  # a retest: kept apart from the matrix's results
+            self._retests_done += 1
+            self.report.retests.extend(results)
+            self._progress("confirming")
+            return
         self._done += 1
         self.report.tests_done = self._done
         self.report.results.extend(results)
         if self.on_result is not None:
             for r in results:
                 self.on_result(r)
-        self._running = tuple(p for p in self._running if p != results[0].pair)
         self._progress("running" if self._round else "checking")
 
     def _eta_s(self) -> float:
@@ -571,6 +629,7 @@ class PairTest(NodeCommands):
     def _progress(self, phase: str) -> None:
         if self.on_progress is None:
             return
-        eta = self._eta_s() if phase in ("running", "checking") else None
+        eta = self._eta_s() if phase in ("running", "checking", "confirming") else None
         self.on_progress(PairProgress(phase, self._round, self._rounds, self._done, self._total,
-                                      time.monotonic() - self._t0, eta, self._running))
+                                      time.monotonic() - self._t0, eta, self._running,
+                                      self._retests_done, self.report.retests_total))

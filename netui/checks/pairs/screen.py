@@ -28,9 +28,9 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from netui.checks.pairs.report import (by_switch, counters_text, export, fabric_lines, gbps_cell_format, gbps_text,
-                                  node_lines, summary)
+                                       node_lines, result_words, summary)
 from netui.checks.pairs.runner import PairProgress, PairTest, PairTestReport
-from netui.checks.pairs.tools import BIDIR, DIRECTION_LABELS, PairSettings
+from netui.checks.pairs.tools import BIDIR, BOTH_WAYS, DIRECTION_LABELS, SHIFT, PairSettings
 from netui.model import units
 from netui.checks.pairs.model import Pair, PairResult
 from netui.checks.pairs.verdict import CANNOT_RUN, Verdict
@@ -224,7 +224,8 @@ class MatrixScreen(Screen):
     def _live(self) -> str:
         """The running pairs' throughput from the interface counters (sender TX and receiver
         RX, the lower of the two; both ways for a bidirectional test): "node1→node2 9.41 Gb/s"."""
-        if self.progress is None or self.progress.phase != "running" or not self.progress.running:
+        progress = self.progress
+        if progress is None or progress.phase not in ("running", "confirming") or not progress.running:
             return ""
         fleet = self.app.monitor.fleet  # type: ignore[attr-defined]
         words = []
@@ -256,12 +257,21 @@ class MatrixScreen(Screen):
         s = self.settings
         where = f" · {report.how}" if report is not None and report.how else ""
         what = f"{len(self.nodes)} nodes" if self.matrix else f"{self.nodes[0]} → {self.nodes[1]}"
-        return f"{s.tool} · {what} · {DIRECTION_LABELS[s.direction]} · {s.duration_s} s per test{where}"
+        how = DIRECTION_LABELS[s.direction]
+        if self.matrix and s.direction == BOTH_WAYS:
+            how += ", one at a time" if s.one_at_a_time else (
+                ", shift pattern" if s.pattern_used(self.matrix) == SHIFT else ", disjoint pairs")
+        retests = ""
+        if isinstance(report, PairTestReport) and report.retests_total:
+            retests = f" · {len(report.retests)} of {report.retests_total} retests"
+        return f"{s.tool} · {what} · {how} · {s.duration_s} s per test{where}{retests}"
 
     def _show_map(self, verdict, running: tuple[Pair, ...]) -> None:
         report = self.report if self.report is not None else (self.test.report if self.test else None)
         nodes, sections = by_switch(report) if report is not None else (self.nodes, {})
-        self.query_one(Heatmap).show(nodes, self.results, verdict, running, sections)
+        # once judged, a retested pair's cell holds its confirmed figure
+        shown = verdict.results + verdict.untested if verdict is not None and verdict.retested else self.results
+        self.query_one(Heatmap).show(nodes, shown, verdict, running, sections)
 
     def _summary(self) -> str:
         return summary(self.report)
@@ -375,8 +385,11 @@ class MatrixScreen(Screen):
                 lines.append(state + "  " + " " * (6 - len(number)), style=bad if failed else "")
             else:
                 lines.append(" " * (6 - len(number)))
-            extra = counters_text(r)
-            if r.ok:
+            first = verdict.retested.get(r.pair) if verdict is not None else None
+            extra = counters_text(first or r)
+            if first is not None:  # rerun alone to confirm: both figures
+                lines.append(result_words(r, first) + ("   " if extra else ""), style="" if r.ok else bad)
+            elif r.ok:
                 lines.append(f"{number} Gbit/s" + ("   " if extra else ""))
             else:
                 lines.append(f"failed: {r.error}" + ("   " if extra else ""), style=bad)

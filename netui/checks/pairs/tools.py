@@ -29,6 +29,18 @@ BIDIR = "bidir"  # both directions at once (iperf3 --bidir), two results per tes
 DIRECTIONS = (ONE_WAY, BOTH_WAYS, BIDIR)
 DIRECTION_LABELS = {ONE_WAY: "one way", BOTH_WAYS: "both ways", BIDIR: "bidirectional"}
 
+# how a matrix both ways is scheduled (checks/pairs/model.py)
+SHIFT = "shift"  # round k: every node i sends to i+k and receives from i−k at once (N−1 rounds)
+PAIRS = "pairs"  # disjoint one-way pairs, each direction in its own round (2(N−1) rounds)
+PATTERNS = (SHIFT, PAIRS)
+PATTERN_LABELS = {SHIFT: "shift", PAIRS: "disjoint pairs"}
+
+
+def default_direction(matrix: bool) -> str:
+    """The direction a test starts with, the same in the UI (t, T, r, R) and ``netui bench``:
+    a matrix both ways (every node tested sending and receiving), one pair one way."""
+    return BOTH_WAYS if matrix else ONE_WAY
+
 FIRST_PORT = {IPERF3: 5201, IB_WRITE_BW: 18515}
 PORT_SPAN = 200  # ports tried from the first one: concurrent tests, and ports already taken
 CONNECT_TIMEOUT_MS = 5000  # iperf3 --connect-timeout
@@ -57,6 +69,15 @@ class PairSettings(DictSettings):
     threshold_gbps: float | None = None
     threshold_percent: float = 90.0
     port: int | None = None  # the first TCP port tried (None: the tool's own, FIRST_PORT)
+    pattern: str = SHIFT  # a matrix both ways: shift or pairs (one way and bidir run pairs)
+    confirm: bool = True  # rerun alone the pairs that decide a verdict naming a node or a link
+
+    def pattern_used(self, matrix: bool) -> str:
+        """The schedule a test with these settings runs: shift only for a matrix both ways
+        (and not one at a time), else pairs."""
+        if matrix and self.direction == BOTH_WAYS and self.pattern == SHIFT and not self.one_at_a_time:
+            return SHIFT
+        return PAIRS
 
     @property
     def first_port(self) -> int:
@@ -72,6 +93,8 @@ class PairSettings(DictSettings):
             raise ValueError("parallel streams (-P) must be 1 to 128")
         if self.direction not in DIRECTIONS:
             raise ValueError(f"direction must be one of {', '.join(DIRECTIONS)}")
+        if self.pattern not in PATTERNS:
+            raise ValueError(f"pattern must be one of {', '.join(PATTERNS)}")
         if self.tool == IB_WRITE_BW and self.direction == BIDIR:
             raise ValueError("bidirectional is for iperf3; ib_write_bw runs one way or both ways")
         if not 1 <= self.size_bytes <= 1 << 30:
@@ -214,6 +237,10 @@ def pair_failed(settings: PairSettings, sender: str, receiver: str, error: str, 
     return _failed(settings, sender, receiver, error, kind)
 
 
+def _gbps(bits_per_s: float | None) -> float | None:
+    return None if bits_per_s is None else bits_per_s / 1e9
+
+
 def pair_results(settings: PairSettings, sender: str, receiver: str, client: CommandResult,
                  server: CommandResult | None) -> list[PairResult]:
     """Parse the client's output into the pair's result(s); failures in the tools' words."""
@@ -229,13 +256,15 @@ def pair_results(settings: PairSettings, sender: str, receiver: str, client: Com
             if extra and extra not in error:
                 error += f" (server on {receiver}: {extra})"
             return _failed(settings, sender, receiver, error, parsed.kind or "error")
-        forward = PairResult(sender, receiver, tool, parsed.gbps, True, retransmits=parsed.retransmits)
+        forward = PairResult(sender, receiver, tool, parsed.gbps, True, retransmits=parsed.retransmits,
+                             sent_gbps=_gbps(parsed.sent_bits_per_s))
         if settings.direction != BIDIR:
             return [forward]
         back = parsed.bidir_reverse_received_bits_per_s
         reverse = PairResult(receiver, sender, tool, None if back is None else back / 1e9, back is not None,
                              error=None if back is not None else "no reverse summary in iperf3's --bidir output",
-                             retransmits=parsed.bidir_reverse_retransmits)
+                             retransmits=parsed.bidir_reverse_retransmits,
+                             sent_gbps=_gbps(parsed.bidir_reverse_sent_bits_per_s))
         return [forward, reverse]
     parsed = parse_perftest(client.stdout, client.stderr, client.exit_status)
     if not parsed.ok:

@@ -4,7 +4,10 @@ to, each node's summary as a sender and as a receiver, and the verdict in words.
 Pure: no I/O, no clock. The rules, as docs/checks.md says them:
 
 - **The pass mark.** ``threshold_gbps`` when given; else ``threshold_percent`` % of the
-  slower end's link speed when both ends' speeds are known; else the same share of what
+  slower end's link speed when both ends' speeds are known (a software device's nominal
+  speed is not one); else, when the sorted rates have a gap at least ``WIDE_GAP`` wide, the
+  middle of that gap (checks/pairs/verdict_split.py: no one measurement moves it past the
+  gap); else the same share of what
   the *best pairs* reach: the 90th percentile of the measured pairs. Never the median of
   the pairs: with two slow nodes of four, half the pairs are slow, and the median is a
   slow pair. When the pairs near the best rate scatter more than that share allows
@@ -14,8 +17,10 @@ Pure: no I/O, no clock. The rules, as docs/checks.md says them:
   fail, their median). A node is a suspect *as a sender* when every one of its sends
   fails and one of those went to a node that receives well from someone else (and the
   same way round for receiving): a slow pair between two nodes that are fine elsewhere
-  blames the path, not a node. So 1, 2 or half of the nodes slow are all named, and a
-  node that could not run the tool is never a suspect: its pairs were not tested.
+  blames the path, not a node. A failing pair ``CLEARS_OWN`` times faster than its node's
+  other failing ones shows the node well that way too. So 1, 2 or half of the nodes slow
+  are all named, and a node that could not run the tool is never a suspect: its pairs were
+  not tested.
 - **Inconclusive.** With no absolute pass mark (no threshold, link speeds unknown) the
   pairs can only be compared with each other: when none is slower than the rest, every
   pair may be equally slow, and the verdict says it cannot tell instead of passing.
@@ -23,8 +28,11 @@ Pure: no I/O, no clock. The rules, as docs/checks.md says them:
 - **The fabric** (with a topology, checks/pairs/verdict_fabric.py). In-leaf pairs and cross-switch
   pairs are compared separately: the best pairs are the best in-leaf pairs when the pairs as a
   whole (mostly cross-switch in a wide fabric) reach less than those would need. An uplink or
-  switch whose every pair fails while the nodes at both ends pass elsewhere is named, and the
-  pairs through it blame no node.
+  switch whose every pair fails while the nodes at both ends pass elsewhere (or run above a
+  ``FABRIC_GAP`` gap in the rates, whatever the mark) is named, and the pairs through it
+  blame no node.
+- **Confirmed** (checks/pairs/verdict_confirm.py): before a verdict naming a node or a link
+  is final, the pairs that decide it are rerun alone and it is judged again on them.
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from netui.checks.pairs.model import Pair, PairResult, _fmt, _pct
+from netui.checks.pairs.verdict_split import FABRIC_GAP, WIDE_GAP, RateSplit, cleared_by_own, split_rates
 
 if TYPE_CHECKING:  # the topology and the fabric's rules load only when a topology is given
     from netui.checks.pairs.verdict_fabric import FabricSuspect
@@ -64,6 +73,10 @@ OWN_SHARE_OF_CLEAR = 0.8
 # ... with the spread never taken below this share of the centre, so that near-identical
 # results (MAD ≈ 0) do not make every small wobble an outlier
 OUTLIER_MIN_SPREAD = 0.05
+
+# a pass below this many times an absolute mark (a threshold, 90 % of link speed) is marginal:
+# its retest may fail. Against the best pairs, a pass below their share of the best rate is
+MARGIN = 1.05
 
 SENDING, RECEIVING, BOTH_WAYS = "sending", "receiving", "sending and receiving"
 
@@ -110,6 +123,12 @@ class Verdict:
     nodes: dict[str, NodeSummary] = field(default_factory=dict)
     untested: list[PairResult] = field(default_factory=list)
     fabric: list[FabricSuspect] = field(default_factory=list)
+    # the results that clear a node only narrowly: passes near their mark or below the best
+    # pairs' share, and failing pairs that clear a node all the same (far faster than its others,
+    # or above a gap in the rates): what a retest confirms before the verdict blames (verdict_confirm)
+    marginal: list[PairResult] = field(default_factory=list)
+    # with retests (checks/pairs/verdict_confirm.py): pair → the matrix's result its retest replaced
+    retested: dict[Pair, PairResult] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -192,15 +211,18 @@ def natural(name: str) -> list:
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
 
-def node_summaries(results: list[PairResult], failing: list[PairResult]) -> dict[str, NodeSummary]:
+def node_summaries(results: list[PairResult], failing: list[PairResult],
+                   cleared: tuple[set[str], set[str]] = (set(), set())) -> dict[str, NodeSummary]:
     """Each node (in natural name order) with its sends and receives, how many fail, their
     median Gbit/s and whether the
     failures point at it (module docstring: a suspect as a sender when every send fails
-    and one went to a node that receives well elsewhere; the same for receiving)."""
+    and one went to a node that receives well elsewhere; the same for receiving).
+    ``cleared``: nodes that send well and receive well by a failing pair of their own far
+    faster than their others (``cleared_by_own``)."""
     failed = {id(r) for r in failing}
     passing = [r for r in results if id(r) not in failed]
-    sends_well = {r.sender for r in passing}
-    receives_well = {r.receiver for r in passing}
+    sends_well = {r.sender for r in passing} | cleared[0]
+    receives_well = {r.receiver for r in passing} | cleared[1]
     out: dict[str, NodeSummary] = {}
     for node in sorted({n for r in results for n in r.pair}, key=natural):
         sends = [r for r in results if r.sender == node]
@@ -317,11 +339,14 @@ def judge(
     threshold_percent: float = 90.0,
     link_speed_mbps: Mapping[str, int | None] | None = None,
     topology: Topology | None = None,
+    nominal_mbps: Mapping[str, tuple[int, str]] | None = None,
 ) -> Verdict:
     """Pass or fail each pair, sum each node up, name the suspects and word the verdict
     (the rules are in the module's docstring). ``link_speed_mbps``: Mbit/s as
     /sys/class/net/*/speed gives it; Gbit/s everywhere else. ``topology``: where the nodes
-    sit (found by the names in the results); without it the fabric is not judged."""
+    sit (found by the names in the results); without it the fabric is not judged.
+    ``nominal_mbps``: node → (Mbit/s, kind) of a software device's nominal speed (a veth's
+    10000): never a pass mark, only said in the rule's words."""
     every = list(results)
     untested = [r for r in every if not r.ok and r.kind in CANNOT_RUN]
     tested = [r for r in every if not (not r.ok and r.kind in CANNOT_RUN)]
@@ -331,7 +356,15 @@ def judge(
     median = statistics.median(r.gbps for r in measured) if measured else None
     best = best_pairs([r.gbps for r in measured], share)
     best_in_leaf = False
-    if topology is not None and best is not None:
+    split = split_rates([r.gbps for r in measured])
+    wide = split if split is not None and split.ratio >= WIDE_GAP else None
+    if wide is not None:
+        # two groups far apart: what the fast group reaches is the best pairs' rate, and the
+        # mark is the gap's middle, so one unlucky pair in the fast group still passes
+        best = best_pairs([r.gbps for r in measured if r.gbps >= wide.high_gbps], share)
+        assert best is not None
+        best = dataclasses.replace(best, mark_gbps=wide.mark_gbps, widened=False)
+    elif topology is not None and best is not None:
         # a wide fabric's pairs are mostly cross-switch: when those are slow, the best pairs
         # of all are slow ones, and the best in-leaf pairs are what a node reaches
         in_leaf = [r.gbps for r in measured if topology.same_leaf(r.sender, r.receiver)]
@@ -367,29 +400,50 @@ def judge(
     failed_ids = {id(r) for r in failing}
     ordered = failing + sorted((r for r in tested if id(r) not in failed_ids), key=lambda r: (r.sender, r.receiver))
     fabric: list[FabricSuspect] = []
+    own_senders, own_receivers, own_clearing = cleared_by_own(failing)
+    healthy = {id(r) for r in tested if id(r) not in failed_ids} | own_clearing
     if topology is not None and failing:
         from netui.checks.pairs.verdict_fabric import fabric_suspects
 
-        fabric = fabric_suspects(tested, failing, topology, OWN_SHARE_OF_CLEAR)
+        # healthy evidence for the fabric's rules: the pairs that pass, those above a gap in the
+        # rates (whatever the mark), and a node's failing pairs far faster than its others
+        if split is not None and split.ratio >= FABRIC_GAP:
+            healthy |= {id(r) for r in measured if r.gbps >= split.high_gbps}
+        fabric = fabric_suspects(tested, failing, topology, OWN_SHARE_OF_CLEAR, healthy=healthy)
     # the pairs a fabric suspect explains blame no node: the nodes are judged on the others
     explained = {pair for f in fabric for pair in f.pairs}
     judged = [r for r in tested if r.pair not in explained] if explained else tested
     judged_failing = [r for r in failing if r.pair not in explained] if explained else failing
-    nodes = node_summaries(judged, judged_failing)
+    nodes = node_summaries(judged, judged_failing, (own_senders, own_receivers))
     if len(judged_failing) < len(judged):
         passing = [r for r in judged if id(r) not in failed_ids]
-        nodes = _left_to_explain(judged_failing, nodes, {r.sender for r in passing}, {r.receiver for r in passing})
+        nodes = _left_to_explain(judged_failing, nodes, {r.sender for r in passing} | own_senders,
+                                 {r.receiver for r in passing} | own_receivers)
     nodes = _on_own_evidence(judged, judged_failing, nodes, required)
     if explained:  # each node's counts over all its pairs, its suspicion from the others
         blamed = {name: s.suspect for name, s in nodes.items()}
         nodes = {name: dataclasses.replace(s, suspect=blamed.get(name, ""))
-                 for name, s in node_summaries(tested, failing).items()}
+                 for name, s in node_summaries(tested, failing, (own_senders, own_receivers)).items()}
     suspects = sorted((s for s in nodes.values() if s.suspect), key=lambda s: (-_blamed(s), natural(s.node)))
     centre = None
     if best is not None:
         centre = statistics.median(r.gbps for r in measured if r.gbps >= LOWEST_SHARE_OF_BEST * best.rate_gbps)
-    outliers = _outliers(measured, centre)
-    rule = _rule(threshold_gbps, threshold_percent, best, absolute, relative, len(tested), best_in_leaf)
+    # beside a wide gap, outliers are judged within the fast group (the slow one is failing)
+    fast = [r for r in measured if r.gbps >= wide.high_gbps] if wide is not None else measured
+    outliers = _outliers(fast, centre)
+    floor = share * best.rate_gbps if best is not None and relative else None
+    marginal = []
+    for r in ordered:
+        need = required.get(r.pair)
+        if not _measured(r):
+            continue
+        if id(r) in failed_ids:
+            if id(r) in healthy:  # failing, yet what clears its nodes
+                marginal.append(r)
+        elif (need is not None and r.gbps < MARGIN * need) or (floor is not None and r.gbps < floor):
+            marginal.append(r)
+    rule = _rule(threshold_gbps, threshold_percent, best, absolute, relative, len(tested), best_in_leaf,
+                 wide, nominal_speed_words(nominal_mbps or {}))
 
     n = len(tested)
     if not tested:
@@ -398,14 +452,23 @@ def judge(
     elif failing:
         status = FAIL
         text = _failure_text(failing, suspects, n, rule, fabric)
+        # a milder fault beside a wide gap passes the gap's mark: said, when the healthy pairs
+        # are tight enough to tell (an outlier against the best pairs), not blamed
+        low = [r for r in outliers if wide is not None and id(r) not in failed_ids
+               and centre is not None and r.gbps < centre]
+        if low:
+            text += (f". Passing, but low against the best pairs' {_fmt(centre)} Gbit/s: "
+                     + _listing(sorted(low, key=lambda r: r.gbps), limit=3))
     elif absolute == 0:
         status = INCONCLUSIVE
+        nominal = nominal_speed_words(nominal_mbps or {})
+        speeds = f"link speeds are only nominal ({nominal})" if nominal else "link speeds are unknown"
         if n == 1:
-            text = (f"inconclusive: the pair ran at {_fmt(tested[0].gbps)} Gbit/s, link speeds are unknown and "
+            text = (f"inconclusive: the pair ran at {_fmt(tested[0].gbps)} Gbit/s, {speeds} and "
                     "there is no other pair to compare with (--threshold-gbps sets a pass mark)")
         else:
-            text = (f"inconclusive: all {n} pairs are alike (the best at {_fmt(best.rate_gbps)} Gbit/s) and link "
-                    "speeds are unknown, so they may all be equally slow (--threshold-gbps sets a pass mark)")
+            text = (f"inconclusive: all {n} pairs are alike (the best at {_fmt(best.rate_gbps)} Gbit/s) and "
+                    f"{speeds}, so they may all be equally slow (--threshold-gbps sets a pass mark)")
     elif untested:
         status = INCONCLUSIVE
         text = (f"inconclusive: the {n} tested {'pair passes' if n == 1 else 'pairs pass'} ({rule}), "
@@ -431,17 +494,35 @@ def judge(
         nodes=nodes,
         untested=untested,
         fabric=fabric,
+        marginal=marginal,
     )
 
 
+def nominal_speed_words(nominal_mbps: Mapping[str, tuple[int, str]]) -> str:
+    """"veth 10G" (the software devices' nominal speeds, not a pass mark), or ""."""
+    from netui.model.units import speed
+
+    kinds = sorted({f"{kind} {speed(mbps)}" for mbps, kind in nominal_mbps.values() if mbps and mbps > 0})
+    return ", ".join(kinds)
+
+
 def _rule(threshold_gbps: float | None, threshold_percent: float, best: BestPairs | None,
-          absolute: int, relative: int, n: int, in_leaf: bool = False) -> str:
+          absolute: int, relative: int, n: int, in_leaf: bool = False, wide: RateSplit | None = None,
+          nominal: str = "") -> str:
     pct = _pct(threshold_percent)
     whose = "the best in-leaf pairs'" if in_leaf else "the best pairs'"
+    unknown = f"link speeds only nominal ({nominal})" if nominal else "link speeds unknown"
     if threshold_gbps is not None:
         return f"≥ {_pct(threshold_gbps)} Gbit/s"
     if relative == 0:
         return f"≥ {pct} % of link speed"
+    if wide is not None:
+        against = (f"the middle of a {wide.ratio:.0f}× gap in the rates, {_fmt(wide.mark_gbps)} Gbit/s "
+                   f"({wide.below} {'pair' if wide.below == 1 else 'pairs'} at ≤ {_fmt(wide.low_gbps)}, "
+                   f"{wide.above} at ≥ {_fmt(wide.high_gbps)})")
+        if absolute == 0:
+            return f"≥ {against}; {unknown}"
+        return f"≥ {pct} % of link speed; {relative} of {n} pairs with an unknown link speed against {against}"
     if best is None:
         against = "the best pairs (none measured)"
     elif best.widened:
@@ -450,7 +531,7 @@ def _rule(threshold_gbps: float | None, threshold_percent: float, best: BestPair
     else:
         against = f"{whose} {_fmt(best.rate_gbps)} Gbit/s"
     if absolute == 0:
-        return f"≥ {pct} % of {against}; link speeds unknown"
+        return f"≥ {pct} % of {against}; {unknown}"
     return f"≥ {pct} % of link speed; {relative} of {n} pairs with an unknown link speed against {pct} % of {against}"
 
 

@@ -120,13 +120,17 @@ def _measured(r: PairResult) -> bool:
 
 
 def fabric_suspects(tested: Sequence[PairResult], failing: Sequence[PairResult], topology: Topology,
-                    own_share: float) -> list[FabricSuspect]:
+                    own_share: float, healthy: set[int] | None = None) -> list[FabricSuspect]:
     """The fabric suspects of a judged set of pairs (module docstring), the most pairs first.
 
     ``tested``: every tested result; ``failing``: those that failed their pass mark;
-    ``own_share``: how far below the passing pairs outside a candidate its pairs must be.
+    ``own_share``: how far below the passing pairs outside a candidate its pairs must be;
+    ``healthy``: the ids of the results that show their nodes fine (default: those that pass;
+    the verdict adds the pairs above a wide gap in the rates, whatever the mark).
     """
     failed = {id(r) for r in failing}
+    if healthy is None:
+        healthy = {id(r) for r in tested if id(r) not in failed}
     ways: dict[int, _Way] = {}
     in_leaf: list[PairResult] = []
     candidates: dict[tuple[str, str], list[PairResult]] = {}
@@ -147,7 +151,7 @@ def fabric_suspects(tested: Sequence[PairResult], failing: Sequence[PairResult],
             candidates.setdefault((SWITCH, s), []).append(r)
     if not ways:
         return []
-    passing = [r for r in tested if id(r) not in failed]
+    passing = [r for r in tested if id(r) in healthy]
 
     def qualifies(pairs: list[PairResult]) -> bool:
         if len(pairs) < 2 or any(id(r) not in failed for r in pairs):

@@ -1,0 +1,208 @@
+"""Confirm before blaming: which pairs a verdict naming a node or a link reruns alone, and the
+verdict on the confirmed numbers (checks/pairs/verdict_confirm.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from netui.checks.pairs.model import PairResult, shift_rounds
+from netui.checks.pairs.verdict import FAIL, INCONCLUSIVE, PASS, judge
+from netui.checks.pairs.verdict_confirm import RETEST_LIMIT, confirmed, pairs_to_confirm
+from netui.model.topology import Attachment, Switch, Topology
+
+NODES4 = ["node1", "node2", "node3", "node4"]
+SPEEDS = {n: 10_000 for n in NODES4}
+
+
+def results(values: dict, nodes=NODES4, default: float = 9.4) -> list[PairResult]:
+    return [PairResult(a, b, "iperf3", values.get((a, b), default), True) for r in shift_rounds(nodes) for a, b in r]
+
+
+def rerun(pairs, gbps_of) -> list[PairResult]:
+    return [PairResult(a, b, "iperf3", gbps_of(a, b), True) for a, b in pairs]
+
+
+def test_a_verdict_naming_nobody_reruns_nothing():
+    v = judge(results({}), link_speed_mbps=SPEEDS)
+    assert v.status == PASS and pairs_to_confirm(v) == []
+    # a failure that names no one (one failing pair) is not rerun either
+    v = judge(results({("node1", "node2"): 5.0}), link_speed_mbps=SPEEDS)
+    assert v.status == FAIL and v.suspects == [] and pairs_to_confirm(v) == []
+
+
+def test_a_suspects_fastest_failing_pairs_are_rerun_first():
+    slow = {("node2", "node1"): 0.19, ("node2", "node3"): 0.25, ("node2", "node4"): 0.21}
+    v = judge(results(slow), link_speed_mbps=SPEEDS)
+    assert v.suspects == ["node2"]
+    chosen = pairs_to_confirm(v)
+    assert chosen[:2] == [("node2", "node3"), ("node2", "node4")]  # the fastest two of its three
+    assert len(chosen) <= RETEST_LIMIT
+
+
+def test_a_confirmed_blame_stays_and_shows_both_figures():
+    slow = {("node2", "node1"): 0.19, ("node2", "node3"): 0.25, ("node2", "node4"): 0.21}
+    matrix = results(slow)
+    on = lambda rs: judge(rs, link_speed_mbps=SPEEDS)  # noqa: E731
+    first = on(matrix)
+    again = rerun(pairs_to_confirm(first), lambda a, b: 0.2 if a == "node2" else 9.4)
+    v = confirmed(first, matrix, again, on)
+
+    assert v.status == FAIL and v.suspects == ["node2"]
+    assert v.retested[("node2", "node3")].gbps == 0.25  # the matrix's figure kept
+    assert "Retested alone: node2→node3 0.250 → 0.200 Gbit/s" in v.text
+
+
+def test_a_retest_that_contradicts_the_blame_makes_it_inconclusive():
+    """node2's sends at 5 Gbit/s in the matrix (its rounds shared a busy CPU), 9.4 alone: the
+    blame does not hold, and the verdict says so rather than passing or blaming."""
+    mild = {("node2", "node1"): 5.0, ("node2", "node3"): 5.2, ("node2", "node4"): 5.1}
+    matrix = results(mild)
+    on = lambda rs: judge(rs, link_speed_mbps=SPEEDS)  # noqa: E731
+    first = on(matrix)
+    assert first.suspects == ["node2"]
+    chosen = pairs_to_confirm(first)
+    v = confirmed(first, matrix, rerun(chosen, lambda a, b: 9.4), on)
+
+    assert v.status == INCONCLUSIVE and v.suspects == []
+    assert v.text.startswith("inconclusive: node2→node3 9.40 Gbit/s on retest, 5.20 Gbit/s in the matrix")
+    assert "did not hold when each pair ran alone" in v.text
+
+
+def test_nothing_retested_leaves_the_verdict_as_it_was():
+    matrix = results({("node2", "node1"): 0.19, ("node2", "node3"): 0.25, ("node2", "node4"): 0.21})
+    first = judge(matrix, link_speed_mbps=SPEEDS)
+    assert confirmed(first, matrix, [], lambda rs: judge(rs, link_speed_mbps=SPEEDS)) is first
+
+
+# --- the issue's fabric: the in-leaf pair decides ------------------------------------------------
+
+NODES6 = [f"fn{i}" for i in range(1, 7)]
+LEAF = {n: ("leafa", "leafb", "leafc")[i // 2] for i, n in enumerate(NODES6)}
+TOPO = Topology([Switch("spine")] + [Switch(leaf, parent="spine") for leaf in ("leafa", "leafb", "leafc")],
+                [Attachment(n, LEAF[n]) for n in NODES6])
+
+
+def crossing(a, b):
+    return LEAF[a] != LEAF[b] and "leafb" in (LEAF[a], LEAF[b])
+
+
+def test_the_in_leaf_pair_that_named_two_nodes_is_rerun_and_the_uplink_named():
+    """10G links (a 9 Gbit/s mark), leafb's uplink at 2–2.5 Gbit/s, the in-leaf pair fn3↔fn4 at
+    4.0 and 4.5 in a busy round: too close to the slow pairs to clear fn3 and fn4, so the matrix
+    alone names them. Rerun alone, fn3→fn4 runs at 9.5: the uplink is named, not the nodes."""
+    def gbps(a, b):
+        if crossing(a, b):
+            return 2.0 + 0.5 * (NODES6.index(a) + NODES6.index(b)) / 10
+        return {("fn3", "fn4"): 4.0, ("fn4", "fn3"): 4.5}.get((a, b), 9.5)
+
+    matrix = [PairResult(a, b, "iperf3", gbps(a, b), True) for r in shift_rounds(NODES6) for a, b in r]
+    speeds = {n: 10_000 for n in NODES6}
+    on = lambda rs: judge(rs, link_speed_mbps=speeds, topology=TOPO)  # noqa: E731
+    first = on(matrix)
+    assert sorted(first.suspects) == ["fn3", "fn4"] and first.fabric == []
+    chosen = pairs_to_confirm(first)
+    assert ("fn3", "fn4") in chosen and ("fn4", "fn3") in chosen
+    assert all(crossing(*p) or {*p} == {"fn3", "fn4"} for p in chosen)
+
+    again = rerun(chosen, lambda a, b: gbps(a, b) if crossing(a, b) else 9.5)
+    v = confirmed(first, matrix, again, on)
+    assert v.status == FAIL and v.suspects == []
+    assert [f.name for f in v.fabric] == ["leafb↔spine"]
+    assert "fn3→fn4 4.00 → 9.50 Gbit/s" in v.text
+    assert v.retested[("fn3", "fn4")].gbps == 4.0
+    # both verdicts are kept apart: the matrix's still names the nodes
+    assert sorted(first.suspects) == ["fn3", "fn4"]
+
+
+def test_a_marginal_clearing_pass_of_a_fabric_suspects_end_is_rerun():
+    """The issue's numbers: the gap mark passes fn3→fn4 at 6.0, yet it is far below the best
+    pairs and all that shows fn3 sends well: it is rerun with the uplink's fastest pairs."""
+    import random
+
+    rng = random.Random(2)
+
+    def gbps(a, b):
+        if crossing(a, b):
+            return rng.uniform(0.03, 0.29)
+        return {("fn3", "fn4"): 6.0, ("fn4", "fn3"): 7.0}.get((a, b)) or rng.uniform(15.0, 19.0)
+
+    matrix = [PairResult(a, b, "iperf3", gbps(a, b), True) for r in shift_rounds(NODES6) for a, b in r]
+    first = judge(matrix, topology=TOPO)
+    assert [f.name for f in first.fabric] == ["leafb↔spine"]
+    chosen = pairs_to_confirm(first)
+    assert {("fn3", "fn4"), ("fn4", "fn3")} <= set(chosen)
+    assert sum(crossing(*p) for p in chosen) == 2  # two of the uplink's 16, not all
+    on = lambda rs: judge(rs, topology=TOPO)  # noqa: E731
+    again = rerun(chosen, lambda a, b: 0.28 if crossing(a, b) else 16.2)
+    v = confirmed(first, matrix, again, on)
+    assert [f.name for f in v.fabric] == ["leafb↔spine"] and v.suspects == []
+    assert "fn3→fn4 6.00 → 16.2 Gbit/s" in v.text
+
+
+def test_a_retest_that_fails_to_run_is_a_failure_of_the_pair():
+    slow = {("node2", "node1"): 0.19, ("node2", "node3"): 0.25, ("node2", "node4"): 0.21}
+    matrix = results(slow)
+    on = lambda rs: judge(rs, link_speed_mbps=SPEEDS)  # noqa: E731
+    first = on(matrix)
+    again = [dataclasses.replace(r, gbps=None, ok=False, error="connection refused", kind="refused")
+             for r in rerun(pairs_to_confirm(first)[:1], lambda a, b: 0.0)]
+    v = confirmed(first, matrix, again, on)
+    assert v.status == FAIL and v.suspects == ["node2"]
+    assert "→ failed" in v.text
+
+
+# --- the report: both figures, in text and JSON, and back ------------------------------------------
+
+
+def issue_report():
+    import random
+
+    from netui.checks.pairs.runner import PairTestReport
+    from netui.checks.pairs.tools import BOTH_WAYS, SHIFT, PairSettings
+
+    rng = random.Random(2)
+
+    def gbps(a, b):
+        if crossing(a, b):
+            return round(rng.uniform(0.03, 0.29), 3)
+        return {("fn3", "fn4"): 6.0, ("fn4", "fn3"): 7.0}.get((a, b)) or round(rng.uniform(15.0, 19.0), 2)
+
+    matrix = [PairResult(a, b, "iperf3", gbps(a, b), True, sent_gbps=gbps(a, b))
+              for r in shift_rounds(NODES6) for a, b in r]
+    report = PairTestReport(PairSettings(duration_s=1, direction=BOTH_WAYS), NODES6, True, results=matrix,
+                            topology=TOPO, pattern=SHIFT, rounds=5, tests_done=30, tests_total=30,
+                            nominal_speeds_mbps={n: (10_000, "veth") for n in NODES6})
+    chosen = pairs_to_confirm(report.judge())
+    report.retests = rerun(chosen, lambda a, b: 0.28 if crossing(a, b) else 16.2)
+    report.retests_total = len(report.retests)
+    report.judge()
+    return report
+
+
+def test_the_text_report_shows_both_figures_and_both_matrices():
+    from netui.checks.pairs.report import text_report
+
+    text = text_report(issue_report())
+    assert "shift pattern · 5 rounds of 1 s + 4 retests" in text
+    assert "fn3→fn4  pass  6.00 → 16.2 Gbit/s on retest" in text
+    assert "(row sends to column, Gbit/s as the sender counted)" in text
+    assert "(row receives from column, Gbit/s as the receiver counted)" in text
+    assert "link speeds only nominal (veth 10G)" in text
+    assert "suspect leafb's uplink" in text and "Retested alone: " in text
+
+
+def test_the_json_keeps_both_figures_and_a_saved_run_is_judged_alike():
+    from netui.checks.pairs.report import load_report, report_document
+
+    report = issue_report()
+    doc = report_document(report)
+    row = next(p for p in doc["pairs"] if (p["sender"], p["receiver"]) == ("fn3", "fn4"))
+    assert (row["gbps"], row["retest_gbps"], row["pass"]) == (6.0, 16.2, True)
+    assert doc["pattern"] == "shift" and doc["retests_done"] == doc["retests_total"] == 4
+    assert len(doc["retests"]) == 4 and doc["verdict"]["before_retests"]["fabric"] == ["leafb↔spine"]
+    i, j = NODES6.index("fn3"), NODES6.index("fn4")
+    assert doc["send_matrix"][i][j] == 6.0 and doc["receive_matrix"][j][i] == 6.0
+    assert doc["gbps_matrix"][i][j] == 16.2  # the confirmed figure
+    again = load_report(doc)
+    assert again.verdict.text == report.verdict.text and again.pattern == "shift"
+    assert again.verdict.retested.keys() == report.verdict.retested.keys()
