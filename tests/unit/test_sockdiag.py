@@ -1,0 +1,188 @@
+"""TCP peers: the sampler's sock_diag parsing on a real kernel's dump (tests/data/sockdiag),
+its sums by remote address, its caps, the "peers" field and the model's rates of it."""
+
+from __future__ import annotations
+
+import json
+import struct
+
+import pytest
+
+from netui.collectors import sampler
+from netui.collectors.frames import FrameDecoder, encode_fields
+from netui.collectors.peers import parse_peers
+from netui.collectors.procfs import ParseError
+from netui.collectors.protocol import PEER_HEAD, PEERS_UNAVAILABLE
+from netui.engine.recording import sample_from_dict, sample_to_dict
+from netui.model.flows import AddressBook, PeerSample, flow_rates, labelled, peer_flows
+from tests.testdata import data_bytes, data_text
+
+FLOWS = json.loads(data_text("sockdiag/flows.json"))["flows"]
+
+
+def dumped(name: str, loopback: bool = True, limit: int = 1 << 20) -> list:
+    out: list = []
+    done, error = sampler.diag_sockets(data_bytes(f"sockdiag/{name}.bin"), out, limit, loopback)
+    assert (done, error) == (True, 0)
+    return out
+
+
+def ports(key: bytes) -> tuple[int, int]:
+    return int.from_bytes(key[:2], "big"), int.from_bytes(key[2:4], "big")
+
+
+def with_counters(sock: tuple, acked: int, received: int, retrans: int) -> tuple:
+    """A dumped socket with other tcp_info counters (the rest of its real bytes kept)."""
+    info = bytearray(sock[4])
+    struct.pack_into("=I", info, 100, retrans)
+    struct.pack_into("=QQ", info, 120, acked, received)
+    return sock[:4] + (bytes(info),)
+
+
+def test_real_dump_gives_each_socket_its_ends_and_tcp_info():
+    v4, v6 = dumped("inet"), dumped("inet6")
+    by_ports = {ports(s[1]): s for s in v4 + v6}
+    for flow in FLOWS:
+        cport, sport = flow["client"][1], flow["server"][1]
+        client, server = by_ports[(cport, sport)], by_ports[(sport, cport)]
+        rtt, retrans, acked, received = sampler.TCPI_MAIN.unpack_from(client[4])
+        assert acked == flow["client_sent"] + 1  # (the SYN is acked too)
+        assert received == flow["server_sent"]
+        assert sampler.TCPI_MAIN.unpack_from(server[4])[3] == flow["client_sent"]
+        assert rtt > 0 and len(client[4]) >= 168
+    assert {s[0] for s in v4} == {2} and {s[0] for s in v6} == {10}
+
+
+def test_loopback_peers_are_skipped_on_real_bytes():
+    assert dumped("inet") and dumped("inet6")
+    assert dumped("inet", loopback=False) == [] and dumped("inet6", loopback=False) == []
+
+
+def test_the_dump_stops_at_the_socket_cap():
+    out: list = []
+    done, _ = sampler.diag_sockets(data_bytes("sockdiag/inet6.bin"), out, 2, True)
+    assert not done and len(out) == 2
+
+
+def test_an_error_answer_is_its_errno():
+    error = struct.pack("=IHHII", 36, 2, 0, 1, 0) + struct.pack("=i", -13) + b"\0" * 16
+    assert sampler.diag_sockets(error, [], 10) == (True, 13)
+    assert sampler.diag_sockets(struct.pack("=IHHII", 400, 20, 0, 1, 0), [], 10)[1] != 0  # longer than the buffer
+
+
+def reading(peers: sampler.Peers, socks: list, mono: float, capped: bool = False) -> PeerSample:
+    return parse_peers(peers.aggregate(socks, capped, mono))
+
+
+def test_sums_by_remote_address_and_rates_from_two_readings():
+    socks = dumped("inet6")
+    p = sampler.Peers(loopback=True)
+    first = reading(p, socks, 10.0)
+    assert first.sockets == 4 and {x.address for x in first.peers} == {"::1", "127.0.0.1"}
+    assert "127.0.0.1" in first.local_addresses  # the IPv4-mapped flow, as IPv4
+    grown = [with_counters(s, *(lambda r: (r[2] + 2_000_000, r[3] + 500_000, r[1] + 4))(sampler.TCPI_MAIN.unpack_from(s[4])))
+             for s in socks]
+    second = reading(p, grown, 12.0)
+    flows = flow_rates(first, second)
+    one = flows.rates["::1"]
+    assert one.sockets == 2
+    assert one.tx_bytes_per_s == pytest.approx(2 * 2_000_000 / 2.0)
+    assert one.rx_bytes_per_s == pytest.approx(2 * 500_000 / 2.0)
+    assert one.retrans_per_s == pytest.approx(2 * 4 / 2.0)
+    assert one.rtt_s is not None and 0 < one.rtt_s < 1
+
+
+def test_a_closed_socket_takes_its_bytes_and_the_sums_never_go_back():
+    socks = dumped("inet")
+    p = sampler.Peers(loopback=True)
+    first = reading(p, socks, 1.0)
+    second = reading(p, socks[1:], 2.0)  # one socket closed
+    before = {x.address: x for x in first.peers}
+    for x in second.peers:
+        assert x.sent_bytes >= before[x.address].sent_bytes
+    assert second.peers[0].sockets == len(socks) - 1
+    assert flow_rates(first, second).rates["127.0.0.1"].tx_bytes_per_s == 0.0
+
+
+def test_a_new_socket_counts_all_its_bytes_but_not_at_the_first_reading_or_after_a_cut_one():
+    socks = dumped("inet")
+    p = sampler.Peers(loopback=True)
+    assert reading(p, socks[:1], 1.0).peers[0].sent_bytes == 0  # a baseline
+    acked = sampler.TCPI_MAIN.unpack_from(socks[1][4])[2]
+    assert reading(p, socks[:2], 2.0).peers[0].sent_bytes == acked  # born since: all its bytes
+    q = sampler.Peers(loopback=True)
+    reading(q, socks[:1], 1.0)
+    assert reading(q, socks[:1], 2.0, capped=True).capped
+    assert reading(q, socks[:2], 3.0).peers[0].sent_bytes == 0  # maybe not new: unseen beyond the cap
+
+
+def test_at_most_max_peers_the_busiest_and_how_many_there_were():
+    v4 = dumped("inet")
+    fake = [(10, s[1], s[2], b"\xfd" + bytes(14) + bytes([i]), s[4]) for i, s in enumerate(v4)]
+    p = sampler.Peers(max_peers=2, loopback=True)
+    reading(p, fake, 1.0)
+    grown = [with_counters(s, sampler.TCPI_MAIN.unpack_from(s[4])[2] + 10 ** (i + 3), 0, 0) for i, s in enumerate(fake)]
+    r = reading(p, grown, 2.0)
+    assert r.peers_seen == len(fake) and len(r.peers) == 2
+    assert [x.address for x in r.peers] == ["fd00::3", "fd00::2"]
+
+
+def test_older_kernels_short_tcp_info_reads_only_what_is_there():
+    socks = dumped("inet")
+    short = [s[:4] + (s[4][:104],) for s in socks]  # before bytes_acked (kernels before 4.1)
+    p = sampler.Peers(loopback=True)
+    reading(p, short, 1.0)
+    r = reading(p, short, 2.0)
+    assert r.peers[0].sockets == len(socks) and r.peers[0].sent_bytes == 0
+    none = [s[:4] + (None,) for s in socks]
+    assert reading(sampler.Peers(loopback=True), none, 1.0).peers[0].sockets == len(socks)
+
+
+def test_the_field_is_checked():
+    good = sampler.Peers(loopback=True).aggregate(dumped("inet"), False, 5.0)
+    assert parse_peers(good).mono_s == 5.0
+    for bad in (good[:10], good[:-1], good + b"\0", b"\x07" + good[1:]):
+        with pytest.raises(ParseError):
+            parse_peers(bad)
+    off = parse_peers(PEER_HEAD.pack(PEERS_UNAVAILABLE, 0, 97, 0, 0, 0, 0, 1.0))
+    assert not off.available and "not supported" in off.error
+    assert flow_rates(None, off) is None
+
+
+def test_frames_carry_peers_and_a_repeated_reading_is_one_sample():
+    field = sampler.Peers(loopback=True).aggregate(dumped("inet"), False, 5.0)
+    pairs = [("wall", b"1.0"), ("mono", b"5.0"), ("peers", field)]
+    d = FrameDecoder()
+    a = d.decode(encode_fields(pairs))
+    b = d.decode(encode_fields([("wall", b"2.0"), ("mono", b"6.0"), ("peers", field)]))
+    assert a.peers is b.peers and a.peers.peers[0].address == "127.0.0.1"
+    broken = d.decode(encode_fields([("wall", b"3.0"), ("mono", b"7.0"), ("peers", b"\0")]))
+    assert not broken.peers.available and not any("peers" in p for p in broken.problems)  # never the node's error
+
+
+def test_recordings_keep_peers():
+    sample = FrameDecoder().decode(encode_fields([
+        ("wall", b"1.0"), ("mono", b"5.0"),
+        ("peers", sampler.Peers(loopback=True).aggregate(dumped("inet6"), False, 5.0))]))
+    back = sample_from_dict(json.loads(json.dumps(sample_to_dict(sample))))
+    assert back.peers == sample.peers
+    assert "peers" not in sample_to_dict(FrameDecoder().decode(encode_fields([("wall", b"1.0"), ("mono", b"5.0")])))
+
+
+def test_addresses_map_to_watched_nodes_and_flows_between_them():
+    a = PeerSample(1.0, local_addresses=("198.18.0.1",))
+    b = PeerSample(1.0, local_addresses=("198.18.0.2", "fd00::2"))
+    c = PeerSample(1.0, local_addresses=("10.0.0.1",))
+    d = PeerSample(1.0, local_addresses=("10.0.0.1",))  # the same private address: neither
+    book = AddressBook([("a", a), ("b", b), ("c", c), ("d", d)])
+    assert book.node("198.18.0.2") == "b" and book.node("fd00::2") == "b"
+    assert book.node("10.0.0.1") is None and book.label("10.0.0.1") == "10.0.0.1"
+    from netui.model.flows import NodeFlows, PeerRates
+
+    rates = {"198.18.0.2": PeerRates(100.0, 5.0, 0.001, 0.0, 1), "fd00::2": PeerRates(50.0, None, 0.003, 1.0, 2),
+             "192.0.2.9": PeerRates(1e6, 0.0, None, None, 1), "198.18.0.1": PeerRates(1.0, 1.0, None, None, 1)}
+    flows = {"a": NodeFlows(1.0, rates, a)}
+    shown = labelled(flows["a"], book, "a")
+    assert list(shown) == ["192.0.2.9", "b"]  # busiest first, its own address left out
+    assert shown["b"] == PeerRates(150.0, 5.0, 0.003, 1.0, 3, None)
+    assert peer_flows(flows, book) == {"a": {"b": shown["b"]}}
