@@ -1233,6 +1233,7 @@ def main():
     interval = float(args[0]) if args else 1.0
     sysfs, ethtool_s = "/sys", ETHTOOL_S
     max_peers, max_sockets = MAX_PEERS, MAX_SOCKETS
+    loopback = "--peer-loopback" in args  # (tests: loopback peers too)
     for i, arg in enumerate(args[:-1]):
         if arg == "--sysfs":
             sysfs = args[i + 1].rstrip("/") or "/"
@@ -1249,7 +1250,7 @@ def main():
     if not os.path.exists(PROC["net/dev"]):
         sys.stderr.write("netui-sampler: no %s on this node\n" % PROC["net/dev"])
         sys.exit(3)
-    peers = Peers(max_peers, max_sockets) if max_peers else None
+    peers = Peers(max_peers, max_sockets, loopback) if max_peers else None
     sampler = Sampler(interval, sysfs, ethtool_s, "--detail" in args, peers)
     try:
         sampler.loop(interval)
