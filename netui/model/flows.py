@@ -233,3 +233,60 @@ def peers_from_dict(d: dict | None) -> PeerSample | None:
     return PeerSample(mono, bool(d.get("available", True)), None if error is None else str(error),
                       bool(d.get("capped", False)), int(d.get("sockets", 0)), int(d.get("peers_seen", 0)),
                       tuple(peers), tuple(str(a) for a in d.get("local_addresses", ())))
+
+
+class PairFlow(NamedTuple):
+    """The TCP flows from one watched node to another over the last interval."""
+
+    bytes_per_s: float | None  # sent: the sender's bytes acked, else the receiver's bytes received
+    rtt_s: float | None  # the sender's, else the receiver's
+    retrans_per_s: float | None  # the sender's segments retransmitted
+    sockets: int
+
+
+# what the peer matrix shows, and how its worst pairs are ordered
+MATRIX_METRICS = ("throughput", "rtt", "retrans")
+
+
+def pair_matrix(flows: Mapping[str, Mapping[str, PeerRates]]) -> dict[tuple[str, str], PairFlow]:
+    """``{(sender, receiver): PairFlow}`` of ``peer_flows``: each pair from the sender's
+    reading, completed by the receiver's (a pair only one end reads is still shown)."""
+    out: dict[tuple[str, str], PairFlow] = {}
+    names = set(flows) | {peer for peers in flows.values() for peer in peers}
+    for src in names:
+        mine = flows.get(src, {})
+        for dst in names:
+            if dst == src:
+                continue
+            a = mine.get(dst)
+            b = flows.get(dst, {}).get(src)
+            if a is None and b is None:
+                continue
+            sent = a.tx_bytes_per_s if a is not None else None
+            if sent is None and b is not None:
+                sent = b.rx_bytes_per_s
+            rtt = a.rtt_s if a is not None and a.rtt_s is not None else (b.rtt_s if b is not None else None)
+            out[(src, dst)] = PairFlow(sent, rtt, a.retrans_per_s if a is not None else None,
+                                       a.sockets if a is not None else b.sockets)  # type: ignore[union-attr]
+    return out
+
+
+def pair_value(flow: PairFlow, metric: str) -> float | None:
+    """The figure of ``metric`` (MATRIX_METRICS) of a pair."""
+    if metric == "rtt":
+        return flow.rtt_s
+    if metric == "retrans":
+        return flow.retrans_per_s
+    return flow.bytes_per_s
+
+
+def worst_pairs(pairs: Mapping[tuple[str, str], PairFlow], metric: str) -> list[tuple[tuple[str, str], PairFlow]]:
+    """The pairs worst first for ``metric``: the slowest flows that move bytes (throughput),
+    the longest RTT, the most retransmits; pairs without the figure last."""
+    known = [(k, f) for k, f in pairs.items() if pair_value(f, metric) is not None]
+    if metric == "throughput":
+        known = [(k, f) for k, f in known if (f.bytes_per_s or 0) > 0]
+        known.sort(key=lambda kf: (kf[1].bytes_per_s, kf[0]))
+    else:
+        known.sort(key=lambda kf: (-pair_value(kf[1], metric), kf[0]))  # type: ignore[operator]
+    return known
