@@ -186,3 +186,29 @@ def test_addresses_map_to_watched_nodes_and_flows_between_them():
     assert list(shown) == ["192.0.2.9", "b"]  # busiest first, its own address left out
     assert shown["b"] == PeerRates(150.0, 5.0, 0.003, 1.0, 3, None)
     assert peer_flows(flows, book) == {"a": {"b": shown["b"]}}
+
+
+def test_the_json_document_has_each_nodes_peers_and_the_flows_between_nodes():
+    from netui.engine.document import fleet_document
+    from netui.model.fleet import Fleet
+    from netui.model.flows import PeerCounters
+    from tests.synth import node_sample
+    from dataclasses import replace
+
+    fleet = Fleet(["a", "b"])
+    for t in (1, 2):
+        fleet["a"].observe(replace(node_sample(t), peers=PeerSample(
+            100.0 + t, sockets=2, peers_seen=2, local_addresses=("198.18.0.1",),
+            peers=(PeerCounters("198.18.0.2", 1, 1000 * t, 10 * t, 0, 0, 250, 250),
+                   PeerCounters("192.0.2.9", 1, 5 * t, 0, 0, 0, 100, 100)))))
+        fleet["b"].observe(replace(node_sample(t), peers=PeerSample(
+            100.0 + t, sockets=1, peers_seen=1, local_addresses=("198.18.0.2",),
+            peers=(PeerCounters("198.18.0.1", 1, 10 * t, 1000 * t, 0, 0, 300, 300),))))
+    doc = json.loads(json.dumps(fleet_document(fleet)))
+    a = doc["nodes"][0]["peers"]
+    assert a["sockets"] == 2 and a["local_addresses"] == ["198.18.0.1"]
+    assert [(p["peer"], p["node"]) for p in a["peers"]] == [("b", "b"), ("192.0.2.9", None)]
+    assert a["peers"][0]["tx_bits_per_s"] == 8000.0 and a["peers"][0]["rtt_s"] == 0.00025
+    assert doc["peer_flows"] == [
+        {"from": "a", "to": "b", "bits_per_s": 8000.0, "rtt_s": 0.00025, "retrans_per_s": 0.0, "sockets": 1},
+        {"from": "b", "to": "a", "bits_per_s": 80.0, "rtt_s": 0.0003, "retrans_per_s": 0.0, "sockets": 1}]
