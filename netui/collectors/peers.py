@@ -66,10 +66,12 @@ class LocalPeers:
     """This host's peers in local mode, read by the remote sampler's own code (``Peers``),
     in-process: the same dump, the same sums, the same field, the same parser."""
 
-    def __init__(self, max_peers: int | None = None, max_sockets: int | None = None, loopback: bool = False) -> None:
+    def __init__(self, max_peers: int | None = None, max_sockets: int | None = None, loopback: bool = False,
+                 discover_s: float | None = None) -> None:
         from netui.collectors import sampler
 
-        self._peers = sampler.Peers(max_peers or sampler.MAX_PEERS, max_sockets or sampler.MAX_SOCKETS, loopback)
+        self._peers = sampler.Peers(max_peers or sampler.MAX_PEERS, max_sockets or sampler.MAX_SOCKETS, loopback,
+                                    sampler.PEER_DISCOVER_S if discover_s is None else discover_s)
 
     def read(self, mono_s: float) -> PeerSample | None:
         try:

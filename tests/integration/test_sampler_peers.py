@@ -51,7 +51,7 @@ def peer(sample, address):
 @pytest.mark.slow
 def test_the_sampler_sees_a_loopback_flow_when_asked_to_and_skips_it_by_default():
     both = [subprocess.Popen(["sh", "-c", sampler_command(0.1) + extra], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE) for extra in (" --peer-loopback", "")]
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE) for extra in (" --peer-loopback --peer-discover 0.2", "")]
     socks: list = []
     try:
         decoders = [FrameDecoder(), FrameDecoder()]
@@ -87,7 +87,7 @@ def test_the_sampler_sees_a_loopback_flow_when_asked_to_and_skips_it_by_default(
 
 
 def test_local_mode_reads_peers_through_the_samplers_code():
-    reader = LocalPeers(loopback=True)
+    reader = LocalPeers(loopback=True, discover_s=0.0)  # (a dump each reading: the new flow is found)
     socks: list = []
     try:
         first = reader.read(1.0)

@@ -212,3 +212,45 @@ def test_the_json_document_has_each_nodes_peers_and_the_flows_between_nodes():
     assert doc["peer_flows"] == [
         {"from": "a", "to": "b", "bits_per_s": 8000.0, "rtt_s": 0.00025, "retrans_per_s": 0.0, "sockets": 1},
         {"from": "b", "to": "a", "bits_per_s": 80.0, "rtt_s": 0.0003, "retrans_per_s": 0.0, "sockets": 1}]
+
+
+def test_between_dumps_the_known_sockets_are_read_one_by_one_and_new_ones_wait_for_the_next_dump():
+    import socket as so
+
+    lsn = so.socket()
+    lsn.bind(("127.0.0.1", 0))
+    lsn.listen(4)
+    opened = []
+
+    def connect():
+        cli = so.create_connection(lsn.getsockname(), timeout=5)
+        srv, _ = lsn.accept()
+        opened.extend((cli, srv))
+        return cli, srv
+
+    def mine(peers_: sampler.Peers, cli) -> list:
+        port = cli.getsockname()[1]
+        return [k for _, k in peers_.known if port in ports(k)]
+
+    try:
+        one = connect()
+        p = sampler.Peers(loopback=True, discover_s=3600.0)
+        p.field(1.0)  # a dump
+        assert len(mine(p, one[0])) == 2
+        before = p.socks[mine(p, one[0])[0]]
+        one[0].sendall(b"x" * 10000)
+        got = 0
+        while got < 10000:
+            got += len(one[1].recv(65536))
+        two = connect()
+        p.due = 0.0
+        p.field(2.0)  # the known sockets, one by one
+        assert mine(p, two[0]) == []  # not found before the next dump
+        after = {k: p.socks[k] for k in mine(p, one[0])}
+        assert max(v[0] for v in after.values()) >= before[0] + 10000 or max(v[1] for v in after.values()) >= 10000
+        p.due, p.discover_due = 0.0, 0.0
+        p.field(3.0)  # the next dump
+        assert len(mine(p, two[0])) == 2
+    finally:
+        for s_ in opened + [lsn]:
+            s_.close()
