@@ -67,11 +67,12 @@ class LocalPeers:
     in-process: the same dump, the same sums, the same field, the same parser."""
 
     def __init__(self, max_peers: int | None = None, max_sockets: int | None = None, loopback: bool = False,
-                 discover_s: float | None = None) -> None:
+                 discover_s: float | None = None, share: float | None = None) -> None:
         from netui.collectors import sampler
 
         self._peers = sampler.Peers(max_peers or sampler.MAX_PEERS, max_sockets or sampler.MAX_SOCKETS, loopback,
-                                    sampler.PEER_DISCOVER_S if discover_s is None else discover_s)
+                                    sampler.PEER_DISCOVER_S if discover_s is None else discover_s,
+                                    share or sampler.PEER_SHARE)
 
     def read(self, mono_s: float) -> PeerSample | None:
         try:

@@ -460,6 +460,11 @@ PEER_KEEP_S = 60.0  # a peer without sockets keeps its sums this long (then it s
 # whatever the sockets); between two dumps the sockets it found are read one by one (a hash
 # lookup each, requests batched), new ones found at the next dump, PEER_DISCOVER_S later
 PEER_DISCOVER_S = 10.0
+# readings are paced to cost the node at most this share of its time on average (200 µs a
+# second): a few dozen sockets are read every interval, a dump waits longer than 10 s when it
+# costs more than 2 ms, and a node with thousands of sockets is read every few tens of seconds
+PEER_SHARE = 0.0002
+PEER_MAX_WAIT_S = 60.0  # the longest a reading waits, whatever it costs
 EXACT_MAX = 128  # more known sockets than this: read one by one they cost about a dump (~8 µs each)
 EXACT_BATCH = 64
 
@@ -546,9 +551,11 @@ class Peers(object):
     about a microsecond or two per socket: with many sockets it runs every few frames
     (``due``), the frames between repeating the last reading."""
 
-    def __init__(self, max_peers=MAX_PEERS, max_sockets=MAX_SOCKETS, loopback=False, discover_s=PEER_DISCOVER_S):
+    def __init__(self, max_peers=MAX_PEERS, max_sockets=MAX_SOCKETS, loopback=False, discover_s=PEER_DISCOVER_S,
+                 share=PEER_SHARE):
         self.max_peers, self.max_sockets, self.loopback = max_peers, max_sockets, loopback
-        self.discover_s = discover_s  # between two dumps
+        self.discover_s = discover_s  # between two dumps, at least
+        self.share = share  # of the node's time that readings may take
         self.sock = None
         self.error = 0  # errno of the last failure to open or dump (0: none)
         self.bytecode = b"" if loopback else diag_bytecode()
@@ -675,27 +682,33 @@ class Peers(object):
 
     def field(self, now):
         """The "peers" field's value at ``now`` (CLOCK_MONOTONIC): a new reading when due,
-        else the last one again."""
-        if now < self.due and self.last is not None:
+        else the last one again. A dump is due every ``discover_s`` seconds (later when
+        it costs more than ``share`` of that time); between, the known sockets one by one,
+        paced by their own cost the same way."""
+        if self.last is not None and now < self.due and now < self.discover_due:
             return self.last
-        started = time.monotonic()
-        socks, capped, whole = None, False, False
+        self.open()  # (not in the reading's cost: the first one imports socket)
+        started, cpu = time.monotonic(), time.process_time()  # (its cost: CPU, not a busy host's waits)
+        socks, capped, whole, dumped = None, False, False, False
         known = self.known
-        if known is not None and started < self.discover_due and len(known) <= EXACT_MAX:
+        if known is not None and now < self.discover_due and len(known) <= EXACT_MAX:
             socks = self.exact(known)
         if socks is None:
             socks, capped = self.dump()
-            whole = not capped
-            self.discover_due = started + self.discover_s
+            whole, dumped = not capped, True
         if socks is None:
             self.last = PEER_HEAD.pack(PEERS_UNAVAILABLE, 0, min(self.error, 65535), 0, 0, 0, 0, now)
-            self.due = now + LAYOUT_S  # tried again in a while
+            self.due = self.discover_due = now + LAYOUT_S  # tried again in a while
             self.known = None
             return self.last
         self.known = [(x[0], x[1]) for x in socks]
         self.last = self.aggregate(socks, capped, started, whole)
-        spent = time.monotonic() - started
-        self.due = now + spent * 100 - 0.002  # a reading takes at most ~1 % of the node's time
+        paced = started + min(PEER_MAX_WAIT_S, (time.process_time() - cpu) / self.share)
+        if dumped:
+            self.discover_due = max(paced, started + self.discover_s)
+            self.due = self.discover_due if len(self.known) > EXACT_MAX else started
+        else:
+            self.due = paced
         return self.last
 
     def aggregate(self, socks, capped, now, whole=None):
@@ -1330,7 +1343,7 @@ def main():
     sysfs, ethtool_s = "/sys", ETHTOOL_S
     max_peers, max_sockets = MAX_PEERS, MAX_SOCKETS
     loopback = "--peer-loopback" in args  # (tests: loopback peers too)
-    discover_s = PEER_DISCOVER_S
+    discover_s, share = PEER_DISCOVER_S, PEER_SHARE
     for i, arg in enumerate(args[:-1]):
         if arg == "--sysfs":
             sysfs = args[i + 1].rstrip("/") or "/"
@@ -1346,10 +1359,12 @@ def main():
             max_sockets = max(1, int(args[i + 1]))
         elif arg == "--peer-discover":  # seconds between two dumps of every socket
             discover_s = max(0.0, float(args[i + 1]))
+        elif arg == "--peer-share":  # of the node's time that peer readings may take (tests: 1)
+            share = min(1.0, max(1e-6, float(args[i + 1])))
     if not os.path.exists(PROC["net/dev"]):
         sys.stderr.write("netui-sampler: no %s on this node\n" % PROC["net/dev"])
         sys.exit(3)
-    peers = Peers(max_peers, max_sockets, loopback, discover_s) if max_peers else None
+    peers = Peers(max_peers, max_sockets, loopback, discover_s, share) if max_peers else None
     sampler = Sampler(interval, sysfs, ethtool_s, "--detail" in args, peers)
     try:
         sampler.loop(interval)

@@ -51,7 +51,7 @@ def peer(sample, address):
 @pytest.mark.slow
 def test_the_sampler_sees_a_loopback_flow_when_asked_to_and_skips_it_by_default():
     both = [subprocess.Popen(["sh", "-c", sampler_command(0.1) + extra], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE) for extra in (" --peer-loopback --peer-discover 0.2", "")]
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE) for extra in (" --peer-loopback --peer-discover 0 --peer-share 1", "")]
     socks: list = []
     try:
         decoders = [FrameDecoder(), FrameDecoder()]
@@ -65,7 +65,8 @@ def test_the_sampler_sees_a_loopback_flow_when_asked_to_and_skips_it_by_default(
             s = decoders[0].decode(read_frames(both[0].stdout, 1)[0])
             node.observe(s)
             p = peer(s, "127.0.0.1")
-            if p is not None and s.peers.mono_s > before[0].peers.mono_s and p.received_bytes >= FLOW_BYTES:
+            if (p is not None and s.peers.mono_s > before[0].peers.mono_s and p.received_bytes >= FLOW_BYTES
+                    and p.sent_bytes >= FLOW_BYTES):  # (the last ACK may come a moment later)
                 seen = s
                 break
         plain = [decoders[1].decode(f) for f in read_frames(both[1].stdout, 3)]
@@ -87,7 +88,7 @@ def test_the_sampler_sees_a_loopback_flow_when_asked_to_and_skips_it_by_default(
 
 
 def test_local_mode_reads_peers_through_the_samplers_code():
-    reader = LocalPeers(loopback=True, discover_s=0.0)  # (a dump each reading: the new flow is found)
+    reader = LocalPeers(loopback=True, discover_s=0.0, share=1.0)  # (a dump each reading: the new flow is found)
     socks: list = []
     try:
         first = reader.read(1.0)

@@ -234,7 +234,7 @@ def test_between_dumps_the_known_sockets_are_read_one_by_one_and_new_ones_wait_f
 
     try:
         one = connect()
-        p = sampler.Peers(loopback=True, discover_s=3600.0)
+        p = sampler.Peers(loopback=True, discover_s=3600.0, share=1.0)
         p.field(1.0)  # a dump
         assert len(mine(p, one[0])) == 2
         before = p.socks[mine(p, one[0])[0]]
