@@ -546,10 +546,10 @@ def diag_sockets(buf, out, limit, loopback=False):
 
 
 class Peers(object):
-    """The node's TCP peers: each reading dumps the sockets, adds each one's increase to its
-    peer's running sums, and packs the "peers" field (protocol.PEER_*). A reading costs
-    about a microsecond or two per socket: with many sockets it runs every few frames
-    (``due``), the frames between repeating the last reading."""
+    """The node's TCP peers: each reading dumps the sockets (or reads the known ones one by
+    one between dumps), adds each one's increase to its peer's running sums, and packs the
+    "peers" field (protocol.PEER_*). Readings are paced by their CPU cost (``share``): the
+    frames between repeat the last reading."""
 
     def __init__(self, max_peers=MAX_PEERS, max_sockets=MAX_SOCKETS, loopback=False, discover_s=PEER_DISCOVER_S,
                  share=PEER_SHARE):
