@@ -23,6 +23,7 @@ shared VM swings by ±10 % from one minute to the next) weighs on both sides of 
 - the lab-notes reference: a shell loop ``cat``-ing the same files and ``sleep``-ing per
   sample (two forks), CPU per sample including its children.
 
+- the sampler without its TCP peers (``--max-peers 0``), in each round: what reading them costs;
 - the sampler with SOCKETS open TCP sockets on this host (SOCKETS / 2 loopback connections
   the bench makes in each round, right after the sampler without them, and closes at the
   round's end): as a node runs it (loopback peers are left out by the kernel's filter, but
@@ -329,6 +330,7 @@ def run_round(python: str, names: list[str]) -> dict:
                 proc.wait(timeout=5)
     out = dict(sampler, paced=figures["pread"], paced_open=figures["open"], open=run_floor(python, "open", names),
                pread=run_floor(python, "pread", names))
+    out["no_peers"] = run_sampler(extra=" --max-peers 0")
     socks = open_sockets(SOCKETS)
     try:
         out["sockets_run"] = run_sampler()
@@ -405,6 +407,11 @@ def main() -> None:
     print(f"ratio sampler / floor (pread, paced):    {ratios('paced')}")
     print(f"ratio sampler / floor (open/read/close, paced): {ratios('paced_open')}")
     print(f"ratio shell loop / sampler:              {shell['us'] / med('us'):7.2f}×")
+    no_peers = [r["no_peers"] for r in rounds]
+    print(f"  without its TCP peers (--max-peers 0): {statistics.median(x['us'] for x in no_peers):7.0f} µs CPU per sample "
+          f"({', '.join('%.0f' % x['us'] for x in no_peers)}); the sampler above read its peers "
+          f"{statistics.median(r['readings'] for r in rounds):.0f} times in {FRAMES} frames, "
+          f"{statistics.median(r['sockets'] for r in rounds):.0f} sockets")
     with_socks = [r["sockets_run"] for r in rounds]
     read_socks = [r["sockets_read"] for r in rounds]
     print(f"with {SOCKETS} open TCP sockets (loopback), right after the sampler without them in each round:")
@@ -416,10 +423,11 @@ def main() -> None:
           f"{statistics.median(x['readings'] for x in read_socks):.0f} peer readings in {FRAMES} frames, "
           f"{statistics.median(x['sockets'] for x in read_socks):.0f} sockets each")
 
-    def side(key: str, base: str = "us") -> str:
-        each = sorted(r[key]["us"] / r[base] for r in rounds)
+    def side(key: str, base: str = "us", invert: bool = False) -> str:
+        each = sorted((r[base] / r[key]["us"]) if invert else (r[key]["us"] / r[base]) for r in rounds)
         return f"{statistics.median(each):5.2f}×  ({each[0]:.2f}–{each[-1]:.2f} in {len(each)} rounds)"
 
+    print(f"ratio sampler / the same without peers (same round): {side('no_peers', 'us', invert=True)}")
     print(f"ratio with {SOCKETS} sockets / without (same round):    {side('sockets_run')}")
     print(f"ratio with {SOCKETS} sockets read / without:            {side('sockets_read')}")
     print(f"ratio with {SOCKETS} sockets / floor (open/read/close): {side('sockets_run', 'open')}  target ≤ 1.5×")
