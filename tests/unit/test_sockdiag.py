@@ -254,3 +254,19 @@ def test_between_dumps_the_known_sockets_are_read_one_by_one_and_new_ones_wait_f
     finally:
         for s_ in opened + [lsn]:
             s_.close()
+
+
+def test_a_node_whose_kernel_refuses_netlink_has_peers_unavailable_not_an_error(monkeypatch):
+    import socket as so
+
+    def refused(*args, **kw):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(so, "socket", refused)
+    p = sampler.Peers()
+    field = p.field(5.0)
+    got = parse_peers(field)
+    assert not got.available and "Operation not permitted" in got.error
+    assert p.field(6.0) is field  # tried again only after a while
+    sample = FrameDecoder().decode(encode_fields([("wall", b"1.0"), ("mono", b"5.0"), ("peers", field)]))
+    assert not sample.peers.available and not any("peers" in x or "sock_diag" in x for x in sample.problems)
