@@ -15,6 +15,7 @@ from netui.model.flows import PeerCounters, PeerSample
 _FAMILIES = {2: socket.AF_INET, 10: socket.AF_INET6}
 _MAPPED = b"\0" * 10 + b"\xff\xff"
 MAX_ROWS = 4096  # more rows than this is not the sampler's field
+_ADDRESSES: dict[tuple[int, bytes], str] = {}  # (family, 16 bytes) → its text: a fleet's peers repeat
 
 
 def address_text(family: int, raw: bytes) -> str | None:
@@ -44,13 +45,18 @@ def parse_peers(value: bytes) -> PeerSample:
     if len(value) != need or mono != mono:  # (NaN)
         raise ParseError(f"peers: {len(value)} bytes where its head says {need}")
     peers = []
-    at = PEER_HEAD.size
-    for _ in range(rows):
-        family, count, raw, sent, received, retrans, delivery, rtt, rtt_max = PEER_ROW.unpack_from(value, at)
-        at += PEER_ROW.size
-        address = address_text(family, raw)
+    at = PEER_HEAD.size + rows * PEER_ROW.size
+    known = _ADDRESSES.get
+    for family, count, raw, sent, received, retrans, delivery, rtt, rtt_max in PEER_ROW.iter_unpack(
+            value[PEER_HEAD.size:at]):
+        address = known((family, raw))
         if address is None:
-            raise ParseError(f"peers: address family {family}")
+            address = address_text(family, raw)
+            if address is None:
+                raise ParseError(f"peers: address family {family}")
+            if len(_ADDRESSES) >= 65536:
+                _ADDRESSES.clear()
+            _ADDRESSES[(family, raw)] = address
         peers.append(PeerCounters(address, count, sent, received, retrans, delivery, rtt, rtt_max))
     local = []
     for _ in range(addrs):
