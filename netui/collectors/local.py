@@ -237,7 +237,8 @@ class LiveReader(TreeReader):
         self.name = socket.gethostname() or self.name
         self._ipr = None
         self._ethtool = EthtoolReader()
-        self._peers = None  # collectors.peers.LocalPeers, made at the first read
+        self._peers = None  # collectors.peers.LocalPeers, made at the second read
+        self._sampled = False
 
     def prepare(self) -> None:
         """Import what the first sample needs (psutil, pyroute2: ~0.1 s) now, before the app
@@ -310,8 +311,13 @@ class LiveReader(TreeReader):
                                  ethtool_texts=eth, ethtool_mono_s=eth_mono, peers=self._read_peers())
 
     def _read_peers(self):
-        """This host's TCP peers, by the remote sampler's own sock_diag code (collectors/peers.py)."""
+        """This host's TCP peers, by the remote sampler's own sock_diag code (collectors/peers.py),
+        from the second sample on: the first frame waits for no import (the first reading is
+        a baseline anyway, its rates unknown)."""
         if self._peers is None:
+            if not self._sampled:
+                self._sampled = True
+                return None
             from netui.collectors.peers import LocalPeers
 
             self._peers = LocalPeers()

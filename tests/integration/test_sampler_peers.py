@@ -101,3 +101,15 @@ def test_local_mode_reads_peers_through_the_samplers_code():
     assert first.available and second.available
     grown = peer(second, "127.0.0.1")
     assert grown is not None and grown.received_bytes >= FLOW_BYTES
+
+
+def test_local_mode_samples_carry_peers_from_the_second_on():
+    from netui.collectors.local import LiveReader
+
+    reader = LiveReader()
+    try:
+        first, second = reader.sample(), reader.sample()
+    finally:
+        reader.close()
+    assert first.peers is None  # (the first frame imports nothing more)
+    assert second.peers is not None and second.peers.available
