@@ -270,3 +270,29 @@ def test_a_node_whose_kernel_refuses_netlink_has_peers_unavailable_not_an_error(
     assert p.field(6.0) is field  # tried again only after a while
     sample = FrameDecoder().decode(encode_fields([("wall", b"1.0"), ("mono", b"5.0"), ("peers", field)]))
     assert not sample.peers.available and not any("peers" in x or "sock_diag" in x for x in sample.problems)
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=300), st.integers(0, 40))
+def test_any_bytes_as_a_peers_field_parse_or_say_why(noise, rows):
+    head = PEER_HEAD.pack(0, 0, 0, 1, rows, rows, 1, 1.0)
+    for value in (noise, head + noise):
+        try:
+            got = parse_peers(value)
+        except ParseError:
+            continue
+        assert all(isinstance(p.address, str) for p in got.peers)
+
+
+@pytest.mark.slow
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=400))
+def test_any_bytes_as_a_netlink_answer_never_raise(buf):
+    out: list = []
+    done, error = sampler.diag_sockets(buf, out, 100, True)
+    assert isinstance(done, bool) and isinstance(error, int) and len(out) <= 100
