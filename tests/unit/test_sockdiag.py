@@ -296,3 +296,31 @@ def test_any_bytes_as_a_netlink_answer_never_raise(buf):
     out: list = []
     done, error = sampler.diag_sockets(buf, out, 100, True)
     assert isinstance(done, bool) and isinstance(error, int) and len(out) <= 100
+
+
+def test_a_recording_replays_the_same_peers(tmp_path):
+    from dataclasses import replace
+
+    from netui.engine.recorder import Recorder
+    from netui.engine.recording import load_recording
+    from netui.model.fleet import Fleet
+    from tests.synth import node_sample
+
+    p = sampler.Peers(loopback=True)
+    socks = dumped("inet6")
+    fields = [p.aggregate(socks, False, 10.0)]
+    fields.append(p.aggregate([with_counters(s, *(lambda r: (r[2] + 10 ** 6, r[3] + 10 ** 5, r[1] + 3))(
+        sampler.TCPI_MAIN.unpack_from(s[4]))) for s in socks], False, 11.0))
+    live = [replace(node_sample(t), peers=parse_peers(f)) for t, f in enumerate(fields, 1)]
+    rec = Recorder(tmp_path / "r.ndjson.gz", hosts=["a"], interval_s=1.0)
+    fleet = Fleet(["a"])
+    for s in live:
+        rec.sample("a", s)
+        fleet["a"].observe(s)
+        rec.tick(fleet)
+    rec.close()
+    again = Fleet(["a"])
+    for s in load_recording(str(tmp_path / "r.ndjson.gz"))["a"]:
+        again["a"].observe(s)
+    assert again["a"].flows.rates == fleet["a"].flows.rates
+    assert again["a"].flows.rates["::1"].tx_bytes_per_s == pytest.approx(2 * 10 ** 6)
