@@ -252,22 +252,17 @@ def pair_matrix(flows: Mapping[str, Mapping[str, PeerRates]]) -> dict[tuple[str,
     """``{(sender, receiver): PairFlow}`` of ``peer_flows``: each pair from the sender's
     reading, completed by the receiver's (a pair only one end reads is still shown)."""
     out: dict[tuple[str, str], PairFlow] = {}
-    names = set(flows) | {peer for peers in flows.values() for peer in peers}
-    for src in names:
-        mine = flows.get(src, {})
-        for dst in names:
-            if dst == src:
-                continue
-            a = mine.get(dst)
-            b = flows.get(dst, {}).get(src)
-            if a is None and b is None:
-                continue
-            sent = a.tx_bytes_per_s if a is not None else None
-            if sent is None and b is not None:
-                sent = b.rx_bytes_per_s
-            rtt = a.rtt_s if a is not None and a.rtt_s is not None else (b.rtt_s if b is not None else None)
-            out[(src, dst)] = PairFlow(sent, rtt, a.retrans_per_s if a is not None else None,
-                                       a.sockets if a is not None else b.sockets)  # type: ignore[union-attr]
+    pairs = {(src, dst) for src, peers in flows.items() for dst in peers if dst != src}
+    pairs |= {(dst, src) for src, dst in pairs}  # (a pair read at its receiver only)
+    for src, dst in pairs:
+        a = flows.get(src, {}).get(dst)
+        b = flows.get(dst, {}).get(src)
+        sent = a.tx_bytes_per_s if a is not None else None
+        if sent is None and b is not None:
+            sent = b.rx_bytes_per_s
+        rtt = a.rtt_s if a is not None and a.rtt_s is not None else (b.rtt_s if b is not None else None)
+        out[(src, dst)] = PairFlow(sent, rtt, a.retrans_per_s if a is not None else None,
+                                   a.sockets if a is not None else b.sockets)  # type: ignore[union-attr]
     return out
 
 

@@ -128,7 +128,8 @@ class PeerMatrixScreen(Screen):
         if app.replay:  # type: ignore[attr-defined]
             self.query_one(Timeline).show(app.monitor)  # type: ignore[attr-defined]
         pairs = pair_matrix(fleet.peer_flows())
-        names = [n.name for n in fleet if any(n.name in pair for pair in pairs)]
+        involved = {name for pair in pairs for name in pair}
+        names = [n.name for n in fleet if n.name in involved]
         heat = self.query_one("#peer-heat", Static)
         worst = self.query_one("#peer-worst", Static)
         if not pairs:
