@@ -16,6 +16,7 @@ from netui.collectors import procfs, protocol
 from netui.collectors.ethtool import parse_ethtool_stats, pfc_view, without_per_queue
 from netui.collectors.infiniband import parse_infiniband
 from netui.model.fabric import FabricSample
+from netui.model.flows import PeerSample
 from netui.model.text import safe_text
 from netui.model.samples import (CounterTable, IfaceLayout, IfaceMeta, InterfaceCounters, InterfaceSample,
                                  InterfaceTable, NodeSample, TcpSample, layout_of)
@@ -171,13 +172,15 @@ def sample_from_texts(
     ib_texts: Mapping[str, str | None] | None = None,
     ethtool_texts: Mapping[str, str] | None = None,
     ethtool_mono_s: float | None = None,
+    peers: PeerSample | None = None,
 ) -> NodeSample:
     """Build a NodeSample from raw texts keyed as in PROC_FILES.
 
     ``interfaces`` may be given by a collector that has them from another source (netlink);
     /proc/net/dev is then not needed. ``ib_texts`` are those of
     ``collectors.infiniband.read_infiniband``, ``ethtool_texts`` the ``ethtool -S`` output
-    per netdev, read at ``ethtool_mono_s``: together the sample's ``fabric``.
+    per netdev, read at ``ethtool_mono_s``: together the sample's ``fabric``. ``peers``: the
+    node's TCP peers (collectors/peers.py), as they are.
     """
     problems = list(problems or ())
 
@@ -236,6 +239,7 @@ def sample_from_texts(
         fabric=fabric_from_texts(ib_texts, ethtool_texts, mono_s=mono_s, ethtool_mono_s=ethtool_mono_s,
                                  boot_id=boot_id),
         cpu_sums=sums,
+        peers=peers,
     )
 
 

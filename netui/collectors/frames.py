@@ -17,10 +17,12 @@ unpacked into the ``{path: text}`` texts of ``collectors.infiniband.read_infinib
 from __future__ import annotations
 
 from netui.collectors.assemble import interfaces_from_texts, sample_from_texts, unpack_attrs
+from netui.collectors.peers import parse_peers
 from netui.collectors.procfs import (ParseError, parse_cpu_compact, parse_cpusum, parse_netdev_compact,
                                     parse_netirq_compact, parse_softnet_compact, parse_tcp_compact)
 from netui.collectors.protocol import IB_NAMES, MAGIC, MAX_FRAME, PORT_ATTRS
 from netui.collectors.protocol import TABLES as _TABLE_KEYS
+from netui.model.flows import PeerSample
 from netui.model.samples import IfaceLayout, InterfaceTable, NodeSample
 from netui.speedups import frame_fields
 
@@ -70,6 +72,21 @@ class FrameDecoder:
         self._attrs: dict[str, tuple] | None = None  # the last records sent
         self._names: tuple[str, ...] | None = None  # the interface names of the last frame ...
         self._layout: IfaceLayout | None = None  # ... and their layout with those records
+        self._peers_raw: bytes | None = None  # the last "peers" field, and its PeerSample
+        self._peers: PeerSample | None = None
+
+    def _peers_of(self, raw: bytes | None) -> PeerSample | None:
+        """The PeerSample of a "peers" field (the one before when the sampler repeated it); a
+        field that does not parse makes peers unavailable, never the node's error."""
+        if raw is None:
+            return None
+        if raw != self._peers_raw:
+            try:
+                peers = parse_peers(raw)
+            except ParseError as exc:
+                peers = PeerSample(self._peers.mono_s if self._peers else 0.0, available=False, error=str(exc))
+            self._peers_raw, self._peers = bytes(raw), peers
+        return self._peers
 
     def decode(self, payload: bytes) -> NodeSample:
         """The NodeSample carried by one payload. FrameError when it is not well formed."""
@@ -77,10 +94,11 @@ class FrameDecoder:
             fields = frame_fields(payload)
         except ValueError as exc:
             raise FrameError(f"bad frame: {exc}") from None
+        peers = self._peers_of(fields.pop("peers", None))
         if self._attrs is not None:
             keys = fields.keys()
             if keys == _USUAL_SUMS or keys == _USUAL:  # a steady node's frame: straight to its sample
-                sample = self._usual(fields, keys == _USUAL)
+                sample = self._usual(fields, keys == _USUAL, peers)
                 if sample is not None:
                     return sample
         texts: dict[str, str | bytes | None] = {}
@@ -131,13 +149,13 @@ class FrameDecoder:
         interfaces = self._interfaces(texts, attrs, same)
         if interfaces is not None and not ib and not eth and (texts.keys() == _STEADY_SUMS or texts.keys() == _STEADY):
             sample = _steady(wall, mono, texts["boot_id"].strip() or None, texts["hostname"].strip() or None,
-                             interfaces, texts, texts.keys() == _STEADY)
+                             interfaces, texts, texts.keys() == _STEADY, peers)
             if sample is not None:
                 return sample
         return sample_from_texts(texts, attrs, wall_s=wall, mono_s=mono, ib_texts=ib, ethtool_texts=eth,
-                                 ethtool_mono_s=eth_mono, interfaces=interfaces)
+                                 ethtool_mono_s=eth_mono, interfaces=interfaces, peers=peers)
 
-    def _usual(self, fields: dict, tables: bool) -> NodeSample | None:
+    def _usual(self, fields: dict, tables: bool, peers: PeerSample | None = None) -> NodeSample | None:
         """The sample of a frame with the usual fields (``_USUAL_SUMS``, or ``_USUAL`` with
         the per-CPU ``tables``) and the interface records of the frame before; None when a
         part is not as the sampler packs it (the careful path then says which)."""
@@ -149,7 +167,8 @@ class FrameDecoder:
         if interfaces is None:
             return None
         return _steady(wall, mono, fields["boot_id"].decode("utf-8", "replace").strip() or None,
-                       fields["hostname"].decode("utf-8", "replace").strip() or None, interfaces, fields, tables)
+                       fields["hostname"].decode("utf-8", "replace").strip() or None, interfaces, fields, tables,
+                       peers)
 
     def _interfaces(self, texts: dict, attrs: dict, same: bool) -> InterfaceTable | None:
         """The sample's interfaces from the sampler's table; None: sample_from_texts finds
@@ -170,7 +189,7 @@ class FrameDecoder:
 
 
 def _steady(wall: float, mono: float, boot_id: str | None, hostname: str | None, interfaces: InterfaceTable,
-            tables: dict, detail: bool) -> NodeSample | None:
+            tables: dict, detail: bool, peers: PeerSample | None = None) -> NodeSample | None:
     """The sample of a usual frame from its number tables (``detail``: the per-CPU ones
     too, else their sums only); None when one is not as the sampler packs it, or the sums
     lack a file (sample_from_texts then says what is wrong or missing)."""
@@ -179,11 +198,11 @@ def _steady(wall: float, mono: float, boot_id: str | None, hostname: str | None,
         if detail:
             return NodeSample(wall, mono, boot_id, interfaces, parse_tcp_compact(tables["tcp"]),
                               parse_cpu_compact(tables["cpu"]), parse_netirq_compact(tables["netirq"]),
-                              parse_softnet_compact(tables["softnet"]), hostname, (), None, sums)
+                              parse_softnet_compact(tables["softnet"]), hostname, (), None, sums, peers)
         if sums.ncpus is None or sums.net_rx is None or sums.dropped is None:
             return None
         return NodeSample(wall, mono, boot_id, interfaces, parse_tcp_compact(tables["tcp"]), None, None, None,
-                          hostname, (), None, sums)
+                          hostname, (), None, sums, peers)
     except ParseError:
         return None
 

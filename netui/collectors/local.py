@@ -15,6 +15,7 @@ import shutil
 import socket
 import subprocess
 import time
+from dataclasses import replace
 
 from netui.collectors.assemble import IFACE_ATTRS, PACKED_ATTRS, PROC_FILES, sample_from_texts
 from netui.collectors.infiniband import ethtool_netdevs, open_regular, read_infiniband
@@ -237,6 +238,8 @@ class LiveReader(TreeReader):
         self.name = safe_text(socket.gethostname()) or self.name
         self._ipr = None
         self._ethtool = EthtoolReader()
+        self._peers = None  # collectors.peers.LocalPeers, made at the second read
+        self._sampled = False
 
     def prepare(self) -> None:
         """Import what the first sample needs (psutil, pyroute2: ~0.1 s) now, before the app
@@ -298,7 +301,7 @@ class LiveReader(TreeReader):
         wall = time.time()
         interfaces = self._links()
         if interfaces is None:
-            return super().sample()
+            return replace(super().sample(), peers=self._read_peers())
         problems: list[str] = []
         texts = self.read_texts(problems)
         texts["net/dev"] = None  # netlink already gave the interfaces
@@ -306,9 +309,25 @@ class LiveReader(TreeReader):
         eth, eth_mono = self._ethtool.read(ib) if ib else ({}, None)
         return sample_from_texts(texts, {}, wall_s=wall, mono_s=mono, interfaces=interfaces, problems=problems,
                                  ib_texts=ib,
-                                 ethtool_texts=eth, ethtool_mono_s=eth_mono)
+                                 ethtool_texts=eth, ethtool_mono_s=eth_mono, peers=self._read_peers())
+
+    def _read_peers(self):
+        """This host's TCP peers, by the remote sampler's own sock_diag code (collectors/peers.py),
+        from the second sample on: the first frame waits for no import (the first reading is
+        a baseline anyway, its rates unknown)."""
+        if self._peers is None:
+            if not self._sampled:
+                self._sampled = True
+                return None
+            from netui.collectors.peers import LocalPeers
+
+            self._peers = LocalPeers()
+        return self._peers.read(time.monotonic())
 
     def close(self) -> None:
+        if self._peers is not None:
+            self._peers.close()
+            self._peers = None
         if self._ipr is not None:
             try:
                 self._ipr.close()

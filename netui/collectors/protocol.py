@@ -65,3 +65,21 @@ IB_NAMES = (
 # rx_queue_0_packets, bnx2x "[0]: ...", be2net "rxq0: ..."): left on the node, and dropped
 # by the monitor's own parser by the same rule
 PER_QUEUE_PATTERN = r"^(?:\[\d+\]: |(?:rx|tx)q\d+: |(?:rx|tx|ch|rq|sq|xdp)\d+_|(?:rx|tx)_queue_\d+_|queue_\d+_)"
+
+# "peers": the node's TCP sockets from sock_diag, summed by remote address (docs/protocol.md#peers).
+# A head, then PEER_ROW per peer (top by bytes), then PEER_ADDR per local address seen.
+# head: status (PEERS_*), flags (PEERS_CAPPED: the dump was cut at the socket cap), errno
+# when unavailable, sockets read, peers seen before the top-N cut, rows, local addresses,
+# CLOCK_MONOTONIC of the reading (a frame between two readings repeats the last one)
+PEER_HEAD = struct.Struct("<BBHIIIId")
+# a peer: family (2 AF_INET, 10 AF_INET6), sockets, address (16 bytes: IPv4 in the first
+# four), then running sums since the sampler started: bytes acked (sent), bytes received,
+# segments retransmitted; then gauges: summed delivery rate (bytes/s) of the sockets that
+# sent, smoothed RTT (µs, weighted by the bytes each socket moved), the largest RTT (µs)
+PEER_ROW = struct.Struct("<B3xI16sQQQQII")
+PEER_ADDR = struct.Struct("<B3x16s")
+PEERS_OK, PEERS_UNAVAILABLE = 0, 1
+PEERS_CAPPED = 1
+MAX_PEERS = 32  # peers sent per node (top by bytes moved since the last reading)
+MAX_SOCKETS = 4096  # sockets read per reading: the dump is cut beyond
+MAX_LOCAL_ADDRS = 32  # local addresses sent (the monitor maps peers to nodes by them)

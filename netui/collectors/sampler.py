@@ -426,6 +426,351 @@ def ethtool_read(run):
 # to the other goes on from the other's last reading: no jump, no interval lost.
 
 
+# --- TCP peers: the node's sockets from sock_diag, summed by remote address ------------------
+# One netlink dump per address family (SOCK_DIAG_BY_FAMILY, INET_DIAG_INFO: struct tcp_info),
+# no root needed. Listening, TIME_WAIT and SYN_RECV sockets are not asked for (no tcp_info
+# worth reading); loopback peers are left out by the kernel (a bytecode filter) and again
+# here. Per socket, keyed by its 4-tuple and cookie, the increase of bytes_acked,
+# bytes_received and total_retrans since the last reading goes into its peer's running
+# sums; a socket that closed between two readings takes its last increase with it.
+NETLINK_SOCK_DIAG = 4
+SOCK_DIAG_BY_FAMILY = 20
+TCPDIAG_GETSOCK = 18  # the older request: one dump of both families, one walk of the kernel's hash
+NLMSG_ERROR, NLMSG_DONE = 2, 3
+NL_HEAD = struct.Struct("=IHHII")
+NL_ATTR = struct.Struct("=HH")
+DIAG_REQ = struct.Struct("=BBBBI48x")  # inet_diag_req_v2 with a zero inet_diag_sockid
+DIAG_EXACT = struct.Struct("=BBBBI48s")  # inet_diag_req_v2 naming one socket (its sockid)
+DIAG_REQ_ALL = struct.Struct("=BBBB48xII")  # inet_diag_req: family 0 (both), ext, sockid, states, dbs
+INET_DIAG_INFO = 2
+INET_DIAG_REQ_BYTECODE = 1
+IPPROTO_TCP = 6
+# ESTABLISHED, SYN_SENT, FIN_WAIT1, FIN_WAIT2, CLOSE_WAIT, LAST_ACK, CLOSING
+TCP_STATES = sum(1 << s for s in (1, 2, 4, 5, 8, 9, 11))
+# tcp_info: rtt (µs) at 68, total_retrans at 100, bytes_acked at 120, bytes_received at 128;
+# delivery_rate at 160 (kernels before 4.1 stop before bytes_acked: those sockets count, no bytes)
+TCPI_MAIN = struct.Struct("=68xI28xI16xQQ")
+TCPI_RATE = struct.Struct("=160xQ")
+TCPI_RTT = struct.Struct("=68xI28xI")
+LOOP4 = b"\x7f"
+LOOP6 = b"\0" * 15 + b"\x01"
+MAPPED = b"\0" * 10 + b"\xff\xff"
+PEER_KEEP_S = 60.0  # a peer without sockets keeps its sums this long (then it starts again)
+# A dump walks the kernel's whole TCP hash table (256 K buckets on a 8 GB host: ~2.5 ms,
+# whatever the sockets); between two dumps the sockets it found are read one by one (a hash
+# lookup each, requests batched), new ones found at the next dump, PEER_DISCOVER_S later
+PEER_DISCOVER_S = 10.0
+# readings are paced to cost the node at most this share of its time on average (200 µs a
+# second): a few dozen sockets are read every interval, a dump waits longer than 10 s when it
+# costs more than 2 ms, and a node with thousands of sockets is read every few tens of seconds
+PEER_SHARE = 0.0002
+PEER_MAX_WAIT_S = 60.0  # the longest a reading waits, whatever it costs
+EXACT_MAX = 128  # more known sockets than this: read one by one they cost about a dump (~8 µs each)
+EXACT_BATCH = 64
+
+
+def diag_bytecode():
+    """inet_diag bytecode that rejects sockets whose remote address is 127.0.0.0/8 (IPv4, and
+    IPv4-mapped in IPv6) or ::1. A condition's "yes" goes on, its "no" jumps; a jump past the
+    end rejects: (D_COND 127/8 ? JMP past the end : on) (D_COND ::1 ? JMP past the end : accept)."""
+    cond4 = struct.pack("=BBxxi4s", 2, 8, -1, LOOP4 + b"\0\0\0")
+    cond6 = struct.pack("=BBxxi16s", 10, 128, -1, LOOP6)
+    n4, n6 = 4 + len(cond4), 4 + len(cond6)  # 16 and 28 bytes
+    total = n4 + 4 + n6 + 4
+    return (struct.pack("=BBH", 8, n4, n4 + 4) + cond4 + struct.pack("=BBH", 1, 4, total - n4 + 4)
+            + struct.pack("=BBH", 8, n6, n6 + 4) + cond6 + struct.pack("=BBH", 1, 4, 8))
+
+
+def diag_request(family, seq, bytecode=b""):
+    """A SOCK_DIAG_BY_FAMILY dump request for the TCP sockets of ``family`` with their tcp_info."""
+    body = DIAG_REQ.pack(family, IPPROTO_TCP, 1 << (INET_DIAG_INFO - 1), 0, TCP_STATES)
+    if bytecode:
+        body += NL_ATTR.pack(4 + len(bytecode), INET_DIAG_REQ_BYTECODE) + bytecode
+    return NL_HEAD.pack(NL_HEAD.size + len(body), SOCK_DIAG_BY_FAMILY, 0x301, seq, 0) + body
+
+
+def diag_request_all(seq, bytecode=b""):
+    """A TCPDIAG_GETSOCK dump request for the TCP sockets of both families with their tcp_info."""
+    body = DIAG_REQ_ALL.pack(0, 0, 0, 1 << (INET_DIAG_INFO - 1), TCP_STATES, 0)
+    if bytecode:
+        body += NL_ATTR.pack(4 + len(bytecode), INET_DIAG_REQ_BYTECODE) + bytecode
+    return NL_HEAD.pack(NL_HEAD.size + len(body), TCPDIAG_GETSOCK, 0x301, seq, 0) + body
+
+
+def diag_exact(family, key, seq):
+    """A request for one socket, named by its 4-tuple, interface and cookie (``key``)."""
+    body = DIAG_EXACT.pack(family, IPPROTO_TCP, 1 << (INET_DIAG_INFO - 1), 0, TCP_STATES, key)
+    return NL_HEAD.pack(NL_HEAD.size + len(body), SOCK_DIAG_BY_FAMILY, 1, seq, 0) + body
+
+
+def is_loopback(family, dst):
+    if family == 2:
+        return dst[:1] == LOOP4
+    return dst == LOOP6 or (dst[:12] == MAPPED and dst[12:13] == LOOP4)
+
+
+def diag_sockets(buf, out, limit, loopback=False):
+    """The sockets of one recv of a dump: appends (family, 4-tuple and cookie, src, dst,
+    tcp_info or None) to ``out`` up to ``limit`` of them. Returns (done, error): done when
+    the dump's NLMSG_DONE came; error an errno when it answered with one."""
+    at, end = 0, len(buf)
+    while at + 16 <= end:
+        length, kind = NL_HEAD.unpack_from(buf, at)[:2]
+        if length < 16 or at + length > end:
+            return True, errno.EPROTO
+        if kind == NLMSG_DONE:
+            return True, 0
+        if kind == NLMSG_ERROR:
+            code = -struct.unpack_from("=i", buf, at + 16)[0] if length >= 20 else errno.EPROTO
+            return True, code or errno.EPROTO
+        if (kind == SOCK_DIAG_BY_FAMILY or kind == TCPDIAG_GETSOCK) and length >= 16 + 72:
+            m = at + 16
+            family = buf[m]
+            dst = buf[m + 24:m + 40]
+            if loopback or not is_loopback(family, dst):
+                if len(out) >= limit:
+                    return False, 0
+                info = None
+                a, stop = m + 72, at + length
+                while a + 4 <= stop:
+                    alen, atype = NL_ATTR.unpack_from(buf, a)
+                    if alen < 4:
+                        break
+                    if atype == INET_DIAG_INFO:
+                        info = buf[a + 4:a + alen]
+                        break
+                    a += (alen + 3) & ~3
+                out.append((family, buf[m + 4:m + 52], buf[m + 8:m + 24], dst, info))
+        at += (length + 3) & ~3
+    return False, 0
+
+
+class Peers(object):
+    """The node's TCP peers: each reading dumps the sockets (or reads the known ones one by
+    one between dumps), adds each one's increase to its peer's running sums, and packs the
+    "peers" field (protocol.PEER_*). Readings are paced by their CPU cost (``share``): the
+    frames between repeat the last reading."""
+
+    def __init__(self, max_peers=MAX_PEERS, max_sockets=MAX_SOCKETS, loopback=False, discover_s=PEER_DISCOVER_S,
+                 share=PEER_SHARE):
+        self.max_peers, self.max_sockets, self.loopback = max_peers, max_sockets, loopback
+        self.discover_s = discover_s  # between two dumps, at least
+        self.share = share  # of the node's time that readings may take
+        self.sock = None
+        self.error = 0  # errno of the last failure to open or dump (0: none)
+        self.bytecode = b"" if loopback else diag_bytecode()
+        self.seq = 0
+        self.socks = {}  # 4-tuple and cookie -> (bytes_acked, bytes_received, total_retrans)
+        self.sums = {}  # (family, address) -> [sent, received, retransmitted, last seen mono]
+        self.first = True  # no reading yet: every socket's counters are a baseline
+        self.complete = False  # the last reading saw every socket (not cut at the cap)
+        self.due = 0.0
+        self.last = None  # the last field packed
+        self.compat = True  # the kernel takes TCPDIAG_GETSOCK (one walk for both families)
+        self.known = None  # [(family, key)] of the last dump's sockets, read one by one until ...
+        self.discover_due = 0.0  # ... the next dump
+
+    def open(self):
+        if self.sock is None:
+            import socket
+
+            try:
+                self.sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_SOCK_DIAG)
+            except (OSError, AttributeError, ValueError) as exc:
+                self.error = getattr(exc, "errno", None) or errno.EAFNOSUPPORT
+                return None
+        return self.sock
+
+    def close(self):
+        if self.sock is not None:
+            try:
+                self.sock.close()
+            except OSError:
+                pass
+            self.sock = None
+
+    def dump(self):
+        """Every TCP socket of the namespace (up to max_sockets) as diag_sockets gives them;
+        None when netlink does not answer (self.error says why), and whether it was cut.
+        One walk for both families (TCPDIAG_GETSOCK); a kernel that refuses it, one per family."""
+        if self.compat:
+            got = self.dump_one(diag_request_all)
+            if got[0] is not None:
+                return got
+            self.compat = False
+        return self.dump_families()
+
+    def dump_one(self, request):
+        """The answers to one dump request (``request(seq, bytecode)``), as ``dump``."""
+        out = []
+        sock = self.open()
+        if sock is None:
+            return None, False
+        self.seq += 1
+        try:
+            sock.send(request(self.seq, self.bytecode))
+            while True:
+                done, error = diag_sockets(sock.recv(262144), out, self.max_sockets, self.loopback)
+                if error:
+                    self.error = error
+                    self.close()
+                    return None, False
+                if done:
+                    self.error = 0
+                    return out, False
+                if len(out) >= self.max_sockets:
+                    self.close()  # the rest of this dump is left unread: a new socket next time
+                    return out, True
+        except OSError as exc:
+            self.error = exc.errno or errno.EIO
+            self.close()
+            return None, False
+
+    def exact(self, known):
+        """The sockets ``known`` [(family, key)] read one by one (a hash lookup each in the
+        kernel), EXACT_BATCH requests a send; a socket that closed answers ENOENT and is
+        left out. None when netlink fails (a dump comes next)."""
+        sock = self.open()
+        if sock is None:
+            return None
+        out = []
+        try:
+            for i in range(0, len(known), EXACT_BATCH):
+                batch = known[i:i + EXACT_BATCH]
+                self.seq += 1
+                sock.send(b"".join(diag_exact(family, key, self.seq) for family, key in batch))
+                for _ in batch:
+                    done, error = diag_sockets(sock.recv(8192), out, self.max_sockets, self.loopback)
+                    if error and error != errno.ENOENT:
+                        self.close()
+                        return None
+        except OSError:
+            self.close()
+            return None
+        return out
+
+    def dump_families(self):
+        out = []
+        for family in (2, 10):
+            sock = self.open()
+            if sock is None:
+                return None, False
+            self.seq += 1
+            try:
+                sock.send(diag_request(family, self.seq, self.bytecode))
+                while True:
+                    done, error = diag_sockets(sock.recv(262144), out, self.max_sockets, self.loopback)
+                    if error == errno.EINVAL and self.bytecode:  # a kernel that refuses the filter
+                        self.bytecode = b""
+                        self.close()
+                        return self.dump_families()
+                    if error:
+                        self.error = error
+                        self.close()
+                        return None, False
+                    if done:
+                        break
+                    if len(out) >= self.max_sockets:
+                        self.close()  # the rest of this dump is left unread: a new socket next time
+                        return out, True
+            except OSError as exc:
+                self.error = exc.errno or errno.EIO
+                self.close()
+                return None, False
+        self.error = 0
+        return out, False
+
+    def field(self, now):
+        """The "peers" field's value at ``now`` (CLOCK_MONOTONIC): a new reading when due,
+        else the last one again. A dump is due every ``discover_s`` seconds (later when
+        it costs more than ``share`` of that time); between, the known sockets one by one,
+        paced by their own cost the same way."""
+        if self.last is not None and now < self.due and now < self.discover_due:
+            return self.last
+        self.open()  # (not in the reading's cost: the first one imports socket)
+        started, cpu = time.monotonic(), time.process_time()  # (its cost: CPU, not a busy host's waits)
+        socks, capped, whole, dumped = None, False, False, False
+        known = self.known
+        if known is not None and now < self.discover_due and len(known) <= EXACT_MAX:
+            socks = self.exact(known)
+        if socks is None:
+            socks, capped = self.dump()
+            whole, dumped = not capped, True
+        if socks is None:
+            self.last = PEER_HEAD.pack(PEERS_UNAVAILABLE, 0, min(self.error, 65535), 0, 0, 0, 0, now)
+            self.due = self.discover_due = now + LAYOUT_S  # tried again in a while
+            self.known = None
+            return self.last
+        self.known = [(x[0], x[1]) for x in socks]
+        self.last = self.aggregate(socks, capped, started, whole)
+        paced = started + min(PEER_MAX_WAIT_S, (time.process_time() - cpu) / self.share)
+        if dumped:
+            self.discover_due = max(paced, started + self.discover_s)
+            self.due = self.discover_due if len(self.known) > EXACT_MAX else started
+        else:
+            self.due = paced
+        return self.last
+
+    def aggregate(self, socks, capped, now, whole=None):
+        """The field of one reading's sockets at ``now``; ``whole``: the reading saw every
+        socket (a dump not cut at the cap), so that a socket not seen before is new since."""
+        prev, base = self.socks, self.first or not self.complete
+        cur, sums, peers, local = {}, self.sums, {}, {}
+        main, rate = TCPI_MAIN.unpack_from, TCPI_RATE.unpack_from
+        for family, key, src, dst, info in socks:
+            peer = (family, dst)
+            p = peers.get(peer)
+            if p is None:
+                p = peers[peer] = [0, 0, 0, 0, 0, 0, 0, 0]  # sockets, sent, received, retrans, rate, rtt·bytes, bytes, rtt max
+            p[0] += 1
+            if len(local) < MAX_LOCAL_ADDRS:
+                local[(family, src)] = True
+            if info is None or len(info) < 104:
+                continue
+            if len(info) >= 136:
+                rtt, retrans, acked, received = main(info)
+            else:  # no byte counters on this kernel
+                (rtt, retrans), acked, received = TCPI_RTT.unpack_from(info), 0, 0
+            cur[key] = (acked, received, retrans)
+            before = prev.get(key)
+            if before is None:
+                before = (acked, received, retrans) if base else (0, 0, 0)  # a new socket: all its bytes are new
+            sent = acked - before[0] if acked >= before[0] else 0
+            got = received - before[1] if received >= before[1] else 0
+            p[1] += sent
+            p[2] += got
+            p[3] += retrans - before[2] if retrans >= before[2] else 0
+            if sent and len(info) >= 168:
+                p[4] += rate(info)[0]
+            p[5] += rtt * (sent + got)
+            p[6] += sent + got
+            if rtt > p[7]:
+                p[7] = rtt
+        self.socks, self.first, self.complete = cur, False, (not capped) if whole is None else whole
+        for peer, p in peers.items():
+            s = sums.get(peer)
+            if s is None:
+                s = sums[peer] = [0, 0, 0, now]
+            s[0] = (s[0] + p[1]) & U64_MAX
+            s[1] = (s[1] + p[2]) & U64_MAX
+            s[2] = (s[2] + p[3]) & U64_MAX
+            s[3] = now
+        if len(sums) > len(peers):
+            for peer in [k for k, s in sums.items() if now - s[3] > PEER_KEEP_S or len(sums) > 4 * MAX_SOCKETS]:
+                if peer not in peers:
+                    del sums[peer]
+        top = sorted(peers.items(), key=lambda kv: (-(kv[1][1] + kv[1][2]), -kv[1][0]))[:self.max_peers]
+        rows = []
+        for (family, addr), p in top:
+            s = sums[(family, addr)]
+            rtt = p[5] // p[6] if p[6] else p[7]
+            rows.append(PEER_ROW.pack(family, p[0], addr, s[0], s[1], s[2], p[4], min(rtt, U32_MAX), p[7]))
+        addrs = [PEER_ADDR.pack(family, addr) for family, addr in local]
+        head = PEER_HEAD.pack(PEERS_OK, PEERS_CAPPED if capped else 0, 0, len(socks), len(peers), len(rows),
+                              len(addrs), now)
+        return head + b"".join(rows) + b"".join(addrs)
+
+
 def write_whole(fd, data):
     """Every byte of ``data`` to ``fd``: a short write goes on where it stopped (a raw
     stdout, as under PYTHONUNBUFFERED, takes a short write as whole), and a full
@@ -444,7 +789,8 @@ class Sampler(object):
     """One node's sampler: the files it keeps open, its caches and running sums. A process
     runs one (main); tests run several side by side."""
 
-    def __init__(self, interval_s=1.0, sysfs="/sys", ethtool_every_s=ETHTOOL_S, detail=False):
+    def __init__(self, interval_s=1.0, sysfs="/sys", ethtool_every_s=ETHTOOL_S, detail=False, peers=None):
+        self.peers = peers  # a Peers, or None: no "peers" field
         self.sys = sysfs  # where sysfs is (a test points it at a copied tree)
         self.ethtool_s = ethtool_every_s
         self.detail = detail  # the per-CPU tables too
@@ -934,6 +1280,8 @@ class Sampler(object):
                 self.last_ifs = joined
                 out += records
         self.infiniband(out)
+        if self.peers is not None:
+            out += [b"peers", self.peers.field(now)]
         payload = pack_fields(out)
         return MAGIC + b"%d\n" % len(payload) + payload
 
@@ -993,6 +1341,9 @@ def main():
     args = sys.argv[1:]
     interval = float(args[0]) if args else 1.0
     sysfs, ethtool_s = "/sys", ETHTOOL_S
+    max_peers, max_sockets = MAX_PEERS, MAX_SOCKETS
+    loopback = "--peer-loopback" in args  # (tests: loopback peers too)
+    discover_s, share = PEER_DISCOVER_S, PEER_SHARE
     for i, arg in enumerate(args[:-1]):
         if arg == "--sysfs":
             sysfs = args[i + 1].rstrip("/") or "/"
@@ -1002,14 +1353,25 @@ def main():
                 PROC[key] = procfs + path[len("/proc"):]
         elif arg == "--ethtool-every":
             ethtool_s = max(0.1, float(args[i + 1]))
+        elif arg == "--max-peers":  # 0: no peers field
+            max_peers = max(0, int(args[i + 1]))
+        elif arg == "--max-sockets":
+            max_sockets = max(1, int(args[i + 1]))
+        elif arg == "--peer-discover":  # seconds between two dumps of every socket
+            discover_s = max(0.0, float(args[i + 1]))
+        elif arg == "--peer-share":  # of the node's time that peer readings may take (tests: 1)
+            share = min(1.0, max(1e-6, float(args[i + 1])))
     if not os.path.exists(PROC["net/dev"]):
         sys.stderr.write("netui-sampler: no %s on this node\n" % PROC["net/dev"])
         sys.exit(3)
-    sampler = Sampler(interval, sysfs, ethtool_s, "--detail" in args)
+    peers = Peers(max_peers, max_sockets, loopback, discover_s, share) if max_peers else None
+    sampler = Sampler(interval, sysfs, ethtool_s, "--detail" in args, peers)
     try:
         sampler.loop(interval)
     finally:
         sampler.ethtool_stop()
+        if peers is not None:
+            peers.close()
 
 if __name__ == "__main__":
     main()

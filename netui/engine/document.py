@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from netui.model.fabric import NO_PAUSE, FabricRates, FabricSample
 from netui.model.fleet import Fleet
+from netui.model.flows import PeerRates, pair_matrix
 from netui.model.node import Node, data_plane, is_hidden
 from netui.model.samples import INTERFACE_COUNTER_NAMES
 from netui.model.topology import Attachment
@@ -33,7 +34,37 @@ def placement_document(placement: Attachment | None) -> dict | None:
             "port_source": placement.port_source}
 
 
-def node_document(node: Node, placement: Attachment | None = None) -> dict:
+def peers_document(node: Node, peers: dict[str, PeerRates], known) -> dict | None:
+    """A node's TCP peers (model/flows.py): the reading and its top peers, busiest first,
+    each by the watched node it is (``node``) or its address; null without a reading."""
+    p = node.sample.peers if node.sample is not None else None
+    if p is None:
+        return None
+    return {
+        "available": p.available, "error": p.error, "capped": p.capped, "sockets": p.sockets,
+        "peers_seen": p.peers_seen, "local_addresses": list(p.local_addresses),
+        "peers": [{"peer": name, "node": name if known(name) else None,
+                   "tx_bits_per_s": None if r.tx_bytes_per_s is None else _num(r.tx_bytes_per_s * 8),
+                   "rx_bits_per_s": None if r.rx_bytes_per_s is None else _num(r.rx_bytes_per_s * 8),
+                   "rtt_s": None if r.rtt_s is None else float(f"{r.rtt_s:.6g}"),
+                   "retrans_per_s": _num(r.retrans_per_s), "sockets": r.sockets,
+                   "delivery_bits_per_s": None if r.delivery_bytes_per_s is None else _num(r.delivery_bytes_per_s * 8)}
+                  for name, r in peers.items()] if p.available else [],
+    }
+
+
+def peer_flows_document(fleet: Fleet) -> list[dict]:
+    """The TCP flows between watched nodes, sender to receiver (model/flows.py pair_matrix)."""
+    return [{"from": src, "to": dst, "bits_per_s": None if f.bytes_per_s is None else _num(f.bytes_per_s * 8),
+             "rtt_s": None if f.rtt_s is None else float(f"{f.rtt_s:.6g}"), "retrans_per_s": _num(f.retrans_per_s),
+             "sockets": f.sockets}
+            for (src, dst), f in sorted(pair_matrix(fleet.peer_flows()).items())]
+
+
+def node_document(node: Node, placement: Attachment | None = None, peers: dict | None = None,
+                  known=None) -> dict:
+    """``peers``: the node's peers by name or address (Fleet.node_peers), ``known`` whether a
+    name is a watched node (AddressBook.knows), for its "peers" (null without a reading)."""
     s, r = node.sample, node.rates
     doc: dict = {
         "name": node.name,
@@ -49,6 +80,7 @@ def node_document(node: Node, placement: Attachment | None = None) -> dict:
         "softnet": [],
         "cpu_totals": None,
         "fabric": None,
+        "peers": None,
         "health": {"level": node.level.label, "reasons": _reasons(node)},
         "switch": placement_document(placement),
         "lldp": {"state": node.lldp_state,
@@ -56,6 +88,8 @@ def node_document(node: Node, placement: Attachment | None = None) -> dict:
     }
     if s is None:
         return doc
+    if s.peers is not None:
+        doc["peers"] = peers_document(node, peers or {}, known or (lambda name: False))
     if s.fabric is not None:
         doc["fabric"] = fabric_document(s.fabric, node.fabric_rates)
         sm = node.summary
@@ -198,9 +232,11 @@ _PFC_RATE_FIELDS = ("rx_pause_ctrl_phy", "tx_pause_ctrl_phy", "rx_discards_phy",
 
 def fleet_document(fleet: Fleet) -> dict:
     rx, tx = fleet.totals()
+    book = fleet.address_book()
     return {
         "version": SCHEMA_VERSION,
-        "nodes": [node_document(n, fleet.placement(n.name)) for n in fleet],
+        "nodes": [node_document(n, fleet.placement(n.name), fleet.node_peers(n.name), book.knows) for n in fleet],
+        "peer_flows": peer_flows_document(fleet),
         # the stragglers, then their victims (a ``cause``: "slowed by node3"), never first
         "stragglers": [
             {"node": s.node, "metric": s.metric, "value": _num(s.value), "median": _num(s.median), "reason": s.reason,

@@ -48,6 +48,7 @@ from pathlib import Path
 
 from netui import __version__
 from netui.model.fabric import fabric_from_dict, fabric_to_dict
+from netui.model.flows import peers_from_dict, peers_to_dict
 from netui.model.samples import (
     CpuSums,
     CpuTimes,
@@ -124,6 +125,7 @@ def sample_to_dict(s: NodeSample) -> dict:
         "problems": list(s.problems),
         "fabric": fabric_to_dict(s.fabric),
         "cpu_sums": None if s.cpu_sums is None else s.cpu_sums._asdict(),
+        **({} if s.peers is None else {"peers": peers_to_dict(s.peers)}),
     }
 
 
@@ -155,6 +157,7 @@ def sample_from_dict(d: dict) -> NodeSample:
             problems=tuple(d.get("problems", ())),
             fabric=fabric_from_dict(d.get("fabric")),
             cpu_sums=CpuSums(**d["cpu_sums"]) if d.get("cpu_sums") else None,
+            peers=peers_from_dict(d.get("peers")),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise RecordingError(f"bad sample record: {exc!r}") from None

@@ -8,6 +8,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from netui.model.blame import Flows, HeldStragglers
+from netui.model.flows import AddressBook, PeerRates, labelled, peer_flows
 from netui.model.health import DEFAULT_RULES, HealthRules, Threshold
 from netui.model.node import Node, NodeState
 from netui.model.peers import slower_links
@@ -233,6 +234,35 @@ class Fleet:
     def __getitem__(self, name: str) -> Node:
         return self.nodes[name]
 
+    def address_book(self) -> AddressBook:
+        """Remote address → watched node, from the addresses each node's sockets use and the
+        nodes named by an address (``user@198.18.0.2:22``). Made again when a reading changed."""
+        key = tuple(id(n.sample.peers) if n.sample is not None else 0 for n in self.nodes.values())
+        cached = getattr(self, "_book", None)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        extra = {}
+        for name in self.nodes:
+            address = _address_in(name)
+            if address is not None:
+                extra[address] = name
+        book = AddressBook(((n.name, n.sample.peers if n.sample is not None else None) for n in self.nodes.values()),
+                           extra)
+        self._book = (key, book)
+        return book
+
+    def peer_flows(self) -> dict[str, dict[str, PeerRates]]:
+        """The TCP flows between watched nodes at their last readings:
+        ``{node: {peer node: PeerRates}}`` (model/flows.py)."""
+        return peer_flows({n.name: n.flows for n in self.nodes.values() if n.state is NodeState.UP}, self.address_book())
+
+    def node_peers(self, name: str) -> dict[str, PeerRates]:
+        """One node's peers by watched node name or address, busiest first ({}: no reading)."""
+        node = self.nodes[name]
+        if node.flows is None:
+            return {}
+        return labelled(node.flows, self.address_book(), name)
+
     def count_by_state(self) -> dict[NodeState, int]:
         """How many nodes are in each state, in the order of NodeState."""
         counts = Counter(n.state for n in self.nodes.values())
@@ -254,3 +284,18 @@ class Fleet:
         rx = [n.summary.rx_bytes_per_s for n in self if n.summary.rx_bytes_per_s is not None]
         tx = [n.summary.tx_bytes_per_s for n in self if n.summary.tx_bytes_per_s is not None]
         return (sum(rx) if rx else None, sum(tx) if tx else None)
+
+
+def _address_in(name: str) -> str | None:
+    """The IP address a node's name is made of (``[user@]ADDRESS[:port]``, ``[v6]:port``), or None."""
+    import ipaddress
+
+    host = name.rpartition("@")[2]
+    if host.startswith("["):
+        host = host[1:].partition("]")[0]
+    elif host.count(":") == 1:
+        host = host.partition(":")[0]
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        return None

@@ -14,6 +14,7 @@ from operator import add
 from typing import NamedTuple
 
 from netui.model import units
+from netui.model.flows import NodeFlows, flow_rates
 from netui.model.fabric import (ROCE_LOSS_COUNTERS, FabricRates, FabricSample, PortKey, fabric_rates,
                                 port_down, port_rates_health)
 from netui.model.health import (DEFAULT_RULES, HEALTHY, Finding, Health, HealthRules, HeldHealth, Level, Threshold,
@@ -327,6 +328,7 @@ class Node:
         self.history = NodeHistory(self._capacity, NODE_SERIES)  # name → its column
         self.iface_history = IfaceHistory(self._capacity)  # name → (RX, TX) bytes/s
         self.fabric_rates: FabricRates | None = None
+        self.flows: NodeFlows | None = None  # its TCP peers' rates (model/flows.py), None: no reading
         self._pfc_mono_s: float | None = None  # the ethtool reading the PFC rates end at
         # per RDMA port: RX and TX bytes/s (from port_rcv_data/port_xmit_data)
         self.port_history: dict[PortKey, tuple[Ring, Ring]] = {}
@@ -346,6 +348,8 @@ class Node:
             self._fit_history()
         prev = self.sample
         self.rates = node_rates(prev, sample)
+        if sample.peers is not None or self.flows is not None:
+            self.flows = flow_rates(prev.peers if prev else None, sample.peers, self.flows)
         if sample.fabric is not None:
             fabric = carry_ethtool(prev.fabric if prev else None, sample.fabric)
             if fabric is not sample.fabric:

@@ -20,6 +20,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from netui.model.fabric import FabricSample
+from netui.model.flows import PeerSample
 from netui.model.text import MESSAGE_CHARS, is_safe, safe_line, safe_names, safe_text
 
 
@@ -414,7 +415,8 @@ class NodeSample:
     it, so transport delays never bend a rate. ``wall_s`` is the node's wall clock, for
     display and recordings. ``problems`` lists what could not be read or parsed; the
     corresponding fields are None (a partial sample). ``fabric`` holds the RDMA ports and
-    ``ethtool -S`` counters of the node's RDMA netdevs; None when it has neither.
+    ``ethtool -S`` counters of the node's RDMA netdevs; None when it has neither. ``peers``:
+    its TCP peers (a reading the sampler may repeat over a few frames: see its ``mono_s``).
     """
 
     wall_s: float
@@ -429,6 +431,7 @@ class NodeSample:
     problems: tuple[str, ...] = ()
     fabric: FabricSample | None = None
     cpu_sums: CpuSums | None = None  # the remote sampler's sums of the per-CPU tables
+    peers: PeerSample | None = None  # its TCP peers from sock_diag (model/flows.py); None: not read
 
     def __post_init__(self) -> None:
         if not isinstance(self.interfaces, InterfaceTable):

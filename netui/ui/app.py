@@ -430,6 +430,8 @@ class NetuiApp(App):
                                 lambda: screen.action_pair_matrix("ib_write_bw"))
             yield SystemCommand("Latency matrix", "RTT and loss (fping or ping) between the marked nodes, "
                                                   "or all (l)", screen.action_latency)
+            yield SystemCommand("Peer matrix", "The TCP flows between watched nodes: throughput, RTT, "
+                                               "retransmits (P)", screen.action_peers)
             yield SystemCommand("Doctor", "Check MTU, link speeds, RDMA ports, sysctls… of the marked nodes, "
                                           "or of all (D)", screen.action_doctor)
         if _showing(screen, "netui.checks.doctor.screen", "DoctorScreen"):

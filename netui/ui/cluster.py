@@ -52,6 +52,7 @@ class ClusterScreen(Screen):
         Binding("R", "pair_matrix('ib_write_bw')", "RDMA matrix", key_display="R"),
         Binding("M", "mark_all", "Mark all", key_display="M"),
         Binding("U", "unmark_all", "Unmark", key_display="U"),  # shown while nodes are marked
+        Binding("P", "peers", "Peers", key_display="P"),  # the TCP flows between watched nodes
         Binding("escape", "escape", "Clear", show=False),
     ]
 
@@ -264,6 +265,11 @@ class ClusterScreen(Screen):
             self.notify("a matrix needs at least two nodes", severity="warning", timeout=3)
             return
         self.app.start_pair_test(tool, nodes, matrix=True)  # type: ignore[attr-defined]
+
+    def action_peers(self) -> None:
+        from netui.ui.flows import PeerMatrixScreen
+
+        self.app.push_screen(PeerMatrixScreen())
 
     def action_doctor(self) -> None:
         """The doctor over the marked nodes, or over all of them."""

@@ -27,6 +27,8 @@ KEYS = (
     ("r / R", "the same with ib_write_bw (RDMA)"),
     ("l", "latency: RTT and loss, every marked node (or all) pinging every other"),
     ("e / Esc", "pair or latency test: export CSV and JSON / cancel it, then back"),
+    ("P", "peer matrix: the TCP flows between watched nodes as a heatmap (m: throughput, RTT, "
+          "retransmits/s), the worst pairs listed below"),
     ("D", "doctor: MTU, link speeds, RDMA ports, sysctls … of the marked (or all)"),
     ("o", "ring order (with --topology or --slurm): switch crossings of a ring through the marked "
           "(or all) in the order watched, and a topology-ordered list"),

@@ -13,6 +13,7 @@ from textual_plotext import PlotextPlot
 from netui.model import units
 from netui.model.health import Level
 from netui.model.node import data_plane
+from netui.ui.flows import PeerPanel
 from netui.ui.panels import CpuPanel, InterfacePanel, SoftnetPanel, TcpPanel, chart_rows
 from netui.ui.ports import PortPanel
 from netui.ui.render import level_styles
@@ -44,6 +45,7 @@ class NodeScreen(Screen):
                 with VerticalScroll(id="right-col"):
                     yield TcpPanel(id="tcp")
                     yield SoftnetPanel(id="softnet")
+                    yield PeerPanel(id="peers")
         yield Timeline(id="timeline")
         yield Footer()
 
@@ -137,6 +139,8 @@ class NodeScreen(Screen):
         cpu.show(node, styles, max(40, cpu.content_size.width or self.size.width - 4))
         self.query_one(TcpPanel).show(node, styles)
         self.query_one(SoftnetPanel).show(node, styles)
+        self.query_one(PeerPanel).show(node, app.monitor.fleet.node_peers(node.name), styles,  # type: ignore[attr-defined]
+                                       as_bytes=app.grid_options.as_bytes)
 
     def shown_ports(self) -> list[tuple[str, int]]:
         """The node's RDMA ports, (hca, port), in the order the node lists them."""

@@ -23,6 +23,13 @@ shared VM swings by ±10 % from one minute to the next) weighs on both sides of 
 - the lab-notes reference: a shell loop ``cat``-ing the same files and ``sleep``-ing per
   sample (two forks), CPU per sample including its children.
 
+- the sampler without its TCP peers (``--max-peers 0``), in each round: what reading them costs;
+- the sampler with SOCKETS open TCP sockets on this host (SOCKETS / 2 loopback connections
+  the bench makes in each round, right after the sampler without them, and closes at the
+  round's end): as a node runs it (loopback peers are left out by the kernel's filter, but
+  the kernel still walks every socket of the dump), and with ``--peer-loopback``, where
+  every one of them is read, parsed and summed as a remote peer's would be.
+
 Prints µs per sample (medians over the rounds), the ratios sampler / floor (the median of
 the rounds' ratios, and their range; target ≤ 1.5× the open/read/close floor), the frame
 size and python3's start-up cost. Nothing leaves this host.
@@ -51,6 +58,7 @@ FRAME_ROUNDS = 3
 ROUNDS = 5
 SHELL_SAMPLES = 50
 STARTUPS = 10
+SOCKETS = 1000  # open TCP sockets for the sampler's peers reading: SOCKETS / 2 loopback connections
 
 # What the sampler reads each interval, without its per-CPU tables (/proc/softirqs is read
 # for its table only: the NET_RX/NET_TX sums come from /proc/stat's softirq line)
@@ -182,10 +190,38 @@ def startup_ms(python: str, env: dict | None = NODE_ENV) -> float:
     return statistics.median(costs)
 
 
-def run_sampler(detail: bool = False) -> dict:
+def open_sockets(count: int) -> list:
+    """``count`` open TCP sockets: count / 2 loopback connections to one listener (127.0.0.1),
+    each carrying a few bytes. The caller closes them (``close_sockets``)."""
+    import socket
+
+    lsn = socket.socket()
+    lsn.bind(("127.0.0.1", 0))
+    lsn.listen(count)
+    socks = [lsn]
+    try:
+        for _ in range(count // 2):
+            cli = socket.create_connection(lsn.getsockname(), timeout=5)
+            srv, _ = lsn.accept()
+            socks += [cli, srv]
+            cli.sendall(b"netui")
+            srv.recv(16)
+    except BaseException:
+        close_sockets(socks)
+        raise
+    return socks
+
+
+def close_sockets(socks: list) -> None:
+    for s in socks:
+        s.close()
+
+
+def run_sampler(detail: bool = False, extra: str = "") -> dict:
     """The real sampler, as a node runs it; its CPU per frame between WARM_FRAMES and +FRAMES
-    (``detail``: sending its per-CPU tables, as for a node whose screen is open)."""
-    proc = subprocess.Popen(["sh", "-c", sampler_command(INTERVAL_S, detail=detail)], stdin=subprocess.PIPE,
+    (``detail``: sending its per-CPU tables, as for a node whose screen is open; ``extra``:
+    more arguments)."""
+    proc = subprocess.Popen(["sh", "-c", sampler_command(INTERVAL_S, detail=detail) + extra], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=NODE_ENV)
     watchdog = threading.Timer(60 + (WARM_FRAMES + FRAMES) * INTERVAL_S * 3, proc.kill)
     watchdog.start()
@@ -194,6 +230,7 @@ def run_sampler(detail: bool = False) -> dict:
         sizes = []
         first_cpu = cpu0 = cpu1 = t0 = t1 = 0.0
         payload = b""
+        readings = set()  # the peers readings seen (frames between two repeat the last)
         decode = FrameDecoder().decode  # the frames of one stream, in order
         for i in range(WARM_FRAMES + FRAMES + 1):
             header = out.readline()
@@ -202,6 +239,8 @@ def run_sampler(detail: bool = False) -> dict:
             payload = out.read(frame_length(header))
             sizes.append(len(header) + len(payload))
             sample = decode(payload)  # every frame is well formed
+            if i >= WARM_FRAMES and sample.peers is not None:
+                readings.add(sample.peers.mono_s)
             if i == 0:
                 first_cpu = process_cpu_s(proc.pid)
             elif i == WARM_FRAMES:
@@ -210,7 +249,8 @@ def run_sampler(detail: bool = False) -> dict:
                 cpu1, t1 = process_cpu_s(proc.pid), time.monotonic()
         return {"us": (cpu1 - cpu0) / FRAMES * 1e6, "first_ms": first_cpu * 1e3,
                 "period_s": (t1 - t0) / FRAMES, "bytes": statistics.median(sizes),
-                "ifaces": len(sample.interfaces),
+                "ifaces": len(sample.interfaces), "readings": len(readings),
+                "sockets": sample.peers.sockets if sample.peers is not None else 0,
                 "cpus": len(sample.cpu.cpus) if sample.cpu else sample.cpu_sums.ncpus if sample.cpu_sums else 0}
     finally:
         watchdog.cancel()
@@ -288,8 +328,16 @@ def run_round(python: str, names: list[str]) -> dict:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait(timeout=5)
-    return dict(sampler, paced=figures["pread"], paced_open=figures["open"], open=run_floor(python, "open", names),
-                pread=run_floor(python, "pread", names))
+    out = dict(sampler, paced=figures["pread"], paced_open=figures["open"], open=run_floor(python, "open", names),
+               pread=run_floor(python, "pread", names))
+    out["no_peers"] = run_sampler(extra=" --max-peers 0")
+    socks = open_sockets(SOCKETS)
+    try:
+        out["sockets_run"] = run_sampler()
+        out["sockets_read"] = run_sampler(extra=" --peer-loopback")
+    finally:
+        close_sockets(socks)
+    return out
 
 
 def run_shell_loop(names: list[str]) -> dict:
@@ -359,6 +407,31 @@ def main() -> None:
     print(f"ratio sampler / floor (pread, paced):    {ratios('paced')}")
     print(f"ratio sampler / floor (open/read/close, paced): {ratios('paced_open')}")
     print(f"ratio shell loop / sampler:              {shell['us'] / med('us'):7.2f}×")
+    no_peers = [r["no_peers"] for r in rounds]
+    print(f"  without its TCP peers (--max-peers 0): {statistics.median(x['us'] for x in no_peers):7.0f} µs CPU per sample "
+          f"({', '.join('%.0f' % x['us'] for x in no_peers)}); the sampler above read its peers "
+          f"{statistics.median(r['readings'] for r in rounds):.0f} times in {FRAMES} frames, "
+          f"{statistics.median(r['sockets'] for r in rounds):.0f} sockets")
+    with_socks = [r["sockets_run"] for r in rounds]
+    read_socks = [r["sockets_read"] for r in rounds]
+    print(f"with {SOCKETS} open TCP sockets (loopback), right after the sampler without them in each round:")
+    print(f"  as a node runs it (the kernel drops loopback peers): {statistics.median(x['us'] for x in with_socks):7.0f} µs "
+          f"CPU per sample ({', '.join('%.0f' % x['us'] for x in with_socks)}); "
+          f"{statistics.median(x['readings'] for x in with_socks):.0f} peer readings in {FRAMES} frames")
+    print(f"  every socket read as a peer (--peer-loopback):      {statistics.median(x['us'] for x in read_socks):7.0f} µs "
+          f"CPU per sample ({', '.join('%.0f' % x['us'] for x in read_socks)}); "
+          f"{statistics.median(x['readings'] for x in read_socks):.0f} peer readings in {FRAMES} frames, "
+          f"{statistics.median(x['sockets'] for x in read_socks):.0f} sockets each")
+
+    def side(key: str, base: str = "us", invert: bool = False) -> str:
+        each = sorted((r[base] / r[key]["us"]) if invert else (r[key]["us"] / r[base]) for r in rounds)
+        return f"{statistics.median(each):5.2f}×  ({each[0]:.2f}–{each[-1]:.2f} in {len(each)} rounds)"
+
+    print(f"ratio sampler / the same without peers (same round): {side('no_peers', 'us', invert=True)}")
+    print(f"ratio with {SOCKETS} sockets / without (same round):    {side('sockets_run')}")
+    print(f"ratio with {SOCKETS} sockets read / without:            {side('sockets_read')}")
+    print(f"ratio with {SOCKETS} sockets / floor (open/read/close): {side('sockets_run', 'open')}  target ≤ 1.5×")
+    print(f"ratio with {SOCKETS} sockets read / floor (open/read/close): {side('sockets_read', 'open')}")
     print(f"load {os.getloadavg()[0]:.2f} at the end")
 
 

@@ -1,0 +1,91 @@
+"""The sampler's "peers" field (its TCP sockets from sock_diag, summed by remote address)
+→ a PeerSample. Pure: the bytes come from a frame, or from the sampler's own code run
+in-process in local mode (``LocalPeers``). The format: docs/protocol.md#peers.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+
+from netui.collectors.procfs import ParseError
+from netui.collectors.protocol import (PEER_ADDR, PEER_HEAD, PEER_ROW, PEERS_CAPPED, PEERS_OK, PEERS_UNAVAILABLE)
+from netui.model.flows import PeerCounters, PeerSample
+
+_FAMILIES = {2: socket.AF_INET, 10: socket.AF_INET6}
+_MAPPED = b"\0" * 10 + b"\xff\xff"
+MAX_ROWS = 4096  # more rows than this is not the sampler's field
+_ADDRESSES: dict[tuple[int, bytes], str] = {}  # (family, 16 bytes) → its text: a fleet's peers repeat
+
+
+def address_text(family: int, raw: bytes) -> str | None:
+    """An address as text (IPv4-mapped IPv6 as IPv4); None for an unknown family."""
+    if family == 2:
+        return socket.inet_ntop(socket.AF_INET, raw[:4])
+    if family == 10:
+        if raw[:12] == _MAPPED:
+            return socket.inet_ntop(socket.AF_INET, raw[12:16])
+        return socket.inet_ntop(socket.AF_INET6, raw[:16])
+    return None
+
+
+def parse_peers(value: bytes) -> PeerSample:
+    """The PeerSample of one "peers" field; ParseError when it is not as the sampler packs it."""
+    if len(value) < PEER_HEAD.size:
+        raise ParseError(f"peers: {len(value)} bytes, shorter than its head")
+    status, flags, code, sockets, seen, rows, addrs, mono = PEER_HEAD.unpack_from(value)
+    if status == PEERS_UNAVAILABLE:
+        why = os.strerror(code) if code else "no answer"
+        return PeerSample(mono, available=False, error=f"sock_diag unavailable: {why}")
+    if status != PEERS_OK:
+        raise ParseError(f"peers: unknown status {status}")
+    if rows > MAX_ROWS or addrs > MAX_ROWS:
+        raise ParseError(f"peers: {rows} peers and {addrs} addresses, more than the sampler sends")
+    need = PEER_HEAD.size + rows * PEER_ROW.size + addrs * PEER_ADDR.size
+    if len(value) != need or mono != mono:  # (NaN)
+        raise ParseError(f"peers: {len(value)} bytes where its head says {need}")
+    peers = []
+    at = PEER_HEAD.size + rows * PEER_ROW.size
+    known = _ADDRESSES.get
+    for family, count, raw, sent, received, retrans, delivery, rtt, rtt_max in PEER_ROW.iter_unpack(
+            value[PEER_HEAD.size:at]):
+        address = known((family, raw))
+        if address is None:
+            address = address_text(family, raw)
+            if address is None:
+                raise ParseError(f"peers: address family {family}")
+            if len(_ADDRESSES) >= 65536:
+                _ADDRESSES.clear()
+            _ADDRESSES[(family, raw)] = address
+        peers.append(PeerCounters(address, count, sent, received, retrans, delivery, rtt, rtt_max))
+    local = []
+    for _ in range(addrs):
+        family, raw = PEER_ADDR.unpack_from(value, at)
+        at += PEER_ADDR.size
+        address = address_text(family, raw)
+        if address is not None and address not in local:
+            local.append(address)
+    return PeerSample(mono, True, None, bool(flags & PEERS_CAPPED), sockets, seen, tuple(peers), tuple(local))
+
+
+class LocalPeers:
+    """This host's peers in local mode, read by the remote sampler's own code (``Peers``),
+    in-process: the same dump, the same sums, the same field, the same parser."""
+
+    def __init__(self, max_peers: int | None = None, max_sockets: int | None = None, loopback: bool = False,
+                 discover_s: float | None = None, share: float | None = None) -> None:
+        from netui.collectors import sampler
+
+        self._peers = sampler.Peers(max_peers or sampler.MAX_PEERS, max_sockets or sampler.MAX_SOCKETS, loopback,
+                                    sampler.PEER_DISCOVER_S if discover_s is None else discover_s,
+                                    share or sampler.PEER_SHARE)
+
+    def read(self, mono_s: float) -> PeerSample | None:
+        try:
+            return parse_peers(self._peers.field(mono_s))
+        except (ParseError, OSError) as exc:  # never the node's error
+            return PeerSample(mono_s, available=False, error=f"sock_diag: {exc}")
+
+    def close(self) -> None:
+        self._peers.close()
+

@@ -1,0 +1,115 @@
+"""The sampler's TCP peers, run here as a node runs it: a bounded loopback flow is seen
+(with the loopback skip turned off for the test), and skipped by default."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import threading
+
+import pytest
+
+from netui.collectors.frames import FrameDecoder
+from netui.collectors.peers import LocalPeers
+from netui.collectors.ssh import sampler_command
+from netui.model.node import Node
+from tests.integration.test_sampler import read_frames
+
+FLOW_BYTES = 4 << 20  # one bounded loopback flow
+
+
+def flow() -> tuple[list[socket.socket], int]:
+    """A loopback connection that carried FLOW_BYTES, kept open (closed by the caller)."""
+    lsn = socket.socket()
+    lsn.bind(("127.0.0.1", 0))
+    lsn.listen(1)
+    cli = socket.create_connection(lsn.getsockname(), timeout=10)
+    srv, _ = lsn.accept()
+    srv.settimeout(10)
+    got = [0]
+
+    def drain():
+        while got[0] < FLOW_BYTES:
+            chunk = srv.recv(1 << 20)
+            if not chunk:
+                break
+            got[0] += len(chunk)
+
+    t = threading.Thread(target=drain)
+    t.start()
+    cli.sendall(b"\0" * FLOW_BYTES)
+    t.join(10)
+    return [lsn, cli, srv], got[0]
+
+
+def peer(sample, address):
+    """The peer at ``address`` in a NodeSample or a PeerSample, or None."""
+    peers = getattr(sample.peers, "peers", sample.peers)
+    return next((p for p in peers if p.address == address), None)
+
+
+@pytest.mark.slow
+def test_the_sampler_sees_a_loopback_flow_when_asked_to_and_skips_it_by_default():
+    both = [subprocess.Popen(["sh", "-c", sampler_command(0.1) + extra], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE) for extra in (" --peer-loopback --peer-discover 0 --peer-share 1", "")]
+    socks: list = []
+    try:
+        decoders = [FrameDecoder(), FrameDecoder()]
+        before = [d.decode(read_frames(p.stdout, 1)[0]) for d, p in zip(decoders, both)]
+        socks, moved = flow()
+        assert moved == FLOW_BYTES
+        node = Node("here")
+        node.observe(before[0])
+        seen = None
+        for _ in range(50):  # bounded: 5 s of frames at most
+            s = decoders[0].decode(read_frames(both[0].stdout, 1)[0])
+            node.observe(s)
+            p = peer(s, "127.0.0.1")
+            if (p is not None and s.peers.mono_s > before[0].peers.mono_s and p.received_bytes >= FLOW_BYTES
+                    and p.sent_bytes >= FLOW_BYTES):  # (the last ACK may come a moment later)
+                seen = s
+                break
+        plain = [decoders[1].decode(f) for f in read_frames(both[1].stdout, 3)]
+    finally:
+        for p in both:
+            p.kill()
+            p.wait()
+        for s in socks:
+            s.close()
+    assert seen is not None, "the loopback flow never showed in the sampler's peers"
+    assert seen.peers.available and seen.peers.sockets >= 2
+    p = peer(seen, "127.0.0.1")
+    assert p.sent_bytes >= FLOW_BYTES and p.sockets >= 2  # both ends are this host
+    assert "127.0.0.1" in seen.peers.local_addresses
+    assert node.flows is not None and "127.0.0.1" in node.flows.rates
+    for s in plain:  # the default: loopback peers left out, the reading still there
+        assert s.peers is not None and s.peers.available
+        assert peer(s, "127.0.0.1") is None and peer(s, "::1") is None
+
+
+def test_local_mode_reads_peers_through_the_samplers_code():
+    reader = LocalPeers(loopback=True, discover_s=0.0, share=1.0)  # (a dump each reading: the new flow is found)
+    socks: list = []
+    try:
+        first = reader.read(1.0)
+        socks, _ = flow()
+        second = reader.read(1e9)  # (due at once)
+    finally:
+        reader.close()
+        for s in socks:
+            s.close()
+    assert first.available and second.available
+    grown = peer(second, "127.0.0.1")
+    assert grown is not None and grown.received_bytes >= FLOW_BYTES
+
+
+def test_local_mode_samples_carry_peers_from_the_second_on():
+    from netui.collectors.local import LiveReader
+
+    reader = LiveReader()
+    try:
+        first, second = reader.sample(), reader.sample()
+    finally:
+        reader.close()
+    assert first.peers is None  # (the first frame imports nothing more)
+    assert second.peers is not None and second.peers.available
