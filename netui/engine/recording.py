@@ -92,6 +92,10 @@ class RecordTooLarge(ValueError):
     """A record longer than a line a reader takes (MAX_LINE_BYTES): not written."""
 
 
+class RecordRefused(ValueError):
+    """A record a reader would refuse (NaN, an infinity, an integer beyond 64 bits): not written."""
+
+
 # --- samples ------------------------------------------------------------------------------------
 
 
@@ -277,8 +281,18 @@ class RecordingWriter:
 
     def write(self, record: dict) -> None:
         """Append one record. RecordTooLarge (nothing written) for a record longer than a
-        reader takes in a line: it would end every reader's read of the file there."""
-        line = encode(record)
+        reader takes in a line: it would end every reader's read of the file there;
+        RecordRefused (nothing written) for one whose numbers a reader refuses. Only what
+        ``decode_line`` reads back is written."""
+        try:
+            line = encode(record)
+        except ValueError:  # NaN or an infinity (allow_nan=False)
+            raise RecordRefused(f"a {record.get('type')} record holding NaN or an infinity: left out") from None
+        if _LONG_DIGITS in line.translate(_DIGITS_AS_ZERO):  # an integer of 20 digits or more: read it back
+            try:
+                decode_line(line)
+            except ValueError as exc:
+                raise RecordRefused(f"a {record.get('type')} record a reader refuses ({exc}): left out") from None
         if len(line) > MAX_LINE_BYTES:
             raise RecordTooLarge(f"a {record.get('type')} record of {len(line):,} bytes is longer than the "
                                  f"{MAX_LINE_BYTES >> 20} MiB a reader takes: left out")

@@ -19,9 +19,11 @@ from netui.model.fabric import (ROCE_LOSS_COUNTERS, FabricRates, FabricSample, P
 from netui.model.health import (DEFAULT_RULES, HEALTHY, Finding, Health, HealthRules, HeldHealth, Level, Threshold,
                                 health_of, merged, rate)
 from netui.model.history import RATE_CEILING, IfaceHistory, NodeHistory, Ring, capacity_for, rows_after
+from netui.model.limits import MAX_TIME_S, MIN_INTERVAL_S, U64_MAX
 from netui.model.rates import NodeRates, RatesTable, node_rates
 from netui.speedups import column_stats, iface_totals, rate_codes
-from netui.model.samples import InterfaceSample, InterfaceTable, NodeSample, hidden
+from netui.model.samples import (INTERFACE_COUNTER_NAMES, CounterMap, CpuSums, InterfaceSample, InterfaceTable, NodeSample,
+                                 hidden)
 
 
 LLDP_UNREAD = "not read"  # Node.lldp_state before the first read (collectors.lldp.STATE_UNREAD)
@@ -37,6 +39,7 @@ class NodeState(str, Enum):
     HOST_KEY_CHANGED = "host key changed"
     UNSUPPORTED = "unsupported"
     PARSE_ERROR = "parse error"
+    IMPOSSIBLE = "impossible numbers"  # counters outside 0..2**64-1, a clock that hardly advanced: refused
     CONFIG_ERROR = "config error"  # the node's ssh_config cannot be used: never retried
 
     @property
@@ -47,6 +50,7 @@ class NodeState(str, Enum):
 # states and levels as module constants (a member read through its Enum class is several
 # times slower than a global on CPython 3.11; these are read per node, per sample and tick)
 _UP, _STALE, _CONNECTING = NodeState.UP, NodeState.STALE, NodeState.CONNECTING
+_IMPOSSIBLE, _PARSE_ERROR = NodeState.IMPOSSIBLE, NodeState.PARSE_ERROR
 _OK, _WARNING, _CRITICAL = Level.OK, Level.WARNING, Level.CRITICAL
 
 
@@ -295,6 +299,73 @@ _RX_TX = (0, 8)  # rx_bytes and tx_bytes in a row of InterfaceCounters
 NODE_SERIES = ("rx_bytes_per_s", "tx_bytes_per_s", "drops_per_s", "retrans_segs_per_s", "hottest_softirq_percent")
 
 
+_PACKED = frozenset("QLIH")  # array typecodes of unsigned counters: in range by construction
+_TCP_MIN = -(1 << 63)  # the Tcp pair holds MaxConn (-1), signed in the kernel
+
+
+def _bad_value(values, low: int = 0) -> object | None:
+    """The first value of a counter column outside ``low``..2**64-1 (or not a number), or None."""
+    if values is None or (type(values) is array and values.typecode in _PACKED):
+        return None
+    for v in values:
+        if not (type(v) is int or type(v) is float) or not low <= v <= U64_MAX:
+            return v
+    return None
+
+
+def _shown(value: object) -> str:
+    """A refused value in words: never a 300-digit number."""
+    if type(value) is int and not -(10 ** 21) < value < 10 ** 21:
+        return f"{float(value):.3g}" if abs(value) < 1e308 else f"a {len(str(abs(value)))}-digit number"
+    return repr(value)[:40]
+
+
+def refusal(prev: NodeSample | None, sample: NodeSample) -> tuple[NodeState, str] | None:
+    """Why ``sample`` cannot be taken, as the node's state and its reason, or None.
+
+    Clocks that are not times (NaN, infinite, beyond year 5138) are a parse error; counters
+    outside 0..2**64-1 and a clock that advanced by less than MIN_INTERVAL_S since ``prev``
+    are impossible numbers. Comparisons only: packed u64 columns (what the parsers make)
+    are in range by construction and are not looked at.
+    """
+    for what, t in (("wall", sample.wall_s), ("mono", sample.mono_s)):
+        if not (type(t) is float or type(t) is int) or not -MAX_TIME_S <= t <= MAX_TIME_S:
+            return _PARSE_ERROR, f"node clock {what}={_shown(t)} is not a time"
+    table = sample.interfaces
+    flat = table.flat
+    if flat.typecode not in _PACKED:
+        for i, v in enumerate(flat):
+            if not 0 <= v <= U64_MAX:
+                return _IMPOSSIBLE, (f"{table.layout.names[i // 16]} {INTERFACE_COUNTER_NAMES[i % 16]} "
+                                     f"{_shown(v)} is not a counter (0 to 2⁶⁴−1)")
+    tcp = sample.tcp
+    if tcp is not None:
+        for name, counters, low in (("Tcp", tcp.tcp, _TCP_MIN), ("TcpExt", tcp.ext, 0)):
+            values = counters.values_ if type(counters) is CounterMap else counters.values()
+            bad = _bad_value(values, low)
+            if bad is not None:
+                return _IMPOSSIBLE, f"{name} counter {_shown(bad)} is not a counter (0 to 2⁶⁴−1)"
+    for part, columns in ((sample.cpu, ("softirq", "total")), (sample.softirqs, ("net_rx", "net_tx")),
+                          (sample.softnet, ("processed", "dropped", "time_squeeze"))):
+        if part is not None:
+            for column in columns:
+                bad = _bad_value(getattr(part, column))
+                if bad is not None:
+                    return _IMPOSSIBLE, f"CPU {column} {_shown(bad)} is not a counter (0 to 2⁶⁴−1)"
+    sums = sample.cpu_sums
+    if sums is not None:
+        for i in range(1, 9):  # net_rx … hot_total
+            v = sums[i]
+            if v is not None and not ((type(v) is int or type(v) is float) and 0 <= v <= U64_MAX):
+                return _IMPOSSIBLE, f"CPU sum {CpuSums._fields[i]} {_shown(v)} is not a counter (0 to 2⁶⁴−1)"
+    if prev is not None:
+        dt = sample.mono_s - prev.mono_s
+        if 0 < dt < MIN_INTERVAL_S and (prev.boot_id is None or prev.boot_id == sample.boot_id):
+            return _IMPOSSIBLE, (f"the node's clock advanced {dt:.3g} s since the last sample "
+                                 f"(less than {MIN_INTERVAL_S * 1000:g} ms): no rate can be made of it")
+    return None
+
+
 class Node:
     """Everything netui holds about one node. Mutated only by observe/fail/set_state."""
 
@@ -313,6 +384,7 @@ class Node:
         self.thresholds = thresholds
         self._careful = careful_bounds(thresholds)
         self.samples_seen = 0
+        self.refused = 0  # samples refused for impossible numbers (``refusal``)
         self.straggler = None  # a model.straggler.Straggler while the fleet says so
         self.slow_links: tuple[str, ...] = ()  # links slower than their peers' (model/peers.py), in words
         self.history_s = history_s
@@ -336,11 +408,20 @@ class Node:
         t = self.thresholds.get(metric) if self.thresholds else None
         return t if t is not None else merged(None)[metric]
 
-    def observe(self, sample: NodeSample) -> None:
-        """Take a new sample: compute rates against the previous one, update everything."""
+    def observe(self, sample: NodeSample) -> bool:
+        """Take a new sample: compute rates against the previous one, update everything.
+
+        False when the sample is refused (``refusal``): the node's state and reason say why,
+        its rates and summary go as on a failure, and the previous sample stays the one the
+        next is compared with."""
+        prev = self.sample
+        refused = refusal(prev, sample)
+        if refused is not None:
+            self.fail(*refused)
+            self.refused += 1
+            return False
         if self._resize_due:  # the interval changed: sized before the first row at the new one
             self._fit_history()
-        prev = self.sample
         self.rates = node_rates(prev, sample)
         if sample.fabric is not None:
             fabric = carry_ethtool(prev.fabric if prev else None, sample.fabric)
@@ -377,6 +458,7 @@ class Node:
             self.iface_history.append(table.layout.names, codes, t)
         if self._oversized:
             self._trim_history(t)
+        return True
 
     # history ---------------------------------------------------------------------------------
     def _history_tables(self) -> list:
