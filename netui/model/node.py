@@ -361,8 +361,10 @@ def refusal(prev: NodeSample | None, sample: NodeSample) -> tuple[NodeState, str
     if prev is not None:
         dt = sample.mono_s - prev.mono_s
         if 0 < dt < MIN_INTERVAL_S and (prev.boot_id is None or prev.boot_id == sample.boot_id):
-            return _IMPOSSIBLE, (f"the node's clock advanced {dt:.3g} s since the last sample "
-                                 f"(less than {MIN_INTERVAL_S * 1000:g} ms): no rate can be made of it")
+            # (said without the advance itself: a reason that changed with every sample would be
+            # a new state record in a recording each time)
+            return _IMPOSSIBLE, (f"the node's clock advanced by less than {MIN_INTERVAL_S * 1000:g} ms between "
+                                 "samples: no rate can be made of them")
     return None
 
 
