@@ -75,7 +75,8 @@ GZIP_MAGIC = b"\x1f\x8b"
 RECORD_TYPES = frozenset({"header", "sample", "state", "health", "straggler", "test", "tick"})
 READ_FORMATS = (1, 2)  # version 1: plain JSON lines of {"node", "sample"}, no header
 MAX_DEPTH = 64  # JSON nesting; a recorded sample nests 6 deep
-MAX_INT = 1 << 64  # the kernel's counters are unsigned 64-bit
+MAX_INT = 1 << 64  # the kernel's counters are unsigned 64-bit: below this
+MIN_INT = -(1 << 63)  # and signed ones (the Tcp pair's MaxConn is -1) at least this
 MAX_TIME_S = 1e11  # seconds since 1970: year 5138
 MAX_BLANK_LINES = 1000  # netui writes none
 MAX_NODES = 100_000  # in one recording: more than netui watches
@@ -429,15 +430,15 @@ def _finite_float(text: str) -> float:
 
 def _bounded_int(text: str) -> int:
     value = int(text)
-    if abs(value) > MAX_INT:
-        raise ValueError(f"number {text[:40]}… is out of range (more than 2**64)")
+    if not MIN_INT <= value < MAX_INT:  # within 64 bits: u64 counters, signed ones (MaxConn is -1)
+        raise ValueError(f"number {text[:40]}… is out of range (beyond 64 bits)")
     return value
 
 
 _DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float)
 _BIG_NUMBERS = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float, parse_int=_bounded_int)
 _DIGITS_AS_ZERO = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
-_LONG_DIGITS = b"0" * 20  # as many digits as 2**64 has: such lines have their integers checked
+_LONG_DIGITS = b"0" * 19  # as many digits as -2**63 has (2**64 has 20): such lines have their integers checked
 _BRACKETS_ONLY = bytes(b for b in range(256) if b not in b"[]{}")
 _INNERMOST = re.compile(rb"\[\]|\{\}")
 
