@@ -301,15 +301,44 @@ NODE_SERIES = ("rx_bytes_per_s", "tx_bytes_per_s", "drops_per_s", "retrans_segs_
 
 _PACKED = frozenset("QLIH")  # array typecodes of unsigned counters: in range by construction
 _TCP_MIN = -(1 << 63)  # the Tcp pair holds MaxConn (-1), signed in the kernel
+_SIGNED_OK = frozenset("QLIHq")  # array typecodes of the Tcp pair: within its range by construction
+_CPU_COLUMNS = ("softirq", "total")
+_SOFTIRQ_COLUMNS = ("net_rx", "net_tx")
+_SOFTNET_COLUMNS = ("processed", "dropped", "time_squeeze")
+_SUM_COUNTERS = frozenset(("net_rx", "net_tx", "processed", "dropped", "time_squeeze", "hot_softirq", "hot_total"))
+_NOT_A_COUNTER = "is not a counter (0 to 2⁶⁴−1)"
 
 
 def _bad_value(values, low: int = 0) -> object | None:
     """The first value of a counter column outside ``low``..2**64-1 (or not a number), or None."""
-    if values is None or (type(values) is array and values.typecode in _PACKED):
+    if values is None or (type(values) is array and (values.typecode in _PACKED or
+                                                     values.typecode == "q" and low == _TCP_MIN)):
         return None
+    try:  # the common case, in C: every value an int in range (NaN is no counter a source makes)
+        if not values or low <= min(values) and max(values) <= U64_MAX:
+            return None
+    except TypeError:
+        pass
     for v in values:
         if not (type(v) is int or type(v) is float) or not low <= v <= U64_MAX:
             return v
+    return None
+
+
+def _is_packed(values) -> bool:
+    """An array of unsigned integers (what the parsers make): in range by construction."""
+    return type(values) is array and values.typecode in _PACKED
+
+
+def _bad_column(part, columns: tuple[str, ...]) -> tuple[str, object] | None:
+    """(column, value) of the first value of ``part``'s counter ``columns`` outside 64 bits."""
+    for column in columns:
+        values = getattr(part, column)
+        if type(values) is array and values.typecode in _PACKED:  # (what the parsers make)
+            continue
+        bad = _bad_value(values)
+        if bad is not None:
+            return column, bad
     return None
 
 
@@ -325,41 +354,67 @@ def refusal(prev: NodeSample | None, sample: NodeSample) -> tuple[NodeState, str
 
     Clocks that are not times (NaN, infinite, beyond year 5138) are a parse error; counters
     outside 0..2**64-1 and a clock that advanced by less than MIN_INTERVAL_S since ``prev``
-    are impossible numbers. Comparisons only: packed u64 columns (what the parsers make)
-    are in range by construction and are not looked at.
+    are impossible numbers. Comparisons only, nothing allocated for a sample that is
+    fine: packed u64 columns (what the parsers make) are in range by construction and are
+    not looked at.
     """
-    for what, t in (("wall", sample.wall_s), ("mono", sample.mono_s)):
-        if not (type(t) is float or type(t) is int) or not -MAX_TIME_S <= t <= MAX_TIME_S:
-            return _PARSE_ERROR, f"node clock {what}={_shown(t)} is not a time"
+    wall, mono = sample.wall_s, sample.mono_s
+    if not -MAX_TIME_S <= wall <= MAX_TIME_S:  # (NaN too)
+        return _PARSE_ERROR, f"node clock wall={_shown(wall)} is not a time"
+    if not -MAX_TIME_S <= mono <= MAX_TIME_S:
+        return _PARSE_ERROR, f"node clock mono={_shown(mono)} is not a time"
     table = sample.interfaces
     flat = table.flat
     if flat.typecode not in _PACKED:
         for i, v in enumerate(flat):
             if not 0 <= v <= U64_MAX:
-                return _IMPOSSIBLE, (f"{table.layout.names[i // 16]} {INTERFACE_COUNTER_NAMES[i % 16]} "
-                                     f"{_shown(v)} is not a counter (0 to 2⁶⁴−1)")
+                return _IMPOSSIBLE, f"{table.layout.names[i // 16]} {INTERFACE_COUNTER_NAMES[i % 16]} " \
+                                    f"{_shown(v)} {_NOT_A_COUNTER}"
     tcp = sample.tcp
-    if tcp is not None:
-        for name, counters, low in (("Tcp", tcp.tcp, _TCP_MIN), ("TcpExt", tcp.ext, 0)):
-            values = counters.values_ if type(counters) is CounterMap else counters.values()
-            bad = _bad_value(values, low)
-            if bad is not None:
-                return _IMPOSSIBLE, f"{name} counter {_shown(bad)} is not a counter (0 to 2⁶⁴−1)"
-    for part, columns in ((sample.cpu, ("softirq", "total")), (sample.softirqs, ("net_rx", "net_tx")),
-                          (sample.softnet, ("processed", "dropped", "time_squeeze"))):
-        if part is not None:
-            for column in columns:
-                bad = _bad_value(getattr(part, column))
-                if bad is not None:
-                    return _IMPOSSIBLE, f"CPU {column} {_shown(bad)} is not a counter (0 to 2⁶⁴−1)"
+    if tcp is not None and not (type(tcp.tcp) is CounterMap and type(tcp.ext) is CounterMap and
+                                tcp.tcp.values_.typecode in _SIGNED_OK and tcp.ext.values_.typecode in _PACKED):
+        # (packed as the remote sampler's are: in range by construction)
+        pair, ext = tcp.tcp, tcp.ext
+        if type(pair) is CounterMap:
+            bad = _bad_value(pair.values_, _TCP_MIN)
+        else:  # a dict (/proc parsed here, node_exporter, a recording): min and max, in C
+            values = pair.values()
+            try:
+                bad = None if not values or _TCP_MIN <= min(values) and max(values) <= U64_MAX else \
+                    _bad_value(values, _TCP_MIN)
+            except TypeError:
+                bad = _bad_value(values, _TCP_MIN)
+        if bad is None:
+            bad = _bad_value(ext.values_ if type(ext) is CounterMap else ext.values())
+        if bad is not None:
+            return _IMPOSSIBLE, f"TCP counter {_shown(bad)} {_NOT_A_COUNTER}"
+    cpu, softirqs, softnet = sample.cpu, sample.softirqs, sample.softnet
+    found = None
+    if cpu is not None and not (_is_packed(cpu.total) and _is_packed(cpu.softirq)):
+        found = _bad_column(cpu, _CPU_COLUMNS)
+    if found is None and softirqs is not None and not (_is_packed(softirqs.net_rx) and _is_packed(softirqs.net_tx)):
+        found = _bad_column(softirqs, _SOFTIRQ_COLUMNS)
+    if found is None and softnet is not None and not (_is_packed(softnet.processed) and _is_packed(softnet.dropped)
+                                                      and _is_packed(softnet.time_squeeze)):
+        found = _bad_column(softnet, _SOFTNET_COLUMNS)
+    if found is not None:
+        return _IMPOSSIBLE, f"CPU {found[0]} {_shown(found[1])} {_NOT_A_COUNTER}"
     sums = sample.cpu_sums
     if sums is not None:
-        for i in range(1, 9):  # net_rx … hot_total
-            v = sums[i]
-            if v is not None and not ((type(v) is int or type(v) is float) and 0 <= v <= U64_MAX):
-                return _IMPOSSIBLE, f"CPU sum {CpuSums._fields[i]} {_shown(v)} is not a counter (0 to 2⁶⁴−1)"
+        _, rx, tx, proc, drop, squeeze, _, soft, total, _ = sums  # the counters of the sums
+        try:
+            ok = ((rx is None or 0 <= rx <= U64_MAX) and (tx is None or 0 <= tx <= U64_MAX)
+                  and (proc is None or 0 <= proc <= U64_MAX) and (drop is None or 0 <= drop <= U64_MAX)
+                  and (squeeze is None or 0 <= squeeze <= U64_MAX) and (soft is None or 0 <= soft <= U64_MAX)
+                  and (total is None or 0 <= total <= U64_MAX))
+        except TypeError:  # not a number (a recording's)
+            ok = False
+        if not ok:
+            name, v = next((f, v) for f, v in zip(CpuSums._fields, sums) if f in _SUM_COUNTERS and v is not None and
+                           not (type(v) in (int, float) and 0 <= v <= U64_MAX))
+            return _IMPOSSIBLE, f"CPU sum {name} {_shown(v)} {_NOT_A_COUNTER}"
     if prev is not None:
-        dt = sample.mono_s - prev.mono_s
+        dt = mono - prev.mono_s
         if 0 < dt < MIN_INTERVAL_S and (prev.boot_id is None or prev.boot_id == sample.boot_id):
             # (said without the advance itself: a reason that changed with every sample would be
             # a new state record in a recording each time)

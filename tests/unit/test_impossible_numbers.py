@@ -133,3 +133,16 @@ def test_fabric_rates_need_a_clock_that_advanced_a_millisecond():
 
 def test_an_infinity_is_shown_as_unknown_never_as_inf():
     assert units.bits_per_s(float("inf")) == units.UNKNOWN and units.si(float("-inf")) == units.UNKNOWN
+
+
+def test_the_samplers_cpu_sums_beyond_64_bits_are_refused():
+    from dataclasses import replace
+
+    from netui.model.samples import CpuSums
+
+    sums = CpuSums(8, 100, 10, 1000, 0, 3, 1, 4, 100, 1.0)
+    good = replace(make_sample(1.0, make_iface()), cpu_sums=sums)
+    assert refusal(None, good) is None
+    for bad in (-1, 2**64, "x", 1e300):
+        state, reason = refusal(None, replace(good, cpu_sums=sums._replace(dropped=bad)))
+        assert state is NodeState.IMPOSSIBLE and reason.startswith("CPU sum dropped "), reason
