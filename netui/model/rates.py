@@ -24,6 +24,7 @@ from netui.model.samples import CounterMap, CpuSums, InterfaceTable, LayoutMappi
 from netui.speedups import column_stats, deltas, positive, share
 
 U32 = 1 << 32
+_INF = math.inf
 
 
 def column(values: list) -> Sequence[float | None]:
@@ -239,10 +240,11 @@ def _cpu_sum_rates(p: CpuSums | None, c: CpuSums | None, prev_mono_s: float, dt:
     inv = 1.0 / dt
     # the sampler's hottest CPU is over the time since its reading at hot_since_s: this interval's?
     hot = (c.hot_cpu, c.hot_softirq * 100.0 / c.hot_total) if c.hot_since_s == prev_mono_s and c.hot_cpu is not None \
-        else None
-    # u64 sums: one that went back was reset (a new sampler after a wrap)
-    return CpuSumRates(hot, *[None if a is None or b is None or b < a or (b - a) * inv > MAX_EVENTS_PER_S
-                              else (b - a) * inv for a, b in zip(p[1:6], c[1:6])])
+        and 0 <= c.hot_softirq <= c.hot_total else None
+    # u64 sums: one that went back was reset (a new sampler after a wrap); one below 0, or
+    # rising faster than a node can, is no rate
+    return CpuSumRates(hot, *[None if a is None or b is None or b < a or a < 0
+                              or (r := (b - a) * inv) > MAX_EVENTS_PER_S else r for a, b in zip(p[1:6], c[1:6])])
 
 
 def _tcp_rates(prev: NodeSample, cur: NodeSample, dt: float) -> TcpRates | None:
@@ -257,7 +259,10 @@ def _tcp_rates(prev: NodeSample, cur: NodeSample, dt: float) -> TcpRates | None:
             if i is None:
                 return None
             d = cv[i] - pv[i]
-            return d / dt if d >= 0 and d / dt <= MAX_EVENTS_PER_S else None
+            if d < 0:
+                return None
+            r = d / dt
+            return r if r <= MAX_EVENTS_PER_S else None
     else:
         def rate(key: str) -> float | None:
             if key not in pt or key not in ct:
@@ -380,7 +385,7 @@ def node_rates(prev: NodeSample | None, cur: NodeSample) -> NodeRates | None:
     if prev.boot_id is not None and cur.boot_id is not None and prev.boot_id != cur.boot_id:
         return None
     dt = cur.mono_s - prev.mono_s
-    if not MIN_INTERVAL_S <= dt < math.inf:
+    if not MIN_INTERVAL_S <= dt < _INF:
         return None
     interfaces = interface_table_rates(prev.interfaces, cur.interfaces, dt)
     return NodeRates(dt, interfaces, _tcp_rates(prev, cur, dt), _cpu_rates(prev, cur, dt), _softnet_rates(prev, cur, dt),

@@ -135,14 +135,16 @@ def test_an_infinity_is_shown_as_unknown_never_as_inf():
     assert units.bits_per_s(float("inf")) == units.UNKNOWN and units.si(float("-inf")) == units.UNKNOWN
 
 
-def test_the_samplers_cpu_sums_beyond_64_bits_are_refused():
+def test_the_samplers_cpu_sums_below_0_or_rising_faster_than_a_node_give_no_rate():
     from dataclasses import replace
 
     from netui.model.samples import CpuSums
 
-    sums = CpuSums(8, 100, 10, 1000, 0, 3, 1, 4, 100, 1.0)
-    good = replace(make_sample(1.0, make_iface()), cpu_sums=sums)
-    assert refusal(None, good) is None
-    for bad in (-1, 2**64, "x", 1e300):
-        state, reason = refusal(None, replace(good, cpu_sums=sums._replace(dropped=bad)))
-        assert state is NodeState.IMPOSSIBLE and reason.startswith("CPU sum dropped "), reason
+    a = CpuSums(8, 100, 10, 1000, 0, 3, 1, 4, 100, 0.0)
+    b = CpuSums(8, 200, 20, 2000, U64, 4, 1, 8, 200, 0.0)
+    prev = replace(make_sample(0.0, make_iface()), cpu_sums=a)
+    r = node_rates(prev, replace(make_sample(1.0, make_iface()), cpu_sums=b)).cpu_sums
+    assert (r.net_rx_per_s, r.dropped_per_s) == (100.0, None)  # 2⁶⁴−1 drops in a second: a reset
+    negative = replace(make_sample(0.0, make_iface()), cpu_sums=a._replace(net_rx=-10**12))
+    r = node_rates(negative, replace(make_sample(1.0, make_iface()), cpu_sums=b)).cpu_sums
+    assert r.net_rx_per_s is None and r.net_tx_per_s == 10.0
