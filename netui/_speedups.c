@@ -21,11 +21,14 @@
  *     must be the end or a newline.
  *     ValueError on anything else.
  *
- * deltas(prev, cur, scale, wrap32) -> (array('d'), unknown)
+ * deltas(prev, cur, scale, wrap32[, ceiling]) -> (array('d'), unknown)
  *     (cur[i] - prev[i]) * scale for two buffers of u64 of one length. A 64-bit counter
  *     that went backwards gives NaN (counted in ``unknown``); with wrap32 the difference is
  *     taken modulo 2**32 (counters the kernel keeps in 32 bits), and the buffers may also
- *     be two of u32 ('I').
+ *     be two of u32 ('I'). A result above ``ceiling`` is NaN as well (counted): a float
+ *     for every element, or a buffer of m doubles for n elements in m rows of n / m
+ *     (ValueError unless m divides n), row r's elements against ceiling[r]. Without one:
+ *     no ceiling.
  *
  * columns(values, width, ncols) -> bytes of u64
  *     Rows of ``width`` u64 turned into their first ``ncols`` columns, one after the other,
@@ -435,12 +438,14 @@ static PyObject *result(PyObject *out, Py_ssize_t unknown) {
 }
 
 static PyObject *deltas(PyObject *self, PyObject *args) {
-    PyObject *a, *b;
+    PyObject *a, *b, *ceil_obj = NULL;
     double scale;
     int wrap32;
-    if (!PyArg_ParseTuple(args, "OOdp", &a, &b, &scale, &wrap32))
+    if (!PyArg_ParseTuple(args, "OOdp|O", &a, &b, &scale, &wrap32, &ceil_obj))
         return NULL;
-    Py_buffer pa, pb;
+    Py_buffer pa, pb, pc;
+    int have_pc = 0;
+    double one_ceiling = INFINITY;
     /* u64 buffers, or (wrap32 only) u32 buffers */
     int narrow = 0;
     if (get_u64(a, &pa) < 0) {
@@ -456,18 +461,30 @@ static PyObject *deltas(PyObject *self, PyObject *args) {
         return NULL;
     }
     Py_ssize_t n = pa.len / pa.itemsize;
+    PyObject *out = NULL;
     if (pb.len / pb.itemsize != n) {
-        PyBuffer_Release(&pa);
-        PyBuffer_Release(&pb);
         PyErr_SetString(PyExc_ValueError, "buffers of different lengths");
-        return NULL;
+        goto fail;
     }
-    PyObject *out = PyBytes_FromStringAndSize(NULL, n * 8);
-    if (out == NULL) {
-        PyBuffer_Release(&pa);
-        PyBuffer_Release(&pb);
-        return NULL;
+    if (ceil_obj != NULL && ceil_obj != Py_None) {
+        if (PyFloat_Check(ceil_obj) || PyLong_Check(ceil_obj)) {
+            one_ceiling = PyFloat_AsDouble(ceil_obj);
+            if (one_ceiling == -1.0 && PyErr_Occurred())
+                goto fail;
+        } else {
+            if (get_doubles(ceil_obj, &pc) < 0)
+                goto fail;
+            have_pc = 1;
+            Py_ssize_t m = pc.len / 8;
+            if (m == 0 ? n != 0 : n % m != 0) {
+                PyErr_SetString(PyExc_ValueError, "ceilings do not divide the counters into rows");
+                goto fail;
+            }
+        }
     }
+    out = PyBytes_FromStringAndSize(NULL, n * 8);
+    if (out == NULL)
+        goto fail;
     double *o = (double *)PyBytes_AS_STRING(out);
     Py_ssize_t unknown = 0;
     if (narrow) {
@@ -487,9 +504,40 @@ static PyObject *deltas(PyObject *self, PyObject *args) {
             }
         }
     }
+    /* a rate above its ceiling is no rate (a counter reset, or a clock that hardly moved) */
+    if (have_pc) {
+        const double *ceil = pc.buf;
+        Py_ssize_t m = pc.len / 8, w = m ? n / m : 0;
+        for (Py_ssize_t r = 0; r < m; r++) {
+            double top = ceil[r];
+            for (Py_ssize_t i = r * w; i < (r + 1) * w; i++) {
+                if (o[i] > top) {
+                    o[i] = NAN;
+                    unknown++;
+                }
+            }
+        }
+    } else if (one_ceiling < INFINITY) {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (o[i] > one_ceiling) {
+                o[i] = NAN;
+                unknown++;
+            }
+        }
+    }
     PyBuffer_Release(&pa);
     PyBuffer_Release(&pb);
+    if (have_pc)
+        PyBuffer_Release(&pc);
     return result(out, unknown);
+
+fail:
+    PyBuffer_Release(&pa);
+    PyBuffer_Release(&pb);
+    if (have_pc)
+        PyBuffer_Release(&pc);
+    Py_XDECREF(out);
+    return NULL;
 }
 
 static PyObject *share(PyObject *self, PyObject *args) {

@@ -139,7 +139,7 @@ def _check_lengths(*buffers) -> None:
         raise ValueError("buffers of different lengths")
 
 
-def py_deltas(prev: array, cur: array, scale: float, wrap32: bool) -> tuple[array, int]:
+def py_deltas(prev: array, cur: array, scale: float, wrap32: bool, ceiling=None) -> tuple[array, int]:
     """Pure-Python twin of _speedups.deltas."""
     if wrap32 and isinstance(prev, array) and prev.typecode == "I" and prev.itemsize == 4:
         if not (isinstance(cur, array) and cur.typecode == "I"):
@@ -147,10 +147,24 @@ def py_deltas(prev: array, cur: array, scale: float, wrap32: bool) -> tuple[arra
         _check_lengths(prev, cur)
     else:
         _check(prev, cur)
+    _check_lengths(prev, cur)
+    if ceiling is not None and not isinstance(ceiling, (int, float)):
+        if not (isinstance(ceiling, array) and ceiling.typecode == "d"):
+            raise TypeError("expected a buffer of doubles")
+        if len(ceiling) == 0 and len(cur) or len(ceiling) and len(cur) % len(ceiling):
+            raise ValueError("ceilings do not divide the counters into rows")
     if wrap32:
         out = [(c - p) % (1 << 32) * scale for p, c in zip(prev, cur)]
     else:
         out = [(c - p) * scale if c >= p else NAN for p, c in zip(prev, cur)]
+    if ceiling is None:
+        pass
+    elif isinstance(ceiling, (int, float)):
+        top = float(ceiling)
+        out = [NAN if v > top else v for v in out]
+    elif ceiling:
+        width = len(out) // len(ceiling)
+        out = [NAN if v > ceiling[i // width] else v for i, v in enumerate(out)]
     return array("d", out), sum(map(math.isnan, out))
 
 

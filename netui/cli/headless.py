@@ -19,7 +19,7 @@ def settled_states() -> frozenset:
 
     return frozenset({NodeState.DOWN, NodeState.AUTH_FAILED, NodeState.HOST_KEY_UNKNOWN,
                       NodeState.HOST_KEY_CHANGED, NodeState.UNSUPPORTED, NodeState.PARSE_ERROR,
-                      NodeState.CONFIG_ERROR})
+                      NodeState.CONFIG_ERROR, NodeState.IMPOSSIBLE})
 
 
 def say_abandoned(monitor: Monitor) -> None:

@@ -309,8 +309,11 @@ def _run(command: str | None, argv: list[str]) -> int:
         monitor = build_monitor(settings)
     from netui.ui.app import make_app
 
-    eventloop.run(make_app(monitor).run_async())  # App.run() would take asyncio.run's loop
-    return 0
+    app = make_app(monitor)
+    eventloop.run(app.run_async())  # App.run() would take asyncio.run's loop
+    # an exception in a widget ends the app with its traceback printed, and status 1 (Textual's
+    # return code): never a silent 0
+    return app.return_code or 0
 
 
 def watch(argv: list[str]) -> int:

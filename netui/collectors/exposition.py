@@ -297,6 +297,6 @@ def steady_boot_id(previous: str | None, new: str | None, *, tolerance_s: int = 
 def node_time_s(series: Iterable[Series]) -> float | None:
     """node_time_seconds (the node's wall clock at collection), or None."""
     for name, _labels, value in series:
-        if name == "node_time_seconds" and value == value:
+        if name == "node_time_seconds" and -1e11 < value < 1e11:  # NaN and infinities are no time
             return value
     return None

@@ -6,6 +6,8 @@ interval, ``null`` when unknown. Field names never change meaning; new fields ma
 
 from __future__ import annotations
 
+import math
+
 from netui.model.fabric import NO_PAUSE, FabricRates, FabricSample
 from netui.model.fleet import Fleet
 from netui.model.flows import PeerRates, pair_matrix
@@ -19,7 +21,8 @@ _COUNTERS = ("rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "rx_errors", "t
 
 
 def _num(v):
-    return None if v is None else round(v, 3)
+    """A rate for JSON: rounded, None when unknown (or, should one ever get here, not finite)."""
+    return None if v is None or not -math.inf < v < math.inf else round(v, 3)
 
 
 def _reasons(node: Node) -> list[str]:

@@ -57,12 +57,16 @@ def intervals(recording: Recording, config=None) -> Iterator[tuple[float, Fleet,
     def report(name, state, reason):
         report_state(fleet[name], state, reason)
 
+    sampled: list[str] = []
+
+    def observe(name, sample):
+        if fleet[name].observe(sample):  # (a sample with impossible numbers is refused: nothing to export)
+            sampled.append(name)
+
     for frame in recording.frames:
-        sampled: list[str] = []
+        sampled.clear()
         for rec in frame.records:
-            _apply(fleet, rec, lambda n, s: fleet[n].observe(s), report)
-            if rec["type"] == "sample":
-                sampled.append(rec["node"])
+            _apply(fleet, rec, observe, report)
         fleet.update_stragglers()
         yield frame.t, fleet, list(dict.fromkeys(sampled))
 

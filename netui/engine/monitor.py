@@ -143,12 +143,17 @@ class Monitor:
 
     # the sink that push sources report to ---------------------------------------------------
     def observe(self, name: str, sample: NodeSample) -> None:
-        self.fleet.nodes[name].observe(sample)  # (not fleet[name]: one call less a sample)
+        node = self.fleet.nodes[name]  # (not fleet[name]: one call less a sample)
+        taken = node.observe(sample)
         self._arrival[name] = time.monotonic()
+        if not taken:  # impossible numbers: the node's state says so; nothing of it is recorded
+            return
         if self.on_sample is not None:
             self.on_sample(name, sample)
         if self.recorder is not None:
-            self.recorder.sample(name, sample)
+            refused = self.recorder.sample(name, sample)
+            if refused is not None:  # a sample the recording could not read back: that node's alone
+                node.fail(NodeState.IMPOSSIBLE, refused)
 
     def report(self, name: str, state: NodeState, reason: str | None) -> None:
         report_state(self.fleet[name], state, reason)

@@ -6,7 +6,9 @@ then a tick mark (with the new interval when it changed during the tick), then t
 is flushed so that everything so far survives a SIGKILL. Pair and latency test reports are written when they finish. A write that fails (a full
 disk) stops the recording with the reason in ``error``; monitoring goes on. A record longer
 than a reader takes in one line (16 MiB: a huge test report) is left out and counted in
-``skipped``; the recording goes on.
+``skipped``; the recording goes on. So is a record whose numbers a reader would refuse (NaN,
+an infinity, an integer beyond 64 bits): only what reads back is written, and a node's
+sample of that kind is refused (``sample`` says why) while the other nodes are recorded.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from netui.engine.recording import RecordingWriter, RecordTooLarge, header_record, sample_record
+from netui.engine.recording import RecordingWriter, RecordRefused, RecordTooLarge, header_record, sample_record
 from netui.model.events import EventTracker
 from netui.model.fleet import Fleet
 from netui.model.samples import NodeSample
@@ -46,16 +48,19 @@ class Recorder:
         """Compressed bytes written to the current file."""
         return self.writer.size
 
-    def _write(self, record: dict) -> None:
+    def _write(self, record: dict) -> str | None:
+        """Write one record; the reason when it was left out (the recording goes on)."""
         if not self.active:
-            return
+            return None
         try:
             self.writer.write(record)
-        except RecordTooLarge as exc:  # one record left out; the recording goes on
+        except (RecordTooLarge, RecordRefused) as exc:  # one record left out; the recording goes on
             self.skipped += 1
             self.skipped_reason = str(exc)
+            return str(exc)
         except (OSError, ValueError) as exc:
             self._fail(exc)
+        return None
 
     def _fail(self, exc: Exception) -> None:
         self.error = f"{type(exc).__name__}: {exc}"
@@ -64,9 +69,13 @@ class Recorder:
         except (OSError, ValueError):
             pass
 
-    def sample(self, node: str, sample: NodeSample) -> None:
-        self._write(sample_record(self.clock(), node, sample))
-        self.samples += 1
+    def sample(self, node: str, sample: NodeSample) -> str | None:
+        """Record one node's sample; None, or why it was refused (not written: a number a
+        reader would refuse, or a record too long): the other nodes' samples go on."""
+        refused = self._write(sample_record(self.clock(), node, sample))
+        if refused is None:
+            self.samples += 1
+        return refused
 
     def interval(self, interval_s: float) -> None:
         """The monitor samples every ``interval_s`` from now on: the next tick mark says so,

@@ -77,7 +77,8 @@ GZIP_MAGIC = b"\x1f\x8b"
 RECORD_TYPES = frozenset({"header", "sample", "state", "health", "straggler", "test", "tick"})
 READ_FORMATS = (1, 2)  # version 1: plain JSON lines of {"node", "sample"}, no header
 MAX_DEPTH = 64  # JSON nesting; a recorded sample nests 6 deep
-MAX_INT = 1 << 64  # the kernel's counters are unsigned 64-bit
+MAX_INT = 1 << 64  # the kernel's counters are unsigned 64-bit: below this
+MIN_INT = -(1 << 63)  # and signed ones (the Tcp pair's MaxConn is -1) at least this
 MAX_TIME_S = 1e11  # seconds since 1970: year 5138
 MAX_BLANK_LINES = 1000  # netui writes none
 MAX_NODES = 100_000  # in one recording: more than netui watches
@@ -92,6 +93,10 @@ class RecordingError(ValueError):
 
 class RecordTooLarge(ValueError):
     """A record longer than a line a reader takes (MAX_LINE_BYTES): not written."""
+
+
+class RecordRefused(ValueError):
+    """A record a reader would refuse (NaN, an infinity, an integer beyond 64 bits): not written."""
 
 
 # --- samples ------------------------------------------------------------------------------------
@@ -294,8 +299,18 @@ class RecordingWriter:
 
     def write(self, record: dict) -> None:
         """Append one record. RecordTooLarge (nothing written) for a record longer than a
-        reader takes in a line: it would end every reader's read of the file there."""
-        line = encode(record)
+        reader takes in a line: it would end every reader's read of the file there;
+        RecordRefused (nothing written) for one whose numbers a reader refuses. Only what
+        ``decode_line`` reads back is written."""
+        try:
+            line = encode(record)
+        except ValueError:  # NaN or an infinity (allow_nan=False)
+            raise RecordRefused(f"a {record.get('type')} record holding NaN or an infinity: left out") from None
+        if _LONG_DIGITS in line.translate(_DIGITS_AS_ZERO):  # an integer of 20 digits or more: read it back
+            try:
+                decode_line(line)
+            except ValueError as exc:
+                raise RecordRefused(f"a {record.get('type')} record a reader refuses ({exc}): left out") from None
         if len(line) > MAX_LINE_BYTES:
             raise RecordTooLarge(f"a {record.get('type')} record of {len(line):,} bytes is longer than the "
                                  f"{MAX_LINE_BYTES >> 20} MiB a reader takes: left out")
@@ -432,15 +447,15 @@ def _finite_float(text: str) -> float:
 
 def _bounded_int(text: str) -> int:
     value = int(text)
-    if abs(value) > MAX_INT:
-        raise ValueError(f"number {text[:40]}… is out of range (more than 2**64)")
+    if not MIN_INT <= value < MAX_INT:  # within 64 bits: u64 counters, signed ones (MaxConn is -1)
+        raise ValueError(f"number {text[:40]}… is out of range (beyond 64 bits)")
     return value
 
 
 _DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float)
 _BIG_NUMBERS = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float, parse_int=_bounded_int)
 _DIGITS_AS_ZERO = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
-_LONG_DIGITS = b"0" * 20  # as many digits as 2**64 has: such lines have their integers checked
+_LONG_DIGITS = b"0" * 19  # as many digits as -2**63 has (2**64 has 20): such lines have their integers checked
 _BRACKETS_ONLY = bytes(b for b in range(256) if b not in b"[]{}")
 _INNERMOST = re.compile(rb"\[\]|\{\}")
 

@@ -18,10 +18,12 @@ A rate is None ("unknown") — never a guess — when its counter:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from netui.model.health import DEFAULT_THRESHOLDS, Level, Threshold
+from netui.model.limits import MAX_EVENTS_PER_S, MIN_INTERVAL_S
 from netui.model.units import per_s
 
 # ----------------------------------------------------------------------------- samples
@@ -374,6 +376,9 @@ def _rate_many(prev: dict[str, int | None], cur: dict[str, int | None], bits: di
         if d is None:
             unknown[prefix + name] = why
             out[name] = None
+        elif d * inv_dt > MAX_EVENTS_PER_S:  # faster than any port: a reset, not traffic
+            unknown[prefix + name] = RESET
+            out[name] = None
         else:
             out[name] = d * inv_dt
     return out
@@ -418,7 +423,7 @@ _U64_TOP = (1 << 64) - 1
 
 def _u64_rate(prev: int | None, cur: int | None, inv_dt: float) -> float | None:
     """ethtool counters are u64: backwards is a reset, all ones is not a value."""
-    if prev is None or cur is None or cur < prev or cur >= _U64_TOP:
+    if prev is None or cur is None or cur < prev or cur >= _U64_TOP or (cur - prev) * inv_dt > MAX_EVENTS_PER_S:
         return None
     return (cur - prev) * inv_dt
 
@@ -457,7 +462,7 @@ def fabric_rates(prev: FabricSample | None, cur: FabricSample) -> FabricRates | 
     if prev.boot_id is not None and cur.boot_id is not None and prev.boot_id != cur.boot_id:
         return None
     dt = cur.mono_s - prev.mono_s
-    if not dt > 0:
+    if not MIN_INTERVAL_S <= dt < math.inf:
         return None
     ports = {key: port_rates(prev.ports.get(key), port, dt) for key, port in cur.ports.items()}
     pfc: dict[str, PfcRates] = {}
@@ -465,7 +470,7 @@ def fabric_rates(prev: FabricSample | None, cur: FabricSample) -> FabricRates | 
     pfc_dt = None
     if prev.ethtool_mono_s is not None and cur.ethtool_mono_s is not None:
         pfc_dt = cur.ethtool_mono_s - prev.ethtool_mono_s
-        if not pfc_dt > 0:
+        if not MIN_INTERVAL_S <= pfc_dt < math.inf:
             pfc_dt = None
     if pfc_dt is not None:
         inv = 1.0 / pfc_dt
@@ -480,7 +485,7 @@ def fabric_rates(prev: FabricSample | None, cur: FabricSample) -> FabricRates | 
             up = {}
             for name, value in stats.items():
                 old = before_stats.get(name)
-                if old is not None and value > old and value < _U64_TOP:
+                if old is not None and value > old and value < _U64_TOP and (value - old) * inv <= MAX_EVENTS_PER_S:
                     up[name] = (value - old) * inv
             moved[netdev] = up
     return FabricRates(dt, ports, pfc, pfc_dt, moved)

@@ -20,9 +20,11 @@ from netui.model.fabric import (ROCE_LOSS_COUNTERS, FabricRates, FabricSample, P
 from netui.model.health import (DEFAULT_RULES, HEALTHY, Finding, Health, HealthRules, HeldHealth, Level, Threshold,
                                 health_of, merged, rate)
 from netui.model.history import RATE_CEILING, IfaceHistory, NodeHistory, Ring, capacity_for, rows_after
+from netui.model.limits import MAX_TIME_S, MIN_INTERVAL_S, U64_MAX
 from netui.model.rates import NodeRates, RatesTable, node_rates
 from netui.speedups import column_stats, iface_totals, rate_codes
-from netui.model.samples import InterfaceSample, InterfaceTable, NodeSample, hidden
+from netui.model.samples import (INTERFACE_COUNTER_NAMES, CounterMap, InterfaceSample, InterfaceTable, NodeSample,
+                                 hidden)
 from netui.model.text import safe_line
 
 
@@ -39,6 +41,7 @@ class NodeState(str, Enum):
     HOST_KEY_CHANGED = "host key changed"
     UNSUPPORTED = "unsupported"
     PARSE_ERROR = "parse error"
+    IMPOSSIBLE = "impossible numbers"  # counters outside 0..2**64-1, a clock that hardly advanced: refused
     CONFIG_ERROR = "config error"  # the node's ssh_config cannot be used: never retried
 
     @property
@@ -49,6 +52,7 @@ class NodeState(str, Enum):
 # states and levels as module constants (a member read through its Enum class is several
 # times slower than a global on CPython 3.11; these are read per node, per sample and tick)
 _UP, _STALE, _CONNECTING = NodeState.UP, NodeState.STALE, NodeState.CONNECTING
+_IMPOSSIBLE, _PARSE_ERROR = NodeState.IMPOSSIBLE, NodeState.PARSE_ERROR
 _OK, _WARNING, _CRITICAL = Level.OK, Level.WARNING, Level.CRITICAL
 
 
@@ -297,6 +301,117 @@ _RX_TX = (0, 8)  # rx_bytes and tx_bytes in a row of InterfaceCounters
 NODE_SERIES = ("rx_bytes_per_s", "tx_bytes_per_s", "drops_per_s", "retrans_segs_per_s", "hottest_softirq_percent")
 
 
+_PACKED = frozenset("QLIH")  # array typecodes of unsigned counters: in range by construction
+_TCP_MIN = -(1 << 63)  # the Tcp pair holds MaxConn (-1), signed in the kernel
+_SIGNED_OK = frozenset("QLIHq")  # array typecodes of the Tcp pair: within its range by construction
+_CPU_COLUMNS = ("softirq", "total")
+_SOFTIRQ_COLUMNS = ("net_rx", "net_tx")
+_SOFTNET_COLUMNS = ("processed", "dropped", "time_squeeze")
+_NOT_A_COUNTER = "is not a counter (0 to 2⁶⁴−1)"
+
+
+def _bad_value(values, low: int = 0) -> object | None:
+    """The first value of a counter column outside ``low``..2**64-1 (or not a number), or None."""
+    if values is None or (type(values) is array and (values.typecode in _PACKED or
+                                                     values.typecode == "q" and low == _TCP_MIN)):
+        return None
+    try:  # the common case, in C: every value an int in range (NaN is no counter a source makes)
+        if not values or low <= min(values) and max(values) <= U64_MAX:
+            return None
+    except TypeError:
+        pass
+    for v in values:
+        if not (type(v) is int or type(v) is float) or not low <= v <= U64_MAX:
+            return v
+    return None
+
+
+def _is_packed(values) -> bool:
+    """An array of unsigned integers (what the parsers make): in range by construction."""
+    return type(values) is array and values.typecode in _PACKED
+
+
+def _bad_column(part, columns: tuple[str, ...]) -> tuple[str, object] | None:
+    """(column, value) of the first value of ``part``'s counter ``columns`` outside 64 bits."""
+    for column in columns:
+        values = getattr(part, column)
+        if type(values) is array and values.typecode in _PACKED:  # (what the parsers make)
+            continue
+        bad = _bad_value(values)
+        if bad is not None:
+            return column, bad
+    return None
+
+
+def _shown(value: object) -> str:
+    """A refused value in words: never a 300-digit number."""
+    if type(value) is int and not -(10 ** 21) < value < 10 ** 21:
+        return f"{float(value):.3g}" if abs(value) < 1e308 else f"a {len(str(abs(value)))}-digit number"
+    return repr(value)[:40]
+
+
+def refusal(prev: NodeSample | None, sample: NodeSample) -> tuple[NodeState, str] | None:
+    """Why ``sample`` cannot be taken, as the node's state and its reason, or None.
+
+    Clocks that are not times (NaN, infinite, beyond year 5138) are a parse error; counters
+    outside 0..2**64-1 and a clock that advanced by less than MIN_INTERVAL_S since ``prev``
+    are impossible numbers. Comparisons only, nothing allocated for a sample that is
+    fine: packed u64 columns (what the parsers make) are in range by construction and are
+    not looked at.
+    """
+    wall, mono = sample.wall_s, sample.mono_s
+    if not -MAX_TIME_S <= wall <= MAX_TIME_S:  # (NaN too)
+        return _PARSE_ERROR, f"node clock wall={_shown(wall)} is not a time"
+    if not -MAX_TIME_S <= mono <= MAX_TIME_S:
+        return _PARSE_ERROR, f"node clock mono={_shown(mono)} is not a time"
+    table = sample.interfaces
+    flat = table.flat
+    if flat.typecode not in _PACKED:
+        for i, v in enumerate(flat):
+            if not 0 <= v <= U64_MAX:
+                return _IMPOSSIBLE, f"{table.layout.names[i // 16]} {INTERFACE_COUNTER_NAMES[i % 16]} " \
+                                    f"{_shown(v)} {_NOT_A_COUNTER}"
+    tcp = sample.tcp
+    if tcp is not None and not (type(tcp.tcp) is CounterMap and type(tcp.ext) is CounterMap and
+                                tcp.tcp.values_.typecode in _SIGNED_OK and tcp.ext.values_.typecode in _PACKED):
+        # (packed as the remote sampler's are: in range by construction)
+        pair, ext = tcp.tcp, tcp.ext
+        if type(pair) is CounterMap:
+            bad = _bad_value(pair.values_, _TCP_MIN)
+        else:  # a dict (/proc parsed here, node_exporter, a recording): min and max, in C
+            values = pair.values()
+            try:
+                bad = None if not values or _TCP_MIN <= min(values) and max(values) <= U64_MAX else \
+                    _bad_value(values, _TCP_MIN)
+            except TypeError:
+                bad = _bad_value(values, _TCP_MIN)
+        if bad is None:
+            bad = _bad_value(ext.values_ if type(ext) is CounterMap else ext.values())
+        if bad is not None:
+            return _IMPOSSIBLE, f"TCP counter {_shown(bad)} {_NOT_A_COUNTER}"
+    cpu, softirqs, softnet = sample.cpu, sample.softirqs, sample.softnet
+    found = None
+    if cpu is not None and not (_is_packed(cpu.total) and _is_packed(cpu.softirq)):
+        found = _bad_column(cpu, _CPU_COLUMNS)
+    if found is None and softirqs is not None and not (_is_packed(softirqs.net_rx) and _is_packed(softirqs.net_tx)):
+        found = _bad_column(softirqs, _SOFTIRQ_COLUMNS)
+    if found is None and softnet is not None and not (_is_packed(softnet.processed) and _is_packed(softnet.dropped)
+                                                      and _is_packed(softnet.time_squeeze)):
+        found = _bad_column(softnet, _SOFTNET_COLUMNS)
+    if found is not None:
+        return _IMPOSSIBLE, f"CPU {found[0]} {_shown(found[1])} {_NOT_A_COUNTER}"
+    # (the remote sampler's CPU sums are u64 as it packs them; one that is not makes an
+    # unknown rate: model/rates.py)
+    if prev is not None:
+        dt = mono - prev.mono_s
+        if 0 < dt < MIN_INTERVAL_S and (prev.boot_id is None or prev.boot_id == sample.boot_id):
+            # (said without the advance itself: a reason that changed with every sample would be
+            # a new state record in a recording each time)
+            return _IMPOSSIBLE, (f"the node's clock advanced by less than {MIN_INTERVAL_S * 1000:g} ms between "
+                                 "samples: no rate can be made of them")
+    return None
+
+
 class Node:
     """Everything netui holds about one node. Mutated only by observe/fail/set_state."""
 
@@ -316,6 +431,7 @@ class Node:
         self.thresholds = thresholds
         self._careful = careful_bounds(thresholds)
         self.samples_seen = 0
+        self.refused = 0  # samples refused for impossible numbers (``refusal``)
         self.straggler = None  # a model.straggler.Straggler while the fleet says so
         self.straggler_rank = 1 << 30  # its place among the fleet's stragglers (the first is 0)
         self.victim = None  # a Straggler with ``slowed_by``: slowed by a straggler (model/blame.py)
@@ -342,11 +458,20 @@ class Node:
         t = self.thresholds.get(metric) if self.thresholds else None
         return t if t is not None else merged(None)[metric]
 
-    def observe(self, sample: NodeSample) -> None:
-        """Take a new sample: compute rates against the previous one, update everything."""
+    def observe(self, sample: NodeSample) -> bool:
+        """Take a new sample: compute rates against the previous one, update everything.
+
+        False when the sample is refused (``refusal``): the node's state and reason say why,
+        its rates and summary go as on a failure, and the previous sample stays the one the
+        next is compared with."""
+        prev = self.sample
+        refused = refusal(prev, sample)
+        if refused is not None:
+            self.fail(*refused)
+            self.refused += 1
+            return False
         if self._resize_due:  # the interval changed: sized before the first row at the new one
             self._fit_history()
-        prev = self.sample
         self.rates = node_rates(prev, sample)
         if sample.peers is not None or self.flows is not None:
             self.flows = flow_rates(prev.peers if prev else None, sample.peers, self.flows)
@@ -385,6 +510,7 @@ class Node:
             self.iface_history.append(table.layout.names, codes, t)
         if self._oversized:
             self._trim_history(t)
+        return True
 
     # history ---------------------------------------------------------------------------------
     def _history_tables(self) -> list:

@@ -4,8 +4,11 @@ Rates are per second over the interval between the two samples' node-side monoto
 clocks. A rate is ``None`` ("unknown", shown as "—") whenever the counters cannot be
 trusted across the two samples: a counter went backwards (driver reload, reset), the boot
 id changed (reboot), an interface was recreated (new ifindex under the same name), or the
-interval is not positive. 32-bit counters (/proc/softirqs, softnet_stat) wrap modulo 2**32.
-Never a negative or absurd rate.
+interval is shorter than a millisecond (model/limits.py). A rate above what the link can
+carry is a counter reset too, not traffic: above 10 × the interface's speed, or 3.2 Tbit/s
+when the speed is unknown; packets, segments and softirqs above 4·10¹¹ a second. 32-bit
+counters (/proc/softirqs, softnet_stat) wrap modulo 2**32. Never a negative, infinite or
+absurd rate.
 """
 
 from __future__ import annotations
@@ -16,10 +19,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from netui.model.limits import MAX_EVENTS_PER_S, MIN_INTERVAL_S
 from netui.model.samples import CounterMap, CpuSums, InterfaceTable, LayoutMapping, NodeSample
 from netui.speedups import column_stats, deltas, positive, share
 
 U32 = 1 << 32
+_INF = math.inf
 
 
 def column(values: list) -> Sequence[float | None]:
@@ -114,7 +119,7 @@ _NAN_ROW = array("d", [float("nan")] * _NCOUNTERS)
 def interface_table_rates(prev: InterfaceTable, cur: InterfaceTable, dt: float) -> RatesTable:
     """Rates of every interface of ``cur`` against ``prev``: a row of None where the
     interface is new or was recreated (a new ifindex under its name), None where a counter
-    went backwards."""
+    went backwards or rose faster than the interface carries (its layout's ``rate_ceilings``)."""
     inv = 1.0 / dt
     pl, cl = prev.layout, cur.layout
     pv, cv = prev.flat, cur.flat
@@ -122,7 +127,7 @@ def interface_table_rates(prev: InterfaceTable, cur: InterfaceTable, dt: float) 
         a.ifindex is None or b.ifindex is None or a.ifindex == b.ifindex for a, b in zip(pl.meta, cl.meta)))
     if same:
         try:  # u64 counters (what the parsers make): in C
-            flat, unknown = deltas(pv, cv, inv, False)
+            flat, unknown = deltas(pv, cv, inv, False, cl.rate_ceilings)
             return RatesTable(cl, flat, unknown)
         except (TypeError, ValueError):
             pass
@@ -135,7 +140,8 @@ def interface_table_rates(prev: InterfaceTable, cur: InterfaceTable, dt: float) 
             out.extend(_NAN_ROW)
             continue
         p, c = pv[j * _NCOUNTERS : (j + 1) * _NCOUNTERS], cv[i * _NCOUNTERS : (i + 1) * _NCOUNTERS]
-        out.extend([(y - x) * inv if y >= x else math.nan for x, y in zip(p, c)])
+        top = cl.rate_ceilings[i]
+        out.extend([r if y >= x and (r := (y - x) * inv) <= top else math.nan for x, y in zip(p, c)])
     return RatesTable(cl, out)
 
 
@@ -234,10 +240,11 @@ def _cpu_sum_rates(p: CpuSums | None, c: CpuSums | None, prev_mono_s: float, dt:
     inv = 1.0 / dt
     # the sampler's hottest CPU is over the time since its reading at hot_since_s: this interval's?
     hot = (c.hot_cpu, c.hot_softirq * 100.0 / c.hot_total) if c.hot_since_s == prev_mono_s and c.hot_cpu is not None \
-        else None
-    # u64 sums: one that went back was reset (a new sampler after a wrap)
-    return CpuSumRates(hot, *[None if a is None or b is None or b < a else (b - a) * inv
-                              for a, b in zip(p[1:6], c[1:6])])
+        and 0 <= c.hot_softirq <= c.hot_total else None
+    # u64 sums: one that went back was reset (a new sampler after a wrap); one below 0, or
+    # rising faster than a node can, is no rate
+    return CpuSumRates(hot, *[None if a is None or b is None or b < a or a < 0
+                              or (r := (b - a) * inv) > MAX_EVENTS_PER_S else r for a, b in zip(p[1:6], c[1:6])])
 
 
 def _tcp_rates(prev: NodeSample, cur: NodeSample, dt: float) -> TcpRates | None:
@@ -252,13 +259,16 @@ def _tcp_rates(prev: NodeSample, cur: NodeSample, dt: float) -> TcpRates | None:
             if i is None:
                 return None
             d = cv[i] - pv[i]
-            return d / dt if d >= 0 else None
+            if d < 0:
+                return None
+            r = d / dt
+            return r if r <= MAX_EVENTS_PER_S else None
     else:
         def rate(key: str) -> float | None:
             if key not in pt or key not in ct:
                 return None
             d = delta_u64(pt[key], ct[key])
-            return None if d is None else d / dt
+            return None if d is None or d / dt > MAX_EVENTS_PER_S else d / dt
 
     retrans = rate("RetransSegs")
     out = rate("OutSegs")
@@ -270,14 +280,14 @@ def _tcp_rates(prev: NodeSample, cur: NodeSample, dt: float) -> TcpRates | None:
     pe, ce = prev.tcp.ext, cur.tcp.ext
     moved: dict[str, float] = {}
     if type(ce) is CounterMap and type(pe) is CounterMap and ce.keys_ is pe.keys_:  # one layout: in C
-        rates, _ = deltas(pe.values_, ce.values_, 1.0 / dt, False)
+        rates, _ = deltas(pe.values_, ce.values_, 1.0 / dt, False, MAX_EVENTS_PER_S)
         keys = ce.keys_
         moved = {keys[i]: rates[i] for i in positive(rates)}  # usually a few of them
     else:
         inv = 1.0 / dt  # as in C, so a replayed recording gives the very same rates
         for key, value in ce.items():
             before = pe.get(key)
-            if before is not None and value > before:
+            if before is not None and value > before and (value - before) * inv <= MAX_EVENTS_PER_S:
                 moved[key] = (value - before) * inv
     return TcpRates(retrans, out, rate("InSegs"), ratio, moved, None if out is None else round(out * dt))
 
@@ -285,11 +295,11 @@ def _tcp_rates(prev: NodeSample, cur: NodeSample, dt: float) -> TcpRates | None:
 def _u32_rates(prev: Sequence[int], cur: Sequence[int], dt: float) -> Sequence[float | None]:
     """Per-second increase of 32-bit counters (they wrap), element by element."""
     try:  # packed arrays of one length and type (what the parsers make): in C
-        return _packed_column(deltas(prev, cur, 1.0 / dt, True))
+        return _packed_column(deltas(prev, cur, 1.0 / dt, True, MAX_EVENTS_PER_S))
     except (TypeError, ValueError):
         pass
     inv = 1.0 / dt
-    return column([(b - a) % U32 * inv for a, b in zip(prev, cur)])
+    return column([r if (r := (b - a) % U32 * inv) <= MAX_EVENTS_PER_S else None for a, b in zip(prev, cur)])
 
 
 def _softirq_pct(ps: int, cs: int, pt: int, ct: int) -> float | None:
@@ -339,6 +349,11 @@ def _cpu_rates(prev: NodeSample, cur: NodeSample, dt: float) -> CpuRates | None:
     return CpuRates(cpus, softirq_percent, net_rx, net_tx)
 
 
+def _events(per_s: float) -> float | None:
+    """A count per second, or None above what a node can do (MAX_EVENTS_PER_S)."""
+    return per_s if per_s <= MAX_EVENTS_PER_S else None
+
+
 def _softnet_rates(prev: NodeSample, cur: NodeSample, dt: float) -> SoftnetRates | None:
     p, c = prev.softnet, cur.softnet
     if p is None or c is None:
@@ -353,9 +368,9 @@ def _softnet_rates(prev: NodeSample, cur: NodeSample, dt: float) -> SoftnetRates
         if j is None:
             continue
         cpus.append(cpu)
-        proc.append(delta_u32(p.processed[j], c.processed[i]) / dt)
-        drop.append(delta_u32(p.dropped[j], c.dropped[i]) / dt)
-        squeeze.append(delta_u32(p.time_squeeze[j], c.time_squeeze[i]) / dt)
+        proc.append(_events(delta_u32(p.processed[j], c.processed[i]) / dt))
+        drop.append(_events(delta_u32(p.dropped[j], c.dropped[i]) / dt))
+        squeeze.append(_events(delta_u32(p.time_squeeze[j], c.time_squeeze[i]) / dt))
     return SoftnetRates(tuple(cpus), column(proc), column(drop), column(squeeze))
 
 
@@ -363,14 +378,14 @@ def node_rates(prev: NodeSample | None, cur: NodeSample) -> NodeRates | None:
     """Rates between two samples of one node, or None when they are not comparable.
 
     Not comparable: no previous sample, a different boot id (the node rebooted), or a node
-    clock that did not advance.
+    clock that advanced by less than MIN_INTERVAL_S (1 ms) or not at all.
     """
     if prev is None:
         return None
     if prev.boot_id is not None and cur.boot_id is not None and prev.boot_id != cur.boot_id:
         return None
     dt = cur.mono_s - prev.mono_s
-    if not dt > 0:
+    if not MIN_INTERVAL_S <= dt < _INF:
         return None
     interfaces = interface_table_rates(prev.interfaces, cur.interfaces, dt)
     return NodeRates(dt, interfaces, _tcp_rates(prev, cur, dt), _cpu_rates(prev, cur, dt), _softnet_rates(prev, cur, dt),

@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 from netui.model.fabric import FabricSample
 from netui.model.flows import PeerSample
+from netui.model.limits import link_ceiling_bytes_per_s
 from netui.model.text import MESSAGE_CHARS, is_safe, safe_line, safe_names, safe_text
 
 
@@ -200,7 +201,7 @@ class IfaceLayout:
     """
 
     __slots__ = ("names", "meta", "index", "data_plane", "data_plane_names", "link_mbps", "link_rows",
-                 "dp_rows", "link_idx", "link_speeds", "__weakref__")
+                 "dp_rows", "link_idx", "link_speeds", "rate_ceilings", "__weakref__")
 
     def __init__(self, names: tuple[str, ...], meta: tuple[IfaceMeta, ...]) -> None:
         if not all(map(is_safe, names)):  # every source's interface names enter here
@@ -222,6 +223,8 @@ class IfaceLayout:
         self.dp_rows = array("Q", shown)
         self.link_idx = array("Q", [i for i, _ in self.link_rows])
         self.link_speeds = array("d", [full for _, full in self.link_rows])
+        # per interface, the most bytes/s (and packets/s) a rate may be: above it, a counter reset
+        self.rate_ceilings = array("d", map(link_ceiling_bytes_per_s, self.link_mbps))
 
 
 def hidden(name: str, kind: str | None) -> bool:

@@ -13,8 +13,8 @@ _SI = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 
 def si(value: float | None, unit: str = "", *, width: int = 0) -> str:
     """Auto-scaled SI value, 3 significant digits: ``si(2.5e9, "b/s") == "2.5 Gb/s"``,
-    ``si(123456, "b/s") == "123 kb/s"``; None or NaN → "—"."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    ``si(123456, "b/s") == "123 kb/s"``; None, NaN or an infinity → "—"."""
+    if value is None or not -math.inf < value < math.inf:
         text = UNKNOWN
     else:
         for factor, prefix in _SI:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from rich.style import Style
@@ -15,14 +16,16 @@ def spark(values: Sequence[float | None], width: int, *, top: float | None = Non
     """A one-line sparkline of the last ``width`` values, scaled to ``top`` (values above it
     are clipped) or, without one, to their own maximum.
 
-    Unknown values are blanks; an all-zero series is a flat floor line.
+    Unknown values are blanks, and so is anything that is not a finite number (NaN, an
+    infinity: the model never makes one, and a sparkline must not be what fails when it
+    does); an all-zero series is a flat floor line.
     """
     tail = list(values)[-width:]
-    if top is None:
-        top = max((v for v in tail if v is not None), default=0.0)
+    if top is None or not top < math.inf:  # (NaN too)
+        top = max((v for v in tail if v is not None and -math.inf < v < math.inf), default=0.0)
     out = []
     for v in tail:
-        if v is None:
+        if v is None or not -math.inf < v < math.inf:
             out.append(" ")
         elif top <= 0:
             out.append(BARS[0])

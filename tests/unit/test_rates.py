@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from netui.model.limits import link_ceiling_bytes_per_s
 from netui.model.rates import node_rates
 from netui.model.samples import (
     INTERFACE_COUNTER_NAMES,
@@ -366,7 +367,7 @@ def sample_pairs(draw):
                            softirqs=maybe(softirqs), softnet=maybe(softnet))
 
     t0 = draw(st.floats(0, 1e6))
-    dt = draw(st.floats(1e-3, 1e4))
+    dt = draw(st.floats(2e-3, 1e4))  # (1 ms and more: MIN_INTERVAL_S, with t0's rounding)
     return one(t0), one(t0 + dt)
 
 
@@ -395,6 +396,9 @@ def test_no_rate_is_ever_negative(pair):
 
     assert r is not None and r.interval_s > 0
     for value in all_rates(r):
-        assert value is None or value >= 0
+        assert value is None or 0 <= value < math.inf
+    for i in r.interfaces.values():  # within what the link carries (model/limits.py)
+        top = link_ceiling_bytes_per_s(None if i.speed_mbps is None else i.speed_mbps)
+        assert all(v is None or v <= top for v in (i.rx_bytes_per_s, i.tx_bytes_per_s, i.rx_packets_per_s))
     if r.cpu is not None:
         assert all(p is None or p <= 100 for p in r.cpu.softirq_percent)

@@ -176,3 +176,35 @@ def test_a_failing_disk_stops_the_recording_not_the_monitor(tmp_path):
     rec.sample("a", full_sample(0.0))
     rec.tick(Fleet(["a"]))
     assert rec.error and not rec.active
+
+
+@pytest.mark.parametrize("bad, words", [(float("nan"), "NaN or an infinity"), (float("inf"), "NaN or an infinity"),
+                                         (1 << 64, "beyond 64 bits"), (-(1 << 63) - 1, "beyond 64 bits"),
+                                         (10**300, "beyond 64 bits")])
+def test_the_recorder_writes_only_what_reads_back_and_goes_on_with_the_other_nodes(tmp_path, bad, words):
+    path = tmp_path / "r.ndjson.gz"
+    rec = Recorder(path, hosts=["liar", "good"], interval_s=1.0)
+    sample = full_sample(1.0)
+    liar = type(sample)(**{**{f: getattr(sample, f) for f in sample.__slots__}, "hostname": bad})
+    for step in range(3):
+        refused = rec.sample("liar", liar)
+        assert refused is not None and words in refused, refused
+        assert rec.sample("good", full_sample(float(step))) is None
+        rec.tick(Fleet(["liar", "good"]))
+    rec.close()
+    assert rec.error is None and rec.samples == 3 and rec.skipped == 3
+    records = list(read_records(path))  # every line reads back
+    assert [r["node"] for r in records if r["type"] == "sample"] == ["good"] * 3
+    assert sum(r["type"] == "tick" for r in records) == 3
+
+
+def test_the_reader_takes_integers_of_64_bits_and_no_more(tmp_path):
+    path = tmp_path / "r.jsonl"
+    for value, ok in (((1 << 64) - 1, True), (-(1 << 63), True), (1 << 64, False), (-(1 << 64), False)):
+        header = json.dumps(header_record(1.7e9, hosts=["a"], interval_s=1.0))
+        path.write_text(header + "\n" + json.dumps({"type": "tick", "t": 1.7e9, "n": value}) + "\n")
+        if ok:
+            assert len(list(read_records(path))) == 2
+        else:
+            with pytest.raises(RecordingError, match="beyond 64 bits"):
+                list(read_records(path))

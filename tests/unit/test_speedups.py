@@ -92,6 +92,23 @@ def test_deltas_mark_a_counter_that_went_backwards_and_wrap_32_bit_counters():
         speedups.deltas(array("Q", [1]), array("Q", [1, 2]), 1.0, False)
 
 
+def test_deltas_above_their_ceiling_are_unknown_as_a_reset_is():
+    prev, cur = array("Q", [0, 0, 5, 0]), array("Q", [10, 100, 1, 2**64 - 1])
+    values, unknown = speedups.deltas(prev, cur, 1.0, False, 50.0)  # one ceiling for all
+    assert values[0] == 10.0 and all(math.isnan(v) for v in values[1:]) and unknown == 3
+    values, unknown = speedups.deltas(prev, cur, 1.0, False, array("d", [50.0, 1e30]))  # one a row of 2
+    assert values[0] == 10.0 and math.isnan(values[1])
+    assert math.isnan(values[2]) and values[3] == float(2**64 - 1) and unknown == 2
+    values, unknown = speedups.deltas(array("Q", [0]), array("Q", [2**64 - 1]), 1e300, False, 1e12)
+    assert math.isnan(values[0]) and unknown == 1  # 1.8e319 is infinity: above any ceiling
+    values, unknown = speedups.deltas(array("I", [4]), array("I", [3]), 1.0, True, 100.0)  # a 32-bit reset
+    assert math.isnan(values[0]) and unknown == 1
+    with pytest.raises(ValueError):
+        speedups.deltas(prev, cur, 1.0, False, array("d", [1.0, 2.0, 3.0]))  # 3 rows of 4/3
+    with pytest.raises(TypeError):
+        speedups.deltas(prev, cur, 1.0, False, array("Q", [1, 2]))
+
+
 def test_share_is_unknown_unless_the_part_moved_within_the_whole():
     values, unknown = speedups.share(array("Q", [0, 0, 5, 0]), array("Q", [10, 30, 1, 0]),
                                      array("Q", [0, 0, 0, 7]), array("Q", [100, 20, 100, 7]), 100.0)
@@ -181,8 +198,9 @@ u64 = st.integers(0, 2**64 - 1)
 @pytest.mark.slow
 @needs_c
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(u64, u64, u64, u64), max_size=40), st.floats(1e-3, 1e3), st.booleans())
-def test_the_twins_agree_on_rates(rows, scale, wrap32):
+@given(st.lists(st.tuples(u64, u64, u64, u64), max_size=40), st.floats(1e-3, 1e3), st.booleans(),
+       st.floats(0, 1e20))
+def test_the_twins_agree_on_rates(rows, scale, wrap32, ceiling):
     cols = [array("Q", c) for c in zip(*rows)] if rows else [array("Q")] * 4
 
     def same(a, b):
@@ -191,6 +209,12 @@ def test_the_twins_agree_on_rates(rows, scale, wrap32):
         assert [x if x == x else "nan" for x in a[0]] == [x if x == x else "nan" for x in b[0]]
 
     same(compiled.deltas(cols[0], cols[1], scale, wrap32), speedups.py_deltas(cols[0], cols[1], scale, wrap32))
+    same(compiled.deltas(cols[0], cols[1], scale, wrap32, ceiling),
+         speedups.py_deltas(cols[0], cols[1], scale, wrap32, ceiling))
+    if rows:  # a ceiling per row of two
+        pair = array("Q", [v for r in rows for v in r[:2]]), array("Q", [v for r in rows for v in r[2:]])
+        tops = array("d", [ceiling * (i % 3) for i in range(len(rows))])
+        same(compiled.deltas(*pair, scale, wrap32, tops), speedups.py_deltas(*pair, scale, wrap32, tops))
     same(compiled.share(*cols, 100.0), speedups.py_share(*cols, 100.0))
     assert compiled.columns(array("Q", [v for r in rows for v in r]), 4, 3) == speedups.py_columns(
         array("Q", [v for r in rows for v in r]), 4, 3)
