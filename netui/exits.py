@@ -15,3 +15,12 @@ class InputError(Exception):
     (netui/cli) prints it on standard error and ends with ``status``."""
 
     status = USAGE
+
+
+class OutputError(InputError):
+    """Standard output does not take what netui writes to it (a full disk, a closed
+    descriptor; a reader gone away is a BrokenPipeError instead): said as ``cannot write to
+    standard output: <why>``, status USAGE (netui/cli/streams.py)."""
+
+    def __init__(self, exc: OSError) -> None:
+        super().__init__(f"cannot write to standard output: {exc.strerror or exc}")

@@ -1,0 +1,148 @@
+"""Standard streams and signals, as a shell, a terminal or an unlucky user hands them to netui.
+
+The real ``netui`` command, started by a shell with its standard streams redirected
+(``>/dev/full``, ``>&-``, ``<&-``, ``2>&-``) on either event loop; ``netui record`` sent
+SIGHUP and SIGTERM after it has started recording; a matrix of pair tests over local nodes
+(tests/localnodes.py) interrupted with SIGINT after it has measured some pairs. Traffic
+stays on 127.0.0.0/8; every process started is ended, also on failure. (The TUI's terminal
+after a signal: tests/ui/test_tmux.py.)
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.testdata import PROCFS, data_path
+
+BOUND_S = 120  # a run still going after this long is hung (a bound, not a timing)
+LOOPS = ("uvloop", "asyncio")
+
+
+def clean_env(home: Path, loop: str = "uvloop") -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SSH_", "NETUI_"))}
+    env["HOME"] = str(home)  # no ~/.ssh of the machine: an empty home
+    env["XDG_CONFIG_HOME"] = str(home / ".config")
+    env["NETUI_EVENT_LOOP"] = loop
+    return env
+
+
+def shell_netui(redirect: str, *args: str, env: dict) -> subprocess.CompletedProcess:
+    """``netui ARGS REDIRECT`` as a shell runs it (``exec``: the shell's redirection is
+    netui's own); what the streams left open carry is captured."""
+    capture = {}
+    if ">" not in redirect.replace("2>", ""):
+        capture["stdout"] = subprocess.PIPE
+    if "2>" not in redirect:
+        capture["stderr"] = subprocess.PIPE
+    if "<" not in redirect:
+        capture["stdin"] = subprocess.DEVNULL
+    script = f'exec "$@" {redirect}'
+    return subprocess.run(["sh", "-c", script, "sh", sys.executable, "-m", "netui", *args],
+                          text=True, timeout=BOUND_S, env=env, **capture)
+
+
+def tree_snapshot(*extra: str) -> list[str]:
+    """``netui snapshot`` of a captured /proc and /sys: quick, no network."""
+    tree = data_path(PROCFS)
+    return ["snapshot", "--procfs", str(tree / "proc"), "--sysfs", str(tree / "sys"), "--interval", "0.05", *extra]
+
+
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory) -> Path:
+    import asyncio
+
+    from tests.replayed import record_lab_replay
+
+    path = tmp_path_factory.mktemp("rec") / "lab.ndjson.gz"
+    asyncio.run(record_lab_replay(path))
+    return path
+
+
+# --- standard output that cannot be written --------------------------------------------------
+
+FULL = ("/dev/full", ">/dev/full", "No space left on device")
+CLOSED = ("closed", ">&-", "Bad file descriptor")
+
+
+@pytest.mark.parametrize("stdout", [FULL, CLOSED], ids=lambda s: s[0])
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_snapshot_that_cannot_reach_stdout_says_so_and_exits_2(tmp_path, stdout, fmt):
+    _, redirect, why = stdout
+    r = shell_netui(redirect, *tree_snapshot(*(["--json"] if fmt == "json" else [])), env=clean_env(tmp_path))
+    assert (r.returncode, r.stderr) == (2, f"netui: cannot write to standard output: {why}\n")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stdout", [FULL, CLOSED], ids=lambda s: s[0])
+def test_on_the_stock_loop_too(tmp_path, stdout):
+    _, redirect, why = stdout
+    r = shell_netui(redirect, *tree_snapshot("--json"), env=clean_env(tmp_path, "asyncio"))
+    assert (r.returncode, r.stderr) == (2, f"netui: cannot write to standard output: {why}\n")
+
+
+@pytest.mark.parametrize("stdout", [FULL, CLOSED], ids=lambda s: s[0])
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_an_export_that_cannot_reach_stdout_says_so_and_exits_2(tmp_path, recording, stdout, fmt):
+    _, redirect, why = stdout
+    r = shell_netui(redirect, "export", str(recording), "--format", fmt, env=clean_env(tmp_path))
+    assert (r.returncode, r.stderr) == (2, f"netui: cannot write to standard output: {why}\n")
+
+
+@pytest.mark.parametrize("stdout", [FULL, CLOSED], ids=lambda s: s[0])
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["bench", "--help"]], ids=" ".join)
+def test_help_and_version_that_cannot_reach_stdout_say_so(tmp_path, stdout, argv):
+    """argparse drops a failed write of --help without a word: it is said all the same."""
+    _, redirect, why = stdout
+    r = shell_netui(redirect, *argv, env=clean_env(tmp_path))
+    assert (r.returncode, r.stderr) == (2, f"netui: cannot write to standard output: {why}\n")
+
+
+def test_a_reader_that_goes_away_still_ends_quietly(tmp_path, recording):
+    """``| head``: no message, status 141 (or 0 when all of it fitted in the pipe)."""
+    env = clean_env(tmp_path)
+    netui_p = subprocess.Popen([sys.executable, "-m", "netui", "export", str(recording)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env)
+    try:
+        head = subprocess.run(["head", "-c", "100"], stdin=netui_p.stdout, capture_output=True, timeout=BOUND_S)
+        netui_p.stdout.close()
+        err = netui_p.stderr.read()
+        netui_p.wait(timeout=BOUND_S)
+    finally:
+        if netui_p.poll() is None:
+            netui_p.kill()
+            netui_p.wait()
+    assert len(head.stdout) == 100 and netui_p.returncode in (0, 141) and err == b"", (netui_p.returncode, err)
+
+
+# --- closed standard input or error ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("loop", [pytest.param("uvloop"), pytest.param("asyncio", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("redirect", ["<&-", "2>&-"])
+def test_a_snapshot_runs_with_stdin_or_stderr_closed(tmp_path, redirect, loop):
+    r = shell_netui(redirect, *tree_snapshot("--json"), env=clean_env(tmp_path, loop))
+    assert r.returncode == 0, (r.returncode, r.stderr)
+    doc = json.loads(r.stdout)
+    assert [n["state"] for n in doc["nodes"]] == ["up"] and doc["event_loop"] == loop
+    if redirect == "<&-":
+        assert r.stderr == ""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("loop", LOOPS)
+def test_record_runs_with_every_standard_stream_closed(tmp_path, loop):
+    out = tmp_path / "r.ndjson.gz"
+    r = shell_netui("<&- >&- 2>&-", "record", "-o", str(out), "--count", "2", *tree_snapshot()[1:],
+                    env=clean_env(tmp_path, loop))
+    assert r.returncode == 0
+    lines = gzip.decompress(out.read_bytes()).splitlines()
+    assert [json.loads(line)["type"] for line in lines].count("tick") == 2
