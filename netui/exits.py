@@ -6,6 +6,13 @@ OK = 0
 FAILED = 1  # done, and a failure was found
 USAGE = 2  # bad arguments, or a file netui cannot read or will not write
 INCONCLUSIVE = 3  # netui bench: the data cannot decide
+INTERRUPTED = 130  # Ctrl-C (SIGINT), as a shell shows a tool it ended: 128 + 2
+
+
+def ended_by(signum: int) -> int:
+    """The status of a command that a signal ended (after finishing what it does on one), as
+    a shell shows it: 128 + the signal's number (SIGINT 130, SIGHUP 129, SIGTERM 143)."""
+    return 128 + int(signum)
 
 
 class InputError(Exception):

@@ -231,8 +231,11 @@ async def _record(monitor: Monitor, path: str, count: int | None, *, max_size_by
         recorder = monitor.start_recording(path, max_size_bytes=max_size_bytes, keep=keep)
     except OSError as exc:
         raise InputError(f"cannot record to {path}: {exc}") from None
-    with contextlib.suppress(NotImplementedError, RuntimeError):  # SIGTERM ends it like Ctrl-C
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, monitor.stop)
+    # SIGTERM, and SIGHUP (the SSH session or the terminal closed), end it as the count does:
+    # the file finished, trailer and last tick included (but SIGHUP stays ignored under nohup)
+    for signum in stopping_signals(signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            asyncio.get_running_loop().add_signal_handler(signum, monitor.stop)
     try:
         await monitor.run(polls=count)
     finally:
@@ -241,6 +244,14 @@ async def _record(monitor: Monitor, path: str, count: int | None, *, max_size_by
     if recorder.error:
         raise InputError(f"recording to {path} stopped: {recorder.error}")
     return recorder.samples, recorder.ticks
+
+
+def stopping_signals(*signums: int) -> list[int]:
+    """Those of ``signums`` that netui may handle: a signal ignored when netui started
+    (``nohup`` ignores SIGHUP) stays ignored."""
+    import signal
+
+    return [s for s in signums if signal.getsignal(s) is not signal.SIG_IGN]
 
 
 def build_replay(path: str, *, history_s: float, config: Config | None = None):
@@ -298,12 +309,31 @@ def _run(command: str | None, argv: list[str]) -> int:
         monitor = build_monitor(settings)
     from netui.ui.app import make_app
 
-    eventloop.run(make_app(monitor).run_async())  # App.run() would take asyncio.run's loop
-    return 0
+    return eventloop.run(_watch(make_app(monitor)))  # App.run() would take asyncio.run's loop
+
+
+async def _watch(app) -> int:
+    """Run the TUI until it quits; its exit status. SIGINT, SIGTERM and SIGHUP end it as
+    ``q`` does, through the app's exit (the terminal leaves the alternate screen, mouse
+    tracking goes off, the cursor shows again), with the status a shell shows for that
+    signal: 130, 143, 129 (netui/exits.py)."""
+    import asyncio
+    import contextlib
+    import signal
+
+    from netui.exits import ended_by
+
+    loop = asyncio.get_running_loop()
+    for signum in stopping_signals(signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signum, lambda signum=signum: app.exit(return_code=ended_by(signum)))
+    await app.run_async()
+    return app.return_code or 0
 
 
 def watch(argv: list[str]) -> int:
-    """``netui [options] [HOST ...]``: the live TUI (or a recording's, with --replay)."""
+    """``netui [options] [HOST ...]``: the live TUI (or a recording's, with --replay); 0 quit,
+    130/143/129 ended by SIGINT, SIGTERM or SIGHUP (the terminal restored)."""
     return _run(None, argv)
 
 
@@ -318,5 +348,6 @@ def record(argv: list[str]) -> int:
 
 
 def replay(argv: list[str]) -> int:
-    """``netui replay FILE``: the recording in the TUI."""
+    """``netui replay FILE``: the recording in the TUI; 0 quit, 130/143/129 ended by SIGINT,
+    SIGTERM or SIGHUP (the terminal restored)."""
     return _run("replay", argv)

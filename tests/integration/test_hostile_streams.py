@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 
 import pytest
@@ -146,3 +147,77 @@ def test_record_runs_with_every_standard_stream_closed(tmp_path, loop):
     assert r.returncode == 0
     lines = gzip.decompress(out.read_bytes()).splitlines()
     assert [json.loads(line)["type"] for line in lines].count("tick") == 2
+
+
+# --- signals to netui record -------------------------------------------------------------------
+
+
+def start_recording(out: Path, env: dict, *, ignore_hup: bool = False) -> subprocess.Popen:
+    """``netui record`` of the captured tree every 0.1 s, once its file holds a tick."""
+
+    def before() -> None:
+        if ignore_hup:  # as nohup starts it
+            signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    p = subprocess.Popen([sys.executable, "-m", "netui", "record", "-o", str(out), *tree_snapshot()[1:-2],
+                          "--interval", "0.1"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env, preexec_fn=before)
+    deadline = time.monotonic() + BOUND_S
+    while time.monotonic() < deadline and p.poll() is None:
+        try:  # flushed after every tick: readable while written
+            if b'"tick"' in zlib.decompressobj(wbits=31).decompress(out.read_bytes()):
+                break
+        except (OSError, zlib.error):
+            pass
+        time.sleep(0.05)
+    assert p.poll() is None, p.communicate()
+    return p
+
+
+def ended(p: subprocess.Popen) -> tuple[int, str]:
+    try:
+        _, err = p.communicate(timeout=BOUND_S)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    return p.returncode, err
+
+
+def assert_complete(out: Path) -> None:
+    """A finished gzip file (its trailer read back), ending with a whole tick."""
+    lines = gzip.decompress(out.read_bytes()).splitlines()
+    assert json.loads(lines[-1])["type"] == "tick"
+
+
+@pytest.mark.parametrize("loop, signum", [
+    ("uvloop", signal.SIGHUP),  # the case of the fast loop
+    pytest.param("asyncio", signal.SIGHUP, marks=pytest.mark.slow),
+    pytest.param("uvloop", signal.SIGTERM, marks=pytest.mark.slow),
+    pytest.param("asyncio", signal.SIGTERM, marks=pytest.mark.slow),
+], ids=lambda v: signal.Signals(v).name if isinstance(v, int) else v)
+def test_record_ended_by_sighup_or_sigterm_finishes_its_file(tmp_path, loop, signum):
+    """A closed SSH session or tmux pane sends SIGHUP: the recording ends as with SIGTERM,
+    the file finished (gzip trailer, last tick whole), exit status 0."""
+    out = tmp_path / "r.ndjson.gz"
+    p = start_recording(out, clean_env(tmp_path, loop))
+    p.send_signal(signum)
+    rc, err = ended(p)
+    assert rc == 0 and "netui: recorded" in err, (rc, err)
+    assert_complete(out)
+
+
+@pytest.mark.slow
+def test_record_under_nohup_goes_on_after_sighup(tmp_path):
+    out = tmp_path / "r.ndjson.gz"
+    p = start_recording(out, clean_env(tmp_path), ignore_hup=True)
+    p.send_signal(signal.SIGHUP)
+    size = out.stat().st_size
+    deadline = time.monotonic() + BOUND_S
+    while time.monotonic() < deadline and p.poll() is None and out.stat().st_size == size:
+        time.sleep(0.05)  # until the next flushed tick: still recording
+    assert p.poll() is None and out.stat().st_size > size
+    p.send_signal(signal.SIGTERM)
+    rc, err = ended(p)
+    assert rc == 0 and "netui: recorded" in err, (rc, err)
+    assert_complete(out)
