@@ -13,6 +13,8 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -221,3 +223,64 @@ def test_record_under_nohup_goes_on_after_sighup(tmp_path):
     rc, err = ended(p)
     assert rc == 0 and "netui: recorded" in err, (rc, err)
     assert_complete(out)
+
+
+# --- Ctrl-C during a matrix ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def shell_nodes(tmp_path_factory):
+    """An ssh_config whose every host is this one, over a real SSH server on 127.0.0.1
+    (tests/shell_ssh.py); ended with the module."""
+    directory = tmp_path_factory.mktemp("nodes")
+    server = subprocess.Popen([sys.executable, "-m", "tests.shell_ssh", str(directory)], stdout=subprocess.PIPE,
+                              text=True, cwd=Path(__file__).resolve().parents[2])
+    try:
+        assert server.stdout.readline().strip() == "ready"
+        yield directory
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=BOUND_S)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 is not installed")
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_ctrl_c_in_a_matrix_prints_what_was_measured_marked_interrupted(shell_nodes, tmp_path, fmt):
+    """Three nodes, six one-second tests on loopback; SIGINT once three have a result: the
+    report of those three, said to be cancelled, exit status 130."""
+    env = clean_env(shell_nodes)
+    err_path = tmp_path / "stderr"
+    with open(err_path, "w+") as err:
+        p = subprocess.Popen([sys.executable, "-m", "netui", "bench", "iperf3", "n1", "n2", "n3", "--matrix",
+                              "--duration", "1", "--test-net", "lo", "-F", str(shell_nodes / "ssh_config"),
+                              *(["--json"] if fmt == "json" else [])],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
+        try:
+            deadline = time.monotonic() + BOUND_S
+            while time.monotonic() < deadline and p.poll() is None and "· 3/6 tests" not in err_path.read_text():
+                time.sleep(0.05)
+            assert p.poll() is None, err_path.read_text()
+            p.send_signal(signal.SIGINT)
+            out, _ = p.communicate(timeout=BOUND_S)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        said = err_path.read_text()
+    assert p.returncode == 130, said
+    done = int(re.search(r"interrupted after (\d) of 6 tests", said).group(1))
+    assert 3 <= done < 6, said
+    if fmt == "json":
+        doc = json.loads(out)
+        assert doc["cancelled"] is True and doc["tests_done"] == done and doc["summary"].startswith(
+            f"Cancelled after {done} of 6 tests")
+        measured = [r for r in doc["pairs"] if r["gbps"] is not None]
+        assert len(measured) == done and all(r["gbps"] > 0 for r in measured)
+    else:
+        assert f"Cancelled after {done} of 6 tests" in out
+        assert len(re.findall(r"^n\d→n\d  (pass|FAIL) ", out, re.M)) == done, out
