@@ -284,3 +284,74 @@ def test_ctrl_c_in_a_matrix_prints_what_was_measured_marked_interrupted(shell_no
     else:
         assert f"Cancelled after {done} of 6 tests" in out
         assert len(re.findall(r"^n\d→n\d  (pass|FAIL) ", out, re.M)) == done, out
+
+
+# --- ProxyCommand and Match exec from ssh_config -----------------------------------------------------
+
+RELAY = """\
+import os, socket, sys, threading
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+def up():
+    while d := os.read(0, 65536):
+        s.sendall(d)
+    s.shutdown(socket.SHUT_WR)
+threading.Thread(target=up, daemon=True).start()
+said = False
+while d := s.recv(65536):
+    os.write(1, d)
+    if not said:  # as `ssh -W` warns: a line on stderr once the session is under way
+        os.write(2, b"Warning: Permanently added the host key\\n")
+        said = True
+"""
+
+
+@pytest.mark.slow
+def test_a_proxycommand_that_exits_at_once_says_so_with_its_stderr(tmp_path):
+    """Not `down (Broken pipe)`: the command's status and the last line it wrote to stderr,
+    or why it could not start."""
+    config = tmp_path / "ssh_config"
+    config.write_text("Host failing\n  ProxyCommand sh -c \"echo 'bastion: no route to host' >&2; exit 1\"\n"
+                      "Host missing\n  ProxyCommand /nonexistent/proxy %h %p\n")
+    r = subprocess.run([sys.executable, "-m", "netui", "snapshot", "-F", str(config), "--connect-timeout", "2",
+                        "failing", "missing"], capture_output=True, text=True, timeout=BOUND_S,
+                       env=clean_env(tmp_path), stdin=subprocess.DEVNULL)
+    assert r.returncode == 1, r.stderr
+    states = {line.split(":")[0]: line for line in r.stdout.splitlines() if not line.startswith(" ")}
+    assert "down (ProxyCommand exited: status 1: bastion: no route to host" in states["failing"], r.stdout
+    assert "down (ProxyCommand /nonexistent/proxy: No such file or directory" in states["missing"], r.stdout
+
+
+@pytest.mark.slow
+def test_a_proxycommand_that_writes_stderr_mid_session_still_connects(shell_nodes, tmp_path):
+    """The command's stderr is its own, never read as SSH data (asyncssh's own ProxyCommand
+    took that warning for a packet: "Max packet size exceeded")."""
+    relay = tmp_path / "relay.py"
+    relay.write_text(RELAY)
+    config = tmp_path / "ssh_config"
+    config.write_text(f"Host *\n  ProxyCommand {sys.executable} {relay} %h %p\n"
+                      + (shell_nodes / "ssh_config").read_text().split("\n", 1)[1])
+    r = subprocess.run([sys.executable, "-m", "netui", "snapshot", "-F", str(config), "--connect-timeout", "10",
+                        "n1", "n2"], capture_output=True, text=True, timeout=BOUND_S, env=clean_env(shell_nodes),
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert [line.split()[:2] for line in r.stdout.splitlines() if not line.startswith(" ")] == [
+        ["n1:", "up"], ["n2:", "up"]]
+
+
+@pytest.mark.slow
+def test_match_exec_runs_on_this_host_as_the_user_and_dev_null_reads_no_config(tmp_path):
+    """What docs/watching.md says: a `Match exec` command of ~/.ssh/config runs here, as the
+    user running netui, when netui reads the config for a host; `-F /dev/null` (as with ssh)
+    reads no config, so nothing runs."""
+    ran = tmp_path / "ran"
+    (tmp_path / ".ssh").mkdir()
+    (tmp_path / ".ssh" / "config").write_text(f'Match exec "id -u >> {ran}"\n  Port 1\n')
+    counts = []
+    for flags in ([], ["-F", os.devnull]):
+        r = subprocess.run([sys.executable, "-m", "netui", "snapshot", *flags, "--connect-timeout", "1",
+                            "--interval", "0.1", "127.0.0.1:9"], capture_output=True, text=True, timeout=BOUND_S,
+                           env=clean_env(tmp_path), stdin=subprocess.DEVNULL)
+        assert r.returncode == 1 and "127.0.0.1: down (connection refused" in r.stdout, r.stdout + r.stderr
+        counts.append(ran.read_text().split() if ran.exists() else [])
+    assert counts[0] and set(counts[0]) == {str(os.getuid())}  # it ran, as this user
+    assert counts[1] == counts[0]  # -F /dev/null: nothing more ran
