@@ -4,9 +4,10 @@ OpenSSH starts the command (as the user running ssh, on this machine) and speaks
 its standard input and output. asyncssh can do the same, but it feeds the command's
 standard error into the SSH stream as if the server had sent it, and a command that exits
 at once shows only as "Broken pipe" or "Connection lost". ``ProxyCommand`` is a tunnel for
-``asyncssh.connect(tunnel=...)`` that runs the command the same way (its words as
-ssh_config gives them after ``%h``/``%p``/``%r`` expansion, no shell, in a session of its
-own), keeps the tail of its standard error apart, and says why it ended:
+``asyncssh.connect(tunnel=...)`` that runs the command as asyncssh would (its words as
+ssh_config gives them after ``%h``/``%p``/``%r`` expansion, split as a shell splits them but
+run without one, in a session of its own), keeps the tail of its standard error apart from
+the SSH stream, and says why it ended:
 ``ProxyCommand exited: status 1: <its last stderr line>``.
 """
 
