@@ -134,14 +134,19 @@ async def _interruptible(coro, interrupted: Interrupt):
     import contextlib
     import signal
 
+    from netui.cli.watch import stopping_signals
+
     loop = asyncio.get_running_loop()
-    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-        loop.add_signal_handler(signal.SIGINT, interrupted.set)
+    handled = stopping_signals(signal.SIGINT)  # none when started with SIGINT ignored (a background job)
+    for signum in handled:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signum, interrupted.set)
     try:
         return await coro
     finally:
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.remove_signal_handler(signal.SIGINT)
+        for signum in handled:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.remove_signal_handler(signum)
 
 
 async def _bench(monitor, nodes: list[str], settings: PairSettings | LatencySettings, *, matrix: bool,
