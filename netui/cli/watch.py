@@ -37,6 +37,9 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+_SIGNALLED = "130/143/129 ended by SIGINT/SIGTERM/SIGHUP (the terminal restored first)"
+
+
 def build_parser(command: str | None) -> argparse.ArgumentParser:
     if command == "snapshot":
         p = argparse.ArgumentParser(prog="netui snapshot",
@@ -48,7 +51,8 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
             prog="netui record",
             description="Record raw samples, node states and health events to a file "
                         "(gzip-compressed JSON lines, readable after a crash; see docs/recording.md).",
-            epilog=exit_epilog(extra="130 interrupted (Ctrl-C)"))
+            epilog=exit_epilog(extra="130 interrupted (Ctrl-C); SIGTERM and SIGHUP end it with 0, "
+                                     "the file finished as on Ctrl-C"))
         p.add_argument("-o", "--output", required=True, metavar="FILE")
         p.add_argument("--count", type=positive_int, default=None, metavar="N", help="stop after N ticks")
         p.add_argument("--max-size", type=size, default=None, metavar="SIZE",
@@ -58,7 +62,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
     elif command == "replay":
         p = argparse.ArgumentParser(prog="netui replay",
                                     description="Play a recording back in the UI: pause, speed, seek, events.",
-                                    epilog=exit_epilog())
+                                    epilog=exit_epilog(extra=_SIGNALLED))
         p.add_argument("file", metavar="FILE", help="a recording (FILE.1 … of a rotated set are read too)")
         p.add_argument("--history", type=positive_float, default=900.0, metavar="S",
                        help="seconds of history kept per node (default 900)")
@@ -73,7 +77,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
             description="A terminal cockpit for the network of a training cluster. "
                         "With no arguments it watches this host. "
                         f"Commands: {', '.join(_commands())}.",
-            epilog=exit_epilog(),
+            epilog=exit_epilog(extra=_SIGNALLED),
         )
         p.add_argument("--version", action=_Version,
                        help="show netui's version and event loop, asyncssh's version and which of "
