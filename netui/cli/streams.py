@@ -7,6 +7,8 @@
   fails as it would have (``Bad file descriptor``) and is said, never lost in silence; a
   closed standard input reads as empty; a closed standard error takes what is said and
   drops it.
+- Standard error is written whole too; a write to it that fails (the terminal gone after
+  SIGHUP) is dropped, so that saying what happened never changes how netui ends.
 - Every report reaches standard output whole (``write_whole``, ``whole_stdout``), and a
   write that fails for any reason but a reader gone (a full disk, a closed descriptor) is an
   ``OutputError`` (netui/exits.py): ``netui: cannot write to standard output: <why>``, exit
@@ -55,6 +57,12 @@ def open_standard_streams() -> _WholeWrites:
     if 2 in closed:
         sys.stderr = sys.__stderr__ = open(2, "w", buffering=1, encoding=encoding, errors="backslashreplace",
                                            closefd=False)
+    # what netui says goes to a terminal that may be gone (SIGHUP: the SSH session closed):
+    # a failed write to standard error is dropped, never a second failure
+    err = sys.stderr
+    err.flush()
+    sys.stderr = io.TextIOWrapper(io.BufferedWriter(_QuietWrites(2), 1 << 12), encoding=err.encoding or encoding,
+                                  errors="backslashreplace", line_buffering=True)
     old = sys.stdout
     raw = _WholeWrites(STDOUT_FD)
     old.flush()
@@ -102,6 +110,16 @@ class _WholeWrites(io.RawIOBase):
                 self.error = exc
                 raise
         return len(view)
+
+
+class _QuietWrites(_WholeWrites):
+    """A descriptor whose writes are whole, and dropped without a word once one fails."""
+
+    def write(self, data) -> int:
+        try:
+            return super().write(data)
+        except OSError:
+            return len(memoryview(data).cast("B"))
 
 
 def whole_stdout() -> io.TextIOWrapper:

@@ -109,7 +109,7 @@ class ProxyCommand:
         if self._pipes is not None:
             await self.ended.wait()
 
-    async def why_failed(self, wait_s: float = 1.0) -> str | None:
+    async def why_failed(self, wait_s: float = 5.0) -> str | None:
         """Why the connection through the command failed, when the command is why: it could
         not start, or it ended (waited for up to ``wait_s``: its output may close first)."""
         if self.start_error is not None:

@@ -154,7 +154,7 @@ def test_record_runs_with_every_standard_stream_closed(tmp_path, loop):
 # --- signals to netui record -------------------------------------------------------------------
 
 
-def start_recording(out: Path, env: dict, *, ignore_hup: bool = False) -> subprocess.Popen:
+def start_recording(out: Path, env: dict, *, ignore_hup: bool = False, stderr=subprocess.PIPE) -> subprocess.Popen:
     """``netui record`` of the captured tree every 0.1 s, once its file holds a tick."""
 
     def before() -> None:
@@ -163,7 +163,7 @@ def start_recording(out: Path, env: dict, *, ignore_hup: bool = False) -> subpro
 
     p = subprocess.Popen([sys.executable, "-m", "netui", "record", "-o", str(out), *tree_snapshot()[1:-2],
                           "--interval", "0.1"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=env, preexec_fn=before)
+                         stderr=stderr, text=True, env=env, preexec_fn=before)
     deadline = time.monotonic() + BOUND_S
     while time.monotonic() < deadline and p.poll() is None:
         try:  # flushed after every tick: readable while written
@@ -206,6 +206,25 @@ def test_record_ended_by_sighup_or_sigterm_finishes_its_file(tmp_path, loop, sig
     p.send_signal(signum)
     rc, err = ended(p)
     assert rc == 0 and "netui: recorded" in err, (rc, err)
+    assert_complete(out)
+
+
+@pytest.mark.slow
+def test_record_whose_terminal_is_gone_finishes_and_exits_0(tmp_path):
+    """The SSH session closes: the terminal netui says things on is gone (a write to it fails,
+    EIO), then SIGHUP comes. The file is finished, and saying so to nobody changes nothing."""
+    import pty
+
+    out = tmp_path / "r.ndjson.gz"
+    master, slave = pty.openpty()
+    try:
+        p = start_recording(out, clean_env(tmp_path), stderr=slave)
+    finally:
+        os.close(slave)
+        os.close(master)  # the terminal goes
+    p.send_signal(signal.SIGHUP)
+    rc, _ = ended(p)
+    assert rc == 0
     assert_complete(out)
 
 
@@ -312,7 +331,7 @@ def test_a_proxycommand_that_exits_at_once_says_so_with_its_stderr(tmp_path):
     config = tmp_path / "ssh_config"
     config.write_text("Host failing\n  ProxyCommand sh -c \"echo 'bastion: no route to host' >&2; exit 1\"\n"
                       "Host missing\n  ProxyCommand /nonexistent/proxy %h %p\n")
-    r = subprocess.run([sys.executable, "-m", "netui", "snapshot", "-F", str(config), "--connect-timeout", "2",
+    r = subprocess.run([sys.executable, "-m", "netui", "snapshot", "-F", str(config), "--connect-timeout", "10",
                         "failing", "missing"], capture_output=True, text=True, timeout=BOUND_S,
                        env=clean_env(tmp_path), stdin=subprocess.DEVNULL)
     assert r.returncode == 1, r.stderr
