@@ -35,20 +35,38 @@ EXIT_BROKEN_PIPE = 128 + 13  # what a shell shows for a tool ended by SIGPIPE
 
 def main(argv: list[str] | None = None) -> int:
     """The ``netui`` command. From the command line (no ``argv``) it behaves as a Unix tool:
-    a SystemExit message goes to standard error with exit status 2 (every usage or input
-    error), and a reader that goes away (``netui snapshot --json | head -1``) ends it quietly
-    with status 141, no traceback. Given ``argv`` (tests), exceptions pass through."""
+    a closed standard stream is opened on /dev/null first (cli/streams.py), a SystemExit
+    message goes to standard error with exit status 2 (every usage or input error), standard
+    output that cannot be written (a full disk, a closed descriptor) is said as ``netui:
+    cannot write to standard output: <why>`` with status 2, and a reader that goes away
+    (``netui snapshot --json | head -1``) ends it quietly with status 141, no traceback.
+    Given ``argv`` (tests), exceptions pass through."""
     if argv is not None:
         return _run(list(argv))
+    from netui.cli.streams import open_standard_streams
+    from netui.exits import OutputError
+
+    stdout = open_standard_streams()  # before anything opens a file (an event loop's descriptors)
     try:
         try:
             status = _run(sys.argv[1:])
         except SystemExit as exc:
             status = _exit_status(exc)
-        sys.stdout.flush()  # here, not at exit, so that a broken pipe is caught
+        try:
+            sys.stdout.flush()  # here, not at exit, so that a broken pipe is caught
+        except OSError:
+            pass  # the error is kept: below
+        if stdout.error is not None and status != EXIT_USAGE:  # a failed write not said yet
+            if isinstance(stdout.error, BrokenPipeError):
+                raise stdout.error
+            raise OutputError(stdout.error)
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_BROKEN_PIPE
+    except OutputError as exc:
+        print(f"netui: {exc}", file=sys.stderr)
+        _silence_stdout()
+        return EXIT_USAGE
     return status
 
 
@@ -82,12 +100,14 @@ def command_of(argv: list[str]):
 
 
 def _run(argv: list[str]) -> int:
-    from netui.exits import InputError
+    from netui.exits import InputError, OutputError
     from netui.model.text import TEXT_CHARS, safe_text
 
     run, rest = command_of(argv)
     try:
         return run(rest)
+    except OutputError:
+        raise  # said once, by main
     except InputError as exc:  # bad input found below the command line: said here
         said = safe_text(str(exc), TEXT_CHARS, multiline=True)  # it may quote a file or a server
         if exc.status != EXIT_USAGE:

@@ -27,10 +27,12 @@ from netui.cli.options import (common, exit_epilog, percent, positive_float, pos
 from netui.engine import eventloop
 from netui.checks.pairs.tools import DIRECTIONS, PATTERNS, SHIFT, TOOLS, PairSettings, default_direction
 from netui.checks.latency.tools import PING_TOOLS, LatencySettings
+from netui.exits import INTERRUPTED
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2  # bad arguments, or a test that cannot run at all
 EXIT_INCONCLUSIVE = 3
+
 PING = "ping"
 
 
@@ -119,8 +121,46 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+class Interrupt:
+    """Ctrl-C (SIGINT) during a bench: set once; ``on_set`` (the running test's cancel) is
+    called when it comes."""
+
+    def __init__(self) -> None:
+        self._set = False
+        self.on_set = None
+
+    def set(self) -> None:
+        self._set = True
+        if self.on_set is not None:
+            self.on_set()
+
+    def is_set(self) -> bool:
+        return self._set
+
+
+async def _interruptible(coro, interrupted: Interrupt):
+    """``coro`` with SIGINT turned into ``interrupted`` (the stock KeyboardInterrupt would
+    lose every result measured so far)."""
+    import contextlib
+    import signal
+
+    from netui.cli.watch import stopping_signals
+
+    loop = asyncio.get_running_loop()
+    handled = stopping_signals(signal.SIGINT)  # none when started with SIGINT ignored (a background job)
+    for signum in handled:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signum, interrupted.set)
+    try:
+        return await coro
+    finally:
+        for signum in handled:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.remove_signal_handler(signum)
+
+
 async def _bench(monitor, nodes: list[str], settings: PairSettings | LatencySettings, *, matrix: bool,
-                 connect_timeout_s: float, quiet: bool):
+                 connect_timeout_s: float, quiet: bool, interrupted: Interrupt | None = None):
     from netui.cli.headless import say_abandoned, settled_states
     from netui.checks.pairs.runner import PairTest
     from netui.checks.latency.runner import LatencyTest
@@ -132,7 +172,8 @@ async def _bench(monitor, nodes: list[str], settings: PairSettings | LatencySett
             return all(monitor.fleet[n].samples_seen >= 1 or monitor.fleet[n].state in gave_up for n in nodes)
 
         deadline = asyncio.get_running_loop().time() + connect_timeout_s + 5
-        while not settled() and asyncio.get_running_loop().time() < deadline:
+        while not settled() and asyncio.get_running_loop().time() < deadline and not (
+                interrupted is not None and interrupted.is_set()):
             await asyncio.sleep(0.05)
         last = [""]
 
@@ -144,6 +185,10 @@ async def _bench(monitor, nodes: list[str], settings: PairSettings | LatencySett
 
         kind = LatencyTest if isinstance(settings, LatencySettings) else PairTest
         test = kind(monitor, nodes, settings, matrix=matrix, on_progress=progress)
+        if interrupted is not None and interrupted.is_set():
+            raise KeyboardInterrupt  # Ctrl-C while connecting: nothing measured
+        if interrupted is not None:
+            interrupted.on_set = test.cancel  # Ctrl-C now: the test stops, its report says so
         return await test.run()
     finally:
         await monitor.close()
@@ -177,15 +222,22 @@ def main(argv: list[str]) -> int:
 
     # read (and refused with file and line) before any test
     attach_topology(monitor.fleet, args.topology, args.slurm is not False)
+    interrupted = Interrupt()
     try:
-        report = eventloop.run(_bench(monitor, nodes, settings, matrix=args.matrix,
-                                      connect_timeout_s=args.connect_timeout, quiet=False))
+        report = eventloop.run(_interruptible(_bench(monitor, nodes, settings, matrix=args.matrix,
+                                                     connect_timeout_s=args.connect_timeout, quiet=False,
+                                                     interrupted=interrupted), interrupted))
     except KeyboardInterrupt:
-        print("netui bench: interrupted; every test was stopped", file=sys.stderr)
-        return 130
+        print("netui bench: interrupted before any test started", file=sys.stderr)
+        return INTERRUPTED
     from netui.cli.headless import print_whole
+    if interrupted.is_set():
+        # what was measured before Ctrl-C, marked so: "Cancelled after N of M tests" in the
+        # text, "cancelled": true in the JSON document
+        print(f"netui bench: interrupted after {report.tests_done} of {report.tests_total} tests; "
+              "the results so far follow", file=sys.stderr)
     print_whole(json.dumps(doc.report_document(report), indent=2) if args.json else doc.text_report(report))
-    return exit_status(report)
+    return INTERRUPTED if interrupted.is_set() else exit_status(report)
 
 
 def exit_status(report) -> int:

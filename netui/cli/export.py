@@ -44,7 +44,12 @@ def main(argv: list[str]) -> int:
         recording = open_recording(args.file, output=args.output, force=args.force)
         for note in recording.notes:
             print(f"netui: {note}", file=sys.stderr)
-        write_export(recording, args.format, output=args.output, config=config)
+        if args.output:
+            write_export(recording, args.format, output=args.output, config=config)
+        else:
+            from netui.cli.streams import whole_stdout
+
+            write_export(recording, args.format, output=None, config=config, stdout=whole_stdout())
     except InputError as exc:
         print(f"netui: {exc}", file=sys.stderr)
         return 2

@@ -4,8 +4,6 @@ standard output whole."""
 
 from __future__ import annotations
 
-import os
-import select
 import sys
 from typing import TYPE_CHECKING
 
@@ -33,7 +31,8 @@ def say_abandoned(monitor: Monitor) -> None:
 
 def print_whole(text: str) -> None:
     """``text`` and a newline on standard output, every byte of it, as ``print`` would; or
-    OSError (BrokenPipeError when the reader has gone).
+    BrokenPipeError when the reader has gone, OutputError (``cannot write to standard
+    output: …``) when the write fails otherwise (a full disk, a closed standard output).
 
     ``print`` can lose the tail of a long report: under PYTHONUNBUFFERED (``python -u``)
     sys.stdout hands each text to the file in one write and takes a short write as whole. A
@@ -41,19 +40,20 @@ def print_whole(text: str) -> None:
     write is interrupted, or at once when the pipe is non-blocking (a parent can make it so:
     the flag belongs to the pipe, shared by every process that writes to it). Here each
     short write goes on from where it stopped, and a full non-blocking pipe is waited on
-    until the reader makes room, as a blocking write waits."""
+    until the reader makes room, as a blocking write waits (cli/streams.py)."""
+    from netui.cli.streams import write_whole
+    from netui.exits import OutputError
+
     stream = sys.stdout
     try:
         fd = stream.fileno()
     except (AttributeError, OSError, ValueError):  # not a file (a test's capture): its own write
         print(text, file=stream)
         return
-    stream.flush()  # what print wrote before goes first
-    data = memoryview((text + "\n").encode(stream.encoding or "utf-8", stream.errors or "strict"))
-    while data:
-        try:
-            written = os.write(fd, data)
-        except BlockingIOError:
-            select.select([], [fd], [])  # the reader makes room, or goes (then the write fails)
-            continue
-        data = data[written:]
+    try:
+        stream.flush()  # what print wrote before goes first
+        write_whole(fd, (text + "\n").encode(stream.encoding or "utf-8", stream.errors or "strict"))
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OutputError(exc) from None

@@ -77,6 +77,8 @@ def _ssh_sources(settings: SourceSettings) -> tuple[list, object | None]:
         raise InputError(str(exc)) from None
     for flag, paths in (("-F", settings.ssh_config), ("-i", settings.identity)):
         for path in paths:
+            if flag == "-F" and path == os.devnull:
+                continue  # `-F /dev/null`, as with ssh: no ssh_config at all
             why = unreadable_file(os.path.expanduser(path))
             if why:
                 raise InputError(f"{flag} {path}: {why}")

@@ -37,6 +37,9 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+_SIGNALLED = "130/143/129 ended by SIGINT/SIGTERM/SIGHUP (the terminal restored first)"
+
+
 def build_parser(command: str | None) -> argparse.ArgumentParser:
     if command == "snapshot":
         p = argparse.ArgumentParser(prog="netui snapshot",
@@ -48,7 +51,8 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
             prog="netui record",
             description="Record raw samples, node states and health events to a file "
                         "(gzip-compressed JSON lines, readable after a crash; see docs/recording.md).",
-            epilog=exit_epilog(extra="130 interrupted (Ctrl-C)"))
+            epilog=exit_epilog(extra="130 interrupted (Ctrl-C); SIGTERM and SIGHUP end it with 0, "
+                                     "the file finished as on Ctrl-C"))
         p.add_argument("-o", "--output", required=True, metavar="FILE")
         p.add_argument("--count", type=positive_int, default=None, metavar="N", help="stop after N ticks")
         p.add_argument("--max-size", type=rotate_size, default=None, metavar="SIZE",
@@ -58,7 +62,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
     elif command == "replay":
         p = argparse.ArgumentParser(prog="netui replay",
                                     description="Play a recording back in the UI: pause, speed, seek, events.",
-                                    epilog=exit_epilog())
+                                    epilog=exit_epilog(extra=_SIGNALLED))
         p.add_argument("file", metavar="FILE", help="a recording (FILE.1 … of a rotated set are read too)")
         p.add_argument("--history", type=positive_float, default=900.0, metavar="S",
                        help="seconds of history kept per node (default 900)")
@@ -73,7 +77,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
             description="A terminal cockpit for the network of a training cluster. "
                         "With no arguments it watches this host. "
                         f"Commands: {', '.join(_commands())}.",
-            epilog=exit_epilog(),
+            epilog=exit_epilog(extra=_SIGNALLED),
         )
         p.add_argument("--version", action=_Version,
                        help="show netui's version and event loop, asyncssh's version and which of "
@@ -242,8 +246,11 @@ async def _record(monitor: Monitor, path: str, count: int | None, *, max_size_by
         recorder = monitor.start_recording(path, max_size_bytes=max_size_bytes, keep=keep)
     except OSError as exc:
         raise InputError(f"cannot record to {path}: {exc}") from None
-    with contextlib.suppress(NotImplementedError, RuntimeError):  # SIGTERM ends it like Ctrl-C
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, monitor.stop)
+    # SIGTERM, and SIGHUP (the SSH session or the terminal closed), end it as the count does:
+    # the file finished, trailer and last tick included (but SIGHUP stays ignored under nohup)
+    for signum in stopping_signals(signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            asyncio.get_running_loop().add_signal_handler(signum, monitor.stop)
     try:
         await monitor.run(polls=count)
     finally:
@@ -252,6 +259,14 @@ async def _record(monitor: Monitor, path: str, count: int | None, *, max_size_by
     if recorder.error:
         raise InputError(f"recording to {path} stopped: {recorder.error}")
     return recorder.samples, recorder.ticks
+
+
+def stopping_signals(*signums: int) -> list[int]:
+    """Those of ``signums`` that netui may handle: a signal ignored when netui started
+    (``nohup`` ignores SIGHUP) stays ignored."""
+    import signal
+
+    return [s for s in signums if signal.getsignal(s) is not signal.SIG_IGN]
 
 
 def build_replay(path: str, *, history_s: float, config: Config | None = None):
@@ -309,15 +324,33 @@ def _run(command: str | None, argv: list[str]) -> int:
         monitor = build_monitor(settings)
     from netui.ui.app import make_app
 
-    app = make_app(monitor)
-    eventloop.run(app.run_async())  # App.run() would take asyncio.run's loop
     # an exception in a widget ends the app with its traceback printed, and status 1 (Textual's
     # return code): never a silent 0
+    return eventloop.run(_watch(make_app(monitor)))  # App.run() would take asyncio.run's loop
+
+
+async def _watch(app) -> int:
+    """Run the TUI until it quits; its exit status. SIGINT, SIGTERM and SIGHUP end it as
+    ``q`` does, through the app's exit (the terminal leaves the alternate screen, mouse
+    tracking goes off, the cursor shows again), with the status a shell shows for that
+    signal: 130, 143, 129 (netui/exits.py)."""
+    import asyncio
+    import contextlib
+    import signal
+
+    from netui.exits import ended_by
+
+    loop = asyncio.get_running_loop()
+    for signum in stopping_signals(signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signum, lambda signum=signum: app.exit(return_code=ended_by(signum)))
+    await app.run_async()
     return app.return_code or 0
 
 
 def watch(argv: list[str]) -> int:
-    """``netui [options] [HOST ...]``: the live TUI (or a recording's, with --replay)."""
+    """``netui [options] [HOST ...]``: the live TUI (or a recording's, with --replay); 0 quit,
+    130/143/129 ended by SIGINT, SIGTERM or SIGHUP (the terminal restored)."""
     return _run(None, argv)
 
 
@@ -332,5 +365,6 @@ def record(argv: list[str]) -> int:
 
 
 def replay(argv: list[str]) -> int:
-    """``netui replay FILE``: the recording in the TUI."""
+    """``netui replay FILE``: the recording in the TUI; 0 quit, 130/143/129 ended by SIGINT,
+    SIGTERM or SIGHUP (the terminal restored)."""
     return _run("replay", argv)

@@ -21,10 +21,12 @@ from pathlib import Path
 
 import asyncssh
 from asyncssh.config import SSHClientConfig
+from asyncssh.misc import split_args
 
 from netui.collectors.asyncssh_shims import apply_shims, lazy_keepalive
 from netui.collectors.cancel import raise_if_cancelled
 from netui.collectors.frames import FrameDecoder, FrameError, frame_length
+from netui.collectors.proxycommand import ProxyCommand
 from netui.collectors.source import BaseSource, NodeCommands, Sink
 from netui.collectors.ssh_config import ConfigIndex, SshConfigError
 from netui.model.node import NodeState
@@ -98,6 +100,7 @@ class ResolvedHost:
     known_hosts: list[str]
     proxy_jump: str | None
     alias: str  # as the user named it
+    proxy_command: tuple[str, ...] = ()  # ssh_config's ProxyCommand, split and expanded; () none
 
 
 def resolve(settings: SshSettings, alias: str, user: str | None, port: int | None,
@@ -112,6 +115,7 @@ def resolve(settings: SshSettings, alias: str, user: str | None, port: int | Non
     files = config.get("UserKnownHostsFile") or [str(Path("~/.ssh/known_hosts").expanduser())]
     known = [os.path.expanduser(str(f)) for f in files]  # type: ignore[union-attr]
     jump = config.get("ProxyJump")
+    command = config.get("ProxyCommand")
     return ResolvedHost(
         host=host,
         port=int(config.get("Port", 22)),  # type: ignore[arg-type]
@@ -119,6 +123,7 @@ def resolve(settings: SshSettings, alias: str, user: str | None, port: int | Non
         known_hosts=known,
         proxy_jump=None if jump in (None, "none") else str(jump),
         alias=alias,
+        proxy_command=() if not command or str(command).strip().lower() == "none" else tuple(split_args(str(command))),
     )
 
 
@@ -234,7 +239,8 @@ class SshConnector:
         self.handshakes = asyncio.Semaphore(max(1, settings.fanout))
         self.tried: set[str] = set()  # the hosts whose first handshake has begun (SshSource.tried)
         self._jumps: dict[str, asyncio.Task] = {}
-        self._may_jump = self._config_mentions(("proxyjump", "include"))
+        # hosts resolved here first: a ProxyJump to share, a ProxyCommand to run and watch
+        self._may_jump = self._config_mentions(("proxyjump", "proxycommand", "include"))
         self._own_ciphers = self._config_mentions(("ciphers",))
         self._configs: ConfigIndex | None = None
         self._config_error: str | None = None  # an ssh_config no node can use (an Include loop)
@@ -400,9 +406,12 @@ class SshConnector:
             accept_new = resolved is not None and self.settings.accept_new_host_keys and not host_is_known(resolved)
             if accept_new:
                 kwargs["known_hosts"] = None  # an unknown host only: a known one is always verified
+            proxy = None
             if resolved is not None:
                 # resolved here, loops caught: asyncssh never follows ProxyJump on its own
                 kwargs["tunnel"] = await self._through(alias, resolved.proxy_jump, ()) if resolved.proxy_jump else None
+                if kwargs["tunnel"] is None and resolved.proxy_command:
+                    kwargs["tunnel"] = proxy = ProxyCommand(resolved.proxy_command)  # its failure said
             try:
                 conn = await asyncssh.connect(alias, **kwargs)
             except asyncio.CancelledError:
@@ -410,6 +419,9 @@ class SshConnector:
             except (asyncssh.ConfigParseError, RecursionError) as exc:
                 raise self._config_failure(exc) from None
             except Exception as exc:
+                why = await proxy.why_failed() if proxy is not None else None
+                if why is not None:
+                    raise Failure(NodeState.DOWN, why) from exc
                 if isinstance(exc, asyncssh.HostKeyNotVerifiable) and resolved is None:
                     resolved = await asyncio.to_thread(resolve, self.settings, alias, user, port, paths)
                 raise classify(exc, resolved) from exc

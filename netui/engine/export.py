@@ -391,10 +391,11 @@ def open_recording(path: str, *, output: str | None, force: bool) -> Recording:
         raise InputError(f"cannot export {exc}") from None
 
 
-def write_export(recording: Recording, fmt: str, *, output: str | None, config=None) -> None:
+def write_export(recording: Recording, fmt: str, *, output: str | None, config=None, stdout=None) -> None:
     """Write the recording's rates as ``fmt`` (one of FORMATS) to ``output``, whole or not at
-    all, or to standard output (None). InputError when it cannot be written; a broken pipe on
-    standard output is raised as it is, for the command line to end quietly."""
+    all, or to standard output (None): the text stream ``stdout`` (the command line's, which
+    writes every byte; default sys.stdout). InputError when it cannot be written; a broken
+    pipe on standard output is raised as it is, for the command line to end quietly."""
     export = {"csv": export_csv, "json": export_json, "prom": export_prom}[fmt]
 
     def write(recording, out):
@@ -404,8 +405,9 @@ def write_export(recording: Recording, fmt: str, *, output: str | None, config=N
         if output:
             _write_file(output, write, recording)
         else:
-            write(recording, sys.stdout)
-            sys.stdout.flush()
+            out = sys.stdout if stdout is None else stdout
+            write(recording, out)
+            out.flush()
     except BrokenPipeError:
         if not output:
             raise  # the reader went away (| head): the command line ends quietly

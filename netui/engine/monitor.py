@@ -215,6 +215,8 @@ class Monitor:
             await asyncio.wait(waiting, timeout=self.pull_wait_s)
         now = time.monotonic()
         for source in self._pull:
+            if source.name not in self._reads:
+                continue  # closed while the reads were awaited (close() drops them)
             read, since = self._reads[source.name]
             if not read.done():
                 node = self.fleet[source.name]
