@@ -185,7 +185,7 @@ def test_the_recorder_writes_only_what_reads_back_and_goes_on_with_the_other_nod
     path = tmp_path / "r.ndjson.gz"
     rec = Recorder(path, hosts=["liar", "good"], interval_s=1.0)
     sample = full_sample(1.0)
-    liar = type(sample)(**{**{f: getattr(sample, f) for f in sample.__slots__}, "hostname": bad})
+    liar = type(sample)(**{**{f: getattr(sample, f) for f in sample.__slots__}, "boot_id": bad})
     for step in range(3):
         refused = rec.sample("liar", liar)
         assert refused is not None and words in refused, refused

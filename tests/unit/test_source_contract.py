@@ -34,7 +34,7 @@ ATTRIBUTES = {name for name in Source.__annotations__}
 
 def test_the_protocol_declares_the_whole_contract():
     assert set(METHODS) == {"sample", "run", "prepare", "set_interval", "set_detail", "retry_now", "commands", "close"}
-    assert ATTRIBUTES == {"name", "push", "via", "no_commands", "retry_at"}
+    assert ATTRIBUTES == {"name", "push", "via", "no_commands", "retry_at", "tried"}
 
 
 @pytest.mark.parametrize("cls", SOURCE_CLASSES, ids=lambda c: c.__name__)
