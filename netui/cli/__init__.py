@@ -101,7 +101,6 @@ def command_of(argv: list[str]):
 
 def _run(argv: list[str]) -> int:
     from netui.exits import InputError, OutputError
-    from netui.model.text import TEXT_CHARS, safe_text
 
     run, rest = command_of(argv)
     try:
@@ -109,6 +108,8 @@ def _run(argv: list[str]) -> int:
     except OutputError:
         raise  # said once, by main
     except InputError as exc:  # bad input found below the command line: said here
+        from netui.model.text import TEXT_CHARS, safe_text  # only on this path: --help stays light
+
         said = safe_text(str(exc), TEXT_CHARS, multiline=True)  # it may quote a file or a server
         if exc.status != EXIT_USAGE:
             print(f"netui: {said}", file=sys.stderr)
