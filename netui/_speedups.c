@@ -51,12 +51,14 @@
  *
  * positive(values) -> tuple of the indexes i where values[i] > 0 (a buffer of doubles)
  *
- * frame_fields(payload) -> dict
+ * frame_fields(payload, limit=-1) -> dict
  *     The fields of a remote sampler frame's payload (a bytes-like object), one after the
  *     other: a key of 1 to 1,024 bytes without NUL, a NUL, the value's length as a 4-byte
  *     little-endian u32, the value. Keys are decoded as UTF-8 (errors replaced), values
  *     are bytes; a later key replaces an earlier one. ValueError ("not a field key",
- *     "truncated field") unless the payload ends where a field ends.
+ *     "truncated field") unless the payload ends where a field ends; ValueError ("too many
+ *     fields") as soon as a field beyond the first ``limit`` begins (limit >= 0), so a
+ *     payload of a million tiny fields costs ``limit`` fields of work, not a million.
  *
  * share(part_prev, part_cur, whole_prev, whole_cur, scale) -> (array('d'), unknown)
  *     d(part) / d(whole) * scale, NaN unless 0 <= d(part) <= d(whole) and d(whole) > 0.
@@ -792,7 +794,11 @@ static PyObject *positive(PyObject *self, PyObject *obj) {
 
 #define FIELD_KEY_MAX 1024
 
-static PyObject *frame_fields(PyObject *self, PyObject *obj) {
+static PyObject *frame_fields(PyObject *self, PyObject *args) {
+    PyObject *obj;
+    Py_ssize_t limit = -1, count = 0;
+    if (!PyArg_ParseTuple(args, "O|n", &obj, &limit))
+        return NULL;
     Py_buffer view;
     if (PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE) < 0)
         return NULL;
@@ -802,6 +808,10 @@ static PyObject *frame_fields(PyObject *self, PyObject *obj) {
     if (out == NULL)
         goto fail;
     while (pos < n) {
+        if (limit >= 0 && count++ >= limit) {
+            PyErr_SetString(PyExc_ValueError, "too many fields");
+            goto fail;
+        }
         Py_ssize_t room = n - pos < FIELD_KEY_MAX + 1 ? n - pos : FIELD_KEY_MAX + 1;
         const char *nul = memchr(s + pos, 0, (size_t)room);
         if (nul == NULL || nul == s + pos) {
@@ -889,7 +899,7 @@ static PyObject *peak_sum(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"peak_sum", peak_sum, METH_VARARGS, "The largest a + b of one row over a ring's newest rows of floats."},
-    {"frame_fields", frame_fields, METH_O, "The {key: value} fields of a remote sampler frame's payload."},
+    {"frame_fields", frame_fields, METH_VARARGS, "The {key: value} fields of a remote sampler frame's payload."},
     {"positive", positive, METH_O, "Indexes of the values above 0 (NaN is not)."},
     {"iface_totals", iface_totals, METH_VARARGS, "A node's interface totals from its rates table."},
     {"column_stats", column_stats, METH_O, "(sum, max, index of the first max) of doubles."},

@@ -252,12 +252,16 @@ def py_iface_totals(flat: array, rows: array, link_rows: array, link_full: array
 FIELD_KEY_MAX = 1024
 
 
-def py_frame_fields(payload) -> dict[str, bytes]:
+def py_frame_fields(payload, limit: int = -1) -> dict[str, bytes]:
     """Pure-Python twin of _speedups.frame_fields."""
     data = bytes(memoryview(payload))
     out: dict[str, bytes] = {}
-    pos, n = 0, len(data)
+    pos, n, count = 0, len(data), 0
     while pos < n:
+        if limit >= 0:
+            if count >= limit:
+                raise ValueError("too many fields")
+            count += 1
         nul = data.find(b"\0", pos, pos + FIELD_KEY_MAX + 1)
         if nul <= pos:
             raise ValueError("not a field key")

@@ -109,10 +109,23 @@ def unpack_attrs(record: str) -> tuple | None:
 
     Cached on the record's text: it changes only when a link changes.
     """
+    if record.count("\x1f") != len(PACKED_ATTRS) - 1:  # before splitting: a record may be megabytes
+        return None
     parts = record.split("\x1f")
     if len(parts) != len(PACKED_ATTRS):
         return None
     return tuple(None if p == "\x1e" else p for p in parts)
+
+
+def kept_interfaces(table: CounterTable) -> tuple[CounterTable, str | None]:
+    """The first ``protocol.MAX_IFACES`` interfaces of a /proc/net/dev table, and when it had
+    more, the problem that says so (``too many interfaces: 100000 > 4096 (first 4096 kept)``):
+    one node's rates, history and screen stay bounded whatever it lists."""
+    n, cap = len(table.names), protocol.MAX_IFACES
+    if n <= cap:
+        return table, None
+    kept = CounterTable(table.names[:cap], table.flat[: cap * (len(table.flat) // n)])
+    return kept, f"too many interfaces: {n} > {cap} (first {cap} kept)"
 
 
 def interfaces_from_texts(
@@ -200,6 +213,12 @@ def sample_from_texts(
             net_dev = parse("netdev", procfs.parse_netdev_compact)
         else:
             net_dev = parse("net/dev", procfs.parse_net_dev)
+        if net_dev is not None:
+            if not isinstance(net_dev, CounterTable):
+                net_dev = CounterTable.from_counters(net_dev)
+            net_dev, cut = kept_interfaces(net_dev)
+            if cut is not None:
+                problems.append(cut)
         interfaces = interfaces_from_texts(net_dev, iface_attrs) if net_dev is not None else {}
 
     if texts.get("tcp") is not None:  # the remote sampler's table

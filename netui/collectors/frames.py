@@ -16,11 +16,13 @@ unpacked into the ``{path: text}`` texts of ``collectors.infiniband.read_infinib
 
 from __future__ import annotations
 
-from netui.collectors.assemble import interfaces_from_texts, sample_from_texts, unpack_attrs
+from dataclasses import replace
+
+from netui.collectors.assemble import interfaces_from_texts, kept_interfaces, sample_from_texts, unpack_attrs
 from netui.collectors.peers import parse_peers
 from netui.collectors.procfs import (ParseError, parse_cpu_compact, parse_cpusum, parse_netdev_compact,
                                     parse_netirq_compact, parse_softnet_compact, parse_tcp_compact)
-from netui.collectors.protocol import IB_NAMES, MAGIC, MAX_FRAME, PORT_ATTRS
+from netui.collectors.protocol import IB_NAMES, MAGIC, MAX_FIELDS, MAX_FRAME, MAX_RECORD_LINES, PORT_ATTRS
 from netui.collectors.protocol import TABLES as _TABLE_KEYS
 from netui.model.flows import PeerSample
 from netui.model.samples import IfaceLayout, InterfaceTable, NodeSample
@@ -39,9 +41,20 @@ def frame_length(header: bytes) -> int:
         n = int(header[len(MAGIC) : -1])
     except ValueError:
         raise FrameError(f"bad frame length: {header[:40]!r}") from None
-    if not 0 < n <= MAX_FRAME:
+    if n > MAX_FRAME:
+        raise FrameError(f"frame too large: {size_text(n)} > {MAX_FRAME >> 20} MiB")
+    if n <= 0:
         raise FrameError(f"frame length out of range: {n}")
     return n
+
+
+def size_text(n: int) -> str:
+    """A byte count in words: ``13.6 MB``, ``512 kB``, ``80 B`` (SI units, as ls -h --si)."""
+    if n >= 1_000_000:
+        return f"{n / 1e6:.1f} MB"
+    if n >= 1000:
+        return f"{n / 1e3:.0f} kB"
+    return f"{n} B"
 
 
 # the sampler's number tables: bytes of little-endian arrays, taken as they are
@@ -72,6 +85,7 @@ class FrameDecoder:
         self._attrs: dict[str, tuple] | None = None  # the last records sent
         self._names: tuple[str, ...] | None = None  # the interface names of the last frame ...
         self._layout: IfaceLayout | None = None  # ... and their layout with those records
+        self._cut: str | None = None  # this frame's interfaces beyond MAX_IFACES, in words
         self._peers_raw: bytes | None = None  # the last "peers" field, and its PeerSample
         self._peers: PeerSample | None = None
 
@@ -89,10 +103,21 @@ class FrameDecoder:
         return self._peers
 
     def decode(self, payload: bytes) -> NodeSample:
-        """The NodeSample carried by one payload. FrameError when it is not well formed."""
+        """The NodeSample carried by one payload. FrameError when it is not well formed, or
+        holds more than MAX_FIELDS fields or a record of more than MAX_RECORD_LINES lines;
+        of more than MAX_IFACES interfaces the first are kept, and the sample's problems say so."""
+        self._cut = None
+        sample = self._decode(payload)
+        if self._cut is not None:
+            sample = replace(sample, problems=(*sample.problems, self._cut))
+        return sample
+
+    def _decode(self, payload: bytes) -> NodeSample:
         try:
-            fields = frame_fields(payload)
+            fields = frame_fields(payload, MAX_FIELDS)
         except ValueError as exc:
+            if str(exc) == "too many fields":
+                raise FrameError(f"too many fields: more than {MAX_FIELDS} in one frame") from None
             raise FrameError(f"bad frame: {exc}") from None
         peers = self._peers_of(fields.pop("peers", None))
         if self._attrs is not None:
@@ -111,6 +136,8 @@ class FrameDecoder:
                 texts[key] = value
                 continue
             text = value.decode("utf-8", "replace")
+            if key.startswith(("ib", "eth/")) and text.count("\n") >= MAX_RECORD_LINES:
+                raise FrameError(f"too many lines in {key[:80]!r}: more than {MAX_RECORD_LINES}")
             if key.startswith("if"):
                 if key == "ifsame":
                     same = True
@@ -180,6 +207,7 @@ class FrameDecoder:
             table = parse_netdev_compact(text)
         except ParseError:
             return None
+        table, self._cut = kept_interfaces(table)
         if same and table.names == self._names:
             return InterfaceTable(self._layout, table.flat)
         interfaces = interfaces_from_texts(table, attrs)

@@ -8,7 +8,10 @@ import struct
 
 VERSION = 2
 MAGIC = b"NETUI2 "  # a frame: MAGIC, the payload's length in ASCII digits, b"\n", the payload
-MAX_FRAME = 16 << 20  # the longest payload the monitor takes (a 1,024-CPU node sends < 1 MiB)
+MAX_FRAME = 4 << 20  # the longest payload the monitor takes (a 1,024-CPU node sends < 1 MiB)
+MAX_FIELDS = 16384  # the most fields a payload may hold (one per interface, RDMA port, netdev ...)
+MAX_IFACES = 4096  # the interfaces the monitor keeps of a node (the first ones of /proc/net/dev)
+MAX_RECORD_LINES = 4096  # the most lines of one record's text (an RDMA port has ~100 counters)
 
 # inside a record: fields joined by SEP, UNREADABLE for a file that could not be read
 SEP = b"\x1f"

@@ -25,7 +25,8 @@ from asyncssh.misc import split_args
 
 from netui.collectors.asyncssh_shims import apply_shims, lazy_keepalive
 from netui.collectors.cancel import raise_if_cancelled
-from netui.collectors.frames import FrameDecoder, FrameError, frame_length
+from netui.collectors.frames import FrameDecoder, FrameError, frame_length, size_text
+from netui.collectors.protocol import MAX_FRAME
 from netui.collectors.proxycommand import ProxyCommand
 from netui.collectors.source import BaseSource, NodeCommands, Sink
 from netui.collectors.ssh_config import ConfigIndex, SshConfigError
@@ -153,12 +154,15 @@ def record_host_key(resolved: ResolvedHost, key: asyncssh.SSHKey) -> None:
 class Failure(Exception):
     """A node-level failure with the state to show."""
 
-    def __init__(self, state: NodeState, reason: str, retry: bool = True) -> None:
+    def __init__(self, state: NodeState, reason: str, retry: bool = True, *, backoff_reset: bool = True) -> None:
         reason = safe_line(reason)  # often the node's own words: its stderr, an SSH error text
         super().__init__(reason)
         self.state = state
         self.reason = reason
         self.retry = retry
+        # False: the samples before it do not make the next try a first one (a node over a
+        # cap backs off as one that never connects, whatever it sent before)
+        self.backoff_reset = backoff_reset
 
 
 def classify(exc: BaseException, resolved: ResolvedHost | None) -> Failure:
@@ -183,7 +187,8 @@ def classify(exc: BaseException, resolved: ResolvedHost | None) -> Failure:
     if isinstance(exc, asyncssh.Error):
         return Failure(NodeState.DOWN, exc.reason or type(exc).__name__)
     if isinstance(exc, (FrameError, asyncio.IncompleteReadError)):
-        return Failure(NodeState.PARSE_ERROR, f"bad data from the node: {exc}")
+        # what the node sends is wrong: the next try backs off further, whatever came before
+        return Failure(NodeState.PARSE_ERROR, f"bad data from the node: {exc}", backoff_reset=False)
     return Failure(NodeState.DOWN, f"{type(exc).__name__}: {exc}")
 
 
@@ -446,6 +451,28 @@ class SshConnector:
 
 HEADER_MAX = 64  # b"NETUI2 <length>\n" is far shorter
 
+# What one node may send, per sampling interval (the sampler sends one frame of a few kB):
+# counted over windows of WINDOW_INTERVALS intervals (WINDOW_MIN_S at least, so that the
+# frames held up by a stall the keepalive tolerates pass), the session ends past them.
+FRAMES_PER_INTERVAL = 4
+BYTES_PER_INTERVAL = 2 * MAX_FRAME
+STDERR_PER_INTERVAL = 64 << 10  # the sampler writes to stderr only as it dies
+STDERR_KEPT = 4096  # the last bytes of stderr kept, for why_ended
+WINDOW_INTERVALS = 8
+WINDOW_MIN_S = 10.0
+
+
+def binary_size(n: int) -> str:
+    """A cap in words: ``8 MiB``, ``64 KiB``."""
+    return f"{n >> 20} MiB" if n >= 1 << 20 else f"{n >> 10} KiB"
+
+
+class OverCap(Failure):
+    """A node sent more than a cap allows: the session ends, retried with backoff."""
+
+    def __init__(self, state: NodeState, reason: str) -> None:
+        super().__init__(state, reason, backoff_reset=False)
+
 
 class SamplerSession(asyncssh.SSHClientSession):
     """The sampler's channel: frames cut out of the bytes as they arrive and handed to the
@@ -456,12 +483,14 @@ class SamplerSession(asyncssh.SSHClientSession):
     difference). A frame split over packets waits in ``_rest`` until it is whole.
     ``ended`` resolves when the channel closes: None at a clean end (``why_ended`` then
     says why the sampler stopped), else the exception that ended it — a bad frame (its
-    FrameError), a sink that failed, or the connection lost.
+    FrameError), a cap passed (OverCap: frames, bytes or stderr per interval), a sink that
+    failed, or the connection lost. ``first`` resolves with the first whole frame.
     """
 
     def __init__(self, source: SshSource, sink) -> None:
         self._source = source
         self._name = source.name
+        self._sink = sink
         self._observe = sink.observe
         self._decode = FrameDecoder().decode  # the frames of this stream, in order
         self._rest: list[bytes] = []  # the pieces of a frame not yet whole
@@ -469,16 +498,33 @@ class SamplerSession(asyncssh.SSHClientSession):
         self._want = 0  # the length they must reach before the frame can be whole
         self._stderr = b""
         self._channel: asyncssh.SSHClientChannel | None = None
-        self.ended: asyncio.Future = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        self.ended: asyncio.Future = loop.create_future()
+        self.first: asyncio.Future = loop.create_future()
+        # this window's counts (see FRAMES_PER_INTERVAL), and when it began and ends
+        self._window_start = self._window_end = 0.0
+        self._window_intervals = 1.0
+        self._frame_count = self._byte_count = self._stderr_count = 0
 
     def connection_made(self, chan) -> None:
         self._channel = chan
 
     def data_received(self, data: bytes, datatype) -> None:
-        if datatype is not None:  # stderr: keep its last words for why_ended
-            self._stderr = (self._stderr + data)[-4096:]
-            return
         if self.ended.done():
+            return  # (a node over a cap: what is still in flight is dropped unread)
+        now = time.monotonic()
+        if now >= self._window_end:
+            self._new_window(now)
+        if datatype is not None:  # stderr: counted, its last words kept for why_ended
+            self._stderr_count += len(data)
+            if (self._stderr_count > STDERR_PER_INTERVAL * self._window_intervals
+                    and self._over("stderr flood", self._stderr_count, STDERR_PER_INTERVAL, now)):
+                return
+            self._stderr = data[-STDERR_KEPT:] if len(data) >= STDERR_KEPT else (self._stderr + data)[-STDERR_KEPT:]
+            return
+        self._byte_count += len(data)
+        if (self._byte_count > BYTES_PER_INTERVAL * self._window_intervals
+                and self._over("sending too much", self._byte_count, BYTES_PER_INTERVAL, now)):
             return
         if self._rest:  # pieces joined once, when whole: a big frame costs no quadratic copying
             self._rest.append(data)
@@ -508,9 +554,42 @@ class SamplerSession(asyncssh.SSHClientSession):
             if stop > end:
                 self._rest, self._have, self._want = [data[pos:]], end - pos, stop - pos
                 return
+            self._frame_count += 1
+            if (self._frame_count > FRAMES_PER_INTERVAL * self._window_intervals
+                    and self._over("too many frames", self._frame_count, FRAMES_PER_INTERVAL, time.monotonic())):
+                return
             self.frame(data[start:stop])
             self._source.frames += 1
+            if not self.first.done():
+                self.first.set_result(None)
             pos = stop
+
+    def _new_window(self, now: float) -> None:
+        interval_s = self._sink.interval_s
+        window_s = max(WINDOW_MIN_S, WINDOW_INTERVALS * interval_s)
+        self._window_start, self._window_end = now, now + window_s
+        self._window_intervals = window_s / interval_s
+        self._frame_count = self._byte_count = self._stderr_count = 0
+
+    def _over(self, what: str, count: int, per_interval: int, now: float) -> bool:
+        """A cap passed: the session ends with the cap in words (True), unless the interval
+        was made shorter meanwhile and the count is within its caps (False)."""
+        window_s = self._window_end - self._window_start
+        shorter = window_s / self._sink.interval_s
+        if shorter > self._window_intervals:
+            self._window_intervals = shorter
+            if count <= per_interval * shorter:
+                return False
+        elapsed = f"{max(now - self._window_start, 0.1):.1f} s"
+        if what == "too many frames":
+            reason = f"{what}: {count} in {elapsed} (at most {per_interval} an interval)"
+        else:
+            reason = f"{what}: {size_text(count)} in {elapsed} (at most {binary_size(per_interval)} an interval)"
+        state = NodeState.DOWN if what == "stderr flood" else NodeState.PARSE_ERROR
+        self._end(OverCap(state, reason))
+        if self._channel is not None:
+            self._channel.close()
+        return True
 
     def frame(self, payload: bytes) -> None:
         """One whole frame's payload: decoded and handed to the sink."""
@@ -585,9 +664,9 @@ class SshSource(BaseSource):
             if not failure.retry:  # an ssh_config error: the same every time, so said once
                 sink.report(self.name, failure.state, failure.reason)
                 return
-            if self.frames:
+            if self.frames and failure.backoff_reset:
                 attempt = 0
-                self.frames = 0
+            self.frames = 0
             s = self.connector.settings
             delay = backoff_s(attempt, s.backoff_first_s, s.backoff_max_s, self._rng)
             sink.report(self.name, failure.state, f"{failure.reason} (retrying in {delay:.0f} s)")
@@ -614,13 +693,26 @@ class SshSource(BaseSource):
 
     async def _stream(self, sink) -> None:
         self._conn = await self.connector.connect(self.host, self.user, self.port)
+        # connected: the sampler's first frame comes within the connect timeout, or the
+        # node is down saying so (a node that connects and never writes is not `connecting`)
+        wait_s, started = self.connector.settings.connect_timeout_s, time.monotonic()
         session = self.session_class(self, sink)
         self._session = session
         detail = self.detail
         command = sampler_command(sink.interval_s, detail=detail)
-        self._channel, _ = await self._conn.create_session(lambda: session, command, encoding=None)
+        try:
+            self._channel, _ = await asyncio.wait_for(
+                self._conn.create_session(lambda: session, command, encoding=None), timeout=wait_s)
+        except asyncio.TimeoutError:
+            raise Failure(NodeState.DOWN, f"no first sample in {wait_s:g} s (the session did not open)") from None
         if self.detail != detail:  # changed while the channel opened
             self._tell(b"d 1\n" if self.detail else b"d 0\n")
+        if not session.first.done() and not session.ended.done():
+            left_s = max(0.0, wait_s - (time.monotonic() - started))
+            done, _ = await asyncio.wait((session.first, session.ended), timeout=left_s,
+                                         return_when=asyncio.FIRST_COMPLETED)
+            if not done:
+                raise Failure(NodeState.DOWN, f"no first sample in {wait_s:g} s")
         failure = await session.ended
         if failure is not None:
             raise failure

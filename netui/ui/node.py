@@ -21,6 +21,7 @@ from netui.ui.status import StatusBar
 from netui.ui.timeline import Timeline
 
 WIDE = 120  # from this width the panels sit in two columns
+IFACES_SHOWN = 32  # interface panels at most (each has a chart); the rest are counted below them
 
 
 class NodeScreen(Screen):
@@ -39,6 +40,7 @@ class NodeScreen(Screen):
         yield Static(id="node-head")
         with VerticalScroll(id="node-body"):
             yield Grid(id="ifaces")
+            yield Static(id="ifaces-more")
             yield Grid(id="ports")
             with Grid(id="host-panels"):
                 yield CpuPanel(id="cpu")
@@ -100,9 +102,10 @@ class NodeScreen(Screen):
         if node.sample and node.sample.fabric and node.sample.fabric.ports:
             head.append(f"   RDMA RX {units.bits_per_s(s.rdma_rx_bytes_per_s, as_bytes=app.grid_options.as_bytes)}"
                         f"  TX {units.bits_per_s(s.rdma_tx_bytes_per_s, as_bytes=app.grid_options.as_bytes)}")
+        shown = self.shown_interfaces()
         hidden = 0
         if node.sample:
-            hidden = len(node.sample.interfaces) - len(self.shown_interfaces())
+            hidden = len(node.sample.interfaces) - len(shown)
         if hidden:
             head.append(f"   ({hidden} hidden: a shows all)", style="dim")
         placed = app.monitor.fleet.placement(node.name)  # type: ignore[attr-defined]
@@ -123,7 +126,13 @@ class NodeScreen(Screen):
             head.append(f"\n! {reason}", style=styles[node.health.level])
         self.query_one("#node-head", Static).update(head)
 
-        wanted = self.shown_interfaces()
+        wanted = shown
+        more = len(wanted) - IFACES_SHOWN
+        more_line = self.query_one("#ifaces-more", Static)
+        more_line.display = more > 0
+        if more > 0:
+            wanted = wanted[:IFACES_SHOWN]
+            more_line.update(Text(f"… and {more:,} more interfaces (the first {IFACES_SHOWN} are shown)", style="dim"))
         box = self.query_one("#ifaces", Grid)
         box.set_class(len(wanted) == 1, "-single")
         if wanted != self._ifaces:
