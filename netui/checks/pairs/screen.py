@@ -259,8 +259,10 @@ class MatrixScreen(Screen):
         what = f"{len(self.nodes)} nodes" if self.matrix else f"{self.nodes[0]} → {self.nodes[1]}"
         how = DIRECTION_LABELS[s.direction]
         if self.matrix and s.direction == BOTH_WAYS:
+            # a finished run says what ran (a saved one from before the shift pattern: pairs)
+            ran = getattr(report, "pattern", None) or s.pattern_used(self.matrix)
             how += ", one at a time" if s.one_at_a_time else (
-                ", shift pattern" if s.pattern_used(self.matrix) == SHIFT else ", disjoint pairs")
+                ", shift pattern" if ran == SHIFT else ", disjoint pairs")
         retests = ""
         if isinstance(report, PairTestReport) and report.retests_total:
             retests = f" · {len(report.retests)} of {report.retests_total} retests"
