@@ -4,10 +4,15 @@ over it: real SSH packets, both ways."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import asyncssh
+
+from netui.collectors.ssh import SshConnector, SshSettings, SshSource
+from netui.engine.monitor import Monitor
 
 from tests.bench.fake_fleet import write_keys
 
@@ -71,3 +76,24 @@ async def round_trips(conn: asyncssh.SSHClientConnection, count: int = 20, size:
         proc.close()
         await proc.wait_closed()
     return got
+
+
+async def watch_scenarios(config: Path, scenarios: list[str], until, *, interval_s: float = 0.2,
+                          connect_timeout_s: float = 5, timeout_s: float = 60.0) -> Monitor:
+    """A live Monitor of one SSH node per scenario on ``loopback_ssh_server``'s config (the
+    scenario is the login name: ``user`` overrides the config's User), run until ``until(monitor)``
+    or ``timeout_s``; closed before it is returned (a failed retry waits 60 s: never during a test)."""
+    connector = SshConnector(SshSettings(config_paths=[str(config)], connect_timeout_s=connect_timeout_s,
+                                         backoff_first_s=60, backoff_max_s=60))
+    sources = [SshSource(s, "127.0.0.1", connector, user=s) for s in scenarios]
+    monitor = Monitor(sources, interval_s=interval_s, history_s=30, connector=connector)
+    task = asyncio.ensure_future(monitor.run())
+    try:
+        deadline = time.monotonic() + timeout_s
+        while not until(monitor) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        return monitor
+    finally:
+        await asyncio.wait_for(monitor.close(), timeout=15)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)

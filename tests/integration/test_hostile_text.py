@@ -15,17 +15,16 @@ import asyncio
 import copy
 import json
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from aiohttp import web
 
 from netui.cli.watch import _text_report
-from netui.collectors.ssh import SshConnector, SshSettings, SshSource
 from netui.engine.document import fleet_document
 from netui.engine.monitor import Monitor
 from netui.model.node import NodeState
+from tests.echo_ssh import watch_scenarios
 from tests.hostile_text import HOSTILE, HOSTILE_LINE, VISIBLE, hostile_ssh_server, hostile_tree, leaked
 
 DATA = Path(__file__).parents[1] / "data"
@@ -77,20 +76,7 @@ async def hostile_ssh(tmp_path):
 
 
 async def watched(config: Path, scenarios: list[str], until, timeout_s: float = 30) -> Monitor:
-    connector = SshConnector(SshSettings(config_paths=[str(config)], connect_timeout_s=10,
-                                         backoff_first_s=60, backoff_max_s=60))
-    monitor = Monitor([SshSource(s, "127.0.0.1", connector, user=s) for s in scenarios], interval_s=0.2,
-                      history_s=30, connector=connector)
-    task = asyncio.ensure_future(monitor.run())
-    try:
-        deadline = time.monotonic() + timeout_s
-        while not until(monitor) and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
-        return monitor
-    finally:
-        await asyncio.wait_for(monitor.close(), timeout=10)
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+    return await watch_scenarios(config, scenarios, until, connect_timeout_s=10, timeout_s=timeout_s)
 
 
 @pytest.mark.slow

@@ -18,10 +18,9 @@ import pytest
 
 from netui.collectors.frames import encode_fields
 MAX_IFACES = 4096  # protocol.MAX_IFACES, the cap these tests check
-from netui.collectors.ssh import SshConnector, SshSettings, SshSource
 from netui.engine.monitor import Monitor
 from netui.model.node import NodeState
-from tests.echo_ssh import loopback_ssh_server
+from tests.echo_ssh import loopback_ssh_server, watch_scenarios
 
 pytestmark = pytest.mark.slow
 
@@ -101,20 +100,8 @@ async def server(tmp_path):
 
 async def watch(config, scenarios: list[str], until, *, interval_s: float = 0.2, connect_timeout_s: float = 5,
                 timeout_s: float = 60.0) -> Monitor:
-    connector = SshConnector(SshSettings(config_paths=[str(config)], connect_timeout_s=connect_timeout_s,
-                                         backoff_first_s=60, backoff_max_s=60))
-    sources = [SshSource(s, "127.0.0.1", connector, user=s) for s in scenarios]
-    monitor = Monitor(sources, interval_s=interval_s, history_s=30, connector=connector)
-    task = asyncio.ensure_future(monitor.run())
-    try:
-        deadline = time.monotonic() + timeout_s
-        while not until(monitor) and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
-        return monitor
-    finally:
-        await asyncio.wait_for(monitor.close(), timeout=15)
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+    return await watch_scenarios(config, scenarios, until, interval_s=interval_s,
+                                 connect_timeout_s=connect_timeout_s, timeout_s=timeout_s)
 
 
 def failed(m: Monitor, name: str) -> bool:

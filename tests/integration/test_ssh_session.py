@@ -21,7 +21,7 @@ from netui.collectors.ssh import SshConnector, SshSettings, SshSource
 from netui.engine.monitor import Monitor
 from netui.model.node import NodeState
 from tests.bench.fake_fleet import NodeFrames, node_name, write_client_files, write_keys
-from tests.echo_ssh import loopback_ssh_server
+from tests.echo_ssh import loopback_ssh_server, watch_scenarios
 
 FRAMES = NodeFrames()
 
@@ -82,21 +82,7 @@ async def server(tmp_path):
 
 
 async def run_scenarios(config, scenarios: list[str], until, timeout_s: float = 10.0) -> Monitor:
-    connector = SshConnector(SshSettings(config_paths=[str(config)], connect_timeout_s=5,
-                                         backoff_first_s=60, backoff_max_s=60))
-    # the scenario is the login name: ``user`` overrides the config's User
-    sources = [SshSource(s, "127.0.0.1", connector, user=s) for s in scenarios]
-    monitor = Monitor(sources, interval_s=0.2, history_s=30, connector=connector)
-    task = asyncio.ensure_future(monitor.run())
-    try:
-        deadline = time.monotonic() + timeout_s
-        while not until(monitor) and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
-        return monitor
-    finally:
-        await asyncio.wait_for(monitor.close(), timeout=10)
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+    return await watch_scenarios(config, scenarios, until, timeout_s=timeout_s)
 
 
 async def test_no_compression_even_when_ssh_config_asks_for_it(server):
