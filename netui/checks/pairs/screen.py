@@ -260,7 +260,7 @@ class MatrixScreen(Screen):
         how = DIRECTION_LABELS[s.direction]
         if self.matrix and s.direction == BOTH_WAYS:
             # a finished run says what ran (a saved one from before the shift pattern: pairs)
-            ran = getattr(report, "pattern", None) or s.pattern_used(self.matrix)
+            ran = report.pattern if isinstance(report, PairTestReport) else s.pattern_used(self.matrix)
             how += ", one at a time" if s.one_at_a_time else (
                 ", shift pattern" if ran == SHIFT else ", disjoint pairs")
         retests = ""
