@@ -309,12 +309,14 @@ class LiveReader(TreeReader):
         eth, eth_mono = self._ethtool.read(ib) if ib else ({}, None)
         return sample_from_texts(texts, {}, wall_s=wall, mono_s=mono, interfaces=interfaces, problems=problems,
                                  ib_texts=ib,
-                                 ethtool_texts=eth, ethtool_mono_s=eth_mono, peers=self._read_peers())
+                                 ethtool_texts=eth, ethtool_mono_s=eth_mono,
+                                 peers=self._read_peers(texts.get("net/snmp")))
 
-    def _read_peers(self):
+    def _read_peers(self, snmp: str | bytes | None = None):
         """This host's TCP peers, by the remote sampler's own sock_diag code (collectors/peers.py),
         from the second sample on: the first frame waits for no import (the first reading is
-        a baseline anyway, its rates unknown)."""
+        a baseline anyway, its rates unknown). ``snmp``: /proc/net/snmp as read this sample
+        (a TCP connection opened since brings the next dump forward, as on a node)."""
         if self._peers is None:
             if not self._sampled:
                 self._sampled = True
@@ -322,7 +324,9 @@ class LiveReader(TreeReader):
             from netui.collectors.peers import LocalPeers
 
             self._peers = LocalPeers()
-        return self._peers.read(time.monotonic())
+        from netui.collectors.peers import tcp_opens
+
+        return self._peers.read(time.monotonic(), tcp_opens(snmp))
 
     def close(self) -> None:
         if self._peers is not None:

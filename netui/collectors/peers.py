@@ -68,6 +68,21 @@ def parse_peers(value: bytes) -> PeerSample:
     return PeerSample(mono, True, None, bool(flags & PEERS_CAPPED), sockets, seen, tuple(peers), tuple(local))
 
 
+def tcp_opens(snmp: str | bytes | None) -> int | None:
+    """ActiveOpens + PassiveOpens from /proc/net/snmp's Tcp lines (None: not there)."""
+    if snmp is None:
+        return None
+    text = snmp.decode("ascii", "replace") if isinstance(snmp, bytes) else snmp
+    rows = [line.split()[1:] for line in text.splitlines() if line.startswith("Tcp:")]
+    if len(rows) != 2 or len(rows[0]) != len(rows[1]):
+        return None
+    values = dict(zip(rows[0], rows[1]))
+    try:
+        return int(values["ActiveOpens"]) + int(values["PassiveOpens"])
+    except (KeyError, ValueError):
+        return None
+
+
 class LocalPeers:
     """This host's peers in local mode, read by the remote sampler's own code (``Peers``),
     in-process: the same dump, the same sums, the same field, the same parser."""
@@ -80,9 +95,11 @@ class LocalPeers:
                                     sampler.PEER_DISCOVER_S if discover_s is None else discover_s,
                                     share or sampler.PEER_SHARE)
 
-    def read(self, mono_s: float) -> PeerSample | None:
+    def read(self, mono_s: float, opens: int | None = None) -> PeerSample | None:
+        """A reading at ``mono_s``; ``opens``: the host's TCP opens (``tcp_opens``), which
+        bring the next dump forward when they grew."""
         try:
-            return parse_peers(self._peers.field(mono_s))
+            return parse_peers(self._peers.field(mono_s, opens))
         except (ParseError, OSError) as exc:  # never the node's error
             return PeerSample(mono_s, available=False, error=f"sock_diag: {exc}")
 

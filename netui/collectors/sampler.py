@@ -569,6 +569,9 @@ class Peers(object):
         self.compat = True  # the kernel takes TCPDIAG_GETSOCK (one walk for both families)
         self.known = None  # [(family, key)] of the last dump's sockets, read one by one until ...
         self.discover_due = 0.0  # ... the next dump
+        self.opens = None  # the node's TCP opens at the last dump: connections opened since ...
+        self.opens_last = None  # ... and no more since the frame before (the burst is over) ...
+        self.early_after = 0.0  # ... bring the next dump forward, once per discover_s at most
 
     def open(self):
         if self.sock is None:
@@ -680,11 +683,21 @@ class Peers(object):
         self.error = 0
         return out, False
 
-    def field(self, now):
+    def field(self, now, opens=None):
         """The "peers" field's value at ``now`` (CLOCK_MONOTONIC): a new reading when due,
         else the last one again. A dump is due every ``discover_s`` seconds (later when
         it costs more than ``share`` of that time); between, the known sockets one by one,
-        paced by their own cost the same way."""
+        paced by their own cost the same way. ``opens``: the kernel's TCP ActiveOpens +
+        PassiveOpens. Once they grew since the last dump and then held for a frame (a job's
+        connections open in a burst), the next dump comes at once, not at its time: new flows
+        are seen two frames after they open. At most one such dump every ``discover_s``, so
+        a node whose connections churn costs at most twice the periodic dumps."""
+        if opens is not None:
+            if (self.opens is not None and opens != self.opens and opens == self.opens_last
+                    and now >= self.early_after):
+                self.discover_due = min(self.discover_due, now)
+                self.early_after = now + self.discover_s
+            self.opens_last = opens
         if self.last is not None and now < self.due and now < self.discover_due:
             return self.last
         self.open()  # (not in the reading's cost: the first one imports socket)
@@ -699,12 +712,14 @@ class Peers(object):
         if socks is None:
             self.last = PEER_HEAD.pack(PEERS_UNAVAILABLE, 0, min(self.error, 65535), 0, 0, 0, 0, now)
             self.due = self.discover_due = now + LAYOUT_S  # tried again in a while
+            self.opens = opens
             self.known = None
             return self.last
         self.known = [(x[0], x[1]) for x in socks]
         self.last = self.aggregate(socks, capped, started, whole)
         paced = started + min(PEER_MAX_WAIT_S, (time.process_time() - cpu) / self.share)
         if dumped:
+            self.opens = opens
             self.discover_due = max(paced, started + self.discover_s)
             self.due = self.discover_due if len(self.known) > EXACT_MAX else started
         else:
@@ -804,6 +819,7 @@ class Sampler(object):
         # TcpExt names (the line without its prefix) -> (names kept, joined; their positions;
         # an itemgetter of them; the number of names): see tcp_table
         self.tcpext_cut = {}
+        self.tcp_opens = None  # TCP ActiveOpens + PassiveOpens at the last frame (None: unknown)
         self.sums = {}  # name -> running sum (see add_u32)
         self.last_cols = {}  # "stat": (mono, cpus, softirq, total); "softirqs"/"softnet": (cpus, columns)
         self.irq_from_stat = False  # this frame's NET_RX/NET_TX sums came from /proc/stat's softirq line
@@ -905,6 +921,8 @@ class Sampler(object):
         kept = cut[2](values)
         try:
             t = array.array("q", map(int, tv))
+            if tn[4:6] == [b"ActiveOpens", b"PassiveOpens"]:
+                self.tcp_opens = t[4] + t[5]  # a new connection: the peers' next dump is due
             e = array.array("Q", map(int, kept) if len(cut[1]) > 1 else (int(kept),))
         except (ValueError, OverflowError):
             return None
@@ -1281,7 +1299,7 @@ class Sampler(object):
                 out += records
         self.infiniband(out)
         if self.peers is not None:
-            out += [b"peers", self.peers.field(now)]
+            out += [b"peers", self.peers.field(now, self.tcp_opens)]
         payload = pack_fields(out)
         return MAGIC + b"%d\n" % len(payload) + payload
 

@@ -46,7 +46,8 @@ def victims_of(found: Iterable[Straggler], culprits: Iterable[str] = (), rules: 
     """The victims among one interval's stragglers ``found``: node → the culprits it is
     slowed by (sorted by name). ``culprits``: nodes known to be at fault besides those found
     slow both ways this interval (slow links, pair-test suspects, stragglers held). ``peers``:
-    per-peer flows in bytes/s (``Flows``); a node they cover is judged by them alone."""
+    per-peer flows in bytes/s (``Flows``); a node whose slow flows they show is judged by
+    them, a node they do not cover (or whose flows show nothing slow yet) by direction."""
     rules = rules or StragglerRules()
     found = list(found)
     if not rules.victims or not found:
@@ -54,29 +55,52 @@ def victims_of(found: Iterable[Straggler], culprits: Iterable[str] = (), rules: 
     known = set(culprits)
     blamed = known | {s.node for s in found if s.both_ways}
     out: dict[str, tuple[str, ...]] = {}
-    reference = _flow_medians(peers) if peers else None
+    reference = _flow_medians(peers, rules) if peers else None
+    by_flows: dict[str, set[str]] = {}  # the peers of each slow node's slow flows, where known
+    for s in found:
+        flows = peers.get(s.node) if peers else None
+        if flows is not None and reference is not None and s.slow:
+            by = _slow_flows_with(s, flows, reference, rules)
+            if by:
+                by_flows[s.node] = by
     for s in found:
         if s.node in known or not s.slow:
             continue
-        flows = peers.get(s.node) if peers else None
-        if flows is not None and reference is not None:
-            by = _slow_flows_with(s, flows, reference, rules)
-            if by and by <= blamed - {s.node}:
+        by = by_flows.get(s.node)
+        if by is not None:
+            if by <= blamed - {s.node}:
                 out[s.node] = tuple(sorted(by))
         elif blamed and s.two_way and not s.both_ways and s.node not in blamed:
             out[s.node] = tuple(sorted(blamed))
-    # no culprit for it: a receiver starved by a slow sender, slow in RX only at the rate a
-    # node slow in TX only sends (within 20 %: one flow seen at its two ends); the sender is
-    # the cause, as its own link is what a tbf or a bad port slows first
-    senders = [s for s in found if s.slow in (("tx",), ("rdma_tx",)) and s.node not in out]
+    # no culprit for it: a receiver starved by a slow sender, slow in RX only from a node slow
+    # in TX only; the sender is the cause, as its own link is what a tbf or a bad port slows
+    # first. With flows, every slow flow it receives comes from such a sender; without, the
+    # rates match (within 20 %: one flow seen at its two ends)
+    senders = {s.node: s for s in found if s.slow in (("tx",), ("rdma_tx",)) and s.node not in out}
     for s in found if senders else ():
         if s.node in out or s.node in known or s.slow not in (("rx",), ("rdma_rx",)):
             continue
-        if peers and s.node in peers:
-            continue  # the flows said
-        by = {t.node for t in senders if t.slow[0][:-2] == s.slow[0][:-2] and t.node != s.node
+        flows_by = by_flows.get(s.node)
+        if flows_by is not None:
+            if all(p in senders and senders[p].slow[0] == "tx" for p in flows_by) and s.slow[0] == "rx":
+                out[s.node] = tuple(sorted(flows_by))
+            continue
+        if peers and s.node in peers and s.slow[0] == "rx":
+            continue  # the flows said nothing slow: not matched by rate either
+        by = {t.node for t in senders.values() if t.slow[0][:-2] == s.slow[0][:-2] and t.node != s.node
               and _same_flow(t.value, s.value)}
         if by:
+            out[s.node] = tuple(sorted(by))
+    # retransmits only (no slow direction): a sender into a culprit's congested link
+    # retransmits; with flows, a node whose retransmits are all on flows with culprits is
+    # their victim. Without flows nothing says where they go: it stays a straggler
+    causes = blamed | {c for by in out.values() for c in by}
+    for s in found if peers and causes else ():
+        if s.slow or s.node in out or s.node in known or s.metric != "retrans":
+            continue
+        flows = peers.get(s.node)
+        by = _retransmitting_with(flows) if flows is not None else set()
+        if by and by <= causes - {s.node}:
             out[s.node] = tuple(sorted(by))
     return out
 
@@ -86,17 +110,25 @@ def _same_flow(a: float, b: float) -> bool:
     return a > 0 and b > 0 and max(a, b) <= 1.25 * min(a, b)
 
 
-def _flow_medians(peers: Flows) -> tuple[float, float]:
+def _carries(flow: tuple, i: int, rules: StragglerRules) -> bool:
+    """Whether a flow carries data in direction ``i`` (0 TX, 1 RX): some, and at least
+    ``symmetric_ratio`` of the other way (else it is only the ACKs of the other way's data)."""
+    v, other = flow[i], flow[1 - i]
+    return v is not None and v > 0 and (other is None or v >= rules.symmetric_ratio * other)
+
+
+def _flow_medians(peers: Flows, rules: StragglerRules) -> tuple[float, float]:
     """The median flow that carries data, TX and RX (bytes/s), over every node's peers."""
-    tx = [f[0] for flows in peers.values() for f in flows.values() if f[0] is not None and f[0] > 0]
-    rx = [f[1] for flows in peers.values() for f in flows.values() if f[1] is not None and f[1] > 0]
+    tx = [f[0] for flows in peers.values() for f in flows.values() if _carries(f, 0, rules)]
+    rx = [f[1] for flows in peers.values() for f in flows.values() if _carries(f, 1, rules)]
     return (median(tx) if tx else 0.0, median(rx) if rx else 0.0)
 
 
 def _slow_flows_with(s: Straggler, flows: Mapping[str, tuple], reference: tuple[float, float],
                      rules: StragglerRules) -> set[str]:
-    """The peers with which node ``s.node`` has a slow flow in a direction it is slow in: under
-    ``slow_fraction`` of the median flow that way. A host-plane judgement (RDMA has no socket)."""
+    """The peers with which node ``s.node`` has a slow flow in a direction it is slow in: a
+    flow carrying data that way at under ``slow_fraction`` of the median flow that way. A
+    host-plane judgement (RDMA has no socket)."""
     out: set[str] = set()
     for metric in s.slow:
         i = _DIRECTION.get(metric)
@@ -104,9 +136,15 @@ def _slow_flows_with(s: Straggler, flows: Mapping[str, tuple], reference: tuple[
             continue
         bar = rules.slow_fraction * reference[i]
         for peer, flow in flows.items():
-            if flow[i] is not None and 0 < flow[i] < bar:
+            if _carries(flow, i, rules) and flow[i] < bar:
                 out.add(peer)
     return out
+
+
+def _retransmitting_with(flows: Mapping[str, tuple]) -> set[str]:
+    """The peers of a node's flows that retransmitted this interval (retransmits/s, the
+    fourth item of a ``PeerRates``)."""
+    return {peer for peer, flow in flows.items() if len(flow) > 3 and flow[3] is not None and flow[3] > 0}
 
 
 @dataclass

@@ -175,14 +175,18 @@ class Fleet:
         (model/blame.py), worst level first and, at one level, in the order they became one;
         the pair tests' suspects come after the nodes flagged by their traffic (whose reason
         then says that the pair test names them too). ``peers``: the nodes' per-peer flows,
-        which make the victim rule exact (``blame.Flows``)."""
+        which make the victim rule exact (``blame.Flows``); by default the flows between
+        watched nodes at their last readings (``peer_flows``)."""
         slow = slower_links(self.nodes.values())
         if advance:
             held = self._held
             held.rules = self.straggler_rules
             culprits = set(slow)
             culprits.update(self.pair_suspects)
-            held.update(find_stragglers(self.nodes.values(), self.straggler_rules), culprits, peers)
+            found = find_stragglers(self.nodes.values(), self.straggler_rules)
+            if peers is None and found:  # (the flows are only read when someone is slow)
+                peers = self.peer_flows()
+            held.update(found, culprits, peers)
         live, victims = self._held.stragglers, self._held.victims
         named = {s.node for s in live}
         stragglers = [

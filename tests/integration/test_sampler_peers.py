@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import threading
+import time
 
 import pytest
 
@@ -113,3 +114,40 @@ def test_local_mode_samples_carry_peers_from_the_second_on():
         reader.close()
     assert first.peers is None  # (the first frame imports nothing more)
     assert second.peers is not None and second.peers.available
+
+
+def test_a_connection_opened_brings_the_next_dump_forward():
+    """Dumps are minutes apart here (discover_s): a flow opened after the first is found
+    once the node's TCP opens grew and then held for a frame (the burst of a job's
+    connections is over), and not while they stay (the known sockets only)."""
+    socks: list = []
+    readers = [LocalPeers(loopback=True, discover_s=1e6, share=1.0) for _ in range(2)]
+    try:
+        for r in readers:
+            r.read(time.monotonic(), 100)
+        socks, _ = flow()
+        bursting = readers[1].read(time.monotonic(), 103)  # (still opening: no dump yet)
+        same, grown = readers[0].read(time.monotonic(), 100), readers[1].read(time.monotonic(), 103)
+        again = readers[1].read(time.monotonic(), 110)  # (once per discover_s: no second dump)
+    finally:
+        for r in readers:
+            r.close()
+        for s in socks:
+            s.close()
+    assert peer(same, "127.0.0.1") is None and peer(bursting, "127.0.0.1") is None  # unknown
+    assert again.mono_s > grown.mono_s  # (read again: the known sockets one by one)
+    found = peer(grown, "127.0.0.1")  # (its bytes count from this reading on)
+    assert found is not None and found.sockets >= 2
+
+
+def test_tcp_opens_reads_both_counters_of_proc_net_snmp():
+    from netui.collectors.peers import tcp_opens
+
+    text = ("Ip: Forwarding DefaultTTL\nIp: 1 64\n"
+            "Tcp: RtoAlgorithm RtoMin RtoMax MaxConn ActiveOpens PassiveOpens AttemptFails\n"
+            "Tcp: 1 200 120000 -1 7 5 0\n")
+    assert tcp_opens(text) == 12 and tcp_opens(text.encode()) == 12
+    assert tcp_opens(None) is None and tcp_opens("Tcp: ActiveOpens\nTcp: x\n") is None
+    assert tcp_opens("Ip: 1\n") is None
+    with open("/proc/net/snmp") as f:  # this host's, as the kernel writes it
+        assert isinstance(tcp_opens(f.read()), int)

@@ -5,7 +5,8 @@ real, bounded iperf3 traffic, asserting over every tick after the third.
   shaped with tc tbf (what it sends, or both ways as a port trained down), the others capped
   by iperf3 (-b) so that veth's spurious retransmits stay away (lab-notes.md): the shaped
   node is named in at least 95 % of the ticks, its two neighbours never as stragglers (the
-  ones it slows are its victims), the named node changes at most once.
+  ones it slows are its victims, through their flows: the five flows show between the
+  watched nodes), the named node changes at most once.
 - An idle fleet and a uniformly busy one: nobody is named.
 
 Each scenario lasts about 30 s of traffic; every iperf3 is bounded by -t and killed, and the
@@ -46,6 +47,9 @@ class Ticks:
     stragglers: list[list[str]] = field(default_factory=list)
     victims: list[dict[str, tuple[str, ...]]] = field(default_factory=list)
     reasons: list[list[str]] = field(default_factory=list)
+    # the flows between watched nodes that carry data (sender, receiver), as the peer matrix
+    # shows them: a flow seen at its sender's end
+    flows: list[set[tuple[str, str]]] = field(default_factory=list)
 
     def changes(self) -> int:
         return sum(1 for a, b in zip(self.first, self.first[1:]) if a != b)
@@ -94,6 +98,8 @@ async def watch(lab, *, traffic: bool, seconds: int = TRAFFIC_S) -> Ticks:
         out.stragglers.append([s.node for s in f.stragglers])
         out.victims.append({s.node: s.slowed_by for s in f.victims})
         out.reasons.append([s.reason for s in f.stragglers])
+        out.flows.append({(a, b) for a, peers in f.peer_flows().items() for b, r in peers.items()
+                          if (r.tx_bytes_per_s or 0) * 8 > 50e6})
 
     m.on_update = on_update
     task = await started(m)
@@ -152,6 +158,10 @@ async def test_a_ring_with_one_shaped_link_names_that_node_and_never_its_neighbo
         marked = sum(1 for v in ticks.victims if v.get(victim) == ("node3",))
         assert marked >= 0.9 * n, f"{victim} slowed by node3 in {marked} of {n} ticks\n{ticks.story()}"
     assert all(v.get("node2") in (None, ("node3",)) for v in ticks.victims), ticks.story()
+    # the peer matrix shows the ring's five flows (what makes the victim rule exact)
+    ring = {(f"node{i}", f"node{i % 5 + 1}") for i in range(1, 6)}
+    whole = sum(1 for flows in ticks.flows if flows == ring)
+    assert whole >= 0.9 * n, f"the ring's five flows in {whole} of {n} ticks: {ticks.flows}"
 
 
 async def test_a_uniformly_busy_ring_names_nobody(make_lab):

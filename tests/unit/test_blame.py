@@ -97,6 +97,50 @@ def test_per_peer_flows_make_the_victim_rule_exact():
     assert victims_of([slow("acc3", "tx", "rx"), slow("acc9", "rx")], peers=peers) == {"acc9": ("acc3",)}
 
 
+
+def test_with_flows_only_the_direction_a_flow_carries_data_counts():
+    """A ring as sock_diag sees it: each node's flow to the next carries data, the one from
+    the one before carries data in; the other way of each is only ACKs (2 %), never a slow
+    flow. acc3 sends at 150 Mbit/s, so acc4 receives slowly from acc3 alone."""
+    mb = 1e6 / 8
+    names = ["acc1", "acc2", "acc3", "acc4", "acc5"]
+    rate = {"acc3": 150 * mb}
+    peers: dict = {n: {} for n in names}
+    for i, n in enumerate(names):
+        nxt = names[(i + 1) % 5]
+        data = rate.get(n, 1000 * mb)
+        peers[n][nxt] = (data, 0.02 * data)  # (TX, RX) of n's flow with nxt
+        peers[nxt][n] = (0.02 * data, data)
+    found = [slow("acc3", "tx", value=150), slow("acc4", "rx", value=150)]
+    assert victims_of(found, peers=peers) == {"acc4": ("acc3",)}
+    # a receiver slow from a node that is not slow sending is no victim of it
+    assert victims_of([slow("acc4", "rx", value=150)], peers=peers) == {}
+    # acc4 slow receiving from acc3 while acc3 is known at fault (held, a slow link)
+    assert victims_of([slow("acc4", "rx", value=150)], {"acc3"}, peers=peers) == {"acc4": ("acc3",)}
+
+
+def retransmits(node: str) -> Straggler:
+    return Straggler(node, "retrans", 0.0013, 0.0, f"{node}: TCP retransmits", "", (), False)
+
+
+def test_retransmits_all_on_flows_with_the_culprit_make_a_victim_of_it():
+    mb = 1e6 / 8
+    # (TX, RX, RTT, retransmits/s, sockets) as PeerRates
+    peers = {"acc2": {"acc3": (400 * mb, 8 * mb, 0.002, 35.0, 1), "acc1": (20 * mb, 1000 * mb, 0.0001, 0.0, 1)},
+             "acc3": {"acc4": (150 * mb, 3 * mb, 0.05, 0.0, 1), "acc2": (8 * mb, 400 * mb, 0.0001, 0.0, 1)},
+             "acc4": {"acc3": (3 * mb, 150 * mb, 0.0001, 0.0, 1)},
+             "acc6": {"acc5": (1000 * mb, 20 * mb, 0.0001, 50.0, 1)}}
+    found = [slow("acc3", "tx", value=150 * mb), slow("acc4", "rx", value=150 * mb), retransmits("acc2")]
+    assert victims_of(found, peers=peers) == {"acc4": ("acc3",), "acc2": ("acc3",)}
+    # retransmits to a node that is no culprit are the node's own (a lossy link of its own)
+    assert victims_of(found + [retransmits("acc6")], peers=peers)["acc2"] == ("acc3",)
+    assert "acc6" not in victims_of(found + [retransmits("acc6")], peers=peers)
+    # no culprit, or no flows that say where the retransmits go: a straggler
+    assert victims_of([retransmits("acc2")], peers=peers) == {}
+    assert "acc2" not in victims_of(found, {"acc3"})
+    peers["acc2"] = {"acc3": (400 * mb, 8 * mb, 0.002, 0.0, 1)}  # (they went on a socket since closed)
+    assert "acc2" not in victims_of(found, peers=peers)
+
 def test_a_ring_with_one_shaped_node_names_it_alone_and_marks_its_neighbours():
     fleet = fleet_of(ring())
     assert tick(fleet, ring()) == []  # one interval is no straggler yet
