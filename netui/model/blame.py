@@ -17,7 +17,8 @@ answer one can act on:
   nodes stay stragglers, the sender first.
 - **The hold.** A node becomes a straggler once it has been one in ``flag_intervals`` of the
   last ``window_intervals`` intervals and stops after ``clear_intervals`` clean intervals in
-  a row (an interval as a victim is clean). The count is the node's, not its rule's: TX one
+  a row (an interval as a victim is clean; ``flag_intervals`` in a row as a victim end it
+  sooner: what slows it is known). The count is the node's, not its rule's: TX one
   second and RX the next are two intervals of the same straggler. Victims are held alike.
   Stragglers keep the order in which they became one, so the first one stays first while its
   cause lasts.
@@ -53,6 +54,8 @@ def victims_of(found: Iterable[Straggler], culprits: Iterable[str] = (), rules: 
     if not rules.victims or not found:
         return {}
     known = set(culprits)
+    lossy = lossy_links(peers, {s.node for s in found}, rules) if peers else {}
+    known |= lossy.keys()  # a link that loses is a culprit as a slow link is
     blamed = known | {s.node for s in found if s.both_ways}
     out: dict[str, tuple[str, ...]] = {}
     reference = _flow_medians(peers, rules) if peers else None
@@ -103,6 +106,61 @@ def victims_of(found: Iterable[Straggler], culprits: Iterable[str] = (), rules: 
         if by and by <= causes - {s.node}:
             out[s.node] = tuple(sorted(by))
     return out
+
+
+SEGMENT_BYTES = 1448  # a TCP segment's payload on a 1500-byte MTU: a flow's bytes/s → segments/s
+
+
+LOSSY_MARGIN = 1.25  # a link named by votes has this many times those of each link beside it
+
+
+def lossy_links(peers: Flows, flagged: Iterable[str], rules: StragglerRules | None = None
+                ) -> dict[str, tuple[tuple[str, str], ...]]:
+    """The nodes whose own link the retransmitting flows have in common: node → those flows
+    (sender, receiver), sorted. A flow between watched nodes retransmits when its sender's
+    retransmits reach ``min_retrans_ratio`` of the segments it sends; each such flow votes
+    for the links at its two ends with that ratio (as fault-localization systems vote along a
+    flow's path, the flows that lose most weigh most). A node among ``flagged`` (found this
+    interval) is named when at least two flows vote for its link and its votes are
+    ``LOSSY_MARGIN`` times those of every node it shares one with: one flow, or a near tie,
+    says nothing of which link loses, and neither do flows whose rates are not known yet
+    (the first reading of a new flow): the node or a partner with one is not named."""
+    rules = rules or StragglerRules()
+    flows: dict[tuple[str, str], float] = {}
+    unknown = set()  # nodes with a flow whose rates are not known yet (new, or a counter reset)
+    for a, fl in peers.items():
+        for b, f in fl.items():
+            if f[0] is None or (len(f) > 3 and f[3] is None):
+                unknown.add(a)
+            elif len(f) > 3 and f[3] > 0 and f[0]:
+                ratio = f[3] / (f[0] / SEGMENT_BYTES)
+                if ratio >= rules.min_retrans_ratio:
+                    flows[a, b] = ratio
+    if len(flows) < 2:
+        return {}
+    votes: dict[str, float] = {}
+    count: dict[str, int] = {}
+    for (a, b), ratio in flows.items():
+        for end in (a, b):
+            votes[end] = votes.get(end, 0.0) + ratio
+            count[end] = count.get(end, 0) + 1
+    out = {}
+    for node in set(flagged):
+        if count.get(node, 0) < 2 or node in unknown:
+            continue
+        through = [f for f in flows if node in f]
+        partners = {b if a == node else a for a, b in through}
+        if partners & unknown:
+            continue  # a flow beside it not read yet may be what decides (a job just started)
+        if all(votes[node] >= LOSSY_MARGIN * votes[p] for p in partners):
+            out[node] = tuple(sorted(through))
+    return out
+
+
+def lossy_reason(through: tuple[tuple[str, str], ...]) -> str:
+    """What a lossy link's straggler adds to its reason: the flows that name it."""
+    shown = ", ".join(f"{a}→{b}" for a, b in through[:4]) + (" …" if len(through) > 4 else "")
+    return f"; its link is what the {len(through)} retransmitting flows {shown} have in common"
 
 
 def _same_flow(a: float, b: float) -> bool:
@@ -160,9 +218,12 @@ class _Track:
     onset: tuple[int, int] = (0, 0)  # when it became a straggler (the order of the stragglers)
     culprit_window: list[bool] = field(default_factory=list)  # a culprit (below), the same intervals
     culprit: int = 0  # intervals of the window in which it was slow both ways or slowed another
-    blamed: bool = False  # a straggler slow both ways while held: a culprit until it stops
+    blamed: bool = False  # held, and a culprit in an interval of the window
     last: Straggler | None = None  # its latest finding as a straggler
     last_victim: Straggler | None = None  # its latest finding as a victim (with slowed_by)
+    slowed_run: int = 0  # intervals in a row as a victim
+    lossy: tuple = ()  # the retransmitting flows that named its link (lossy_links), ...
+    lossy_at: int = -1_000_000  # ... at this interval: said while within the window
 
     def idle(self) -> bool:
         return not (self.held or self.held_victim or any(self.flagged) or any(self.victim))
@@ -198,12 +259,20 @@ class HeldStragglers:
         known = set(culprits) | {name for name, t in tracks.items() if t.blamed}
         slowed = victims_of(found, known, rules, peers)
         causes = {c for by in slowed.values() for c in by}
+        lossy = lossy_links(peers, {s.node for s in found}, rules) if peers and rules.victims else {}
         now = {s.node: s for s in found}
         rank = {name: i for i, name in enumerate(now)}  # this interval's worst first
         for name in now:
             if name not in tracks:
                 tracks[name] = _Track()
         self._ticks += 1
+        for name, through in lossy.items():
+            tracks[name].lossy, tracks[name].lossy_at = through, self._ticks
+        for name, s in now.items():  # a lossy link says so while within the window (a reading
+            t = tracks[name]  # whose flows fell under the bar, or missed it, changes nothing)
+            if t.lossy and self._ticks - t.lossy_at < n:
+                now[name] = replace(s, reason=s.reason + lossy_reason(t.lossy),
+                                    headline=s.headline.replace(": ", "'s link: ", 1))
         for name, t in list(tracks.items()):
             s = now.get(name)
             by = slowed.get(name)
@@ -211,23 +280,29 @@ class HeldStragglers:
             flagged = _push(t.flagged, straggler, n)
             _push(t.victim, by is not None, n)
             # a culprit this interval: slow both ways, or the cause of another's slowness
-            t.culprit = _push(t.culprit_window, s is not None and (s.both_ways or name in causes), n)
+            culprit = s is not None and (s.both_ways or name in causes or name in lossy)
+            t.culprit = _push(t.culprit_window, culprit, n)
             if straggler:
                 t.last, t.clean = s, 0
             else:
                 t.clean += 1
             if by is not None:
                 t.last_victim, t.unslowed = replace(s, slowed_by=by), 0
+                t.slowed_run += 1
             else:
                 t.unslowed += 1
+                t.slowed_run = 0
             if not t.held and flagged >= k:
                 t.held = True
                 # in the order they became stragglers; at one interval, that interval's order
                 t.onset = (self._ticks, rank.get(name, len(rank)))
-            elif t.held and t.clean >= m:
+            elif t.held and (t.clean >= m or t.slowed_run >= k):
+                # clean long enough, or a victim k intervals in a row: what slows it is known
+                # (as when its flows are first read, a few intervals after they opened)
                 t.held = t.blamed = False
-            if t.held and t.culprit:
-                t.blamed = True
+            # a culprit while held and a culprit in the window: a name the flows moved to
+            # another node (a job's flows read one by one as they open) is not kept
+            t.blamed = t.held and t.culprit > 0
             victim_count = sum(t.victim)
             if not t.held_victim and victim_count >= k:
                 t.held_victim = True

@@ -209,3 +209,49 @@ def test_a_recording_of_the_ring_exported_as_json_names_the_culprit_and_never_it
     # the events: node3 flagged once, and nobody else
     flagged = [e["node"] for e in doc["events"] if e["type"] == "straggler" and e.get("flagged")]
     assert flagged == ["node3"], (flagged, story)
+
+
+LOSS_PERCENT = 2  # the lossy link's loss, each way
+
+
+def lossy_link(lab, k: int, percent: int) -> None:
+    """node``k``'s link losing ``percent`` % of its TCP packets each way (nftables, no netem
+    here): dropped on their way into node k, and on their way into every other node from
+    node k (a packet dropped on its way out never left: TCP would count no retransmit).
+    The SSH sessions (port 22) are spared: the flows judged are the ring's. Segmentation and
+    receive offloads off on every node, so that a drop is one segment, not 64 KB of them."""
+    for node in lab.nodes:
+        node.exec(["ethtool", "-K", "eth0", "tso", "off", "gso", "off", "gro", "off"])
+        match = "" if node.k == k else f"ip saddr {lab.node(k).address} "
+        rules = ("table inet netui_loss {\n chain input {\n  type filter hook input priority 0; policy accept;\n"
+                 f"  {match}tcp dport != 22 tcp sport != 22 numgen random mod 100 < {percent} drop\n }}\n}}\n")
+        subprocess.run(["ip", "netns", "exec", node.namespace, "nft", "-f", "-"], input=rules, text=True,
+                       check=True, capture_output=True, timeout=10)
+
+
+def lossless(lab) -> None:
+    for node in lab.nodes:
+        subprocess.run(["ip", "netns", "exec", node.namespace, "nft", "delete", "table", "inet", "netui_loss"],
+                       capture_output=True, timeout=10)
+        node.exec(["ethtool", "-K", "eth0", "tso", "on", "gso", "on", "gro", "on"])
+
+
+@pytest.mark.skipif(shutil.which("nft") is None, reason="nft is not installed (tests/run.sh installs it)")
+async def test_a_ring_with_one_lossy_link_names_that_node_through_the_flows_that_cross_it(make_lab):
+    """node3's link loses 2 % each way under the ring: node2 (which sends into it) and node3
+    (which sends out of it) both retransmit; node3's link is the one both retransmitting
+    flows have in common, so node3 is named, with its flows, and node2 is slowed by it."""
+    lab = await asyncio.to_thread(make_lab, 5)
+    await asyncio.to_thread(lossy_link, lab, 3, LOSS_PERCENT)
+    try:
+        ticks = await watch(lab, traffic=True)
+    finally:
+        await asyncio.to_thread(lossless, lab)
+    n = len(ticks.first)
+    assert n >= TRAFFIC_S - SKIPPED_TICKS, ticks.story()
+    named = sum(1 for first in ticks.first if first == "node3")
+    assert named >= 0.9 * n, f"node3 named in {named} of {n} ticks\n{ticks.story()}"
+    others = [(i, s) for i, s in enumerate(ticks.stragglers) if set(s) - {"node3"}]
+    assert not others, f"another node named: {others}\n{ticks.story()}"
+    through = sum(1 for r in ticks.reasons if r and "retransmitting flows" in r[0])
+    assert through >= 0.9 * n, f"the flows named in {through} of {n} ticks\n{ticks.story()}"

@@ -232,3 +232,59 @@ def test_stragglers_named_in_one_interval_keep_that_intervals_order():
     held.update(found)
     for _ in range(3):
         assert [s.node for s in held.update(found)[0]] == ["n9", "n3", "n7", "n1", "n5"]
+
+
+def test_the_link_the_retransmitting_flows_have_in_common_is_named():
+    """A ring where node3's link loses: node2→node3 and node3→node4 retransmit (2 % of their
+    segments), the other flows do not. node3's link has two votes, its partners one each."""
+    from netui.model.blame import SEGMENT_BYTES, lossy_links
+
+    mb = 1e6 / 8
+    seg = 1000 * mb / SEGMENT_BYTES  # segments/s of a 1 Gbit/s flow
+
+    def ring(lossy: dict[tuple[str, str], float]) -> dict:
+        names = [f"acc{i}" for i in range(1, 6)]
+        peers: dict = {n: {} for n in names}
+        for i, a in enumerate(names):
+            b = names[(i + 1) % 5]
+            peers[a][b] = (1000 * mb, 20 * mb, 0.0001, lossy.get((a, b), 0.0) * seg, 1)
+            peers[b][a] = (20 * mb, 1000 * mb, 0.0001, 0.0, 1)
+        return peers
+
+    peers = ring({("acc2", "acc3"): 0.02, ("acc3", "acc4"): 0.02})
+    both = [retransmits("acc2"), retransmits("acc3")]
+    assert lossy_links(peers, ["acc2", "acc3"]) == {"acc3": (("acc2", "acc3"), ("acc3", "acc4"))}
+    assert victims_of(both, peers=peers) == {"acc2": ("acc3",)}
+    # named only among the nodes found: a link nobody was flagged for is no culprit
+    assert lossy_links(peers, ["acc2"]) == {}
+    # one retransmitting flow, or a tie, names no link (nothing says which end loses)
+    assert lossy_links(ring({("acc2", "acc3"): 0.02}), ["acc2", "acc3"]) == {}
+    tie = ring({("acc1", "acc2"): 0.02, ("acc2", "acc3"): 0.02, ("acc3", "acc4"): 0.02})
+    assert lossy_links(tie, ["acc2", "acc3"]) == {}
+    # the flows vote with what they lose: a neighbour's few retransmits elsewhere (a busy
+    # CPU's spurious ones) do not make a tie of it
+    noisy = ring({("acc1", "acc2"): 0.003, ("acc2", "acc3"): 0.02, ("acc3", "acc4"): 0.02})
+    assert lossy_links(noisy, ["acc2", "acc3"]) == {"acc3": (("acc2", "acc3"), ("acc3", "acc4"))}
+    # a flow's few spurious retransmits (under min_retrans_ratio of its segments) do not vote
+    assert lossy_links(ring({("acc2", "acc3"): 0.0005, ("acc3", "acc4"): 0.02}), ["acc2", "acc3"]) == {}
+    # held: node3 alone is the straggler, its reason names the flows; node2 is its victim
+    held = HeldStragglers()
+    for _ in range(3):
+        stragglers, victims = held.update(both, peers=peers)
+    assert [s.node for s in stragglers] == ["acc3"]
+    assert "acc2→acc3, acc3→acc4 have in common" in stragglers[0].reason
+    assert [(v.node, v.slowed_by) for v in victims] == [("acc2", ("acc3",))]
+    # flows read late (a few intervals after they opened): node2, held before they said who
+    # slows it, stops being a straggler once it has been a victim two intervals in a row
+    held = HeldStragglers()
+    for _ in range(2):
+        stragglers, _ = held.update(both)
+    assert [s.node for s in stragglers] == ["acc2", "acc3"] or [s.node for s in stragglers] == ["acc3", "acc2"]
+    stragglers, _ = held.update(both, peers=peers)
+    assert "acc2" in [s.node for s in stragglers]  # one interval is not yet enough
+    stragglers, victims = held.update(both, peers=peers)
+    assert [s.node for s in stragglers] == ["acc3"] and [v.node for v in victims] == ["acc2"]
+    # a flow not read yet beside a node (its first reading: rates unknown) names nobody
+    partial = ring({("acc1", "acc2"): 0.008, ("acc2", "acc3"): 0.02})
+    partial["acc3"]["acc4"] = (None, None, 0.0001, None, 1)
+    assert lossy_links(partial, ["acc2", "acc3"]) == {}
