@@ -467,6 +467,7 @@ PEER_SHARE = 0.0002
 PEER_MAX_WAIT_S = 60.0  # the longest a reading waits, whatever it costs
 EXACT_MAX = 128  # more known sockets than this: read one by one they cost about a dump (~8 µs each)
 EXACT_BATCH = 64
+EARLY_DUMPS = 2  # dumps brought forward by new connections, per PEER_DISCOVER_S at most
 
 
 def diag_bytecode():
@@ -569,9 +570,9 @@ class Peers(object):
         self.compat = True  # the kernel takes TCPDIAG_GETSOCK (one walk for both families)
         self.known = None  # [(family, key)] of the last dump's sockets, read one by one until ...
         self.discover_due = 0.0  # ... the next dump
-        self.opens = None  # the node's TCP opens at the last dump: connections opened since ...
-        self.opens_last = None  # ... and no more since the frame before (the burst is over) ...
-        self.early_after = 0.0  # ... bring the next dump forward, once per discover_s at most
+        self.opens = None  # the node's TCP opens at the last dump: connections opened since
+        self.early = 0  # bring the next dump forward, EARLY_DUMPS times per discover_s at most
+        self.early_from = 0.0  # (the time those dumps are counted from)
 
     def open(self):
         if self.sock is None:
@@ -688,16 +689,16 @@ class Peers(object):
         else the last one again. A dump is due every ``discover_s`` seconds (later when
         it costs more than ``share`` of that time); between, the known sockets one by one,
         paced by their own cost the same way. ``opens``: the kernel's TCP ActiveOpens +
-        PassiveOpens. Once they grew since the last dump and then held for a frame (a job's
-        connections open in a burst), the next dump comes at once, not at its time: new flows
-        are seen two frames after they open. At most one such dump every ``discover_s``, so
-        a node whose connections churn costs at most twice the periodic dumps."""
-        if opens is not None:
-            if (self.opens is not None and opens != self.opens and opens == self.opens_last
-                    and now >= self.early_after):
+        PassiveOpens. When they grew since the last dump, the dump comes at once, not at its
+        time: a new flow is seen in the frame after it opens. At most EARLY_DUMPS such dumps
+        every ``discover_s`` (a job's connections open over a frame or two), so a node whose
+        connections churn costs at most 1 + EARLY_DUMPS times the periodic dumps."""
+        if opens is not None and self.opens is not None and opens != self.opens:
+            if now >= self.early_from + self.discover_s:
+                self.early, self.early_from = 0, now
+            if self.early < EARLY_DUMPS:
+                self.early += 1
                 self.discover_due = min(self.discover_due, now)
-                self.early_after = now + self.discover_s
-            self.opens_last = opens
         if self.last is not None and now < self.due and now < self.discover_due:
             return self.last
         self.open()  # (not in the reading's cost: the first one imports socket)

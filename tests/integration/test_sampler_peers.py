@@ -117,27 +117,31 @@ def test_local_mode_samples_carry_peers_from_the_second_on():
 
 
 def test_a_connection_opened_brings_the_next_dump_forward():
-    """Dumps are minutes apart here (discover_s): a flow opened after the first is found
-    once the node's TCP opens grew and then held for a frame (the burst of a job's
-    connections is over), and not while they stay (the known sockets only)."""
+    """Dumps are minutes apart here (discover_s): a flow opened after the first is found in
+    the next reading once the node's TCP opens grew, not while they stay (the known sockets
+    only); and no more than EARLY_DUMPS times per discover_s, however often they grow."""
+    from netui.collectors.sampler import EARLY_DUMPS
+
     socks: list = []
     readers = [LocalPeers(loopback=True, discover_s=1e6, share=1.0) for _ in range(2)]
     try:
         for r in readers:
             r.read(time.monotonic(), 100)
-        socks, _ = flow()
-        bursting = readers[1].read(time.monotonic(), 103)  # (still opening: no dump yet)
-        same, grown = readers[0].read(time.monotonic(), 100), readers[1].read(time.monotonic(), 103)
-        again = readers[1].read(time.monotonic(), 110)  # (once per discover_s: no second dump)
+        found = []
+        for k in range(EARLY_DUMPS + 1):
+            more, _ = flow()
+            socks += more
+            if k == 0:
+                same = readers[0].read(time.monotonic(), 100)
+            found.append(peer(readers[1].read(time.monotonic(), 103 + 3 * k), "127.0.0.1"))
     finally:
         for r in readers:
             r.close()
         for s in socks:
             s.close()
-    assert peer(same, "127.0.0.1") is None and peer(bursting, "127.0.0.1") is None  # unknown
-    assert again.mono_s > grown.mono_s  # (read again: the known sockets one by one)
-    found = peer(grown, "127.0.0.1")  # (its bytes count from this reading on)
-    assert found is not None and found.sockets >= 2
+    assert peer(same, "127.0.0.1") is None  # no dump: the new sockets are unknown
+    # each flow is two sockets here (both its ends); its bytes count from the next reading
+    assert [p.sockets if p else 0 for p in found] == [2 * (k + 1) for k in range(EARLY_DUMPS)] + [2 * EARLY_DUMPS]
 
 
 def test_tcp_opens_reads_both_counters_of_proc_net_snmp():
