@@ -83,8 +83,10 @@ def test_the_monitor_turns_the_per_cpu_tables_on_and_off():
         assert all(s.softirqs is not None and s.softnet is not None and s.cpu_sums is not None for s in with_tables)
         last = samples[-1]
         assert last.cpu.cpus == tuple(range(os.cpu_count())) and last.problems == ()
-        assert last.cpu_sums.net_rx <= sum(last.softirqs.net_rx)  # the same reading: equal unless a CPU wrapped
-        assert last.cpu_sums.net_rx == sum(last.softirqs.net_rx) and last.cpu_sums.processed == sum(last.softnet.processed)
+        # the NET_RX sum comes from /proc/stat's softirq line, read a few microseconds before the
+        # table of /proc/softirqs: the same counters, so the table's sum is that or a little more
+        assert 0 <= sum(last.softirqs.net_rx) - last.cpu_sums.net_rx < 100_000
+        assert last.cpu_sums.processed == sum(last.softnet.processed)  # (the same reading)
         proc.stdin.write(b"d 0\n")
         proc.stdin.flush()
         samples = [decode(f) for f in read_frames(proc.stdout, 4)]
