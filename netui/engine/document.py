@@ -246,6 +246,14 @@ def fleet_document(fleet: Fleet) -> dict:
              "cause": s.cause, "slowed_by": list(s.slowed_by)}
             for s in fleet.stragglers + fleet.victims
         ],
+        # the fabric's suspects (model/fabric_suspects.py): a leaf's uplink named, its nodes
+        # the victims above ("slowed_by": ["leaf2's uplink"])
+        "fabric_suspects": [
+            {"name": s.name, "switch": s.switch, "kind": s.kind, "rule": s.rule, "ways": list(s.ways),
+             "share": _num(s.share), "flows": [list(f) for f in s.flows], "nodes": list(s.nodes),
+             "reason": s.reason}
+            for s in fleet.fabric_suspects
+        ],
         "totals": {
             "rx_bits_per_s": None if rx is None else round(rx * 8, 3),
             "tx_bits_per_s": None if tx is None else round(tx * 8, 3),

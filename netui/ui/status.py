@@ -94,10 +94,13 @@ class StatusBar(Static):
             as_bytes = app.grid_options.as_bytes
             text.append(f" │ RX {units.bits_per_s(rx, as_bytes=as_bytes)} TX {units.bits_per_s(tx, as_bytes=as_bytes)}")
         text.append(f" │ every {app.monitor.interval_s:g}s")
-        if fleet.stragglers:  # the short plank: cut first when the line is too long
-            s = fleet.stragglers[0]
-            more = f" (+{len(fleet.stragglers) - 1})" if len(fleet.stragglers) > 1 else ""
-            text.append(f" │ straggler {s.headline or s.reason}{more}",
+        # the short plank: cut first when the line is too long. A fabric suspect first: the
+        # nodes it slows are its victims, so the stragglers left are other faults
+        planks = len(fleet.fabric_suspects) + len(fleet.stragglers)
+        if planks:
+            first = fleet.fabric_suspects[0] if fleet.fabric_suspects else fleet.stragglers[0]
+            more = f" (+{planks - 1})" if planks > 1 else ""
+            text.append(f" │ straggler {first.headline or first.reason}{more}",
                         style=f"bold {theme.get('warning', '')}".strip())
         return text
 
