@@ -1,0 +1,55 @@
+"""The check screens while their test runs, at 80×24: what the progress line and the matrix
+show before the verdict. The nodes are this host under other names (tests/localnodes.py):
+real ping and iperf3 over loopback, a few seconds per test."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from netui.checks.latency.screen import LatencyMap, LatencyScreen
+from netui.checks.latency.tools import LatencySettings
+from netui.model.node import NodeState
+from netui.ui.app import make_app
+from tests.localnodes import local_monitor
+from tests.pilot import on_screen, pause_until, plain, running, shown
+
+LOOPBACK = "127.0.0.0/8"
+
+pytestmark = pytest.mark.slow
+
+
+def table_count(matrix_text: str, word: str = "not run") -> int:
+    """How often ``word`` is in a matrix's cells (its legend left out)."""
+    return matrix_text.split("average RTT")[0].count(word)
+
+
+def local_app(names=("a", "b", "c", "d")):
+    return make_app(local_monitor(names), autostart=False)
+
+
+@pytest.mark.skipif(shutil.which("ping") is None, reason="ping is not installed (Debian iputils-ping)")
+async def test_a_down_nodes_latency_pairs_are_not_run_while_the_test_runs_and_said_once():
+    app = local_app()
+    async with running(app, (80, 24), polls=2) as pilot:
+        app.monitor.fleet["d"].fail(NodeState.DOWN, "connection refused")
+        screen = await shown(pilot, LatencyScreen(nodes=["a", "b", "c", "d"], matrix=True,
+                                                  settings=LatencySettings(count=15, test_net=LOOPBACK)))
+        # the down node's pairs come at once, the others' after about 3 s of pings
+        await pause_until(pilot, lambda: len(screen.results) >= 6 and screen.report is None, 10, 0.05)
+        await pilot.pause(0.3)  # repainted (at most every 0.2 s)
+        assert screen.report is None and screen.progress is not None and screen.progress.phase == "running"
+        live = plain(screen.query_one(LatencyMap))
+        rows = {line.split()[0]: line for line in live.splitlines() if line.strip()}
+        assert rows["d"].count("not run") == 3 and table_count(live) == 6, live
+        table = live.split("average RTT")[0]
+        assert "fail" not in table and "✗" not in table, live
+        results = plain(screen.query_one("#matrix-results"))
+        assert results.count("not run: d is down") == 6 and "failed" not in results, results
+        assert "not run" in on_screen(app)
+        await pause_until(pilot, lambda: screen.report is not None, 15, 0.1)
+        await pilot.pause(0.3)
+        verdict = plain(screen.query_one("#matrix-verdict"))
+        assert verdict.count("Not tested") == 1 and "d is down" in verdict and "pairs pass" in verdict, verdict
+        assert table_count(plain(screen.query_one(LatencyMap))) == 6
