@@ -9,6 +9,9 @@ import shutil
 import pytest
 
 from netui.checks.latency.screen import LatencyMap, LatencyScreen
+from netui.checks.pairs.report import gbps_text
+from netui.checks.pairs.screen import MatrixScreen
+from netui.checks.pairs.tools import BIDIR, PairSettings
 from netui.checks.latency.tools import LatencySettings
 from netui.model.node import NodeState
 from netui.ui.app import make_app
@@ -53,3 +56,40 @@ async def test_a_down_nodes_latency_pairs_are_not_run_while_the_test_runs_and_sa
         verdict = plain(screen.query_one("#matrix-verdict"))
         assert verdict.count("Not tested") == 1 and "d is down" in verdict and "pairs pass" in verdict, verdict
         assert table_count(plain(screen.query_one(LatencyMap))) == 6
+
+
+@pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 is not installed")
+@pytest.mark.parametrize("direction", ["oneway", BIDIR])
+async def test_a_running_pair_tests_live_figure_is_iperf3s_own_report_in_gbit_per_s(direction):
+    """The figure under a running test is what iperf3 reports for it (its last interval), not
+    the interfaces' counters, which count the job's flows on the link too; in Gbit/s, as the
+    results are."""
+    app = local_app(("a", "b"))
+    async with running(app, (80, 24), polls=2) as pilot:
+        screen = await shown(pilot, MatrixScreen(nodes=["a", "b"], matrix=False,
+                                                 settings=PairSettings(duration_s=4, test_net=LOOPBACK,
+                                                                       direction=direction)))
+        lines, figures = [], []
+
+        def look() -> bool:  # the progress line painted now, and what iperf3 said at that moment
+            if screen.running:
+                screen._show_progress()
+                lines.append(plain(screen.query_one("#matrix-progress")))
+                figures.append(screen.test.tool_gbps())
+            return screen.report is not None
+
+        await pause_until(pilot, look, 30, 0.2)
+        assert screen.report is not None and screen.report.results and screen.report.results[0].ok
+        tool = [(line, fig) for line, fig in zip(lines, figures) if fig]
+        assert tool, lines  # iperf3 reported an interval while it ran (4 s: three at least)
+        for line, fig in tool:
+            live = line.splitlines()[-1]
+            want = f"a→b {gbps_text(fig[('a', 'b')])} Gbit/s"
+            if direction == BIDIR:
+                want += f", b→a {gbps_text(fig[('b', 'a')])} Gbit/s"
+            assert live.startswith("iperf3 now: ") and want in live, (live, fig)
+        assert not any("Mb/s" in line or "Gb/s" in line for line in lines), lines
+        assert "iperf3 now: a→b" in "\n".join(lines)
+        results = plain(screen.query_one("#matrix-results"))
+        if screen.report.verdict.inconclusive:  # nothing passed that can be trusted (a busy CPU may fail one way)
+            assert "pass" not in results and ("a→b  ran" in results or "a→b  FAIL" in results), results
