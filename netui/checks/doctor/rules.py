@@ -467,6 +467,9 @@ def diagnose(facts: Sequence[NodeFacts], rec: Recommendations | None = None) -> 
             by_check["traffic_shaping"] += rules_nic.shaping(f.name, plane, settings)
             by_check["offloads"] += rules_nic.offloads(f.name, plane, settings)
             by_check["rings"] += rules_nic.rings(f.name, plane, settings)
+    by_check["traffic_shaping"] = rules_nic.shared_caps(
+        by_check["traffic_shaping"], {f.name: rules_nic.root_caps(_dataplane(f), f.probe.nic_settings)
+                                      for f in facts if f.probe is not None})
     by_check["mtu"] += _mtu(facts)
     by_check["link_speed"] += _speed(facts)
     by_check["link_state"] += _link_state(facts)
