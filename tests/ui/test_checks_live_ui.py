@@ -36,7 +36,8 @@ def local_app(names=("a", "b", "c", "d")):
 async def test_a_down_nodes_latency_pairs_are_not_run_while_the_test_runs_and_said_once():
     app = local_app()
     async with running(app, (80, 24), polls=2) as pilot:
-        app.monitor.fleet["d"].fail(NodeState.DOWN, "connection refused")
+        # as an SSH source words it while it waits to retry
+        app.monitor.report("d", NodeState.DOWN, "connection refused (retrying in 55 s)")
         screen = await shown(pilot, LatencyScreen(nodes=["a", "b", "c", "d"], matrix=True,
                                                   settings=LatencySettings(count=15, test_net=LOOPBACK)))
         # the down node's pairs come at once, the others' after about 3 s of pings
@@ -49,12 +50,15 @@ async def test_a_down_nodes_latency_pairs_are_not_run_while_the_test_runs_and_sa
         table = live.split("average RTT")[0]
         assert "fail" not in table and "✗" not in table, live
         results = plain(screen.query_one("#matrix-results"))
-        assert results.count("not run: d is down") == 6 and "failed" not in results, results
+        assert results.count("not run: d is down") == 6 and "FAIL" not in results, results
         assert "not run" in on_screen(app)
         await pause_until(pilot, lambda: screen.report is not None, 15, 0.1)
         await pilot.pause(0.3)
         verdict = plain(screen.query_one("#matrix-verdict"))
         assert verdict.count("Not tested") == 1 and "d is down" in verdict and "pairs pass" in verdict, verdict
+        # when it failed and what, never the countdown from when the words were written
+        assert "retrying" not in verdict and "d is down (failed at " in verdict, verdict
+        assert "(failed at " in results and "retrying" not in results
         assert table_count(plain(screen.query_one(LatencyMap))) == 6
 
 

@@ -159,10 +159,12 @@ async def test_a_down_node_is_not_examined_on_its_own_line_never_critical_at_80x
 
     app = odd_mtu_app()
     async with running(app, (80, 24), polls=2) as pilot:
-        app.monitor.fleet["gpu04"].fail(NodeState.DOWN, "connection refused")
+        app.monitor.report("gpu04", NodeState.DOWN, "connection refused (retrying in 55 s)")
         screen = await doctor_of(pilot)
         line = plain(screen.query_one("#doctor-unexamined")).strip()
-        assert line == "not examined: gpu04 is down (connection refused) · look: ssh gpu04 true"
+        # when it failed and what: no countdown frozen in words written once
+        assert line.startswith("not examined: gpu04 is down (failed at ") and "retrying" not in line, line
+        assert line.endswith(": connection refused) · look: ssh gpu04 true"), line
         verdict = plain(screen.query_one("#doctor-verdict"))
         assert "critical: gpu04" not in verdict and verdict.strip().endswith("· not examined: gpu04"), verdict
         assert "gpu04" not in plain(screen.query_one(FindingsTable)).replace("gpu[01-04]", "")

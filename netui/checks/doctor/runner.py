@@ -147,7 +147,8 @@ async def examine(monitor, nodes: Sequence[str] | None = None, *, shells: dict |
     for name in names:
         node = fleet[name]
         if node.state not in (NodeState.UP, NodeState.STALE):
-            why = f"{name} is {node.state.value}" + (f" ({node.error})" if node.error else "")
+            why = f"{name} is {node.state.value}" + (f" ({node.failure_words()})" if node.error or node.last_failure
+                                                      else "")
             facts[name] = NodeFacts(name, unreachable=why)
         elif name not in shells:
             interfaces, errors = _interfaces(node)

@@ -83,7 +83,7 @@ def node_unavailable(monitor, shells: dict, node: str) -> str | None:
         return f"{node} cannot run commands (a replay or a captured tree)"
     n = fleet[node]
     if n.state not in (NodeState.UP, NodeState.STALE):
-        return f"{node} is {n.state.value}" + (f" ({n.error})" if n.error else "")
+        return f"{node} is {n.state.value}" + (f" ({n.failure_words()})" if n.error or n.last_failure else "")
     return None
 
 
