@@ -97,3 +97,18 @@ async def test_a_running_pair_tests_live_figure_is_iperf3s_own_report_in_gbit_pe
         results = plain(screen.query_one("#matrix-results"))
         if screen.report.verdict.inconclusive:  # nothing passed that can be trusted (a busy CPU may fail one way)
             assert "pass" not in results and ("a→b  ran" in results or "a→b  FAIL" in results), results
+
+
+@pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 is not installed")
+async def test_a_down_nodes_pairs_in_a_pair_test_are_not_run_and_say_when_it_failed():
+    app = local_app(("a", "b", "c"))
+    async with running(app, (80, 24), polls=2) as pilot:
+        app.monitor.report("c", NodeState.DOWN, "connection refused (retrying in 55 s)")
+        screen = await shown(pilot, MatrixScreen(nodes=["a", "b", "c"], matrix=True,
+                                                 settings=PairSettings(duration_s=1, test_net=LOOPBACK,
+                                                                       direction="oneway", confirm=False)))
+        await pause_until(pilot, lambda: screen.report is not None, 30, 0.1)
+        await pilot.pause(0.3)
+        results = plain(screen.query_one("#matrix-results"))
+        assert results.count("not run: c is down (failed at ") == 2 and "failed: c" not in results, results
+        assert "retrying" not in results + plain(screen.query_one("#matrix-verdict"))

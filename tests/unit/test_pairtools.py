@@ -292,7 +292,7 @@ def test_the_live_figure_names_its_source_in_gbit_per_s():
 
     assert live_text([("acc1", "acc3", 0.0917, "iperf3")]) == "iperf3 now: acc1→acc3 0.0917 Gbit/s"
     assert live_text([("acc1", "acc3", 0.147, LINK)]) == (
-        "link now (the interfaces' counters: every flow on them): acc1→acc3 0.147 Gbit/s")
+        "link now (all its flows): acc1→acc3 0.147 Gbit/s")
     assert live_text([("a", "b", 9.41, "iperf3"), ("c", "d", None, LINK)], more=2) == (
         "now: a→b 9.41 Gbit/s (iperf3), c→d — Gbit/s (link) … 2 more")
     assert live_text([]) == ""

@@ -287,7 +287,7 @@ def live_text(figures: list[tuple[str, str, float | None, str]], more: int = 0) 
 
     if len(sources) == 1:
         (source,) = sources
-        head = "link now (the interfaces' counters: every flow on them)" if source == LINK else f"{source} now"
+        head = "link now (all its flows)" if source == LINK else f"{source} now"
         words = ", ".join(figure(a, b, g) for a, b, g, _ in figures)
     else:
         head = "now"

@@ -395,6 +395,8 @@ class MatrixScreen(Screen):
                 lines.append(result_words(r, first) + ("   " if extra else ""), style="" if r.ok else bad)
             elif r.ok:
                 lines.append(f"{number} Gbit/s" + ("   " if extra else ""))
+            elif id(r) in untested or r.kind in CANNOT_RUN:  # a node that could not take part: no failure
+                lines.append(f"not run: {r.error}" + ("   " if extra else ""), style="dim")
             else:
                 lines.append(f"failed: {r.error}" + ("   " if extra else ""), style=bad)
             if extra:
