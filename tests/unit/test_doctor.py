@@ -4,6 +4,7 @@ on facts made here (the probe run by sh: tests/integration/test_node_scripts.py)
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import pytest
@@ -356,6 +357,9 @@ async def test_examine_judges_canned_probes_and_says_why_a_node_was_not_examined
     assert set(found) == {("gpu02", "sysctl", "net.ipv4.tcp_rmem"), ("gpu04", "examined", "")}
     assert found["gpu04", "examined", ""].severity == Level.CAREFUL
     # not examined: no finding, at no level, but the run is not a clean bill
-    assert report.not_examined == {"gpu03": "the probe timed out after 1 s",
-                                   "gpu05": "gpu05 is down (connection refused)"}
+    assert report.not_examined.keys() == {"gpu03", "gpu05"}
+    assert report.not_examined["gpu03"] == "the probe timed out after 1 s"
+    # when it failed and what: no retry countdown in words written once
+    assert re.fullmatch(r"gpu05 is down \(failed at \d\d:\d\d:\d\d: connection refused\)",
+                        report.not_examined["gpu05"])
     assert failing_nodes(report.findings, report.nodes) == ["gpu02"] and report.failed
