@@ -225,3 +225,22 @@ def test_a_lab_node_counts_its_veth_traffic():
 def test_data_plane_never_falls_back_to_loopback():
     assert data_plane({"lo": make_iface("lo", kind=None)}) == []
     assert data_plane({"lo": make_iface("lo", kind=None), "eth0": make_iface("eth0", kind=None)}) == ["eth0"]
+
+
+def test_a_failure_in_words_written_once_says_when_and_what_never_a_countdown():
+    import time
+
+    from netui.engine.monitor import report_state
+    from netui.model.node import Node, NodeState
+
+    node = Node("acc4")
+    at = time.mktime((2026, 12, 2, 16, 13, 21, 0, 0, -1))
+    report_state(node, NodeState.DOWN, "connection refused (retrying in 55 s)", at)
+    assert node.failure_words() == "failed at 16:13:21: connection refused"
+    assert node.error == "connection refused (retrying in 55 s)"  # the grid counts it down (ui/why.py)
+    assert node.health.reasons == ("down: connection refused",)
+    report_state(node, NodeState.CONNECTING, None)  # retrying: the last failure's words stay
+    assert node.failure_words() == "failed at 16:13:21: connection refused"
+    replayed = Node("acc5")  # a replay has no wall clock of the failure: the reason alone
+    report_state(replayed, NodeState.DOWN, "connection refused (retrying in 2 s)")
+    assert replayed.failure_words() == "connection refused"
