@@ -309,3 +309,21 @@ async def test_a_shaped_uplink_under_a_ring_is_named_and_none_of_its_nodes(make_
     crossing = {names[per_leaf - 1], names[per_leaf], names[2 * per_leaf - 1], names[(2 * per_leaf) % len(names)]}
     slowed = [v for v in ticks.victims if v]
     assert all(set(v.values()) == {("leaf2 uplink",)} and set(v) <= crossing for v in slowed), ticks.story()
+
+
+async def test_a_shaped_node_on_a_fabric_is_named_and_no_uplink(make_lab):
+    """The same ring over 3 leaves of 2, node3's own link shaped (what it sends) instead of an
+    uplink: node3 is named, its receiver is its victim, and no uplink is ever named (its one
+    slow flow stays in its leaf: nothing of the fabric is in common)."""
+    lab = await asyncio.to_thread(make_lab, leaves=3, nodes_per_leaf=2, lldp=False)
+    await asyncio.to_thread(lab.node(3).slow_link, SHAPED)
+    try:
+        ticks = await watch(lab, traffic=True, topology=fabric_topology(lab, None))
+    finally:
+        await asyncio.to_thread(lab.node(3).clear_link)
+    n = len(ticks.first)
+    assert n >= TRAFFIC_S - SKIPPED_TICKS, ticks.story()
+    assert not any(ticks.links), f"an uplink named\n{ticks.story()}"
+    named = sum(1 for first in ticks.first if first == "node3")
+    assert named >= 0.95 * n, f"node3 named in {named} of {n} ticks\n{ticks.story()}"
+    assert all(set(s) <= {"node3"} for s in ticks.stragglers), ticks.story()
