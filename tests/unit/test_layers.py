@@ -1,4 +1,4 @@
-"""The layers point one way: collectors → model → engine → ui (STYLE.md), with the command
+"""The layers point one way: collectors → model → engine → ui (CONTRIBUTING.md), with the command
 line (netui/cli/) on top as the one composition root. Every import of a netui module, at the
 top of a file or inside a function, is checked against the layer rules; a new import across
 them fails here, not in review. And only netui/cli/ parses options or decides the exit: no
@@ -7,6 +7,7 @@ other module imports argparse or raises SystemExit."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -37,17 +38,61 @@ ALLOWED = {
 OWN_PROGRAMS = {"netui/__main__.py", "netui/collectors/sampler.py"}
 
 
-def netui_imports(path: Path) -> set[str]:
-    """The first component after ``netui.`` of every netui module ``path`` imports."""
+def _is_use(node: ast.AST) -> bool:
+    return (isinstance(node, (ast.Import, ast.ImportFrom))
+            or isinstance(node, ast.Name) and node.id == "SystemExit"
+            or isinstance(node, ast.Attribute) and node.attr in ("exit", "argv") and isinstance(node.value, ast.Name)
+            and node.value.id == "sys")
+
+
+@functools.lru_cache(maxsize=None)
+def uses(path: Path) -> tuple[ast.AST, ...]:
+    """The imports of ``path`` (at the top or inside a function) and its uses of SystemExit,
+    sys.exit and sys.argv: read once for every test of this file."""
+    return tuple(n for n in ast.walk(ast.parse(path.read_text(), str(path))) if _is_use(n))
+
+
+def package_of(path: Path) -> str | None:
+    """The dotted package a module of netui is in (``netui.model`` for netui/model/fleet.py)."""
+    try:
+        parts = path.resolve().relative_to(PACKAGE.parent).with_suffix("").parts
+    except ValueError:
+        return None
+    return ".".join(parts[:-1])
+
+
+def absolute(node: ast.ImportFrom, package: str | None) -> str | None:
+    """The module a ``from … import`` names, relative ones (``from ..ui import app``) resolved
+    against ``package``; None for a relative import whose package is not known."""
+    if node.level == 0:
+        return node.module
+    if package is None:
+        return None
+    base = package.split(".")
+    if node.level - 1 >= len(base):
+        return None
+    base = base[:len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def netui_imports(path: Path, package: str | None = None) -> set[str]:
+    """The first component after ``netui.`` of every netui module ``path`` imports
+    (``package``: the one it is in, for its relative imports; by default where it lies)."""
+    package = package or package_of(path)
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in uses(path):
         names = []
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module] if node.module != "netui" else [
+        module = absolute(node, package) if isinstance(node, ast.ImportFrom) else None
+        if isinstance(node, ast.ImportFrom) and module and node.level and not node.module:
+            # `from . import report`, `from .. import ui`: each name may be a module
+            names = [f"{module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and module:
+            node_module = module
+            names = [node_module] if node_module != "netui" else [
                 f"netui.{a.name}" for a in node.names  # `from netui import cli`: a module, not __version__
                 if (PACKAGE / f"{a.name}.py").exists() or (PACKAGE / a.name).is_dir()]
-            if node.module and node.module.startswith("netui.checks"):  # `from netui.checks.pairs import report`
-                names = [f"{node.module}.{a.name}" if module_path(f"{node.module}.{a.name}") else node.module
+            if node_module.startswith("netui.checks"):  # `from netui.checks.pairs import report`
+                names = [f"{node_module}.{a.name}" if module_path(f"{node_module}.{a.name}") else node_module
                          for a in node.names]
         elif isinstance(node, ast.Import):
             names = [a.name for a in node.names]
@@ -104,7 +149,7 @@ def command_line_uses(path: Path) -> list[str]:
     """What in ``path`` belongs to the command line alone: importing argparse (or optparse,
     getopt), naming SystemExit, calling sys.exit or reading sys.argv."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in uses(path):
         modules = []
         if isinstance(node, ast.Import):
             modules = [a.name for a in node.names]
@@ -133,12 +178,10 @@ def outside_the_command_line() -> list[str]:
     return out
 
 
-@pytest.mark.slow
 def test_every_import_follows_the_layers():
     assert violations() == []
 
 
-@pytest.mark.slow
 def test_only_the_command_line_parses_options_and_exits():
     assert outside_the_command_line() == []
 
@@ -157,6 +200,11 @@ def test_the_checker_sees_an_import_across_the_layers(tmp_path):
     bad.write_text("def f():\n    from netui.ui.app import make_app\n    import netui.engine.monitor\n"
                    "from netui import cli\n")
     assert netui_imports(bad) == {"ui", "engine", "cli"}
+    # relative imports too, resolved against the module's package
+    rel = tmp_path / "rel.py"
+    rel.write_text("from ..ui import app\nfrom . import fleet\ndef f():\n    from ...netui.engine import monitor\n")
+    assert netui_imports(rel, package="netui.model") == {"ui", "model"}
+    assert package_of(PACKAGE / "model" / "fleet.py") == "netui.model"
 
 
 def test_the_layers_refuse_the_engine_the_command_line():
@@ -212,8 +260,9 @@ def feature_imports(path: Path) -> set[str]:
     """The feature folders whose modules ``path`` imports (not the modules the features share,
     netui/checks/<role>_<what>.py, which every feature may import)."""
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        names = [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else \
+    package = package_of(path)
+    for node in uses(path):
+        names = [absolute(node, package) or ""] if isinstance(node, ast.ImportFrom) else \
             [a.name for a in node.names] if isinstance(node, ast.Import) else []
         if isinstance(node, ast.ImportFrom) and node.module == "netui.checks":  # `from netui.checks import pairs`
             names = [f"netui.checks.{a.name}" for a in node.names]
