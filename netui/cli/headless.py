@@ -17,7 +17,7 @@ def settled_states() -> frozenset:
 
     return frozenset({NodeState.DOWN, NodeState.AUTH_FAILED, NodeState.HOST_KEY_UNKNOWN,
                       NodeState.HOST_KEY_CHANGED, NodeState.UNSUPPORTED, NodeState.PARSE_ERROR,
-                      NodeState.CONFIG_ERROR, NodeState.IMPOSSIBLE})
+                      NodeState.CONFIG_ERROR, NodeState.IMPOSSIBLE, NodeState.INTERNAL_ERROR})
 
 
 def say_abandoned(monitor: Monitor) -> None:

@@ -144,8 +144,17 @@ class Monitor:
 
     # the sink that push sources report to ---------------------------------------------------
     def observe(self, name: str, sample: NodeSample) -> None:
+        """A sample of node ``name``, from any source. The one error boundary of the model: an
+        exception while judging it is netui's own bug, shown as that node's ``internal error``
+        state (each source alike: the push sources' reading goes on, a pull source is read
+        again next tick), never the end of the app or a node reported down."""
         node = self.fleet.nodes[name]  # (not fleet[name]: one call less a sample)
-        taken = node.observe(sample)
+        try:
+            taken = node.observe(sample)
+        except Exception as exc:  # noqa: BLE001 — the boundary: what fails is this node's judgement
+            node.fail(NodeState.INTERNAL_ERROR, f"netui could not judge its sample: {type(exc).__name__}: {exc} "
+                                                "(a bug of netui: please report it)", time.time())
+            return
         self._arrival[name] = time.monotonic()
         if not taken:  # impossible numbers: the node's state says so; nothing of it is recorded
             return

@@ -52,6 +52,7 @@ class NodeState(str, Enum):
     PARSE_ERROR = "parse error"
     IMPOSSIBLE = "impossible numbers"  # counters outside 0..2**64-1, a clock that hardly advanced: refused
     CONFIG_ERROR = "config error"  # the node's ssh_config cannot be used: never retried
+    INTERNAL_ERROR = "internal error"  # netui's own bug judging this node's sample: that node's state, not the app's end
 
     @property
     def healthy(self) -> bool:
