@@ -14,6 +14,10 @@ reader and parsers.
 The replay screenshot plays a recording made from that capture by the real recorder, with
 two saved lab tests recorded on the way (tests/replayed.py).
 
+fabric.svg replays the two-tier capture (tests/data/fabric-capture.ndjson.gz, recorded by
+`python -m tests.lab.capture_fabric`: a ring over 3 leaves of 2, leaf2's uplink shaped to
+200 Mbit/s) with its topology, grouped by leaf.
+
 The matrix screen shows a saved pair test of the lab (tests/data/pairtest-lab-tbf-node3.json):
 `netui bench iperf3 node[1-4] --matrix --json --direction both -t 2 --threshold-gbps 2`
 with `tc qdisc add dev <node3's root-side veth> root tbf rate 200mbit burst 64kb latency 50ms`.
@@ -139,6 +143,31 @@ async def shoot_replay(size: tuple[int, int], name: str) -> None:
             print(app.save_screenshot(filename=f"{name}.svg", path=str(HERE)))
 
 
+FABRIC = ROOT / "tests" / "data" / "fabric-capture.ndjson.gz"
+FABRIC_TOPOLOGY = ROOT / "tests" / "data" / "fabric-capture-topology.toml"
+
+
+async def shoot_fabric(size: tuple[int, int], name: str) -> None:
+    """The two-tier capture (tests/lab/capture_fabric.py) replayed with its topology, grouped
+    by leaf (g): leaf2's uplink named in the status line and its leaf row, its nodes slowed by it."""
+    from netui.collectors.topology_files import parse_topology_toml
+
+    recording = load_recording(str(FABRIC))
+    sources = [ReplaySource(n, samples) for n, samples in sorted(recording.items())]
+    monitor = Monitor(sources, interval_s=1.0, history_s=900)
+    monitor.fleet.topology = parse_topology_toml(FABRIC_TOPOLOGY.read_text(), str(FABRIC_TOPOLOGY.name))
+    monitor.fleet.topology_source = FABRIC_TOPOLOGY.name
+    app = make_app(monitor, autostart=False)
+    async with app.run_test(size=size) as pilot:
+        for _ in range(TICKS):
+            await app.monitor.tick()
+        await pilot.pause()
+        await pilot.press("g")
+        await app.monitor.tick()
+        await pilot.pause(0.2)
+        print(app.save_screenshot(filename=f"{name}.svg", path=str(HERE)))
+
+
 async def main() -> None:
     await shoot((100, 30), "cluster")
     await shoot((160, 30), "cluster-wide")
@@ -148,6 +177,7 @@ async def main() -> None:
     await shoot_rdma((150, 52), "node-rdma")  # HCA ports fed from the captured RDMA tree
     await shoot_replay((110, 30), "replay")  # netui replay: the timeline, events, position
     await shoot((100, 44), "help", ("question_mark",))  # every key, as the help screen lists them
+    await shoot_fabric((100, 20), "fabric")  # a ring across 3 leaves, leaf2's uplink shaped: the uplink named
 
 
 if __name__ == "__main__":
