@@ -23,11 +23,13 @@ from textual.widgets import Input
 
 from netui.engine.newfiles import free_paths
 from netui.ui.cluster import ClusterScreen
+from netui.ui.status import recording_words
 from netui.model.node import data_plane
 from netui.ui.columns import GridOptions
 
 if TYPE_CHECKING:
     from netui.engine.monitor import Monitor
+    from netui.model.fleet import Fleet
     from netui.checks.pairs.tools import PairSettings
     from netui.checks.latency.tools import LatencySettings
 
@@ -93,6 +95,7 @@ class NetuiApp(App):
         self.monitor = monitor
         self.autostart = autostart
         self.paused = False
+        self._frame: Fleet | None = None  # the fleet as it was when the display was paused
         self.show_all = False
         self.grid_options = GridOptions()
         self._pair_settings: PairSettings | None = None  # the last pair test's, offered again next time
@@ -149,6 +152,12 @@ class NetuiApp(App):
             "record": recorder is None, "stop_recording": recorder is not None,
         }
         return live.get(action, True)
+
+    @property
+    def fleet(self) -> Fleet:
+        """The fleet the screens show: the monitor's, or while the display is paused the
+        frame it was paused on, whatever is sorted, filtered or opened meanwhile."""
+        return self._frame if self._frame is not None else self.monitor.fleet
 
     @property
     def display_paused(self) -> bool:
@@ -305,6 +314,7 @@ class NetuiApp(App):
             self.monitor.toggle_playing()
         else:
             self.paused = not self.paused
+            self._frame = self.monitor.fleet.frozen() if self.paused else None
         self.refresh_screen()
         self.refresh_bindings()
 
@@ -403,8 +413,13 @@ class NetuiApp(App):
             yield SystemCommand("Next event", "Jump to the next state change, straggler or test (n)",
                                 self.action_next_event)
         else:
-            yield SystemCommand("Record / stop", "Record samples, states and events to a file (w)",
-                                self.action_toggle_recording)
+            recorder = self.monitor.recorder
+            if recorder is None:
+                yield SystemCommand("Record / stop", "Record samples, states and events to a file (w)",
+                                    self.action_toggle_recording)
+            else:
+                yield SystemCommand("Record / stop", f"Stop {recording_words(recorder)} (w)",
+                                    self.action_toggle_recording)
             if self.monitor.fleet.pair_suspects:
                 yield SystemCommand("Clear pair-test suspects",
                                     "The nodes the last pair tests named are stragglers no more: "

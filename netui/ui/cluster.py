@@ -117,7 +117,7 @@ class ClusterScreen(Screen):
         self.grid.frozen = app.paused  # type: ignore[attr-defined]
         if not app.paused:  # type: ignore[attr-defined]
             self.grid.retry_in_s = self._retry_in_s()
-        self.grid.show(app.monitor.fleet)  # type: ignore[attr-defined]
+        self.grid.show(app.fleet)  # type: ignore[attr-defined]
         sort = self.grid.sort
         self.query_one(StatusBar).update_from(app, sort=("▲" if sort == "node" else "▼") + SORT_BADGES.get(sort, SORT_LABELS[sort]),
                                               filter=self.grid.filter, totals=False, marked=len(self.grid.marked))
@@ -127,7 +127,7 @@ class ClusterScreen(Screen):
             self.query_one(Timeline).show(app.monitor)  # type: ignore[attr-defined]
 
     def _show_totals(self, app) -> None:
-        fleet = app.monitor.fleet
+        fleet = app.fleet
         sums = fleet.sums(self.grid.shown_nodes)  # what the filter lets through
         as_bytes = app.grid_options.as_bytes
         shown = self.grid.row_count
@@ -228,7 +228,7 @@ class ClusterScreen(Screen):
     def _marked(self) -> list[str]:
         """The marked nodes, in the order the user named them."""
         marked = self.grid.marked
-        return [n.name for n in self.app.monitor.fleet if n.name in marked]  # type: ignore[attr-defined]
+        return [n.name for n in self.app.fleet if n.name in marked]  # type: ignore[attr-defined]
 
     def pair_to_test(self) -> tuple[str, str] | None:
         """The two marked nodes; else the node under the cursor and the next marked one
@@ -239,7 +239,7 @@ class ClusterScreen(Screen):
         selected = self.grid.selected
         if selected is None:
             return None
-        shown = [n.name for n in self.grid.visible_nodes(self.app.monitor.fleet)]  # type: ignore[attr-defined]
+        shown = [n.name for n in self.grid.visible_nodes(self.app.fleet)]  # type: ignore[attr-defined]
         if selected not in shown:
             return None
         at = shown.index(selected)

@@ -77,7 +77,7 @@ class NodeScreen(Screen):
                 plot.styles.height = height
 
     def shown_interfaces(self) -> list[str]:
-        node = self.app.monitor.fleet[self.node_name]  # type: ignore[attr-defined]
+        node = self.app.fleet[self.node_name]  # type: ignore[attr-defined]
         if node.sample is None:
             return []
         if self.app.show_all:  # type: ignore[attr-defined]
@@ -86,7 +86,7 @@ class NodeScreen(Screen):
 
     def refresh_data(self) -> None:
         app = self.app
-        node = app.monitor.fleet[self.node_name]  # type: ignore[attr-defined]
+        node = app.fleet[self.node_name]  # type: ignore[attr-defined]
         styles = level_styles(app.theme_variables)
         self.query_one(StatusBar).update_from(app, title=f"› {node.name}")
         if app.replay:  # type: ignore[attr-defined]
@@ -108,7 +108,7 @@ class NodeScreen(Screen):
             hidden = len(node.sample.interfaces) - len(shown)
         if hidden:
             head.append(f"   ({hidden} hidden: a shows all)", style="dim")
-        placed = app.monitor.fleet.placement(node.name)  # type: ignore[attr-defined]
+        placed = app.fleet.placement(node.name)  # type: ignore[attr-defined]
         if placed is not None:
             head.append(f"\nswitch {placed.switch}" + (f" port {placed.port}" if placed.port else ""))
             sources = placed.source + (f"; port: {placed.port_source}"
@@ -148,12 +148,12 @@ class NodeScreen(Screen):
         cpu.show(node, styles, max(40, cpu.content_size.width or self.size.width - 4))
         self.query_one(TcpPanel).show(node, styles)
         self.query_one(SoftnetPanel).show(node, styles)
-        self.query_one(PeerPanel).show(node, app.monitor.fleet.node_peers(node.name), styles,  # type: ignore[attr-defined]
+        self.query_one(PeerPanel).show(node, app.fleet.node_peers(node.name), styles,  # type: ignore[attr-defined]
                                        as_bytes=app.grid_options.as_bytes)
 
     def shown_ports(self) -> list[tuple[str, int]]:
         """The node's RDMA ports, (hca, port), in the order the node lists them."""
-        node = self.app.monitor.fleet[self.node_name]  # type: ignore[attr-defined]
+        node = self.app.fleet[self.node_name]  # type: ignore[attr-defined]
         fabric = node.sample.fabric if node.sample else None
         return list(fabric.ports) if fabric else []
 

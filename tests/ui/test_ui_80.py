@@ -14,7 +14,7 @@ from netui.collectors.ssh import SshConnector, SshSettings, SshSource
 from netui.engine.monitor import Monitor
 from netui.ui.app import make_app
 from netui.ui.grid import FleetGrid
-from tests.pilot import column, highlighted, on_screen, painted, poll
+from tests.pilot import column, highlighted, on_screen, painted, plain, poll
 from tests.synth import ScriptedSource, demo_sources, node_sample
 
 SIZES = [(80, 24), (120, 40)]
@@ -52,11 +52,37 @@ async def test_badges_stay_in_sight_while_recording_paused_filtered_and_marked(s
         for badge in ("● REC", "PAUSED", "FILTER gpu", "2 marked", "▼worst", "bits/s"):
             assert badge in head, (badge, head)
         assert len(head.rstrip()) <= size[0]
-        if size[0] == 80:
-            assert "straggler" not in head and "…" in head  # the fleet's text is cut, not the badges
+        # the straggler outranks everything else on the left: its name stays whole; the
+        # file's name is not there (● REC and its size are the badge)
+        assert "straggler gpu04" in head, head
+        assert "netui-" not in head and ".ndjson" not in head
         await pilot.press("b")
         await pilot.pause()
         assert "bytes/s" in lines(app)[0]
+        app.monitor.stop_recording()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("size", SIZES)
+async def test_while_recording_the_straggler_keeps_its_place_and_the_file_is_named_in_help(size, tmp_path):
+    app = app_of(straggling_fleet())
+    app.record_dir = tmp_path
+    async with app.run_test(size=size) as pilot:
+        await poll(app, pilot, 4)
+        await pilot.press("w")
+        await poll(app, pilot, 1)
+        head = lines(app)[0]
+        # its numbers too, at 80 columns as at 120: the interval and the node count give way
+        assert "straggler gpu04: TX 400 Mb/s" in head and "● REC" in head, head
+        assert "netui-" not in head
+        path = str(app.monitor.recorder.path)
+        commands = {c.title: c.help for c in app.get_system_commands(app.screen)}
+        assert path in commands["Record / stop"]
+        await pilot.press("question_mark")
+        await pilot.pause()
+        from textual.widgets import Static
+
+        assert f"Recording to {path}" in plain(app.screen.query_one(Static))
         app.monitor.stop_recording()
 
 
@@ -272,3 +298,54 @@ async def test_while_typing_a_filter_the_footer_shows_no_command_keys():
         await pilot.press("g", "enter")
         await pilot.pause()
         assert "p Pause" in lines(app)[-1] and "FILTER g" in lines(app)[0]
+
+
+def moving_fleet():
+    """gpu01 faster at every sample (its counter grows as k²), gpu02 steady, gpu03 up until
+    its sixth poll and down after it."""
+    def gone(k):
+        from netui.engine.sources import SourceError
+        from netui.model.node import NodeState
+
+        return node_sample(k, rx_bps=3e9, tx_bps=3e9) if k < 5 else SourceError(NodeState.DOWN, "connection refused")
+
+    return [ScriptedSource("gpu01", lambda k: node_sample(k, rx_bps=1e9 * k, tx_bps=1e9)),
+            ScriptedSource("gpu02", lambda k: node_sample(k, rx_bps=2e9, tx_bps=2e9)),
+            ScriptedSource("gpu03", gone)]
+
+
+@pytest.mark.slow
+async def test_paused_the_frame_stays_whatever_is_sorted_filtered_or_opened():
+    app = app_of(moving_fleet())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await poll(app, pilot, 4)
+        await pilot.press("p")
+        await pilot.pause()
+        rows = dict(zip(column(app, "node"), zip(column(app, "rx"), column(app, "state"))))
+        totals = plain(app.screen.query_one("#totals"))
+        head = lines(app)[0]
+        await poll(app, pilot, 3)  # gpu01 speeds up, gpu03 goes down: sampling goes on
+        assert app.monitor.fleet["gpu03"].state.value == "down"
+        for keys in (("s",), ("s", "s"), ("slash", "g", "p", "u", "enter"), ("escape",)):
+            await pilot.press(*keys)
+            await pilot.pause()
+            assert dict(zip(column(app, "node"), zip(column(app, "rx"), column(app, "state")))) == rows, keys
+            assert plain(app.screen.query_one("#totals")) == totals
+            assert "down" not in lines(app)[0] and "PAUSED" in lines(app)[0]
+        grid = app.screen.query_one(FleetGrid)
+        for _ in range(20):  # to RX: the frame's order, not the live one (gpu03 is at 0 now)
+            if grid.sort == "rx":
+                break
+            await pilot.press("s")
+        await pilot.pause()
+        assert column(app, "node") == sorted(rows, key=lambda n: -float(rows[n][0].split()[0]) *
+                                             {"Gb/s": 1e3, "Mb/s": 1}[rows[n][0].split()[1]])
+        await pilot.press("home", "enter")
+        await pilot.pause()
+        node = app.screen.node_name
+        assert f"RX {rows[node][0]}" in plain(app.screen.query_one("#node-head"))
+        await pilot.press("escape", "p")
+        await pilot.pause()
+        live = dict(zip(column(app, "node"), column(app, "state")))
+        assert live["gpu03"] == "down" and "PAUSED" not in lines(app)[0]
+        assert head != lines(app)[0]
