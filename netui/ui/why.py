@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from netui.model import units
 from netui.model.node import Node, NodeState, NodeSummary
+from netui.model.straggler import Straggler
 
 _RETRYING = " (retrying in "  # how the collectors end a failure's reason while they wait
 
@@ -93,6 +94,8 @@ def health_short(node: Node) -> str:
     return node.health.reasons[0] if node.health.reasons else node.health.label
 
 
+SHORT_CELLS = 18  # the Why column's own width: what it shows whole at 80 columns
+
 _LOW_LABELS = {"rx": "RX", "tx": "TX", "total": "traffic", "rdma_rx": "RDMA RX", "rdma_tx": "RDMA TX"}
 _HIGH = {
     "retrans": ("retr", units.ratio_percent),
@@ -103,16 +106,32 @@ _HIGH = {
 }
 
 
+def _pairs_short(s: Straggler) -> str:
+    """A pair test's suspect: the rate it got the way it is suspect in (bytes/s in ``value``)."""
+    return f"pair test {units.bits_per_s(s.value)}" if s.value > 0 else "pair test suspect"
+
+
 def straggler_short(node: Node) -> str:
+    """The straggler's finding in at most SHORT_CELLS cells, for each of
+    ``straggler.METRICS``: a low throughput as its share of the median, an excess with the
+    median when that fits, a pair test's suspect with the rate it got."""
     s = node.straggler
     if s is None:
         return ""
     if s.metric in _LOW_LABELS:
         share = s.value / s.median * 100 if s.median else 100.0
         label = "idle" if share < 0.5 else _LOW_LABELS[s.metric]
-        return f"{label} {share:.0f}% of median"
-    label, show = _HIGH.get(s.metric, (s.metric, lambda v: f"{v:.3g}"))
-    return f"{label} {show(s.value)}, med {show(s.median)}"
+        words = f"{label} {share:.0f}% of median"
+        return words if len(words) <= SHORT_CELLS else f"{label} {share:.0f}% of med"
+    if s.metric == "pairs":
+        return _pairs_short(s)
+    if s.metric not in _HIGH:  # not one of METRICS: its headline, which the column cuts
+        return (s.headline or s.reason).split(": ", 1)[-1]
+    label, show = _HIGH[s.metric]
+    for words in (f"{label} {show(s.value)}, med {show(s.median)}", f"{label} {show(s.value)} vs {show(s.median)}"):
+        if len(words) <= SHORT_CELLS:
+            return words
+    return f"{label} {show(s.value)}"
 
 
 def victim_short(node: Node) -> str:
