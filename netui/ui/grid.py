@@ -32,7 +32,7 @@ from netui.model.fleet import Fleet
 from netui.model.health import Level
 from netui.model.leafload import LeafLoad, leaf_loads
 from netui.model.node import Node, NodeState
-from netui.ui.columns import (WHY_WIDE, Column, GridOptions, cell_level, fit_columns, fleet_has_fabric, leaf_text,
+from netui.ui.columns import (SORT_LABELS, WHY_WIDE, Column, GridOptions, cell_level, fit_columns, fleet_has_fabric, leaf_text,
                               sort_key, trend_top)
 from netui.ui.render import level_styles
 
@@ -346,6 +346,9 @@ class FleetGrid(ScrollView, can_focus=True):
             label = "Leaf / node"
         if col.key == self.sort:
             label = label[: col.width - 1] + self.SORTED.get(col.key, "▼")
+        elif col is self._columns[-1] and col.key == "health" and self.sort in SORT_LABELS \
+                and self.sort != "worst" and all(c.key != self.sort for c in self._columns):
+            label += f" · by {SORT_LABELS[self.sort]}▼"  # the column sorted by is not shown: say which
         return (label.rjust(col.width) if col.right else label).ljust(width) + " "
 
     # the cursor ---------------------------------------------------------------------------

@@ -349,3 +349,33 @@ async def test_paused_the_frame_stays_whatever_is_sorted_filtered_or_opened():
         live = dict(zip(column(app, "node"), column(app, "state")))
         assert live["gpu03"] == "down" and "PAUSED" not in lines(app)[0]
         assert head != lines(app)[0]
+
+
+@pytest.mark.slow
+async def test_at_80_columns_the_sort_by_a_hidden_column_is_named_and_the_totals_keep_retransmits():
+    app = app_of(demo_sources())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await poll(app, pilot, 3)
+        grid = app.screen.query_one(FleetGrid)
+        shown = [c.key for c in grid.columns]
+        assert "retrans" not in shown  # Retr/s does not fit at 80 columns
+        for _ in range(20):
+            if grid.sort == "retrans":
+                break
+            await pilot.press("s")
+        await pilot.pause()
+        header = painted(app)[0]
+        assert "by Retr/s▼" in header and len(header) <= 80, header
+        assert column(app, "node")[0] == "gpu02"  # the one retransmitting, first
+        await pilot.press("s")  # Retr%: not shown either
+        await pilot.pause()
+        assert "by Retr%▼" in painted(app)[0]
+        for _ in range(20):
+            if grid.sort == "rx":
+                break
+            await pilot.press("s")
+        await pilot.pause()
+        assert "RX▼" in painted(app)[0] and " by " not in painted(app)[0]  # shown: its own ▼ says it
+        totals = lines(app)[-2]
+        assert re.search(r"(retr|retransmits) 2\.4 k/s\s*$", totals) and "0/s" in totals, totals
+        assert len(totals.rstrip()) <= 80
