@@ -166,3 +166,35 @@ def long_why(node: Node, retry_in_s: float | None = None) -> str:
     elif node.victim is not None:
         reasons.insert(0, f"{node.victim.cause}: " + node.victim.reason.split(": ", 1)[-1])
     return "; ".join(reasons) or node.health.label
+
+
+def flag_line(node: Node) -> str:
+    """Why the grid flags the node, in one line for the top of its screen; "" when it does
+    not. What sets its level comes first, as ``level · what: words``: not up (what failed),
+    a straggler (its finding), a pair test's suspect (what the test found), a link slower
+    than its peers', or its health (held: said so when the last interval alone is better).
+    A victim says what slows it."""
+    state = node.state
+    if state is NodeState.CONNECTING:
+        return ""
+    level = node.level
+    if state is not NodeState.UP:
+        return f"{level.label} · {state.value}: {_reason(node)}"  # the grid counts down to the next try
+    s = node.straggler
+    if s is not None:
+        words = s.reason.split(": ", 1)[-1]
+        if s.metric == "pairs":
+            return f"{level.label} · pair test suspect: {words.removeprefix('the pair test names it: ')}"
+        return f"{level.label} · straggler: {words}"
+    if node.slow_links:
+        return f"{level.label} · slow link: {node.slow_links[0]}"
+    health = node.health
+    if node.victim is not None:
+        lead = f"{node.victim.cause}: {node.victim.reason.split(': ', 1)[-1]}"
+        return lead if health.level == 0 else f"{lead}; {health.label}: {health.reasons[0] if health.reasons else ''}"
+    if health.level == 0:
+        return ""
+    line = f"{health.label} · {health.reasons[0] if health.reasons else health.label}"  # the worst; the rest below
+    if node.interval_health.level < health.level:
+        line += f" — held: the last interval alone is {node.interval_health.label}"
+    return line

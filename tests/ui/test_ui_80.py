@@ -379,3 +379,65 @@ async def test_at_80_columns_the_sort_by_a_hidden_column_is_named_and_the_totals
         totals = lines(app)[-2]
         assert re.search(r"(retr|retransmits) 2\.4 k/s\s*$", totals) and "0/s" in totals, totals
         assert len(totals.rstrip()) <= 80
+
+
+def _head(app) -> list[str]:
+    """The node screen's head, line by line (at 200 cells: no wrapping)."""
+    return [line.rstrip() for line in plain(app.screen.query_one("#node-head")).splitlines()]
+
+
+def dropping_then_clean(k: int):
+    """A node dropping 250 packets/s for its first five samples, none after (its counter stays)."""
+    if k < 5:
+        return node_sample(k, rx_bps=40e9, tx_bps=38e9, drops_per_s=250)
+    sample = node_sample(k, rx_bps=40e9, tx_bps=38e9)
+    eth0 = sample.interfaces["eth0"]
+    eth0 = eth0._replace(counters=eth0.counters._replace(rx_dropped=250 * 4))
+    from dataclasses import replace
+
+    return replace(sample, interfaces={**sample.interfaces, "eth0": eth0})
+
+
+@pytest.mark.slow
+async def test_the_node_screen_says_first_why_the_node_is_flagged():
+    app = app_of(straggling_fleet())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await poll(app, pilot, 5)
+        app.open_node("gpu04")  # the straggler
+        await pilot.pause()
+        head = _head(app)
+        assert head[1].startswith("warning · straggler: TX 400 Mb/s, 1 % of the busy nodes' median 38 Gb/s"), head
+        await pilot.press("escape")
+        app.open_node("gpu03")  # down
+        await pilot.pause()
+        assert _head(app)[1] == "critical · down: connection refused", _head(app)
+        await pilot.press("escape")
+        app.open_node("gpu01")  # nothing wrong: no flag line
+        await pilot.pause()
+        assert len(_head(app)) == 1, _head(app)
+    app = app_of([ScriptedSource("gpu06", dropping_then_clean)])  # alone: no straggler, its own health
+    async with app.run_test(size=(80, 24)) as pilot:
+        await poll(app, pilot, 6)  # its drops stop at the sixth sample: its level holds a few intervals
+        assert app.monitor.fleet["gpu06"].level > 0
+        app.open_node("gpu06")
+        await pilot.pause()
+        head = _head(app)
+        assert re.match(r"(careful|warning|critical) · eth0 drops 250/s", head[1]), head
+        assert head[1].endswith("held: the last interval alone is ok"), head
+
+
+@pytest.mark.slow
+async def test_the_node_screen_of_a_pair_test_suspect_says_what_the_test_found():
+    import json
+
+    from tests.replayed import PAIR_TEST
+
+    app = app_of([ScriptedSource(f"node{i}", lambda k: node_sample(k)) for i in range(1, 5)])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await poll(app, pilot, 4)
+        app.record_test("pair-test", json.loads(PAIR_TEST.read_text()))
+        await poll(app, pilot, 1)
+        await pilot.press("home", "enter")
+        await pilot.pause()
+        assert app.screen.node_name == "node3"
+        assert _head(app)[1].startswith("warning · pair test suspect: receives slowly, 3 of 3 receives fail"), _head(app)
