@@ -104,6 +104,7 @@ class NetuiApp(App):
         self.last_tests: dict[str, dict] = {}  # kind → the document of the last test that finished here
         self.record_dir = Path.cwd()  # where w starts a recording
         self._tests_seen = 0  # recorded tests a replay has reached, to say when a new one comes
+        self.recorded = None  # the Recorder still recording when netui quit: the CLI says where it went
         monitor.on_update = lambda: self.post_message(FleetUpdated())
 
     @property
@@ -180,6 +181,9 @@ class NetuiApp(App):
         self.run_worker(self.monitor.run(), name="poller", group="poller", exclusive=True)
 
     async def on_unmount(self) -> None:
+        recorder = self.monitor.stop_recording()  # finished here, so that its summary is whole
+        if recorder is not None:
+            self.recorded = recorder
         await self.monitor.close()
 
     def on_fleet_updated(self, message: FleetUpdated) -> None:
@@ -360,8 +364,7 @@ class NetuiApp(App):
         """w: start recording into a new file in the current directory, or stop."""
         if self.monitor.recorder is not None:
             recorder = self.monitor.stop_recording()
-            self.notify(f"recorded {recorder.samples} samples to {recorder.path}"
-                        + (f" (stopped: {recorder.error})" if recorder.error else ""), timeout=4)
+            self.notify(recorder.summary(), severity="warning" if recorder.error else "information", timeout=4)
         else:
             try:
                 path, = free_paths(self.record_dir, time.strftime("netui-%Y%m%d-%H%M%S"), (".ndjson.gz",))
