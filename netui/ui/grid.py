@@ -194,7 +194,7 @@ class FleetGrid(ScrollView, can_focus=True):
         top = trend_top(self._shown) if any(c.key == "trend" for c in self._columns) else None
         why = [w for c, w in zip(self._columns, self._widths) if c.key == "health"]
         self.options = replace(self.options, trend_top=top, retry_in_s=self.retry_in_s,
-                               why_wide=bool(why) and why[0] >= WHY_WIDE)
+                               why_wide=bool(why) and why[0] >= WHY_WIDE, why_cells=why[0] if why else 0)
         self._formatted = {}
         # the cursor stays on the row the user chose; until then (or while it is filtered out), on top
         followed = self._followed

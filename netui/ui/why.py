@@ -111,25 +111,26 @@ def _pairs_short(s: Straggler) -> str:
     return f"pair test {units.bits_per_s(s.value)}" if s.value > 0 else "pair test suspect"
 
 
-def straggler_short(node: Node) -> str:
-    """The straggler's finding in at most SHORT_CELLS cells, for each of
+def straggler_short(node: Node, cells: int = SHORT_CELLS) -> str:
+    """The straggler's finding in at most ``cells`` cells (SHORT_CELLS at least), for each of
     ``straggler.METRICS``: a low throughput as its share of the median, an excess with the
     median when that fits, a pair test's suspect with the rate it got."""
     s = node.straggler
     if s is None:
         return ""
+    cells = max(cells, SHORT_CELLS)
     if s.metric in _LOW_LABELS:
         share = s.value / s.median * 100 if s.median else 100.0
         label = "idle" if share < 0.5 else _LOW_LABELS[s.metric]
         words = f"{label} {share:.0f}% of median"
-        return words if len(words) <= SHORT_CELLS else f"{label} {share:.0f}% of med"
+        return words if len(words) <= cells else f"{label} {share:.0f}% of med"
     if s.metric == "pairs":
         return _pairs_short(s)
     if s.metric not in _HIGH:  # not one of METRICS: its headline, which the column cuts
         return (s.headline or s.reason).split(": ", 1)[-1]
     label, show = _HIGH[s.metric]
     for words in (f"{label} {show(s.value)}, med {show(s.median)}", f"{label} {show(s.value)} vs {show(s.median)}"):
-        if len(words) <= SHORT_CELLS:
+        if len(words) <= cells:
             return words
     return f"{label} {show(s.value)}"
 
@@ -140,14 +141,15 @@ def victim_short(node: Node) -> str:
     return v.cause or "" if v is not None else ""
 
 
-def short_why(node: Node, retry_in_s: float | None = None) -> str:
-    """Why the node is not well, in about 20 cells; "" for a healthy node."""
+def short_why(node: Node, retry_in_s: float | None = None, cells: int = SHORT_CELLS) -> str:
+    """Why the node is not well, in about ``cells`` cells (the Why column's width); "" for
+    a healthy node."""
     state = node.state
     if state is NodeState.CONNECTING:
         return ""
     if state is not NodeState.UP:
         return failure_short(node) + _retry_text(retry_in_s, short=True)
-    return (straggler_short(node) or victim_short(node) or (node.slow_links[0] if node.slow_links else "")
+    return (straggler_short(node, cells) or victim_short(node) or (node.slow_links[0] if node.slow_links else "")
             or health_short(node))
 
 

@@ -104,7 +104,7 @@ def test_every_straggler_metric_has_short_words_that_fit_80_columns(metric):
     for value, median in (_TYPICAL[metric], _HUGE[metric]):
         n.straggler = Straggler("acc3", metric, value, median, f"acc3: the long reason of {metric}",
                                 f"acc3: the headline of {metric}")
-        words = short_why(n)
+        words = short_why(n, cells=cells)
         assert words and len(words) <= cells, (metric, words)
         assert "headline" not in words  # its own words, not the fallback for an unknown metric
         assert not re.search(r"\de[+-]\d|\d{5}", words), (metric, words)  # no raw numbers: bytes/s shown as rates
@@ -130,3 +130,12 @@ def test_an_excess_keeps_the_median_only_where_it_fits():
     assert short_why(n) == "retr 16.46% vs 0%"
     n.straggler = Straggler("acc1", "retrans", 0.0102, 0.0005, "…")
     assert short_why(n) == "retr 1.02%"
+
+
+def test_a_wider_why_column_keeps_the_median():
+    n = Node("acc1")
+    for k in range(3):
+        n.observe(node_sample(k))
+    n.straggler = Straggler("acc1", "retrans", 0.1723, 0.00009, "…")
+    assert short_why(n) == "retr 17.23%"
+    assert short_why(n, cells=25) == "retr 17.23%, med 0.009%"
