@@ -106,14 +106,13 @@ class StatusBar(Static):
             sums.append(f" │ RX {units.bits_per_s(rx, as_bytes=as_bytes)} TX {units.bits_per_s(tx, as_bytes=as_bytes)}")
         every = Text(f" │ every {app.monitor.interval_s:g}s")
         straggler, named = Text(), Text()
-        if fleet.stragglers:
+        plank = _short_plank(fleet)
+        if plank is not None:
             style = f"bold {theme.get('warning', '')}".strip()
-            s = fleet.stragglers[0]
-            more = f" (+{len(fleet.stragglers) - 1})" if len(fleet.stragglers) > 1 else ""
-            words = s.headline or s.reason
-            words = words[len(s.node) + 2:] if words.startswith(f"{s.node}: ") else words
-            named = Text(f" │ straggler {s.node}{more}", style=style)
-            straggler = Text(f" │ straggler {s.node}{more}: {words}", style=style)
+            name, words, count = plank
+            more = f" (+{count - 1})" if count > 1 else ""
+            named = Text(f" │ straggler {name}{more}", style=style)
+            straggler = Text(f" │ straggler {name}{more}: {words}", style=style)
         return [Text.assemble(head, middle, sums, every, straggler), Text.assemble(head, middle, sums, straggler),
                 Text.assemble(head, middle, straggler), Text.assemble(short_head, middle, straggler),
                 Text.assemble(least, middle, straggler), Text.assemble(least, middle, named)]
@@ -142,6 +141,16 @@ class StatusBar(Static):
                 text.append(" ")
             text.append(words, style=style.strip())
         return text
+
+
+def _short_plank(fleet) -> tuple[str, str, int] | None:
+    """What the status bar names as the short plank: (its name, its numbers in short, how
+    many stragglers there are); None when there is none."""
+    if not fleet.stragglers:
+        return None
+    s = fleet.stragglers[0]
+    words = s.headline or s.reason
+    return s.node, words.removeprefix(f"{s.node}: "), len(fleet.stragglers)
 
 
 def _fitting(texts: list[Text], room: int) -> Text:
