@@ -32,8 +32,8 @@ from netui.model.fleet import Fleet
 from netui.model.health import Level
 from netui.model.leafload import LeafLoad, leaf_loads
 from netui.model.node import Node, NodeState
-from netui.ui.columns import (SORT_LABELS, WHY_WIDE, Column, GridOptions, cell_level, fit_columns, fleet_has_fabric, leaf_text,
-                              sort_key, trend_top)
+from netui.ui.columns import (SORT_LABELS, WHY_WIDE, Column, GridOptions, cell_level, fit_columns, fleet_has_fabric,
+                              leaf_text, sort_key, trend_top)
 from netui.ui.render import level_styles
 
 

@@ -122,7 +122,7 @@ class NodeScreen(Screen):
         if node.error and node.state is NodeState.UP:  # a node that is not up: the flag line says it
             head.append(f"\n{node.error}", style=styles[node.level])
         said = {node.slow_links[0]} if node.slow_links and node.straggler is None else set()
-        if node.straggler is None and not node.slow_links and node.victim is None and node.health.reasons:
+        if node.straggler is None and not node.slow_links and node.health.level > 0 and node.health.reasons:
             said.add(node.health.reasons[0])  # the flag line's
         for reason in node.slow_links[:2]:
             if reason not in said:

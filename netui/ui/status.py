@@ -103,7 +103,8 @@ class StatusBar(Static):
         if totals:
             rx, tx = fleet.totals()
             as_bytes = app.grid_options.as_bytes
-            sums.append(f" │ RX {units.bits_per_s(rx, as_bytes=as_bytes)} TX {units.bits_per_s(tx, as_bytes=as_bytes)}")
+            sums.append(f" │ RX {units.bits_per_s(rx, as_bytes=as_bytes)}"
+                        f" TX {units.bits_per_s(tx, as_bytes=as_bytes)}")
         every = Text(f" │ every {app.monitor.interval_s:g}s")
         straggler, named = Text(), Text()
         plank = _short_plank(fleet)

@@ -440,4 +440,5 @@ async def test_the_node_screen_of_a_pair_test_suspect_says_what_the_test_found()
         await pilot.press("home", "enter")
         await pilot.pause()
         assert app.screen.node_name == "node3"
-        assert _head(app)[1].startswith("warning · pair test suspect: receives slowly, 3 of 3 receives fail"), _head(app)
+        head = _head(app)
+        assert head[1].startswith("warning · pair test suspect: receives slowly, 3 of 3 receives fail"), head
