@@ -42,10 +42,11 @@ class CheckReport(Generic[SettingsT, ResultT, VerdictT]):
     refused: str = ""  # why no test started
 
 
-def summary(report: CheckReport, unit: str, also: Iterable[str] = ()) -> str:
+def summary(report: CheckReport, unit: str, also: Iterable[str] = (), verdict_text: str | None = None) -> str:
     """A report's verdict in words, led by whether it was cancelled (after how many of its
     ``unit``: "tests", "pairs"), what could not be tested and then ``also``; the refusal
-    alone when no test started."""
+    alone when no test started. ``verdict_text``: the verdict's words, when not its own
+    ``text`` (without what the lead said already)."""
     if report.refused:
         return report.refused
     parts = []
@@ -56,7 +57,7 @@ def summary(report: CheckReport, unit: str, also: Iterable[str] = ()) -> str:
         parts.append(f"Not tested: {names} ({'; '.join(dict.fromkeys(report.problems.values()))})")
     parts += also
     if report.verdict is not None:
-        parts.append(report.verdict.text)
+        parts.append(report.verdict.text if verdict_text is None else verdict_text)
     return ". ".join(p.rstrip(".") for p in parts)
 
 

@@ -29,8 +29,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="netui doctor",
         description="Check MTU, link speeds, RDMA ports, sysctls, interface errors, IRQs, packet steering, "
                     "traffic shaping (tc), offloads and rings (ethtool) on every node and across nodes. "
-                    "Exit status 1 when any finding is a warning or worse.",
-        epilog=exit_epilog("a finding is a warning or worse"))
+                    "Exit status 1 when any finding is a warning or worse, or a node could not be examined.",
+        epilog=exit_epilog("a finding is a warning or worse, or a node could not be examined"))
     p.add_argument("--json", action="store_true", help="print the JSON document instead of text")
     p.add_argument("--latency", metavar="JSON",
                    help="a latency test's JSON export (e in its screen): the buffer advice uses the RTT it "

@@ -166,7 +166,7 @@ async def _snapshot(monitor: Monitor, connect_timeout_s: float) -> dict:
             if n.name in untried:
                 n.fail(NodeState.DOWN, "not tried in time (waiting for one of the --fanout handshakes)")
             elif n.last_failure is not None:
-                n.fail(*n.last_failure)
+                n.fail(*n.last_failure, at_s=n.failed_at_s)
             else:
                 n.fail(NodeState.DOWN, "no answer in time")
     from netui.engine.document import fleet_document
@@ -175,12 +175,21 @@ async def _snapshot(monitor: Monitor, connect_timeout_s: float) -> dict:
     return {**fleet_document(monitor.fleet), "event_loop": running()}
 
 
+def _failure(node: dict) -> str:
+    """"failed at 16:13:21: connection refused": when and what, never a retry countdown (a
+    snapshot is taken once)."""
+    import time
+
+    at = node.get("failed_at")
+    return node["error"] if at is None else f"failed at {time.strftime('%H:%M:%S', time.localtime(at))}: {node['error']}"
+
+
 def _text_report(doc: dict) -> str:
     from netui.model import units
 
     lines = []
     for n in doc["nodes"]:
-        lines.append(f"{n['name']}: {n['state']}" + (f" ({n['error']})" if n["error"] else "")
+        lines.append(f"{n['name']}: {n['state']}" + (f" ({_failure(n)})" if n["error"] else "")
                      + f"  health {n['health']['level']}")
         if n.get("switch"):
             sw = n["switch"]

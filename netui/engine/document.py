@@ -11,7 +11,7 @@ import math
 from netui.model.fabric import NO_PAUSE, FabricRates, FabricSample
 from netui.model.fleet import Fleet
 from netui.model.flows import PeerRates, pair_matrix
-from netui.model.node import Node, data_plane, is_hidden
+from netui.model.node import Node, NodeState, data_plane, is_hidden, without_countdown
 from netui.model.samples import INTERFACE_COUNTER_NAMES
 from netui.model.topology import Attachment
 
@@ -72,7 +72,8 @@ def node_document(node: Node, placement: Attachment | None = None, peers: dict |
     doc: dict = {
         "name": node.name,
         "state": node.state.value,
-        "error": node.error,
+        "error": without_countdown(node.error) if node.error else node.error,
+        "failed_at": node.failed_at_s if node.state is not NodeState.UP else None,
         "hostname": s.hostname if s else None,
         "boot_id": s.boot_id if s else None,
         "time": s.wall_s if s else None,
@@ -245,6 +246,14 @@ def fleet_document(fleet: Fleet) -> dict:
             {"node": s.node, "metric": s.metric, "value": _num(s.value), "median": _num(s.median), "reason": s.reason,
              "cause": s.cause, "slowed_by": list(s.slowed_by)}
             for s in fleet.stragglers + fleet.victims
+        ],
+        # the fabric's suspects (model/fabric_suspects.py): a leaf's uplink named, its nodes
+        # the victims above ("slowed_by": ["leaf2's uplink"])
+        "fabric_suspects": [
+            {"name": s.name, "switch": s.switch, "kind": s.kind, "rule": s.rule, "ways": list(s.ways),
+             "share": _num(s.share), "flows": [list(f) for f in s.flows], "nodes": list(s.nodes),
+             "reason": s.reason}
+            for s in fleet.fabric_suspects
         ],
         "totals": {
             "rx_bits_per_s": None if rx is None else round(rx * 8, 3),

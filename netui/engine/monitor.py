@@ -70,12 +70,13 @@ def tune_gc() -> None:
     gc.set_threshold(*(max(c, t) for c, t in zip(current, GC_THRESHOLDS)))
 
 
-def report_state(node, state: NodeState, reason: str | None) -> None:
-    """A transport's word on a node: a state it is in, or a failure with its reason."""
+def report_state(node, state: NodeState, reason: str | None, at_s: float | None = None) -> None:
+    """A transport's word on a node: a state it is in, or a failure with its reason (``at_s``:
+    when, wall clock; None in a replay, which has no such clock)."""
     if state in (NodeState.CONNECTING, NodeState.STALE, NodeState.UP):
         node.set_state(state, reason)
     else:
-        node.fail(state, reason or state.value)
+        node.fail(state, reason or state.value, at_s)
 
 
 def take_pair_test(fleet: Fleet, document) -> bool:
@@ -156,7 +157,7 @@ class Monitor:
                 node.fail(NodeState.IMPOSSIBLE, refused)
 
     def report(self, name: str, state: NodeState, reason: str | None) -> None:
-        report_state(self.fleet[name], state, reason)
+        report_state(self.fleet[name], state, reason, time.time())
         self.lldp.changed(name)  # a connection starts with a report: LLDP is read on each one
 
     # ticks ------------------------------------------------------------------------------------

@@ -29,11 +29,18 @@ found slow, not with the fleet.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from statistics import median
+from typing import TYPE_CHECKING
 
 from netui.model.straggler import Straggler, StragglerRules
+
+if TYPE_CHECKING:
+    from netui.model.fabric_suspects import FabricSuspect
+
+# a flow (sender, receiver) → the uplinks it crosses, each with its way (fabric_suspects.Paths)
+Crossing = Callable[[str, str], tuple]
 
 # node → peer node → (tx_bytes_per_s to that peer, rx_bytes_per_s from it, …), over one
 # interval; None: unknown (a tuple whose first two items are these, as model.flows.PeerRates)
@@ -43,23 +50,34 @@ _DIRECTION = {"tx": 0, "rx": 1}  # a host-plane slow metric → its index in a f
 
 
 def victims_of(found: Iterable[Straggler], culprits: Iterable[str] = (), rules: StragglerRules | None = None,
-               peers: Flows | None = None) -> dict[str, tuple[str, ...]]:
+               peers: Flows | None = None, links: Sequence[FabricSuspect] = (),
+               crossing: Crossing | None = None) -> dict[str, tuple[str, ...]]:
     """The victims among one interval's stragglers ``found``: node → the culprits it is
     slowed by (sorted by name). ``culprits``: nodes known to be at fault besides those found
     slow both ways this interval (slow links, pair-test suspects, stragglers held). ``peers``:
     per-peer flows in bytes/s (``Flows``); a node whose slow flows they show is judged by
-    them, a node they do not cover (or whose flows show nothing slow yet) by direction."""
+    them, a node they do not cover (or whose flows show nothing slow yet) by direction.
+    ``links``: the fabric's suspects (``model.fabric_suspects``), with ``crossing`` the
+    uplinks a flow crosses: a slow flow through a suspect is explained by it ("slowed by
+    leaf2's uplink"), and so is a node the suspect names without flows."""
     rules = rules or StragglerRules()
     found = list(found)
     if not rules.victims or not found:
         return {}
+    links = list(links) if crossing is not None else [l for l in links if not l.flows]
+
+    def through(sender: str, receiver: str) -> list[str]:
+        return [l.name for l in links if l.explains(sender, receiver, crossing)] if crossing is not None else []
+
     known = set(culprits)
     lossy = lossy_links(peers, {s.node for s in found}, rules) if peers else {}
+    if links and lossy:  # a lossy uplink, not the node: every flow that named it crosses a suspect
+        lossy = {n: th for n, th in lossy.items() if not all(through(a, b) for a, b in th)}
     known |= lossy.keys()  # a link that loses is a culprit as a slow link is
     blamed = known | {s.node for s in found if s.both_ways}
     out: dict[str, tuple[str, ...]] = {}
     reference = _flow_medians(peers, rules) if peers else None
-    by_flows: dict[str, set[str]] = {}  # the peers of each slow node's slow flows, where known
+    by_flows: dict[str, set[tuple[str, str]]] = {}  # each slow node's slow flows (sender, receiver), where known
     for s in found:
         flows = peers.get(s.node) if peers else None
         if flows is not None and reference is not None and s.slow:
@@ -69,10 +87,19 @@ def victims_of(found: Iterable[Straggler], culprits: Iterable[str] = (), rules: 
     for s in found:
         if s.node in known or not s.slow:
             continue
-        by = by_flows.get(s.node)
-        if by is not None:
-            if by <= blamed - {s.node}:
-                out[s.node] = tuple(sorted(by))
+        pairs = by_flows.get(s.node)
+        if pairs is not None:
+            causes: set[str] = set()
+            for a, b in pairs:
+                other = b if a == s.node else a
+                named = through(a, b)
+                if not named and other not in blamed - {s.node}:
+                    break  # a slow flow nothing explains: it stays a straggler
+                causes.update(named or (other,))
+            else:
+                out[s.node] = tuple(sorted(causes))
+        elif (fabric := [l.name for l in links if s.node in l.nodes]) and not s.both_ways:
+            out[s.node] = tuple(sorted(fabric))
         elif blamed and s.two_way and not s.both_ways and s.node not in blamed:
             out[s.node] = tuple(sorted(blamed))
     # no culprit for it: a receiver starved by a slow sender, slow in RX only from a node slow
@@ -83,7 +110,8 @@ def victims_of(found: Iterable[Straggler], culprits: Iterable[str] = (), rules: 
     for s in found if senders else ():
         if s.node in out or s.node in known or s.slow not in (("rx",), ("rdma_rx",)):
             continue
-        flows_by = by_flows.get(s.node)
+        pairs = by_flows.get(s.node)
+        flows_by = None if pairs is None else {a if b == s.node else b for a, b in pairs}
         if flows_by is not None:
             if all(p in senders and senders[p].slow[0] == "tx" for p in flows_by) and s.slow[0] == "rx":
                 out[s.node] = tuple(sorted(flows_by))
@@ -98,13 +126,30 @@ def victims_of(found: Iterable[Straggler], culprits: Iterable[str] = (), rules: 
     # retransmits; with flows, a node whose retransmits are all on flows with culprits is
     # their victim. Without flows nothing says where they go: it stays a straggler
     causes = blamed | {c for by in out.values() for c in by}
-    for s in found if peers and causes else ():
+    for s in found if peers and (causes or links) else ():
         if s.slow or s.node in out or s.node in known or s.metric != "retrans":
             continue
         flows = peers.get(s.node)
         by = _retransmitting_with(flows) if flows is not None else set()
-        if by and by <= causes - {s.node}:
-            out[s.node] = tuple(sorted(by))
+        named: set[str] = set()
+        for p in by:  # its retransmits are on the data it sends to p
+            cause = through(s.node, p) or ([p] if p in causes - {s.node} else [])
+            if not cause:
+                break
+            named.update(cause)
+        else:
+            if by:
+                out[s.node] = tuple(sorted(named))
+    for s in found if links else ():  # an excess only: the suspects that name it
+        if s.node in out or s.node in known or s.slow:
+            continue
+        # retransmits without flows (else they were judged above); pause frames and CNPs on
+        # the nodes of a leaf paused as a whole (the RDMA rule)
+        fabric = [l.name for l in links if s.node in l.nodes and (
+            s.metric == "retrans" and not (peers and s.node in peers)
+            or l.kind == "leaf" and s.metric in ("pause", "cnp"))]
+        if fabric:
+            out[s.node] = tuple(sorted(fabric))
     return out
 
 
@@ -183,11 +228,11 @@ def _flow_medians(peers: Flows, rules: StragglerRules) -> tuple[float, float]:
 
 
 def _slow_flows_with(s: Straggler, flows: Mapping[str, tuple], reference: tuple[float, float],
-                     rules: StragglerRules) -> set[str]:
-    """The peers with which node ``s.node`` has a slow flow in a direction it is slow in: a
-    flow carrying data that way at under ``slow_fraction`` of the median flow that way. A
+                     rules: StragglerRules) -> set[tuple[str, str]]:
+    """Node ``s.node``'s slow flows (sender, receiver) in a direction it is slow in: a flow
+    carrying data that way at under ``slow_fraction`` of the median flow that way. A
     host-plane judgement (RDMA has no socket)."""
-    out: set[str] = set()
+    out: set[tuple[str, str]] = set()
     for metric in s.slow:
         i = _DIRECTION.get(metric)
         if i is None or reference[i] <= 0:
@@ -195,7 +240,7 @@ def _slow_flows_with(s: Straggler, flows: Mapping[str, tuple], reference: tuple[
         bar = rules.slow_fraction * reference[i]
         for peer, flow in flows.items():
             if _carries(flow, i, rules) and flow[i] < bar:
-                out.add(peer)
+                out.add((s.node, peer) if i == 0 else (peer, s.node))
     return out
 
 
@@ -246,20 +291,25 @@ class HeldStragglers:
         self.stragglers: list[Straggler] = []  # held, in the order they became stragglers
         self.victims: list[Straggler] = []  # held, each with its ``slowed_by``
 
-    def update(self, found: list[Straggler], culprits: Iterable[str] = (), peers: Flows | None = None
+    def update(self, found: list[Straggler], culprits: Iterable[str] = (), peers: Flows | None = None,
+               links: Sequence[FabricSuspect] = (), crossing: Crossing | None = None
                ) -> tuple[list[Straggler], list[Straggler]]:
         """One more interval whose stragglers are ``found`` (``find_stragglers``): the held
-        stragglers and the held victims. ``culprits`` and ``peers`` as for ``victims_of``;
-        the stragglers held that were slow both ways in the window are culprits too."""
+        stragglers and the held victims. ``culprits``, ``peers``, ``links`` and ``crossing``
+        as for ``victims_of``; the stragglers held that were slow both ways in the window are
+        culprits too."""
         rules = self.rules
         n = max(1, rules.window_intervals)
         k = min(max(1, rules.flag_intervals), n)
         m = max(1, rules.clear_intervals)
         tracks = self._tracks
         known = set(culprits) | {name for name, t in tracks.items() if t.blamed}
-        slowed = victims_of(found, known, rules, peers)
+        slowed = victims_of(found, known, rules, peers, links, crossing)
         causes = {c for by in slowed.values() for c in by}
         lossy = lossy_links(peers, {s.node for s in found}, rules) if peers and rules.victims else {}
+        if lossy and links and crossing is not None:  # (as victims_of: a lossy uplink, not the node)
+            lossy = {name: th for name, th in lossy.items()
+                     if not all(any(l.explains(a, b, crossing) for l in links) for a, b in th)}
         now = {s.node: s for s in found}
         rank = {name: i for i, name in enumerate(now)}  # this interval's worst first
         for name in now:

@@ -1,5 +1,6 @@
 """What changed in the fleet from one tick to the next, as records: node state changes with
-their reason, health level changes, stragglers flagged and cleared (held, as shown).
+their reason, health level changes, stragglers flagged and cleared (held, as shown), a
+fabric suspect as a straggler named by its link ("leaf2's uplink", ``"link": true``).
 
 Pure: ``EventTracker.changes(fleet)`` compares the fleet with what it saw at the previous
 call. The recorder writes these records; replay finds the same ones again by running the
@@ -22,6 +23,7 @@ class EventTracker:
         self._state: dict[str, tuple[NodeState, str | None]] = {}
         self._level: dict[str, Level] = {}
         self._straggler: dict[str, str] = {}  # node → what names it: "pairs" or "traffic"
+        self._links: set[str] = set()  # the fabric's suspects named (model/fabric_suspects.py)
 
     def changes(self, fleet: Fleet) -> list[dict]:
         """The records of what changed since the last call (without their time ``t``)."""
@@ -52,6 +54,16 @@ class EventTracker:
                 del self._straggler[node.name]
                 out.append({"type": "straggler", "node": node.name, "flagged": False,
                             "reason": f"{node.name} is no longer a straggler"})
+        # a fabric suspect (a leaf's uplink) as a straggler named by the link ("link": true)
+        named = {s.name: s for s in fleet.fabric_suspects}
+        for name, s in named.items():
+            if name not in self._links:
+                out.append({"type": "straggler", "node": name, "link": True, "flagged": True, "metric": s.rule,
+                            "value": s.share, "median": None, "reason": s.reason})
+        for name in sorted(self._links - named.keys()):
+            out.append({"type": "straggler", "node": name, "link": True, "flagged": False,
+                        "reason": f"{name} is no longer a straggler"})
+        self._links = set(named)
         return out
 
 

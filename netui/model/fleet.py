@@ -8,6 +8,8 @@ from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from netui.model.blame import Flows, HeldStragglers
+from netui.model.fabric_suspects import (FabricSuspect, HeldSuspects, LeafPressure, Paths, fabric_suspects,
+                                         paused_leaves)
 from netui.model.flows import AddressBook, PeerRates, labelled, peer_flows
 from netui.model.health import DEFAULT_RULES, HealthRules, Threshold
 from netui.model.node import Node, NodeState
@@ -39,6 +41,10 @@ class Fleet:
         self.stragglers: list[Straggler] = []  # held (model/blame.py), the first one the header names
         self.victims: list[Straggler] = []  # nodes slowed by a straggler, each with its ``slowed_by``
         self._held = HeldStragglers(self.straggler_rules)
+        # the fabric's suspects (model/fabric_suspects.py): a leaf's uplink named, held as
+        # stragglers are, the first one before the stragglers in the header
+        self.fabric_suspects: list[FabricSuspect] = []
+        self._held_links = HeldSuspects(self.straggler_rules)
         # the suspects of the last pair test that tested each node: stragglers until a later
         # test of the node clears them, or ``clear_pair_suspects``
         self.pair_suspects: dict[str, Straggler] = {}
@@ -146,6 +152,50 @@ class Fleet:
                 return found
         return None
 
+    def paths(self) -> Paths | None:
+        """The uplinks each flow between watched nodes crosses (``fabric_suspects.Paths``), by
+        the nodes' ``placement``; None without a topology that places two leaves' nodes."""
+        topology = self.topology
+        if topology is None or len(topology.switches) < 2:
+            return None
+        switches = topology.switches
+
+        def leaf_of(name: str) -> str | None:
+            p = self.placement(name)
+            return None if p is None else p.switch
+
+        def parent_of(switch: str) -> str | None:
+            s = switches.get(switch)
+            return None if s is None else s.parent
+
+        return Paths(leaf_of, parent_of)
+
+    def _leaf_pressure(self, paths: Paths) -> list[LeafPressure]:
+        """Each leaf's RDMA back-pressure (its up nodes' pause frames, CNPs and transmit waits
+        summed), for the leaves whose nodes have RDMA ports; [] when fewer than three have."""
+        sums: dict[str, list] = {}
+        for n in self.nodes.values():
+            s = n.summary
+            if n.state is not NodeState.UP or s.pause_per_s is None and s.cnp_per_s is None:
+                continue
+            leaf = paths.leaf(n.name)
+            if leaf is None:
+                continue
+            waits = n.fabric_rates.ports.values() if n.fabric_rates is not None else ()
+            acc = sums.setdefault(leaf, [[], 0.0, 0.0, 0.0])
+            acc[0].append(n.name)
+            acc[1] += s.pause_per_s or 0.0
+            acc[2] += s.cnp_per_s or 0.0
+            acc[3] += sum(p.xmit_wait_per_s or 0.0 for p in waits)
+        if len(sums) < 3:
+            return []
+        return [LeafPressure(leaf, tuple(names), pause, cnp, wait) for leaf, (names, pause, cnp, wait) in sums.items()]
+
+    def _capacities(self) -> bool:
+        """Whether the topology gives an uplink's capacity (what the "full" rule compares)."""
+        topology = self.topology
+        return topology is not None and any(s.uplink_gbps and s.parent is not None for s in topology.switches.values())
+
     def topology_for(self, names: list[str]) -> Topology | None:
         """The topology with ``names`` placed by the names watched (``placement``: a node found by
         the host name it reports too) and no other node; None without a topology."""
@@ -184,9 +234,26 @@ class Fleet:
             culprits = set(slow)
             culprits.update(self.pair_suspects)
             found = find_stragglers(self.nodes.values(), self.straggler_rules)
-            if peers is None and found:  # (the flows are only read when someone is slow)
+            paths = self.paths()
+            # (the flows are only read when someone is slow, or an uplink has a capacity to fill)
+            if peers is None and (found or paths is not None and self._capacities()):
                 peers = self.peer_flows()
-            held.update(found, culprits, peers)
+            links, crossing = (), None
+            if paths is not None:
+                from netui.model.leafload import leaf_loads
+
+                self._held_links.rules = self.straggler_rules
+                loads = leaf_loads(self.nodes.values(), self.topology, paths.leaf) if peers or found else []
+                now = fabric_suspects(loads, peers, paths, found, self.straggler_rules) if loads else []
+                pressure = self._leaf_pressure(paths)  # RDMA: no socket, the leaves compared
+                if pressure:
+                    named = {s.switch for s in now}
+                    now += [s for s in paused_leaves(pressure, self.straggler_rules) if s.switch not in named]
+                self.fabric_suspects = self._held_links.update(now)
+                links, crossing = self._held_links.standing(), paths.crossing
+            elif self.fabric_suspects:
+                self.fabric_suspects = self._held_links.update(())
+            held.update(found, culprits, peers, links, crossing)
         live, victims = self._held.stragglers, self._held.victims
         named = {s.node for s in live}
         stragglers = [
@@ -239,6 +306,7 @@ class Fleet:
         twin.nodes = {name: node.frozen() for name, node in self.nodes.items()}
         twin.stragglers = list(self.stragglers)
         twin.victims = list(self.victims)
+        twin.fabric_suspects = list(self.fabric_suspects)
         twin.pair_suspects = dict(self.pair_suspects)
         return twin
 

@@ -76,6 +76,10 @@ class LeafLoad:
     uplink_gbps: float | None = None
     leaving: Bound | None = None
     entering: Bound | None = None
+    # what names the leaf's uplink (or the leaf) the short plank (model/fabric_suspects.py),
+    # in short: "uplink ↑97 % of 300 Mb/s, flows across at 29 %"; "" when nothing does
+    suspect: str = ""
+    suspect_short: str = ""  # the same in a few words: "full uplink ↑97 %"
 
     @property
     def capacity_bytes_per_s(self) -> float | None:
@@ -138,4 +142,19 @@ def leaf_loads(nodes: Iterable[Node], topology: Topology,
     return out
 
 
-__all__ = ["Bound", "LeafLoad", "SKEW", "UPLINK_CAREFUL", "UPLINK_WARNING", "leaf_loads"]
+def with_suspects(loads: list[LeafLoad], suspects: Iterable) -> list[LeafLoad]:
+    """``loads`` with what names each suspect leaf (``fabric_suspects.FabricSuspect``: its
+    ``switch``, ``kind`` and ``headline``) in ``suspect``, each such leaf at WARNING at least."""
+    by_leaf = {s.switch: s for s in suspects}
+    out = []
+    for load in loads:
+        s = by_leaf.get(load.leaf)
+        if s is not None:
+            words = s.headline.split(": ", 1)[-1]
+            load = replace(load, suspect=f"uplink {words}" if s.kind == "uplink" else words,
+                           suspect_short=s.short, level=max(load.level, Level.WARNING))
+        out.append(load)
+    return out
+
+
+__all__ = ["Bound", "LeafLoad", "SKEW", "UPLINK_CAREFUL", "UPLINK_WARNING", "leaf_loads", "with_suspects"]

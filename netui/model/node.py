@@ -6,6 +6,7 @@ No I/O here: collectors hand samples to ``Node.observe``; transports report fail
 
 from __future__ import annotations
 
+import time as _time
 from array import array
 from collections.abc import Mapping
 from dataclasses import replace
@@ -26,6 +27,14 @@ from netui.speedups import column_stats, iface_totals, rate_codes
 from netui.model.samples import (INTERFACE_COUNTER_NAMES, CounterMap, InterfaceSample, InterfaceTable, NodeSample,
                                  hidden)
 from netui.model.text import safe_line
+
+RETRYING = " (retrying in "  # how the collectors end a failure's reason while they wait to retry
+
+
+def without_countdown(reason: str) -> str:
+    """A failure's reason without the collector's "(retrying in N s)": in words that are
+    written once and read later, a countdown never moves."""
+    return reason.split(RETRYING, 1)[0]
 
 
 LLDP_UNREAD = "not read"  # Node.lldp_state before the first read (collectors.lldp.STATE_UNREAD)
@@ -421,6 +430,7 @@ class Node:
         self.state = NodeState.CONNECTING
         self.error: str | None = None
         self.last_failure: tuple[NodeState, str] | None = None  # kept while a retry connects
+        self.failed_at_s: float | None = None  # the wall clock of the last failure, when the transport said
         self.sample: NodeSample | None = None
         self.rates: NodeRates | None = None
         self.summary = _NO_SUMMARY
@@ -599,17 +609,32 @@ class Node:
             del self.port_history[gone]
         return down
 
-    def fail(self, state: NodeState, reason: str) -> None:
+    def fail(self, state: NodeState, reason: str, at_s: float | None = None) -> None:
         """The transport reports a failure; the last sample stays for display, rates go.
-        ``reason`` (often a node's or a server's own words) is kept as model/text.py shows it."""
+        ``reason`` (often a node's or a server's own words) is kept as model/text.py shows it;
+        ``at_s``: when it failed (wall clock, seconds), where the caller knows."""
         reason = safe_line(reason)
         self.state = state
         self.error = reason
         self.last_failure = (state, reason)
+        if at_s is not None:
+            self.failed_at_s = at_s
         self.rates = None
         self.fabric_rates = None
         self.summary = _NO_SUMMARY
-        self.health = Health(Level.CRITICAL, (f"{state.value}: {reason}",))
+        self.health = Health(Level.CRITICAL, (f"{state.value}: {without_countdown(reason)}",))
+
+    def failure_words(self) -> str:
+        """What failed and when, for words written once and read later (a check's report, a
+        snapshot): "failed at 16:13:21: connection refused" (local time), the reason without
+        the collector's countdown; the last failure's while a retry connects; the state's
+        name when no reason is known."""
+        reason = self.error or (self.last_failure[1] if self.last_failure is not None else None)
+        if reason is None:
+            return self.state.value
+        if self.failed_at_s is None:
+            return without_countdown(reason)
+        return f"failed at {_time.strftime('%H:%M:%S', _time.localtime(self.failed_at_s))}: {without_countdown(reason)}"
 
     def set_lldp(self, neighbours, state: str) -> None:
         """What the node's lldpd reported (a tuple of collectors.lldp.LldpNeighbour) and

@@ -223,6 +223,9 @@ def leaf_text(col: Column, load: LeafLoad, o: GridOptions, width: int) -> str:
         return units.per_s({"drops": load.drops_per_s, "errors": load.errors_per_s,
                             "retrans": load.retrans_segs_per_s}[key])
     if key == "health":
+        if load.suspect:  # the short plank: what names it, before the load's bounds
+            wide = f"straggler: {load.suspect}"
+            return wide if len(wide) <= width else load.suspect_short
         wide = uplink_text(load, o, wide=True)
         return wide if len(wide) <= width else uplink_text(load, o, wide=False)
     return ""

@@ -30,7 +30,7 @@ from textual.strip import Strip
 
 from netui.model.fleet import Fleet
 from netui.model.health import Level
-from netui.model.leafload import LeafLoad, leaf_loads
+from netui.model.leafload import LeafLoad, leaf_loads, with_suspects
 from netui.model.node import Node, NodeState
 from netui.ui.columns import (SORT_LABELS, WHY_WIDE, Column, GridOptions, cell_level, fit_columns, fleet_has_fabric,
                               leaf_text, sort_key, trend_top)
@@ -220,6 +220,8 @@ class FleetGrid(ScrollView, can_focus=True):
             if not leaf.get(n.name):
                 leaf[n.name] = p.switch if (p := fleet.placement(n.name)) is not None else ""
         self.leaves = leaf_loads(fleet, fleet.topology, leaf.get)
+        if fleet.fabric_suspects:
+            self.leaves = with_suspects(self.leaves, fleet.fabric_suspects)
         below: dict[str, list[Node]] = {}
         for n in self._shown:
             below.setdefault(leaf[n.name], []).append(n)

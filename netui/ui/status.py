@@ -146,12 +146,19 @@ class StatusBar(Static):
 
 def _short_plank(fleet) -> tuple[str, str, int] | None:
     """What the status bar names as the short plank: (its name, its numbers in short, how
-    many stragglers there are); None when there is none."""
-    if not fleet.stragglers:
+    many planks there are); None when there is none. A fabric suspect first: the nodes it
+    slows are its victims, so the stragglers left are other faults."""
+    planks = len(fleet.fabric_suspects) + len(fleet.stragglers)
+    if not planks:
         return None
-    s = fleet.stragglers[0]
-    words = s.headline or s.reason
-    return s.node, words.removeprefix(f"{s.node}: "), len(fleet.stragglers)
+    if fleet.fabric_suspects:
+        first = fleet.fabric_suspects[0]
+        name = first.name
+    else:
+        first = fleet.stragglers[0]
+        name = first.node
+    words = first.headline or first.reason
+    return name, words.removeprefix(f"{name}: "), planks
 
 
 def _fitting(texts: list[Text], room: int) -> Text:

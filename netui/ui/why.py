@@ -181,7 +181,7 @@ def flag_line(node: Node) -> str:
         return ""
     level = node.level
     if state is not NodeState.UP:
-        return f"{level.label} · {state.value}: {_reason(node)}"  # the grid counts down to the next try
+        return f"{level.label} · {state.value}: {node.failure_words()}"  # the grid counts down to the next try
     s = node.straggler
     if s is not None:
         words = s.reason.split(": ", 1)[-1]

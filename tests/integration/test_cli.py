@@ -239,3 +239,26 @@ def test_record_ends_its_file_cleanly_on_sigterm(tmp_path):
     assert p.returncode == 0 and "recorded" in err
     lines = gzip.decompress(out.read_bytes()).splitlines()  # a finished gzip file, trailer and all
     assert json.loads(lines[-1])["type"] == "tick"
+
+
+def closed_loopback_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on (bound, then closed)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_a_snapshot_says_when_a_node_failed_and_what_never_a_retry_countdown():
+    """``netui snapshot`` is taken once and never retries: a node that refused says when it
+    failed and what ("failed at 16:13:21: connection refused"), not "retrying in 2 s"."""
+    port = closed_loopback_port()
+    text = netui("snapshot", "--connect-timeout", "2", f"127.0.0.1:{port}")
+    assert text.returncode == 1
+    assert "retrying" not in text.stdout, text.stdout
+    head = text.stdout.splitlines()[0]
+    assert head.startswith("127.0.0.1: down (failed at ") and head.endswith(": connection refused)  health critical")
+    assert "  ! down: connection refused" in text.stdout.splitlines()
+    doc = json.loads(netui("snapshot", "--json", "--connect-timeout", "2", f"127.0.0.1:{port}").stdout)
+    (node,) = doc["nodes"]
+    assert node["error"] == "connection refused" and abs(node["failed_at"] - time.time()) < 60

@@ -8,6 +8,10 @@ real, bounded iperf3 traffic, asserting over every tick after the third.
   ones it slows are its victims, through their flows: the five flows show between the
   watched nodes), the named node changes at most once.
 - An idle fleet and a uniformly busy one: nobody is named.
+- A ring over a two-tier fabric (3 leaves of 2, 2 of 2, 2 of 4), leaf2's uplink shaped: that
+  uplink is named (by the slow flows it alone has in common, or as full by the topology's
+  capacity) and no node; the nodes whose flows cross it are slowed by it.
+- A ring with one lossy link: that node's link named through the retransmitting flows.
 
 Each scenario lasts about 30 s of traffic; every iperf3 is bounded by -t and killed, and the
 shaping removed (the lab fixture heals it), also on failure.
@@ -47,6 +51,7 @@ class Ticks:
     stragglers: list[list[str]] = field(default_factory=list)
     victims: list[dict[str, tuple[str, ...]]] = field(default_factory=list)
     reasons: list[list[str]] = field(default_factory=list)
+    links: list[list[str]] = field(default_factory=list)  # the fabric's suspects named (held)
     # the flows between watched nodes that carry data (sender, receiver), as the peer matrix
     # shows them: a flow seen at its sender's end
     flows: list[set[tuple[str, str]]] = field(default_factory=list)
@@ -55,7 +60,8 @@ class Ticks:
         return sum(1 for a, b in zip(self.first, self.first[1:]) if a != b)
 
     def story(self) -> str:
-        return "\n".join(f"{i}: {r} victims {v}" for i, (r, v) in enumerate(zip(self.reasons, self.victims)))
+        return "\n".join(f"{i}: {links} {r} victims {v}"
+                         for i, (links, r, v) in enumerate(zip(self.links, self.reasons, self.victims)))
 
 
 def ring_flows(nodes, seconds: int) -> list:
@@ -79,10 +85,12 @@ def ended(procs) -> None:
         proc.wait(timeout=10)
 
 
-async def watch(lab, *, traffic: bool, seconds: int = TRAFFIC_S) -> Ticks:
+async def watch(lab, *, traffic: bool, seconds: int = TRAFFIC_S, topology=None) -> Ticks:
     """Run the monitor over ``lab`` (with the ring's traffic, or none) and note each tick of
-    ``seconds`` after the first SKIPPED_TICKS."""
+    ``seconds`` after the first SKIPPED_TICKS; ``topology``: the fleet's (model.topology)."""
     m = monitor_for(lab, interval_s=1.0)
+    if topology is not None:
+        m.fleet.topology = topology
     out = Ticks()
     recording = [False]
     skipped = [0]
@@ -98,6 +106,7 @@ async def watch(lab, *, traffic: bool, seconds: int = TRAFFIC_S) -> Ticks:
         out.stragglers.append([s.node for s in f.stragglers])
         out.victims.append({s.node: s.slowed_by for s in f.victims})
         out.reasons.append([s.reason for s in f.stragglers])
+        out.links.append([s.name for s in f.fabric_suspects])
         out.flows.append({(a, b) for a, peers in f.peer_flows().items() for b, r in peers.items()
                           if (r.tx_bytes_per_s or 0) * 8 > 50e6})
 
@@ -107,9 +116,9 @@ async def watch(lab, *, traffic: bool, seconds: int = TRAFFIC_S) -> Ticks:
     try:
         await wait_for(lambda: all(n.samples_seen >= 2 for n in m.fleet), 60, "every node sampled", m)
         if traffic:
-            procs = await asyncio.to_thread(ring_flows, lab.nodes, seconds + 4)
+            procs = await asyncio.to_thread(ring_flows, lab.nodes, seconds + 15)  # (outlasts the window: killed after)
             # the ring moving data on every node: the window starts here
-            await wait_for(lambda: all((n.summary.tx_bytes_per_s or 0) * 8 > 50e6 for n in m.fleet), 15,
+            await wait_for(lambda: all((n.summary.tx_bytes_per_s or 0) * 8 > 10e6 for n in m.fleet), 15,
                            "traffic on every node", m)
         recording[0] = True
         started_at = m.ticks
@@ -255,3 +264,66 @@ async def test_a_ring_with_one_lossy_link_names_that_node_through_the_flows_that
     assert not others, f"another node named: {others}\n{ticks.story()}"
     through = sum(1 for r in ticks.reasons if r and "retransmitting flows" in r[0])
     assert through >= 0.9 * n, f"the flows named in {through} of {n} ticks\n{ticks.story()}"
+
+
+UPLINK_SHAPED = "200mbit"  # the slow uplink; every flow's cap is RATE (1 Gbit/s)
+
+
+def fabric_topology(lab, capacity_gbps: float | None):
+    """The two-tier lab's wiring as a topology file gives it: leaves under a spine, the shaped
+    leaf2's uplink at ``capacity_gbps`` (None: no capacities, as from LLDP and a bare file),
+    the others at 10 Gbit/s."""
+    from netui.model.topology import Attachment, Switch, Topology
+
+    leaves = sorted({node.leaf for node in lab.nodes})
+    switches = [Switch("spine")] + [
+        Switch(f"leaf{l}", "spine", None if capacity_gbps is None else capacity_gbps if l == 2 else 10.0)
+        for l in leaves]
+    return Topology(switches, [Attachment(node.name, f"leaf{node.leaf}") for node in lab.nodes])
+
+
+@pytest.mark.parametrize(("leaves", "per_leaf", "capacity"), [(3, 2, None), (2, 2, 0.2), (2, 4, 0.2)],
+                         ids=["3x2-votes", "2x2-full", "2x4-full"])
+async def test_a_shaped_uplink_under_a_ring_is_named_and_none_of_its_nodes(make_lab, leaves, per_leaf, capacity):
+    """A ring over a two-tier fabric (each node sends to the next, leaf by leaf), leaf2's
+    uplink shaped: the flows that cross it are slow, the others not. leaf2's uplink is named
+    within 3 intervals and in nearly every tick after, no node is named as a straggler, and
+    the nodes whose flows cross it are slowed by it. With three leaves the slow flows have
+    that uplink alone in common (no capacity needed); with two every cross-leaf flow crosses
+    both uplinks, and the topology's capacity says which one is full."""
+    lab = await asyncio.to_thread(make_lab, leaves=leaves, nodes_per_leaf=per_leaf, lldp=False)
+    await asyncio.to_thread(lab.shape_uplink, "leaf2", UPLINK_SHAPED)
+    try:
+        ticks = await watch(lab, traffic=True, topology=fabric_topology(lab, capacity))
+    finally:
+        await asyncio.to_thread(lab.clear_uplink, "leaf2")
+    n = len(ticks.first)
+    assert n >= TRAFFIC_S - SKIPPED_TICKS, ticks.story()
+    assert ticks.links[0] == ["leaf2 uplink"], ticks.story()  # within 3 intervals of the traffic
+    named = sum(1 for links in ticks.links if links == ["leaf2 uplink"])
+    assert named >= 0.95 * n, f"leaf2 uplink named in {named} of {n} ticks\n{ticks.story()}"
+    assert not any(ticks.stragglers), f"a node named as a straggler\n{ticks.story()}"
+    # the nodes at the ends of the flows across it: the last of leaf1 and of leaf2 send
+    # across it, the first of leaf2 and of leaf3 (or leaf1) receive across it
+    names = [node.name for node in lab.nodes]
+    crossing = {names[per_leaf - 1], names[per_leaf], names[2 * per_leaf - 1], names[(2 * per_leaf) % len(names)]}
+    slowed = [v for v in ticks.victims if v]
+    assert all(set(v.values()) == {("leaf2 uplink",)} and set(v) <= crossing for v in slowed), ticks.story()
+
+
+async def test_a_shaped_node_on_a_fabric_is_named_and_no_uplink(make_lab):
+    """The same ring over 3 leaves of 2, node3's own link shaped (what it sends) instead of an
+    uplink: node3 is named, its receiver is its victim, and no uplink is ever named (its one
+    slow flow stays in its leaf: nothing of the fabric is in common)."""
+    lab = await asyncio.to_thread(make_lab, leaves=3, nodes_per_leaf=2, lldp=False)
+    await asyncio.to_thread(lab.node(3).slow_link, SHAPED)
+    try:
+        ticks = await watch(lab, traffic=True, topology=fabric_topology(lab, None))
+    finally:
+        await asyncio.to_thread(lab.node(3).clear_link)
+    n = len(ticks.first)
+    assert n >= TRAFFIC_S - SKIPPED_TICKS, ticks.story()
+    assert not any(ticks.links), f"an uplink named\n{ticks.story()}"
+    named = sum(1 for first in ticks.first if first == "node3")
+    assert named >= 0.95 * n, f"node3 named in {named} of {n} ticks\n{ticks.story()}"
+    assert all(set(s) <= {"node3"} for s in ticks.stragglers), ticks.story()

@@ -150,3 +150,25 @@ async def test_the_lab_node_with_another_mtu_is_shown_with_its_fix(lab):
             assert all(screen.report.facts[n.name].probe is not None for n in lab.nodes)
     finally:
         await asyncio.to_thread(node2.exec, ["ip", "link", "set", "dev", "eth0", "mtu", "1500"], check=True)
+
+
+@pytest.mark.slow
+async def test_a_down_node_is_not_examined_on_its_own_line_never_critical_at_80x24():
+    from netui.model.node import NodeState
+    from tests.pilot import on_screen
+
+    app = odd_mtu_app()
+    async with running(app, (80, 24), polls=2) as pilot:
+        app.monitor.report("gpu04", NodeState.DOWN, "connection refused (retrying in 55 s)")
+        screen = await doctor_of(pilot)
+        line = plain(screen.query_one("#doctor-unexamined")).strip()
+        # when it failed and what: no countdown frozen in words written once
+        assert line.startswith("not examined: gpu04 is down (failed at ") and "retrying" not in line, line
+        assert line.endswith(": connection refused) · look: ssh gpu04 true"), line
+        verdict = plain(screen.query_one("#doctor-verdict"))
+        assert "critical: gpu04" not in verdict and verdict.strip().endswith("· not examined: gpu04"), verdict
+        assert "gpu04" not in plain(screen.query_one(FindingsTable)).replace("gpu[01-04]", "")
+        assert "every node examined" not in plain(screen.query_one("#doctor-passed"))
+        shown = on_screen(app)
+        assert "not examined: gpu04 is down" in shown and "critical" in shown  # gpu03's MTU still is
+        await escape_to_grid(pilot)

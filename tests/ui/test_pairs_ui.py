@@ -208,9 +208,10 @@ async def test_matrix_from_the_grid_in_the_lab(lab):
             return screen.report is not None
 
         await pause_until(pilot, progress_seen, 20)
-        # while a round runs, the line moves: its pair's throughput from the counters, and time
-        live = [line for text in seen for line in text.splitlines() if line.startswith("now: node")]
-        assert any("→" in line and "b/s" in line for line in live), seen
+        # while a round runs, the line moves: its pairs' throughput (iperf3's own report, or the
+        # link's before the first one), and time
+        live = [line for text in seen for line in text.splitlines() if "now" in line and ": node" in line]
+        assert any("→" in line and "Gbit/s" in line for line in live), seen
         # the first matrix runs both directions in the shift pattern: 3 pairs x 2 = 6 tests in 2 rounds
         # of 3 (each node sends to one and receives from the other at once)
         assert screen.report is not None

@@ -4,6 +4,7 @@ on facts made here (the probe run by sh: tests/integration/test_node_scripts.py)
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import pytest
@@ -248,14 +249,32 @@ def test_congestion_control_and_the_other_sysctls():
 
 
 def test_nodes_that_could_not_be_examined():
+    """A node down is not examined: its own line, never a finding at a level (it is not
+    "critical"; nothing is known about it); one read only for its interfaces, or whose probe
+    was cut short, is a finding."""
+    from netui.checks.doctor.rules import not_examined
+
     facts = [node_facts("a"), NodeFacts("b", unreachable="b is down (connection refused)"),
              NodeFacts("c", node_facts("c").interfaces, no_commands="a replay"),
-             NodeFacts("d", node_facts("d").interfaces, probe=DoctorProbe(complete=False, problems=("timed out",)))]
-    found = {f.node: f for f in diagnose(facts) if f.check == "examined"}
-    assert (found["b"].severity, found["c"].severity, found["d"].severity) == (Level.CRITICAL, Level.CAREFUL,
-                                                                               Level.WARNING)
-    assert found["b"].evidence == "not examined: b is down (connection refused)"
+             NodeFacts("d", node_facts("d").interfaces, probe=DoctorProbe(complete=False, problems=("timed out",))),
+             NodeFacts("e", unreachable="e is down (connection refused)")]
+    findings = diagnose(facts)
+    found = {f.node: f for f in findings if f.check == "examined"}
+    assert set(found) == {"c", "d"} and (found["c"].severity, found["d"].severity) == (Level.CAREFUL, Level.WARNING)
     assert "interfaces only" in found["c"].evidence
+    assert not any(f.node in ("b", "e") for f in findings)
+    assert not any(f.check == "examined" and f.severity == Level.OK for f in findings)  # not "every node examined"
+    assert not_examined(facts) == [(["b", "e"], "b,e is down (connection refused)")]
+    report = DoctorReport(["a", "b", "c", "d", "e"], findings=findings, facts={f.name: f for f in facts})
+    assert report.failed and report.not_examined == {"b": "b is down (connection refused)",
+                                                     "e": "e is down (connection refused)"}
+    words = summary(report)
+    assert words.endswith(" · not examined: b,e"), words
+    assert "critical" not in words and "failing: d" in words
+    assert doctor_document(report)["not_examined"] == report.not_examined
+    text = text_report(report)
+    assert "CRITICAL" not in text and text.splitlines()[2] == (
+        "not examined: b,e is down (connection refused) · look: ssh b true"), text
     # the replay's interfaces are still compared
     assert not any(f.check == "mtu" and f.severity > Level.OK for f in diagnose(facts))
 
@@ -335,11 +354,12 @@ async def test_examine_judges_canned_probes_and_says_why_a_node_was_not_examined
     report = await examine(monitor, shells=shells, timeout_s=1)
     assert report.elapsed_s < 5
     found = {(f.node, f.check, f.subject): f for f in report.problems}
-    assert set(found) == {("gpu02", "sysctl", "net.ipv4.tcp_rmem"), ("gpu03", "examined", ""),
-                          ("gpu04", "examined", ""), ("gpu05", "examined", "")}
-    assert found["gpu03", "examined", ""].severity == Level.WARNING
-    assert "timed out after 1 s" in found["gpu03", "examined", ""].evidence
+    assert set(found) == {("gpu02", "sysctl", "net.ipv4.tcp_rmem"), ("gpu04", "examined", "")}
     assert found["gpu04", "examined", ""].severity == Level.CAREFUL
-    assert found["gpu05", "examined", ""].severity == Level.CRITICAL
-    assert found["gpu05", "examined", ""].evidence == "not examined: gpu05 is down (connection refused)"
-    assert failing_nodes(report.findings, report.nodes) == ["gpu02", "gpu03", "gpu05"]
+    # not examined: no finding, at no level, but the run is not a clean bill
+    assert report.not_examined.keys() == {"gpu03", "gpu05"}
+    assert report.not_examined["gpu03"] == "the probe timed out after 1 s"
+    # when it failed and what: no retry countdown in words written once
+    assert re.fullmatch(r"gpu05 is down \(failed at \d\d:\d\d:\d\d: connection refused\)",
+                        report.not_examined["gpu05"])
+    assert failing_nodes(report.findings, report.nodes) == ["gpu02"] and report.failed

@@ -306,3 +306,28 @@ def test_the_summary_counts_lines_as_shown_and_names_the_failing_nodes():
     assert doc["line_counts"]["warning"] == 5 and doc["failing_nodes"] == [f.name for f in facts]
     assert doc["facts"]["acc1"]["nic_settings"]["eth0"]["ring"] == {"rx": 1024, "rx_max": 8192, "tx": 1024,
                                                                     "tx_max": 8192}
+
+
+def test_a_cap_the_fleet_shares_is_careful_and_the_node_capped_below_it_the_warning():
+    """Every node's eth0 capped at 1 Gbit/s by a root tbf but acc3's, at 150 Mbit/s: the
+    shared cap is the fleet's own set-up (careful, one line), acc3 is the news (a warning,
+    said against the others)."""
+    def cap(bytes_per_s):
+        return NicSettings(qdiscs=(Qdisc("tbf", "1:", None, rate_bytes_per_s=bytes_per_s, burst_bytes=65512),),
+                           features=DEFAULT.features, ring=DEFAULT.ring)
+
+    facts = [nic_node(f"acc{k}", settings={"eth0": cap(18_750_000 if k == 3 else 125_000_000)}) for k in range(1, 6)]
+    findings = diagnose(facts)
+    assert failing_nodes(findings) == ["acc3"]
+    (odd,) = [f for f in findings if f.node == "acc3"]
+    assert odd.severity == Level.WARNING and odd.fix == "tc qdisc del dev eth0 root"
+    assert odd.evidence.startswith("eth0: tbf at the root caps what eth0 sends at 150 Mbit/s")
+    assert odd.evidence.endswith("; 6.67× below the 1 Gbit/s cap of 4 of the 5 nodes")
+    shared = [f for f in findings if f.check == "traffic_shaping" and f.node != "acc3"]
+    assert len(shared) == 4 and all(f.severity == Level.CAREFUL for f in shared)
+    assert shared[0].evidence.endswith("the same cap as on 4 of 5 nodes: the fleet's own shaping, not one node's")
+    report = DoctorReport([f.name for f in facts], findings=findings)
+    assert summary(report) == "5 nodes: 1 warning, 1 careful · failing: acc3"
+    # two nodes of five capped alike are no fleet's cap: both stay warnings
+    facts = [nic_node(f"acc{k}", settings={"eth0": cap(125_000_000) if k < 3 else DEFAULT}) for k in range(1, 6)]
+    assert failing_nodes(diagnose(facts)) == ["acc1", "acc2"]

@@ -290,3 +290,40 @@ def test_never_raises(stdout, stderr, status):
 )
 def test_error_kinds(words, kind):
     assert classify_iperf3_error(words) == kind
+
+
+# --- the server's interval reports while a test runs --------------------------------------------
+
+
+@pytest.mark.parametrize("name, received, reverse, last_end", [
+    ("iperf3_3.12_loopback_server_b500M_P1.txt", 500e6, None, 3.0),
+    ("iperf3_3.12_loopback_server_b500M_P2.txt", 1000e6, None, 3.0),  # the [SUM] of two streams
+    ("iperf3_3.12_loopback_server_b300M_bidir.txt", 300e6, 300e6, 2.0),  # not the 0-second 2.00-2.00
+])
+def test_the_servers_last_whole_interval_is_the_tests_own_figure(name, received, reverse, last_end):
+    from netui.checks.pairs.parse_iperf3 import iperf3_interval
+
+    text = captured(name)
+    last = iperf3_interval(text)
+    assert last is not None and last.end_s == last_end
+    assert last.received_bits_per_s == pytest.approx(received)
+    assert last.reverse_sent_bits_per_s == (None if reverse is None else pytest.approx(reverse))
+    # as the output comes, a line at a time: nothing before the first report, and never an
+    # interval of which some streams (or the [SUM]) are not printed yet
+    lines = text.splitlines(keepends=True)
+    seen = [iperf3_interval("".join(lines[:k])) for k in range(len(lines) + 1)]
+    assert seen[0] is None and seen[-1] == last
+    for s in seen:
+        if s is not None:
+            assert s.received_bits_per_s == pytest.approx(received), s
+            assert s.reverse_sent_bits_per_s == (None if reverse is None else pytest.approx(reverse)), s
+    assert any(s is not None and s.end_s == 1.0 for s in seen)
+
+
+@given(st.text(max_size=400))
+@settings(max_examples=200, deadline=None)
+def test_the_interval_parser_never_raises(text):
+    from netui.checks.pairs.parse_iperf3 import iperf3_interval
+
+    iperf3_interval(text)
+    iperf3_interval(captured("iperf3_3.12_loopback_server_b500M_P2.txt")[:200] + text)

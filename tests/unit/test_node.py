@@ -246,3 +246,22 @@ def test_a_frozen_fleet_keeps_its_values_and_histories_while_the_fleet_goes_on()
     assert frame["b"].state is NodeState.UP and frame.count_by_state() == {NodeState.UP: 2}
     assert fleet["a"].summary.rx_bytes_per_s == 9e9 / 8
     assert len(fleet["a"].history["rx_bytes_per_s"]) == len(before[1]) + 4
+
+
+def test_a_failure_in_words_written_once_says_when_and_what_never_a_countdown():
+    import time
+
+    from netui.engine.monitor import report_state
+    from netui.model.node import Node, NodeState
+
+    node = Node("acc4")
+    at = time.mktime((2026, 12, 2, 16, 13, 21, 0, 0, -1))
+    report_state(node, NodeState.DOWN, "connection refused (retrying in 55 s)", at)
+    assert node.failure_words() == "failed at 16:13:21: connection refused"
+    assert node.error == "connection refused (retrying in 55 s)"  # the grid counts it down (ui/why.py)
+    assert node.health.reasons == ("down: connection refused",)
+    report_state(node, NodeState.CONNECTING, None)  # retrying: the last failure's words stay
+    assert node.failure_words() == "failed at 16:13:21: connection refused"
+    replayed = Node("acc5")  # a replay has no wall clock of the failure: the reason alone
+    report_state(replayed, NodeState.DOWN, "connection refused (retrying in 2 s)")
+    assert replayed.failure_words() == "connection refused"

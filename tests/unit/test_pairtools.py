@@ -285,3 +285,28 @@ def test_small_formats():
     r = sample_report().results[0]
     assert counters_text(r) == "sender/receiver retrans 3/0 · drops 0/0 · softirq 31%/30%"
     assert counters_text(sample_report().results[1]) == ""
+
+
+def test_the_live_figure_names_its_source_in_gbit_per_s():
+    from netui.checks.pairs.report import LINK, live_text
+
+    assert live_text([("acc1", "acc3", 0.0917, "iperf3")]) == "iperf3 now: acc1→acc3 0.0917 Gbit/s"
+    assert live_text([("acc1", "acc3", 0.147, LINK)]) == (
+        "link now (all its flows): acc1→acc3 0.147 Gbit/s")
+    assert live_text([("a", "b", 9.41, "iperf3"), ("c", "d", None, LINK)], more=2) == (
+        "now: a→b 9.41 Gbit/s (iperf3), c→d — Gbit/s (link) … 2 more")
+    assert live_text([]) == ""
+    assert "Mb/s" not in live_text([("a", "b", 0.001, LINK)])
+
+
+def test_a_pair_under_an_inconclusive_verdict_ran_rather_than_passed():
+    from netui.checks.pairs.model import PairResult
+    from netui.checks.pairs.report import judged_word, text_report
+    from netui.checks.pairs.runner import PairTestReport
+    from netui.checks.pairs.tools import PairSettings
+
+    report = PairTestReport(PairSettings(), ["acc1", "acc3"], False,
+                            results=[PairResult("acc1", "acc3", "iperf3", 0.0917, True)])
+    verdict = report.judge()
+    assert verdict.inconclusive and judged_word(verdict) == "ran"
+    assert "acc1→acc3  ran  " in text_report(report) and "pass" not in text_report(report).split("\n\n")[-2]

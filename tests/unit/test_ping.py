@@ -351,3 +351,31 @@ def test_pairs_that_could_not_be_sent_are_untested_not_blamed():
     none = judge_latency([LatencyResult.failed(a, b, "ping", why, "unavailable") for a, b in [("node4", "node1")]])
     assert none.status == "untested" and not none.passed and none.suspects == []
     assert none.text == f"no pair was tested: {why}"
+
+
+@pytest.mark.parametrize("cannot", ["problem", "cannot_send"])
+def test_a_node_that_could_not_take_part_is_named_once_in_the_summary(cannot):
+    """A node down (its pairs not run) is said once, in front of the verdict: not a second
+    time at the verdict's end ("Not tested: node4 (…). all 3 pairs pass. Not tested: 3 pairs (…)")."""
+    from netui.checks.latency.report import summary
+    from netui.checks.latency.runner import LatencyReport
+
+    why = "node4 is down (failed at 16:13:21: connection refused)" if cannot == "problem" else \
+        "neither fping nor ping on node4"
+
+    def make(a, b):
+        if "node4" in (a, b) and (cannot == "problem" or a == "node4"):
+            return LatencyResult.failed(a, b, "ping", why, "unavailable")
+        return res(a, b)
+
+    report = LatencyReport(LatencySettings(), NODES, True, results=matrix(make))
+    if cannot == "problem":
+        report.problems["node4"] = why
+    else:
+        report.cannot_send["node4"] = why
+    report.judge()
+    words = summary(report)
+    assert words.count(why) == 1, words
+    assert words.count("Not tested") == (1 if cannot == "problem" else 0), words
+    assert "pairs pass" in words
+    assert report.verdict.text.endswith(f"Not tested: 3 pairs ({why})")

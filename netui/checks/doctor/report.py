@@ -7,7 +7,7 @@ does).
 
 from __future__ import annotations
 
-from netui.checks.doctor.rules import CHECKS, Finding, NodeFacts, failing_nodes, grouped, nodes_text
+from netui.checks.doctor.rules import CHECKS, Finding, NodeFacts, failing_nodes, grouped, nodes_text, not_examined
 from netui.checks.doctor.runner import DoctorReport
 from netui.model.health import Level
 from netui.model.units import fold
@@ -61,6 +61,7 @@ def doctor_document(report: DoctorReport) -> dict:
         "nodes": list(report.nodes),
         "failed": report.failed,
         "failing_nodes": failing_nodes(report.findings, report.nodes),
+        "not_examined": report.not_examined,  # node → why: no finding, at no level
         "counts": report.counts(),  # findings, one per node
         "line_counts": report.line_counts(),  # the report's lines: alike findings on several nodes are one
         "started": round(report.started_wall_s, 3),
@@ -76,20 +77,31 @@ PERSIST_NOTE = ("sysctl -w and ip link last until the next reboot: keep sysctls 
 
 def summary(report: DoctorReport) -> str:
     """One line: the verdict, how many lines of each level the report shows (a finding alike
-    on many nodes is one line), and the nodes with a warning or worse."""
+    on many nodes is one line), the nodes with a warning or worse, and the nodes that could
+    not be examined (never counted at a level)."""
     nodes = nodes_text(len(report.nodes))
     bad = failing_nodes(report.findings, report.nodes)
     counts = report.line_counts()
     tally = ", ".join(f"{n} {label}{'s' if n > 1 and label == 'warning' else ''}"
                       for label, n in counts.items() if label != "ok")
+    missing = report.not_examined
+    unexamined = f" · not examined: {fold(list(missing))}" if missing else ""
     if not report.problems:
+        if missing:
+            return f"{nodes}: all checks passed on the {len(report.nodes) - len(missing)} examined{unexamined}"
         return f"{nodes}: all checks passed"
     head = f"{nodes}: {tally}"
     if not bad:
-        return head + " · nothing failing"
+        return head + " · nothing failing" + unexamined
     worst = failing_nodes([f for f in report.findings if f.severity == Level.CRITICAL], report.nodes)
     named = f" (critical: {fold(worst)})" if worst and len(worst) < len(bad) else ""
-    return head + f" · failing: {fold(bad)}{named}"
+    return head + f" · failing: {fold(bad)}{named}" + unexamined
+
+
+def not_examined_lines(report: DoctorReport) -> list[str]:
+    """A line per reason the doctor could not examine nodes, and where to look:
+    "not examined: acc[4-5] is down (connection refused) · look: ssh acc4 true"."""
+    return [f"not examined: {why} · look: ssh {nodes[0]} true" for nodes, why in not_examined(report.facts.values())]
 
 
 def text_report(report: DoctorReport) -> str:
@@ -98,6 +110,9 @@ def text_report(report: DoctorReport) -> str:
     rows = [(f, fold(nodes) or "all") for f, nodes in grouped(report.problems)]
     width = min(max([len(where) for _, where in rows] + [4]), 24)
     lines = [f"netui doctor · {summary(report)} · {report.elapsed_s:.1f} s", ""]
+    missing = not_examined_lines(report)
+    if missing:
+        lines += [*missing, ""]
     indent = " " * (8 + 1 + width + 2)
     for f, where in rows:
         subject = f"{f.subject}: " if f.subject and not f.evidence.startswith(f.subject) else ""

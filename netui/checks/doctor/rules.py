@@ -16,6 +16,7 @@ the usual accident). The sysctl rules and the recommended values are data
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from netui.model.health import Level
 from netui.checks.latency.model import LatencyResult
 from netui.model.node import data_plane
 from netui.model.samples import SOFTWARE_KINDS, InterfaceSample
+from netui.model.units import fold
 
 # --- what the probe saw on a node (parsed by checks/doctor/probe.py) -------------------
 
@@ -389,9 +391,8 @@ def _queues(facts: NodeFacts) -> list[Finding]:
 
 
 def _examined(facts: NodeFacts) -> list[Finding]:
-    if facts.unreachable:
-        return [Finding("examined", Level.CRITICAL if facts.interfaces is None else Level.WARNING, facts.name, "",
-                        f"not examined: {facts.unreachable}", look=f"ssh {facts.name} true")]
+    """How far a node was examined, as a finding: interfaces only, a probe cut short. A node
+    not examined at all (``unreachable``) is no finding, at no level: ``not_examined``."""
     if facts.no_commands:
         return [Finding("examined", Level.CAREFUL, facts.name, "",
                         f"interfaces only ({facts.no_commands}): sysctls, RDMA ports, queues, qdiscs, offloads "
@@ -444,8 +445,8 @@ def _ok(check: str, findings: list[Finding], facts: Sequence[NodeFacts]) -> list
         seen = sum(any(n in f.probe.nics and i.kind is not None  # type: ignore[union-attr]
                        and i.kind not in SOFTWARE_KINDS for n, i in _dataplane(f).items()) for f in probed)
         words = f"on {nodes_text(seen)} with NICs"
-    else:  # examined
-        seen = len(facts)
+    else:  # examined: every node, or it is not said (the nodes not examined are their own line)
+        seen = 0 if any(f.unreachable for f in facts) else len(facts)
         words = nodes_text(seen)
     return [Finding(check, Level.OK, None, "", words)] if seen else []
 
@@ -467,6 +468,9 @@ def diagnose(facts: Sequence[NodeFacts], rec: Recommendations | None = None) -> 
             by_check["traffic_shaping"] += rules_nic.shaping(f.name, plane, settings)
             by_check["offloads"] += rules_nic.offloads(f.name, plane, settings)
             by_check["rings"] += rules_nic.rings(f.name, plane, settings)
+    by_check["traffic_shaping"] = rules_nic.shared_caps(
+        by_check["traffic_shaping"], {f.name: rules_nic.root_caps(_dataplane(f), f.probe.nic_settings)
+                                      for f in facts if f.probe is not None})
     by_check["mtu"] += _mtu(facts)
     by_check["link_speed"] += _speed(facts)
     by_check["link_state"] += _link_state(facts)
@@ -490,6 +494,22 @@ def rtt_by_node(results: Iterable[LatencyResult]) -> dict[str, float]:
         return {}
     slowest = max(r.typical_ms for r in results)  # type: ignore[type-var]
     return {node: slowest for r in results for node in r.pair}
+
+
+def not_examined(facts: Iterable[NodeFacts]) -> list[tuple[list[str], str]]:
+    """The nodes the doctor could not examine (down, the probe failed), grouped by reason:
+    (the nodes, the reason with their names folded: "acc[4-5] is down (connection refused)").
+    Never a finding or a level: what is known about a node that was not looked at is nothing."""
+    groups: dict[str, list[str]] = {}
+    for f in facts:
+        if f.unreachable:
+            template = re.sub(rf"(?<![\w.-]){re.escape(f.name)}(?![\w.-])", "\0", f.unreachable)
+            groups.setdefault(template, []).append(f.name)
+    out = []
+    for template, nodes in groups.items():
+        names = fold(nodes)
+        out.append((nodes, template.replace("\0", names) if "\0" in template else f"{names}: {template}"))
+    return out
 
 
 def failing_nodes(findings: Iterable[Finding], order: Sequence[str] | None = None) -> list[str]:

@@ -20,7 +20,7 @@ out, findings (``model.finding``). Called by ``checks.doctor.rules.diagnose``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from netui.checks.doctor.rules_sysctl import size_text
@@ -177,6 +177,62 @@ def shaping(node: str, dataplane: Mapping[str, InterfaceSample], settings: Mappi
         hard = level >= Level.WARNING
         out.append(Finding("traffic_shaping", level, node, name, words, fix=fix if hard else None,
                            look=f"tc -s qdisc show dev {name}" if hard else f"tc -s class show dev {name}"))
+    return out
+
+
+CAP_TOLERANCE = 0.05  # root tbf rates this close are one cap (set by the same hand)
+
+
+def root_caps(dataplane: Mapping[str, InterfaceSample], settings: Mapping[str, NicSettings]) -> dict[str, int | None]:
+    """Interface → the rate (bytes/s) a root tbf caps it at, None where its qdiscs were read
+    and none caps it; interfaces whose qdiscs were not read are left out."""
+    out: dict[str, int | None] = {}
+    for name in dataplane:
+        s = settings.get(name)
+        if s is None or s.qdiscs is None:
+            continue
+        out[name] = next((q.rate_bytes_per_s for q in s.qdiscs
+                          if q.kind == "tbf" and q.parent is None and q.rate_bytes_per_s), None)
+    return out
+
+
+def _alike(a: int, b: int) -> bool:
+    return abs(a - b) <= CAP_TOLERANCE * max(a, b)
+
+
+def shared_caps(findings: list[Finding], caps: Mapping[str, Mapping[str, int | None]]) -> list[Finding]:
+    """The traffic-shaping ``findings`` judged across nodes (``caps``: node → ``root_caps``):
+    a root tbf at the rate most of the nodes share on that interface is the fleet's own cap
+    (a lab, a cloud's shaping, a policy), careful; a node capped below it, or capped where
+    most are not, stays a warning, said against the others — the outlier is the news."""
+    by_iface: dict[str, dict[str, int | None]] = {}
+    for node, per_iface in caps.items():
+        for name, rate in per_iface.items():
+            by_iface.setdefault(name, {})[node] = rate
+    common: dict[str, tuple[int, int, int]] = {}  # interface → (the shared rate, nodes at it, nodes read)
+    for name, rates in by_iface.items():
+        capped = [r for r in rates.values() if r]
+        for rate in sorted(set(capped)):
+            alike = sum(_alike(rate, r) for r in capped)
+            if 2 * alike > len(rates) and alike >= 2:
+                common[name] = (rate, alike, len(rates))
+                break
+    out = []
+    for f in findings:
+        rate = caps.get(f.node or "", {}).get(f.subject)
+        shared = common.get(f.subject)
+        if shared is None or not rate or f.severity < Level.WARNING:
+            out.append(f)
+            continue
+        top, alike, read = shared
+        if _alike(rate, top):
+            out.append(replace(f, severity=Level.CAREFUL, fix=None,
+                               evidence=f"{f.evidence}; the same cap as on {alike} of {read} nodes: the fleet's "
+                                        "own shaping, not one node's"))
+        else:
+            how = f"{top / rate:.3g}× below" if rate < top else f"{rate / top:.3g}× above"
+            out.append(replace(f, evidence=f"{f.evidence}; {how} the {_rate_text(top)} cap of {alike} of the "
+                                           f"{read} nodes"))
     return out
 
 

@@ -44,7 +44,15 @@ class DoctorReport:
 
     @property
     def failed(self) -> bool:
-        return any(f.failed for f in self.findings)
+        """Whether a finding is a warning or worse, or a node could not be examined (then
+        nothing can be said to be well)."""
+        return any(f.failed for f in self.findings) or bool(self.not_examined)
+
+    @property
+    def not_examined(self) -> dict[str, str]:
+        """Node → why the doctor could not examine it (down, its probe failed): no finding,
+        at no level (``checks.doctor.rules.not_examined`` words them)."""
+        return {n: f.unreachable for n, f in self.facts.items() if f.unreachable}
 
     @property
     def problems(self) -> list[Finding]:
@@ -139,7 +147,8 @@ async def examine(monitor, nodes: Sequence[str] | None = None, *, shells: dict |
     for name in names:
         node = fleet[name]
         if node.state not in (NodeState.UP, NodeState.STALE):
-            why = f"{name} is {node.state.value}" + (f" ({node.error})" if node.error else "")
+            why = f"{name} is {node.state.value}" + (f" ({node.failure_words()})" if node.error or node.last_failure
+                                                      else "")
             facts[name] = NodeFacts(name, unreachable=why)
         elif name not in shells:
             interfaces, errors = _interfaces(node)

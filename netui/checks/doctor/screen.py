@@ -21,7 +21,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from netui.checks.doctor.report import PERSIST_NOTE, summary
+from netui.checks.doctor.report import PERSIST_NOTE, not_examined_lines, summary
 from netui.checks.doctor.runner import DoctorReport, examine, latency_rtt_ms
 from netui.checks.doctor.rules import CHECKS, Finding, grouped
 from netui.model.health import Level
@@ -81,6 +81,7 @@ class DoctorScreen(Screen):
     DoctorScreen #doctor-verdict { height: auto; padding: 1 1 0 1; }
     DoctorScreen #doctor-verdict.-failed { color: $error; }
     DoctorScreen #doctor-verdict.-passed { color: $success; }
+    DoctorScreen #doctor-unexamined { height: auto; padding: 0 1; color: $warning; }
     DoctorScreen VerticalScroll { height: 1fr; }
     DoctorScreen #doctor-passed { height: auto; padding: 1 1 0 1; color: $text-muted; }
     DoctorScreen #doctor-status { height: auto; padding: 0 1; color: $text-muted; }
@@ -103,6 +104,7 @@ class DoctorScreen(Screen):
         yield Static(id="doctor-head")
         with VerticalScroll():
             yield Static(id="doctor-verdict")
+            yield Static(id="doctor-unexamined")
             yield FindingsTable(id="doctor-findings")
             yield Static(id="doctor-passed")
         yield Static(id="doctor-status")
@@ -143,8 +145,9 @@ class DoctorScreen(Screen):
     def _show(self, report: DoctorReport) -> None:
         verdict = self.query_one("#doctor-verdict", Static)
         verdict.update(summary(report))
-        verdict.set_class(report.failed, "-failed")
+        verdict.set_class(any(f.failed for f in report.findings), "-failed")
         verdict.set_class(not report.failed, "-passed")
+        self.query_one("#doctor-unexamined", Static).update("\n".join(not_examined_lines(report)))
         self.query_one(FindingsTable).show(report.problems)
         passed = [f for f in report.findings if f.severity == Level.OK]
         lines = [Text("passed", style="bold")]

@@ -129,6 +129,7 @@ class LatencyVerdict:
     reasons: dict[Pair, str] = field(default_factory=dict)
     status: str = "fail"
     untested: list[LatencyResult] = field(default_factory=list)
+    untested_note: str = ""  # the end of ``text`` that counts the pairs not tested ("Not tested: 3 pairs (…)")
 
     def matrix(self, nodes: Sequence[str]) -> list[list[float | None]]:
         """Average RTT (ms), row = sender, column = receiver; None where not measured."""
@@ -168,6 +169,12 @@ def baseline_rtt_ms(results: Iterable[LatencyResult]) -> float | None:
 # a result whose probes could not be sent at all (no ping or fping on the sender, the node
 # unreachable over its connection): the pair is untested, and says nothing about the network
 UNTESTED_KINDS = frozenset({"unavailable"})
+
+
+def is_untested(r: LatencyResult) -> bool:
+    """Whether ``r``'s probes could not be sent at all: a pair not tested, never a failure
+    (known as soon as the result comes, before any verdict)."""
+    return not r.ok and r.kind in UNTESTED_KINDS
 
 
 def _suspects(failing: list[LatencyResult], passing: list[LatencyResult]) -> list[tuple[str, int]]:
@@ -226,8 +233,8 @@ def judge_latency(results: Iterable[LatencyResult], *, max_loss_percent: float =
     make a suspect. Pairs whose probes could not be sent (``UNTESTED_KINDS``) are not judged.
     """
     results = list(results)
-    untested = [r for r in results if not r.ok and r.kind in UNTESTED_KINDS]
-    tested = [r for r in results if not (not r.ok and r.kind in UNTESTED_KINDS)]
+    not_run = [r for r in results if is_untested(r)]
+    tested = [r for r in results if not is_untested(r)]
     baseline = baseline_rtt_ms(tested)
     if threshold_ms is not None:
         limit = threshold_ms
@@ -263,7 +270,7 @@ def judge_latency(results: Iterable[LatencyResult], *, max_loss_percent: float =
     suspects = _suspects(unordered, [r for r in tested if id(r) not in failed])
     n = len({frozenset(r.pair) for r in tested})  # a pair is two nodes, tested one way or both
     if not tested:
-        text = "no pair was tested" + (f": {_untested_why(untested)}" if untested else "")
+        text = "no pair was tested" + (f": {_untested_why(not_run)}" if not_run else "")
         status = UNTESTED
     elif not failing:
         text = f"{'the pair passes' if n == 1 else f'all {n} pairs pass'} ({rule})"
@@ -271,11 +278,14 @@ def judge_latency(results: Iterable[LatencyResult], *, max_loss_percent: float =
     else:
         text = _failure_text(failing, unordered, suspects, n, rule, reasons)
         status = FAIL
-    if untested and tested:
-        text += f". Not tested: {_untested_text(untested)}"
+    note = ""
+    if not_run and tested:
+        note = f"Not tested: {_untested_text(not_run)}"
+        text += f". {note}"
     return LatencyVerdict(passed=status == PASS, failing=failing,
                           suspects=[node for node, _ in suspects], text=text, results=results, outliers=outliers,
-                          baseline_ms=baseline, limit_ms=limit, reasons=reasons, status=status, untested=untested)
+                          baseline_ms=baseline, limit_ms=limit, reasons=reasons, status=status, untested=not_run,
+                          untested_note=note)
 
 
 def _untested_text(untested: list[LatencyResult]) -> str:

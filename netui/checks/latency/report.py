@@ -30,7 +30,14 @@ def _num(value, digits: int = 4):
 def summary(report: LatencyReport) -> str:
     """The verdict in words, led by what could not be tested and whether it was cancelled."""
     cannot_send = [f"Cannot send: {'; '.join(report.cannot_send.values())}"] if report.cannot_send else []
-    return report_common.summary(report, "pairs", also=cannot_send)
+    verdict = report.verdict
+    text = None
+    if verdict is not None and verdict.untested_note:
+        # the pairs not tested are those of the nodes named before the verdict: said once
+        said = set(report.problems.values()) | set(report.cannot_send.values())
+        if all(r.error in said for r in verdict.untested):
+            text = verdict.text.removesuffix(". " + verdict.untested_note)
+    return report_common.summary(report, "pairs", also=cannot_send, verdict_text=text)
 
 
 def loss_text(r: LatencyResult) -> str:

@@ -18,7 +18,7 @@ from textual.widgets import Static
 
 from netui.checks.latency.report import cell_text, export, head_text, report_document, result_line, summary
 from netui.checks.latency.runner import LatencyReport, LatencyTest
-from netui.checks.latency.model import LatencyResult, LatencyVerdict, rtt_text
+from netui.checks.latency.model import LatencyResult, LatencyVerdict, is_untested, rtt_text
 from netui.checks.pairs.model import Pair
 from netui.checks.pairs.screen import MatrixScreen, matrix_table, scale_color, scale_colors
 
@@ -44,7 +44,8 @@ class LatencyMap(Static):
         muted = Style(dim=True)
         by_pair = {r.pair: r for r in results}
         failing = {r.pair for r in verdict.failing} if verdict else set()
-        untested = {r.pair for r in verdict.untested} if verdict else set()
+        # known as the result comes: a pair with a node that cannot take part is never a failure
+        untested = {r.pair for r in results if is_untested(r)}
 
         def cell(a: str, b: str) -> Text:
             r = by_pair.get((a, b))
@@ -67,7 +68,7 @@ class LatencyMap(Static):
         typical = f" ({rtt_text(verdict.baseline_ms)})" if verdict and verdict.baseline_ms is not None else ""
         limit = f" ({rtt_text(verdict.limit_ms)})" if verdict and verdict.limit_ms is not None else ""
         legend = Text(f"average RTT, loss when any · colour: the typical RTT{typical} at the top, the limit{limit} "
-                      "mid-scale · ✗ fails (loss, or an RTT outlier) · not run: the sender could not ping", style=muted)
+                      "mid-scale · ✗ fails (loss, or an RTT outlier) · not run: a node could not take part", style=muted)
         self.update(Group(table, legend))
 
 
@@ -107,14 +108,14 @@ class LatencyScreen(MatrixScreen):
     def _show_results(self, verdict) -> None:
         """One line per pair as it came: pass/fail, avg · p50 · p99 · loss, or the tool's words."""
         failing = {r.pair for r in verdict.failing} if verdict else set()
-        untested = {r.pair for r in verdict.untested} if verdict else set()
+        untested = {r.pair for r in self.results if is_untested(r)}
         bad = Style(color=self.app.theme_variables.get("error"), bold=True)
         width = max((len(r.sender) + len(r.receiver) + 1 for r in self.results), default=0)
         lines = Text()
         for r in self.results:
             lines.append(f"{r.sender}→{r.receiver}".ljust(width) + "  ")
             failed = r.pair in failing
-            if verdict is not None and r.pair in untested:
+            if r.pair in untested:
                 lines.append("n/a   ", style="dim")
                 lines.append(f"not run: {r.error}\n", style="dim")
                 continue

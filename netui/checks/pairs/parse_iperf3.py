@@ -268,3 +268,68 @@ def parse_iperf3(stdout: str, stderr: str = "", exit_status: int | None = 0) -> 
     if fields["received_bits_per_s"] is None:
         return _failed("no end summary in iperf3's output (the test did not finish)", diagnostic, **fields)
     return Iperf3Result(ok=True, diagnostic=diagnostic, **fields)
+
+
+# --- the server's interval reports while a test runs -----------------------------------------
+
+# "[  5]   1.00-2.00   sec  59.6 MBytes   500 Mbits/sec", "[SUM][RX-S]   0.00-1.00   sec …"; a
+# closing summary ends in "sender" or "receiver" and is left out
+_INTERVAL = re.compile(
+    r"^\[\s*(?P<id>\d+|SUM)\](?:\[(?P<role>[RT]X)-S\])?\s+(?P<start>\d+(?:\.\d+)?)-(?P<end>\d+(?:\.\d+)?)\s+sec\s+"
+    r"\S+\s+\S*Bytes\s+(?P<rate>\d+(?:\.\d+)?)\s+(?P<prefix>[KMGT]?)bits/sec(?P<rest>.*)$")
+_CONNECTED = re.compile(r"^\[\s*\d+\] local \S+ port \d+ connected to ", re.MULTILINE)
+_PREFIX = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+
+
+@dataclass(frozen=True, slots=True)
+class Iperf3Interval:
+    """The last whole interval an iperf3 server printed while its test runs (bits per second,
+    as it counted them): ``received_bits_per_s`` what it received (the test's own data
+    direction), ``reverse_sent_bits_per_s`` what it sent back with ``--bidir`` (None
+    without); ``end_s``: the interval's end, seconds into the test."""
+
+    end_s: float
+    received_bits_per_s: float
+    reverse_sent_bits_per_s: float | None = None
+
+
+def iperf3_interval(server_stdout: str) -> Iperf3Interval | None:
+    """The last whole interval report of an iperf3 server's text output (``iperf3 -s``, 1 s
+    intervals), summed over its streams ([SUM] where iperf3 printed one); None before the
+    first. Output comes a line at a time: an interval some of whose streams (or its [SUM]) are
+    not printed yet is passed over, as is one of no length (a test's last may be "2.00-2.00").
+    Never raises."""
+    head, mark, _ = server_stdout.partition("[ ID]")
+    if not mark:
+        return None
+    streams = len(_CONNECTED.findall(head))  # both directions' with --bidir
+    if streams == 0:
+        return None
+    # interval end → role ("RX", "TX") → stream id → bits/s; the last reports are at the end
+    seen: dict[float, dict[str, dict[str, float]]] = {}
+    for line in server_stdout.splitlines()[-4 * (streams + 4):]:
+        m = _INTERVAL.match(line.strip())
+        if m is None or m["rest"].strip() in ("sender", "receiver"):
+            continue
+        start, end = float(m["start"]), float(m["end"])
+        if end <= start:
+            continue
+        bits = float(m["rate"]) * _PREFIX[m["prefix"]]
+        seen.setdefault(end, {}).setdefault(m["role"] or "RX", {})[m["id"]] = bits
+    for end in sorted(seen, reverse=True):
+        roles = seen[end]
+        ids = sum(len([i for i in r if i != "SUM"]) for r in roles.values())
+        per_role = streams // max(1, len(roles))
+        if ids < streams or (per_role > 1 and any("SUM" not in r for r in roles.values())):
+            continue  # not all of it printed yet
+
+        def total(role: str) -> float | None:
+            r = roles.get(role)
+            if not r:
+                return None
+            return r["SUM"] if "SUM" in r else sum(r.values())
+
+        received = total("RX")
+        if received is not None:
+            return Iperf3Interval(end, received, total("TX"))
+    return None

@@ -20,7 +20,7 @@ from netui.checks.pairs.runner import PairTestReport
 from netui.checks.pairs.tools import DIRECTION_LABELS, SHIFT, PairSettings
 from netui.checks.pairs.counters import COUNTER_KEYS
 from netui.checks.pairs.model import PairResult, _fmt
-from netui.checks.pairs.verdict import NodeSummary
+from netui.checks.pairs.verdict import NodeSummary, Verdict
 from netui.checks.report_common import csv_cell, matrix_lines, write_export
 from netui.model.topology import Attachment, Switch, Topology, topology_order
 from netui.model.text import safe_tree
@@ -269,6 +269,38 @@ def gbps_text(gbps: float | None) -> str:
     return f"{gbps:.3g}" if gbps < 100 else f"{gbps:.0f}"
 
 
+LINK = "link"  # a live figure from the interfaces' counters, not from the tool
+
+
+def live_text(figures: list[tuple[str, str, float | None, str]], more: int = 0) -> str:
+    """The running tests' throughput now, in Gbit/s as the results give it: each figure is
+    (sender, receiver, Gbit/s, where it comes from: the tool's name for its own interval
+    report, ``LINK`` for the interfaces' counters, which count every flow on the link). The
+    source is said once when all agree ("iperf3 now: node1→node2 9.41 Gbit/s"), else after
+    each figure; ``more``: running tests not shown."""
+    if not figures:
+        return ""
+    sources = {source for *_, source in figures}
+
+    def figure(a: str, b: str, gbps: float | None) -> str:
+        return f"{a}→{b} {gbps_text(gbps)} Gbit/s"
+
+    if len(sources) == 1:
+        (source,) = sources
+        head = "link now (all its flows)" if source == LINK else f"{source} now"
+        words = ", ".join(figure(a, b, g) for a, b, g, _ in figures)
+    else:
+        head = "now"
+        words = ", ".join(f"{figure(a, b, g)} ({source})" for a, b, g, source in figures)
+    return f"{head}: {words}" + (f" … {more} more" if more > 0 else "")
+
+
+def judged_word(verdict: Verdict) -> str:
+    """What a pair that did not fail is called under ``verdict``: "pass", or "ran" when the
+    verdict is inconclusive (it passed nothing that can be trusted)."""
+    return "ran" if verdict.inconclusive else "pass"
+
+
 def gbps_cell_format(values) -> Callable[[float | None], str]:
     """One precision for every cell of a matrix, so the decimals line up: from the largest
     value ("187", "24.1", "9.87"), with more digits when the smallest needs them to keep two
@@ -335,7 +367,7 @@ def text_report(report: PairTestReport) -> str:
     if report.refused:
         return "\n".join([lines[0], report.refused])
     for r in verdict.results + verdict.untested:  # failing first, the slowest first
-        state = "FAIL" if r.pair in failing else "pass" if r in verdict.results else "not tested"
+        state = "FAIL" if r.pair in failing else judged_word(verdict) if r in verdict.results else "not tested"
         what = result_words(r, verdict.retested.get(r.pair))
         extra = counters_text(verdict.retested.get(r.pair) or r)
         lines.append(f"{r.sender}→{r.receiver}  {state}  {what}" + (f"  ({extra})" if extra else ""))

@@ -41,6 +41,7 @@ from netui.checks.pairs.tools import (
     ONE_WAY,
     PORT_SPAN,
     IB_WRITE_BW,
+    IPERF3,
     PAIRS,
     SHIFT,
     Endpoint,
@@ -58,6 +59,7 @@ from netui.collectors.shell import CommandFailed, Running, guarded
 from netui.engine.sources import shells_for
 from netui.model.node import NodeState
 from netui.checks.pairs.counters import pair_counters
+from netui.checks.pairs.parse_iperf3 import iperf3_interval
 from netui.checks.pairs.model import (Pair, PairResult, PortAllocator, all_pairs_rounds, one_at_a_time,
                                       shift_rounds)
 from netui.checks.pairs.verdict import Verdict, judge
@@ -81,7 +83,7 @@ def node_unavailable(monitor, shells: dict, node: str) -> str | None:
         return f"{node} cannot run commands (a replay or a captured tree)"
     n = fleet[node]
     if n.state not in (NodeState.UP, NodeState.STALE):
-        return f"{node} is {n.state.value}" + (f" ({n.error})" if n.error else "")
+        return f"{node} is {n.state.value}" + (f" ({n.failure_words()})" if n.error or n.last_failure else "")
     return None
 
 
@@ -314,6 +316,7 @@ class PairTest(NodeCommands):
         self._running: tuple[Pair, ...] = ()
         self._retesting = False
         self._retests_done = 0
+        self._going: dict[Pair, _Staged] = {}  # the tests whose client was told to go, until they end
 
     # the run ------------------------------------------------------------------------------
     async def run(self) -> PairTestReport:
@@ -578,6 +581,7 @@ class PairTest(NodeCommands):
                 return
             st.client.go(*client_tail(s, endpoints[a], endpoints[b]))
             st.went = True
+            self._going[st.pair] = st
             client = await st.client.result(s.client_timeout_s + 2)
             # a server whose client failed may wait for it forever: hear its words, not more
             server = await st.server.result(3.0 if client.exit_status == 0 else 0.5)
@@ -587,11 +591,31 @@ class PairTest(NodeCommands):
             self._finished([dataclasses.replace(r, counters=dict(counters)) for r in results])
         finally:
             st.went = True
+            self._going.pop(st.pair, None)
             for running in (st.server, st.client):
                 if running is not None:
                     await running.stop(wait_s=1.0)
                     self._live.discard(running)
             self._ports.release(st.port, a, b)
+
+    def tool_gbps(self) -> dict[Pair, float]:
+        """What the running tests' tool reports now, in Gbit/s, by data direction (sender,
+        receiver): iperf3's last interval as its server counted it (a bidirectional test
+        gives both directions, the reverse as the server sent it). ib_write_bw prints nothing
+        before its end: none. A test shows here from its first interval report to its end."""
+        if self.settings.tool != IPERF3:
+            return {}
+        out: dict[Pair, float] = {}
+        for (a, b), st in list(self._going.items()):
+            if st.server is None:
+                continue
+            report = iperf3_interval(st.server.stdout)
+            if report is None:
+                continue
+            out[(a, b)] = report.received_bits_per_s / 1e9
+            if report.reverse_sent_bits_per_s is not None:
+                out[(b, a)] = report.reverse_sent_bits_per_s / 1e9
+        return out
 
     # plumbing ------------------------------------------------------------------------------
     def _finished(self, results: list[PairResult]) -> None:

@@ -27,11 +27,10 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from netui.checks.pairs.report import (by_switch, counters_text, export, fabric_lines, gbps_cell_format, gbps_text,
-                                       node_lines, result_words, summary)
+from netui.checks.pairs.report import (LINK, by_switch, counters_text, export, fabric_lines, gbps_cell_format,
+                                       gbps_text, judged_word, live_text, node_lines, result_words, summary)
 from netui.checks.pairs.runner import PairProgress, PairTest, PairTestReport
 from netui.checks.pairs.tools import BIDIR, BOTH_WAYS, DIRECTION_LABELS, SHIFT, PairSettings
-from netui.model import units
 from netui.checks.pairs.model import Pair, PairResult
 from netui.checks.pairs.verdict import CANNOT_RUN, Verdict
 
@@ -221,24 +220,27 @@ class MatrixScreen(Screen):
         if self.running:
             self._show_progress()
 
+    LIVE_FIGURES = 4  # figures on the progress line at most
+
     def _live(self) -> str:
-        """The running pairs' throughput from the interface counters (sender TX and receiver
-        RX, the lower of the two; both ways for a bidirectional test): "node1→node2 9.41 Gb/s"."""
+        """The running tests' throughput now: the tool's own interval report where it gives
+        one (iperf3), else the link's, from the interface counters (the lower of the sender's
+        TX and the receiver's RX: the job's flows on that link too), said "link"."""
         progress = self.progress
         if progress is None or progress.phase not in ("running", "confirming") or not progress.running:
             return ""
         fleet = self.app.monitor.fleet  # type: ignore[attr-defined]
-        words = []
-        for a, b in self.progress.running[:4]:
-            sa, sb = fleet[a].summary, fleet[b].summary
-            rates = [sa.tx_bytes_per_s, sb.rx_bytes_per_s]
-            if self.settings.direction == BIDIR:
-                rates = [min(sa.tx_bytes_per_s or 0, sb.rx_bytes_per_s or 0) + min(sb.tx_bytes_per_s or 0,
-                                                                                   sa.rx_bytes_per_s or 0)]
-            known = [r for r in rates if r is not None]
-            words.append(f"{a}→{b} {units.bits_per_s(min(known)) if known else '—'}")
-        more = len(self.progress.running) - 4
-        return "now: " + ", ".join(words) + (f" … {more} more" if more > 0 else "")
+        tool = self.test.tool_gbps() if self.test is not None else {}
+        directions = [d for a, b in progress.running
+                      for d in (((a, b), (b, a)) if self.settings.direction == BIDIR else ((a, b),))]
+        figures = []
+        for a, b in directions[:self.LIVE_FIGURES]:
+            if (a, b) in tool:
+                figures.append((a, b, tool[(a, b)], self.settings.tool))
+                continue
+            known = [r for r in (fleet[a].summary.tx_bytes_per_s, fleet[b].summary.rx_bytes_per_s) if r is not None]
+            figures.append((a, b, min(known) * 8 / 1e9 if known else None, LINK))
+        return live_text(figures, len(directions) - self.LIVE_FIGURES)
 
     # what a kind of test brings (a latency test overrides these: checks/latency/screen.py) --------------
     def _make_map(self) -> Static:
@@ -383,8 +385,8 @@ class MatrixScreen(Screen):
             lines.append(f"{r.sender}→{r.receiver}".ljust(width) + "  ")
             if verdict is not None:
                 failed = r.pair in failing
-                state = "skip" if id(r) in untested else "FAIL" if failed else "pass"
-                lines.append(state + "  " + " " * (6 - len(number)), style=bad if failed else "")
+                state = "skip" if id(r) in untested else "FAIL" if failed else judged_word(verdict)
+                lines.append(state.ljust(4) + "  " + " " * (6 - len(number)), style=bad if failed else "")
             else:
                 lines.append(" " * (6 - len(number)))
             first = verdict.retested.get(r.pair) if verdict is not None else None
@@ -393,6 +395,8 @@ class MatrixScreen(Screen):
                 lines.append(result_words(r, first) + ("   " if extra else ""), style="" if r.ok else bad)
             elif r.ok:
                 lines.append(f"{number} Gbit/s" + ("   " if extra else ""))
+            elif id(r) in untested or r.kind in CANNOT_RUN:  # a node that could not take part: no failure
+                lines.append(f"not run: {r.error}" + ("   " if extra else ""), style="dim")
             else:
                 lines.append(f"failed: {r.error}" + ("   " if extra else ""), style=bad)
             if extra:
