@@ -237,9 +237,9 @@ def _add(a, b):
 
 
 async def _record(monitor: Monitor, path: str, count: int | None, *, max_size_bytes: int | None,
-                  keep: int) -> tuple[int, int]:
-    """Record every tick (engine/recorder.py) for ``count`` ticks or until interrupted;
-    (samples, ticks) written."""
+                  keep: int):
+    """Record every tick (engine/recorder.py) for ``count`` ticks or until interrupted; the
+    Recorder, closed."""
     import asyncio
     import contextlib
     import signal
@@ -267,7 +267,7 @@ async def _record(monitor: Monitor, path: str, count: int | None, *, max_size_by
         say_abandoned(monitor)
     if recorder.error:
         raise InputError(f"recording to {path} stopped: {recorder.error}")
-    return recorder.samples, recorder.ticks
+    return recorder
 
 
 def stopping_signals(*signums: int) -> list[int]:
@@ -316,11 +316,11 @@ def _run(command: str | None, argv: list[str]) -> int:
     if command == "record":
         monitor = build_monitor(settings, history_s=60)
         try:
-            samples, ticks = eventloop.run(_record(monitor, args.output, args.count, max_size_bytes=args.max_size,
-                                                   keep=args.keep))
+            recorder = eventloop.run(_record(monitor, args.output, args.count, max_size_bytes=args.max_size,
+                                             keep=args.keep))
         except KeyboardInterrupt:
             return 130
-        print(f"netui: recorded {samples} samples in {ticks} ticks to {args.output}", file=sys.stderr)
+        print(f"netui: {recorder.summary()}", file=sys.stderr)
         return 0
     if settings.sources.replay and not settings.sources.names_nodes:
         config = read_config(settings.config_path)
@@ -354,6 +354,8 @@ async def _watch(app) -> int:
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(signum, lambda signum=signum: app.exit(return_code=ended_by(signum)))
     await app.run_async()
+    if app.recorded is not None:  # quit while recording: where the file went, as netui record says
+        print(f"netui: {app.recorded.summary()}", file=sys.stderr)
     return app.return_code or 0
 
 

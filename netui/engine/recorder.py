@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from netui.engine.recording import RecordingWriter, RecordRefused, RecordTooLarge, header_record, sample_record
+from netui.model import units
 from netui.model.events import EventTracker
 from netui.model.fleet import Fleet
 from netui.model.samples import NodeSample
@@ -28,6 +29,8 @@ class Recorder:
                  max_size_bytes: int | None = None, keep: int = 5,
                  clock: Callable[[], float] = time.time) -> None:
         self.clock = clock
+        self.started_s = clock()  # wall time of the first record
+        self.ended_s: float | None = None  # set by close
         self.path = Path(path)
         self.writer = RecordingWriter(path, header_record(clock(), hosts=hosts, interval_s=interval_s),
                                       max_size_bytes=max_size_bytes, keep=keep)
@@ -64,6 +67,7 @@ class Recorder:
 
     def _fail(self, exc: Exception) -> None:
         self.error = f"{type(exc).__name__}: {exc}"
+        self.ended_s = self.clock()
         try:
             self.writer.close()
         except (OSError, ValueError):
@@ -111,9 +115,40 @@ class Recorder:
             except (OSError, ValueError) as exc:
                 self._fail(exc)
 
+    @property
+    def duration_s(self) -> float:
+        """Seconds recorded: from the start to the close (to now while it records)."""
+        return max(0.0, (self.ended_s if self.ended_s is not None else self.clock()) - self.started_s)
+
+    def summary(self) -> str:
+        """Where the recording went, in one line: "recorded 120 samples in 60 ticks (1 min 0 s,
+        14.2 kB) to /path/run.ndjson.gz", and why it stopped early or what it left out."""
+        words = (f"recorded {self.samples} samples in {self.ticks} ticks ({duration_words(self.duration_s)}, "
+                 f"{units.si(self.size_bytes, 'B')}) to {self.path}")
+        rotated = min(self.writer.rotations, self.writer.keep)
+        if rotated:
+            words += f" (the older parts in {self.path.name}.1 … .{rotated})"
+        if self.error:
+            words += f"; it stopped early: {self.error}"
+        if self.skipped:
+            words += f"; {self.skipped} record(s) left out: {self.skipped_reason}"
+        return words
+
     def close(self) -> None:
+        if self.ended_s is None:
+            self.ended_s = self.clock()
         if not self.writer.closed:
             try:
                 self.writer.close()
             except OSError as exc:
                 self.error = self.error or f"{type(exc).__name__}: {exc}"
+
+
+def duration_words(seconds: float) -> str:
+    """"42 s", "1 min 5 s", "2 h 3 min": a recording's length."""
+    whole = int(round(seconds))
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60} s"
+    return f"{whole // 3600} h {whole % 3600 // 60} min"

@@ -296,6 +296,20 @@ class Fleet:
         self.pair_suspects.clear()
         return cleared
 
+    def frozen(self) -> Fleet:
+        """The fleet as it is now, for a display that holds its frame (paused): every node
+        ``Node.frozen``, the stragglers, victims and suspects as they are; later ticks change
+        this fleet, not the copy. Only to be read: it is never fed."""
+        import copy
+
+        twin = copy.copy(self)
+        twin.nodes = {name: node.frozen() for name, node in self.nodes.items()}
+        twin.stragglers = list(self.stragglers)
+        twin.victims = list(self.victims)
+        twin.fabric_suspects = list(self.fabric_suspects)
+        twin.pair_suspects = dict(self.pair_suspects)
+        return twin
+
     def __iter__(self):
         return iter(self.nodes.values())
 

@@ -464,6 +464,18 @@ class Node:
         self.lldp: tuple = ()
         self.lldp_state = LLDP_UNREAD
 
+    def frozen(self) -> Node:
+        """A copy that later samples leave as it is (a paused display's frame): its values,
+        health and histories as they are now. Costs a copy of its history buffers."""
+        import copy
+
+        twin = copy.copy(self)
+        twin.history = copy.deepcopy(self.history)
+        twin.iface_history = copy.deepcopy(self.iface_history)
+        twin.port_history = copy.deepcopy(self.port_history)
+        twin.held = copy.deepcopy(self.held)
+        return twin
+
     def threshold(self, metric: str) -> Threshold:
         """The threshold this node judges ``metric`` by: the configured one or the default."""
         t = self.thresholds.get(metric) if self.thresholds else None

@@ -90,11 +90,14 @@ class StragglerRules:
     victims: bool = True
 
 
+# every metric a Straggler carries: each has its short words in the grid (ui/why.py)
+METRICS = ("rx", "tx", "rdma_rx", "rdma_tx", "retrans", "drops", "softirq", "pause", "cnp", "pairs")
+
+
 @dataclass(frozen=True)
 class Straggler:
     node: str
-    # "rx", "tx", "rdma_rx", "rdma_tx", "retrans", "drops", "softirq", "pause", "cnp", "pairs"
-    metric: str
+    metric: str  # one of METRICS
     value: float  # bytes/s for throughput and pairs; the metric's own unit for an excess
     median: float  # what it was compared with, in the same unit
     # "node3: TX 191 Mb/s, 6 % of the busy nodes' median 3.1 Gb/s (flagged below 25 %; all 4 busy)"

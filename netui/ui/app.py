@@ -23,11 +23,13 @@ from textual.widgets import Input
 
 from netui.engine.newfiles import free_paths
 from netui.ui.cluster import ClusterScreen
+from netui.ui.status import recording_words
 from netui.model.node import data_plane
 from netui.ui.columns import GridOptions
 
 if TYPE_CHECKING:
     from netui.engine.monitor import Monitor
+    from netui.model.fleet import Fleet
     from netui.checks.pairs.tools import PairSettings
     from netui.checks.latency.tools import LatencySettings
 
@@ -93,6 +95,7 @@ class NetuiApp(App):
         self.monitor = monitor
         self.autostart = autostart
         self.paused = False
+        self._frame: Fleet | None = None  # the fleet as it was when the display was paused
         self.show_all = False
         self.grid_options = GridOptions()
         self._pair_settings: PairSettings | None = None  # the last pair test's, offered again next time
@@ -101,6 +104,7 @@ class NetuiApp(App):
         self.last_tests: dict[str, dict] = {}  # kind → the document of the last test that finished here
         self.record_dir = Path.cwd()  # where w starts a recording
         self._tests_seen = 0  # recorded tests a replay has reached, to say when a new one comes
+        self.recorded = None  # the Recorder still recording when netui quit: the CLI says where it went
         monitor.on_update = lambda: self.post_message(FleetUpdated())
 
     @property
@@ -151,6 +155,12 @@ class NetuiApp(App):
         return live.get(action, True)
 
     @property
+    def fleet(self) -> Fleet:
+        """The fleet the screens show: the monitor's, or while the display is paused the
+        frame it was paused on, whatever is sorted, filtered or opened meanwhile."""
+        return self._frame if self._frame is not None else self.monitor.fleet
+
+    @property
     def display_paused(self) -> bool:
         """The display is paused (live), or the playback (a replay)."""
         if self.replay:
@@ -171,6 +181,9 @@ class NetuiApp(App):
         self.run_worker(self.monitor.run(), name="poller", group="poller", exclusive=True)
 
     async def on_unmount(self) -> None:
+        recorder = self.monitor.stop_recording()  # finished here, so that its summary is whole
+        if recorder is not None:
+            self.recorded = recorder
         await self.monitor.close()
 
     def on_fleet_updated(self, message: FleetUpdated) -> None:
@@ -305,6 +318,7 @@ class NetuiApp(App):
             self.monitor.toggle_playing()
         else:
             self.paused = not self.paused
+            self._frame = self.monitor.fleet.frozen() if self.paused else None
         self.refresh_screen()
         self.refresh_bindings()
 
@@ -350,8 +364,7 @@ class NetuiApp(App):
         """w: start recording into a new file in the current directory, or stop."""
         if self.monitor.recorder is not None:
             recorder = self.monitor.stop_recording()
-            self.notify(f"recorded {recorder.samples} samples to {recorder.path}"
-                        + (f" (stopped: {recorder.error})" if recorder.error else ""), timeout=4)
+            self.notify(recorder.summary(), severity="warning" if recorder.error else "information", timeout=4)
         else:
             try:
                 path, = free_paths(self.record_dir, time.strftime("netui-%Y%m%d-%H%M%S"), (".ndjson.gz",))
@@ -403,8 +416,13 @@ class NetuiApp(App):
             yield SystemCommand("Next event", "Jump to the next state change, straggler or test (n)",
                                 self.action_next_event)
         else:
-            yield SystemCommand("Record / stop", "Record samples, states and events to a file (w)",
-                                self.action_toggle_recording)
+            recorder = self.monitor.recorder
+            if recorder is None:
+                yield SystemCommand("Record / stop", "Record samples, states and events to a file (w)",
+                                    self.action_toggle_recording)
+            else:
+                yield SystemCommand("Record / stop", f"Stop {recording_words(recorder)} (w)",
+                                    self.action_toggle_recording)
             if self.monitor.fleet.pair_suspects:
                 yield SystemCommand("Clear pair-test suspects",
                                     "The nodes the last pair tests named are stragglers no more: "

@@ -117,7 +117,7 @@ class ClusterScreen(Screen):
         self.grid.frozen = app.paused  # type: ignore[attr-defined]
         if not app.paused:  # type: ignore[attr-defined]
             self.grid.retry_in_s = self._retry_in_s()
-        self.grid.show(app.monitor.fleet)  # type: ignore[attr-defined]
+        self.grid.show(app.fleet)  # type: ignore[attr-defined]
         sort = self.grid.sort
         self.query_one(StatusBar).update_from(app, sort=("▲" if sort == "node" else "▼") + SORT_BADGES.get(sort, SORT_LABELS[sort]),
                                               filter=self.grid.filter, totals=False, marked=len(self.grid.marked))
@@ -127,20 +127,34 @@ class ClusterScreen(Screen):
             self.query_one(Timeline).show(app.monitor)  # type: ignore[attr-defined]
 
     def _show_totals(self, app) -> None:
-        fleet = app.monitor.fleet
+        fleet = app.fleet
         sums = fleet.sums(self.grid.shown_nodes)  # what the filter lets through
         as_bytes = app.grid_options.as_bytes
         shown = self.grid.row_count
         noun = "node" if len(fleet) == 1 else "nodes"
         scope = f"{shown} of {len(fleet)} {noun}" if shown != len(fleet) else f"{len(fleet)} {noun}"
-        text = (
-            f"Σ {scope}   RX {units.bits_per_s(sums['rx_bytes_per_s'], as_bytes=as_bytes)}"
-            f"   TX {units.bits_per_s(sums['tx_bytes_per_s'], as_bytes=as_bytes)}"
-            f"   drops {units.per_s(sums['drops_per_s'])}/s   errors {units.per_s(sums['errors_per_s'])}/s"
-            f"   retransmits {units.per_s(sums['retrans_segs_per_s'])}/s"
-            + (f"   RDMA RX {units.bits_per_s(sums['rdma_rx_bytes_per_s'], as_bytes=as_bytes)}"
-               f"   TX {units.bits_per_s(sums['rdma_tx_bytes_per_s'], as_bytes=as_bytes)}" if self.grid.fabric else "")
-        )
+
+        def rate(key: str) -> str:
+            return units.bits_per_s(sums[key], as_bytes=as_bytes)
+
+        def per_s(key: str) -> str:
+            return f"{units.per_s(sums[key])}/s"
+
+        # (long label, short label, figure): where the long line does not fit, short labels
+        # and single blanks keep every figure, the retransmits' above all, on the line
+        errors = ("errors", "err", per_s("errors_per_s"))
+        parts = [("RX", "RX", rate("rx_bytes_per_s")), ("TX", "TX", rate("tx_bytes_per_s")),
+                 ("drops", "drops", per_s("drops_per_s")), errors,
+                 ("retransmits", "retr", per_s("retrans_segs_per_s"))]
+        rdma = [("RDMA RX", "RDMA RX", rate("rdma_rx_bytes_per_s")), ("TX", "TX", rate("rdma_tx_bytes_per_s"))]
+        width = self.size.width or 10_000
+        text = ""
+        for gap, short, order in (("   ", False, parts), ("  ", False, parts), ("  ", True, parts),
+                                  (" ", True, parts), (" ", True, [p for p in parts if p is not errors] + [errors])):
+            figures = order + (rdma if self.grid.fabric else [])
+            text = gap.join([f"Σ {scope}"] + [f"{s if short else long} {v}" for long, s, v in figures])
+            if len(text) <= width:
+                break
         totals = self.query_one("#totals", Static)
         if text != totals.content:  # one line (netui.tcss): no layout pass, which repaints every widget
             totals.update(text, layout=False)
@@ -228,7 +242,7 @@ class ClusterScreen(Screen):
     def _marked(self) -> list[str]:
         """The marked nodes, in the order the user named them."""
         marked = self.grid.marked
-        return [n.name for n in self.app.monitor.fleet if n.name in marked]  # type: ignore[attr-defined]
+        return [n.name for n in self.app.fleet if n.name in marked]  # type: ignore[attr-defined]
 
     def pair_to_test(self) -> tuple[str, str] | None:
         """The two marked nodes; else the node under the cursor and the next marked one
@@ -239,7 +253,7 @@ class ClusterScreen(Screen):
         selected = self.grid.selected
         if selected is None:
             return None
-        shown = [n.name for n in self.grid.visible_nodes(self.app.monitor.fleet)]  # type: ignore[attr-defined]
+        shown = [n.name for n in self.grid.visible_nodes(self.app.fleet)]  # type: ignore[attr-defined]
         if selected not in shown:
             return None
         at = shown.index(selected)

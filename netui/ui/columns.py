@@ -10,7 +10,7 @@ from netui.model.health import Level
 from netui.model.leafload import LeafLoad
 from netui.model.node import Node, NodeState
 from netui.ui.render import spark
-from netui.ui.why import long_why, short_why
+from netui.ui.why import SHORT_CELLS, long_why, short_why
 
 SPARK_WIDTH = 12
 
@@ -25,6 +25,7 @@ class GridOptions:
     # counts down
     retry_in_s: Mapping[str, float] = field(default_factory=dict, compare=False)
     why_wide: bool = False  # the Why column is wide enough for every reason in words
+    why_cells: int = SHORT_CELLS  # the Why column's width
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,7 @@ def _state(n: Node, o: GridOptions) -> str:
 
 def _why(n: Node, o: GridOptions) -> str:
     retry = o.retry_in_s.get(n.name)
-    return long_why(n, retry) if o.why_wide else short_why(n, retry)
+    return long_why(n, retry) if o.why_wide else short_why(n, retry, o.why_cells)
 
 
 WHY_WIDE = 40  # from this width on, the Why column says every reason in words

@@ -122,7 +122,7 @@ class PeerMatrixScreen(Screen):
 
     def refresh_data(self) -> None:
         app = self.app
-        fleet = app.monitor.fleet  # type: ignore[attr-defined]
+        fleet = app.fleet  # type: ignore[attr-defined]
         as_bytes = app.grid_options.as_bytes  # type: ignore[attr-defined]
         self.query_one(StatusBar).update_from(app, title=f"› peers: {METRIC_LABELS[self.metric]}")
         if app.replay:  # type: ignore[attr-defined]

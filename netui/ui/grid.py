@@ -2,8 +2,9 @@
 
 A tick costs a filter, a sort, the trend column's scale (the newest values of every shown
 node's history: ``NodeHistory.peak_sum``) and a ``refresh()``; cells are formatted when a row
-is painted, once per node per tick (all at once when the display is paused, so that scrolling
-shows the frozen values). Line 0 is the header and does not scroll; line ``y`` below it shows
+is painted, once per node per tick. While the display is paused the screen shows it the
+frame it was paused on (``Fleet.frozen``), so that scrolling, sorting and filtering show the
+values of that moment. Line 0 is the header and does not scroll; line ``y`` below it shows
 row ``scroll_y + y - 1``.
 
 Grouped by leaf switch (``grouping``, with a topology): a row per leaf in tree order — its
@@ -31,8 +32,8 @@ from netui.model.fleet import Fleet
 from netui.model.health import Level
 from netui.model.leafload import LeafLoad, leaf_loads, with_suspects
 from netui.model.node import Node, NodeState
-from netui.ui.columns import (WHY_WIDE, Column, GridOptions, cell_level, fit_columns, fleet_has_fabric, leaf_text,
-                              sort_key, trend_top)
+from netui.ui.columns import (SORT_LABELS, WHY_WIDE, Column, GridOptions, cell_level, fit_columns, fleet_has_fabric,
+                              leaf_text, sort_key, trend_top)
 from netui.ui.render import level_styles
 
 
@@ -113,7 +114,7 @@ class FleetGrid(ScrollView, can_focus=True):
         self.filter = ""
         self.options = GridOptions()
         self.width_cells = 80  # set by the screen: its width less the scrollbar
-        self.frozen = False  # set while the display is paused: rows show what show() saw
+        self.frozen = False  # set while the display is paused: the countdowns stand still
         self.marked: set[str] = set()  # nodes marked with space, for pair tests
         self.retry_in_s: Mapping[str, float] = {}  # set by the screen: node → seconds to its next try
         self.fabric = False  # a node of the fleet has RDMA or ethtool data: the fabric columns show
@@ -193,11 +194,8 @@ class FleetGrid(ScrollView, can_focus=True):
         top = trend_top(self._shown) if any(c.key == "trend" for c in self._columns) else None
         why = [w for c, w in zip(self._columns, self._widths) if c.key == "health"]
         self.options = replace(self.options, trend_top=top, retry_in_s=self.retry_in_s,
-                               why_wide=bool(why) and why[0] >= WHY_WIDE)
+                               why_wide=bool(why) and why[0] >= WHY_WIDE, why_cells=why[0] if why else 0)
         self._formatted = {}
-        if self.frozen:  # nodes go on changing: format every row now, not when scrolled to
-            for line in self._lines:
-                self._row(line)
         # the cursor stays on the row the user chose; until then (or while it is filtered out), on top
         followed = self._followed
         if self._lines is self._shown:  # flat: names only (a tick at 1,024 nodes walks them all)
@@ -350,6 +348,9 @@ class FleetGrid(ScrollView, can_focus=True):
             label = "Leaf / node"
         if col.key == self.sort:
             label = label[: col.width - 1] + self.SORTED.get(col.key, "▼")
+        elif col is self._columns[-1] and col.key == "health" and self.sort in SORT_LABELS \
+                and self.sort != "worst" and all(c.key != self.sort for c in self._columns):
+            label += f" · by {SORT_LABELS[self.sort]}▼"  # the column sorted by is not shown: say which
         return (label.rjust(col.width) if col.right else label).ljust(width) + " "
 
     # the cursor ---------------------------------------------------------------------------

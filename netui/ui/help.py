@@ -74,6 +74,12 @@ class HelpScreen(ModalScreen):
             "— means unknown: a counter reset, a reboot, or a value the kernel does not give."
         )
         head = Text.assemble(("netui keys", "bold"), f"   ({self.CLOSE})\n")
+        recorder = self.app.monitor.recorder  # type: ignore[attr-defined]
+        if recorder is not None and not recorder.error:
+            from netui.ui.status import recording_words
+
+            words = recording_words(recorder)
+            head.append(f"● {words[:1].upper()}{words[1:]} — w stops\n", style="bold")
         with VerticalScroll() as box:
             box.border_subtitle = self.CLOSE
             yield Static(Group(head, keys, foot))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -12,13 +13,14 @@ from textual_plotext import PlotextPlot
 
 from netui.model import units
 from netui.model.health import Level
-from netui.model.node import data_plane
+from netui.model.node import NodeState, data_plane
 from netui.ui.flows import PeerPanel
 from netui.ui.panels import CpuPanel, InterfacePanel, SoftnetPanel, TcpPanel, chart_rows
 from netui.ui.ports import PortPanel
 from netui.ui.render import level_styles
 from netui.ui.status import StatusBar
 from netui.ui.timeline import Timeline
+from netui.ui.why import flag_line
 
 WIDE = 120  # from this width the panels sit in two columns
 IFACES_SHOWN = 32  # interface panels at most (each has a chart); the rest are counted below them
@@ -77,7 +79,7 @@ class NodeScreen(Screen):
                 plot.styles.height = height
 
     def shown_interfaces(self) -> list[str]:
-        node = self.app.monitor.fleet[self.node_name]  # type: ignore[attr-defined]
+        node = self.app.fleet[self.node_name]  # type: ignore[attr-defined]
         if node.sample is None:
             return []
         if self.app.show_all:  # type: ignore[attr-defined]
@@ -86,7 +88,7 @@ class NodeScreen(Screen):
 
     def refresh_data(self) -> None:
         app = self.app
-        node = app.monitor.fleet[self.node_name]  # type: ignore[attr-defined]
+        node = app.fleet[self.node_name]  # type: ignore[attr-defined]
         styles = level_styles(app.theme_variables)
         self.query_one(StatusBar).update_from(app, title=f"› {node.name}")
         if app.replay:  # type: ignore[attr-defined]
@@ -108,22 +110,26 @@ class NodeScreen(Screen):
             hidden = len(node.sample.interfaces) - len(shown)
         if hidden:
             head.append(f"   ({hidden} hidden: a shows all)", style="dim")
-        placed = app.monitor.fleet.placement(node.name)  # type: ignore[attr-defined]
+        flag = flag_line(node)
+        if flag:  # why the grid flags it, first: the rest of the screen says the details
+            head.append(f"\n{flag}", style=Style.combine([styles[node.level], Style(bold=True)]))
+        placed = app.fleet.placement(node.name)  # type: ignore[attr-defined]
         if placed is not None:
             head.append(f"\nswitch {placed.switch}" + (f" port {placed.port}" if placed.port else ""))
             sources = placed.source + (f"; port: {placed.port_source}"
                                        if placed.port_source and placed.port_source != placed.source else "")
             head.append(f"  ({sources})" if sources else "", style="dim")
-        if node.error:
+        if node.error and node.state is NodeState.UP:  # a node that is not up: the flag line says it
             head.append(f"\n{node.error}", style=styles[node.level])
-        if node.straggler is not None:
-            head.append(f"\n! straggler: {node.straggler.reason.split(': ', 1)[-1]}", style=styles[Level.WARNING])
-        elif node.victim is not None:
-            head.append(f"\n{node.victim.cause}: {node.victim.reason.split(': ', 1)[-1]}", style="dim")
+        said = {node.slow_links[0]} if node.slow_links and node.straggler is None else set()
+        if node.straggler is None and not node.slow_links and node.health.level > 0 and node.health.reasons:
+            said.add(node.health.reasons[0])  # the flag line's
         for reason in node.slow_links[:2]:
-            head.append(f"\n! {reason}", style=styles[Level.WARNING])
+            if reason not in said:
+                head.append(f"\n! {reason}", style=styles[Level.WARNING])
         for reason in node.health.reasons[: max(1, 3 - len(node.slow_links))]:
-            head.append(f"\n! {reason}", style=styles[node.health.level])
+            if reason not in said:
+                head.append(f"\n! {reason}", style=styles[node.health.level])
         self.query_one("#node-head", Static).update(head)
 
         wanted = shown
@@ -148,12 +154,12 @@ class NodeScreen(Screen):
         cpu.show(node, styles, max(40, cpu.content_size.width or self.size.width - 4))
         self.query_one(TcpPanel).show(node, styles)
         self.query_one(SoftnetPanel).show(node, styles)
-        self.query_one(PeerPanel).show(node, app.monitor.fleet.node_peers(node.name), styles,  # type: ignore[attr-defined]
+        self.query_one(PeerPanel).show(node, app.fleet.node_peers(node.name), styles,  # type: ignore[attr-defined]
                                        as_bytes=app.grid_options.as_bytes)
 
     def shown_ports(self) -> list[tuple[str, int]]:
         """The node's RDMA ports, (hca, port), in the order the node lists them."""
-        node = self.app.monitor.fleet[self.node_name]  # type: ignore[attr-defined]
+        node = self.app.fleet[self.node_name]  # type: ignore[attr-defined]
         fabric = node.sample.fabric if node.sample else None
         return list(fabric.ports) if fabric else []
 

@@ -2,7 +2,11 @@
 
 On the left what the fleet is doing (node counts, the straggler, totals, the interval); on
 the right the badges of netui's own state — ● REC, PAUSED, FILTER, the units, the sort, the
-marked count — which long text can never push out: the left part is cut first (…).
+marked count — which long text can never push out: the left part gives way first. Where it
+is short of room it leaves out the interval, then the totals, then the node count, then the
+straggler's numbers; the straggler's name goes last (cut with …). While recording, ● REC
+and the file's size are the badge; the file's name is in the toast that starts it, in help
+(?) and in the command palette, not here.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ class StatusBar(Static):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self._left = Text()
+        self._lefts: list[Text] = [Text()]
         self._badges = Text()
 
     def update_from(self, app, *, sort: str | None = None, filter: str | None = None, title: str | None = None,
@@ -39,7 +43,7 @@ class StatusBar(Static):
         """``totals``: show cluster RX/TX (the cluster screen has its own totals row);
         ``sort`` ("▼worst first"), ``filter``, ``marked``: the grid's, as badges (the cluster
         screen)."""
-        self._left = self._fleet_text(app, title=title, totals=totals)
+        self._lefts = self._fleet_texts(app, title=title, totals=totals)
         self._badges = self._badge_text(app, sort=sort, filter=filter, marked=marked)
         self.set_class(app.paused, "-paused")
         self._show()
@@ -50,10 +54,8 @@ class StatusBar(Static):
     def _show(self) -> None:
         width = self.content_size.width
         badges = self._badges
-        text = self._left.copy()
         room = width - badges.cell_len - 1 if width else 10_000
-        if text.cell_len > room:
-            text.truncate(max(room, 0), overflow="ellipsis")
+        text = _fitting(self._lefts, room)
         if width:
             text.pad_right(max(0, width - text.cell_len - badges.cell_len))
         else:
@@ -63,46 +65,58 @@ class StatusBar(Static):
             self.update(text, layout=False)  # one line, always: no layout pass, which repaints every widget
 
     @staticmethod
-    def _fleet_text(app, *, title: str | None, totals: bool) -> Text:
-        fleet = app.monitor.fleet
-        counts = fleet.count_by_state()
+    def _fleet_texts(app, *, title: str | None, totals: bool) -> list[Text]:
+        """The fleet's text, most complete first, each shorter than the one before: what is
+        left out first is the interval, then the totals, then "netui" and the node count
+        (the Σ line has it), and the straggler's numbers last — its name stays."""
+        fleet = app.fleet
         theme = app.theme_variables
-        text = Text()
-        text.append("netui", style="bold")
-        if title:
-            text.append(f" {title}", style="bold")
-        text.append(" ")
-        text.append(f"{len(fleet)} node{'s' if len(fleet) != 1 else ''}: ")
-        for i, (state, count) in enumerate(counts.items()):
+        counts = Text()
+        for i, (state, count) in enumerate(fleet.count_by_state().items()):
             if i:
-                text.append(", ")
+                counts.append(", ")
             color = theme.get("success") if state is NodeState.UP else (
                 theme.get("warning") if state in (NodeState.CONNECTING, NodeState.STALE) else theme.get("error"))
-            text.append(f"{count} {state.value}", style=color or "")
+            counts.append(f"{count} {state.value}", style=color or "")
+        head = Text()
+        head.append("netui", style="bold")
+        if title:
+            head.append(f" {title}", style="bold")
+        head.append(f" {len(fleet)} node{'s' if len(fleet) != 1 else ''}: ")
+        head.append_text(counts)
+        short_head = Text(f"{title} ", style="bold") if title else Text()
+        short_head.append_text(counts)
+        # the fewest cells: how many of them are up ("3/5 up"), in the colour of the worst state
+        up = sum(1 for n in fleet if n.state is NodeState.UP)
+        least = Text(f"{title} ", style="bold") if title else Text()
+        least.append(f"{up} up" if up == len(fleet) else f"{up}/{len(fleet)} up",
+                     style=counts.spans[-1].style if counts.spans else "")
+        middle = Text()
         if app.monitor.mode.replay:
             from netui.ui.timeline import play_state
 
-            text.append(f" │ replay {play_state(app.monitor)}", style="bold")
+            middle.append(f" │ replay {play_state(app.monitor)}", style="bold")
         recorder = app.monitor.recorder
-        if recorder is not None:
-            if recorder.error:
-                text.append(f" │ recording stopped: {recorder.error}", style=theme.get("error") or "")
-            else:
-                text.append(f" │ → {recorder.path.name}")
+        if recorder is not None and recorder.error:  # while it records, the ● REC badge says so
+            middle.append(f" │ recording stopped: {recorder.error}", style=theme.get("error") or "")
+        sums = Text()
         if totals:
             rx, tx = fleet.totals()
             as_bytes = app.grid_options.as_bytes
-            text.append(f" │ RX {units.bits_per_s(rx, as_bytes=as_bytes)} TX {units.bits_per_s(tx, as_bytes=as_bytes)}")
-        text.append(f" │ every {app.monitor.interval_s:g}s")
-        # the short plank: cut first when the line is too long. A fabric suspect first: the
-        # nodes it slows are its victims, so the stragglers left are other faults
-        planks = len(fleet.fabric_suspects) + len(fleet.stragglers)
-        if planks:
-            first = fleet.fabric_suspects[0] if fleet.fabric_suspects else fleet.stragglers[0]
-            more = f" (+{planks - 1})" if planks > 1 else ""
-            text.append(f" │ straggler {first.headline or first.reason}{more}",
-                        style=f"bold {theme.get('warning', '')}".strip())
-        return text
+            sums.append(f" │ RX {units.bits_per_s(rx, as_bytes=as_bytes)}"
+                        f" TX {units.bits_per_s(tx, as_bytes=as_bytes)}")
+        every = Text(f" │ every {app.monitor.interval_s:g}s")
+        straggler, named = Text(), Text()
+        plank = _short_plank(fleet)
+        if plank is not None:
+            style = f"bold {theme.get('warning', '')}".strip()
+            name, words, count = plank
+            more = f" (+{count - 1})" if count > 1 else ""
+            named = Text(f" │ straggler {name}{more}", style=style)
+            straggler = Text(f" │ straggler {name}{more}: {words}", style=style)
+        return [Text.assemble(head, middle, sums, every, straggler), Text.assemble(head, middle, sums, straggler),
+                Text.assemble(head, middle, straggler), Text.assemble(short_head, middle, straggler),
+                Text.assemble(least, middle, straggler), Text.assemble(least, middle, named)]
 
     @staticmethod
     def _badge_text(app, *, sort: str | None, filter: str | None, marked: int) -> Text:
@@ -128,3 +142,41 @@ class StatusBar(Static):
                 text.append(" ")
             text.append(words, style=style.strip())
         return text
+
+
+def _short_plank(fleet) -> tuple[str, str, int] | None:
+    """What the status bar names as the short plank: (its name, its numbers in short, how
+    many planks there are); None when there is none. A fabric suspect first: the nodes it
+    slows are its victims, so the stragglers left are other faults."""
+    planks = len(fleet.fabric_suspects) + len(fleet.stragglers)
+    if not planks:
+        return None
+    if fleet.fabric_suspects:
+        first = fleet.fabric_suspects[0]
+        name = first.name
+    else:
+        first = fleet.stragglers[0]
+        name = first.node
+    words = first.headline or first.reason
+    return name, words.removeprefix(f"{name}: "), planks
+
+
+def _fitting(texts: list[Text], room: int) -> Text:
+    """The first of ``texts`` (longest first) that fits in ``room`` cells; else the one
+    before the last cut with … where the last fits whole in what is left of it (the last
+    holds what must stay, the one before it more of the same words); else the last, cut."""
+    for text in texts[:-1]:
+        if text.cell_len <= room:
+            return text.copy()
+    last = texts[-1]
+    if last.cell_len == room:
+        return last.copy()
+    text = (texts[-2] if len(texts) > 1 and last.cell_len < room else last).copy()
+    text.truncate(max(room, 0), overflow="ellipsis")
+    return text
+
+
+def recording_words(recorder) -> str:
+    """"recording to /path/netui-….ndjson.gz (13.2 kB)": where a running recording goes, for
+    help (?) and the command palette (the status bar has ● REC and the size)."""
+    return f"recording to {recorder.path} ({units.si(recorder.size_bytes, 'B')})"

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from netui.model import units
 from netui.model.node import Node, NodeState, NodeSummary
+from netui.model.straggler import Straggler
 
 _RETRYING = " (retrying in "  # how the collectors end a failure's reason while they wait
 
@@ -93,6 +94,8 @@ def health_short(node: Node) -> str:
     return node.health.reasons[0] if node.health.reasons else node.health.label
 
 
+SHORT_CELLS = 18  # the Why column's own width: what it shows whole at 80 columns
+
 _LOW_LABELS = {"rx": "RX", "tx": "TX", "total": "traffic", "rdma_rx": "RDMA RX", "rdma_tx": "RDMA TX"}
 _HIGH = {
     "retrans": ("retr", units.ratio_percent),
@@ -103,16 +106,33 @@ _HIGH = {
 }
 
 
-def straggler_short(node: Node) -> str:
+def _pairs_short(s: Straggler) -> str:
+    """A pair test's suspect: the rate it got the way it is suspect in (bytes/s in ``value``)."""
+    return f"pair test {units.bits_per_s(s.value)}" if s.value > 0 else "pair test suspect"
+
+
+def straggler_short(node: Node, cells: int = SHORT_CELLS) -> str:
+    """The straggler's finding in at most ``cells`` cells (SHORT_CELLS at least), for each of
+    ``straggler.METRICS``: a low throughput as its share of the median, an excess with the
+    median when that fits, a pair test's suspect with the rate it got."""
     s = node.straggler
     if s is None:
         return ""
+    cells = max(cells, SHORT_CELLS)
     if s.metric in _LOW_LABELS:
         share = s.value / s.median * 100 if s.median else 100.0
         label = "idle" if share < 0.5 else _LOW_LABELS[s.metric]
-        return f"{label} {share:.0f}% of median"
-    label, show = _HIGH.get(s.metric, (s.metric, lambda v: f"{v:.3g}"))
-    return f"{label} {show(s.value)}, med {show(s.median)}"
+        words = f"{label} {share:.0f}% of median"
+        return words if len(words) <= cells else f"{label} {share:.0f}% of med"
+    if s.metric == "pairs":
+        return _pairs_short(s)
+    if s.metric not in _HIGH:  # not one of METRICS: its headline, which the column cuts
+        return (s.headline or s.reason).split(": ", 1)[-1]
+    label, show = _HIGH[s.metric]
+    for words in (f"{label} {show(s.value)}, med {show(s.median)}", f"{label} {show(s.value)} vs {show(s.median)}"):
+        if len(words) <= cells:
+            return words
+    return f"{label} {show(s.value)}"
 
 
 def victim_short(node: Node) -> str:
@@ -121,14 +141,15 @@ def victim_short(node: Node) -> str:
     return v.cause or "" if v is not None else ""
 
 
-def short_why(node: Node, retry_in_s: float | None = None) -> str:
-    """Why the node is not well, in about 20 cells; "" for a healthy node."""
+def short_why(node: Node, retry_in_s: float | None = None, cells: int = SHORT_CELLS) -> str:
+    """Why the node is not well, in about ``cells`` cells (the Why column's width); "" for
+    a healthy node."""
     state = node.state
     if state is NodeState.CONNECTING:
         return ""
     if state is not NodeState.UP:
         return failure_short(node) + _retry_text(retry_in_s, short=True)
-    return (straggler_short(node) or victim_short(node) or (node.slow_links[0] if node.slow_links else "")
+    return (straggler_short(node, cells) or victim_short(node) or (node.slow_links[0] if node.slow_links else "")
             or health_short(node))
 
 
@@ -147,3 +168,35 @@ def long_why(node: Node, retry_in_s: float | None = None) -> str:
     elif node.victim is not None:
         reasons.insert(0, f"{node.victim.cause}: " + node.victim.reason.split(": ", 1)[-1])
     return "; ".join(reasons) or node.health.label
+
+
+def flag_line(node: Node) -> str:
+    """Why the grid flags the node, in one line for the top of its screen; "" when it does
+    not. What sets its level comes first, as ``level · what: words``: not up (what failed),
+    a straggler (its finding), a pair test's suspect (what the test found), a link slower
+    than its peers', or its health (held: said so when the last interval alone is better).
+    A victim says what slows it."""
+    state = node.state
+    if state is NodeState.CONNECTING:
+        return ""
+    level = node.level
+    if state is not NodeState.UP:
+        return f"{level.label} · {state.value}: {node.failure_words()}"  # the grid counts down to the next try
+    s = node.straggler
+    if s is not None:
+        words = s.reason.split(": ", 1)[-1]
+        if s.metric == "pairs":
+            return f"{level.label} · pair test suspect: {words.removeprefix('the pair test names it: ')}"
+        return f"{level.label} · straggler: {words}"
+    if node.slow_links:
+        return f"{level.label} · slow link: {node.slow_links[0]}"
+    health = node.health
+    if node.victim is not None:
+        lead = f"{node.victim.cause}: {node.victim.reason.split(': ', 1)[-1]}"
+        return lead if health.level == 0 else f"{lead}; {health.label}: {health.reasons[0] if health.reasons else ''}"
+    if health.level == 0:
+        return ""
+    line = f"{health.label} · {health.reasons[0] if health.reasons else health.label}"  # the worst; the rest below
+    if node.interval_health.level < health.level:
+        line += f" — held: the last interval alone is {node.interval_health.label}"
+    return line

@@ -40,3 +40,15 @@ async def test_a_finished_pair_test_names_its_suspect_until_the_user_clears_it()
         app.action_clear_pair_suspects()
         await poll(app, pilot, 1)
         assert app.monitor.fleet.stragglers == [] and "straggler" not in plain(app.screen.query_one("#status"))
+
+
+@pytest.mark.slow
+async def test_at_80_columns_a_pair_test_suspect_says_pair_test_and_its_rate():
+    app = idle_lab_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await poll(app, pilot)
+        app.record_test("pair-test", json.loads(PAIR_TEST.read_text()))
+        await poll(app, pilot, 1)
+        health = dict(zip(column(app, "node"), column(app, "health")))
+        assert health["node3"] == "pair test 187 Mb/s"  # its median receive rate, as a rate
+        assert "straggler node3" in plain(app.screen.query_one("#status"))

@@ -146,7 +146,10 @@ async def test_w_records_from_the_ui_with_rec_in_the_status_bar(tmp_path):
         await pilot.pause()
         text = status(app)
         assert re.search(r"● REC [\d.]+ k?B", text)  # its badge, with its size
-        assert "→ netui-" in text and ".ndjson.gz" in text  # and the file, while there is room
+        # the file is named where it is asked for (the palette, help), not in the status bar
+        assert "netui-" not in text
+        record = {c.title: c.help for c in app.get_system_commands(app.screen)}["Record / stop"]
+        assert str(app.monitor.recorder.path) in record and record.startswith("Stop recording to ")
         assert not app.screen.query_one(Timeline).display  # live: no timeline
         await pilot.press("x", "right")  # replay keys do nothing live
         await pressed(pilot, "w")

@@ -225,3 +225,34 @@ def test_space_marks_two_nodes_while_worst_first_reorders_the_rows(tmux_session)
         time.sleep(0.1)
     assert "marked" not in screen.splitlines()[0] and "● n" not in screen, screen
     subprocess.run(keys + ["q"], check=True)
+
+
+@pytest.mark.slow
+def test_q_while_recording_says_where_the_file_went(tmux_session, tmp_path):
+    """w records into the current directory; q quits, and the shell is told the file's path,
+    its length and size, as netui record says."""
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("bash is not installed")
+    script = f"cd {tmp_path} && {sys.executable} -m netui --interval 0.5; echo netui-ended; sleep 30"
+    subprocess.run(["tmux", "new-session", "-d", "-s", tmux_session, "-x", "80", "-y", "24",
+                    f"{bash} --norc --noprofile -c '{script}'"], check=True)
+    keys = ["tmux", "send-keys", "-t", tmux_session]
+    wait_for(tmux_session, "b/s      ")
+    subprocess.run(keys + ["w"], check=True)
+    wait_for(tmux_session, "● REC")
+    files = list(tmp_path.glob("netui-*.ndjson.gz"))
+    assert len(files) == 1
+    deadline = time.monotonic() + 15  # a bound on waiting: two ticks recorded at least
+    while time.monotonic() < deadline and files[0].stat().st_size < 600:
+        time.sleep(0.2)
+    subprocess.run(keys + ["q"], check=True)
+    screen = wait_for(tmux_session, "netui-ended")
+    # -J: the line that wraps at 80 columns, joined back
+    said = subprocess.run(["tmux", "capture-pane", "-p", "-J", "-t", tmux_session], capture_output=True,
+                          text=True).stdout
+    size = files[0].stat().st_size
+    from netui.model import units
+
+    assert re.search(r"netui: recorded \d+ samples in \d+ ticks \(\d+ s, " + re.escape(units.si(size, "B")) + r"\) to "
+                     + re.escape(str(files[0])), said), screen

@@ -14,7 +14,7 @@ from netui.collectors.ssh import SshConnector, SshSettings, SshSource
 from netui.engine.monitor import Monitor
 from netui.ui.app import make_app
 from netui.ui.grid import FleetGrid
-from tests.pilot import column, highlighted, on_screen, painted, poll
+from tests.pilot import column, highlighted, on_screen, painted, plain, poll
 from tests.synth import ScriptedSource, demo_sources, node_sample
 
 SIZES = [(80, 24), (120, 40)]
@@ -52,11 +52,37 @@ async def test_badges_stay_in_sight_while_recording_paused_filtered_and_marked(s
         for badge in ("● REC", "PAUSED", "FILTER gpu", "2 marked", "▼worst", "bits/s"):
             assert badge in head, (badge, head)
         assert len(head.rstrip()) <= size[0]
-        if size[0] == 80:
-            assert "straggler" not in head and "…" in head  # the fleet's text is cut, not the badges
+        # the straggler outranks everything else on the left: its name stays whole; the
+        # file's name is not there (● REC and its size are the badge)
+        assert "straggler gpu04" in head, head
+        assert "netui-" not in head and ".ndjson" not in head
         await pilot.press("b")
         await pilot.pause()
         assert "bytes/s" in lines(app)[0]
+        app.monitor.stop_recording()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("size", SIZES)
+async def test_while_recording_the_straggler_keeps_its_place_and_the_file_is_named_in_help(size, tmp_path):
+    app = app_of(straggling_fleet())
+    app.record_dir = tmp_path
+    async with app.run_test(size=size) as pilot:
+        await poll(app, pilot, 4)
+        await pilot.press("w")
+        await poll(app, pilot, 1)
+        head = lines(app)[0]
+        # its numbers too, at 80 columns as at 120: the interval and the node count give way
+        assert "straggler gpu04: TX 400 Mb/s" in head and "● REC" in head, head
+        assert "netui-" not in head
+        path = str(app.monitor.recorder.path)
+        commands = {c.title: c.help for c in app.get_system_commands(app.screen)}
+        assert path in commands["Record / stop"]
+        await pilot.press("question_mark")
+        await pilot.pause()
+        from textual.widgets import Static
+
+        assert f"Recording to {path}" in plain(app.screen.query_one(Static))
         app.monitor.stop_recording()
 
 
@@ -272,3 +298,148 @@ async def test_while_typing_a_filter_the_footer_shows_no_command_keys():
         await pilot.press("g", "enter")
         await pilot.pause()
         assert "p Pause" in lines(app)[-1] and "FILTER g" in lines(app)[0]
+
+
+def moving_fleet():
+    """gpu01 faster at every sample (its counter grows as k²), gpu02 steady, gpu03 up until
+    its sixth poll and down after it."""
+    def gone(k):
+        from netui.engine.sources import SourceError
+        from netui.model.node import NodeState
+
+        return node_sample(k, rx_bps=3e9, tx_bps=3e9) if k < 5 else SourceError(NodeState.DOWN, "connection refused")
+
+    return [ScriptedSource("gpu01", lambda k: node_sample(k, rx_bps=1e9 * k, tx_bps=1e9)),
+            ScriptedSource("gpu02", lambda k: node_sample(k, rx_bps=2e9, tx_bps=2e9)),
+            ScriptedSource("gpu03", gone)]
+
+
+@pytest.mark.slow
+async def test_paused_the_frame_stays_whatever_is_sorted_filtered_or_opened():
+    app = app_of(moving_fleet())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await poll(app, pilot, 4)
+        await pilot.press("p")
+        await pilot.pause()
+        rows = dict(zip(column(app, "node"), zip(column(app, "rx"), column(app, "state"))))
+        totals = plain(app.screen.query_one("#totals"))
+        head = lines(app)[0]
+        await poll(app, pilot, 3)  # gpu01 speeds up, gpu03 goes down: sampling goes on
+        assert app.monitor.fleet["gpu03"].state.value == "down"
+        for keys in (("s",), ("s", "s"), ("slash", "g", "p", "u", "enter"), ("escape",)):
+            await pilot.press(*keys)
+            await pilot.pause()
+            assert dict(zip(column(app, "node"), zip(column(app, "rx"), column(app, "state")))) == rows, keys
+            assert plain(app.screen.query_one("#totals")) == totals
+            assert "down" not in lines(app)[0] and "PAUSED" in lines(app)[0]
+        grid = app.screen.query_one(FleetGrid)
+        for _ in range(20):  # to RX: the frame's order, not the live one (gpu03 is at 0 now)
+            if grid.sort == "rx":
+                break
+            await pilot.press("s")
+        await pilot.pause()
+        assert column(app, "node") == sorted(rows, key=lambda n: -float(rows[n][0].split()[0]) *
+                                             {"Gb/s": 1e3, "Mb/s": 1}[rows[n][0].split()[1]])
+        await pilot.press("home", "enter")
+        await pilot.pause()
+        node = app.screen.node_name
+        assert f"RX {rows[node][0]}" in plain(app.screen.query_one("#node-head"))
+        await pilot.press("escape", "p")
+        await pilot.pause()
+        live = dict(zip(column(app, "node"), column(app, "state")))
+        assert live["gpu03"] == "down" and "PAUSED" not in lines(app)[0]
+        assert head != lines(app)[0]
+
+
+@pytest.mark.slow
+async def test_at_80_columns_the_sort_by_a_hidden_column_is_named_and_the_totals_keep_retransmits():
+    app = app_of(demo_sources())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await poll(app, pilot, 3)
+        grid = app.screen.query_one(FleetGrid)
+        shown = [c.key for c in grid.columns]
+        assert "retrans" not in shown  # Retr/s does not fit at 80 columns
+        for _ in range(20):
+            if grid.sort == "retrans":
+                break
+            await pilot.press("s")
+        await pilot.pause()
+        header = painted(app)[0]
+        assert "by Retr/s▼" in header and len(header) <= 80, header
+        assert column(app, "node")[0] == "gpu02"  # the one retransmitting, first
+        await pilot.press("s")  # Retr%: not shown either
+        await pilot.pause()
+        assert "by Retr%▼" in painted(app)[0]
+        for _ in range(20):
+            if grid.sort == "rx":
+                break
+            await pilot.press("s")
+        await pilot.pause()
+        assert "RX▼" in painted(app)[0] and " by " not in painted(app)[0]  # shown: its own ▼ says it
+        totals = lines(app)[-2]
+        assert re.search(r"(retr|retransmits) 2\.4 k/s\s*$", totals) and "0/s" in totals, totals
+        assert len(totals.rstrip()) <= 80
+
+
+def _head(app) -> list[str]:
+    """The node screen's head, line by line (at 200 cells: no wrapping)."""
+    return [line.rstrip() for line in plain(app.screen.query_one("#node-head")).splitlines()]
+
+
+def dropping_then_clean(k: int):
+    """A node dropping 250 packets/s for its first five samples, none after (its counter stays)."""
+    if k < 5:
+        return node_sample(k, rx_bps=40e9, tx_bps=38e9, drops_per_s=250)
+    sample = node_sample(k, rx_bps=40e9, tx_bps=38e9)
+    eth0 = sample.interfaces["eth0"]
+    eth0 = eth0._replace(counters=eth0.counters._replace(rx_dropped=250 * 4))
+    from dataclasses import replace
+
+    return replace(sample, interfaces={**sample.interfaces, "eth0": eth0})
+
+
+@pytest.mark.slow
+async def test_the_node_screen_says_first_why_the_node_is_flagged():
+    app = app_of(straggling_fleet())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await poll(app, pilot, 5)
+        app.open_node("gpu04")  # the straggler
+        await pilot.pause()
+        head = _head(app)
+        assert head[1].startswith("warning · straggler: TX 400 Mb/s, 1 % of the busy nodes' median 38 Gb/s"), head
+        await pilot.press("escape")
+        app.open_node("gpu03")  # down
+        await pilot.pause()
+        head = _head(app)
+        assert re.fullmatch(r"critical · down: failed at \d\d:\d\d:\d\d: connection refused", head[1]), head
+        await pilot.press("escape")
+        app.open_node("gpu01")  # nothing wrong: no flag line
+        await pilot.pause()
+        assert len(_head(app)) == 1, _head(app)
+    app = app_of([ScriptedSource("gpu06", dropping_then_clean)])  # alone: no straggler, its own health
+    async with app.run_test(size=(80, 24)) as pilot:
+        await poll(app, pilot, 6)  # its drops stop at the sixth sample: its level holds a few intervals
+        assert app.monitor.fleet["gpu06"].level > 0
+        app.open_node("gpu06")
+        await pilot.pause()
+        head = _head(app)
+        assert re.match(r"(careful|warning|critical) · eth0 drops 250/s", head[1]), head
+        assert head[1].endswith("held: the last interval alone is ok"), head
+
+
+@pytest.mark.slow
+async def test_the_node_screen_of_a_pair_test_suspect_says_what_the_test_found():
+    import json
+
+    from tests.replayed import PAIR_TEST
+
+    app = app_of([ScriptedSource(f"node{i}", lambda k: node_sample(k)) for i in range(1, 5)])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await poll(app, pilot, 4)
+        app.record_test("pair-test", json.loads(PAIR_TEST.read_text()))
+        await poll(app, pilot, 1)
+        await pilot.press("home", "enter")
+        await pilot.pause()
+        assert app.screen.node_name == "node3"
+        head = _head(app)
+        assert head[1].startswith("warning · pair test suspect: receives slowly, 3 of 3 receives fail"), head

@@ -227,6 +227,27 @@ def test_data_plane_never_falls_back_to_loopback():
     assert data_plane({"lo": make_iface("lo", kind=None), "eth0": make_iface("eth0", kind=None)}) == ["eth0"]
 
 
+def test_a_frozen_fleet_keeps_its_values_and_histories_while_the_fleet_goes_on():
+    from netui.model.fleet import Fleet
+    from tests.synth import node_sample
+
+    fleet = Fleet(["a", "b"], history_s=60, interval_s=1.0)
+    for k in range(4):
+        fleet["a"].observe(node_sample(k, rx_bps=1e9))
+        fleet["b"].observe(node_sample(k, rx_bps=2e9))
+    fleet.update_stragglers()
+    frame = fleet.frozen()
+    before = frame["a"].summary, frame["a"].history["rx_bytes_per_s"].values(), frame["a"].health
+    for k in range(4, 8):
+        fleet["a"].observe(node_sample(k, rx_bps=9e9, drops_per_s=500))
+    fleet["b"].fail(NodeState.DOWN, "connection refused")
+    fleet.update_stragglers()
+    assert (frame["a"].summary, frame["a"].history["rx_bytes_per_s"].values(), frame["a"].health) == before
+    assert frame["b"].state is NodeState.UP and frame.count_by_state() == {NodeState.UP: 2}
+    assert fleet["a"].summary.rx_bytes_per_s == 9e9 / 8
+    assert len(fleet["a"].history["rx_bytes_per_s"]) == len(before[1]) + 4
+
+
 def test_a_failure_in_words_written_once_says_when_and_what_never_a_countdown():
     import time
 

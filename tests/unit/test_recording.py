@@ -213,3 +213,22 @@ def test_document_is_plain_json(fleet: Fleet):
     assert json.loads(text) == doc
     assert doc["totals"]["rx_bits_per_s"] == 8_000_000
     assert doc["totals"]["states"] == {"connecting": 1, "up": 1, "down": 1}
+
+
+def test_a_recorder_says_where_its_file_went_how_long_and_how_big(tmp_path: Path):
+    from netui.engine.recorder import Recorder, duration_words
+
+    now = [1_790_000_000.0]
+    path = tmp_path / "run.ndjson.gz"
+    recorder = Recorder(path, hosts=["n1"], interval_s=1.0, clock=lambda: now[0])
+    fleet = Fleet(["n1"])
+    for k in range(3):
+        recorder.sample("n1", full_sample(float(k)))
+        recorder.tick(fleet)
+        now[0] += 32.5
+    recorder.close()
+    now[0] += 100  # after the close: not counted
+    size = path.stat().st_size
+    assert recorder.size_bytes == size
+    assert recorder.summary() == (f"recorded 3 samples in 3 ticks (1 min 38 s, {size} B) to {path}")
+    assert [duration_words(s) for s in (0.4, 42, 65, 7384)] == ["0 s", "42 s", "1 min 5 s", "2 h 3 min"]

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 from netui.model.node import Node, NodeState
-from netui.model.straggler import Straggler
+import re
+
+import pytest
+
+from netui.model.straggler import METRICS, Straggler
+from netui.ui.columns import fit_columns
 from netui.ui.why import long_why, short_why
 from tests.synth import node_sample
 
@@ -54,8 +59,10 @@ def test_a_straggler_compares_itself_with_the_median():
     assert short_why(n) == "idle 0% of median"
     n.straggler = Straggler("gpu04", "rx", 0.6e9, 5e9, "…")
     assert short_why(n) == "RX 12% of median"
+    n.straggler = Straggler("gpu04", "retrans", 0.021, 0.0, "…")
+    assert short_why(n) == "retr 2.10%, med 0%"
     n.straggler = Straggler("gpu04", "drops", 120.0, 0.0, "…")
-    assert short_why(n) == "drops 120/s, med 0/s"
+    assert short_why(n) == "drops 120/s vs 0/s"
 
 
 def test_a_victim_says_which_straggler_slows_it_in_both_widths():
@@ -69,3 +76,66 @@ def test_a_victim_says_which_straggler_slows_it_in_both_widths():
     assert n.level == 0  # no straggler: its own health only
     n.victim = Straggler("acc4", "rx", 1, 8, "acc4: RX …", slowed_by=("acc3", "acc7"))
     assert short_why(n) == "slowed by acc3 or acc7"
+
+
+# per metric, in its unit: (a typical value, its median), and the largest a node may show
+_TYPICAL = {"rx": (0.6e9, 5e9), "tx": (23e6, 125e6), "rdma_rx": (1e9, 12e9), "rdma_tx": (0.0, 12e9),
+            "retrans": (0.0102, 0.0005), "drops": (4.0, 0.0), "softirq": (95.0, 12.0), "pause": (1234.0, 0.5),
+            "cnp": (56_000.0, 3.0), "pairs": (1.74e7, 1.2e9)}
+_HUGE = {"rx": (1e9, 1e13), "tx": (1e3, 1e13), "rdma_rx": (1e6, 5e12), "rdma_tx": (1e6, 5e12),
+         "retrans": (0.9999, 0.00012), "drops": (9.87e6, 1.23e5), "softirq": (100.0, 99.5),
+         "pause": (9.99e8, 8.88e7), "cnp": (1.5e9, 2.5e8), "pairs": (1.25e12, 1.25e12)}
+
+
+def _why_cells_at_80() -> int:
+    """The Why column's width at 80 columns, as the grid lays it out (the screen less its
+    scrollbar, the last column taking what is left)."""
+    columns = fit_columns(78)
+    assert columns[-1].key == "health"
+    return max(columns[-1].width, 78 - sum(c.width + 1 for c in columns[:-1]) - 2)
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_every_straggler_metric_has_short_words_that_fit_80_columns(metric):
+    n = Node("acc3")
+    for k in range(3):
+        n.observe(node_sample(k))
+    cells = _why_cells_at_80()
+    for value, median in (_TYPICAL[metric], _HUGE[metric]):
+        n.straggler = Straggler("acc3", metric, value, median, f"acc3: the long reason of {metric}",
+                                f"acc3: the headline of {metric}")
+        words = short_why(n, cells=cells)
+        assert words and len(words) <= cells, (metric, words)
+        assert "headline" not in words  # its own words, not the fallback for an unknown metric
+        assert not re.search(r"\de[+-]\d|\d{5}", words), (metric, words)  # no raw numbers: bytes/s shown as rates
+
+
+def test_a_pair_test_suspect_says_so_with_the_rate_it_got():
+    n = Node("node3")
+    for k in range(3):
+        n.observe(node_sample(k))
+    n.straggler = Straggler("node3", "pairs", 1.74e7, 1.2e9, "node3: the pair test names it: receives slowly",
+                            "node3: the pair test names it: receives slowly")
+    assert short_why(n) == "pair test 139 Mb/s"
+    assert long_why(n).startswith("straggler: the pair test names it: receives slowly")
+    n.straggler = Straggler("node3", "pairs", 0.0, 0.0, "node3: the pair test names it: slow both ways")
+    assert short_why(n) == "pair test suspect"
+
+
+def test_an_excess_keeps_the_median_only_where_it_fits():
+    n = Node("acc1")
+    for k in range(3):
+        n.observe(node_sample(k))
+    n.straggler = Straggler("acc1", "retrans", 0.1646, 0.0, "…")
+    assert short_why(n) == "retr 16.46% vs 0%"
+    n.straggler = Straggler("acc1", "retrans", 0.0102, 0.0005, "…")
+    assert short_why(n) == "retr 1.02%"
+
+
+def test_a_wider_why_column_keeps_the_median():
+    n = Node("acc1")
+    for k in range(3):
+        n.observe(node_sample(k))
+    n.straggler = Straggler("acc1", "retrans", 0.1723, 0.00009, "…")
+    assert short_why(n) == "retr 17.23%"
+    assert short_why(n, cells=25) == "retr 17.23%, med 0.009%"
