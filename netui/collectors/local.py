@@ -19,6 +19,7 @@ from dataclasses import replace
 
 from netui.collectors.assemble import IFACE_ATTRS, PACKED_ATTRS, PROC_FILES, sample_from_texts
 from netui.collectors.infiniband import ethtool_netdevs, open_regular, read_infiniband
+from netui.collectors.sampler import ETHTOOL_MAX_BYTES
 from netui.model.samples import InterfaceCounters, InterfaceSample, NodeSample
 from netui.model.text import safe_text
 
@@ -150,7 +151,9 @@ class EthtoolReader:
                 continue
         deadline = now + self.budget_s
         chunks: dict[str, list[bytes]] = {name: [] for name in runs}
+        sizes = dict.fromkeys(runs, 0)
         ended: set[str] = set()
+        flooded: set[str] = set()  # more than ETHTOOL_MAX_BYTES: not ethtool -S, dropped as the sampler drops it
         with selectors.DefaultSelector() as sel:  # read every run's output as it comes
             for name, proc in runs.items():
                 sel.register(proc.stdout, selectors.EVENT_READ, name)
@@ -160,11 +163,19 @@ class EthtoolReader:
                     break
                 for key, _ in sel.select(left):
                     chunk = os.read(key.fd, 262144)
-                    if chunk:
-                        chunks[key.data].append(chunk)
+                    name = key.data
+                    if chunk and sizes[name] + len(chunk) <= ETHTOOL_MAX_BYTES:
+                        chunks[name].append(chunk)
+                        sizes[name] += len(chunk)
+                    elif chunk:  # past the cap: stop reading it, kill it, keep nothing of it
+                        sel.unregister(key.fileobj)
+                        ended.add(name)
+                        flooded.add(name)
+                        chunks[name] = []
+                        runs[name].kill()
                     else:
                         sel.unregister(key.fileobj)
-                        ended.add(key.data)
+                        ended.add(name)
         texts = {}
         for name, proc in runs.items():
             proc.stdout.close()
@@ -181,7 +192,7 @@ class EthtoolReader:
                 self._killed.append(proc)
                 continue
             self._backoff.pop(name, None)
-            if proc.returncode == 0:
+            if proc.returncode == 0 and name not in flooded:
                 texts[name] = b"".join(chunks[name]).decode("utf-8", "replace")
         self._killed = [p for p in self._killed if p.poll() is None]  # reap the killed ones
         self._due = time.monotonic() + self.every_s

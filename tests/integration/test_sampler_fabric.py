@@ -439,3 +439,23 @@ def test_the_local_ethtool_reader_runs_in_parallel_within_a_budget_and_backs_off
         _kill_left(pids)
     calls = log.read_text().splitlines()
     assert sorted(calls) == sorted([f"-S {MLX5_NETDEV}", "-S eth4a"] * 2 + ["-S eth4b", "-S hfi0"])
+
+
+def test_the_local_ethtool_reader_drops_a_run_that_floods_as_the_sampler_does(tree, tmp_path, monkeypatch):
+    """A stand-in ethtool that writes more than ETHTOOL_MAX_BYTES for one netdev: that run is
+    cut off, killed and dropped; the other netdevs' texts come as before."""
+    from netui.collectors.local import EthtoolReader
+    from netui.collectors.sampler import ETHTOOL_MAX_BYTES
+
+    bindir, log, pids = _slow_ethtool_tree(tree, tmp_path, hang=("nothing",))
+    script = bindir / "ethtool"
+    script.write_text(script.read_text().replace(
+        'exec cat', f'case "$2" in eth4b) exec head -c {ETHTOOL_MAX_BYTES + 65536} /dev/zero;; esac\nexec cat', 1))
+    monkeypatch.setenv("PATH", f"{bindir}:/usr/bin:/bin")
+    reader = EthtoolReader(every_s=0.1)
+    try:
+        texts, _ = reader.read(read_infiniband(str(tree)))
+    finally:
+        _kill_left(pids)
+    assert "eth4b" not in texts and {MLX5_NETDEV, "eth4a", "hfi0"} <= set(texts)
+    assert all(len(t) < ETHTOOL_MAX_BYTES for t in texts.values())
