@@ -26,6 +26,7 @@ from asyncssh.misc import split_args
 from netui.collectors.asyncssh_shims import apply_shims, lazy_keepalive
 from netui.collectors.cancel import raise_if_cancelled
 from netui.collectors.frames import FrameDecoder, FrameError, frame_length, size_text
+from netui.collectors.lookup import DirectConnection, HostLookup
 from netui.collectors.protocol import MAX_FRAME
 from netui.collectors.proxycommand import ProxyCommand
 from netui.collectors.source import BaseSource, NodeCommands, Sink
@@ -247,6 +248,10 @@ class SshConnector:
         # hosts resolved here first: a ProxyJump to share, a ProxyCommand to run and watch
         self._may_jump = self._config_mentions(("proxyjump", "proxycommand", "include"))
         self._own_ciphers = self._config_mentions(("ciphers",))
+        # names looked up in netui's own threads, which never hold up its end (collectors/lookup.py);
+        # asyncssh's own connection where ssh_config chooses the address family or source address
+        self.lookup = HostLookup(workers=min(max(1, settings.fanout), 16))
+        self._own_addressing = self._config_mentions(("addressfamily", "bindaddress", "bindinterface"))
         self._configs: ConfigIndex | None = None
         self._config_error: str | None = None  # an ssh_config no node can use (an Include loop)
         self._indexing: asyncio.Future | None = None
@@ -386,11 +391,16 @@ class SshConnector:
             except (asyncssh.ConfigParseError, RecursionError) as exc:
                 raise self._config_failure(exc) from None
             tunnel = await self._through(host, resolved.proxy_jump, seen) if resolved.proxy_jump else None
-        kwargs["tunnel"] = tunnel  # None: no tunnel, whatever ssh_config says (resolved here)
+        # no tunnel but a direct connection, whatever ssh_config says (resolved here)
+        kwargs["tunnel"] = tunnel if tunnel is not None else self._direct()
         try:
             return await asyncssh.connect(host, **kwargs)
         except (asyncssh.ConfigParseError, RecursionError) as exc:
             raise self._config_failure(exc) from None
+
+    def _direct(self) -> DirectConnection | None:
+        """The tunnel of a connection without one: TCP, the name looked up by ``lookup``."""
+        return None if self._own_addressing else DirectConnection(self.lookup)
 
     async def connect(self, alias: str, user: str | None, port: int | None) -> asyncssh.SSHClientConnection:
         await self._index_configs()
@@ -417,6 +427,9 @@ class SshConnector:
                 kwargs["tunnel"] = await self._through(alias, resolved.proxy_jump, ()) if resolved.proxy_jump else None
                 if kwargs["tunnel"] is None and resolved.proxy_command:
                     kwargs["tunnel"] = proxy = ProxyCommand(resolved.proxy_command)  # its failure said
+            direct = None
+            if kwargs.get("tunnel") is None:
+                kwargs["tunnel"] = direct = self._direct()
             try:
                 conn = await asyncssh.connect(alias, **kwargs)
             except asyncio.CancelledError:
@@ -427,6 +440,10 @@ class SshConnector:
                 why = await proxy.why_failed() if proxy is not None else None
                 if why is not None:
                     raise Failure(NodeState.DOWN, why) from exc
+                if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) and direct is not None \
+                        and direct.stuck_looking_up:
+                    raise Failure(NodeState.DOWN, f"name lookup of {direct.host} did not answer in "
+                                                  f"{self.settings.connect_timeout_s:g} s") from exc
                 if isinstance(exc, asyncssh.HostKeyNotVerifiable) and resolved is None:
                     resolved = await asyncio.to_thread(resolve, self.settings, alias, user, port, paths)
                 raise classify(exc, resolved) from exc

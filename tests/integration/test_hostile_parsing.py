@@ -14,6 +14,7 @@ import asyncio
 import gzip
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -267,3 +268,92 @@ def test_a_snapshot_says_which_nodes_it_never_tried_and_which_did_not_answer(tmp
     assert untried and len(tried) >= 2, r.stdout
     assert all("--fanout" in line for line in untried)
     assert not any("no answer in time" in line for line in untried)
+
+
+# --- a snapshot whose names the resolver never answers -------------------------------------
+
+
+class SilentDns:
+    """A DNS server on 127.53.x.y:53 that reads every query and answers none (a resolver
+    that drops a burst of queries looks so); ``names`` are the names asked for."""
+
+    def __init__(self) -> None:
+        import random
+        import threading
+
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        for _ in range(50):  # another test process may hold one: take a free address
+            self.address = f"127.53.{random.randrange(256)}.{random.randrange(1, 255)}"
+            try:
+                self.sock.bind((self.address, 53))
+                break
+            except OSError:
+                continue
+        else:
+            raise RuntimeError("no free 127.53.x.y:53")
+        self.sock.settimeout(0.2)
+        self.names: set[str] = set()
+        self.queries = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        while not self._stop.is_set():
+            try:
+                packet, _ = self.sock.recvfrom(512)
+            except OSError:
+                continue
+            self.queries += 1
+            labels, pos = [], 12  # the question's name follows the 12-byte header
+            while pos < len(packet) and packet[pos]:
+                labels.append(packet[pos + 1:pos + 1 + packet[pos]].decode("ascii", "replace"))
+                pos += 1 + packet[pos]
+            self.names.add(".".join(labels))
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self.sock.close()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"),
+                    reason="needs root and unshare (a private /etc/resolv.conf in a mount namespace)")
+@pytest.mark.parametrize("loop", ["auto", "asyncio"])
+def test_a_snapshot_of_names_the_resolver_never_answers_ends_at_its_deadline(tmp_path, loop):
+    """Each connection attempt used to leave a name lookup in the event loop's threads (libuv's
+    pool, the default executor), and closing the loop waited for every one of them: with a
+    resolver that answers after its timeout, an 18,000-node snapshot ended after ~2 minutes
+    instead of ~10 s. netui's own lookups are left behind when netui ends, a node whose
+    lookup outlived the connect timeout says so, and the lookups are bounded in number.
+
+    netui runs with a resolv.conf of its own (a private mount namespace) naming a DNS server
+    on 127.0.0.0/8 that never answers, each lookup waiting 150 s (30 s × 5 tries): netui
+    waiting for even one of them would pass the hang stop."""
+    dns = SilentDns()
+    try:
+        resolv = tmp_path / "resolv.conf"
+        resolv.write_text(f"nameserver {dns.address}\noptions timeout:30 attempts:5\n")
+        config = tmp_path / "ssh_config"
+        config.write_text("")
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("SSH_", "NETUI_"))}
+        env.update(HOME=str(tmp_path), NETUI_EVENT_LOOP=loop)
+        r = subprocess.run(
+            ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+             'mount --bind "$0" /etc/resolv.conf && exec "$@"', str(resolv),
+             sys.executable, "-m", "netui", "snapshot", "--connect-timeout", "1", "--interval", "0.25",
+             "--fanout", "8", "-F", str(config), "netui-unanswered-[1-300]"],
+            capture_output=True, text=True, timeout=90, cwd=REPO, env=env)
+    finally:
+        dns.close()
+    assert r.returncode == 1, r.stderr
+    assert "Traceback" not in r.stderr and "exception was never retrieved" not in r.stderr, r.stderr
+    assert dns.queries, "the lookups never reached the silent DNS server: the test tested nothing"
+    lines = [line for line in r.stdout.splitlines() if not line.startswith(" ")]
+    assert len(lines) == 300, r.stdout
+    said = [line for line in lines if "name lookup of netui-unanswered-" in line]
+    assert said and all("did not answer in 1 s" in line for line in said), r.stdout
+    assert any("not tried in time" in line for line in lines), r.stdout
+    # 16 lookup threads at most, each held by its name for the rest of the run
+    assert 1 <= len({name.split(".")[0] for name in dns.names}) <= 16, dns.names
