@@ -23,12 +23,16 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
+from netui.collectors.node_exporter import HttpClient, HttpSettings
+from netui.collectors.prometheus import PrometheusReader
 from netui.collectors.topology_files import TopologyFileError, parse_topology_conf, read_topology_file
 from netui.config import ConfigError, parse_config
 from netui.engine.recording import MIN_ROTATE_BYTES, RecordingWriter, header_record, read_records, rotated_paths
 from netui.inventory import InventoryError, build_targets, read_host_file
+from netui.model.node import NodeState
 from netui.readlimits import MAX_TOML_DEPTH, toml_too_deep
 from tests.factories import write_ticks
+from tests.prometheus_api import Collected, fleet_answers, queried_instances
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -176,6 +180,56 @@ async def test_prometheus_discovery_honours_max_nodes(discovering_prometheus):
     assert rc == 2, err
     assert "knows 150 instances (more than 100)" in err and "--max-nodes" in err and "Traceback" not in err
     assert state["queries"] == 1  # refused after discovery: no poll of 150 nodes
+
+
+@pytest.mark.slow
+async def test_one_huge_prometheus_answer_is_refused_at_what_its_nodes_need(prometheus_api):
+    """A 240 MB answer (the limit was 256 MiB whatever the batch) took netui to 4.4 GB: an
+    answer may hold what the instances asked for can need (4 MiB + 256 KiB per instance),
+    and past that their nodes say so, the answer read no further."""
+    url, state = prometheus_api
+    names, bodies = fleet_answers(4)
+    doc = json.loads(bodies[frozenset(names)])
+    pad = [{"metric": {"__name__": "node_network_receive_bytes_total", "device": f"veth{k:06d}",
+                       "instance": "198.18.0.2:9100", "job": "node"}, "value": [1.0, "1"]} for k in range(90_000)]
+    doc["data"]["result"].extend(pad)  # one exporter listing 90,000 interfaces: ~12 MB
+    body = json.dumps(doc).encode()
+    assert 10 << 20 < len(body) < 256 << 20
+    state["raw"] = lambda promql: body
+    http = HttpClient(HttpSettings(timeout_s=20))
+    reader = PrometheusReader(url, http, instances=names)
+    sink = Collected()
+    try:
+        await reader.poll(sink)
+    finally:
+        await http.close()
+    assert not sink.samples
+    assert set(sink.states) == set(names.values())
+    assert all(st is NodeState.PARSE_ERROR and "batch of 4 instances is over 5 MiB" in why
+               for st, why in sink.states.values()), sink.states
+
+
+@pytest.mark.slow
+async def test_a_poll_reads_no_more_than_its_total_across_batches(prometheus_api):
+    """Each batch's answer within its own limit, but all of them together bounded too: once
+    a poll has read max_poll_bytes, the nodes of the batches left say so, never asked."""
+    url, state = prometheus_api
+    names, bodies = fleet_answers(600)  # batches of 256, 256, 88 instances, ~2 MB each full one
+    first = sorted(names)[:256]
+    assert len(bodies[frozenset(first)]) < 3 << 20
+    state["raw"] = lambda promql: bodies[queried_instances(promql)]
+    http = HttpClient(HttpSettings(timeout_s=20, max_poll_bytes=3 << 20))
+    reader = PrometheusReader(url, http, instances=names)
+    sink = Collected()
+    try:
+        await reader.poll(sink)
+    finally:
+        await http.close()
+    assert set(sink.samples) == {names[i] for i in first}
+    assert len(sink.states) == 600 - 256
+    assert all(st is NodeState.PARSE_ERROR and "reached 3 MiB in this poll" in why
+               for st, why in sink.states.values()), sink.states
+    assert state["queries"] == 2  # the third batch is not asked for
 
 
 # --- netui record --max-size ------------------------------------------------------------------
