@@ -11,7 +11,8 @@ Here a lookup runs in one of ``workers`` daemon threads of netui's own. A caller
 up (the connect timeout, netui closing) leaves it behind: a lookup still queued is never
 started, one under way finishes on its own, and neither keeps netui from ending.
 ``DirectConnection`` is a tunnel for ``asyncssh.connect(tunnel=...)`` that connects to
-the addresses found so, one after another, as the event loop would.
+the addresses found so, one after another, as the event loop would; ``aiohttp_resolver``
+serves node_exporter and Prometheus requests the same way.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ AddressInfo = tuple  # one getaddrinfo() entry: (family, type, proto, canonname,
 class _Request:
     host: str
     port: int
+    family: int
     loop: asyncio.AbstractEventLoop
     future: asyncio.Future
     abandoned: bool = False  # the caller gave up: never started if still queued
@@ -55,16 +57,16 @@ class HostLookup:
         self._idle = 0
         self._lock = threading.Lock()
 
-    async def addresses(self, host: str, port: int) -> list[AddressInfo]:
+    async def addresses(self, host: str, port: int, family: int = socket.AF_UNSPEC) -> list[AddressInfo]:
         """The TCP addresses of ``host`` (a numeric address at once, without a thread);
         OSError (socket.gaierror) as getaddrinfo raises it. Cancelling the caller leaves
         the lookup behind, never waits for it."""
         try:  # a numeric address needs no resolver
-            return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_NUMERICHOST)
+            return socket.getaddrinfo(host, port, family, socket.SOCK_STREAM, flags=socket.AI_NUMERICHOST)
         except (socket.gaierror, UnicodeError):
             pass
         loop = asyncio.get_running_loop()
-        request = _Request(host, port, loop, loop.create_future())
+        request = _Request(host, port, family, loop, loop.create_future())
         self._queue.put(request)
         self._add_worker()
         try:
@@ -93,7 +95,7 @@ class HostLookup:
                 self.started += 1
             result = error = None
             try:
-                result = socket.getaddrinfo(request.host, request.port, type=socket.SOCK_STREAM)
+                result = socket.getaddrinfo(request.host, request.port, request.family, socket.SOCK_STREAM)
             except (OSError, UnicodeError) as exc:
                 error = exc if isinstance(exc, OSError) else socket.gaierror(socket.EAI_NONAME, str(exc))
             with self._lock:
@@ -102,6 +104,27 @@ class HostLookup:
                 request.loop.call_soon_threadsafe(_settle, request, result, error)
             except RuntimeError:
                 pass  # the loop has closed: nobody is waiting any more
+
+
+def aiohttp_resolver(lookup: HostLookup):
+    """An aiohttp resolver (``TCPConnector(resolver=...)``) that looks names up with ``lookup``."""
+    from aiohttp.abc import AbstractResolver
+
+    class Resolver(AbstractResolver):
+        async def resolve(self, host: str, port: int = 0, family: int = socket.AF_INET) -> list[dict]:
+            found = []
+            for fam, _kind, proto, _name, address in await lookup.addresses(host, port, family):
+                ip = address[0]
+                if fam == socket.AF_INET6 and len(address) > 3 and address[3]:
+                    ip = f"{ip}%{address[3]}"  # a link-local address keeps its scope
+                found.append({"hostname": host, "host": ip, "port": address[1], "family": fam, "proto": proto,
+                              "flags": socket.AI_NUMERICHOST | socket.AI_NUMERICSERV})
+            return found
+
+        async def close(self) -> None:
+            pass
+
+    return Resolver()
 
 
 class DirectConnection:

@@ -78,13 +78,19 @@ class HttpClient:
     def __init__(self, settings: HttpSettings | None = None) -> None:
         self.settings = settings or HttpSettings()
         self._session = None
+        self._lookup = None
 
     def session(self):
         import aiohttp
 
         if self._session is None or self._session.closed:
+            from netui.collectors.lookup import HostLookup, aiohttp_resolver
+
+            # names looked up in netui's own threads: a slow resolver never holds up netui's end
+            if self._lookup is None:
+                self._lookup = HostLookup(workers=min(max(1, self.settings.concurrency), 16))
             connector = aiohttp.TCPConnector(limit=max(1, self.settings.concurrency), keepalive_timeout=75,
-                                             ttl_dns_cache=300)
+                                             ttl_dns_cache=300, resolver=aiohttp_resolver(self._lookup))
             self._session = aiohttp.ClientSession(
                 connector=connector,
                 timeout=aiohttp.ClientTimeout(total=self.settings.timeout_s),
