@@ -16,6 +16,7 @@ import os
 import random
 import shlex
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -232,6 +233,44 @@ PREFERRED_CIPHERS = ("aes128-gcm@openssh.com", "aes256-gcm@openssh.com", "chacha
                      "aes256-ctr", "aes192-ctr", "aes128-ctr")
 
 
+class Slots:
+    """At most ``n`` holders at once (``async with``), first come first served.
+
+    As asyncio.Semaphore, but a waiter that gives up costs nothing: the Semaphore's removes
+    itself from its queue, a search of the whole queue, and closing a snapshot of 18,000
+    nodes waiting for 64 handshakes took 3 s of CPU for it. Here it is skipped when its turn
+    comes.
+    """
+
+    def __init__(self, n: int) -> None:
+        self._free = n
+        self._waiters: deque[asyncio.Future] = deque()
+
+    async def __aenter__(self) -> None:
+        if self._free > 0:  # (a free slot means no one is waiting: a release hands it on first)
+            self._free -= 1
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self._release()  # handed the slot as it was cancelled: the next one has it
+            raise
+
+    async def __aexit__(self, *exc_info) -> None:
+        self._release()
+
+    def _release(self) -> None:
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():  # one that gave up is skipped
+                waiter.set_result(None)
+                return
+        self._free += 1
+
+
 class SshConnector:
     """Opens connections: the shared options, the handshake limit, one jump per ProxyJump."""
 
@@ -242,7 +281,7 @@ class SshConnector:
     def __init__(self, settings: SshSettings) -> None:
         self.settings = settings
         apply_shims(gcm=self.keep_gcm_keys, packet_log=self.quiet_packet_log)  # once per process
-        self.handshakes = asyncio.Semaphore(max(1, settings.fanout))
+        self.handshakes = Slots(max(1, settings.fanout))
         self.tried: set[str] = set()  # the hosts whose first handshake has begun (SshSource.tried)
         self._jumps: dict[str, asyncio.Task] = {}
         # hosts resolved here first: a ProxyJump to share, a ProxyCommand to run and watch
