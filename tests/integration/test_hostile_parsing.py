@@ -21,7 +21,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from aiohttp import web
 
 from netui.collectors.node_exporter import HttpClient, HttpSettings
 from netui.collectors.prometheus import PrometheusReader
@@ -141,33 +140,13 @@ def test_a_host_file_of_repeated_ranges_stops_where_it_passes_the_limit(tmp_path
 # --- Prometheus discovery ----------------------------------------------------------------------
 
 
-@pytest.fixture
-async def discovering_prometheus():
-    """A Prometheus API on 127.0.0.1 whose discovery answer lists ``state["instances"]``."""
-    state = {"instances": 0, "queries": 0}
-
-    async def query(request: web.Request) -> web.Response:
-        state["queries"] += 1
-        result = [{"metric": {"instance": f"198.18.{i // 250}.{i % 250 + 1}:9100"}, "value": [1.0, "1"]}
-                  for i in range(state["instances"])]
-        return web.json_response({"status": "success", "data": {"resultType": "vector", "result": result}})
-
-    app = web.Application()
-    app.router.add_post("/api/v1/query", query)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}", state
-    finally:
-        await runner.cleanup()
-
-
 @pytest.mark.slow
-async def test_prometheus_discovery_honours_max_nodes(discovering_prometheus):
-    url, state = discovering_prometheus
-    state["instances"] = 150
+async def test_prometheus_discovery_honours_max_nodes(prometheus_api):
+    url, state = prometheus_api
+    result = [{"metric": {"instance": f"198.18.{i // 250}.{i % 250 + 1}:9100"}, "value": [1.0, "1"]}
+              for i in range(150)]
+    body = json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}}).encode()
+    state["raw"] = lambda promql: body  # the discovery answer: 150 instances
 
     async def snapshot(*args: str) -> tuple[int, str]:
         proc = await asyncio.create_subprocess_exec(
