@@ -23,6 +23,7 @@ import socket
 import threading
 from dataclasses import dataclass
 
+IDLE_EXIT_S = 30.0  # a lookup thread with nothing to do for this long ends
 AddressInfo = tuple  # one getaddrinfo() entry: (family, type, proto, canonname, sockaddr)
 
 
@@ -53,7 +54,7 @@ class HostLookup:
         self.workers = max(1, workers)
         self.started = 0  # lookups begun in a thread (an abandoned one still queued never is)
         self._queue: queue.SimpleQueue[_Request] = queue.SimpleQueue()
-        self._threads: list[threading.Thread] = []
+        self._threads = 0  # running now
         self._idle = 0
         self._lock = threading.Lock()
 
@@ -78,16 +79,23 @@ class HostLookup:
 
     def _add_worker(self) -> None:
         with self._lock:
-            if self._queue.qsize() <= self._idle or len(self._threads) >= self.workers:
+            if self._queue.qsize() <= self._idle or self._threads >= self.workers:
                 return
-            thread = threading.Thread(target=self._work, name=f"netui-lookup-{len(self._threads)}", daemon=True)
-            self._threads.append(thread)
+            self._threads += 1
             self._idle += 1
-        thread.start()
+        threading.Thread(target=self._work, name="netui-lookup", daemon=True).start()
 
     def _work(self) -> None:
         while True:
-            request = self._queue.get()
+            try:
+                request = self._queue.get(timeout=IDLE_EXIT_S)
+            except queue.Empty:
+                with self._lock:  # (a request put before this check is seen here: never stranded)
+                    if self._queue.qsize() == 0:
+                        self._threads -= 1
+                        self._idle -= 1
+                        return
+                continue
             if request.abandoned:
                 continue
             with self._lock:
