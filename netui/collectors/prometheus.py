@@ -54,6 +54,8 @@ BATCH_INSTANCES = 256
 # answer takes ~18x its bytes). All the answers of one poll: HttpSettings.max_poll_bytes.
 ANSWER_BASE_BYTES = 4 << 20
 ANSWER_BYTES_PER_INSTANCE = 256 << 10
+# The discovery answer: two short series per instance (~220 bytes), 100,000 instances in 22 MB
+DISCOVERY_MAX_BYTES = 32 << 20
 JOB_STICKY_S = 60.0  # an instance keeps its job while that job was there this recently
 REDISCOVER_S = 5.0  # while some node has no instance yet
 TARGETS_REFRESH_S = 10.0
@@ -319,7 +321,13 @@ class PrometheusReader:
         self._discovered_at = time.monotonic()
         found: dict[str, str | None] = {}
         nodenames: dict[str, str] = {}
-        for labels, _ in await self.query(DISCOVERY_QUERY):
+        try:
+            limit = min(DISCOVERY_MAX_BYTES, self.client.settings.max_answer_bytes)
+            vector = await self.query(DISCOVERY_QUERY, limit=limit)
+        except BodyTooLarge:
+            raise ScrapeFailure(NodeState.DOWN, f"the list of instances is over {_size(DISCOVERY_MAX_BYTES)} "
+                                                "(100,000 instances take ~22 MB): not read") from None
+        for labels, _ in vector:
             instance = labels.get("instance")
             if instance is None:
                 continue

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from netui.collectors.node_exporter import HttpClient, HttpSettings
+from netui.collectors.node_exporter import HttpClient, HttpSettings, ScrapeFailure
 from netui.collectors.prometheus import PrometheusReader
 from netui.collectors.topology_files import TopologyFileError, parse_topology_conf, read_topology_file
 from netui.config import ConfigError, parse_config
@@ -209,6 +209,18 @@ async def test_a_poll_reads_no_more_than_its_total_across_batches(prometheus_api
     assert all(st is NodeState.PARSE_ERROR and "reached 3 MiB in this poll" in why
                for st, why in sink.states.values()), sink.states
     assert state["queries"] == 2  # the third batch is not asked for
+
+
+async def test_a_list_of_instances_over_what_100000_take_is_not_read(prometheus_api):
+    url, state = prometheus_api
+    body = b" " * (40 << 20) + b"{}"  # the list of instances: 40 MiB
+    state["raw"] = lambda promql: body
+    http = HttpClient(HttpSettings(timeout_s=20))
+    try:
+        with pytest.raises(ScrapeFailure, match=r"the list of instances is over 32 MiB .*: not read"):
+            await PrometheusReader(url, http).discover()
+    finally:
+        await http.close()
 
 
 # --- netui record --max-size ------------------------------------------------------------------
