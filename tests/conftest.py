@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["tests.lab.pytest_plugin"]
+pytest_plugins = ["tests.lab.pytest_plugin", "tests.prometheus_api"]
 
 TESTS = Path(__file__).resolve().parent
 TIERS = ("unit", "integration", "ui", "lab")

@@ -51,6 +51,10 @@ class ScrapeFailure(Exception):
         self.reason = reason
 
 
+class BodyTooLarge(ScrapeFailure):
+    """A body over the limit it was read with (read no further)."""
+
+
 @dataclass
 class HttpSettings:
     timeout_s: float = 5.0  # whole request: connect, headers and body
@@ -58,7 +62,10 @@ class HttpSettings:
     backoff_first_s: float = 1.0
     backoff_max_s: float = 60.0
     max_body_bytes: int = 16 << 20  # a node_exporter scrape is ~60 KB; more is not an exporter
-    max_answer_bytes: int = 256 << 20  # a Prometheus answer: ~2.5 MB per batch of 256 instances
+    # Prometheus: one answer at most (less for fewer instances: collectors/prometheus.py
+    # answer_limit), and all the answers of one poll together; a batch of 256 instances is ~2.5 MB
+    max_answer_bytes: int = 256 << 20
+    max_poll_bytes: int = 512 << 20
 
 
 class HttpClient:
@@ -71,13 +78,19 @@ class HttpClient:
     def __init__(self, settings: HttpSettings | None = None) -> None:
         self.settings = settings or HttpSettings()
         self._session = None
+        self._lookup = None
 
     def session(self):
         import aiohttp
 
         if self._session is None or self._session.closed:
+            from netui.collectors.lookup import HostLookup, aiohttp_resolver
+
+            # names looked up in netui's own threads: a slow resolver never holds up netui's end
+            if self._lookup is None:
+                self._lookup = HostLookup(workers=min(max(1, self.settings.concurrency), 16))
             connector = aiohttp.TCPConnector(limit=max(1, self.settings.concurrency), keepalive_timeout=75,
-                                             ttl_dns_cache=300)
+                                             ttl_dns_cache=300, resolver=aiohttp_resolver(self._lookup))
             self._session = aiohttp.ClientSession(
                 connector=connector,
                 timeout=aiohttp.ClientTimeout(total=self.settings.timeout_s),
@@ -97,10 +110,13 @@ class HttpClient:
         except Exception as exc:  # noqa: BLE001 - every transport failure is a node state
             raise classify(exc, self.settings.timeout_s) from exc
 
-    async def post(self, url: str, form: dict[str, str]) -> tuple[int, str, bytes]:
+    async def post(self, url: str, form: dict[str, str], *, limit: int | None = None) -> tuple[int, str, bytes]:
+        """(status, reason, body) of a POST, the body at most ``limit`` bytes (default
+        ``max_answer_bytes``; BodyTooLarge past it); ScrapeFailure for transport errors."""
         try:
             async with self.session().post(url, data=form, allow_redirects=False) as resp:
-                return resp.status, resp.reason or "", await read_limited(resp, self.settings.max_answer_bytes)
+                body = await read_limited(resp, self.settings.max_answer_bytes if limit is None else limit)
+                return resp.status, resp.reason or "", body
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001
@@ -117,10 +133,10 @@ def _mib(n: int) -> str:
 
 
 async def read_limited(resp, limit: int) -> bytes:
-    """The response's body, or ScrapeFailure (down) once it is over ``limit`` bytes: a
+    """The response's body, or BodyTooLarge (down) once it is over ``limit`` bytes: a
     Content-Length over it is refused unread, a longer stream is cut at limit + 1 bytes."""
     if resp.content_length is not None and resp.content_length > limit:
-        raise ScrapeFailure(NodeState.DOWN, f"body over {_mib(limit)} (Content-Length {resp.content_length})")
+        raise BodyTooLarge(NodeState.DOWN, f"body over {_mib(limit)} (Content-Length {resp.content_length})")
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -130,7 +146,7 @@ async def read_limited(resp, limit: int) -> bytes:
         chunks.append(chunk)
         size += len(chunk)
         if size > limit:
-            raise ScrapeFailure(NodeState.DOWN, f"body over {_mib(limit)}")
+            raise BodyTooLarge(NodeState.DOWN, f"body over {_mib(limit)}")
 
 
 def classify(exc: BaseException, timeout_s: float) -> ScrapeFailure:

@@ -42,13 +42,20 @@ from collections.abc import Mapping
 
 from netui.collectors.cancel import raise_if_cancelled
 from netui.collectors.exposition import Series, sample_from_series, steady_boot_id
-from netui.collectors.node_exporter import HttpClient, ScrapeFailure, http_failure
+from netui.collectors.node_exporter import BodyTooLarge, HttpClient, ScrapeFailure, http_failure
 from netui.collectors.source import BaseSource, Sink
 from netui.model.node import NodeState
 from netui.model.samples import NodeSample
 from netui.model.text import safe_line, safe_names
 
 BATCH_INSTANCES = 256
+# What one answer may hold: a lab node's series are ~8 KB, a 256-CPU node with 200 interfaces
+# ~1.5 MB; a batch of 256 instances may so hold 68 MiB, a single node 4.25 MiB (a decoded
+# answer takes ~18x its bytes). All the answers of one poll: HttpSettings.max_poll_bytes.
+ANSWER_BASE_BYTES = 4 << 20
+ANSWER_BYTES_PER_INSTANCE = 256 << 10
+# The discovery answer: two short series per instance (~220 bytes), 100,000 instances in 22 MB
+DISCOVERY_MAX_BYTES = 32 << 20
 JOB_STICKY_S = 60.0  # an instance keeps its job while that job was there this recently
 REDISCOVER_S = 5.0  # while some node has no instance yet
 TARGETS_REFRESH_S = 10.0
@@ -96,6 +103,16 @@ def fleet_query(instances: list[str] | None, job: str | None = None) -> str:
 
 DISCOVERY_QUERY = ("group by (instance) (node_network_receive_bytes_total)"
                    " or group by (instance, nodename) (node_uname_info)")
+
+
+def answer_limit(instances: int, ceiling: int) -> int:
+    """The most bytes netui reads of the answer for a batch of ``instances`` (never more than
+    ``ceiling``)."""
+    return min(ceiling, ANSWER_BASE_BYTES + ANSWER_BYTES_PER_INSTANCE * max(0, instances))
+
+
+def _size(n: int) -> str:
+    return f"{n / (1 << 20):g} MiB" if n >= 1 << 20 else f"{n >> 10} KiB"
 
 
 class PrometheusError(Exception):
@@ -279,9 +296,14 @@ class PrometheusReader:
         self._targets_at = 0.0
         self._discovered_at = 0.0
         self._task: asyncio.Task | None = None
+        self.answer_bytes = 0  # the size of the last answer read
 
-    async def query(self, promql: str) -> list[tuple[dict[str, str], float]]:
-        status, reason, body = await self.client.post(self.url + "/api/v1/query", {"query": promql})
+    async def query(self, promql: str, *, limit: int | None = None) -> list[tuple[dict[str, str], float]]:
+        """The answer's (labels, value) pairs; ``limit``: the most bytes read of it (default
+        the client's ``max_answer_bytes``; BodyTooLarge past it). ``answer_bytes``: its size."""
+        self.answer_bytes = 0
+        status, reason, body = await self.client.post(self.url + "/api/v1/query", {"query": promql}, limit=limit)
+        self.answer_bytes = len(body)
         if status != 200:
             try:
                 doc = json.loads(body)
@@ -299,7 +321,13 @@ class PrometheusReader:
         self._discovered_at = time.monotonic()
         found: dict[str, str | None] = {}
         nodenames: dict[str, str] = {}
-        for labels, _ in await self.query(DISCOVERY_QUERY):
+        try:
+            limit = min(DISCOVERY_MAX_BYTES, self.client.settings.max_answer_bytes)
+            vector = await self.query(DISCOVERY_QUERY, limit=limit)
+        except BodyTooLarge:
+            raise ScrapeFailure(NodeState.DOWN, f"the list of instances is over {_size(DISCOVERY_MAX_BYTES)} "
+                                                "(100,000 instances take ~22 MB): not read") from None
+        for labels, _ in vector:
             instance = labels.get("instance")
             if instance is None:
                 continue
@@ -348,9 +376,28 @@ class PrometheusReader:
         now = time.monotonic()
         prefer = {i: job for i, (job, seen) in self._jobs.items() if now - seen <= JOB_STICKY_S}
         mapped_answer: dict = {}
+        not_read: dict[str, str] = {}  # instance → why its batch's answer was not read
+        settings = self.client.settings
+        left = settings.max_poll_bytes  # what the rest of this poll's answers may hold
         for batch in batches:
-            vector = await self.query(fleet_query(batch, self.job))
-            self.queries += 1
+            cap = answer_limit(len(batch), settings.max_answer_bytes)
+            why = None
+            if left <= 0:
+                why = self._poll_cap_words(settings.max_poll_bytes)
+            else:
+                try:
+                    vector = await self.query(fleet_query(batch, self.job), limit=min(cap, left))
+                except BodyTooLarge:
+                    why = (self._poll_cap_words(settings.max_poll_bytes) if left < cap else
+                           f"Prometheus's answer for its batch of {len(batch)} instances is over {_size(cap)} "
+                           f"(at most {_size(ANSWER_BASE_BYTES)} + {_size(ANSWER_BYTES_PER_INSTANCE)} per "
+                           "instance): not read")
+                    left -= cap  # read up to there (or refused by its length: counted all the same)
+                self.queries += 1
+            if why is not None:
+                not_read.update(dict.fromkeys(batch, why))
+                continue
+            left -= self.answer_bytes
             wanted = {instance: self._last_scrape.get(instance) for instance in batch}
             mapped_answer.update(await asyncio.to_thread(map_answer, vector, wanted, prefer))
             del vector
@@ -359,6 +406,9 @@ class PrometheusReader:
         seen_names = set()
         for instance, name in self.instances.items():
             seen_names.add(name)
+            if instance in not_read:
+                sink.report(name, NodeState.PARSE_ERROR, not_read[instance])
+                continue
             ts, sample, error, job = mapped_answer[instance]
             if job is not None:
                 self._jobs[instance] = (job, now)
@@ -386,6 +436,11 @@ class PrometheusReader:
         for name in self.names:
             if name not in seen_names:
                 sink.report(name, NodeState.DOWN, "no instance in Prometheus matches this node")
+
+    @staticmethod
+    def _poll_cap_words(poll_bytes: int) -> str:
+        return (f"not read: Prometheus's answers reached {_size(poll_bytes)} in this poll (the most one poll "
+                "reads) before its batch; ask for fewer nodes")
 
     async def run(self, sink) -> None:
         attempt = 0

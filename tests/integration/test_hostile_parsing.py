@@ -14,20 +14,24 @@ import asyncio
 import gzip
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from aiohttp import web
 
+from netui.collectors.node_exporter import HttpClient, HttpSettings, ScrapeFailure
+from netui.collectors.prometheus import PrometheusReader
 from netui.collectors.topology_files import TopologyFileError, parse_topology_conf, read_topology_file
 from netui.config import ConfigError, parse_config
 from netui.engine.recording import MIN_ROTATE_BYTES, RecordingWriter, header_record, read_records, rotated_paths
 from netui.inventory import InventoryError, build_targets, read_host_file
+from netui.model.node import NodeState
 from netui.readlimits import MAX_TOML_DEPTH, toml_too_deep
 from tests.factories import write_ticks
+from tests.prometheus_api import Collected, fleet_answers, queried_instances
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -136,33 +140,13 @@ def test_a_host_file_of_repeated_ranges_stops_where_it_passes_the_limit(tmp_path
 # --- Prometheus discovery ----------------------------------------------------------------------
 
 
-@pytest.fixture
-async def discovering_prometheus():
-    """A Prometheus API on 127.0.0.1 whose discovery answer lists ``state["instances"]``."""
-    state = {"instances": 0, "queries": 0}
-
-    async def query(request: web.Request) -> web.Response:
-        state["queries"] += 1
-        result = [{"metric": {"instance": f"198.18.{i // 250}.{i % 250 + 1}:9100"}, "value": [1.0, "1"]}
-                  for i in range(state["instances"])]
-        return web.json_response({"status": "success", "data": {"resultType": "vector", "result": result}})
-
-    app = web.Application()
-    app.router.add_post("/api/v1/query", query)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}", state
-    finally:
-        await runner.cleanup()
-
-
 @pytest.mark.slow
-async def test_prometheus_discovery_honours_max_nodes(discovering_prometheus):
-    url, state = discovering_prometheus
-    state["instances"] = 150
+async def test_prometheus_discovery_honours_max_nodes(prometheus_api):
+    url, state = prometheus_api
+    result = [{"metric": {"instance": f"198.18.{i // 250}.{i % 250 + 1}:9100"}, "value": [1.0, "1"]}
+              for i in range(150)]
+    body = json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}}).encode()
+    state["raw"] = lambda promql: body  # the discovery answer: 150 instances
 
     async def snapshot(*args: str) -> tuple[int, str]:
         proc = await asyncio.create_subprocess_exec(
@@ -175,6 +159,68 @@ async def test_prometheus_discovery_honours_max_nodes(discovering_prometheus):
     assert rc == 2, err
     assert "knows 150 instances (more than 100)" in err and "--max-nodes" in err and "Traceback" not in err
     assert state["queries"] == 1  # refused after discovery: no poll of 150 nodes
+
+
+@pytest.mark.slow
+async def test_one_huge_prometheus_answer_is_refused_at_what_its_nodes_need(prometheus_api):
+    """A 240 MB answer (the limit was 256 MiB whatever the batch) took netui to 4.4 GB: an
+    answer may hold what the instances asked for can need (4 MiB + 256 KiB per instance),
+    and past that their nodes say so, the answer read no further."""
+    url, state = prometheus_api
+    names, bodies = fleet_answers(4)
+    doc = json.loads(bodies[frozenset(names)])
+    pad = [{"metric": {"__name__": "node_network_receive_bytes_total", "device": f"veth{k:06d}",
+                       "instance": "198.18.0.2:9100", "job": "node"}, "value": [1.0, "1"]} for k in range(90_000)]
+    doc["data"]["result"].extend(pad)  # one exporter listing 90,000 interfaces: ~12 MB
+    body = json.dumps(doc).encode()
+    assert 10 << 20 < len(body) < 256 << 20
+    state["raw"] = lambda promql: body
+    http = HttpClient(HttpSettings(timeout_s=20))
+    reader = PrometheusReader(url, http, instances=names)
+    sink = Collected()
+    try:
+        await reader.poll(sink)
+    finally:
+        await http.close()
+    assert not sink.samples
+    assert set(sink.states) == set(names.values())
+    assert all(st is NodeState.PARSE_ERROR and "batch of 4 instances is over 5 MiB" in why
+               for st, why in sink.states.values()), sink.states
+
+
+@pytest.mark.slow
+async def test_a_poll_reads_no_more_than_its_total_across_batches(prometheus_api):
+    """Each batch's answer within its own limit, but all of them together bounded too: once
+    a poll has read max_poll_bytes, the nodes of the batches left say so, never asked."""
+    url, state = prometheus_api
+    names, bodies = fleet_answers(600)  # batches of 256, 256, 88 instances, ~2 MB each full one
+    first = sorted(names)[:256]
+    assert len(bodies[frozenset(first)]) < 3 << 20
+    state["raw"] = lambda promql: bodies[queried_instances(promql)]
+    http = HttpClient(HttpSettings(timeout_s=20, max_poll_bytes=3 << 20))
+    reader = PrometheusReader(url, http, instances=names)
+    sink = Collected()
+    try:
+        await reader.poll(sink)
+    finally:
+        await http.close()
+    assert set(sink.samples) == {names[i] for i in first}
+    assert len(sink.states) == 600 - 256
+    assert all(st is NodeState.PARSE_ERROR and "reached 3 MiB in this poll" in why
+               for st, why in sink.states.values()), sink.states
+    assert state["queries"] == 2  # the third batch is not asked for
+
+
+async def test_a_list_of_instances_over_what_100000_take_is_not_read(prometheus_api):
+    url, state = prometheus_api
+    body = b" " * (40 << 20) + b"{}"  # the list of instances: 40 MiB
+    state["raw"] = lambda promql: body
+    http = HttpClient(HttpSettings(timeout_s=20))
+    try:
+        with pytest.raises(ScrapeFailure, match=r"the list of instances is over 32 MiB .*: not read"):
+            await PrometheusReader(url, http).discover()
+    finally:
+        await http.close()
 
 
 # --- netui record --max-size ------------------------------------------------------------------
@@ -267,3 +313,96 @@ def test_a_snapshot_says_which_nodes_it_never_tried_and_which_did_not_answer(tmp
     assert untried and len(tried) >= 2, r.stdout
     assert all("--fanout" in line for line in untried)
     assert not any("no answer in time" in line for line in untried)
+
+
+# --- a snapshot whose names the resolver never answers -------------------------------------
+
+
+class SilentDns:
+    """A DNS server on 127.53.x.y:53 that reads every query and answers none (a resolver
+    that drops a burst of queries looks so); ``names`` are the names asked for."""
+
+    def __init__(self) -> None:
+        import random
+        import threading
+
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        for _ in range(50):  # another test process may hold one: take a free address
+            self.address = f"127.53.{random.randrange(256)}.{random.randrange(1, 255)}"
+            try:
+                self.sock.bind((self.address, 53))
+                break
+            except OSError:
+                continue
+        else:
+            raise RuntimeError("no free 127.53.x.y:53")
+        self.sock.settimeout(0.2)
+        self.names: set[str] = set()
+        self.queries = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        while not self._stop.is_set():
+            try:
+                packet, _ = self.sock.recvfrom(512)
+            except OSError:
+                continue
+            self.queries += 1
+            labels, pos = [], 12  # the question's name follows the 12-byte header
+            while pos < len(packet) and packet[pos]:
+                labels.append(packet[pos + 1:pos + 1 + packet[pos]].decode("ascii", "replace"))
+                pos += 1 + packet[pos]
+            self.names.add(".".join(labels))
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self.sock.close()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"),
+                    reason="needs root and unshare (a private /etc/resolv.conf in a mount namespace)")
+@pytest.mark.parametrize(("loop", "source"), [("auto", "ssh"), ("asyncio", "ssh"), ("auto", "node-exporter")])
+def test_a_snapshot_of_names_the_resolver_never_answers_ends_at_its_deadline(tmp_path, loop, source):
+    """Each connection attempt used to leave a name lookup in the event loop's threads (libuv's
+    pool, the default executor), and closing the loop waited for every one of them: with a
+    resolver that answers after its timeout, an 18,000-node snapshot ended after ~2 minutes
+    instead of ~10 s. netui's own lookups are left behind when netui ends, a node whose
+    lookup outlived the connect timeout says so, and the lookups are bounded in number.
+
+    netui runs with a resolv.conf of its own (a private mount namespace) naming a DNS server
+    on 127.0.0.0/8 that never answers, each lookup waiting 150 s (30 s × 5 tries): netui
+    waiting for even one of them would pass the hang stop."""
+    dns = SilentDns()
+    try:
+        resolv = tmp_path / "resolv.conf"
+        resolv.write_text(f"nameserver {dns.address}\noptions timeout:30 attempts:5\n")
+        config = tmp_path / "ssh_config"
+        config.write_text("")
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("SSH_", "NETUI_"))}
+        env.update(HOME=str(tmp_path), NETUI_EVENT_LOOP=loop)
+        r = subprocess.run(
+            ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+             'mount --bind "$0" /etc/resolv.conf && exec "$@"', str(resolv),
+             sys.executable, "-m", "netui", "snapshot", "--source", source, "--connect-timeout", "1",
+             "--interval", "0.25", "--fanout", "8", "-F", str(config), "netui-unanswered-[1-300]"],
+            capture_output=True, text=True, timeout=90, cwd=REPO, env=env)
+    finally:
+        dns.close()
+    assert r.returncode == 1, r.stderr
+    assert "Traceback" not in r.stderr and "exception was never retrieved" not in r.stderr, r.stderr
+    assert dns.queries, "the lookups never reached the silent DNS server: the test tested nothing"
+    lines = [line for line in r.stdout.splitlines() if not line.startswith(" ")]
+    assert len(lines) == 300, r.stdout
+    if source == "ssh":
+        said = [line for line in lines if "name lookup of netui-unanswered-" in line]
+        assert said and all("did not answer in 1 s" in line for line in said), r.stdout
+        assert any("not tried in time" in line for line in lines), r.stdout
+    else:  # every scrape gave up at its timeout, or was still waiting for its lookup
+        assert all(": down (" in line and ("no answer within" in line or "no answer in time" in line)
+                   for line in lines), r.stdout
+    # 16 lookup threads at most, each held by its name for the rest of the run
+    assert 1 <= len({name.split(".")[0] for name in dns.names}) <= 16, dns.names

@@ -8,8 +8,6 @@ for); each is one node's state while a healthy one carries on. No root needed.
 from __future__ import annotations
 
 import asyncio
-import copy
-import json
 import threading
 import time
 from pathlib import Path
@@ -21,6 +19,7 @@ from netui.collectors.node_exporter import HttpClient, HttpSettings, NodeExporte
 from netui.collectors.prometheus import PrometheusNode, PrometheusReader
 from netui.engine.monitor import Monitor
 from netui.model.node import NodeState
+from tests.prometheus_api import RECORDED, Collected, fleet_answers, moving_answer, queried_instances
 
 SCRAPE = (Path(__file__).parents[1] / "data" / "node_exporter" / "lab-node2-full.prom").read_bytes()
 
@@ -112,51 +111,7 @@ async def test_each_failure_is_its_nodes_state_and_the_healthy_node_carries_on(s
     assert len(hits["503"]) < len(hits["ok"])
 
 
-# --- a Prometheus API on 127.0.0.1 answering with a real recorded answer ---------------------
-
-RECORDED = json.loads((Path(__file__).parents[1] / "data" / "node_exporter" / "prometheus-query.json").read_bytes())
-
-
-def moving_answer(n: int, doc: dict = RECORDED) -> dict:
-    """The recorded answer as the n-th query would see it: each scrape 1 s later, eth0's
-    counters 1000 bytes further."""
-    out = copy.deepcopy(doc)
-    for item in out["data"]["result"]:
-        metric, value = item["metric"], item["value"]
-        value[0] += n
-        if metric.get("netui") == "scrape_time":
-            value[1] = repr(float(value[1]) + n)
-        elif metric.get("__name__") == "node_network_receive_bytes_total" and metric.get("device") == "eth0":
-            value[1] = str(int(value[1]) + 1000 * n)
-    return out
-
-
-@pytest.fixture
-async def prometheus_api():
-    """(url, state): POST /api/v1/query answers ``state["answer"](n)`` for the n-th query."""
-    state = {"answer": moving_answer, "queries": 0}
-
-    async def query(request: web.Request) -> web.Response:
-        form = await request.post()
-        state["queries"] += 1
-        if "raw" in state:  # bytes ready for the query
-            return web.Response(body=state["raw"](form["query"]), content_type="application/json")
-        return web.json_response(state["answer"](state["queries"]))
-
-    async def targets(request: web.Request) -> web.Response:
-        return web.json_response({"status": "success", "data": {"activeTargets": []}})
-
-    app = web.Application()
-    app.router.add_post("/api/v1/query", query)
-    app.router.add_get("/api/v1/targets", targets)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}", state
-    finally:
-        await runner.cleanup()
+# --- a Prometheus API on 127.0.0.1 answering with a real recorded answer (tests/prometheus_api.py)
 
 
 def prometheus_monitor(url: str, instances: dict[str, str]) -> tuple[Monitor, PrometheusReader]:
@@ -311,53 +266,6 @@ async def test_doctor_and_tcp_panel_say_what_node_exporter_does_not_provide(serv
         text = tcp_text()
         assert "no TCP counters: nothing read from node_exporter yet" in text
         assert "net/snmp" not in text
-
-
-def fleet_answers(n_instances: int) -> tuple[dict[str, str], dict[frozenset, bytes]]:
-    """The recorded answer's node1 as ``n_instances`` instances (198.18.x.y:9100): the node
-    names, and the answer body per batch of instances (serialized once, up front, so that
-    the server in this same event loop does not stall it while serving)."""
-    from netui.collectors.prometheus import BATCH_INSTANCES
-
-    node1 = [x for x in RECORDED["data"]["result"] if x["metric"]["instance"] == "198.18.0.1:9100"]
-    names = {f"198.18.{i // 250}.{i % 250 + 1}:9100": f"n{i:04d}" for i in range(n_instances)}
-    items = {inst: [{"metric": dict(x["metric"], instance=inst), "value": x["value"]} for x in node1]
-             for inst in names}
-
-    def body(instances) -> bytes:
-        result = [item for inst in instances for item in items[inst]]
-        return json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}}).encode()
-
-    ordered = sorted(names)
-    bodies = {frozenset(): body(ordered)}  # a query without an instance matcher: every instance
-    for i in range(0, len(ordered), BATCH_INSTANCES):
-        bodies[frozenset(ordered[i:i + BATCH_INSTANCES])] = body(ordered[i:i + BATCH_INSTANCES])
-    return names, bodies
-
-
-def queried_instances(promql: str) -> frozenset:
-    import re
-
-    found = re.search(r'instance=~"((?:[^"\\]|\\.)*)"', promql)
-    if not found:
-        return frozenset()
-    return frozenset(a.replace("\\", "") for a in found.group(1).split("|"))
-
-
-class Collected:
-    """A sink that keeps what the reader hands it."""
-
-    interval_s = 1.0
-
-    def __init__(self) -> None:
-        self.samples: dict = {}
-        self.states: dict = {}
-
-    def observe(self, name, sample) -> None:
-        self.samples[name] = sample
-
-    def report(self, name, state, reason) -> None:
-        self.states[name] = (state, reason)
 
 
 @pytest.mark.slow
