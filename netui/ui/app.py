@@ -100,7 +100,6 @@ class NetuiApp(App):
         self._latency_settings: LatencySettings | None = None  # the same for the latency test
         self.last_tests: dict[str, dict] = {}  # kind → the document of the last test that finished here
         self.record_dir = Path.cwd()  # where w starts a recording
-        self._tests_seen = 0  # recorded tests a replay has reached, to say when a new one comes
         monitor.on_update = lambda: self.post_message(FleetUpdated())
 
     @property
@@ -157,7 +156,20 @@ class NetuiApp(App):
             return not self.monitor.playing
         return self.paused
 
+    SEVERITY_RANK = {"information": 0, "warning": 1, "error": 2}
+
+    def notify(self, message: str, *, title: str = "", severity: str = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """One toast at a time: a new one replaces those still showing that are not graver
+        (marking five nodes shows one toast, not a stack of five over the Σ line)."""
+        rank = self.SEVERITY_RANK.get(severity, 0)
+        for shown in list(self._notifications):
+            if self.SEVERITY_RANK.get(shown.severity, 0) <= rank:
+                self._unnotify(shown, refresh=False)
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)  # type: ignore[arg-type]
+
     def on_mount(self) -> None:
+        self.set_class(self.replay, "-replay")  # netui.tcss: toasts above the timeline
         self.push_screen(ClusterScreen())
         if self.replay:
             for note in self.monitor.recording.notes:  # a tail cut mid-write, say
@@ -174,18 +186,8 @@ class NetuiApp(App):
         await self.monitor.close()
 
     def on_fleet_updated(self, message: FleetUpdated) -> None:
-        if self.replay:
-            self._say_new_tests()
         if not self.paused:
             self.refresh_screen()
-
-    def _say_new_tests(self) -> None:
-        tests = self.monitor.tests
-        if len(tests) > self._tests_seen:
-            kind = tests[-1][1].get("kind")
-            key, what = ("l", "latency test") if kind == "latency-test" else ("T", "pair test")
-            self.notify(f"a {what} was recorded here — {key} shows it", timeout=4)
-        self._tests_seen = len(tests)
 
     def refresh_screen(self) -> None:
         screen = self.screen
@@ -311,9 +313,8 @@ class NetuiApp(App):
     action_pause = action_resume = action_play = action_toggle_pause
 
     def action_cycle_speed(self) -> None:
-        speed = self.monitor.cycle_speed()
+        self.monitor.cycle_speed()  # the timeline and the status bar say the speed
         self.refresh_screen()
-        self.notify(f"replay at {speed}×", timeout=1.5)
 
     def action_seek(self, seconds: float) -> None:
         self.monitor.seek_by(seconds)  # the monitor tells the screen (FleetUpdated)
@@ -324,17 +325,14 @@ class NetuiApp(App):
             self.monitor.seek(message.t)
 
     def action_next_event(self, kind: str | None = None) -> None:
-        """n: the next event of any kind; N: the next straggler flagged."""
-        from netui.model.events import event_text
-
+        """n: the next event of any kind; N: the next straggler flagged. The timeline names the
+        event landed on (no toast: one per press would cover the timeline itself)."""
         if kind == "straggler":
             event = self.monitor.next_event(kinds=("straggler",), flagged=True)
         else:
             event = self.monitor.next_event()
         if event is None:
             self.notify(f"no {'straggler' if kind else 'event'} after this point", timeout=2)
-        else:
-            self.notify(event_text(event.record), timeout=3)
 
     def action_suspend_process(self) -> None:
         """Ctrl-Z: back to the shell, as a job ``fg`` resumes; only where there is a shell
