@@ -23,6 +23,7 @@ from textual.widgets import Input
 
 from netui.engine.newfiles import free_paths
 from netui.ui.cluster import ClusterScreen
+from netui.ui.commands import NetuiCommands, showing as _showing
 from netui.model.node import data_plane
 from netui.ui.columns import GridOptions
 
@@ -30,13 +31,6 @@ if TYPE_CHECKING:
     from netui.engine.monitor import Monitor
     from netui.checks.pairs.tools import PairSettings
     from netui.checks.latency.tools import LatencySettings
-
-
-def _showing(screen: Screen, module: str, name: str) -> bool:
-    """``screen`` is an instance of ``module.name`` — False without importing it: a screen
-    whose module was never imported cannot be on the stack."""
-    loaded = sys.modules.get(module)
-    return loaded is not None and isinstance(screen, getattr(loaded, name))
 
 
 def job_control() -> bool:
@@ -61,6 +55,7 @@ class FleetUpdated(Message):
 class NetuiApp(App):
     CSS_PATH = "netui.tcss"
     TITLE = "netui"
+    COMMANDS = {NetuiCommands}  # the palette finds an action by any word of its name or description
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("question_mark", "help", "Help", key_display="?"),
@@ -77,6 +72,12 @@ class NetuiApp(App):
         Binding("w", "record", "Record", show=False),
         Binding("w", "stop_recording", "Stop rec", show=False),
         Binding("ctrl+z", "suspend_process", "Suspend", show=False),  # back with fg, as any terminal program
+        # as in less and k9s on every screen that scrolls (the grid has its own j/k/G; the
+        # cluster screen's g groups by leaf)
+        Binding("j", "scroll_lines(1)", "Down", show=False),
+        Binding("k", "scroll_lines(-1)", "Up", show=False),
+        Binding("g", "scroll_lines(-1e9)", "Top", show=False),
+        Binding("G", "scroll_lines(1e9)", "End", show=False),
         # replay only (check_action hides them in live mode)
         Binding("x", "cycle_speed", "Speed"),
         Binding("n", "next_event", "Next event"),
@@ -334,6 +335,13 @@ class NetuiApp(App):
         if event is None:
             self.notify(f"no {'straggler' if kind else 'event'} after this point", timeout=2)
 
+    def action_scroll_lines(self, lines: float) -> None:
+        from netui.ui.scrolling import scroll_box, scroll_by
+
+        box = scroll_box(self.screen, self.focused)
+        if box is not None:
+            scroll_by(box, lines)
+
     def action_suspend_process(self) -> None:
         """Ctrl-Z: back to the shell, as a job ``fg`` resumes; only where there is a shell
         with job control to resume it (otherwise, e.g. ``ssh -t host netui`` or ``exec
@@ -394,54 +402,10 @@ class NetuiApp(App):
         self.refresh_screen()
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        from netui.ui.commands import netui_commands
+
         yield from super().get_system_commands(screen)
-        yield SystemCommand("Pause / resume", "Freeze the display; sampling goes on", self.action_toggle_pause)
-        if self.replay:
-            yield SystemCommand("Replay speed", "1×, 10×, 60× (x)", self.action_cycle_speed)
-            yield SystemCommand("Next event", "Jump to the next state change, straggler or test (n)",
-                                self.action_next_event)
-        else:
-            yield SystemCommand("Record / stop", "Record samples, states and events to a file (w)",
-                                self.action_toggle_recording)
-            if self.monitor.fleet.pair_suspects:
-                yield SystemCommand("Clear pair-test suspects",
-                                    "The nodes the last pair tests named are stragglers no more: "
-                                    + ", ".join(self.monitor.fleet.pair_suspects),
-                                    self.action_clear_pair_suspects)
-        yield SystemCommand("Bits / bytes", "Show throughput in bits/s or bytes/s", self.action_toggle_bytes)
-        yield SystemCommand("All interfaces", "Show loopback and virtual interfaces too", self.action_toggle_all)
-        yield SystemCommand("Longer interval", "Sample less often (+)", self.action_slower)
-        yield SystemCommand("Shorter interval", "Sample more often (-)", self.action_faster)
-        yield SystemCommand("Netui keys", "Every key netui knows (?)", self.action_help)
-        if isinstance(screen, ClusterScreen):
-            yield SystemCommand("Sort", "Cycle the grid's sort order (s)", screen.action_cycle_sort)
-            yield SystemCommand("Filter", "Filter nodes by name or state (/)", screen.action_filter)
-            yield SystemCommand("Mark node", "Mark or unmark the node under the cursor for a pair test (space)",
-                                screen.grid.action_toggle_mark)
-            yield SystemCommand("iperf3 pair test", "Between the two marked nodes (t)",
-                                lambda: screen.action_pair_test("iperf3"))
-            yield SystemCommand("iperf3 matrix", "All pairs of the marked nodes, or of all (T)",
-                                lambda: screen.action_pair_matrix("iperf3"))
-            yield SystemCommand("ib_write_bw pair test", "RDMA between the two marked nodes (r)",
-                                lambda: screen.action_pair_test("ib_write_bw"))
-            yield SystemCommand("ib_write_bw matrix", "RDMA, all pairs of the marked nodes, or of all (R)",
-                                lambda: screen.action_pair_matrix("ib_write_bw"))
-            yield SystemCommand("Latency matrix", "RTT and loss (fping or ping) between the marked nodes, "
-                                                  "or all (l)", screen.action_latency)
-            yield SystemCommand("Peer matrix", "The TCP flows between watched nodes: throughput, RTT, "
-                                               "retransmits (P)", screen.action_peers)
-            yield SystemCommand("Doctor", "Check MTU, link speeds, RDMA ports, sysctls… of the marked nodes, "
-                                          "or of all (D)", screen.action_doctor)
-        if _showing(screen, "netui.checks.doctor.screen", "DoctorScreen"):
-            yield SystemCommand("Doctor again", "Run the checks again, after a fix (r)", screen.action_rerun)
-        if _showing(screen, "netui.checks.latency.screen", "LatencyScreen"):
-            yield SystemCommand("Export latency test", "Write the results as CSV and JSON (e)", screen.action_export)
-            yield SystemCommand("Cancel latency test / back", "Stop every ping, or leave the matrix (Esc)",
-                                screen.action_back)
-        elif _showing(screen, "netui.checks.pairs.screen", "MatrixScreen"):
-            yield SystemCommand("Export pair test", "Write the results as CSV and JSON (e)", screen.action_export)
-            yield SystemCommand("Cancel pair test / back", "Stop every test, or leave the matrix (Esc)",
-                                screen.action_back)
+        yield from netui_commands(self, screen)
 
 
 def make_app(monitor: Monitor, *, autostart: bool = True) -> NetuiApp:
