@@ -18,6 +18,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.message import Message
+from textual.notifications import Notification
 from textual.screen import Screen
 from textual.widgets import Input
 
@@ -163,11 +164,17 @@ class NetuiApp(App):
                timeout: float | None = None, markup: bool = True) -> None:
         """One toast at a time: a new one replaces those still showing that are not graver
         (marking five nodes shows one toast, not a stack of five over the Σ line)."""
+        # here and now, not through a Notify message as Textual does: of keys pressed in a burst,
+        # a toast still queued would escape its replacement and stack (netui notifies from its
+        # own loop only, never from a thread)
         rank = self.SEVERITY_RANK.get(severity, 0)
         for shown in list(self._notifications):
             if self.SEVERITY_RANK.get(shown.severity, 0) <= rank:
                 self._unnotify(shown, refresh=False)
-        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)  # type: ignore[arg-type]
+        self._notifications.add(Notification(message, title, severity,  # type: ignore[arg-type]
+                                             self.NOTIFICATION_TIMEOUT if timeout is None else timeout,
+                                             markup=markup))
+        self._refresh_notifications()
 
     def on_mount(self) -> None:
         self.set_class(self.replay, "-replay")  # netui.tcss: toasts above the timeline
@@ -217,7 +224,7 @@ class NetuiApp(App):
         what = "latency test" if kind == "latency-test" else "pair test"
         if doc is None:
             later = any(e.record.get("kind") == kind for e in self.monitor.events if e.record["type"] == "test")
-            self.notify(f"no {what} recorded before this point" + (" — n jumps to the next event" if later else ""),
+            self.notify(f"no {what} recorded yet" + (" — n: next event" if later else ""),
                         severity="warning", timeout=3)
             return
         try:

@@ -5,6 +5,7 @@ toast per event. Pilot tests with notifications on (run_test leaves them off by 
 from __future__ import annotations
 
 import pytest
+from textual import events
 from textual.geometry import Region
 from textual.widgets._toast import Toast
 
@@ -18,6 +19,14 @@ from tests.replayed import lab_replay
 @pytest.fixture(scope="module")
 def lab_file(tmp_path_factory):
     return lab_replay(tmp_path_factory.mktemp("replay") / "lab.ndjson.gz")
+
+
+def burst(app, keys) -> None:
+    """Keys queued all at once, as a terminal delivers a burst."""
+    for key in keys:
+        event = events.Key(key, " " if key == "space" else key)
+        event.set_sender(app)
+        app._driver.send_message(event)
 
 
 def toasts(app) -> list[str]:
@@ -43,7 +52,7 @@ async def test_marking_nodes_raises_one_short_toast_that_leaves_the_totals_whole
     app = demo_app()
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
         await poll(app, pilot, 3)
-        await pilot.press("space", "down", "space", "down", "space")
+        burst(app, ["space", "j", "space", "j", "space"])  # as tmux send-keys delivers them
         await settle(pilot)
         shown = toasts(app)
         assert shown == ["3 marked: T/R matrix, l latency"]  # not one per mark
@@ -72,7 +81,7 @@ async def test_n_in_a_replay_names_the_event_on_the_timeline_without_a_toast(lab
         app.monitor.seek(app.monitor.recording.start_t)
         await pilot.press("T")
         await settle(pilot)
-        assert toasts(app) and "no pair test recorded before this point" in toasts(app)[0]
+        assert toasts(app) and "no pair test recorded yet" in toasts(app)[0]
         toast = app.screen.query_one(Toast)
         totals = app.screen.query_one("#totals")
         assert toast.region.bottom <= totals.region.y
