@@ -44,7 +44,7 @@ KEYS = (
     ("← / →", "replay: back / forward 10 s (shift: 1 min); or click the timeline"),
     ("n / N", "replay: jump to the next event (state, health, straggler, test) / straggler"),
     ("t T r R l", "replay: the last pair or latency test recorded before this point"),
-    ("ctrl+p", "command palette: every action by name"),
+    ("ctrl+p", "command palette: every action by any word of it (straggler, suspect, jump, record …)"),
     ("j / k", "down / up a row in the grid, a line here and on every screen that scrolls; G (End) the "
               "last row; here g / G, space / b: the top, the end, a page down / up, as in less"),
     ("?", "this help"),
