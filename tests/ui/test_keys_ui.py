@@ -55,6 +55,9 @@ async def test_j_k_and_G_move_the_grid_cursor():
         assert grid.selected == names[-1] and highlighted(app)[0].startswith(names[-1])
         await pilot.press("home")
         assert grid.selected == names[0]
+        await pilot.press("slash", "j", "k", "G")  # typing a filter: letters are the filter's
+        await pilot.pause()
+        assert app.screen.query_one("#filter").value == "jkG"
 
 
 @pytest.mark.slow
