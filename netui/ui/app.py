@@ -18,12 +18,13 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.message import Message
+from textual.notifications import Notification
 from textual.screen import Screen
 from textual.widgets import Input
 
 from netui.engine.newfiles import free_paths
 from netui.ui.cluster import ClusterScreen
-from netui.ui.status import recording_words
+from netui.ui.commands import NetuiCommands, showing as _showing
 from netui.model.node import data_plane
 from netui.ui.columns import GridOptions
 
@@ -32,13 +33,6 @@ if TYPE_CHECKING:
     from netui.model.fleet import Fleet
     from netui.checks.pairs.tools import PairSettings
     from netui.checks.latency.tools import LatencySettings
-
-
-def _showing(screen: Screen, module: str, name: str) -> bool:
-    """``screen`` is an instance of ``module.name`` — False without importing it: a screen
-    whose module was never imported cannot be on the stack."""
-    loaded = sys.modules.get(module)
-    return loaded is not None and isinstance(screen, getattr(loaded, name))
 
 
 def job_control() -> bool:
@@ -63,6 +57,7 @@ class FleetUpdated(Message):
 class NetuiApp(App):
     CSS_PATH = "netui.tcss"
     TITLE = "netui"
+    COMMANDS = {NetuiCommands}  # the palette finds an action by any word of its name or description
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("question_mark", "help", "Help", key_display="?"),
@@ -79,6 +74,12 @@ class NetuiApp(App):
         Binding("w", "record", "Record", show=False),
         Binding("w", "stop_recording", "Stop rec", show=False),
         Binding("ctrl+z", "suspend_process", "Suspend", show=False),  # back with fg, as any terminal program
+        # as in less and k9s on every screen that scrolls (the grid has its own j/k/G; the
+        # cluster screen's g groups by leaf)
+        Binding("j", "scroll_lines(1)", "Down", show=False),
+        Binding("k", "scroll_lines(-1)", "Up", show=False),
+        Binding("g", "scroll_lines(-1e9)", "Top", show=False),
+        Binding("G", "scroll_lines(1e9)", "End", show=False),
         # replay only (check_action hides them in live mode)
         Binding("x", "cycle_speed", "Speed"),
         Binding("n", "next_event", "Next event"),
@@ -103,7 +104,6 @@ class NetuiApp(App):
         self._latency_settings: LatencySettings | None = None  # the same for the latency test
         self.last_tests: dict[str, dict] = {}  # kind → the document of the last test that finished here
         self.record_dir = Path.cwd()  # where w starts a recording
-        self._tests_seen = 0  # recorded tests a replay has reached, to say when a new one comes
         self.recorded = None  # the Recorder still recording when netui quit: the CLI says where it went
         monitor.on_update = lambda: self.post_message(FleetUpdated())
 
@@ -167,7 +167,26 @@ class NetuiApp(App):
             return not self.monitor.playing
         return self.paused
 
+    SEVERITY_RANK = {"information": 0, "warning": 1, "error": 2}
+
+    def notify(self, message: str, *, title: str = "", severity: str = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """One toast at a time: a new one replaces those still showing that are not graver
+        (marking five nodes shows one toast, not a stack of five over the Σ line)."""
+        # here and now, not through a Notify message as Textual does: of keys pressed in a burst,
+        # a toast still queued would escape its replacement and stack (netui notifies from its
+        # own loop only, never from a thread)
+        rank = self.SEVERITY_RANK.get(severity, 0)
+        for shown in list(self._notifications):
+            if self.SEVERITY_RANK.get(shown.severity, 0) <= rank:
+                self._unnotify(shown, refresh=False)
+        self._notifications.add(Notification(message, title, severity,  # type: ignore[arg-type]
+                                             self.NOTIFICATION_TIMEOUT if timeout is None else timeout,
+                                             markup=markup))
+        self._refresh_notifications()
+
     def on_mount(self) -> None:
+        self.set_class(self.replay, "-replay")  # netui.tcss: toasts above the timeline
         self.push_screen(ClusterScreen())
         if self.replay:
             for note in self.monitor.recording.notes:  # a tail cut mid-write, say
@@ -187,18 +206,8 @@ class NetuiApp(App):
         await self.monitor.close()
 
     def on_fleet_updated(self, message: FleetUpdated) -> None:
-        if self.replay:
-            self._say_new_tests()
         if not self.paused:
             self.refresh_screen()
-
-    def _say_new_tests(self) -> None:
-        tests = self.monitor.tests
-        if len(tests) > self._tests_seen:
-            kind = tests[-1][1].get("kind")
-            key, what = ("l", "latency test") if kind == "latency-test" else ("T", "pair test")
-            self.notify(f"a {what} was recorded here — {key} shows it", timeout=4)
-        self._tests_seen = len(tests)
 
     def refresh_screen(self) -> None:
         screen = self.screen
@@ -227,7 +236,7 @@ class NetuiApp(App):
         what = "latency test" if kind == "latency-test" else "pair test"
         if doc is None:
             later = any(e.record.get("kind") == kind for e in self.monitor.events if e.record["type"] == "test")
-            self.notify(f"no {what} recorded before this point" + (" — n jumps to the next event" if later else ""),
+            self.notify(f"no {what} recorded yet" + (" — n: next event" if later else ""),
                         severity="warning", timeout=3)
             return
         try:
@@ -325,9 +334,8 @@ class NetuiApp(App):
     action_pause = action_resume = action_play = action_toggle_pause
 
     def action_cycle_speed(self) -> None:
-        speed = self.monitor.cycle_speed()
+        self.monitor.cycle_speed()  # the timeline and the status bar say the speed
         self.refresh_screen()
-        self.notify(f"replay at {speed}×", timeout=1.5)
 
     def action_seek(self, seconds: float) -> None:
         self.monitor.seek_by(seconds)  # the monitor tells the screen (FleetUpdated)
@@ -338,17 +346,21 @@ class NetuiApp(App):
             self.monitor.seek(message.t)
 
     def action_next_event(self, kind: str | None = None) -> None:
-        """n: the next event of any kind; N: the next straggler flagged."""
-        from netui.model.events import event_text
-
+        """n: the next event of any kind; N: the next straggler flagged. The timeline names the
+        event landed on (no toast: one per press would cover the timeline itself)."""
         if kind == "straggler":
             event = self.monitor.next_event(kinds=("straggler",), flagged=True)
         else:
             event = self.monitor.next_event()
         if event is None:
             self.notify(f"no {'straggler' if kind else 'event'} after this point", timeout=2)
-        else:
-            self.notify(event_text(event.record), timeout=3)
+
+    def action_scroll_lines(self, lines: float) -> None:
+        from netui.ui.scrolling import scroll_box, scroll_by
+
+        box = scroll_box(self.screen, self.focused)
+        if box is not None:
+            scroll_by(box, lines)
 
     def action_suspend_process(self) -> None:
         """Ctrl-Z: back to the shell, as a job ``fg`` resumes; only where there is a shell
@@ -409,59 +421,10 @@ class NetuiApp(App):
         self.refresh_screen()
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        from netui.ui.commands import netui_commands
+
         yield from super().get_system_commands(screen)
-        yield SystemCommand("Pause / resume", "Freeze the display; sampling goes on", self.action_toggle_pause)
-        if self.replay:
-            yield SystemCommand("Replay speed", "1×, 10×, 60× (x)", self.action_cycle_speed)
-            yield SystemCommand("Next event", "Jump to the next state change, straggler or test (n)",
-                                self.action_next_event)
-        else:
-            recorder = self.monitor.recorder
-            if recorder is None:
-                yield SystemCommand("Record / stop", "Record samples, states and events to a file (w)",
-                                    self.action_toggle_recording)
-            else:
-                yield SystemCommand("Record / stop", f"Stop {recording_words(recorder)} (w)",
-                                    self.action_toggle_recording)
-            if self.monitor.fleet.pair_suspects:
-                yield SystemCommand("Clear pair-test suspects",
-                                    "The nodes the last pair tests named are stragglers no more: "
-                                    + ", ".join(self.monitor.fleet.pair_suspects),
-                                    self.action_clear_pair_suspects)
-        yield SystemCommand("Bits / bytes", "Show throughput in bits/s or bytes/s", self.action_toggle_bytes)
-        yield SystemCommand("All interfaces", "Show loopback and virtual interfaces too", self.action_toggle_all)
-        yield SystemCommand("Longer interval", "Sample less often (+)", self.action_slower)
-        yield SystemCommand("Shorter interval", "Sample more often (-)", self.action_faster)
-        yield SystemCommand("Netui keys", "Every key netui knows (?)", self.action_help)
-        if isinstance(screen, ClusterScreen):
-            yield SystemCommand("Sort", "Cycle the grid's sort order (s)", screen.action_cycle_sort)
-            yield SystemCommand("Filter", "Filter nodes by name or state (/)", screen.action_filter)
-            yield SystemCommand("Mark node", "Mark or unmark the node under the cursor for a pair test (space)",
-                                screen.grid.action_toggle_mark)
-            yield SystemCommand("iperf3 pair test", "Between the two marked nodes (t)",
-                                lambda: screen.action_pair_test("iperf3"))
-            yield SystemCommand("iperf3 matrix", "All pairs of the marked nodes, or of all (T)",
-                                lambda: screen.action_pair_matrix("iperf3"))
-            yield SystemCommand("ib_write_bw pair test", "RDMA between the two marked nodes (r)",
-                                lambda: screen.action_pair_test("ib_write_bw"))
-            yield SystemCommand("ib_write_bw matrix", "RDMA, all pairs of the marked nodes, or of all (R)",
-                                lambda: screen.action_pair_matrix("ib_write_bw"))
-            yield SystemCommand("Latency matrix", "RTT and loss (fping or ping) between the marked nodes, "
-                                                  "or all (l)", screen.action_latency)
-            yield SystemCommand("Peer matrix", "The TCP flows between watched nodes: throughput, RTT, "
-                                               "retransmits (P)", screen.action_peers)
-            yield SystemCommand("Doctor", "Check MTU, link speeds, RDMA ports, sysctls… of the marked nodes, "
-                                          "or of all (D)", screen.action_doctor)
-        if _showing(screen, "netui.checks.doctor.screen", "DoctorScreen"):
-            yield SystemCommand("Doctor again", "Run the checks again, after a fix (r)", screen.action_rerun)
-        if _showing(screen, "netui.checks.latency.screen", "LatencyScreen"):
-            yield SystemCommand("Export latency test", "Write the results as CSV and JSON (e)", screen.action_export)
-            yield SystemCommand("Cancel latency test / back", "Stop every ping, or leave the matrix (Esc)",
-                                screen.action_back)
-        elif _showing(screen, "netui.checks.pairs.screen", "MatrixScreen"):
-            yield SystemCommand("Export pair test", "Write the results as CSV and JSON (e)", screen.action_export)
-            yield SystemCommand("Cancel pair test / back", "Stop every test, or leave the matrix (Esc)",
-                                screen.action_back)
+        yield from netui_commands(self, screen)
 
 
 def make_app(monitor: Monitor, *, autostart: bool = True) -> NetuiApp:

@@ -69,6 +69,7 @@ class ClusterScreen(Screen):
         self.query_one("#filter", Input).display = False
         self.query_one(Timeline).display = self.app.replay  # type: ignore[attr-defined]
         self._footer_state: tuple = ()
+        self._mark_hint: str | None = None  # the keys the last marks toast named
         self.refresh_data()
         self.set_interval(1.0, self._count_down)  # a down node's "retry 12s", each second
 
@@ -326,10 +327,13 @@ class ClusterScreen(Screen):
             return
         self.app.start_latency_test(nodes)  # type: ignore[attr-defined]
 
+    MARK_HINTS = {2: "t/r pair test, l latency", 3: "T/R matrix, l latency"}
+
     def on_fleet_grid_marks_changed(self, event: FleetGrid.MarksChanged) -> None:
-        count = len(event.marked)
-        hint = ("t or r: a pair test, l: latency" if count == 2 else
-                "T or R: the matrix over them, l: latency" if count > 2 else "")
-        self.notify(f"{count} marked" + (f" — {hint}" if hint else "") + (" (Esc or U: unmark)" if count else ""),
-                    timeout=1.5)
+        """The status bar counts the marks; a toast only when the keys they open change (at
+        two marks, and at three), not one per mark."""
+        hint = self.MARK_HINTS.get(min(len(event.marked), 3))
+        if hint is not None and hint != self._mark_hint:
+            self.notify(f"{len(event.marked)} marked: {hint}", timeout=1.5)
+        self._mark_hint = hint
         self.refresh_data()  # the marked count in the status bar, Unmark in the footer

@@ -80,12 +80,13 @@ class FleetGrid(ScrollView, can_focus=True):
     """
     COMPONENT_CLASSES = {"fleet-grid--header", "fleet-grid--cursor"}
     BINDINGS = [
-        Binding("up", "cursor_up", "Up", show=False),
-        Binding("down", "cursor_down", "Down", show=False),
-        Binding("pageup", "page_up", "Page up", show=False),
-        Binding("pagedown", "page_down", "Page down", show=False),
+        # j/k and G as in k9s, htop and less; g stays the screen's (group by leaf switch)
+        Binding("up,k", "cursor_up", "Up", show=False),
+        Binding("down,j", "cursor_down", "Down", show=False),
+        Binding("pageup,ctrl+b", "page_up", "Page up", show=False),
+        Binding("pagedown,ctrl+f", "page_down", "Page down", show=False),
         Binding("home", "first", "First", show=False),
-        Binding("end", "last", "Last", show=False),
+        Binding("end,G", "last", "Last", show=False),
         # Enter and space are the screen's (cluster.py), so that the footer shows them in order
     ]
 

@@ -11,6 +11,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from netui.ui.scrolling import LESS_KEYS, page_lines, scroll_by
+
 KEYS = (
     ("Enter", "open the selected node"),
     ("Escape", "back to the cluster / unmark the marked nodes, then clear the filter"),
@@ -42,7 +44,9 @@ KEYS = (
     ("← / →", "replay: back / forward 10 s (shift: 1 min); or click the timeline"),
     ("n / N", "replay: jump to the next event (state, health, straggler, test) / straggler"),
     ("t T r R l", "replay: the last pair or latency test recorded before this point"),
-    ("ctrl+p", "command palette: every action by name"),
+    ("ctrl+p", "command palette: every action by any word of it (straggler, suspect, jump, record …)"),
+    ("j / k", "down / up a row in the grid, a line here and on every screen that scrolls; G (End) the "
+              "last row; here g / G, space / b: the top, the end, a page down / up, as in less"),
     ("?", "this help"),
     ("ctrl+z", "suspend to the shell; fg brings netui back"),
     ("q", "quit"),
@@ -50,7 +54,7 @@ KEYS = (
 
 
 class HelpScreen(ModalScreen):
-    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
+    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close"), *LESS_KEYS]
     CLOSE = "Esc, q or ? closes this"
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
@@ -80,6 +84,15 @@ class HelpScreen(ModalScreen):
 
             words = recording_words(recorder)
             head.append(f"● {words[:1].upper()}{words[1:]} — w stops\n", style="bold")
-        with VerticalScroll() as box:
+        # the keys are the screen's (LESS_KEYS), not the box's: a burst typed before the first
+        # layout scrolls as far as it asked (ui/scrolling.py)
+        with VerticalScroll(can_focus=False) as box:
             box.border_subtitle = self.CLOSE
             yield Static(Group(head, keys, foot))
+
+    def action_scroll_lines(self, lines: float) -> None:
+        scroll_by(self.query_one(VerticalScroll), lines)
+
+    def action_scroll_pages(self, pages: int) -> None:
+        box = self.query_one(VerticalScroll)
+        scroll_by(box, pages * page_lines(box))

@@ -16,6 +16,7 @@ from textual.widgets import Static
 from netui.engine.topologydoc import ring_text
 from netui.model.fleet import Fleet
 from netui.model.topology import Attachment, Topology, ring_check
+from netui.ui.scrolling import LESS_KEYS, page_lines, scroll_by
 
 
 def fleet_ring(fleet: Fleet, names: list[str]) -> tuple[Topology, str]:
@@ -29,7 +30,7 @@ def fleet_ring(fleet: Fleet, names: list[str]) -> tuple[Topology, str]:
 
 
 class RingScreen(ModalScreen):
-    BINDINGS = [Binding("escape,q,o", "dismiss", "Close")]
+    BINDINGS = [Binding("escape,q,o", "dismiss", "Close"), *LESS_KEYS]
     CLOSE = "Esc or o closes this"
     DEFAULT_CSS = """
     RingScreen { align: center middle; }
@@ -48,6 +49,13 @@ class RingScreen(ModalScreen):
         _, words = fleet_ring(self.app.monitor.fleet, self.names)  # type: ignore[attr-defined]
         which = "the marked nodes" if self.marked else "every node"
         head = Text.assemble(("Ring order", "bold"), f" of {which}, in the order netui watches them\n")
-        with VerticalScroll() as box:
+        with VerticalScroll(can_focus=False) as box:  # its keys are the screen's: LESS_KEYS
             box.border_subtitle = self.CLOSE
             yield Static(Text.assemble(head, words), id="ring-text")
+
+    def action_scroll_lines(self, lines: float) -> None:
+        scroll_by(self.query_one(VerticalScroll), lines)
+
+    def action_scroll_pages(self, pages: int) -> None:
+        box = self.query_one(VerticalScroll)
+        scroll_by(box, pages * page_lines(box))

@@ -3,7 +3,7 @@
 Line 1: play state and speed, position / duration, the time of day (UTC), then a bar: the
 played part, the position (●) and a mark per event — ✗ a node failed, ▲ a straggler, !
 a health level at warning or worse, ◆ a recorded test, · a recovery. Line 2: the last event
-at or before the position, and the keys. Set by its screen with ``show``; a click on the
+at or before the position (a recorded test with the key that shows it), and the keys. Set by its screen with ``show``; a click on the
 bar posts ``Timeline.Seek``.
 """
 
@@ -119,6 +119,9 @@ class Timeline(Static):
                 last = e
         if last is not None:
             line.append(f"{clock_text(last.t - rec.start_t)} ", style=muted)
+            if last.record.get("type") == "test":  # the key first: a long verdict is cut at the end
+                line.append("l" if last.record.get("kind") == "latency-test" else "T", style="bold")
+                line.append(" shows it: ", style=muted)
             line.append(event_text(last.record), style=styles[event_level(last.record)])
             line.append("   ")
         line.append("p play/pause · x speed · ←/→ 10 s, shift 1 min · n next event", style=muted)

@@ -1,0 +1,127 @@
+"""SVG snapshots of the screens test_snapshots.py leaves out — help, ring order, doctor, pair
+test matrix, latency matrix — at 80x24, each fed by scripted sources or a replayed recording
+(no network, fixed data: deterministic pictures).
+
+After an intended change of the look: `pytest tests/ui/test_snapshots_screens.py
+--snapshot-update`, then look at the report before committing the new SVGs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from netui.engine.monitor import Monitor
+from netui.engine.replay import ReplayMonitor, load
+from netui.model.topology import Attachment, Switch, Topology
+from netui.ui.app import make_app
+from tests.pilot import SETTLED, demo_app, pause_until, scripted_app
+from tests.replayed import lab_replay
+from tests.synth import ScriptedSource, node_sample
+
+pytestmark = pytest.mark.slow  # pilot tests: the full run, not the fast loop
+
+SIZE = (80, 24)
+
+
+async def _polled(pilot, n=SETTLED):
+    for _ in range(n):
+        await pilot.app.monitor.poll_once()
+    await pilot.pause()
+
+
+def test_help_screen(snap_compare):
+    async def open_help(pilot):
+        await _polled(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+
+    assert snap_compare(demo_app(), terminal_size=SIZE, run_before=open_help)
+
+
+def test_help_screen_scrolled_to_the_end(snap_compare):
+    async def open_help_at_end(pilot):
+        await _polled(pilot)
+        await pilot.press("question_mark", "G")
+        await pilot.pause()
+        await pilot.pause()
+
+    assert snap_compare(demo_app(), terminal_size=SIZE, run_before=open_help_at_end)
+
+
+def interleaved_app():
+    """Four nodes watched in the order a1 b1 a2 b2 on two leaves: every hop crosses leaves."""
+    names = ["a1", "b1", "a2", "b2"]
+    monitor = Monitor([ScriptedSource(n, lambda k: node_sample(k, rx_bps=1e9, tx_bps=1e9)) for n in names],
+                      interval_s=1.0, history_s=120)
+    monitor.fleet.topology = Topology(
+        [Switch("spine"), Switch("leafA", "spine"), Switch("leafB", "spine")],
+        [Attachment("a1", "leafA"), Attachment("a2", "leafA"), Attachment("b1", "leafB"), Attachment("b2", "leafB")])
+    monitor.fleet.topology_source = "fabric.toml"
+    return make_app(monitor, autostart=False)
+
+
+def test_ring_screen(snap_compare):
+    async def open_ring(pilot):
+        await _polled(pilot)
+        await pilot.press("o")
+        await pilot.pause()
+
+    assert snap_compare(interleaved_app(), terminal_size=SIZE, run_before=open_ring)
+
+
+def odd_mtu_app():
+    """gpu03 has MTU 1500, the other three 9000 (scripted nodes: their interfaces only)."""
+    def sample(k, i):
+        s = node_sample(i, rx_bps=1e9)
+        eth0 = s.interfaces["eth0"]._replace(mtu=1500 if k == 3 else 9000)
+        return dataclasses.replace(s, interfaces=s.interfaces | {"eth0": eth0})
+
+    return scripted_app(sample)
+
+
+def test_doctor_screen(snap_compare):
+    async def run_doctor(pilot):
+        await _polled(pilot)
+        await pilot.press("D")
+        screen = pilot.app.screen
+        assert await pause_until(pilot, lambda: not screen.running and screen.report is not None, 20, 0.05)
+        # "done in 0.0 s" is the run's wall time, which a busy machine stretches: fixed here
+        screen.report.elapsed_s = 0.04
+        screen.on_doctor_screen_finished(screen.Finished(screen.report))
+        await pilot.pause()
+
+    assert snap_compare(odd_mtu_app(), terminal_size=SIZE, run_before=run_doctor)
+
+
+@pytest.fixture(scope="module")
+def lab_file(tmp_path_factory):
+    return lab_replay(tmp_path_factory.mktemp("replay") / "lab.ndjson.gz")
+
+
+def lab_replay_app(path):
+    return make_app(ReplayMonitor(load(path), history_s=900), autostart=False)
+
+
+async def _recorded_test(pilot, key):
+    """The replay moved past both recorded tests, paused, and ``key`` showing the last one."""
+    await pilot.app.monitor.tick()
+    await pilot.press("right", "right", "right", "p")
+    await pilot.pause()
+    await pilot.press(key)
+    await pilot.pause()
+
+
+def test_pair_test_matrix_screen(snap_compare, lab_file):
+    async def open_matrix(pilot):
+        await _recorded_test(pilot, "T")
+
+    assert snap_compare(lab_replay_app(lab_file), terminal_size=SIZE, run_before=open_matrix)
+
+
+def test_latency_matrix_screen(snap_compare, lab_file):
+    async def open_latency(pilot):
+        await _recorded_test(pilot, "l")
+
+    assert snap_compare(lab_replay_app(lab_file), terminal_size=SIZE, run_before=open_latency)
