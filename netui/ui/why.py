@@ -135,10 +135,14 @@ def straggler_short(node: Node, cells: int = SHORT_CELLS) -> str:
     return f"{label} {show(s.value)}"
 
 
-def victim_short(node: Node) -> str:
-    """"slowed by node3" for a node slowed by a straggler; "" for any other."""
+def victim_short(node: Node, cells: int = SHORT_CELLS) -> str:
+    """"slowed by node3" for a node slowed by a straggler; "slowed: leaf2 uplink" where the
+    whole words do not fit ``cells`` (what slows it is what to read); "" for any other."""
     v = node.victim
-    return v.cause or "" if v is not None else ""
+    words = v.cause or "" if v is not None else ""
+    if len(words) > max(cells, SHORT_CELLS) and words.startswith("slowed by "):
+        return "slowed: " + words.removeprefix("slowed by ")
+    return words
 
 
 def short_why(node: Node, retry_in_s: float | None = None, cells: int = SHORT_CELLS) -> str:
@@ -149,7 +153,7 @@ def short_why(node: Node, retry_in_s: float | None = None, cells: int = SHORT_CE
         return ""
     if state is not NodeState.UP:
         return failure_short(node) + _retry_text(retry_in_s, short=True)
-    return (straggler_short(node, cells) or victim_short(node) or (node.slow_links[0] if node.slow_links else "")
+    return (straggler_short(node, cells) or victim_short(node, cells) or (node.slow_links[0] if node.slow_links else "")
             or health_short(node))
 
 

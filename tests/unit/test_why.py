@@ -75,7 +75,13 @@ def test_a_victim_says_which_straggler_slows_it_in_both_widths():
     assert long_why(n).startswith("slowed by acc3: RX 150 Mb/s, 15 % of the busy nodes' median 1 Gb/s")
     assert n.level == 0  # no straggler: its own health only
     n.victim = Straggler("acc4", "rx", 1, 8, "acc4: RX …", slowed_by=("acc3", "acc7"))
-    assert short_why(n) == "slowed by acc3 or acc7"
+    assert short_why(n, cells=40) == "slowed by acc3 or acc7"
+    assert short_why(n) == "slowed: acc3 or acc7"  # 18 cells: the names kept whole
+    # a fabric suspect's name is long: what slows it keeps the cells at 80 columns
+    n.victim = Straggler("acc4", "rx", 1, 8, "acc4: RX …", slowed_by=("leaf2 uplink",))
+    cells = _why_cells_at_80()
+    assert short_why(n, cells=cells) == "slowed: leaf2 uplink"  # (the column cuts what still does not fit)
+    assert short_why(n, cells=40) == "slowed by leaf2 uplink"
 
 
 # per metric, in its unit: (a typical value, its median), and the largest a node may show
