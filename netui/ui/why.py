@@ -121,9 +121,12 @@ def straggler_short(node: Node, cells: int = SHORT_CELLS) -> str:
     cells = max(cells, SHORT_CELLS)
     if s.metric in _LOW_LABELS:
         share = s.value / s.median * 100 if s.median else 100.0
-        label = "idle" if share < 0.5 else _LOW_LABELS[s.metric]
-        words = f"{label} {share:.0f}% of median"
-        return words if len(words) <= cells else f"{label} {share:.0f}% of med"
+        # idle only at nothing at all: a node ramping up at 36 Mb/s of a 10 Gb/s median is
+        # "RX 0.4% of median", not idle
+        label = "idle" if s.value <= 0 else _LOW_LABELS[s.metric]
+        pct = f"{share:.1f}" if 0 < share < 1 else f"{share:.0f}"
+        words = f"{label} {pct}% of median"
+        return words if len(words) <= cells else f"{label} {pct}% of med"
     if s.metric == "pairs":
         return _pairs_short(s)
     if s.metric not in _HIGH:  # not one of METRICS: its headline, which the column cuts

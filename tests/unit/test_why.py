@@ -59,6 +59,8 @@ def test_a_straggler_compares_itself_with_the_median():
     assert short_why(n) == "idle 0% of median"
     n.straggler = Straggler("gpu04", "rx", 0.6e9, 5e9, "…")
     assert short_why(n) == "RX 12% of median"
+    n.straggler = Straggler("gpu04", "rx", 36e6 / 8, 10e9 / 8, "…")  # ramping up: not idle
+    assert short_why(n) == "RX 0.4% of median"
     n.straggler = Straggler("gpu04", "retrans", 0.021, 0.0, "…")
     assert short_why(n) == "retr 2.10%, med 0%"
     n.straggler = Straggler("gpu04", "drops", 120.0, 0.0, "…")
