@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from netui.collectors.assemble import IFACE_ATTRS, PACKED_ATTRS, PROC_FILES, sample_from_texts
 from netui.collectors.infiniband import ethtool_netdevs, open_regular, read_infiniband
-from netui.collectors.sampler import ETHTOOL_MAX_BYTES
+from netui.collectors.protocol import ETHTOOL_MAX_BYTES
 from netui.model.samples import InterfaceCounters, InterfaceSample, NodeSample
 from netui.model.text import safe_text
 

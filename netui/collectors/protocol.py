@@ -12,6 +12,7 @@ MAX_FRAME = 4 << 20  # the longest payload the monitor takes (a 1,024-CPU node s
 MAX_FIELDS = 16384  # the most fields a payload may hold (one per interface, RDMA port, netdev ...)
 MAX_IFACES = 4096  # the interfaces the monitor keeps of a node (the first ones of /proc/net/dev)
 MAX_RECORD_LINES = 4096  # the most lines of one record's text (an RDMA port has ~100 counters)
+ETHTOOL_MAX_BYTES = 4 << 20  # more output than this is not ethtool -S: that run is dropped (sampler, local mode)
 
 # inside a record: fields joined by SEP, UNREADABLE for a file that could not be read
 SEP = b"\x1f"

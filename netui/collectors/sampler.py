@@ -47,7 +47,6 @@ DIGITS = re.compile(r"[0-9]{1,6}\Z")
 NETDEV_NAME = re.compile(rb"^ *([^ :\n]+):", re.M)  # the name at the start of a /proc/net/dev line
 PER_QUEUE = re.compile(PER_QUEUE_PATTERN.encode())  # ethtool -S per-queue counters
 ETHTOOL_BUDGET_S = 2.0  # a reading's whole time: a run not done by then is killed
-ETHTOOL_MAX_BYTES = 4 << 20  # more output than this is not ethtool -S: that run is dropped
 BACKOFF_S = (30.0, 600.0)  # a netdev whose run timed out is skipped this long, doubling
 WRAP = 1 << 32
 U32_MAX = WRAP - 1

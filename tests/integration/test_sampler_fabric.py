@@ -445,7 +445,7 @@ def test_the_local_ethtool_reader_drops_a_run_that_floods_as_the_sampler_does(tr
     """A stand-in ethtool that writes more than ETHTOOL_MAX_BYTES for one netdev: that run is
     cut off, killed and dropped; the other netdevs' texts come as before."""
     from netui.collectors.local import EthtoolReader
-    from netui.collectors.sampler import ETHTOOL_MAX_BYTES
+    from netui.collectors.protocol import ETHTOOL_MAX_BYTES
 
     bindir, log, pids = _slow_ethtool_tree(tree, tmp_path, hang=("nothing",))
     script = bindir / "ethtool"
