@@ -34,7 +34,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
 from netui.engine.monitor import Monitor  # noqa: E402
-from netui.engine.recording import load_recording  # noqa: E402
+from netui.engine.recording.playback import load  # noqa: E402
 from netui.engine.sources import ReplaySource  # noqa: E402
 from netui.ui.app import make_app  # noqa: E402
 
@@ -44,7 +44,7 @@ TICKS = 30  # into the capture: traffic has been flowing for ~25 s
 
 
 def replay_app():
-    recording = load_recording(str(CAPTURE))
+    recording = load(str(CAPTURE)).samples_by_node()
     sources = [ReplaySource(name, samples) for name, samples in sorted(recording.items())]
     return make_app(Monitor(sources, interval_s=1.0, history_s=900), autostart=False)
 
@@ -126,7 +126,8 @@ async def shoot_replay(size: tuple[int, int], name: str) -> None:
     """netui replay of a version 2 lab recording (tests/replayed.py): 15 s in, paused."""
     import tempfile
 
-    from netui.engine.replay import ReplayMonitor, load
+    from netui.engine.recording.playback import load
+    from netui.engine.replay import ReplayMonitor
     from tests.replayed import record_lab_replay
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -152,7 +153,7 @@ async def shoot_fabric(size: tuple[int, int], name: str) -> None:
     by leaf (g): leaf2's uplink named in the status line and its leaf row, its nodes slowed by it."""
     from netui.collectors.topology_files import parse_topology_toml
 
-    recording = load_recording(str(FABRIC))
+    recording = load(str(FABRIC)).samples_by_node()
     sources = [ReplaySource(n, samples) for n, samples in sorted(recording.items())]
     monitor = Monitor(sources, interval_s=1.0, history_s=900)
     monitor.fleet.topology = parse_topology_toml(FABRIC_TOPOLOGY.read_text(), str(FABRIC_TOPOLOGY.name))

@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from netui.engine.monitor import Monitor
-from netui.engine.recording import RecordingWriter, header_record, sample_record
+from netui.engine.recording.codec import header_record, sample_record
+from netui.engine.recording.writer import RecordingWriter
 from netui.checks.doctor.rules import DoctorProbe, NicQueues, NodeFacts
 from netui.model.health import Level
 from netui.model.topology import Attachment, Switch, Topology

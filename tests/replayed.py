@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 from netui.engine.monitor import Monitor
-from netui.engine.recording import load_recording
+from netui.engine.recording.playback import load
 from netui.engine.sources import ReplaySource
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -25,7 +25,7 @@ PAIR_AT, LATENCY_AT = 20, 28  # ticks into the capture
 
 
 async def record_lab_replay(path: Path) -> Path:
-    capture = load_recording(str(CAPTURE))
+    capture = load(str(CAPTURE)).samples_by_node()
     sources = [ReplaySource(name, samples) for name, samples in sorted(capture.items())]
     start = min(s[0].wall_s for s in capture.values())
     m = Monitor(sources, interval_s=1.0, history_s=60)

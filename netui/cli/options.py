@@ -76,7 +76,7 @@ def size(text: str) -> int:
 
 def rotate_size(text: str) -> int:
     """An argparse type: ``--max-size``, a size at least a recording file's smallest."""
-    from netui.engine.recording import MIN_ROTATE_BYTES
+    from netui.engine.recording.writer import MIN_ROTATE_BYTES
 
     value = size(text)
     if value < MIN_ROTATE_BYTES:

@@ -30,7 +30,7 @@ def build_sources(settings: SourceSettings) -> tuple[list, object | None]:
     """The sources the settings name, and what the monitor closes with them (an SSH connector,
     an HTTP client, or None); InputError with the reason on bad input."""
     from netui.collectors.local import LiveReader, TreeReader
-    from netui.engine.sources import LocalSource, ReplaySource
+    from netui.engine.sources import LocalSource
 
     if settings.source != "ssh":
         try:
@@ -43,16 +43,8 @@ def build_sources(settings: SourceSettings) -> tuple[list, object | None]:
         if settings.replay or settings.procfs or settings.sysfs:
             raise InputError("hosts and --replay/--procfs/--sysfs do not go together")
         return _ssh_sources(settings)
-    if settings.replay:
-        from netui.engine.recording import RecordingError, load_recording
-
-        try:
-            recording = load_recording(settings.replay)
-        except (OSError, RecordingError) as exc:
-            raise InputError(f"cannot replay {settings.replay}: {exc}") from None
-        if not recording:
-            raise InputError(f"{settings.replay} holds no samples")
-        return [ReplaySource(name, samples) for name, samples in recording.items()], None
+    if settings.replay:  # a recording feeds the monitor itself (cli/watch.py build_monitor)
+        raise InputError("a recording is not a source: netui plays it through engine/replay.py")
     if settings.procfs or settings.sysfs:
         procfs = settings.procfs or "/proc"
         sysfs = settings.sysfs or "/sys"
@@ -61,6 +53,12 @@ def build_sources(settings: SourceSettings) -> tuple[list, object | None]:
                 raise InputError(f"{path}: not a directory")
         return [LocalSource(TreeReader(procfs, sysfs))], None
     return [LocalSource(LiveReader())], None
+
+
+def replays(settings: SourceSettings) -> bool:
+    """Whether the settings name a recording to watch (``--replay FILE``, no hosts, no HTTP
+    source: ``build_sources`` refuses those together)."""
+    return bool(settings.replay) and settings.source == "ssh" and not settings.names_nodes
 
 
 def _ssh_sources(settings: SourceSettings) -> tuple[list, object | None]:

@@ -116,17 +116,23 @@ def build_monitor(settings: WatchSettings, *, history_s: float | None = None,
     samples to hold). InputError with the reason on bad input."""
     from dataclasses import replace
 
-    from netui.cli.sources import build_sources
+    from netui.cli.sources import build_sources, replays
     from netui.engine.monitor import Monitor
 
     config = read_config(settings.config_path)
     rules = config.health if hold_intervals is None else replace(config.health, hold_intervals=hold_intervals)
-    sources, connector = build_sources(settings.sources)
-    for source in sources:  # what the first read needs, before the first tick waits for it
-        source.prepare()
-    monitor = Monitor(sources, interval_s=settings.interval_s,
-                      history_s=settings.history_s if history_s is None else history_s,
-                      thresholds=config.thresholds or None, rules=rules, connector=connector)
+    history_s = settings.history_s if history_s is None else history_s
+    if replays(settings.sources):  # the recording's frames, one per tick, at the interval's pace
+        from netui.engine.replay import RecordingFeed
+
+        monitor: Monitor = RecordingFeed(load_replay(settings.sources.replay), interval_s=settings.interval_s,
+                                         history_s=history_s, thresholds=config.thresholds or None, rules=rules)
+    else:
+        sources, connector = build_sources(settings.sources)
+        for source in sources:  # what the first read needs, before the first tick waits for it
+            source.prepare()
+        monitor = Monitor(sources, interval_s=settings.interval_s, history_s=history_s,
+                          thresholds=config.thresholds or None, rules=rules, connector=connector)
     monitor.fleet.straggler_rules = config.straggler
     if hold_intervals == 1:  # judged at once: stragglers too
         monitor.fleet.straggler_rules = replace(config.straggler, flag_intervals=1, window_intervals=1,
@@ -245,7 +251,7 @@ async def _record(monitor: Monitor, path: str, count: int | None, *, max_size_by
     import signal
 
     from netui.cli.headless import say_abandoned
-    from netui.engine.recording import rotated_paths
+    from netui.engine.recording.writer import rotated_paths
 
     existing = rotated_paths(path)
     if existing:
@@ -278,11 +284,12 @@ def stopping_signals(*signums: int) -> list[int]:
     return [s for s in signums if signal.getsignal(s) is not signal.SIG_IGN]
 
 
-def build_replay(path: str, *, history_s: float, config: Config | None = None):
-    """A ReplayMonitor for a recording (a rotated set too), judging the nodes by ``config``
-    as live mode does; InputError with the reason when it cannot be read."""
-    from netui.engine.recording import RecordingError
-    from netui.engine.replay import ReplayMonitor, load
+def load_replay(path: str):
+    """The recording at ``path`` (a rotated set too: engine/recording/playback.py ``load``),
+    what could not be read of it said on standard error; InputError with the reason when it
+    cannot be read at all."""
+    from netui.engine.recording.codec import RecordingError
+    from netui.engine.recording.playback import load
 
     try:
         recording = load(path)
@@ -290,6 +297,15 @@ def build_replay(path: str, *, history_s: float, config: Config | None = None):
         raise InputError(f"cannot replay {exc}") from None  # the message starts with the file
     for note in recording.notes:
         print(f"netui: {note}", file=sys.stderr)
+    return recording
+
+
+def build_replay(path: str, *, history_s: float, config: Config | None = None):
+    """A ReplayMonitor for a recording (a rotated set too), judging the nodes by ``config``
+    as live mode does; InputError with the reason when it cannot be read."""
+    from netui.engine.replay import ReplayMonitor
+
+    recording = load_replay(path)
     if config is None:
         return ReplayMonitor(recording, history_s=history_s)
     return ReplayMonitor(recording, history_s=history_s, thresholds=config.thresholds or None, rules=config.health,

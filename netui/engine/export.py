@@ -33,9 +33,9 @@ import tempfile
 from collections.abc import Iterator
 
 from netui.engine.document import fleet_document
-from netui.engine.monitor import report_state
-from netui.engine.recording import RecordingError, recording_files
-from netui.engine.replay import Recording, _apply, load
+from netui.engine.recording.codec import RecordingError
+from netui.engine.recording.playback import Recording, Step, load, replay_frames
+from netui.engine.recording.reader import recording_files
 from netui.exits import InputError
 from netui.model.fleet import Fleet
 from netui.model.node import Node, NodeState
@@ -45,30 +45,24 @@ EXPORT_VERSION = 1
 USER_HZ = 100  # /proc/stat ticks per second, as node_exporter assumes too
 
 
-def intervals(recording: Recording, config=None) -> Iterator[tuple[float, Fleet, list[str]]]:
-    """Run the model over the recording: (frame time, fleet, nodes sampled in the frame) after
-    each frame, health and stragglers judged as live (by ``config``, a netui.config.Config: the
-    configuration file's thresholds and rules; None: the defaults)."""
+def judged_fleet(recording: Recording, config=None) -> Fleet:
+    """The fleet at the recording's start, judging health and stragglers as live (by
+    ``config``, a netui.config.Config: the configuration file's thresholds and rules; None:
+    the defaults)."""
     fleet = Fleet(list(recording.nodes), interval_s=recording.interval_s, history_s=recording.interval_s * 4,
                   **_judged_by(config))
     if config is not None:
         fleet.straggler_rules = config.straggler
+    return fleet
 
-    def report(name, state, reason):
-        report_state(fleet[name], state, reason)
 
-    sampled: list[str] = []
-
-    def observe(name, sample):
-        if fleet[name].observe(sample):  # (a sample with impossible numbers is refused: nothing to export)
-            sampled.append(name)
-
-    for frame in recording.frames:
-        sampled.clear()
-        for rec in frame.records:
-            _apply(fleet, rec, observe, report)
-        fleet.update_stragglers()
-        yield frame.t, fleet, list(dict.fromkeys(sampled))
+def intervals(recording: Recording, config=None, *, events: bool = False) -> Iterator[tuple[Step, Fleet]]:
+    """Run the model over the recording (``replay_frames``): (the frame's Step, the fleet)
+    after each frame, health and stragglers judged as ``judged_fleet`` says; with
+    ``events``, each Step lists the frame's events, as the replay's timeline has them."""
+    fleet = judged_fleet(recording, config)
+    for step in replay_frames(recording, fleet, events=events):
+        yield step, fleet
 
 
 # --- csv ------------------------------------------------------------------------------------------
@@ -118,8 +112,8 @@ def export_csv(recording: Recording, out, config=None) -> int:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(("time", "node", "device", "metric", "value"))
     rows = 0
-    for _, fleet, sampled in intervals(recording, config):
-        for name in sampled:
+    for step, fleet in intervals(recording, config):
+        for name in step.sampled:
             node = fleet[name]
             t = f"{node.sample.wall_s:.3f}"
             for device, metric, value in node_rows(node):
@@ -137,13 +131,11 @@ def _judged_by(config) -> dict:
 
 def export_json(recording: Recording, out, config=None) -> int:
     """Write one document: the recording's header and, per frame, snapshot --json's document."""
-    from netui.engine.replay import ReplayMonitor
-
     frames = []
-    for t, fleet, _ in intervals(recording, config):
-        frames.append({"t": round(t, 3), "interval_s": fleet.interval_s} | fleet_document(fleet))
-    judged = {} if config is None else _judged_by(config) | {"straggler_rules": config.straggler}
-    events = [e.record for e in ReplayMonitor(recording, history_s=recording.interval_s * 4, **judged).events]
+    events = []
+    for step, fleet in intervals(recording, config, events=True):
+        frames.append({"t": round(step.t, 3), "interval_s": fleet.interval_s} | fleet_document(fleet))
+        events.extend(e.record for e in step.events)
     doc = {
         "version": EXPORT_VERSION,
         "kind": "netui-export",
@@ -293,8 +285,9 @@ def _prom_node(om: OpenMetrics, node: Node) -> None:
 def export_prom(recording: Recording, out, config=None) -> int:
     """Write OpenMetrics text; the number of samples."""
     om = OpenMetrics()
-    for ft, fleet, sampled in intervals(recording, config):
-        for name in sampled:
+    for step, fleet in intervals(recording, config):
+        ft = step.t
+        for name in step.sampled:
             _prom_node(om, fleet[name])
         for node in fleet:
             inst = {"instance": node.name}

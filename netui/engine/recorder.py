@@ -17,7 +17,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from netui.engine.recording import RecordingWriter, RecordRefused, RecordTooLarge, header_record, sample_record
+from netui.engine.recording.codec import header_record, sample_record
+from netui.engine.recording.writer import RecordingWriter, RecordRefused, RecordTooLarge
 from netui.model import units
 from netui.model.events import EventTracker
 from netui.model.fleet import Fleet

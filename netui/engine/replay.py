@@ -1,15 +1,18 @@
 """Replay: a recording played back through the live code path.
 
-``load(path)`` reads a recording (a rotated set, a version 1 JSON lines file) into frames,
-one per recorded tick. ``ReplayMonitor`` is a Monitor whose ticks, instead of polling
-sources, apply the frames whose time has come: samples go through ``Monitor.observe`` (so
-the model computes rates from the raw counters again), recorded node states through
-``Monitor.report``, stragglers are judged after each frame as live (a recorded pair test's
-suspects included, from the frame that brings it). The clock is the
-recording's: it moves by the wall time elapsed × ``speed`` while playing; seeking back
-rebuilds the fleet by running the model again from the start (it is pure, and fast). Its
-sources are the recording's nodes (``RecordedNode``: they keep the source contract, run no
-commands, stream nothing themselves); its ``mode`` tells the UI it plays a recording.
+``ReplayMonitor`` is a Monitor whose ticks, instead of polling sources, apply the frames
+whose time has come (netui/engine/recording/playback.py: ``load`` reads a recording into
+frames, ``replay_frames`` applies them): samples go through ``Monitor.observe`` (so the
+model computes rates from the raw counters again), recorded node states to their nodes,
+stragglers are judged after each frame as live (a recorded pair test's suspects included,
+from the frame that brings it). The clock is the recording's: it moves by the wall time
+elapsed × ``speed`` while playing; seeking back rebuilds the fleet by running the model
+again from the start (it is pure, and fast). Its sources are the recording's nodes
+(``RecordedNode``: they keep the source contract, run no commands, stream nothing
+themselves); its ``mode`` tells the UI it plays a recording.
+
+``RecordingFeed`` is a live Monitor fed by a recording, one recorded frame per tick at the
+monitor's own pace: what ``netui snapshot --replay`` and ``netui record --replay`` watch.
 """
 
 from __future__ import annotations
@@ -17,15 +20,10 @@ from __future__ import annotations
 import copy
 import time
 from bisect import bisect_right
-from dataclasses import dataclass
-from pathlib import Path
-from statistics import median
 
-from netui.engine.monitor import Mode, Monitor, report_state, take_pair_test
-from netui.engine.recording import (MAX_INTERVAL_S, MAX_NODES, MIN_INTERVAL_S, RecordingError, is_interval,
-                                    read_records, recording_files)
+from netui.engine.monitor import Mode, Monitor
+from netui.engine.recording.playback import Event, Recording, replay_frames
 from netui.engine.sources import RecordedNode
-from netui.model.events import EventTracker
 from netui.model.fleet import Fleet
 from netui.model.history import capacity_for
 from netui.model.node import NODE_SERIES, NodeState
@@ -34,143 +32,6 @@ SPEEDS = (1, 10, 60)
 REPLAY = Mode(replay=True, can_record=False)  # a replay is not recorded again
 CHECKPOINT_BUDGET_BYTES = 64 << 20  # copies of the fleet kept to seek without replaying from the start
 MAX_CHECKPOINTS = 200
-
-
-@dataclass(slots=True)
-class Frame:
-    """The records of one recorded tick, at the tick's time ``t`` (seconds since the epoch).
-    Ticks without records (every node down, nothing new) share one empty tuple: a long
-    recording of them stays small."""
-
-    t: float
-    records: list[dict] | tuple = ()
-
-    def add(self, record: dict) -> None:
-        if not self.records:
-            self.records = []
-        self.records.append(record)
-
-    def add_first(self, record: dict) -> None:
-        self.records = [record, *self.records]
-
-
-@dataclass
-class Recording:
-    files: list[Path]
-    header: dict | None
-    frames: list[Frame]
-    nodes: list[str]
-    interval_s: float
-    notes: list[str]
-    samples: int
-
-    @property
-    def start_t(self) -> float:
-        return self.frames[0].t if self.frames else 0.0
-
-    @property
-    def end_t(self) -> float:
-        return self.frames[-1].t if self.frames else 0.0
-
-    @property
-    def duration_s(self) -> float:
-        return self.end_t - self.start_t
-
-    def interval_changes(self) -> list[tuple[float, float]]:
-        """(time, interval_s) of each interval change recorded after the start."""
-        return [(rec["t"], rec["interval_s"]) for f in self.frames for rec in f.records if rec["type"] == "interval"]
-
-
-def load(path: str | Path) -> Recording:
-    """A recording as frames. Raises RecordingError (with file and line) when a file is not
-    a recording, of a newer format, past the read limits, bad before its first tick, or when
-    the recording holds no sample; a damaged or cut tail is dropped (every complete tick
-    before it is kept) and said in ``notes``."""
-    files = recording_files(path)
-    notes: list[str] = []
-    header = None
-    frames: list[Frame] = []
-    current = Frame(0.0)
-    sampled: set[str] = set()  # nodes with a sample in the current frame
-    nodes: dict[str, None] = {}
-    samples = 0
-    interval = None  # the interval so far, when the recording says it
-
-    def changed(rec: dict, frame: Frame) -> None:
-        """An interval the recording gives (a tick mark's, a later file's header): when it
-        changes, the frame applies it first (live mode did, before the tick's samples)."""
-        nonlocal interval
-        value = rec.get("interval_s")
-        if is_interval(value) and value != interval:
-            if interval is not None or frames or frame.records:  # not the first header's
-                frame.add_first({"type": "interval", "t": rec["t"], "interval_s": float(value)})
-            interval = value
-
-    for rec in read_records(files, notes):
-        kind = rec["type"]
-        if kind == "header":
-            header = header or rec
-            nodes.update(dict.fromkeys(str(h) for h in rec.get("hosts") or ()))
-            changed(rec, current)
-            continue
-        if kind == "tick":
-            current.t = rec["t"]
-            changed(rec, current)
-            frames.append(current)
-            current, sampled = Frame(0.0), set()
-            continue
-        if kind == "sample":
-            # version 1 has no tick marks: a node seen again starts the next tick
-            if header is None and rec["node"] in sampled:
-                frames.append(current)
-                current, sampled = Frame(0.0), set()
-            sampled.add(rec["node"])
-            nodes.setdefault(rec["node"], None)
-            samples += 1
-        elif kind in ("state", "health", "straggler"):
-            nodes.setdefault(rec["node"], None)
-        current.add(rec)
-        current.t = max(current.t, rec["t"])
-        if len(nodes) > MAX_NODES:
-            raise RecordingError(f"{path}: more than {MAX_NODES:,} nodes, more than netui records")
-    if current.records:
-        frames.append(current)
-    if not samples:
-        raise RecordingError(f"{path}: holds no samples")
-    interval = header.get("interval_s") if header else None
-    if not is_interval(interval):
-        steps = [b.t - a.t for a, b in zip(frames, frames[1:]) if b.t > a.t]
-        interval = round(median(steps), 3) if steps else 1.0
-        interval = min(max(interval, MIN_INTERVAL_S), MAX_INTERVAL_S)  # history rings are sized by it
-    return Recording(files, header, frames, list(nodes), float(interval), notes, samples)
-
-
-@dataclass(frozen=True)
-class Event:
-    """Something worth jumping to: a state change, a health level change, a straggler
-    flagged or cleared, a test result. ``record`` is its recording record."""
-
-    t: float
-    frame: int  # index of the frame that brings it
-    record: dict
-
-
-def _apply(fleet: Fleet, rec: dict, observe, report) -> None:
-    kind = rec["type"]
-    if kind == "sample":
-        observe(rec["node"], rec["sample"])
-    elif kind == "state":
-        try:
-            state = NodeState(rec.get("state"))
-        except ValueError:
-            return
-        if state is NodeState.UP and fleet[rec["node"]].sample is not None:
-            return  # the samples already made it up; nothing to add
-        report(rec["node"], state, rec.get("reason"))
-    elif kind == "test" and rec.get("kind") == "pair-test":
-        take_pair_test(fleet, rec.get("report"))  # its suspects are stragglers, as they were live
-    elif kind == "interval":
-        fleet.set_interval(rec["interval_s"])  # the histories keep their seconds, as they did live
 
 
 class ReplayMonitor(Monitor):
@@ -216,22 +77,12 @@ class ReplayMonitor(Monitor):
         fleet = self._new_fleet()
         frames = len(self.recording.frames)
         every = max(1, -(-frames // self._checkpoint_count()))
-        tracker = EventTracker()
         events: list[Event] = []
-
-        def report(name, state, reason):
-            report_state(fleet[name], state, reason)
-
-        for i, frame in enumerate(self.recording.frames):
-            for rec in frame.records:
-                _apply(fleet, rec, lambda n, s: fleet[n].observe(s), report)
-                if rec["type"] == "test":
-                    events.append(Event(frame.t, i, rec))
-            fleet.update_stragglers()
-            events.extend(Event(frame.t, i, {"type": c.pop("type"), "t": frame.t, **c})
-                          for c in tracker.changes(fleet))
-            if (i + 1) % every == 0 and i + 1 < frames:
-                self._checkpoints[i + 1] = copy.deepcopy(fleet)
+        for step in replay_frames(self.recording, fleet, events=True):
+            events.extend(step.events)
+            applied = step.index + 1
+            if applied % every == 0 and applied < frames:
+                self._checkpoints[applied] = copy.deepcopy(fleet)
         return events
 
     def _checkpoint_count(self) -> int:
@@ -256,13 +107,6 @@ class ReplayMonitor(Monitor):
         return max(0.0, min(self.clock_t, self.recording.end_t) - self.recording.start_t)
 
     # applying frames --------------------------------------------------------------------------
-    def _apply_frame(self, frame: Frame) -> None:
-        for rec in frame.records:
-            _apply(self.fleet, rec, self.observe, self.report)
-            if rec["type"] == "test":
-                self.tests.append((frame.t, rec))
-        self.fleet.update_stragglers()
-
     def _play_to(self, t: float, *, jump: bool = False) -> None:
         """Apply every frame up to time ``t``, from where the replay is; going back (or, with
         ``jump``, forward past a checkpoint) from the nearest checkpoint before ``t``."""
@@ -274,9 +118,9 @@ class ReplayMonitor(Monitor):
             self.fleet = copy.deepcopy(self._checkpoints[start]) if start else self._new_fleet()
             self.position = start
             self.tests = [(e.t, e.record) for e in self.events if e.record["type"] == "test" and e.frame < start]
-        while self.position < until:
-            self._apply_frame(self.recording.frames[self.position])
-            self.position += 1
+        for step in replay_frames(self.recording, self.fleet, observe=self.observe, start=self.position, stop=until):
+            self.tests.extend((step.t, rec) for rec in step.tests)
+            self.position = step.index + 1
         self.clock_t = t
 
     async def tick(self, advance_s: float | None = None) -> None:
@@ -368,3 +212,28 @@ class ReplayMonitor(Monitor):
 
     async def close(self) -> None:
         self.stop()
+
+
+class RecordingFeed(Monitor):
+    """A live Monitor whose nodes are a recording's and whose every tick applies the next
+    recorded frame (``replay_frames``), states, tests and interval changes included, then
+    ticks as live (stragglers judged, a recording written); it stops after the last frame.
+    ``interval_s``: the pace of its ticks until the recording changes it (None: the
+    recording's)."""
+
+    def __init__(self, recording: Recording, *, interval_s: float | None = None, history_s: float = 900.0,
+                 thresholds=None, rules=None) -> None:
+        super().__init__([RecordedNode(n) for n in recording.nodes],
+                         interval_s=recording.interval_s if interval_s is None else interval_s,
+                         history_s=history_s, thresholds=thresholds, rules=rules)
+        self.recording = recording
+        self._steps = replay_frames(recording, self.fleet, observe=self.observe, judge=False)
+
+    async def tick(self) -> None:
+        interval_s = self.interval_s
+        step = next(self._steps, None)
+        if self.interval_s != interval_s and self.recorder is not None:
+            self.recorder.interval(self.interval_s)  # recorded again with the recording's intervals
+        await super().tick()
+        if step is None or step.index + 1 >= len(self.recording.frames):
+            self.stop()  # the recording has no more

@@ -13,7 +13,7 @@ import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 from netui.engine.export import export_csv, export_json, export_prom, intervals
-from netui.engine.replay import load
+from netui.engine.recording.playback import load
 from tests.factories import record_demo
 
 CAPTURE = Path(__file__).resolve().parents[1] / "data" / "lab-capture.jsonl"
@@ -55,7 +55,7 @@ def test_prom_rates_are_the_models(capture):
     tx = [s for s in families["netui_network_transmit_bytes_per_second"].samples
           if s.labels == {"device": "eth0", "instance": "node1"}]
     model = [fleet["node1"].rates.interfaces["eth0"].tx_bytes_per_s
-             for _, fleet, sampled in intervals(capture) if "node1" in sampled and fleet["node1"].rates]
+             for step, fleet in intervals(capture) if "node1" in step.sampled and fleet["node1"].rates]
     assert [s.value for s in tx] == pytest.approx(model, rel=1e-12)
     assert max(model) * 8 > 5e9  # node1 sent at full speed
 

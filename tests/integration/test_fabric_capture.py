@@ -10,13 +10,13 @@ import asyncio
 
 from netui.collectors.topology_files import parse_topology_toml
 from netui.engine.monitor import Monitor
-from netui.engine.recording import load_recording
+from netui.engine.recording.playback import load
 from netui.engine.sources import ReplaySource
 from tests.testdata import data_path, data_text
 
 
 def replay(topology: bool) -> list[tuple[list[str], list[str], dict]]:
-    recording = load_recording(str(data_path("fabric-capture.ndjson.gz")))
+    recording = load(str(data_path("fabric-capture.ndjson.gz"))).samples_by_node()
     monitor = Monitor([ReplaySource(n, s) for n, s in sorted(recording.items())], interval_s=1.0, history_s=120)
     if topology:
         monitor.fleet.topology = parse_topology_toml(data_text("fabric-capture-topology.toml"))

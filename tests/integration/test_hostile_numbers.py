@@ -25,7 +25,9 @@ from aiohttp import web
 
 from netui.collectors.frames import FrameDecoder, encode_fields
 from netui.engine.monitor import Monitor
-from netui.engine.recording import RecordingWriter, header_record, read_records, sample_record
+from netui.engine.recording.codec import header_record, sample_record
+from netui.engine.recording.reader import read_records
+from netui.engine.recording.writer import RecordingWriter
 from netui.model.limits import MAX_LINK_BYTES_PER_S, link_ceiling_bytes_per_s
 from netui.model.node import NodeState
 from tests.echo_ssh import loopback_ssh_server

@@ -26,7 +26,9 @@ from netui.collectors.node_exporter import HttpClient, HttpSettings, ScrapeFailu
 from netui.collectors.prometheus import PrometheusReader
 from netui.collectors.topology_files import TopologyFileError, parse_topology_conf, read_topology_file
 from netui.config import ConfigError, parse_config
-from netui.engine.recording import MIN_ROTATE_BYTES, RecordingWriter, header_record, read_records, rotated_paths
+from netui.engine.recording.codec import header_record
+from netui.engine.recording.reader import read_records
+from netui.engine.recording.writer import MIN_ROTATE_BYTES, RecordingWriter, rotated_paths
 from netui.inventory import InventoryError, build_targets, read_host_file
 from netui.model.node import NodeState
 from netui.readlimits import MAX_TOML_DEPTH, toml_too_deep
@@ -239,7 +241,7 @@ def test_a_rotation_size_below_one_file_is_refused_at_once(tmp_path):
 def test_rotation_with_a_huge_keep_moves_only_the_files_there_are(tmp_path, monkeypatch):
     """--keep 1000000 looked at a million names at every rotation; FILE.1 … FILE.m are all
     a rotation moves. The oldest goes once there are ``keep`` of them."""
-    import netui.engine.recording as recording
+    import netui.engine.recording.writer as recording
 
     looked: list[str] = []
     real_exists = Path.exists

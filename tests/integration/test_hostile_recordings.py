@@ -20,8 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from netui.engine.recording import RecordingError, RecordingWriter, header_record, read_records
-from netui.engine.replay import ReplayMonitor, load
+from netui.engine.recording.codec import RecordingError, header_record
+from netui.engine.recording.reader import read_records
+from netui.engine.recording.writer import RecordingWriter
+from netui.engine.recording.playback import load
+from netui.engine.replay import ReplayMonitor
 from netui.inventory import InventoryError, read_host_file
 from tests.factories import full_sample, write_ticks
 

@@ -63,9 +63,9 @@ def main() -> int:
         n3.popen(["iperf3", "-c", n4.address, "-t", str(traffic_s), "-P", "4"])
         n1.popen(["ping", "-q", "-M", "do", "-s", "1472", "-i", "0.2", "-c", str(traffic_s * 5), n4.address])
         rc = record.wait(timeout=args.seconds * 3 + 30)
-    from netui.engine.recording import load_recording
+    from netui.engine.recording.playback import load
 
-    samples = sum(len(s) for s in load_recording(str(args.output)).values())
+    samples = sum(len(s) for s in load(str(args.output)).samples_by_node().values())
     print(f"capture: {args.output} ({samples} samples)")
     return rc
 

@@ -49,9 +49,9 @@ def main() -> int:
             if proc.poll() is None:
                 proc.kill()
             proc.wait(timeout=10)
-    from netui.engine.recording import load_recording
+    from netui.engine.recording.playback import load
 
-    samples = sum(len(s) for s in load_recording(str(args.output)).values())
+    samples = sum(len(s) for s in load(str(args.output)).samples_by_node().values())
     print(f"capture: {args.output} ({samples} samples)")
     return rc
 

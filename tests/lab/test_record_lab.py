@@ -14,8 +14,9 @@ import zlib
 
 import pytest
 
-from netui.engine.recording import read_records
-from netui.engine.replay import ReplayMonitor, load
+from netui.engine.recording.reader import read_records
+from netui.engine.recording.playback import load
+from netui.engine.replay import ReplayMonitor
 from tests.lab.watch import monitor_for, started, wait_for
 
 pytestmark = pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 is not installed")

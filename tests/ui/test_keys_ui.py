@@ -12,7 +12,8 @@ from textual.command import CommandList, CommandPalette
 from textual.containers import VerticalScroll
 
 from netui.engine.monitor import Monitor
-from netui.engine.replay import ReplayMonitor, load
+from netui.engine.recording.playback import load
+from netui.engine.replay import ReplayMonitor
 from netui.ui.app import make_app
 from netui.ui.cluster import ClusterScreen
 from netui.ui.grid import FleetGrid

@@ -6,8 +6,9 @@ import re
 
 import pytest
 
-from netui.engine.recording import read_records
-from netui.engine.replay import ReplayMonitor, load
+from netui.engine.recording.reader import read_records
+from netui.engine.recording.playback import load
+from netui.engine.replay import ReplayMonitor
 from netui.ui.app import make_app
 from netui.ui.cluster import ClusterScreen
 from netui.checks.latency.screen import LatencyScreen

@@ -62,7 +62,8 @@ def test_node_screen_of_an_rdma_node(snap_compare, tmp_path):
 
 
 def lab_replay_app(tmp_path):
-    from netui.engine.replay import ReplayMonitor, load
+    from netui.engine.recording.playback import load
+    from netui.engine.replay import ReplayMonitor
     from tests.replayed import lab_replay
 
     path = lab_replay(tmp_path / "lab.ndjson.gz")

@@ -13,7 +13,8 @@ import dataclasses
 import pytest
 
 from netui.engine.monitor import Monitor
-from netui.engine.replay import ReplayMonitor, load
+from netui.engine.recording.playback import load
+from netui.engine.replay import ReplayMonitor
 from netui.model.topology import Attachment, Switch, Topology
 from netui.ui.app import make_app
 from tests.pilot import SETTLED, demo_app, pause_until, scripted_app

@@ -9,7 +9,8 @@ from textual import events
 from textual.geometry import Region
 from textual.widgets._toast import Toast
 
-from netui.engine.replay import ReplayMonitor, load
+from netui.engine.recording.playback import load
+from netui.engine.replay import ReplayMonitor
 from netui.ui.app import make_app
 from netui.ui.timeline import Timeline
 from tests.pilot import demo_app, on_screen, plain, poll

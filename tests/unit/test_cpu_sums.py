@@ -16,7 +16,7 @@ import pytest
 from netui.collectors import procfs
 from netui.collectors.frames import FrameDecoder, FrameError
 from netui.collectors.ssh import SshConnector, SshSettings, SshSource
-from netui.engine.recording import sample_from_dict, sample_to_dict
+from netui.engine.recording.codec import sample_from_dict, sample_to_dict
 from netui.model.node import Node
 from netui.model.rates import node_rates
 from netui.model.samples import CpuSums

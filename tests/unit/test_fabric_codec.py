@@ -7,7 +7,7 @@ from pathlib import Path
 
 from netui.collectors.assemble import fabric_from_texts
 from netui.collectors.infiniband import read_infiniband
-from netui.engine.recording import sample_from_dict, sample_to_dict
+from netui.engine.recording.codec import sample_from_dict, sample_to_dict
 from netui.model.fabric import fabric_from_dict, fabric_to_dict
 from netui.model.samples import NodeSample
 

@@ -261,7 +261,8 @@ async def test_a_snapshot_judges_at_once_whatever_the_configured_hold(tmp_path, 
 
 async def test_a_replay_holds_levels_as_the_configuration_says(tmp_path):
     from netui.cli.watch import build_parser, build_replay, read_config
-    from netui.engine.replay import ReplayMonitor, load
+    from netui.engine.recording.playback import load
+    from netui.engine.replay import ReplayMonitor
 
     path = tmp_path / "demo.ndjson.gz"
     await _record_demo(path, ticks=8)

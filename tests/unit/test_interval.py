@@ -13,8 +13,10 @@ import pytest
 from netui.collectors.source import BaseSource
 from netui.engine.export import export_csv, export_json
 from netui.engine.monitor import Monitor
-from netui.engine.recording import RECORD_TYPES, read_records, recording_files
-from netui.engine.replay import ReplayMonitor, load
+from netui.engine.recording.codec import RECORD_TYPES
+from netui.engine.recording.reader import read_records, recording_files
+from netui.engine.recording.playback import load
+from netui.engine.replay import ReplayMonitor
 from netui.model.history import Ring, capacity_for
 from netui.model.node import Node
 from netui.ui.panels import CHART_SECONDS, chart_ages
@@ -229,7 +231,8 @@ async def test_a_rotated_file_starts_with_the_interval_of_its_time(tmp_path):
 
 
 def test_a_tick_with_an_interval_netui_does_not_believe_ends_the_read_there(tmp_path):
-    from netui.engine.recording import RecordingWriter, header_record, sample_record
+    from netui.engine.recording.codec import header_record, sample_record
+    from netui.engine.recording.writer import RecordingWriter
 
     path = tmp_path / "r.ndjson.gz"
     writer = RecordingWriter(path, header_record(WALL0, hosts=["n1"], interval_s=1.0))

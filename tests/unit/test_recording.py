@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from netui.collectors.local import TreeReader
 from netui.engine.document import fleet_document
-from netui.engine.recording import RecordingError, dump_lines, load_recording, sample_from_dict, sample_to_dict
+from netui.engine.recording.codec import RecordingError, dump_lines, sample_from_dict, sample_to_dict
+from netui.engine.recording.playback import load
 from netui.model.fleet import Fleet
 from netui.model.node import NodeState
 from netui.model.samples import INTERFACE_COUNTER_NAMES
@@ -79,7 +80,7 @@ def test_a_recording_gives_back_each_nodes_samples_in_order(tmp_path: Path):
     path = tmp_path / "rec.jsonl"
     path.write_text("".join(dump_lines(records)) + "\n\n")
 
-    loaded = load_recording(str(path))
+    loaded = load(str(path)).samples_by_node()
 
     assert list(loaded) == ["gpu01", "gpu02"]
     assert loaded["gpu01"] == [s for n, s in records if n == "gpu01"]
@@ -113,7 +114,7 @@ def test_a_malformed_line_is_a_recording_error_naming_the_line(tmp_path: Path, b
     path.write_bytes(good + b"\n" + bad_line + b"\n")  # the bad line is line 4
 
     with pytest.raises(RecordingError, match=rf"rec\.jsonl:4:"):
-        load_recording(str(path))
+        load(str(path)).samples_by_node()
 
 
 def test_sample_from_dict_rejects_a_malformed_record():

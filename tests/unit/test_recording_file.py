@@ -13,15 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from netui.engine.recorder import Recorder
-from netui.engine.recording import (
-    RecordingError,
-    dump_lines,
-    header_record,
-    load_recording,
-    parse_size,
-    read_records,
-    recording_files,
-)
+from netui.engine.recording.codec import RecordingError, dump_lines, header_record
+from netui.engine.recording.playback import load
+from netui.engine.recording.reader import read_records, recording_files
+from netui.readlimits import parse_size
 from netui.model.fleet import Fleet
 from netui.model.node import NodeState
 from tests.factories import full_sample, write_ticks
@@ -119,11 +114,11 @@ def test_rotation_keeps_a_bounded_set_that_loads_in_order(tmp_path):
     assert sum(r["type"] == "header" for r in records) == 4  # every file starts with the header
     clocks = [r["sample"].mono_s for r in records if r["type"] == "sample" and r["node"] == "gpu01"]
     assert clocks == sorted(clocks) and clocks[-1] == 59.0
-    assert load_recording(str(path))["gpu01"][-1].mono_s == 59.0
+    assert load(str(path)).samples_by_node()["gpu01"][-1].mono_s == 59.0
 
 
 def test_old_plain_json_lines_still_load(tmp_path):
-    recording = load_recording(str(CAPTURE))
+    recording = load(str(CAPTURE)).samples_by_node()
     assert sorted(recording) == ["node1", "node2", "node3", "node4"]
     assert all(len(s) == 39 for s in recording.values())
     # cut mid-line, as a killed version 1 recorder left it

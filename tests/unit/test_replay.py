@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from netui.engine.monitor import Monitor
-from netui.engine.recording import RecordingError
-from netui.engine.replay import ReplayMonitor, load
+from netui.engine.recording.codec import RecordingError
+from netui.engine.recording.playback import load
+from netui.engine.replay import ReplayMonitor
 from tests.factories import record_demo
 
 CAPTURE = Path(__file__).resolve().parents[1] / "data" / "lab-capture.jsonl"
@@ -140,11 +141,11 @@ async def test_a_pair_tests_suspects_are_stragglers_live_and_in_replay_alike(tmp
     shows the same stragglers at every tick, node3 named by the pair test once idle."""
     import json
 
-    from netui.engine.recording import load_recording
+    from netui.engine.recording.playback import load
     from netui.engine.sources import ReplaySource
     from tests.replayed import PAIR_AT, PAIR_TEST
 
-    capture = load_recording(str(CAPTURE))
+    capture = load(str(CAPTURE)).samples_by_node()
     m = Monitor([ReplaySource(name, samples) for name, samples in sorted(capture.items())], interval_s=1.0,
                 history_s=60)
     start = min(s[0].wall_s for s in capture.values())

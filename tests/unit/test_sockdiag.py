@@ -13,7 +13,7 @@ from netui.collectors.frames import FrameDecoder, encode_fields
 from netui.collectors.peers import parse_peers
 from netui.collectors.procfs import ParseError
 from netui.collectors.protocol import PEER_HEAD, PEERS_UNAVAILABLE
-from netui.engine.recording import sample_from_dict, sample_to_dict
+from netui.engine.recording.codec import sample_from_dict, sample_to_dict
 from netui.model.flows import AddressBook, PeerSample, flow_rates, labelled, peer_flows
 from tests.testdata import data_bytes, data_text
 
@@ -302,7 +302,7 @@ def test_a_recording_replays_the_same_peers(tmp_path):
     from dataclasses import replace
 
     from netui.engine.recorder import Recorder
-    from netui.engine.recording import load_recording
+    from netui.engine.recording.playback import load
     from netui.model.fleet import Fleet
     from tests.synth import node_sample
 
@@ -320,7 +320,7 @@ def test_a_recording_replays_the_same_peers(tmp_path):
         rec.tick(fleet)
     rec.close()
     again = Fleet(["a"])
-    for s in load_recording(str(tmp_path / "r.ndjson.gz"))["a"]:
+    for s in load(str(tmp_path / "r.ndjson.gz")).samples_by_node()["a"]:
         again["a"].observe(s)
     assert again["a"].flows.rates == fleet["a"].flows.rates
     assert again["a"].flows.rates["::1"].tx_bytes_per_s == pytest.approx(2 * 10 ** 6)

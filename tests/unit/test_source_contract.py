@@ -125,7 +125,7 @@ ALLOWED_GETATTR = {
     ("checks/pairs/screen.py", "untested"): "a pair verdict lists untested pairs, a latency verdict does not",
     ("engine/document.py", "<dynamic>"): "counters by declared field names",
     ("engine/export.py", "<dynamic>"): "metrics by declared field names",
-    ("engine/recording.py", "<dynamic>"): "dataclass fields by name",
+    ("engine/recording/codec.py", "<dynamic>"): "dataclass fields by name",
 }
 
 COLLECTOR_CLASSES = {"SshSource", "NodeExporterSource", "PrometheusNode", "PrometheusReader", "LocalSource",

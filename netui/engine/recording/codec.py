@@ -1,0 +1,269 @@
+"""A recording's records as JSON and back: the one place a sample becomes JSON
+(``sample_to_dict``) and is read back (``sample_from_dict``), the records netui writes
+(``header_record``, ``sample_record``, ``encode``), what a reader takes of a line
+(``decode_line``: UTF-8, finite numbers, integers within 64 bits, nested at most
+``MAX_DEPTH`` deep) and of a record (``check_record``). The file format is described in
+netui/engine/recording/__init__.py and docs/json.md.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from array import array
+from collections.abc import Iterable, Iterator
+from dataclasses import fields
+
+from netui import __version__
+from netui.model.fabric import fabric_from_dict, fabric_to_dict
+from netui.model.flows import peers_from_dict, peers_to_dict
+from netui.model.samples import (
+    CpuSums,
+    CpuTimes,
+    InterfaceCounters,
+    InterfaceSample,
+    NodeSample,
+    SoftirqCounts,
+    SoftnetStat,
+    TcpSample,
+)
+from netui.model.text import safe_text
+
+FORMAT_VERSION = 2
+RECORD_TYPES = frozenset({"header", "sample", "state", "health", "straggler", "test", "tick"})
+READ_FORMATS = (1, 2)  # version 1: plain JSON lines of {"node", "sample"}, no header
+MAX_DEPTH = 64  # JSON nesting; a recorded sample nests 6 deep
+MAX_INT = 1 << 64  # the kernel's counters are unsigned 64-bit: below this
+MIN_INT = -(1 << 63)  # and signed ones (the Tcp pair's MaxConn is -1) at least this
+MAX_TIME_S = 1e11  # seconds since 1970: year 5138
+MAX_NODES = 100_000  # in one recording: more than netui watches
+MAX_NAME_CHARS = 512  # a node's name: [user@]host[:port]
+MIN_INTERVAL_S, MAX_INTERVAL_S = 0.01, 86400.0  # an interval outside these is not believed
+
+
+class RecordingError(ValueError):
+    """A file that is not a recording netui reads, or a record that is not what netui writes."""
+
+
+# --- samples ------------------------------------------------------------------------------------
+
+
+def _json_default(o):
+    """Per-CPU columns decoded from a remote sampler are arrays: JSON lists."""
+    if isinstance(o, array):
+        return o.tolist()
+    raise TypeError(f"{type(o).__name__} is not JSON serializable")
+
+
+def _columns_to_dict(obj) -> dict | None:
+    """Per-CPU columns (tuples or arrays) as JSON lists."""
+    if obj is None:
+        return None
+    return {f.name: None if (v := getattr(obj, f.name)) is None else list(v) for f in fields(obj)}
+
+
+def sample_to_dict(s: NodeSample) -> dict:
+    return {
+        "wall_s": s.wall_s,
+        "mono_s": s.mono_s,
+        "boot_id": s.boot_id,
+        "interfaces": {name: i._asdict() | {"counters": i.counters._asdict()} for name, i in s.interfaces.items()},
+        "tcp": None if s.tcp is None else {"tcp": dict(s.tcp.tcp), "ext": dict(s.tcp.ext)},
+        "cpu": _columns_to_dict(s.cpu),
+        "softirqs": _columns_to_dict(s.softirqs),
+        "softnet": _columns_to_dict(s.softnet),
+        "hostname": s.hostname,
+        "problems": list(s.problems),
+        "fabric": fabric_to_dict(s.fabric),
+        "cpu_sums": None if s.cpu_sums is None else s.cpu_sums._asdict(),
+        **({} if s.peers is None else {"peers": peers_to_dict(s.peers)}),
+    }
+
+
+def _tuples(d: dict | None, cls):
+    if d is None:
+        return None
+    return cls(**{k: None if v is None else tuple(v) for k, v in d.items()})
+
+
+def sample_from_dict(d: dict) -> NodeSample:
+    """Rebuild a NodeSample; raises RecordingError on a malformed record."""
+    try:
+        interfaces = {}
+        for name, i in d["interfaces"].items():
+            i = dict(i)
+            i["counters"] = InterfaceCounters(**i["counters"])
+            interfaces[name] = InterfaceSample(**i)
+        tcp = TcpSample(**d["tcp"]) if d.get("tcp") else None
+        return NodeSample(
+            wall_s=float(d["wall_s"]),
+            mono_s=float(d["mono_s"]),
+            boot_id=d.get("boot_id"),
+            interfaces=interfaces,
+            tcp=tcp,
+            cpu=_tuples(d.get("cpu"), CpuTimes),
+            softirqs=_tuples(d.get("softirqs"), SoftirqCounts),
+            softnet=_tuples(d.get("softnet"), SoftnetStat),
+            hostname=d.get("hostname"),
+            problems=tuple(d.get("problems", ())),
+            fabric=fabric_from_dict(d.get("fabric")),
+            cpu_sums=CpuSums(**d["cpu_sums"]) if d.get("cpu_sums") else None,
+            peers=peers_from_dict(d.get("peers")),
+        )
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise RecordingError(f"bad sample record: {exc!r}") from None
+
+
+def dump_lines(records: Iterable[tuple[str, NodeSample]]) -> Iterator[str]:
+    """Version 1 lines (``{"node", "sample"}``): kept for tests of old recordings."""
+    for node, sample in records:
+        yield json.dumps({"node": node, "sample": sample_to_dict(sample)}, separators=(",", ":"),
+                         default=_json_default) + "\n"
+
+
+# --- records ------------------------------------------------------------------------------------
+
+
+def header_record(t: float, *, hosts: list[str], interval_s: float) -> dict:
+    return {"type": "header", "format": FORMAT_VERSION, "netui": __version__, "hosts": list(hosts),
+            "interval_s": interval_s, "t": t}
+
+
+def is_interval(value) -> bool:
+    """Whether ``value`` is an interval netui believes (seconds, MIN_INTERVAL_S to MAX_INTERVAL_S)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and MIN_INTERVAL_S <= value <= MAX_INTERVAL_S
+
+
+def sample_record(t: float, node: str, sample: NodeSample) -> dict:
+    return {"type": "sample", "t": t, "node": node, "sample": sample_to_dict(sample)}
+
+
+def encode(record: dict) -> bytes:
+    """One record as one line of compact JSON (NaN and infinities are refused)."""
+    return json.dumps(record, separators=(",", ":"), allow_nan=False, default=_json_default).encode() + b"\n"
+
+
+def check_record(rec) -> dict:
+    """A record as the rest of netui may rely on it: version 1 lines get ``type`` "sample";
+    a sample's dict becomes a NodeSample under ``"sample"``. Raises RecordingError."""
+    if not isinstance(rec, dict):
+        raise RecordingError("a record is a JSON object")
+    kind = rec.get("type", "sample" if "sample" in rec and "node" in rec else None)
+    if kind not in RECORD_TYPES:
+        raise RecordingError(f"unknown record type {kind!r}")
+    out = dict(rec, type=kind)
+    if kind == "sample":
+        if not isinstance(rec.get("node"), str) or not isinstance(rec.get("sample"), dict):
+            raise RecordingError("a sample record needs a node name and a sample")
+        out["sample"] = sample_from_dict(rec["sample"])
+        if "t" not in rec:  # version 1: the node's wall clock is all there is
+            out["t"] = out["sample"].wall_s
+    elif kind in ("state", "health", "straggler") and not isinstance(rec.get("node"), str):
+        raise RecordingError(f"a {kind} record needs a node name")
+    elif kind == "header":
+        hosts = rec.get("hosts") or []
+        if not isinstance(hosts, list) or not all(isinstance(h, str) for h in hosts):
+            raise RecordingError("a header's hosts are a list of names")
+        if len(hosts) > MAX_NODES:
+            raise RecordingError(f"a header of {len(hosts):,} hosts (netui records at most {MAX_NODES:,})")
+    elif kind == "test" and not isinstance(rec.get("report"), dict):
+        raise RecordingError("a test record needs its report")
+    elif kind == "tick" and "interval_s" in rec and not is_interval(rec["interval_s"]):
+        raise RecordingError(f"a tick's interval_s is {MIN_INTERVAL_S:g} to {MAX_INTERVAL_S:g} seconds")
+    names = (rec.get("hosts") or []) if kind == "header" else [rec.get("node") or ""]
+    for name in names:
+        if len(name) > MAX_NAME_CHARS:
+            raise RecordingError(f"a node name of {len(name):,} characters (at most {MAX_NAME_CHARS})")
+    # a file's words: a node's name is shown as netui shows any name it did not make (model/text.py)
+    if kind == "header" and "hosts" in rec:
+        out["hosts"] = [safe_text(h, MAX_NAME_CHARS) for h in names]
+    elif isinstance(rec.get("node"), str):
+        out["node"] = safe_text(rec["node"], MAX_NAME_CHARS)
+    t = out.get("t")
+    if not isinstance(t, (int, float)) or isinstance(t, bool):
+        raise RecordingError("a record needs its time t (seconds)")
+    if not 0 <= t <= MAX_TIME_S:
+        raise RecordingError(f"time t {t!r} is not seconds since 1970")
+    return out
+
+
+# --- lines --------------------------------------------------------------------------------------
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a number netui records")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text[:40]} is out of range")
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    value = int(text)
+    if not MIN_INT <= value < MAX_INT:  # within 64 bits: u64 counters, signed ones (MaxConn is -1)
+        raise ValueError(f"number {text[:40]}… is out of range (beyond 64 bits)")
+    return value
+
+
+_DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float)
+_BIG_NUMBERS = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float, parse_int=_bounded_int)
+_DIGITS_AS_ZERO = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_LONG_DIGITS = b"0" * 19  # as many digits as -2**63 has (2**64 has 20): such lines have their integers checked
+_BRACKETS_ONLY = bytes(b for b in range(256) if b not in b"[]{}")
+_INNERMOST = re.compile(rb"\[\]|\{\}")
+
+
+def has_long_integers(line: bytes) -> bool:
+    """Whether ``line`` holds a run of 19 digits or more: an integer that may not fit in 64 bits."""
+    return _LONG_DIGITS in line.translate(_DIGITS_AS_ZERO)
+
+
+def _too_deep(line: bytes) -> bool | None:
+    """Whether the JSON on ``line`` nests more than MAX_DEPTH deep, judged from its brackets
+    alone; None when brackets inside strings leave it unsure."""
+    if line.count(b"[") + line.count(b"{") <= MAX_DEPTH:
+        return False
+    brackets = line.translate(None, _BRACKETS_ONLY)
+    for _ in range(MAX_DEPTH):  # each pass takes the innermost level away
+        shorter = _INNERMOST.sub(b"", brackets)
+        if not shorter:
+            return False
+        if shorter == brackets:
+            return None
+        brackets = shorter
+    return True
+
+
+def _nests_deeper(obj, limit: int) -> bool:
+    stack = [(obj, 1)]
+    while stack:
+        o, depth = stack.pop()
+        if isinstance(o, dict):
+            o = o.values()
+        elif not isinstance(o, list):
+            continue
+        if depth > limit:
+            return True
+        stack.extend((x, depth + 1) for x in o)
+    return False
+
+
+def decode_line(line: bytes):
+    """One line of a recording as JSON, as netui writes it: UTF-8, finite numbers (no NaN,
+    no infinity, integers within 64 bits), nested at most MAX_DEPTH deep. ValueError otherwise."""
+    text = line.decode("utf-8")
+    deep = _too_deep(line)
+    if deep:
+        raise ValueError(f"JSON nested more than {MAX_DEPTH} deep")
+    try:
+        obj = (_BIG_NUMBERS if has_long_integers(line) else _DECODER).decode(text)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+    if deep is None and _nests_deeper(obj, MAX_DEPTH):
+        raise ValueError(f"JSON nested more than {MAX_DEPTH} deep")
+    return obj
+
