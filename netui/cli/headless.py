@@ -22,7 +22,7 @@ def settled_states() -> frozenset:
 
 def say_abandoned(monitor: Monitor) -> None:
     """One line on stderr when closing gave up waiting for some nodes (engine/monitor.py)."""
-    names = getattr(monitor, "abandoned", None)
+    names = monitor.abandoned
     if names:
         shown = ", ".join(names[:5]) + (f" and {len(names) - 5:,} more" if len(names) > 5 else "")
         print(f"netui: stopped without waiting for {len(names):,} node(s) that did not end in time: {shown}",

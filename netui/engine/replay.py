@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from statistics import median
 
-from netui.engine.monitor import Mode, Monitor, report_state, take_pair_test
+from netui.engine.monitor import Mode, Monitor, report_state, take_test
 from netui.engine.recording import (MAX_INTERVAL_S, MAX_NODES, MIN_INTERVAL_S, RecordingError, is_interval,
                                     read_records, recording_files)
 from netui.engine.sources import RecordedNode
@@ -167,8 +167,8 @@ def _apply(fleet: Fleet, rec: dict, observe, report) -> None:
         if state is NodeState.UP and fleet[rec["node"]].sample is not None:
             return  # the samples already made it up; nothing to add
         report(rec["node"], state, rec.get("reason"))
-    elif kind == "test" and rec.get("kind") == "pair-test":
-        take_pair_test(fleet, rec.get("report"))  # its suspects are stragglers, as they were live
+    elif kind == "test":
+        take_test(fleet, rec.get("kind"), rec.get("report"))  # its suspects are stragglers, as they were live
     elif kind == "interval":
         fleet.set_interval(rec["interval_s"])  # the histories keep their seconds, as they did live
 

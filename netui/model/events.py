@@ -10,6 +10,7 @@ them too).
 
 from __future__ import annotations
 
+from netui import checks
 from netui.model.fleet import Fleet
 from netui.model.health import Level
 from netui.model.node import NodeState
@@ -111,6 +112,7 @@ def _event_words(rec: dict) -> str:
         return (f"straggler {rec.get('reason')}" if rec.get("flagged") else f"{node}: straggler cleared")
     if kind == "test":
         report = rec.get("report") or {}
-        what = "latency test" if rec.get("kind") == "latency-test" else f"{report.get('tool', 'pair')} test"
+        check = checks.by_kind(rec.get("kind"))
+        what = check.title_of(report) if check is not None else f"{report.get('tool', 'a')} test"
         return f"{what}: {report.get('summary') or ((report.get('verdict') or {}).get('text')) or 'done'}"
     return str(kind)

@@ -33,7 +33,7 @@ LAZY = (
     "netui.checks.latency.tools", "netui.checks.doctor.runner", "netui.checks.doctor.report",
     "netui.collectors.shell", "netui.engine.recording",
     "netui.engine.recorder", "netui.engine.replay", "netui.engine.export", "netui.engine.document",
-    "netui.model.testnet", "netui.checks.pairs.model", "netui.checks.latency.model", "netui.checks.doctor.rules",
+    "netui.checks.pairs.model_addresses", "netui.checks.pairs.model", "netui.checks.latency.model", "netui.checks.doctor.rules",
 )
 
 FIRST_FRAME = """

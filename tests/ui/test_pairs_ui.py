@@ -110,7 +110,7 @@ async def test_the_dialog_checks_then_runs_and_remembers_its_settings():
         assert "suspect" not in verdict
         assert screen.query_one("#matrix-verdict").has_class("-failed")
         await escape_to_grid(pilot)
-        assert app.pair_settings.duration_s == 3 and app.pair_settings.test_net == "10.0.0.0/8"
+        assert app.check_settings["pairs"].settings.duration_s == 3 and app.check_settings["pairs"].settings.test_net == "10.0.0.0/8"
         await pressed(pilot, "R")  # the other tool keeps the shared settings
         assert app.screen.query_one("#duration").value == "3"
         assert app.screen.settings.tool == "ib_write_bw" and app.screen.query("#gid")
@@ -266,7 +266,7 @@ async def test_l_asks_for_latency_settings_over_the_marked_or_all_and_remembers_
         assert "fail ✗" not in plain(screen.query_one("#latency-map"))
         assert "7 probes every 0.5 s" in plain(screen.query_one("#matrix-head"))
         await escape_to_grid(pilot)
-        assert (app.latency_settings.count, app.latency_settings.interval_s) == (7, 0.5)
+        assert (app.check_settings["latency"].count, app.check_settings["latency"].interval_s) == (7, 0.5)
         await pressed(pilot, "home", "space", "down", "space", "l")  # two marked: the pair, both ways
         assert isinstance(app.screen, LatencyDialog) and app.screen.nodes == ["gpu01", "gpu02"]
         assert app.screen.query_one("#count").value == "7"
@@ -329,7 +329,8 @@ async def test_latency_from_the_grid_in_the_lab_and_esc_cancels(lab):
         assert "all 3 pairs pass" in plain(screen.query_one("#matrix-verdict"))
         assert "on 198.18.0.0/24" in plain(screen.query_one("#matrix-head"))
         await escape_to_grid(pilot)
-        app.latency_settings = app.latency_settings.from_dict(app.latency_settings.to_dict() | {"count": 300})
+        last = app.check_settings["latency"]
+        app.check_settings["latency"] = last.from_dict(last.to_dict() | {"count": 300})
         screen = await pressed(pilot, "l", "enter")  # a long one, cancelled with Esc
         await pause_until(pilot, lambda: len(pings_left(lab)) >= 3, 10)
         assert len(pings_left(lab)) == 3, pings_left(lab)

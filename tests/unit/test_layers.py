@@ -109,6 +109,10 @@ ROLES = {
     "screen": "ui", "dialog": "ui",
 }
 ALLOWED["checks"] = set()  # the packages netui/checks/ and netui/checks/<feature>/ import nothing
+# ... so every layer may read the checks' contract and registry there (netui/checks/__init__.py:
+# Check, Verdict; each folder's CHECK), which name a check's parts without loading them
+for _layer in ("model", "engine", "ui", "cli"):
+    ALLOWED[_layer] = ALLOWED[_layer] | {"checks"}
 
 
 def module_path(dotted: str) -> Path | None:
@@ -120,7 +124,8 @@ def layer_of_parts(parts: tuple[str, ...]) -> str:
     """The layer of a module from its path below netui/, without ``.py``."""
     # netui/checks/<feature>/<role>[_<what>].py, and what the features share beside them:
     # netui/checks/<role>_<what>.py; the packages themselves: "checks"
-    if parts[0] == "checks" and len(parts) in (2, 3) and parts[-1] != "__init__":
+    if parts[0] == "checks" and len(parts) in (2, 3) and parts[-1] != "__init__" \
+            and not PACKAGE.joinpath(*parts).is_dir():  # `from netui.checks.pairs import KIND`: the package
         return ROLES.get(parts[-1].split("_")[0], f"checks ({parts[-1]}: no role)")
     return "checks" if parts[0] == "checks" else parts[0]
 
@@ -265,7 +270,9 @@ def feature_imports(path: Path) -> set[str]:
         names = [absolute(node, package) or ""] if isinstance(node, ast.ImportFrom) else \
             [a.name for a in node.names] if isinstance(node, ast.Import) else []
         if isinstance(node, ast.ImportFrom) and node.module == "netui.checks":  # `from netui.checks import pairs`
-            names = [f"netui.checks.{a.name}" for a in node.names]
+            # (but not the contract's names: `from netui.checks import Check`)
+            names = [f"netui.checks.{a.name}" for a in node.names if (PACKAGE / "checks" / a.name).is_dir()
+                     or (PACKAGE / "checks" / f"{a.name}.py").exists()]
         found |= {n.split(".")[2] for n in names if n.startswith("netui.checks.") and len(n.split(".")) > 2
                   and not (PACKAGE / "checks" / f"{n.split('.')[2]}.py").exists()}
     return found

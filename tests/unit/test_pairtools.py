@@ -40,7 +40,7 @@ from netui.checks.pairs.tools import (
 from netui.collectors.shell import CommandResult
 from netui.checks.pairs.counters import pair_counters
 from netui.checks.pairs.model import PairResult
-from netui.model.testnet import RdmaChoice
+from netui.checks.pairs.model_addresses import RdmaChoice
 from tests.synth import node_sample
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "tool-output"

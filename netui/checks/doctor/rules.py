@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from netui.checks.doctor import rules_nic
 from netui.checks.doctor.rules_nic import NicSettings
 from netui.checks.doctor.rules_sysctl import SYSCTL_RULES, BufferPath, Recommendations, sysctl_command
-from netui.model.finding import Finding
+from netui.checks.doctor.model import Finding
 from netui.model.health import Level
 from netui.checks.latency.model import LatencyResult
 from netui.model.node import data_plane

@@ -3,7 +3,7 @@
 
 Pure: in, what ``tc -j qdisc show`` and ``ethtool -k`` / ``-g`` said about each interface
 (parsed by ``checks/doctor/parse_nic.py``) and the monitor's sample of the interfaces;
-out, findings (``model.finding``). Called by ``checks.doctor.rules.diagnose``.
+out, findings (``checks.doctor.model``). Called by ``checks.doctor.rules.diagnose``.
 
 - Traffic shaping: a tbf or netem qdisc on a data-plane interface caps or delays
   everything it sends (a warning: the usual leftover of a test, and what makes a node the
@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from netui.checks.doctor.rules_sysctl import size_text
-from netui.model.finding import Finding
+from netui.checks.doctor.model import Finding
 from netui.model.health import Level
 from netui.model.samples import SOFTWARE_KINDS, InterfaceSample
 

@@ -15,6 +15,7 @@ import statistics
 from collections.abc import Callable
 from pathlib import Path
 
+from netui.checks.pairs import KIND
 from netui.checks import report_common
 from netui.checks.pairs.runner import PairTestReport
 from netui.checks.pairs.tools import DIRECTION_LABELS, SHIFT, PairSettings
@@ -154,7 +155,7 @@ def report_document(report: PairTestReport) -> dict:
     send, receive = send_receive_matrices(report)
     first = report.first_verdict
     return {
-        **report_common.document_head(report, SCHEMA_VERSION, "pair-test", report.settings.tool),
+        **report_common.document_head(report, SCHEMA_VERSION, KIND, report.settings.tool),
         "link_speeds_mbps": dict(report.link_speeds_mbps),
         "problems": dict(report.problems),
         "started": _num(report.started_wall_s),
@@ -209,7 +210,7 @@ def node_row(s: NodeSummary, topology: Topology | None = None) -> dict:
 
 def load_report(doc: dict) -> PairTestReport:
     """A report from its JSON document (the verdict is judged again from the results)."""
-    if not isinstance(doc, dict) or doc.get("kind") != "pair-test":
+    if not isinstance(doc, dict) or doc.get("kind") != KIND:
         raise ValueError("not a netui pair-test document")
     doc = safe_tree(doc)  # a file's words (a recording's test, a saved report): shown, never obeyed
     settings = PairSettings.from_dict(doc.get("settings") or {})

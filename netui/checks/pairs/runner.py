@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from netui.collectors.probe import parse_probe, probe_command
+from netui.checks.pairs.probe import parse_probe, probe_command
 from netui.checks.pairs.tools import (
     BIDIR,
     BOTH_WAYS,
@@ -65,7 +65,7 @@ from netui.checks.pairs.model import (Pair, PairResult, PortAllocator, all_pairs
 from netui.checks.pairs.verdict import Verdict, judge
 from netui.checks.pairs.verdict_confirm import confirmed, pairs_to_confirm
 from netui.checks.report_common import CheckReport
-from netui.model.testnet import Probe, choose_addresses, choose_rdma, link_speeds_mbps, nominal_speeds_mbps
+from netui.checks.pairs.model_addresses import Probe, choose_addresses, choose_rdma, link_speeds_mbps, nominal_speeds_mbps
 from netui.model.topology import Topology
 from netui.model.text import safe_line
 

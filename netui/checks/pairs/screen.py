@@ -27,12 +27,13 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from netui.checks.pairs import KIND
 from netui.checks.pairs.report import (LINK, by_switch, counters_text, export, fabric_lines, gbps_cell_format,
                                        gbps_text, judged_word, live_text, node_lines, result_words, summary)
 from netui.checks.pairs.runner import PairProgress, PairTest, PairTestReport
 from netui.checks.pairs.tools import BIDIR, BOTH_WAYS, DIRECTION_LABELS, SHIFT, PairSettings
 from netui.checks.pairs.model import Pair, PairResult
-from netui.checks.pairs.verdict import CANNOT_RUN, Verdict
+from netui.checks.pairs.verdict import CANNOT_RUN, FAIL, INCONCLUSIVE, Verdict
 
 SCALE_VARIABLES = ("error", "warning", "success")  # low → high
 
@@ -327,7 +328,7 @@ class MatrixScreen(Screen):
         """Into the recording, when one is running (w)."""
         from netui.checks.pairs.report import report_document
 
-        self.app.record_test("pair-test", report_document(report))  # type: ignore[attr-defined]
+        self.app.record_test(KIND, report_document(report))  # type: ignore[attr-defined]
 
     # showing ----------------------------------------------------------------------------
     def _show(self) -> None:
@@ -340,11 +341,10 @@ class MatrixScreen(Screen):
         box = self.query_one("#matrix-verdict", Static)
         if self.report is not None:
             box.update(self._summary())
-            status = "refused" if getattr(self.report, "refused", "") else getattr(verdict, "status", None)
-            box.set_class(status in ("fail", "refused") or bool(verdict and status is None and not verdict.passed),
-                          "-failed")
-            box.set_class(bool(verdict and verdict.passed), "-passed")
-            box.set_class(status == "inconclusive", "-inconclusive")
+            status = "refused" if self.report.refused else verdict.status if verdict is not None else None
+            box.set_class(status in (FAIL, "refused"), "-failed")
+            box.set_class(verdict is not None and verdict.passed, "-passed")
+            box.set_class(status == INCONCLUSIVE, "-inconclusive")
             if self.progress is None or self.progress.phase in ("done", "cancelled"):
                 done = "cancelled" if self.report.cancelled else "done"
                 self.query_one("#matrix-progress", Static).update(
@@ -374,7 +374,7 @@ class MatrixScreen(Screen):
         bad = Style(color=self.app.theme_variables.get("error"), bold=True)
         shown = self.results
         untested: set[int] = set()
-        if verdict is not None and hasattr(verdict, "untested"):
+        if verdict is not None:
             shown = verdict.results + verdict.untested
             untested = {id(r) for r in verdict.untested}
         width = max((len(r.sender) + len(r.receiver) + 1 for r in shown), default=0)
@@ -407,7 +407,7 @@ class MatrixScreen(Screen):
             lines.append("\n")
             for line in split:
                 lines.append(line + "\n", style=bad if line.startswith("  ←") else "")
-        if verdict is not None and len(getattr(verdict, "nodes", {})) > 2:
+        if verdict is not None and len(verdict.nodes) > 2:
             lines.append("\n")
             for line in node_lines(verdict):
                 lines.append(line + "\n", style=bad if "← suspect" in line else "")

@@ -16,7 +16,7 @@ from netui.checks.pairs.parse_perftest import NO_DEVICE, parse_perftest, perftes
 from netui.collectors.shell import CommandResult
 from netui.checks.pairs.model import PairResult
 from netui.checks.tools_settings import DictSettings
-from netui.model.testnet import RdmaChoice, parse_test_net
+from netui.checks.pairs.model_addresses import RdmaChoice, parse_test_net
 from netui.model.text import safe_line
 
 IPERF3 = "iperf3"

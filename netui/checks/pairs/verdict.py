@@ -45,6 +45,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from netui import checks
 from netui.checks.pairs.model import Pair, PairResult, _fmt, _pct
 from netui.checks.pairs.verdict_split import FABRIC_GAP, WIDE_GAP, RateSplit, cleared_by_own, split_rates
 
@@ -52,7 +53,7 @@ if TYPE_CHECKING:  # the topology and the fabric's rules load only when a topolo
     from netui.checks.pairs.verdict_fabric import FabricSuspect
     from netui.model.topology import Topology
 
-PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
+PASS, FAIL, INCONCLUSIVE = checks.PASS, checks.FAIL, checks.INCONCLUSIVE
 
 # failed runs that say a node could not run the tool at all (it could not be reached or
 # started, or has no RDMA device): its pairs were not tested, which blames nobody
@@ -133,6 +134,11 @@ class Verdict:
     @property
     def passed(self) -> bool:
         return self.status == PASS
+
+    @property
+    def tested(self) -> frozenset[str]:
+        """The nodes of the pairs judged (``results``; not those of ``untested``)."""
+        return frozenset(n for r in self.results for n in r.pair)
 
     @property
     def inconclusive(self) -> bool:
