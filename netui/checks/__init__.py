@@ -30,13 +30,14 @@ from __future__ import annotations
 import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 # what a verdict's status is, for every check
 PASS, FAIL, INCONCLUSIVE, UNTESTED = "pass", "fail", "inconclusive", "untested"
 STATUSES = (PASS, FAIL, INCONCLUSIVE, UNTESTED)
 
 
+@runtime_checkable
 class Verdict(Protocol):
     """A check's judgement, as the app, the command line and the fleet read it.
 
@@ -65,6 +66,7 @@ class Verdict(Protocol):
     def text(self) -> str: ...
 
 
+@runtime_checkable
 class Report(Protocol):
     """What a finished test returns: its verdict (None when nothing was judged), why it did
     not start (``refused``, "" when it did), whether it was cancelled, and how many of its

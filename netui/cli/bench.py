@@ -73,8 +73,8 @@ def settings_of(check: checks.Check, args):
 def _verbs_help() -> str:
     words = {"iperf3": "iperf3 (TCP)", "ib_write_bw": "ib_write_bw (RDMA, perftest)",
              "latency": "latency (RTT and loss: fping, else ping)"}
-    shown = [words.get(v, f"{v} (a {c.title})") for c in checks.all_checks() for v in c.verbs]
-    aliases = [f"{a} (the same as {c.verbs[0]})" for c in checks.all_checks() for a in c.aliases]
+    shown = [words.get(v, f"{v} (the {c.title})") for c in checks.all_checks() for v in c.verbs]
+    aliases = [f"{a} is {c.verbs[0]}'s older name" for c in checks.all_checks() for a in c.aliases]
     return ", ".join(shown[:-1]) + " or " + shown[-1] + ("; " + ", ".join(aliases) if aliases else "")
 
 

@@ -18,7 +18,7 @@ from netui.model import units
 from netui.model.flows import NodeFlows, flow_rates
 from netui.model.fabric import (ROCE_LOSS_COUNTERS, FabricRates, FabricSample, PortKey, fabric_rates,
                                 port_down, port_rates_health)
-from netui.model.health import (DEFAULT_RULES, HEALTHY, Finding, Health, HealthRules, HeldHealth, Level, Threshold,
+from netui.model.health import (DEFAULT_RULES, HEALTHY, Health, HealthRules, HeldHealth, Level, Reading, Threshold,
                                 health_of, merged, rate)
 from netui.model.history import RATE_CEILING, IfaceHistory, NodeHistory, Ring, capacity_for, rows_after
 from netui.model.limits import MAX_TIME_S, MIN_INTERVAL_S, U64_MAX
@@ -154,7 +154,7 @@ _DEFAULT_CAREFUL = careful_bounds(None)
 
 
 def summarize(sample: NodeSample, rates: NodeRates | None, careful: dict[str, float] | None = None,
-              retrans_min_segments: int = DEFAULT_RULES.retrans_min_segments) -> tuple[NodeSummary, list[Finding]]:
+              retrans_min_segments: int = DEFAULT_RULES.retrans_min_segments) -> tuple[NodeSummary, list[Reading]]:
     """The grid row, and the findings of one interval that cross a ``careful`` bound.
 
     Healthy metrics make no finding at all: at a thousand nodes a second, the common case
@@ -164,7 +164,7 @@ def summarize(sample: NodeSample, rates: NodeRates | None, careful: dict[str, fl
     if rates is None:
         return _NO_SUMMARY, []
     careful = careful or _DEFAULT_CAREFUL
-    findings: list[Finding] = []
+    findings: list[Reading] = []
     table = rates.interfaces
     if isinstance(table, RatesTable) and not table.unknown and table.layout is sample.interfaces.layout:
         rx, tx, drops, errors, link = _interface_totals(table, careful, findings)
@@ -174,7 +174,7 @@ def summarize(sample: NodeSample, rates: NodeRates | None, careful: dict[str, fl
                        link), findings
 
 
-def _interface_totals(table: RatesTable, careful: dict[str, float], findings: list[Finding]) -> tuple:
+def _interface_totals(table: RatesTable, careful: dict[str, float], findings: list[Reading]) -> tuple:
     """The grid's interface columns (RX, TX, drops, errors, max link %) from a rates table
     with every rate known (the common case: sums and maxima over the data-plane rows,
     findings only past a careful bound)."""
@@ -204,7 +204,7 @@ def _interface_totals(table: RatesTable, careful: dict[str, float], findings: li
 
 
 def _interface_totals_by_row(sample: NodeSample, rates: NodeRates, careful: dict[str, float],
-                             findings: list[Finding]) -> tuple:
+                             findings: list[Reading]) -> tuple:
     """The grid's interface columns (as ``_interface_totals``), interface by interface
     (rates with unknowns in them)."""
     c_drops, c_errs, c_link = careful["drops_per_s"], careful["errors_per_s"], careful["link_percent"]
@@ -231,7 +231,7 @@ def _interface_totals_by_row(sample: NodeSample, rates: NodeRates, careful: dict
     return rx, tx, drops_total, errs_total, link_max
 
 
-def _host_totals(rates: NodeRates, careful: dict[str, float], findings: list[Finding],
+def _host_totals(rates: NodeRates, careful: dict[str, float], findings: list[Reading],
                  retrans_min_segments: int) -> tuple:
     """The grid's TCP, softirq and softnet columns, in NodeSummary's order (retransmits/s,
     their ratio, whether it is judged, the hottest CPU and its softirq %, NET_RX/s, backlog

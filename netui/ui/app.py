@@ -12,7 +12,7 @@ import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -98,7 +98,7 @@ class NetuiApp(App):
         self.show_all = False
         self.grid_options = GridOptions()
         # check name → what the check keeps between its runs (its last settings, offered again)
-        self.check_settings: dict[str, object] = {}
+        self.check_settings: dict[str, Any] = {}
         self.last_tests: dict[str, dict] = {}  # kind → the document of the last test that finished here
         self.record_dir = Path.cwd()  # where w starts a recording
         self.recorded = None  # the Recorder still recording when netui quit: the CLI says where it went

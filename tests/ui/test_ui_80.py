@@ -105,7 +105,7 @@ async def test_the_footer_shows_the_main_keys_with_live_labels(size, tmp_path):
     async with app.run_test(size=size) as pilot:
         await poll(app, pilot, 2)
         foot = lines(app)[-1]
-        for key in ("⏎ Open", "␣ Mark", "p Pause", "t Pair", "T Matrix", "l Ping", "D Doctor", "? Help", "q Quit"):
+        for key in ("⏎ Open", "␣ Mark", "p Pause", "t Pair", "T Matrix", "l Latency", "D Doctor", "? Help", "q Quit"):
             assert key in foot, (key, foot)
         assert "RDMA" not in foot  # no RDMA in this fleet: r and R stay out of the way
         assert len(foot.rstrip()) <= size[0]

@@ -300,3 +300,31 @@ def test_the_feature_checker_tells_a_shared_module_from_a_feature(tmp_path):
     bad.write_text("from netui.checks.dialog_fields import field_text\nfrom netui.checks import report_common\n"
                    "from netui.checks import latency\nimport netui.checks.doctor.runner\n")
     assert feature_imports(bad) == {"latency", "doctor"}
+
+
+# the layer of each part a check names (netui/checks/__init__.py, Check): the layer that loads it
+CHECK_PARTS = {"start": "ui", "screen": "ui", "runner": "engine", "settings": "engine", "report": "engine",
+               "stragglers": "model"}
+
+
+def test_each_check_names_its_parts_by_module_in_their_layers():
+    """A check's parts are named, not imported (naming a check loads none of its code), each in
+    the check's own folder and of the layer that loads it; and each name resolves."""
+    import dataclasses
+
+    from netui import checks
+
+    assert {f.name for f in dataclasses.fields(checks.Check)} >= set(CHECK_PARTS)
+    out = []
+    for check in checks.all_checks():
+        for part, layer in CHECK_PARTS.items():
+            ref = getattr(check, part)
+            if ref is None:
+                continue
+            assert isinstance(ref, str), (check.name, part)
+            module = ref.partition(":")[0]
+            if not module.startswith(f"netui.checks.{check.name}.") or layer_of_module(module) != layer:
+                out.append(f"{check.name}.{part} = {ref}: not a {layer} module of netui/checks/{check.name}/")
+            assert checks.load(ref) is not None
+    assert out == []
+    assert [c.name for c in checks.all_checks()] == list(checks.REGISTERED) == list(FEATURES)
