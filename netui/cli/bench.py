@@ -111,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     test.add_argument("--test-net", metavar="CIDR|IFACE",
                       help="test on this subnet or interface (default: the fastest subnet all nodes share)")
     test.add_argument("--threshold-gbps", type=positive_float, metavar="X",
-                      help="a pair passes at X Gbit/s or more")
+                      help="a pair passes at X Gb/s or more")
     test.add_argument("--port", type=positive_int, metavar="N",
                       help="first TCP port tried for the servers (default: iperf3 5201, ib_write_bw 18515); "
                            "ports something already listens on are skipped")

@@ -253,7 +253,7 @@ def _host_totals(rates: NodeRates, careful: dict[str, float], findings: list[Rea
     if hot is not None:
         hot_cpu, hot_percent = hot
         if hot_percent >= careful["softirq_percent"]:
-            findings.append(("softirq_percent", hot_percent, f"CPU{hot_cpu} {hot_percent:.0f}% in softirq"))
+            findings.append(("softirq_percent", hot_percent, units.softirq(hot_percent, hot_cpu)))
     else:
         hot_cpu = hot_percent = None
     net_rx = _sum_col(rates.cpu.net_rx_per_s) if rates.cpu is not None else None

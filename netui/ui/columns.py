@@ -50,7 +50,7 @@ def _hot(n: Node) -> str:
     s = n.summary
     if s.hottest_softirq_percent is None:
         return units.UNKNOWN
-    return f"{s.hottest_softirq_percent:3.0f}% cpu{s.hottest_cpu}"
+    return f"{s.hottest_softirq_percent:3.0f}% {units.cpu(s.hottest_cpu)}"
 
 
 # The trend column's scale never goes below this (bytes/s, 10 Mbit/s): an idle fleet's few kB/s

@@ -67,7 +67,7 @@ _METRICS: tuple[tuple[str, Callable[[NodeSummary], float | None], Callable[[floa
     ("drops_per_s", lambda s: s.drops_per_s, lambda v, s: f"drops {units.per_s(v)}/s"),
     ("errors_per_s", lambda s: s.errors_per_s, lambda v, s: f"errors {units.per_s(v)}/s"),
     ("softirq_percent", lambda s: s.hottest_softirq_percent,
-     lambda v, s: f"softirq {v:.0f}% cpu{s.hottest_cpu}"),
+     lambda v, s: units.softirq(v, s.hottest_cpu, short=True)),
     ("link_percent", lambda s: s.max_link_percent, lambda v, s: f"link {v:.0f}% full"),
     ("softnet_drops_per_s", lambda s: s.softnet_drops_per_s, lambda v, s: f"backlog drops {units.per_s(v)}/s"),
     ("time_squeeze_per_s", lambda s: s.time_squeeze_per_s, lambda v, s: f"squeezed {units.per_s(v)}/s"),

@@ -76,7 +76,7 @@ def test_health_reasons_are_worst_first():
     # the defaults: retransmits > 1 % and softirq > 90 % are critical
     assert node.health.reasons == (
         "TCP retransmits 2.00% of segments",
-        "CPU3 96% in softirq",
+        "softirq 96% on cpu3",
         "eth0 at 95% of link speed",
         "backlog drops 20/s",
         "NET_RX squeezed 150/s",

@@ -94,7 +94,7 @@ class PairTestDialog(SettingsDialog[PairSettings]):
             yield Label("Pattern (both ways)")
             yield Select(PATTERN_CHOICES, allow_blank=False, id="pattern", value=s.pattern, compact=True)
         yield from self.compose_test_net(s.test_net)
-        yield from field_row("Pass at Gbit/s", "threshold-gbps", s.threshold_gbps, type="number",
+        yield from field_row("Pass at Gb/s", "threshold-gbps", s.threshold_gbps, type="number",
                              placeholder="unset: the % rule below")
         yield from field_row("... else % of link", "threshold-percent", s.threshold_percent, type="number")
         yield from field_row("First port", "port", s.port, type="integer",
@@ -138,7 +138,7 @@ class PairTestDialog(SettingsDialog[PairSettings]):
             direction=self.query_one("#direction", Select).value,
             one_at_a_time=self.query_one("#one-at-a-time", Checkbox).value,
             test_net=value("test-net").strip(),
-            threshold_gbps=finite_number(value("threshold-gbps"), "pass at Gbit/s"),
+            threshold_gbps=finite_number(value("threshold-gbps"), "pass at Gb/s"),
             threshold_percent=finite_number(value("threshold-percent"), "% of link") or 0.0,
             port=whole_number(value("port"), "first port"),
         )

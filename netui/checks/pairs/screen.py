@@ -34,6 +34,7 @@ from netui.checks.pairs.runner import PairProgress, PairTest, PairTestReport
 from netui.checks.pairs.tools import BIDIR, BOTH_WAYS, DIRECTION_LABELS, SHIFT, PairSettings
 from netui.checks.pairs.model import Pair, PairResult
 from netui.checks.pairs.verdict import CANNOT_RUN, FAIL, INCONCLUSIVE, Verdict
+from netui.model import units
 
 SCALE_VARIABLES = ("error", "warning", "success")  # low → high
 
@@ -127,9 +128,9 @@ class Heatmap(Static):
             return Text(f"{number(r.gbps)} {mark}", style=Style(
                 bgcolor=bg.rich_color, color=bg.get_contrast_text().rich_color, bold=r.pair in failing))
 
-        table = matrix_table(nodes, "Gbit/s send ↓", 7, cell, muted, sections)
-        best = f" ({gbps_text(top)} Gbit/s)" if top > 0 else ""
-        legend = Text(f"Gbit/s, row sends to column · colour: the pass mark mid-scale, the best pair{best} "
+        table = matrix_table(nodes, "Gb/s send ↓", 7, cell, muted, sections)
+        best = f" ({units.gbps(top)})" if top > 0 else ""
+        legend = Text(f"Gb/s, row sends to column · colour: the pass mark mid-scale, the best pair{best} "
                       "at the top · ✗ fails · ! outlier against the best pairs · not run: a node could not take part",
                       style=muted)
         self.update(Group(table, legend))
@@ -381,20 +382,20 @@ class MatrixScreen(Screen):
         lines = Text()
         # spaces end a span rather than start the next one: SVG exports drop leading blanks
         for r in shown:
-            number = gbps_text(r.gbps) if r.ok else ""
+            number = units.gbps(r.gbps) if r.ok else ""
             lines.append(f"{r.sender}→{r.receiver}".ljust(width) + "  ")
             if verdict is not None:
                 failed = r.pair in failing
                 state = "skip" if id(r) in untested else "FAIL" if failed else judged_word(verdict)
-                lines.append(state.ljust(4) + "  " + " " * (6 - len(number)), style=bad if failed else "")
+                lines.append(state.ljust(4) + "  " + " " * (9 - len(number)), style=bad if failed else "")
             else:
-                lines.append(" " * (6 - len(number)))
+                lines.append(" " * (9 - len(number)))
             first = verdict.retested.get(r.pair) if verdict is not None else None
             extra = counters_text(first or r)
             if first is not None:  # rerun alone to confirm: both figures
                 lines.append(result_words(r, first) + ("   " if extra else ""), style="" if r.ok else bad)
             elif r.ok:
-                lines.append(f"{number} Gbit/s" + ("   " if extra else ""))
+                lines.append(number + ("   " if extra else ""))
             elif id(r) in untested or r.kind in CANNOT_RUN:  # a node that could not take part: no failure
                 lines.append(f"not run: {r.error}" + ("   " if extra else ""), style="dim")
             else:
