@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import getpass
 import os
-import random
 import shlex
 import time
 from collections import deque
@@ -25,6 +24,7 @@ from asyncssh.config import SSHClientConfig
 from asyncssh.misc import split_args
 
 from netui.collectors.asyncssh_shims import apply_shims, lazy_keepalive
+from netui.collectors import backoff
 from netui.collectors.cancel import raise_if_cancelled
 from netui.collectors.frames import FrameDecoder, FrameError, frame_length, size_text
 from netui.collectors.lookup import DirectConnection, HostLookup
@@ -85,8 +85,8 @@ class SshSettings:
     keepalive_s: float = 3.0  # silence before a keepalive; down after 3 unanswered
     fanout: int = 64  # concurrent handshakes
     accept_new_host_keys: bool = False
-    backoff_first_s: float = 1.0
-    backoff_max_s: float = 60.0
+    backoff_first_s: float = backoff.FIRST_S
+    backoff_max_s: float = backoff.MAX_S
 
     def default_config_paths(self) -> list[str]:
         if self.config_paths:
@@ -192,12 +192,6 @@ def classify(exc: BaseException, resolved: ResolvedHost | None) -> Failure:
         # what the node sends is wrong: the next try backs off further, whatever came before
         return Failure(NodeState.PARSE_ERROR, f"bad data from the node: {exc}", backoff_reset=False)
     return Failure(NodeState.DOWN, f"{type(exc).__name__}: {exc}")
-
-
-def backoff_s(attempt: int, first_s: float, max_s: float, rng: random.Random) -> float:
-    """Capped exponential backoff with jitter: uniform in [d/2, d], d = first·2^attempt."""
-    d = min(max_s, first_s * (2 ** min(attempt, 30)))
-    return rng.uniform(d / 2, d)
 
 
 MAX_JUMP_HOPS = 8  # hosts between netui and a node, at most
@@ -686,7 +680,7 @@ class SshSource(BaseSource):
         self.user = user
         self.port = port
         self.connector = connector
-        self._rng = random.Random(seed if seed is not None else hash(name))
+        self._seed = seed if seed is not None else name  # the backoff's jitter
         self._channel: asyncssh.SSHClientChannel | None = None  # the sampler's
         self._session: SamplerSession | None = None
         self._conn: asyncssh.SSHClientConnection | None = None
@@ -703,7 +697,8 @@ class SshSource(BaseSource):
 
     async def run(self, sink: Sink) -> None:
         """Until cancelled: stream, and on any failure report it and retry with backoff."""
-        attempt = 0
+        s = self.connector.settings
+        waits = backoff.Backoff(s.backoff_first_s, s.backoff_max_s, self._seed)
         while True:
             raise_if_cancelled()
             try:
@@ -721,12 +716,10 @@ class SshSource(BaseSource):
                 sink.report(self.name, failure.state, failure.reason)
                 return
             if self.frames and failure.backoff_reset:
-                attempt = 0
+                waits.reset()
             self.frames = 0
-            s = self.connector.settings
-            delay = backoff_s(attempt, s.backoff_first_s, s.backoff_max_s, self._rng)
+            delay = waits.next_s()
             sink.report(self.name, failure.state, f"{failure.reason} (retrying in {delay:.0f} s)")
-            attempt += 1
             await self._wait_to_retry(delay)
 
     async def _wait_to_retry(self, delay_s: float) -> None:
