@@ -54,14 +54,37 @@ class NodeState(str, Enum):
     CONFIG_ERROR = "config error"  # the node's ssh_config cannot be used: never retried
     INTERNAL_ERROR = "internal error"  # netui's own bug judging this node's sample: that node's state, not the app's end
 
+    # The categories of states, declared once (the sets below): every part of netui asks these.
     @property
     def healthy(self) -> bool:
+        """Up: samples arrive."""
         return self is _UP
+
+    @property
+    def failed(self) -> bool:
+        """A failure the transport reported (every state but up, connecting, stale): the node's
+        rates are gone, its reason is in ``Node.error``, and no more waiting changes it (a
+        retry may): a command that waits for nodes gives up on it."""
+        return self in FAILED_STATES
+
+    @property
+    def reachable(self) -> bool:
+        """Up or stale: connected, with a sample to show and a shell a check can use."""
+        return self in REACHABLE_STATES
+
+    @property
+    def waiting(self) -> bool:
+        """Connecting or stale: not failed, not up yet or not up any more (shown as a warning)."""
+        return self in WAITING_STATES
 
 
 # states and levels as module constants (a member read through its Enum class is several
 # times slower than a global on CPython 3.11; these are read per node, per sample and tick)
 _UP, _STALE, _CONNECTING = NodeState.UP, NodeState.STALE, NodeState.CONNECTING
+LIVE_STATES = frozenset({_UP, _CONNECTING, _STALE})  # not failed: a state the transport sets as it is
+FAILED_STATES = frozenset(NodeState) - LIVE_STATES
+REACHABLE_STATES = frozenset({_UP, _STALE})
+WAITING_STATES = frozenset({_CONNECTING, _STALE})
 _IMPOSSIBLE, _PARSE_ERROR = NodeState.IMPOSSIBLE, NodeState.PARSE_ERROR
 _OK, _WARNING, _CRITICAL = Level.OK, Level.WARNING, Level.CRITICAL
 
