@@ -25,7 +25,7 @@ from netui.model.limits import MAX_TIME_S, MIN_INTERVAL_S, U64_MAX
 from netui.model.rates import NodeRates, RatesTable, node_rates
 from netui.speedups import column_stats, iface_totals, rate_codes
 from netui.model.samples import (INTERFACE_COUNTER_NAMES, CounterMap, InterfaceSample, InterfaceTable, NodeSample,
-                                 hidden)
+                                 data_plane_rows, hidden)
 from netui.model.text import safe_line
 
 RETRYING = " (retrying in "  # how the collectors end a failure's reason while they wait to retry
@@ -95,17 +95,12 @@ def is_hidden(iface: InterfaceSample) -> bool:
 
 
 def data_plane(interfaces: Mapping[str, InterfaceSample]) -> list[str]:
-    """Names of the interfaces that carry the node's traffic, as the summary counts them.
-
-    The non-hidden ones; when a node has none (a container or a lab node with only a veth),
-    every interface but loopback.
-    """
+    """Names of the interfaces that carry the node's traffic, as the summary counts them,
+    sorted (``samples.data_plane_rows``: the rule)."""
     if isinstance(interfaces, InterfaceTable):
         return list(interfaces.layout.data_plane_names)
-    names = [n for n, s in interfaces.items() if not is_hidden(s)]
-    if not names:
-        names = [n for n, s in interfaces.items() if s.kind != "loopback" and n != "lo"]
-    return sorted(names)
+    names = list(interfaces)
+    return [names[i] for i in data_plane_rows(names, [s.kind for s in interfaces.values()])]
 
 
 class NodeSummary(NamedTuple):
