@@ -1,6 +1,6 @@
 """Turn the raw texts read from a node into a NodeSample.
 
-Every transport gathers the same texts under the same keys (``PROC_FILES`` plus, per
+Every transport gathers the same texts under the same keys (``protocol.PROC_FILES`` plus, per
 interface, the ``IFACE_ATTRS`` of /sys/class/net/<if>), so the local file reader, the SSH
 sampler and a replayed capture all meet here and run the same parsers. A text that is
 missing (None) or does not parse leaves its part of the sample None and adds a line to
@@ -21,17 +21,7 @@ from netui.model.text import safe_text
 from netui.model.samples import (CounterTable, IfaceLayout, IfaceMeta, InterfaceCounters, InterfaceSample,
                                  InterfaceTable, NodeSample, TcpSample, layout_of)
 
-# key -> path under the procfs root
-PROC_FILES: dict[str, str] = {
-    "net/dev": "net/dev",
-    "net/snmp": "net/snmp",
-    "net/netstat": "net/netstat",
-    "stat": "stat",
-    "softirqs": "softirqs",
-    "net/softnet_stat": "net/softnet_stat",
-    "boot_id": "sys/kernel/random/boot_id",
-    "hostname": "sys/kernel/hostname",
-}
+PROC_FILES = protocol.PROC_FILES  # key -> path under the procfs root
 
 # files read under /sys/class/net/<if>/ ; "link" is where the class symlink points
 IFACE_ATTRS: tuple[str, ...] = protocol.IFACE_ATTRS

@@ -3,7 +3,7 @@ The format is docs/protocol.md; what both sides share, collectors/protocol.py.
 
 A frame is ``b"NETUI2 <length>\\n"`` followed by ``length`` bytes of payload: fields of a
 key, a NUL, the value's length (u32, little-endian) and the value (``encode_fields``). Keys
-are those of collectors.assemble.PROC_FILES, ``wall``/``mono`` (the node's clocks when it
+are those of collectors.protocol.PROC_FILES, ``wall``/``mono`` (the node's clocks when it
 read the counters), ``cpu``, ``netirq``, ``netdev``, ``softnet``, ``tcp`` and ``cpusum`` (the
 sampler's number tables: bytes of little-endian arrays; the per-CPU ones only while the
 monitor asks for them, their sums in ``cpusum`` always) and ``if/<name>`` (an interface's sysfs texts,

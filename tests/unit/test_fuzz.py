@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from netui.collectors import procfs
-from netui.collectors.assemble import IFACE_ATTRS, PROC_FILES, sample_from_texts
+from netui.collectors.assemble import IFACE_ATTRS, sample_from_texts
+from netui.collectors.protocol import PROC_FILES
 from netui.collectors.procfs import ParseError
 from netui.model.samples import NodeSample
 from tests.testdata import PROCFS, data_text
