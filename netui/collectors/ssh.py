@@ -30,7 +30,7 @@ from netui.collectors.frames import FrameDecoder, FrameError, frame_length, size
 from netui.collectors.lookup import DirectConnection, HostLookup
 from netui.collectors.protocol import MAX_FRAME
 from netui.collectors.proxycommand import ProxyCommand
-from netui.collectors.source import BaseSource, NodeCommands, Sink
+from netui.collectors.source import BaseSource, NodeAccess, Sink
 from netui.collectors.ssh_config import ConfigIndex, SshConfigError
 from netui.model.node import NodeState
 from netui.model.text import safe_line
@@ -777,11 +777,11 @@ class SshSource(BaseSource):
         conn = self._conn
         return conn if conn is not None and self._channel is not None and not conn.is_closed() else None
 
-    def commands(self) -> NodeCommands:
+    def commands(self) -> NodeAccess:
         """Commands over the node's live connection (``connection``): they fail while it is down."""
         from netui.collectors.shell import SshShell
 
-        return NodeCommands(SshShell(self))
+        return NodeAccess(SshShell(self))
 
     def set_interval(self, interval_s: float) -> None:
         self._tell(f"i {interval_s}\n".encode())

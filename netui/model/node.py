@@ -103,7 +103,7 @@ def data_plane(interfaces: Mapping[str, InterfaceSample]) -> list[str]:
     return [names[i] for i in data_plane_rows(names, [s.kind for s in interfaces.values()])]
 
 
-class NodeSummary(NamedTuple):
+class NodeTotals(NamedTuple):
     """One row of the cluster grid: the node's data-plane totals for the last interval.
 
     A named tuple, not a dataclass: every node makes one per sample, and a frozen
@@ -131,7 +131,7 @@ class NodeSummary(NamedTuple):
     pause_per_s: float | None = None  # pause frames RX + TX on the RDMA netdevs (ethtool -S)
 
 
-_NO_SUMMARY = NodeSummary()
+_NO_SUMMARY = NodeTotals()
 
 
 def _sum(values) -> float | None:
@@ -172,7 +172,7 @@ _DEFAULT_CAREFUL = careful_bounds(None)
 
 
 def summarize(sample: NodeSample, rates: NodeRates | None, careful: dict[str, float] | None = None,
-              retrans_min_segments: int = DEFAULT_RULES.retrans_min_segments) -> tuple[NodeSummary, list[Finding]]:
+              retrans_min_segments: int = DEFAULT_RULES.retrans_min_segments) -> tuple[NodeTotals, list[Finding]]:
     """The grid row, and the findings of one interval that cross a ``careful`` bound.
 
     Healthy metrics make no finding at all: at a thousand nodes a second, the common case
@@ -188,7 +188,7 @@ def summarize(sample: NodeSample, rates: NodeRates | None, careful: dict[str, fl
         rx, tx, drops, errors, link = _interface_totals(table, careful, findings)
     else:
         rx, tx, drops, errors, link = _interface_totals_by_row(sample, rates, careful, findings)
-    return NodeSummary(rx, tx, drops, errors, *_host_totals(rates, careful, findings, retrans_min_segments),
+    return NodeTotals(rx, tx, drops, errors, *_host_totals(rates, careful, findings, retrans_min_segments),
                        link), findings
 
 
@@ -251,7 +251,7 @@ def _interface_totals_by_row(sample: NodeSample, rates: NodeRates, careful: dict
 
 def _host_totals(rates: NodeRates, careful: dict[str, float], findings: list[Finding],
                  retrans_min_segments: int) -> tuple:
-    """The grid's TCP, softirq and softnet columns, in NodeSummary's order (retransmits/s,
+    """The grid's TCP, softirq and softnet columns, in NodeTotals's order (retransmits/s,
     their ratio, whether it is judged, the hottest CPU and its softirq %, NET_RX/s, backlog
     drops/s, squeezes/s), and their findings."""
     retrans = ratio = judged = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from netui.model.health import DEFAULT_THRESHOLDS, HEALTHY, HealthRules, Level, Threshold, assess
-from netui.model.node import Node, NodeState, NodeSummary, data_plane, is_hidden
+from netui.model.node import Node, NodeState, NodeTotals, data_plane, is_hidden
 from netui.model.samples import InterfaceTable, SoftnetStat
 from tests.factories import make_cpu, make_iface, make_sample
 
@@ -27,7 +27,7 @@ def test_observe_builds_rates_summary_and_history_over_a_sequence():
 
     node.observe(traffic(0.0, eth0_rx=0))
     assert node.state is NodeState.UP and node.error is None
-    assert node.rates is None and node.summary == NodeSummary()
+    assert node.rates is None and node.summary == NodeTotals()
     assert node.history["rx_bytes_per_s"].values() == [None]
 
     node.observe(traffic(1.0, eth0_rx=1_000_000, lo=10**9, veth=10**9))
@@ -127,7 +127,7 @@ def test_fail_makes_the_node_critical_with_the_reason_and_keeps_the_last_sample(
     assert node.level is Level.CRITICAL
     assert node.health.level is Level.CRITICAL
     assert node.health.reasons == ("down: connection refused",)
-    assert node.rates is None and node.summary == NodeSummary()
+    assert node.rates is None and node.summary == NodeTotals()
     assert node.sample is last
 
 
