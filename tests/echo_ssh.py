@@ -11,7 +11,9 @@ from pathlib import Path
 
 import asyncssh
 
-from netui.collectors.ssh import SshConnector, SshSettings, SshSource
+from netui.collectors.ssh import SshSource
+
+from netui.collectors.ssh_connect import SshConnector, SshSettings
 from netui.engine.monitor import Monitor
 
 from tests.bench.fake_fleet import write_keys

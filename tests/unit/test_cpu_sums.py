@@ -15,7 +15,8 @@ import pytest
 
 from netui.collectors import procfs
 from netui.collectors.frames import FrameDecoder, FrameError
-from netui.collectors.ssh import SshConnector, SshSettings, SshSource
+from netui.collectors.ssh import SshSource
+from netui.collectors.ssh_connect import SshConnector, SshSettings
 from netui.engine.recording import sample_from_dict, sample_to_dict
 from netui.model.node import Node
 from netui.model.rates import node_rates

@@ -17,7 +17,8 @@ from netui.collectors.node_exporter import HttpClient, HttpSettings, NodeExporte
 from netui.collectors.prometheus import PrometheusNode, PrometheusReader
 from netui.collectors.shell import LocalShell, SshShell
 from netui.collectors.source import BaseSource, NodeAccess, Sink, Source
-from netui.collectors.ssh import SshConnector, SshSettings, SshSource
+from netui.collectors.ssh import SshSource
+from netui.collectors.ssh_connect import SshConnector, SshSettings
 from netui.engine.monitor import LIVE, Monitor
 from netui.engine.replay import REPLAY, ReplayMonitor
 from netui.engine.sources import LocalSource, RecordedNode, ReplaySource, shells_for

@@ -8,7 +8,7 @@ import asyncssh
 import pytest
 
 from netui.collectors.frames import FrameError
-from netui.collectors.ssh import ResolvedHost, SshSettings, classify, resolve
+from netui.collectors.ssh_connect import ResolvedHost, SshSettings, classify, resolve
 from netui.model.node import NodeState
 
 
@@ -52,7 +52,7 @@ def test_resolve_applies_ssh_config(tmp_path):
 
 
 def test_aes_gcm_is_offered_first_unless_ssh_config_names_ciphers(tmp_path):
-    from netui.collectors.ssh import SshConnector
+    from netui.collectors.ssh_connect import SshConnector
 
     plain = tmp_path / "plain"
     plain.write_text("Host *\n    User root\n")
