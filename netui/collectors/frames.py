@@ -20,8 +20,15 @@ from dataclasses import replace
 
 from netui.collectors.assemble import interfaces_from_texts, kept_interfaces, sample_from_texts, unpack_attrs
 from netui.collectors.peers import parse_peers
-from netui.collectors.procfs import (ParseError, parse_cpu_compact, parse_cpusum, parse_netdev_compact,
-                                    parse_netirq_compact, parse_softnet_compact, parse_tcp_compact)
+from netui.collectors.frame_tables import (
+    parse_cpu_compact,
+    parse_cpusum,
+    parse_netdev_compact,
+    parse_netirq_compact,
+    parse_softnet_compact,
+    parse_tcp_compact,
+)
+from netui.collectors.procfs import ParseError
 from netui.collectors.protocol import IB_NAMES, MAGIC, MAX_FIELDS, MAX_FRAME, MAX_RECORD_LINES, PORT_ATTRS
 from netui.collectors.protocol import TABLES as _TABLE_KEYS
 from netui.model.flows import PeerSample

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from netui.collectors import assemble, ethtool, frames, infiniband, procfs, protocol
+from netui.collectors import assemble, ethtool, frame_tables, frames, infiniband, protocol
 from netui.collectors.ssh import PROTOCOL_IMPORT, SAMPLER_SOURCE, shipped_sampler_source
 
 PACKAGE = Path(protocol.__file__).resolve().parents[1]
@@ -53,7 +53,7 @@ def test_the_monitor_decodes_with_the_protocols_own_objects():
     assert infiniband.PORT_ATTRS is protocol.PORT_ATTRS
     assert assemble.PACKED_ATTRS is protocol.IFACE_FIELDS
     assert assemble.PROC_FILES is protocol.PROC_FILES
-    assert procfs._CPUSUM is protocol.CPUSUM and frames.MAGIC is protocol.MAGIC
+    assert frame_tables._CPUSUM is protocol.CPUSUM and frames.MAGIC is protocol.MAGIC
     assert ethtool.PER_QUEUE.pattern == protocol.PER_QUEUE_PATTERN
 
 
