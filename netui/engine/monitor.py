@@ -42,7 +42,6 @@ STALE_INTERVALS = 3  # a node with no sample for this many intervals is stale
 PULL_WAIT_MAX_S = 3.0  # a tick waits for a pull source's read the interval, at most this
 CLOSE_WAIT_S = 5.0  # close() waits this long for the node tasks to end, then as long for the sources
 CANCEL_AGAIN_S = 0.5  # meanwhile, a task still running is cancelled again this often
-_SHOWN = (NodeState.UP, NodeState.CONNECTING, NodeState.STALE)
 
 # CPython's cyclic GC runs a young collection every 700 net container allocations; a
 # node-sample makes hundreds of short-lived tuples and dicts, nearly all freed by reference
@@ -73,7 +72,7 @@ def tune_gc() -> None:
 def report_state(node, state: NodeState, reason: str | None, at_s: float | None = None) -> None:
     """A transport's word on a node: a state it is in, or a failure with its reason (``at_s``:
     when, wall clock; None in a replay, which has no such clock)."""
-    if state in (NodeState.CONNECTING, NodeState.STALE, NodeState.UP):
+    if not state.failed:
         node.set_state(state, reason)
     else:
         node.fail(state, reason or state.value, at_s)
@@ -236,7 +235,7 @@ class Monitor:
             if not read.done():
                 node = self.fleet[source.name]
                 # a node that failed keeps its failure; one that shows up (or is about to) goes stale
-                if now - since >= self.pull_wait_s and node.state in _SHOWN:
+                if now - since >= self.pull_wait_s and not node.state.failed:
                     node.set_state(NodeState.STALE, f"read not answering for {now - since:.1f} s")
                 continue
             del self._reads[source.name]

@@ -77,7 +77,7 @@ class StatusBar(Static):
             if i:
                 counts.append(", ")
             color = theme.get("success") if state is NodeState.UP else (
-                theme.get("warning") if state in (NodeState.CONNECTING, NodeState.STALE) else theme.get("error"))
+                theme.get("warning") if state.waiting else theme.get("error"))
             counts.append(f"{count} {state.value}", style=color or "")
         head = Text()
         head.append("netui", style="bold")

@@ -17,7 +17,9 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from netui.collectors.ssh import SshConnector, SshSettings, SshSource
+from netui.collectors.ssh import SshSource
+
+from netui.collectors.ssh_connect import SshConnector, SshSettings
 from netui.checks.doctor.runner import examine
 from netui.engine.monitor import Monitor
 from netui.checks.doctor.rules_sysctl import Recommendations

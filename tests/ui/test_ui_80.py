@@ -10,7 +10,9 @@ import socket
 import pytest
 from textual import events
 
-from netui.collectors.ssh import SshConnector, SshSettings, SshSource
+from netui.collectors.ssh import SshSource
+
+from netui.collectors.ssh_connect import SshConnector, SshSettings
 from netui.engine.monitor import Monitor
 from netui.ui.app import make_app
 from netui.ui.grid import FleetGrid

@@ -28,7 +28,7 @@ from netui.collectors.node_exporter import ScrapeFailure, http_failure
 from netui.checks.pairs.probe import parse_probe
 from netui.collectors.prometheus import PrometheusError, names_for_instances
 from netui.collectors.shell import CommandFailed, CommandResult
-from netui.collectors.ssh import Failure
+from netui.collectors.ssh_connect import Failure
 from netui.model.node import NodeState
 from tests.hostile_text import HOSTILE, HOSTILE_LINE, HOSTILE_NAME, leaked
 

@@ -16,8 +16,9 @@ from netui.collectors.local import LiveReader, TreeReader
 from netui.collectors.node_exporter import HttpClient, HttpSettings, NodeExporterSource
 from netui.collectors.prometheus import PrometheusNode, PrometheusReader
 from netui.collectors.shell import LocalShell, SshShell
-from netui.collectors.source import BaseSource, NodeCommands, Sink, Source
-from netui.collectors.ssh import SshConnector, SshSettings, SshSource
+from netui.collectors.source import BaseSource, NodeAccess, Sink, Source
+from netui.collectors.ssh import SshSource
+from netui.collectors.ssh_connect import SshConnector, SshSettings
 from netui.engine.monitor import LIVE, Monitor
 from netui.engine.replay import REPLAY, ReplayMonitor
 from netui.engine.sources import LocalSource, RecordedNode, ReplaySource, shells_for
@@ -80,7 +81,7 @@ def test_each_source_says_what_it_is(tmp_path):
     assert isinstance(ssh.commands().shell, SshShell) and ssh.commands().live
     commands = tree.commands()
     assert isinstance(commands.shell, LocalShell)
-    assert commands == NodeCommands(commands.shell, live=False, procfs=procfs, sysfs=sysfs)
+    assert commands == NodeAccess(commands.shell, live=False, procfs=procfs, sysfs=sysfs)
     for source in (exporter, prom, recorded, replayed):
         assert source.commands() is None and source.no_commands
     assert set(shells_for([tree, live, ssh, exporter, prom, recorded, replayed])) == {live.name, "n1"}

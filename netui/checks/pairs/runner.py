@@ -82,7 +82,7 @@ def node_unavailable(monitor, shells: dict, node: str) -> str | None:
     if node not in shells:
         return f"{node} cannot run commands (a replay or a captured tree)"
     n = fleet[node]
-    if n.state not in (NodeState.UP, NodeState.STALE):
+    if not n.state.reachable:
         return f"{node} is {n.state.value}" + (f" ({n.failure_words()})" if n.error or n.last_failure else "")
     return None
 
