@@ -44,7 +44,7 @@ _change_asyncssh()
 
 async def _watch(directory: Path) -> dict:
     from netui.collectors.asyncssh_shims import shim_states
-    from netui.collectors.ssh import SshConnector, SshSettings
+    from netui.collectors.ssh_connect import SshConnector, SshSettings
     from tests.echo_ssh import echo_server, round_trips
 
     async with echo_server(directory) as config:

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import asyncssh
 
-from netui.collectors.ssh import SshConnector, SshSettings, SshSource
+from netui.collectors.ssh import SshSource
+
+from netui.collectors.ssh_connect import SshConnector, SshSettings
 from netui.engine.monitor import Monitor
 
 from tests.bench.fake_fleet import write_keys
@@ -79,14 +81,14 @@ async def round_trips(conn: asyncssh.SSHClientConnection, count: int = 20, size:
 
 
 async def watch_scenarios(config: Path, scenarios: list[str], until, *, interval_s: float = 0.2,
-                          connect_timeout_s: float = 5, timeout_s: float = 60.0) -> Monitor:
+                          connect_timeout_s: float = 5, timeout_s: float = 60.0, thresholds=None) -> Monitor:
     """A live Monitor of one SSH node per scenario on ``loopback_ssh_server``'s config (the
     scenario is the login name: ``user`` overrides the config's User), run until ``until(monitor)``
     or ``timeout_s``; closed before it is returned (a failed retry waits 60 s: never during a test)."""
     connector = SshConnector(SshSettings(config_paths=[str(config)], connect_timeout_s=connect_timeout_s,
                                          backoff_first_s=60, backoff_max_s=60))
     sources = [SshSource(s, "127.0.0.1", connector, user=s) for s in scenarios]
-    monitor = Monitor(sources, interval_s=interval_s, history_s=30, connector=connector)
+    monitor = Monitor(sources, interval_s=interval_s, history_s=30, connector=connector, thresholds=thresholds)
     task = asyncio.ensure_future(monitor.run())
     try:
         deadline = time.monotonic() + timeout_s

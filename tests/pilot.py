@@ -12,7 +12,7 @@ from pathlib import Path
 from rich.console import Console
 from textual.pilot import Pilot
 
-from netui.collectors.ssh import SshSettings
+from netui.collectors.ssh_connect import SshSettings
 from netui.engine.monitor import Monitor
 from netui.model.health import DEFAULT_RULES
 from netui.model.samples import NodeSample

@@ -3,12 +3,14 @@
     netui bench iperf3 node1 node2                    # one pair: node1 sends to node2
     netui bench iperf3 node[1-4] --matrix --json      # all pairs, in rounds
     netui bench ib_write_bw gpu[01-16] --matrix --test-net 10.10.0.0/16
-    netui bench ping node[1-4] --matrix --count 20    # RTT and loss, every node to every other
+    netui bench latency node[1-4] --matrix --count 20  # RTT and loss, every node to every other
     netui bench iperf3 gpu[01-16] --matrix --topology topology.conf   # the matrix by leaf; uplinks judged
 
 Connects to the nodes as ``netui`` does (the usual SSH options), waits until they are up,
 runs the test over those connections, prints the matrix and the verdict (or the JSON
-document). Exit status: 0 every pair passes, 1 a pair fails, 2 bad arguments or a test
+document). Each verb is a check's (checks/__init__.py: pairs iperf3 and ib_write_bw,
+latency, and ``ping``, the latency test's first name, still); the options of each check are
+here. Exit status: 0 every pair passes, 1 a pair fails, 2 bad arguments or a test
 that cannot run (no node able to run the tool), 3 inconclusive (the data cannot decide:
 link speeds unknown and every pair alike, or pairs that could not be tested). With a
 topology (--topology FILE, or --slurm) the matrix is ordered leaf by leaf and the verdict
@@ -21,22 +23,26 @@ import argparse
 import asyncio
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from netui.cli.options import (common, exit_epilog, percent, positive_float, positive_int, set_interval_default,
                                topology_option, whole)
+from netui import checks
 from netui.engine import eventloop
-from netui.checks.pairs.tools import DIRECTIONS, PATTERNS, SHIFT, TOOLS, PairSettings, default_direction
+from netui.checks.pairs.tools import DIRECTIONS, PATTERNS, SHIFT, PairSettings, default_direction
 from netui.checks.latency.tools import PING_TOOLS, LatencySettings
 from netui.exits import INTERRUPTED
+
+if TYPE_CHECKING:
+    from netui.engine.monitor import Monitor
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2  # bad arguments, or a test that cannot run at all
 EXIT_INCONCLUSIVE = 3
+EXIT_STATUS = {checks.PASS: 0, checks.FAIL: EXIT_FAILED, checks.INCONCLUSIVE: EXIT_INCONCLUSIVE,
+               checks.UNTESTED: EXIT_FAILED}
 
-PING = "ping"
-
-
-def _settings(args) -> PairSettings:
+def _pair_settings(args) -> PairSettings:
     return PairSettings(
         tool=args.tool, duration_s=args.duration, streams=args.parallel,
         direction=args.direction or default_direction(args.matrix),
@@ -47,10 +53,29 @@ def _settings(args) -> PairSettings:
     )
 
 
-def _ping_settings(args) -> LatencySettings:
+def _latency_settings(args) -> LatencySettings:
     return LatencySettings(count=args.count, interval_s=args.ping_interval, test_net=args.test_net or "",
                         tool=args.ping_tool, max_loss_percent=args.max_loss, rtt_factor=args.rtt_factor,
                         threshold_ms=args.threshold_ms)
+
+
+# a check's settings from its options below; a check not named here runs with its defaults
+SETTINGS = {"pairs": _pair_settings, "latency": _latency_settings}
+
+
+def settings_of(check: checks.Check, args):
+    """The settings ``check`` runs with under ``args`` (not yet checked)."""
+    if check.name in SETTINGS:
+        return SETTINGS[check.name](args)
+    return checks.load(check.settings)()
+
+
+def _verbs_help() -> str:
+    words = {"iperf3": "iperf3 (TCP)", "ib_write_bw": "ib_write_bw (RDMA, perftest)",
+             "latency": "latency (RTT and loss: fping, else ping)"}
+    shown = [words.get(v, f"{v} (the {c.title})") for c in checks.all_checks() for v in c.verbs]
+    aliases = [f"{a} is {c.verbs[0]}'s older name" for c in checks.all_checks() for a in c.aliases]
+    return ", ".join(shown[:-1]) + " or " + shown[-1] + ("; " + ", ".join(aliases) if aliases else "")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,8 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "--matrix. Exit status: 0 pass, 1 a pair fails, 2 bad arguments or a test that "
                     "cannot run, 3 inconclusive (the data cannot decide).",
         epilog=exit_epilog("a pair fails", "3 inconclusive (the data cannot decide)"))
-    p.add_argument("tool", choices=(*TOOLS, PING),
-                   help="iperf3 (TCP), ib_write_bw (RDMA, perftest) or ping (RTT and loss: fping, else ping)")
+    p.add_argument("tool", choices=checks.bench_verbs(), metavar="{" + ",".join(checks.bench_verbs(aliases=False)) + "}",
+                   help=_verbs_help())
     test = p.add_argument_group("the test")
     test.add_argument("--matrix", action="store_true",
                       help="every pair of the hosts, both ways, in rounds (see --pattern)")
@@ -86,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     test.add_argument("--test-net", metavar="CIDR|IFACE",
                       help="test on this subnet or interface (default: the fastest subnet all nodes share)")
     test.add_argument("--threshold-gbps", type=positive_float, metavar="X",
-                      help="a pair passes at X Gbit/s or more")
+                      help="a pair passes at X Gb/s or more")
     test.add_argument("--port", type=positive_int, metavar="N",
                       help="first TCP port tried for the servers (default: iperf3 5201, ib_write_bw 18515); "
                            "ports something already listens on are skipped")
@@ -94,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="... else at P %% of the slower end's link speed; where speeds are unknown "
                            "or nominal (veth), at the middle of a gap of 4x or more in the rates, else at P %% "
                            "of the best pairs (default 90)")
-    ping = p.add_argument_group("ping (a pair fails on any loss, or as an RTT outlier)")
+    ping = p.add_argument_group("latency (a pair fails on any loss, or as an RTT outlier)")
     ping.add_argument("--count", "-c", type=positive_int, default=20, metavar="N",
                       help="probes per pair (default 20)")
     ping.add_argument("--ping-interval", type=positive_float, default=0.2, metavar="S",
@@ -159,11 +184,11 @@ async def _interruptible(coro, interrupted: Interrupt):
                 loop.remove_signal_handler(signum)
 
 
-async def _bench(monitor, nodes: list[str], settings: PairSettings | LatencySettings, *, matrix: bool,
-                 connect_timeout_s: float, quiet: bool, interrupted: Interrupt | None = None):
+async def _bench(monitor: Monitor, check: checks.Check, nodes: list[str], settings, *, matrix: bool,
+                 connect_timeout_s: float, quiet: bool, interrupted: Interrupt | None = None) -> checks.Report:
+    """``check``'s test over ``nodes`` once they are up (or have failed), with ``settings``;
+    its report."""
     from netui.cli.headless import say_abandoned, settled_states
-    from netui.checks.pairs.runner import PairTest
-    from netui.checks.latency.runner import LatencyTest
 
     gave_up = settled_states()
     runner = asyncio.ensure_future(monitor.run())
@@ -183,8 +208,7 @@ async def _bench(monitor, nodes: list[str], settings: PairSettings | LatencySett
                 last[0] = line
                 print(f"netui bench: {p.words}", file=sys.stderr)
 
-        kind = LatencyTest if isinstance(settings, LatencySettings) else PairTest
-        test = kind(monitor, nodes, settings, matrix=matrix, on_progress=progress)
+        test: checks.Test = checks.load(check.runner)(monitor, nodes, settings, matrix=matrix, on_progress=progress)
         if interrupted is not None and interrupted.is_set():
             raise KeyboardInterrupt  # Ctrl-C while connecting: nothing measured
         if interrupted is not None:
@@ -201,13 +225,12 @@ def main(argv: list[str]) -> int:
     from netui.cli.settings import SourceSettings
     from netui.cli.sources import build_sources
     from netui.engine.monitor import Monitor
-    from netui.checks.pairs import report as pair_report
-    from netui.checks.latency import report as latency_report
 
     args = build_parser().parse_intermixed_args(argv)
-    doc = latency_report if args.tool == PING else pair_report
+    check = checks.by_verb(args.tool)
+    assert check is not None  # argparse took only a verb of a check
     try:
-        settings = (_ping_settings(args) if args.tool == PING else _settings(args)).check()
+        settings = settings_of(check, args).check()
     except ValueError as exc:
         print(f"netui bench: {exc}", file=sys.stderr)
         return 2
@@ -224,7 +247,7 @@ def main(argv: list[str]) -> int:
     attach_topology(monitor.fleet, args.topology, args.slurm is not False)
     interrupted = Interrupt()
     try:
-        report = eventloop.run(_interruptible(_bench(monitor, nodes, settings, matrix=args.matrix,
+        report = eventloop.run(_interruptible(_bench(monitor, check, nodes, settings, matrix=args.matrix,
                                                      connect_timeout_s=args.connect_timeout, quiet=False,
                                                      interrupted=interrupted), interrupted))
     except KeyboardInterrupt:
@@ -236,18 +259,18 @@ def main(argv: list[str]) -> int:
         # text, "cancelled": true in the JSON document
         print(f"netui bench: interrupted after {report.tests_done} of {report.tests_total} tests; "
               "the results so far follow", file=sys.stderr)
-    print_whole(json.dumps(doc.report_document(report), indent=2) if args.json else doc.text_report(report))
+    documents = check.documents()
+    print_whole(json.dumps(documents.report_document(report), indent=2) if args.json
+                else documents.text_report(report))
     return INTERRUPTED if interrupted.is_set() else exit_status(report)
 
 
-def exit_status(report) -> int:
-    """0 pass, 1 fail, 2 refused (nothing could run), 3 inconclusive; a latency report
-    (pass or fail only) maps the same way."""
-    if getattr(report, "refused", ""):
+def exit_status(report: checks.Report) -> int:
+    """0 pass, 1 fail (or nothing judged, or nothing tested), 2 refused (nothing could run),
+    3 inconclusive: the same for every check's report."""
+    if report.refused:
         return EXIT_USAGE
     verdict = report.verdict
     if verdict is None:
         return EXIT_FAILED
-    if verdict.passed:
-        return 0
-    return EXIT_INCONCLUSIVE if getattr(verdict, "inconclusive", False) else EXIT_FAILED
+    return EXIT_STATUS.get(verdict.status, EXIT_FAILED)

@@ -50,6 +50,7 @@ def _latency_rtts(parser: argparse.ArgumentParser, path: str | None) -> dict[str
     """Node → RTT (ms) from a latency test's export; a clear usage error when it is not one."""
     if path is None:
         return {}
+    from netui.checks.latency import KIND as LATENCY_TEST
     from netui.checks.latency.report import load_report
     from netui.checks.doctor.rules import rtt_by_node
 
@@ -63,7 +64,7 @@ def _latency_rtts(parser: argparse.ArgumentParser, path: str | None) -> dict[str
     except OSError as exc:
         parser.error(f"--latency {path}: {exc.strerror or exc}")
     except (ValueError, KeyError, TypeError, RecursionError) as exc:
-        parser.error(f"--latency {path}: not a netui latency-test export ({str(exc)[:80]})")
+        parser.error(f"--latency {path}: not a netui {LATENCY_TEST} export ({str(exc)[:80]})")
     return rtt_by_node(report.results)
 
 

@@ -12,17 +12,15 @@ if TYPE_CHECKING:
 
 
 def settled_states() -> frozenset:
-    """The node states that no waiting will change: a failure to report."""
-    from netui.model.node import NodeState
+    """The node states that no waiting will change: a failure to report (``NodeState.failed``)."""
+    from netui.model.node import FAILED_STATES
 
-    return frozenset({NodeState.DOWN, NodeState.AUTH_FAILED, NodeState.HOST_KEY_UNKNOWN,
-                      NodeState.HOST_KEY_CHANGED, NodeState.UNSUPPORTED, NodeState.PARSE_ERROR,
-                      NodeState.CONFIG_ERROR, NodeState.IMPOSSIBLE, NodeState.INTERNAL_ERROR})
+    return FAILED_STATES
 
 
 def say_abandoned(monitor: Monitor) -> None:
     """One line on stderr when closing gave up waiting for some nodes (engine/monitor.py)."""
-    names = getattr(monitor, "abandoned", None)
+    names = monitor.abandoned
     if names:
         shown = ", ".join(names[:5]) + (f" and {len(names) - 5:,} more" if len(names) > 5 else "")
         print(f"netui: stopped without waiting for {len(names):,} node(s) that did not end in time: {shown}",

@@ -68,4 +68,4 @@ class WatchSettings:
     def from_options(cls, args: argparse.Namespace) -> WatchSettings:
         return cls(sources=SourceSettings.from_options(args), interval_s=args.interval,
                    history_s=getattr(args, "history", cls.history_s), config_path=args.config,
-                   topology_path=getattr(args, "topology", None))
+                   topology_path=args.topology)

@@ -23,7 +23,7 @@ from netui.exits import InputError
 if TYPE_CHECKING:
     from netui.cli.settings import SourceSettings
     from netui.collectors.node_exporter import HttpClient, HttpSettings
-    from netui.collectors.ssh import SshSettings
+    from netui.collectors.ssh_connect import SshSettings
 
 
 def build_sources(settings: SourceSettings) -> tuple[list, object | None]:
@@ -63,7 +63,8 @@ def replays(settings: SourceSettings) -> bool:
 
 def _ssh_sources(settings: SourceSettings) -> tuple[list, object | None]:
     from netui.collectors.local import LiveReader
-    from netui.collectors.ssh import SshConnector, SshSource
+    from netui.collectors.ssh import SshSource
+    from netui.collectors.ssh_connect import SshConnector
     from netui.engine.sources import LocalSource
     from netui.inventory import InventoryError, build_targets
     from netui.readlimits import unreadable_file
@@ -95,7 +96,7 @@ def _ssh_sources(settings: SourceSettings) -> tuple[list, object | None]:
 
 def ssh_settings(settings: SourceSettings) -> SshSettings:
     """What the SSH collector takes: paths expanded, seconds and counts checked by the options."""
-    from netui.collectors.ssh import SshSettings
+    from netui.collectors.ssh_connect import SshSettings
 
     return SshSettings(
         config_paths=[os.path.expanduser(p) for p in settings.ssh_config],
@@ -141,7 +142,7 @@ def _targets(settings: SourceSettings):
                                 max_nodes=settings.max_nodes)
     except (InventoryError, OSError) as exc:
         raise InputError(str(exc)) from None
-    from netui.collectors.ssh import SshSettings, resolve
+    from netui.collectors.ssh_connect import SshSettings, resolve
 
     for path in settings.ssh_config:
         if not os.path.isfile(os.path.expanduser(path)):

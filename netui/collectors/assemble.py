@@ -1,6 +1,6 @@
 """Turn the raw texts read from a node into a NodeSample.
 
-Every transport gathers the same texts under the same keys (``PROC_FILES`` plus, per
+Every transport gathers the same texts under the same keys (``protocol.PROC_FILES`` plus, per
 interface, the ``IFACE_ATTRS`` of /sys/class/net/<if>), so the local file reader, the SSH
 sampler and a replayed capture all meet here and run the same parsers. A text that is
 missing (None) or does not parse leaves its part of the sample None and adds a line to
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import lru_cache
 
-from netui.collectors import procfs, protocol
+from netui.collectors import frame_tables, procfs, protocol, sysfs
 from netui.collectors.ethtool import parse_ethtool_stats, pfc_view, without_per_queue
 from netui.collectors.infiniband import parse_infiniband
 from netui.model.fabric import FabricSample
@@ -21,17 +21,7 @@ from netui.model.text import safe_text
 from netui.model.samples import (CounterTable, IfaceLayout, IfaceMeta, InterfaceCounters, InterfaceSample,
                                  InterfaceTable, NodeSample, TcpSample, layout_of)
 
-# key -> path under the procfs root
-PROC_FILES: dict[str, str] = {
-    "net/dev": "net/dev",
-    "net/snmp": "net/snmp",
-    "net/netstat": "net/netstat",
-    "stat": "stat",
-    "softirqs": "softirqs",
-    "net/softnet_stat": "net/softnet_stat",
-    "boot_id": "sys/kernel/random/boot_id",
-    "hostname": "sys/kernel/hostname",
-}
+PROC_FILES = protocol.PROC_FILES  # key -> path under the procfs root
 
 # files read under /sys/class/net/<if>/ ; "link" is where the class symlink points
 IFACE_ATTRS: tuple[str, ...] = protocol.IFACE_ATTRS
@@ -85,13 +75,13 @@ def _iface_meta(name: str, mtu, operstate, carrier, speed, ifindex, type_, link,
     Cached on the texts: they rarely change between samples, and a fleet has many.
     """
     extras = frozenset(k for k, v in (("bridge", bridge), ("bonding", bonding), ("device", device)) if v is not None)
-    kind = kind_from_sysfs(name, link, procfs.parse_int_file(type_), extras)
+    kind = kind_from_sysfs(name, link, sysfs.parse_int_file(type_), extras)
     return (
-        procfs.parse_int_file(mtu),
-        procfs.parse_operstate(operstate),
-        procfs.parse_carrier(carrier),
-        procfs.parse_speed_mbps(speed),
-        procfs.parse_int_file(ifindex),
+        sysfs.parse_int_file(mtu),
+        sysfs.parse_operstate(operstate),
+        sysfs.parse_carrier(carrier),
+        sysfs.parse_speed_mbps(speed),
+        sysfs.parse_int_file(ifindex),
         kind,
     )
 
@@ -210,7 +200,7 @@ def sample_from_texts(
 
     if interfaces is None:
         if texts.get("netdev") is not None:  # the remote sampler's table
-            net_dev = parse("netdev", procfs.parse_netdev_compact)
+            net_dev = parse("netdev", frame_tables.parse_netdev_compact)
         else:
             net_dev = parse("net/dev", procfs.parse_net_dev)
         if net_dev is not None:
@@ -222,24 +212,24 @@ def sample_from_texts(
         interfaces = interfaces_from_texts(net_dev, iface_attrs) if net_dev is not None else {}
 
     if texts.get("tcp") is not None:  # the remote sampler's table
-        tcp = parse("tcp", procfs.parse_tcp_compact)
+        tcp = parse("tcp", frame_tables.parse_tcp_compact)
     else:
         tcp = _tcp_from_texts(texts, parse, problems)
 
     # the remote sampler's tables stand in for /proc/stat, softirqs and softnet_stat, and
     # its sums of them when the tables were not asked for (a file it could not sum: its text)
-    sums = parse("cpusum", procfs.parse_cpusum) if texts.get("cpusum") is not None else None
+    sums = parse("cpusum", frame_tables.parse_cpusum) if texts.get("cpusum") is not None else None
     cpu = softirqs = softnet = None
     if texts.get("cpu") is not None:
-        cpu = parse("cpu", procfs.parse_cpu_compact)
+        cpu = parse("cpu", frame_tables.parse_cpu_compact)
     elif sums is None or sums.ncpus is None or texts.get("stat") is not None:
         cpu = parse("stat", procfs.parse_stat_cpus)
     if texts.get("softnet") is not None:
-        softnet = parse("softnet", procfs.parse_softnet_compact)
+        softnet = parse("softnet", frame_tables.parse_softnet_compact)
     elif sums is None or sums.dropped is None or texts.get("net/softnet_stat") is not None:
         softnet = parse("net/softnet_stat", procfs.parse_softnet_stat)
     if texts.get("netirq") is not None:
-        softirqs = parse("netirq", procfs.parse_netirq_compact)
+        softirqs = parse("netirq", frame_tables.parse_netirq_compact)
     elif sums is None or sums.net_rx is None or texts.get("softirqs") is not None:
         softirqs = parse("softirqs", procfs.parse_softirqs)
     boot_id = (texts.get("boot_id") or "").strip() or None

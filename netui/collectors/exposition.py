@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from netui.collectors.assemble import TCPEXT_FIELDS, kind_from_sysfs
-from netui.collectors.procfs import parse_operstate
+from netui.collectors.sysfs import parse_operstate
 from netui.model.samples import (
     CpuTimes,
     InterfaceCounters,

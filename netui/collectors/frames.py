@@ -3,7 +3,7 @@ The format is docs/protocol.md; what both sides share, collectors/protocol.py.
 
 A frame is ``b"NETUI2 <length>\\n"`` followed by ``length`` bytes of payload: fields of a
 key, a NUL, the value's length (u32, little-endian) and the value (``encode_fields``). Keys
-are those of collectors.assemble.PROC_FILES, ``wall``/``mono`` (the node's clocks when it
+are those of collectors.protocol.PROC_FILES, ``wall``/``mono`` (the node's clocks when it
 read the counters), ``cpu``, ``netirq``, ``netdev``, ``softnet``, ``tcp`` and ``cpusum`` (the
 sampler's number tables: bytes of little-endian arrays; the per-CPU ones only while the
 monitor asks for them, their sums in ``cpusum`` always) and ``if/<name>`` (an interface's sysfs texts,
@@ -20,8 +20,15 @@ from dataclasses import replace
 
 from netui.collectors.assemble import interfaces_from_texts, kept_interfaces, sample_from_texts, unpack_attrs
 from netui.collectors.peers import parse_peers
-from netui.collectors.procfs import (ParseError, parse_cpu_compact, parse_cpusum, parse_netdev_compact,
-                                    parse_netirq_compact, parse_softnet_compact, parse_tcp_compact)
+from netui.collectors.frame_tables import (
+    parse_cpu_compact,
+    parse_cpusum,
+    parse_netdev_compact,
+    parse_netirq_compact,
+    parse_softnet_compact,
+    parse_tcp_compact,
+)
+from netui.collectors.procfs import ParseError
 from netui.collectors.protocol import IB_NAMES, MAGIC, MAX_FIELDS, MAX_FRAME, MAX_RECORD_LINES, PORT_ATTRS
 from netui.collectors.protocol import TABLES as _TABLE_KEYS
 from netui.model.flows import PeerSample

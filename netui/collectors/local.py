@@ -17,7 +17,8 @@ import subprocess
 import time
 from dataclasses import replace
 
-from netui.collectors.assemble import IFACE_ATTRS, PACKED_ATTRS, PROC_FILES, sample_from_texts
+from netui.collectors.assemble import IFACE_ATTRS, PACKED_ATTRS, sample_from_texts
+from netui.collectors.protocol import PROC_FILES
 from netui.collectors.infiniband import ethtool_netdevs, open_regular, read_infiniband
 from netui.collectors.protocol import ETHTOOL_MAX_BYTES
 from netui.model.samples import InterfaceCounters, InterfaceSample, NodeSample

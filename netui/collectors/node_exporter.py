@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import random
 import re
 import time
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
+from netui.collectors import backoff
 from netui.collectors.cancel import raise_if_cancelled
 from netui.collectors.exposition import (
     COLLECTORS,
@@ -59,8 +59,8 @@ class BodyTooLarge(ScrapeFailure):
 class HttpSettings:
     timeout_s: float = 5.0  # whole request: connect, headers and body
     concurrency: int = 64  # requests in flight across the fleet
-    backoff_first_s: float = 1.0
-    backoff_max_s: float = 60.0
+    backoff_first_s: float = backoff.FIRST_S
+    backoff_max_s: float = backoff.MAX_S
     max_body_bytes: int = 16 << 20  # a node_exporter scrape is ~60 KB; more is not an exporter
     # Prometheus: one answer at most (less for fewer instances: collectors/prometheus.py
     # answer_limit), and all the answers of one poll together; a batch of 256 instances is ~2.5 MB
@@ -249,7 +249,7 @@ class NodeExporterSource(BaseSource):
         self.clock = NodeClock()
         self.scrapes = 0
         self.last_scrape_s: float | None = None
-        self._rng = random.Random(seed if seed is not None else hash(name))
+        self._seed = seed if seed is not None else name  # the backoff's jitter
         self._interval_s: float | None = None
         self._wake = asyncio.Event()
         self._boot_id: str | None = None
@@ -289,7 +289,8 @@ class NodeExporterSource(BaseSource):
 
     async def run(self, sink: Sink) -> None:
         """Until cancelled: scrape every interval; on failure report it and back off."""
-        attempt = 0
+        s = self.client.settings
+        waits = backoff.Backoff(s.backoff_first_s, s.backoff_max_s, self._seed)
         due = time.monotonic()
         while True:
             raise_if_cancelled()  # a swallowed cancellation never keeps the loop going
@@ -302,11 +303,8 @@ class NodeExporterSource(BaseSource):
                 raise_if_cancelled()  # a cancellation that came back as a failure: stop
                 failure = exc if isinstance(exc, ScrapeFailure) else ScrapeFailure(
                     NodeState.PARSE_ERROR, f"{type(exc).__name__}: {exc}")
-                s = self.client.settings
-                delay = min(s.backoff_max_s, s.backoff_first_s * (2 ** min(attempt, 30)))
-                delay = max(interval, self._rng.uniform(delay / 2, delay))
+                delay = waits.next_s(at_least_s=interval)
                 sink.report(self.name, failure.state, f"{failure.reason} (retrying in {delay:.0f} s)")
-                attempt += 1
                 self.retry_at = time.monotonic() + delay
                 try:
                     await self._sleep(delay)  # retry_now cuts it short
@@ -314,7 +312,7 @@ class NodeExporterSource(BaseSource):
                     self.retry_at = None
                 due = time.monotonic()
                 continue
-            attempt = 0
+            waits.reset()
             sink.observe(self.name, sample)
             due += interval
             now = time.monotonic()

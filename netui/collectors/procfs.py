@@ -1,4 +1,5 @@
-"""Pure parsers for the /proc files netui reads.
+"""Pure parsers for the /proc files netui reads, as text (the remote sampler's number tables:
+collectors/frame_tables.py; the sysfs values of an interface: collectors/sysfs.py).
 
 Each parser takes the file's text and returns typed values; none does I/O. Garbage raises
 ``ParseError`` (or yields a partial result where the rest of the file is still sound); no
@@ -25,19 +26,14 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from operator import itemgetter
 
-from netui.collectors.protocol import CPUSUM as _CPUSUM  # the remote sampler's "cpusum"
-from netui.collectors.protocol import SUM_HOT as _SUM_HOT, SUM_IRQ as _SUM_IRQ
-from netui.collectors.protocol import SUM_SOFTNET as _SUM_SOFTNET, SUM_STAT as _SUM_STAT
 from netui.speedups import columns, parse_rows, u64s
 from netui.model.samples import (
     CounterMap,
     CounterTable,
-    CpuSums,
     CpuTimes,
     InterfaceCounters,
     SoftirqCounts,
     SoftnetStat,
-    TcpSample,
 )
 
 
@@ -75,17 +71,31 @@ def ints(tokens: list[str]) -> list[int]:
 
 
 @lru_cache(maxsize=64)
-def _range(n: int) -> tuple[int, ...]:
+def cpu_range(n: int) -> tuple[int, ...]:
+    """CPU ids 0..n-1: one shared tuple per n, so that the ids of two tables compare by identity."""
     return tuple(range(n))
 
+
+@lru_cache(maxsize=64)
+def _range_typed(n: int, typecode: str) -> array:
+    return array(typecode, range(n))
+
+
+def cpu_ids(values: array) -> tuple[int, ...]:
+    """CPU ids decoded from a table: the shared ``cpu_range(n)`` for 0..n-1 (compared in C;
+    other columns' ids are compared with it by identity), else their tuple."""
+    n = len(values)
+    if n and values[-1] == n - 1 and values == _range_typed(n, values.typecode):
+        return cpu_range(n)
+    return tuple(values)
 
 
 @lru_cache(maxsize=256)
 def _cpu_ids(labels: tuple[str, ...], prefix_len: int) -> tuple[int, ...]:
     """CPU numbers from labels such as ``cpu12`` or ``CPU12`` (cached: they rarely change).
-    CPUs 0..n-1 give the shared ``_range(n)``, which other columns' ids are compared with."""
+    CPUs 0..n-1 give the shared ``cpu_range(n)``, which other columns' ids are compared with."""
     ids = tuple(int(label[prefix_len:]) for label in labels)
-    return _range(len(ids)) if ids == _range(len(ids)) else ids
+    return cpu_range(len(ids)) if ids == cpu_range(len(ids)) else ids
 
 
 _LAST_HEADER: list = [None, None]  # the last /proc/softirqs header line and its CPUs
@@ -331,7 +341,7 @@ def _stat_cpus_fast(text: str) -> CpuTimes | None:
     n = len(ids)
     if width < 4 or not n:
         return None
-    cpus = _ids(ids)
+    cpus = cpu_ids(ids)
     ncols = min(width, _CPU_COLUMNS)
     flat = u64s(columns(u64s(raw), ncols, ncols))  # column after column, then the totals
     cols = [flat[c * n : (c + 1) * n] for c in range(ncols)]
@@ -461,168 +471,5 @@ def _softnet_fast(text: str) -> SoftnetStat | None:
         return None
     values = u64s(raw)
     if width >= 13:
-        return SoftnetStat(_ids(values[3::4]), values[0::4], values[1::4], values[2::4])
-    return SoftnetStat(_range(len(values) // 3), values[0::3], values[1::3], values[2::3])
-
-
-_U32 = "I" if array("I").itemsize == 4 else "L"
-
-
-def parse_u64s(raw: bytes, width: int, what: str, typecode: str = "Q") -> array:
-    """The remote sampler's number tables: little-endian u64 values (u32 with ``typecode``
-    _U32), ``width`` per row, taken as they are. Raises ParseError unless they are a whole
-    number of rows, at least one.
-    """
-    values = array(typecode)
-    if not raw or len(raw) % (values.itemsize * width):
-        raise ParseError(f"{what}: not rows of {width} {8 * values.itemsize}-bit values")
-    values.frombytes(raw)
-    if not _LITTLE_ENDIAN:
-        values.byteswap()
-    return values
-
-
-@lru_cache(maxsize=64)
-def _range_typed(n: int, typecode: str) -> array:
-    return array(typecode, range(n))
-
-
-def _ids(values: array) -> tuple[int, ...]:
-    """CPU ids decoded from a table: the shared ``_range(n)`` for 0..n-1 (compared in C;
-    other columns' ids are compared with it by identity), else their tuple."""
-    n = len(values)
-    if n and values[-1] == n - 1 and values == _range_typed(n, values.typecode):
-        return _range(n)
-    return tuple(values)
-
-
-def parse_cpu_compact(raw: bytes) -> CpuTimes:
-    """The remote sampler's per-CPU summary of /proc/stat: u64s of (CPU, SOFTIRQ, TOTAL).
-
-    The remote parsers keep the counter columns as the arrays they were decoded into (8
-    bytes a counter instead of a 40-byte int and its pointer: a fleet keeps a sample per
-    node); ``cpus`` stays a tuple.
-    """
-    v = parse_u64s(raw, 3, "cpu summary")
-    return CpuTimes(_ids(v[0::3]), None, None, None, None, None, None, v[1::3], None, v[2::3])
-
-
-def parse_netirq_compact(raw: bytes) -> SoftirqCounts:
-    """The remote sampler's NET rows of /proc/softirqs: u32s of (CPU, NET_RX, NET_TX)."""
-    v = parse_u64s(raw, 3, "NET softirqs", _U32)
-    return SoftirqCounts(_ids(v[0::3]), v[1::3], v[2::3])
-
-
-_NETDEV_NAMES: dict[bytes, tuple[str, ...]] = {}  # names lines of the sampler's net/dev → their names
-
-
-def parse_netdev_compact(raw: bytes) -> CounterTable:
-    """The remote sampler's /proc/net/dev: names, a newline, u64s of 16 counters each. The
-    tables with one names line share its tuple of names (a fleet's nodes are alike)."""
-    names_line, sep, packed = raw.partition(b"\n")
-    names = _NETDEV_NAMES.get(names_line)
-    if names is None:
-        split = names_line.decode("utf-8", "replace").split()
-        if not sep or not split or len(set(split)) != len(split):
-            raise ParseError("net/dev summary: no interface names")
-        if len(_NETDEV_NAMES) >= 1024:
-            _NETDEV_NAMES.clear()
-        names = _NETDEV_NAMES[names_line] = tuple(split)
-    v = parse_u64s(packed, 16, "net/dev summary")
-    if len(v) != 16 * len(names):
-        raise ParseError(f"net/dev summary: {len(v) // 16} counter rows for {len(names)} names")
-    return CounterTable(names, v)
-
-
-_TCP_LAYOUTS: dict[bytes, tuple] = {}  # the names lines of a tcp table → their keys and indexes
-
-
-def _tcp_layout(names: bytes) -> tuple:
-    layout = _TCP_LAYOUTS.get(names)
-    if layout is None:
-        tcp_line, _, ext_line = names.decode("utf-8", "replace").partition("\n")
-        tcp, ext = tuple(tcp_line.split()), tuple(ext_line.split())
-        if not tcp or len(set(tcp)) != len(tcp) or len(set(ext)) != len(ext):
-            raise ParseError("tcp summary: not two lines of distinct counter names")
-        if len(_TCP_LAYOUTS) >= 64:
-            _TCP_LAYOUTS.clear()
-        layout = _TCP_LAYOUTS[names] = (tcp, ext, {k: i for i, k in enumerate(tcp)}, {k: i for i, k in enumerate(ext)})
-    return layout
-
-
-def parse_tcp_compact(raw: bytes) -> TcpSample:
-    """The remote sampler's TCP table: the Tcp names, a newline, the TcpExt names, a newline,
-    then i64s of the Tcp values and u64s of the TcpExt ones. The samples of one layout
-    share its names and index."""
-    first = raw.find(b"\n")
-    second = raw.find(b"\n", first + 1) if first >= 0 else -1
-    if second < 0:
-        raise ParseError("tcp summary: no names")
-    tcp_keys, ext_keys, tcp_index, ext_index = _tcp_layout(raw[:second])
-    split = second + 1 + 8 * len(tcp_keys)
-    if len(raw) - split != 8 * len(ext_keys):
-        raise ParseError(f"tcp summary: {len(raw) - second - 1} bytes of values for "
-                         f"{len(tcp_keys) + len(ext_keys)} names")
-    tcp, ext = array("q"), array("Q")
-    tcp.frombytes(raw[second + 1 : split])
-    ext.frombytes(raw[split:])
-    if not _LITTLE_ENDIAN:
-        tcp.byteswap()
-        ext.byteswap()
-    return TcpSample(CounterMap(tcp_keys, tcp, tcp_index), CounterMap(ext_keys, ext, ext_index))
-
-
-_make_sums = CpuSums._make
-
-
-def parse_cpusum(raw: bytes) -> CpuSums:
-    """The remote sampler's "cpusum": its sums of the per-CPU tables (see CpuSums)."""
-    if len(raw) != _CPUSUM.size:
-        raise ParseError(f"cpu sums: {len(raw)} bytes, not {_CPUSUM.size}")
-    values = _CPUSUM.unpack(raw)
-    mask, ncpus, rx, tx, processed, dropped, squeeze, hot, hot_soft, hot_total, since = values
-    if mask > 15 or (mask & _SUM_HOT and not (mask & _SUM_STAT and 0 <= hot_soft <= hot_total and hot_total > 0)):
-        raise ParseError(f"cpu sums: bad mask or hottest CPU ({mask}, {hot_soft}/{hot_total})")
-    if mask == 15:  # the usual: everything summed
-        return _make_sums(values[1:])
-    irq, net = mask & _SUM_IRQ, mask & _SUM_SOFTNET
-    if mask & _SUM_HOT:
-        return CpuSums(ncpus if mask & _SUM_STAT else None, rx if irq else None, tx if irq else None,
-                       processed if net else None, dropped if net else None, squeeze if net else None,
-                       hot, hot_soft, hot_total, since)
-    return CpuSums(ncpus if mask & _SUM_STAT else None, rx if irq else None, tx if irq else None,
-                   processed if net else None, dropped if net else None, squeeze if net else None)
-
-
-def parse_softnet_compact(raw: bytes) -> SoftnetStat:
-    """The remote sampler's softnet summary: u32s of (PROCESSED, DROPPED, SQUEEZE, CPU)."""
-    v = parse_u64s(raw, 4, "softnet summary", _U32)
-    return SoftnetStat(_ids(v[3::4]), v[0::4], v[1::4], v[2::4])
-
-
-def parse_int_file(text: str | None) -> int | None:
-    """A sysfs integer file (mtu, speed, carrier, ifindex): None when empty or not a number."""
-    if text is None:
-        return None
-    try:
-        return int(text.strip())
-    except ValueError:
-        return None
-
-
-def parse_speed_mbps(text: str | None) -> int | None:
-    """/sys/class/net/<if>/speed: Mbit/s, or None for an empty file, EINVAL or -1."""
-    value = parse_int_file(text)
-    return value if value is not None and value > 0 else None
-
-
-def parse_carrier(text: str | None) -> bool | None:
-    value = parse_int_file(text)
-    return None if value not in (0, 1) else bool(value)
-
-
-def parse_operstate(text: str | None) -> str | None:
-    if text is None:
-        return None
-    value = text.strip()
-    return value if value and value.isprintable() and len(value) < 32 else None
+        return SoftnetStat(cpu_ids(values[3::4]), values[0::4], values[1::4], values[2::4])
+    return SoftnetStat(cpu_range(len(values) // 3), values[0::3], values[1::3], values[2::3])

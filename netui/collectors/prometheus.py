@@ -40,6 +40,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping
 
+from netui.collectors import backoff
 from netui.collectors.cancel import raise_if_cancelled
 from netui.collectors.exposition import Series, sample_from_series, steady_boot_id
 from netui.collectors.node_exporter import BodyTooLarge, HttpClient, ScrapeFailure, http_failure
@@ -443,12 +444,13 @@ class PrometheusReader:
                 "reads) before its batch; ask for fewer nodes")
 
     async def run(self, sink) -> None:
-        attempt = 0
+        s = self.client.settings
+        waits = backoff.Backoff(s.backoff_first_s, s.backoff_max_s, self.url)
         while True:
             raise_if_cancelled()  # a swallowed cancellation never keeps the loop going
             try:
                 await self.poll(sink)
-                attempt = 0
+                waits.reset()
                 await asyncio.sleep(sink.interval_s)
             except asyncio.CancelledError:
                 raise
@@ -456,12 +458,10 @@ class PrometheusReader:
                 raise_if_cancelled()  # a cancellation that came back as a failure: stop
                 failure = exc if isinstance(exc, ScrapeFailure) else ScrapeFailure(
                     NodeState.DOWN, f"{type(exc).__name__}: {exc}")
-                s = self.client.settings
-                delay = max(sink.interval_s, min(s.backoff_max_s, s.backoff_first_s * (2 ** min(attempt, 30))))
+                delay = waits.next_s(at_least_s=sink.interval_s)
                 for name in self.names:
                     sink.report(name, failure.state, f"Prometheus {self.url}: {failure.reason} "
                                                      f"(retrying in {delay:.0f} s)")
-                attempt += 1
                 await asyncio.sleep(delay)
 
     async def run_shared(self, sink) -> None:

@@ -14,6 +14,18 @@ MAX_IFACES = 4096  # the interfaces the monitor keeps of a node (the first ones 
 MAX_RECORD_LINES = 4096  # the most lines of one record's text (an RDMA port has ~100 counters)
 ETHTOOL_MAX_BYTES = 4 << 20  # more output than this is not ethtool -S: that run is dropped (sampler, local mode)
 
+# key -> path under /proc: the files a sample is made of
+PROC_FILES = {
+    "net/dev": "net/dev",
+    "net/snmp": "net/snmp",
+    "net/netstat": "net/netstat",
+    "stat": "stat",
+    "softirqs": "softirqs",
+    "net/softnet_stat": "net/softnet_stat",
+    "boot_id": "sys/kernel/random/boot_id",
+    "hostname": "sys/kernel/hostname",
+}
+
 # inside a record: fields joined by SEP, UNREADABLE for a file that could not be read
 SEP = b"\x1f"
 UNREADABLE = b"\x1e"

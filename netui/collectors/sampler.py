@@ -15,16 +15,7 @@ import time
 # MAGIC, UNREADABLE, IFACE_*, CPUSUM, SUM_*, TCPEXT_FIELDS, PORT_ATTRS, IB_NAMES, PER_QUEUE_PATTERN
 from netui.collectors.protocol import *  # noqa: F403 (shipped: protocol.py's text stands here)
 
-PROC = {
-    "net/dev": "/proc/net/dev",
-    "net/snmp": "/proc/net/snmp",
-    "net/netstat": "/proc/net/netstat",
-    "stat": "/proc/stat",
-    "softirqs": "/proc/softirqs",
-    "net/softnet_stat": "/proc/net/softnet_stat",
-    "boot_id": "/proc/sys/kernel/random/boot_id",
-    "hostname": "/proc/sys/kernel/hostname",
-}
+PROC = dict((key, "/proc/" + path) for key, path in PROC_FILES.items())
 NONE = UNREADABLE
 TCPEXT = frozenset(name.encode() for name in TCPEXT_FIELDS)
 BIG = sys.byteorder == "big"
@@ -1367,8 +1358,8 @@ def main():
             sysfs = args[i + 1].rstrip("/") or "/"
         elif arg == "--procfs":  # a copied tree (tests): its files stand for /proc's
             procfs = args[i + 1].rstrip("/")
-            for key, path in PROC.items():
-                PROC[key] = procfs + path[len("/proc"):]
+            for key, path in PROC_FILES.items():
+                PROC[key] = procfs + "/" + path
         elif arg == "--ethtool-every":
             ethtool_s = max(0.1, float(args[i + 1]))
         elif arg == "--max-peers":  # 0: no peers field

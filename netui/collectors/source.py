@@ -67,7 +67,7 @@ class NodeShell(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
-class NodeCommands:
+class NodeAccess:
     """How commands reach a source's node. ``shell`` runs them. ``live`` False: the node is
     a captured tree read on this host — commands run here and only reading the tree's files
     (``procfs``, ``sysfs``) tells about the node, so it takes no pair or latency test and the
@@ -114,7 +114,7 @@ class Source(Protocol):
         """Cut a wait before the next try short; False when the source is not waiting."""
         ...
 
-    def commands(self) -> NodeCommands | None:
+    def commands(self) -> NodeAccess | None:
         """How to run commands on the node; None when this source runs none (``no_commands``)."""
         ...
 
@@ -153,7 +153,7 @@ class BaseSource:
     def retry_now(self) -> bool:
         return False
 
-    def commands(self) -> NodeCommands | None:
+    def commands(self) -> NodeAccess | None:
         return None
 
     async def close(self) -> None:

@@ -349,7 +349,7 @@ def parse_topology_toml(text: str, path: str = "topology.toml") -> Topology:
         gbps = body.get("uplink_gbps")
         if gbps is not None:
             if isinstance(gbps, bool) or not isinstance(gbps, (int, float)) or not 0 < gbps < 1e6:
-                raise TopologyFileError(path, line, f"switch {name}: uplink_gbps must be a positive number of Gbit/s")
+                raise TopologyFileError(path, line, f"switch {name}: uplink_gbps must be a positive number of Gb/s")
             rec.uplink_gbps = float(gbps)
         recs.append(rec)
     ports: dict[str, tuple[str | None, str | None, int | None]] = {}

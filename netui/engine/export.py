@@ -37,6 +37,7 @@ from netui.engine.recording.codec import RecordingError
 from netui.engine.recording.playback import Recording, Step, load, replay_frames
 from netui.engine.recording.reader import recording_files
 from netui.exits import InputError
+from netui.model import units
 from netui.model.fleet import Fleet
 from netui.model.node import Node, NodeState
 
@@ -98,11 +99,11 @@ def node_rows(node: Node) -> Iterator[tuple[str, str, float]]:
         for cpu, pct, rx, tx in zip(r.cpu.cpus, r.cpu.softirq_percent, r.cpu.net_rx_per_s, r.cpu.net_tx_per_s):
             for metric, v in (("softirq_percent", pct), ("net_rx_per_s", rx), ("net_tx_per_s", tx)):
                 if v is not None:
-                    yield f"cpu{cpu}", metric, v
+                    yield units.cpu(cpu), metric, v
     if r.softnet is not None:
         for cpu, d, q in zip(r.softnet.cpus, r.softnet.dropped_per_s, r.softnet.time_squeeze_per_s):
-            yield f"cpu{cpu}", "softnet_dropped_per_s", d
-            yield f"cpu{cpu}", "time_squeeze_per_s", q
+            yield units.cpu(cpu), "softnet_dropped_per_s", d
+            yield units.cpu(cpu), "time_squeeze_per_s", q
     yield "", "health_level", float(node.level)
     yield "", "straggler", 1.0 if node.straggler is not None else 0.0
 

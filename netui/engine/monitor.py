@@ -42,7 +42,6 @@ STALE_INTERVALS = 3  # a node with no sample for this many intervals is stale
 PULL_WAIT_MAX_S = 3.0  # a tick waits for a pull source's read the interval, at most this
 CLOSE_WAIT_S = 5.0  # close() waits this long for the node tasks to end, then as long for the sources
 CANCEL_AGAIN_S = 0.5  # meanwhile, a task still running is cancelled again this often
-_SHOWN = (NodeState.UP, NodeState.CONNECTING, NodeState.STALE)
 
 # CPython's cyclic GC runs a young collection every 700 net container allocations; a
 # node-sample makes hundreds of short-lived tuples and dicts, nearly all freed by reference
@@ -73,26 +72,30 @@ def tune_gc() -> None:
 def report_state(node, state: NodeState, reason: str | None, at_s: float | None = None) -> None:
     """A transport's word on a node: a state it is in, or a failure with its reason (``at_s``:
     when, wall clock; None in a replay, which has no such clock)."""
-    if state in (NodeState.CONNECTING, NodeState.STALE, NodeState.UP):
+    if not state.failed:
         node.set_state(state, reason)
     else:
         node.fail(state, reason or state.value, at_s)
 
 
-def take_pair_test(fleet: Fleet, document) -> bool:
-    """A finished pair test, as its JSON document (checks/pairs/report.py): the suspects of its
-    verdict (judged again, as the test's screen shows it) become the fleet's stragglers, and
-    the nodes it tested lose an earlier test's suspicion. A cancelled or refused test, or a
-    document that cannot be read, changes nothing (False). Live and replay call this alike."""
-    from netui.checks.pairs.report import load_report
+def take_test(fleet: Fleet, kind: object, document) -> bool:
+    """A finished test of ``kind``, as its JSON document: when its check makes stragglers of
+    its suspects (a pair test, checks/pairs/__init__.py), those of its verdict (judged again,
+    as the test's screen shows it) become the fleet's, and the nodes it tested lose an earlier
+    test's suspicion. A test of another check, a cancelled or refused one, or a document that
+    cannot be read changes nothing (False). Live and replay call this alike."""
+    from netui import checks
 
+    check = checks.by_kind(kind)
+    if check is None or check.stragglers is None:
+        return False
     try:
-        report = load_report(document)
+        report = check.documents().load_report(document)
     except (ValueError, KeyError, TypeError, AttributeError):
         return False
     if report.cancelled or report.refused or report.verdict is None:
         return False
-    fleet.take_pair_verdict(report.verdict)
+    fleet.take_suspects(report.verdict.tested, checks.load(check.stragglers)(report.verdict))
     return True
 
 
@@ -194,9 +197,10 @@ class Monitor:
         if self.on_update is not None:
             self.on_update()
 
-    def pair_test_done(self, document: dict) -> None:
-        """A pair test ended here: its suspects are stragglers from now on (``take_pair_test``)."""
-        if take_pair_test(self.fleet, document):
+    def test_done(self, kind: str, document: dict) -> None:
+        """A test of ``kind`` ended here: its suspects are stragglers from now on when its
+        check says so (``take_test``)."""
+        if take_test(self.fleet, kind, document):
             self.fleet.update_stragglers(advance=False)
 
     def clear_pair_suspects(self) -> list[str]:
@@ -231,7 +235,7 @@ class Monitor:
             if not read.done():
                 node = self.fleet[source.name]
                 # a node that failed keeps its failure; one that shows up (or is about to) goes stale
-                if now - since >= self.pull_wait_s and node.state in _SHOWN:
+                if now - since >= self.pull_wait_s and not node.state.failed:
                     node.set_state(NodeState.STALE, f"read not answering for {now - since:.1f} s")
                 continue
             del self._reads[source.name]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from netui.collectors.source import BaseSource, NodeCommands, NodeShell, Sink, Source
+from netui.collectors.source import BaseSource, NodeAccess, NodeShell, Sink, Source
 from netui.model.node import NodeState
 from netui.model.samples import NodeSample
 
@@ -84,11 +84,11 @@ class LocalSource(BaseSource):
     def prepare(self) -> None:
         self.reader.prepare()
 
-    def commands(self) -> NodeCommands:
+    def commands(self) -> NodeAccess:
         from netui.collectors.shell import LocalShell
 
         reader = self.reader
-        return NodeCommands(LocalShell(self.name), live=reader.live, procfs=reader.procfs, sysfs=reader.sysfs)
+        return NodeAccess(LocalShell(self.name), live=reader.live, procfs=reader.procfs, sysfs=reader.sysfs)
 
     async def close(self) -> None:
         self.reader.close()

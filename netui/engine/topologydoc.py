@@ -6,6 +6,7 @@ Field names never change meaning; new fields may be added.
 
 from __future__ import annotations
 
+from netui.model import units
 from netui.model.topology import RingCheck, Topology
 
 SCHEMA_VERSION = 1
@@ -113,7 +114,7 @@ def topology_text(topo: Topology, source: str) -> str:
         depth[name] = 0 if s.parent is None else depth.get(s.parent, 0) + 1
         extra = []
         if s.uplink_gbps is not None:
-            extra.append(f"uplink {s.uplink_gbps:g} Gbit/s")
+            extra.append(f"uplink {units.gbps(s.uplink_gbps)}")
         if s.link_speed is not None:
             extra.append(f"LinkSpeed {s.link_speed}")
         extra.append(s.source or "?")

@@ -10,9 +10,10 @@ them too).
 
 from __future__ import annotations
 
+from netui import checks
 from netui.model.fleet import Fleet
 from netui.model.health import Level
-from netui.model.node import NodeState
+from netui.model.node import WAITING_STATES, NodeState
 from netui.model.text import safe_line
 
 EVENT_TYPES = ("state", "health", "straggler", "test")
@@ -71,6 +72,9 @@ def _source(metric: str) -> str:
     return "pairs" if metric == "pairs" else "traffic"
 
 
+_WAITING_VALUES = frozenset(state.value for state in WAITING_STATES)  # as a recording's events name them
+
+
 def event_level(rec: dict) -> Level:
     """How bad an event is, for its colour on a timeline."""
     kind = rec.get("type")
@@ -78,7 +82,7 @@ def event_level(rec: dict) -> Level:
         state = rec.get("state")
         if state == NodeState.UP.value:
             return Level.OK
-        return Level.WARNING if state in (NodeState.CONNECTING.value, NodeState.STALE.value) else Level.CRITICAL
+        return Level.WARNING if state in _WAITING_VALUES else Level.CRITICAL
     if kind == "health":
         try:
             return Level[str(rec.get("level", "ok")).upper()]
@@ -111,6 +115,7 @@ def _event_words(rec: dict) -> str:
         return (f"straggler {rec.get('reason')}" if rec.get("flagged") else f"{node}: straggler cleared")
     if kind == "test":
         report = rec.get("report") or {}
-        what = "latency test" if rec.get("kind") == "latency-test" else f"{report.get('tool', 'pair')} test"
+        check = checks.by_kind(rec.get("kind"))
+        what = check.title_of(report) if check is not None else f"{report.get('tool', 'a')} test"
         return f"{what}: {report.get('summary') or ((report.get('verdict') or {}).get('text')) or 'done'}"
     return str(kind)

@@ -18,12 +18,11 @@ A rate is None ("unknown") — never a guess — when its counter:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from netui.model.health import DEFAULT_THRESHOLDS, Level, Threshold
-from netui.model.limits import MAX_EVENTS_PER_S, MIN_INTERVAL_S
+from netui.model.limits import MAX_EVENTS_PER_S, counted_interval_s, rate_interval_s
 from netui.model.units import per_s
 
 # ----------------------------------------------------------------------------- samples
@@ -457,21 +456,16 @@ def fabric_rates(prev: FabricSample | None, cur: FabricSample) -> FabricRates | 
 
     Ports are matched by (hca, port); a port new in ``cur`` gets all-None rates.
     """
-    if prev is None:
+    dt = rate_interval_s(prev, cur)
+    if dt is None:
         return None
-    if prev.boot_id is not None and cur.boot_id is not None and prev.boot_id != cur.boot_id:
-        return None
-    dt = cur.mono_s - prev.mono_s
-    if not MIN_INTERVAL_S <= dt < math.inf:
-        return None
+    assert prev is not None
     ports = {key: port_rates(prev.ports.get(key), port, dt) for key, port in cur.ports.items()}
     pfc: dict[str, PfcRates] = {}
     moved: dict[str, dict[str, float]] = {}
     pfc_dt = None
     if prev.ethtool_mono_s is not None and cur.ethtool_mono_s is not None:
-        pfc_dt = cur.ethtool_mono_s - prev.ethtool_mono_s
-        if not MIN_INTERVAL_S <= pfc_dt < math.inf:
-            pfc_dt = None
+        pfc_dt = counted_interval_s(prev.ethtool_mono_s, cur.ethtool_mono_s)
     if pfc_dt is not None:
         inv = 1.0 / pfc_dt
         for netdev, counters in cur.pfc.items():

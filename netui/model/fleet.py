@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import replace
 from operator import attrgetter
 from typing import TYPE_CHECKING
@@ -14,10 +15,9 @@ from netui.model.flows import AddressBook, PeerRates, labelled, peer_flows
 from netui.model.health import DEFAULT_RULES, HealthRules, Threshold
 from netui.model.node import Node, NodeState
 from netui.model.peers import slower_links
-from netui.model.straggler import Straggler, StragglerRules, find_stragglers, pair_stragglers
+from netui.model.straggler import Straggler, StragglerRules, find_stragglers
 
-if TYPE_CHECKING:  # the pair tests load when one runs, not with the first frame
-    from netui.checks.pairs.verdict import Verdict
+if TYPE_CHECKING:  # a topology loads when one is given, not with the first frame
     from netui.model.topology import Attachment, Topology
 
 
@@ -280,13 +280,13 @@ class Fleet:
             nodes[s.node].straggler_rank = rank
         return self.stragglers
 
-    def take_pair_verdict(self, verdict: Verdict) -> None:
-        """A finished pair test: the nodes it tested lose their earlier suspicion, and its
-        suspects become stragglers (shown from the next ``update_stragglers``)."""
-        for pair in (r.pair for r in verdict.results):
-            for node in pair:
-                self.pair_suspects.pop(node, None)
-        for s in pair_stragglers(verdict):
+    def take_suspects(self, tested: Iterable[str], stragglers: Iterable[Straggler]) -> None:
+        """A finished test (its check's ``stragglers``, checks/__init__.py): the nodes it
+        tested lose their earlier suspicion, and ``stragglers``, its suspects, become
+        stragglers (shown from the next ``update_stragglers``)."""
+        for node in tested:
+            self.pair_suspects.pop(node, None)
+        for s in stragglers:
             if s.node in self.nodes:
                 self.pair_suspects[s.node] = s
 

@@ -110,25 +110,26 @@ class Health:
 
 HEALTHY = Health(Level.OK, ())
 
-# (metric, value, reason): the reason is text, or a callable making it (worded only when
-# the value crosses a threshold — most findings of a healthy fleet never are)
-Finding = tuple[str, "float | None", "str | Callable[[], str]"]
+# a reading of one metric to be rated, (metric, value, reason): the reason is text, or a callable
+# making it (worded only when the value crosses a threshold — most readings of a healthy fleet
+# never are). Not the doctor's Finding (checks/doctor/model.py): a reading is not yet judged.
+Reading = tuple[str, "float | None", "str | Callable[[], str]"]
 
 
-def assess(findings: list[Finding], thresholds: dict[str, Threshold] | None = None) -> Health:
-    """Health from ``(metric, value, reason)`` findings.
+def assess(readings: list[Reading], thresholds: dict[str, Threshold] | None = None) -> Health:
+    """Health from ``(metric, value, reason)`` readings.
 
-    ``metric`` names a threshold; a finding whose metric has none is ignored. ``thresholds``
+    ``metric`` names a threshold; a reading whose metric has none is ignored. ``thresholds``
     overrides the defaults metric by metric (the others keep their defaults).
     """
-    return health_of(rate(findings, thresholds))
+    return health_of(rate(readings, thresholds))
 
 
-def rate(findings: list[Finding], thresholds: dict[str, Threshold] | None = None) -> list[tuple[Level, str]]:
-    """``(level, reason)`` of each finding past its careful threshold (see ``assess``)."""
+def rate(readings: list[Reading], thresholds: dict[str, Threshold] | None = None) -> list[tuple[Level, str]]:
+    """``(level, reason)`` of each reading past its careful threshold (see ``assess``)."""
     thresholds = merged(thresholds)
     rated: list[tuple[Level, str]] = []
-    for metric, value, text in findings:
+    for metric, value, text in readings:
         t = thresholds.get(metric)
         if t is None:
             continue

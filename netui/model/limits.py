@@ -9,6 +9,10 @@ model/fabric.py, the C speedups), so they cost next to nothing per node-sample.
 
 from __future__ import annotations
 
+import math
+
+_INF = math.inf
+
 U64_MAX = (1 << 64) - 1  # the largest value of a kernel counter
 MAX_TIME_S = 1e11  # a node clock beyond ±this many seconds (year 5138) is no time
 
@@ -16,6 +20,25 @@ MAX_TIME_S = 1e11  # a node clock beyond ±this many seconds (year 5138) is no t
 # within a millisecond says nothing per second, and a clock that advanced by 1e-300 s
 # would turn any increase into infinity.
 MIN_INTERVAL_S = 1e-3
+
+
+def counted_interval_s(prev_s: float, cur_s: float) -> float | None:
+    """Seconds from ``prev_s`` to ``cur_s`` on a node's clock when a rate may be taken over
+    them (at least MIN_INTERVAL_S, finite), else None."""
+    dt = cur_s - prev_s
+    return dt if MIN_INTERVAL_S <= dt < _INF else None
+
+
+def rate_interval_s(prev, cur) -> float | None:
+    """The interval between two samples of one node (anything with ``mono_s`` and ``boot_id``:
+    a NodeSample, a FabricSample) over which their counters give rates, or None when they
+    are not comparable: no previous sample, another boot id (the node rebooted), a node clock
+    that advanced by less than MIN_INTERVAL_S or not at all (``counted_interval_s``)."""
+    if prev is None:
+        return None
+    if prev.boot_id is not None and cur.boot_id is not None and prev.boot_id != cur.boot_id:
+        return None
+    return counted_interval_s(prev.mono_s, cur.mono_s)
 
 # An interface whose speed is unknown (a software device, a virtual NIC, a node_exporter
 # without the speed) carries at most 3.2 Tbit/s: twice the fastest Ethernet port (1.6 Tbit/s).

@@ -18,14 +18,14 @@ from netui.model import units
 from netui.model.flows import NodeFlows, flow_rates
 from netui.model.fabric import (ROCE_LOSS_COUNTERS, FabricRates, FabricSample, PortKey, fabric_rates,
                                 port_down, port_rates_health)
-from netui.model.health import (DEFAULT_RULES, HEALTHY, Finding, Health, HealthRules, HeldHealth, Level, Threshold,
+from netui.model.health import (DEFAULT_RULES, HEALTHY, Health, HealthRules, HeldHealth, Level, Reading, Threshold,
                                 health_of, merged, rate)
 from netui.model.history import RATE_CEILING, IfaceHistory, NodeHistory, Ring, capacity_for, rows_after
 from netui.model.limits import MAX_TIME_S, MIN_INTERVAL_S, U64_MAX
 from netui.model.rates import NodeRates, RatesTable, node_rates
 from netui.speedups import column_stats, iface_totals, rate_codes
 from netui.model.samples import (INTERFACE_COUNTER_NAMES, CounterMap, InterfaceSample, InterfaceTable, NodeSample,
-                                 hidden)
+                                 data_plane_rows, hidden)
 from netui.model.text import safe_line
 
 RETRYING = " (retrying in "  # how the collectors end a failure's reason while they wait to retry
@@ -54,14 +54,37 @@ class NodeState(str, Enum):
     CONFIG_ERROR = "config error"  # the node's ssh_config cannot be used: never retried
     INTERNAL_ERROR = "internal error"  # netui's own bug judging this node's sample: that node's state, not the app's end
 
+    # The categories of states, declared once (the sets below): every part of netui asks these.
     @property
     def healthy(self) -> bool:
+        """Up: samples arrive."""
         return self is _UP
+
+    @property
+    def failed(self) -> bool:
+        """A failure the transport reported (every state but up, connecting, stale): the node's
+        rates are gone, its reason is in ``Node.error``, and no more waiting changes it (a
+        retry may): a command that waits for nodes gives up on it."""
+        return self in FAILED_STATES
+
+    @property
+    def reachable(self) -> bool:
+        """Up or stale: connected, with a sample to show and a shell a check can use."""
+        return self in REACHABLE_STATES
+
+    @property
+    def waiting(self) -> bool:
+        """Connecting or stale: not failed, not up yet or not up any more (shown as a warning)."""
+        return self in WAITING_STATES
 
 
 # states and levels as module constants (a member read through its Enum class is several
 # times slower than a global on CPython 3.11; these are read per node, per sample and tick)
 _UP, _STALE, _CONNECTING = NodeState.UP, NodeState.STALE, NodeState.CONNECTING
+LIVE_STATES = frozenset({_UP, _CONNECTING, _STALE})  # not failed: a state the transport sets as it is
+FAILED_STATES = frozenset(NodeState) - LIVE_STATES
+REACHABLE_STATES = frozenset({_UP, _STALE})
+WAITING_STATES = frozenset({_CONNECTING, _STALE})
 _IMPOSSIBLE, _PARSE_ERROR = NodeState.IMPOSSIBLE, NodeState.PARSE_ERROR
 _OK, _WARNING, _CRITICAL = Level.OK, Level.WARNING, Level.CRITICAL
 
@@ -72,20 +95,15 @@ def is_hidden(iface: InterfaceSample) -> bool:
 
 
 def data_plane(interfaces: Mapping[str, InterfaceSample]) -> list[str]:
-    """Names of the interfaces that carry the node's traffic, as the summary counts them.
-
-    The non-hidden ones; when a node has none (a container or a lab node with only a veth),
-    every interface but loopback.
-    """
+    """Names of the interfaces that carry the node's traffic, as the summary counts them,
+    sorted (``samples.data_plane_rows``: the rule)."""
     if isinstance(interfaces, InterfaceTable):
         return list(interfaces.layout.data_plane_names)
-    names = [n for n, s in interfaces.items() if not is_hidden(s)]
-    if not names:
-        names = [n for n, s in interfaces.items() if s.kind != "loopback" and n != "lo"]
-    return sorted(names)
+    names = list(interfaces)
+    return [names[i] for i in data_plane_rows(names, [s.kind for s in interfaces.values()])]
 
 
-class NodeSummary(NamedTuple):
+class NodeTotals(NamedTuple):
     """One row of the cluster grid: the node's data-plane totals for the last interval.
 
     A named tuple, not a dataclass: every node makes one per sample, and a frozen
@@ -113,7 +131,7 @@ class NodeSummary(NamedTuple):
     pause_per_s: float | None = None  # pause frames RX + TX on the RDMA netdevs (ethtool -S)
 
 
-_NO_SUMMARY = NodeSummary()
+_NO_SUMMARY = NodeTotals()
 
 
 def _sum(values) -> float | None:
@@ -154,7 +172,7 @@ _DEFAULT_CAREFUL = careful_bounds(None)
 
 
 def summarize(sample: NodeSample, rates: NodeRates | None, careful: dict[str, float] | None = None,
-              retrans_min_segments: int = DEFAULT_RULES.retrans_min_segments) -> tuple[NodeSummary, list[Finding]]:
+              retrans_min_segments: int = DEFAULT_RULES.retrans_min_segments) -> tuple[NodeTotals, list[Reading]]:
     """The grid row, and the findings of one interval that cross a ``careful`` bound.
 
     Healthy metrics make no finding at all: at a thousand nodes a second, the common case
@@ -164,17 +182,17 @@ def summarize(sample: NodeSample, rates: NodeRates | None, careful: dict[str, fl
     if rates is None:
         return _NO_SUMMARY, []
     careful = careful or _DEFAULT_CAREFUL
-    findings: list[Finding] = []
+    findings: list[Reading] = []
     table = rates.interfaces
     if isinstance(table, RatesTable) and not table.unknown and table.layout is sample.interfaces.layout:
         rx, tx, drops, errors, link = _interface_totals(table, careful, findings)
     else:
         rx, tx, drops, errors, link = _interface_totals_by_row(sample, rates, careful, findings)
-    return NodeSummary(rx, tx, drops, errors, *_host_totals(rates, careful, findings, retrans_min_segments),
+    return NodeTotals(rx, tx, drops, errors, *_host_totals(rates, careful, findings, retrans_min_segments),
                        link), findings
 
 
-def _interface_totals(table: RatesTable, careful: dict[str, float], findings: list[Finding]) -> tuple:
+def _interface_totals(table: RatesTable, careful: dict[str, float], findings: list[Reading]) -> tuple:
     """The grid's interface columns (RX, TX, drops, errors, max link %) from a rates table
     with every rate known (the common case: sums and maxima over the data-plane rows,
     findings only past a careful bound)."""
@@ -204,7 +222,7 @@ def _interface_totals(table: RatesTable, careful: dict[str, float], findings: li
 
 
 def _interface_totals_by_row(sample: NodeSample, rates: NodeRates, careful: dict[str, float],
-                             findings: list[Finding]) -> tuple:
+                             findings: list[Reading]) -> tuple:
     """The grid's interface columns (as ``_interface_totals``), interface by interface
     (rates with unknowns in them)."""
     c_drops, c_errs, c_link = careful["drops_per_s"], careful["errors_per_s"], careful["link_percent"]
@@ -231,9 +249,9 @@ def _interface_totals_by_row(sample: NodeSample, rates: NodeRates, careful: dict
     return rx, tx, drops_total, errs_total, link_max
 
 
-def _host_totals(rates: NodeRates, careful: dict[str, float], findings: list[Finding],
+def _host_totals(rates: NodeRates, careful: dict[str, float], findings: list[Reading],
                  retrans_min_segments: int) -> tuple:
-    """The grid's TCP, softirq and softnet columns, in NodeSummary's order (retransmits/s,
+    """The grid's TCP, softirq and softnet columns, in NodeTotals's order (retransmits/s,
     their ratio, whether it is judged, the hottest CPU and its softirq %, NET_RX/s, backlog
     drops/s, squeezes/s), and their findings."""
     retrans = ratio = judged = None
@@ -253,7 +271,7 @@ def _host_totals(rates: NodeRates, careful: dict[str, float], findings: list[Fin
     if hot is not None:
         hot_cpu, hot_percent = hot
         if hot_percent >= careful["softirq_percent"]:
-            findings.append(("softirq_percent", hot_percent, f"CPU{hot_cpu} {hot_percent:.0f}% in softirq"))
+            findings.append(("softirq_percent", hot_percent, units.softirq(hot_percent, hot_cpu)))
     else:
         hot_cpu = hot_percent = None
     net_rx = _sum_col(rates.cpu.net_rx_per_s) if rates.cpu is not None else None

@@ -19,12 +19,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from netui.model.limits import MAX_EVENTS_PER_S, MIN_INTERVAL_S
+from netui.model.limits import MAX_EVENTS_PER_S, rate_interval_s
 from netui.model.samples import CounterMap, CpuSums, InterfaceTable, LayoutMapping, NodeSample
 from netui.speedups import column_stats, deltas, positive, share
 
 U32 = 1 << 32
-_INF = math.inf
 
 
 def column(values: list) -> Sequence[float | None]:
@@ -375,18 +374,13 @@ def _softnet_rates(prev: NodeSample, cur: NodeSample, dt: float) -> SoftnetRates
 
 
 def node_rates(prev: NodeSample | None, cur: NodeSample) -> NodeRates | None:
-    """Rates between two samples of one node, or None when they are not comparable.
-
-    Not comparable: no previous sample, a different boot id (the node rebooted), or a node
-    clock that advanced by less than MIN_INTERVAL_S (1 ms) or not at all.
-    """
-    if prev is None:
+    """Rates between two samples of one node, or None when they are not comparable
+    (``limits.rate_interval_s``: no previous sample, a different boot id, a node clock that
+    advanced by less than MIN_INTERVAL_S (1 ms) or not at all)."""
+    dt = rate_interval_s(prev, cur)
+    if dt is None:
         return None
-    if prev.boot_id is not None and cur.boot_id is not None and prev.boot_id != cur.boot_id:
-        return None
-    dt = cur.mono_s - prev.mono_s
-    if not MIN_INTERVAL_S <= dt < _INF:
-        return None
+    assert prev is not None
     interfaces = interface_table_rates(prev.interfaces, cur.interfaces, dt)
     return NodeRates(dt, interfaces, _tcp_rates(prev, cur, dt), _cpu_rates(prev, cur, dt), _softnet_rates(prev, cur, dt),
                      _cpu_sum_rates(prev.cpu_sums, cur.cpu_sums, prev.mono_s, dt))

@@ -209,10 +209,7 @@ class IfaceLayout:
         self.names = names
         self.meta = meta
         self.index = {n: i for i, n in enumerate(names)}
-        shown = [i for i, m in enumerate(meta) if not hidden(names[i], m.kind)]
-        if not shown:  # a container or a lab node with only a veth: all but loopback
-            shown = [i for i, m in enumerate(meta) if m.kind != "loopback" and names[i] != "lo"]
-        shown.sort(key=names.__getitem__)
+        shown = data_plane_rows(names, [m.kind for m in meta])
         self.data_plane = tuple(shown)
         self.data_plane_names = tuple(names[i] for i in shown)
         # % of link: not for software devices (a veth's 10000 is nominal)
@@ -230,6 +227,17 @@ class IfaceLayout:
 def hidden(name: str, kind: str | None) -> bool:
     """Loopback and software devices are hidden by default (and not in a node's totals)."""
     return kind in HIDDEN_KINDS or (kind is None and name == "lo")
+
+
+def data_plane_rows(names: Sequence[str], kinds: Sequence[str | None]) -> list[int]:
+    """The data plane, the interfaces that carry the node's traffic (its totals count them):
+    the rows of those not hidden, sorted by name; when a node has none (a container, a lab
+    node with only a veth), every interface but loopback."""
+    rows = [i for i, kind in enumerate(kinds) if not hidden(names[i], kind)]
+    if not rows:
+        rows = [i for i, kind in enumerate(kinds) if kind != "loopback" and names[i] != "lo"]
+    rows.sort(key=names.__getitem__)
+    return rows
 
 
 @lru_cache(maxsize=4096)

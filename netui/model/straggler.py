@@ -22,8 +22,9 @@ node is busy but whether it is *unlike its busy peers*. The rules, as the README
 - **Order.** The worst level first; a slow sender before the receivers it starves (the
   cause first), then excesses. One line per node: its throughput when that is low (what
   makes it a straggler), with its other findings after "also".
-- **Pair tests.** The suspects a finished pair test names are stragglers too (metric
-  "pairs"), until a later test of that node clears them or the user does (``model.fleet``).
+- **Tests.** The suspects a finished test names are stragglers too (the pair test's: metric
+  "pairs", checks/pairs/verdict_stragglers.py), until a later test of that node clears them
+  or the user does (``model.fleet``).
 
 This is one interval's judgement. What the fleet shows is held over intervals, and the nodes
 slowed only by a straggler are its victims rather than stragglers (``model.blame``).
@@ -35,14 +36,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from operator import attrgetter
 from statistics import median
-from typing import TYPE_CHECKING
-
 from netui.model import units
 from netui.model.health import DEFAULT_THRESHOLDS, Level
 from netui.model.node import Node, NodeState
-
-if TYPE_CHECKING:
-    from netui.checks.pairs.verdict import Verdict
 
 # how bad an excess is in itself, to order stragglers (a slow link is at least a warning)
 _METRIC_THRESHOLD = {"retrans": "retrans_ratio", "drops": "drops_per_s", "softirq": "softirq_percent",
@@ -304,39 +300,4 @@ def _one_per_node(findings: list[_Finding]) -> list[Straggler]:
         if len(slow) > 1:
             s = replace(s, slow=slow, two_way=all(f.straggler.two_way for f in node_findings if f.throughput))
         out.append(_with_reason(s, s.reason + "; also " + ", ".join(rest)) if rest else s)
-    return out
-
-
-def pair_stragglers(verdict: Verdict) -> list[Straggler]:
-    """The suspects of a pair test's verdict as stragglers (metric "pairs"), most failing
-    tests first: value the node's median Gbit/s as bytes/s the way it is suspect in, median
-    the best pairs' rate (or the pairs' median) in bytes/s."""
-    from netui.checks.pairs.verdict import BOTH_WAYS, RECEIVING, SENDING  # with a pair test, not the first frame
-
-    out = []
-    if verdict.expected_gbps is not None:
-        reference, against = verdict.expected_gbps, "the best pairs'"
-    else:
-        reference, against = verdict.median_gbps, "the pairs' median"
-    for name in verdict.suspects:
-        s = verdict.nodes.get(name)
-        if s is None or not s.suspect:
-            continue
-        sends = f"{s.sends_failing} of {s.sends} sends fail"
-        receives = f"{s.receives_failing} of {s.receives} receives fail"
-        if s.suspect == SENDING:
-            words, gbps = f"sends slowly, {sends}", s.out_median_gbps
-        elif s.suspect == RECEIVING:
-            words, gbps = f"receives slowly, {receives}", s.in_median_gbps
-        else:
-            assert s.suspect == BOTH_WAYS
-            medians = [g for g in (s.out_median_gbps, s.in_median_gbps) if g is not None]
-            words, gbps = f"slow both ways, {sends}, {receives}", min(medians) if medians else None
-        value = None if gbps is None else gbps * 1e9 / 8
-        ref = None if reference is None else reference * 1e9 / 8
-        numbers = "" if value is None else f" (median {units.bits_per_s(value)}" + (
-            f" vs {against} {units.bits_per_s(ref)})" if ref is not None else ")")
-        headline = f"{name}: the pair test names it: {words}"
-        out.append(Straggler(name, "pairs", value if value is not None else 0.0, ref or 0.0, headline + numbers,
-                             headline))
     return out

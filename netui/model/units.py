@@ -37,6 +37,32 @@ def bits_per_s(bytes_per_s: float | None, *, as_bytes: bool = False, width: int 
     return si(bytes_per_s, "B/s", width=width) if as_bytes else si(bytes_per_s * 8, "b/s", width=width)
 
 
+def gbps(value: float | None, *, width: int = 0) -> str:
+    """A rate given in Gbit/s (a pair test's goodput, a link's speed) in the grid's words:
+    ``gbps(9.41) == "9.41 Gb/s"``, ``gbps(0.0917) == "91.7 Mb/s"``; None → "—"."""
+    return si(None if value is None else value * 1e9, "b/s", width=width)
+
+
+def mbps(value: float | None, *, width: int = 0) -> str:
+    """A rate given in Mbit/s (/sys/class/net/*/speed) in the grid's words: ``mbps(10000)
+    == "10 Gb/s"``; None → "—"."""
+    return si(None if value is None else value * 1e6, "b/s", width=width)
+
+
+def cpu(number: int | str) -> str:
+    """A CPU as the kernel names it in /proc/stat and the grid, panels and exports do: "cpu1"."""
+    return f"cpu{number}"
+
+
+def softirq(percent: float, number: int | str | None, *, short: bool = False) -> str:
+    """The hottest CPU's softirq share: "softirq 73% on cpu1" (``short``: "softirq 73% cpu1",
+    the Why column's 18 cells); without a CPU "softirq 73%"."""
+    words = f"softirq {percent:.0f}%"
+    if number is None:
+        return words
+    return f"{words} {cpu(number)}" if short else f"{words} on {cpu(number)}"
+
+
 def per_s(value: float | None, *, width: int = 0) -> str:
     """An event rate (packets, drops, errors per second): "0", "3.5", "250", "12.3 k";
     None → "—"."""

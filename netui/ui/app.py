@@ -12,7 +12,7 @@ import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -31,8 +31,6 @@ from netui.ui.columns import GridOptions
 if TYPE_CHECKING:
     from netui.engine.monitor import Monitor
     from netui.model.fleet import Fleet
-    from netui.checks.pairs.tools import PairSettings
-    from netui.checks.latency.tools import LatencySettings
 
 
 def job_control() -> bool:
@@ -99,37 +97,12 @@ class NetuiApp(App):
         self._frame: Fleet | None = None  # the fleet as it was when the display was paused
         self.show_all = False
         self.grid_options = GridOptions()
-        self._pair_settings: PairSettings | None = None  # the last pair test's, offered again next time
-        self._pair_directions: dict[bool, str] = {}  # the direction last chosen for a matrix / for one pair
-        self._latency_settings: LatencySettings | None = None  # the same for the latency test
+        # check name → what the check keeps between its runs (its last settings, offered again)
+        self.check_settings: dict[str, Any] = {}
         self.last_tests: dict[str, dict] = {}  # kind → the document of the last test that finished here
         self.record_dir = Path.cwd()  # where w starts a recording
         self.recorded = None  # the Recorder still recording when netui quit: the CLI says where it went
         monitor.on_update = lambda: self.post_message(FleetUpdated())
-
-    @property
-    def pair_settings(self) -> PairSettings:
-        if self._pair_settings is None:  # nothing chosen yet (a cancelled dialog chooses nothing)
-            from netui.checks.pairs.tools import PairSettings
-
-            return PairSettings()
-        return self._pair_settings
-
-    @pair_settings.setter
-    def pair_settings(self, value: PairSettings) -> None:
-        self._pair_settings = value
-
-    @property
-    def latency_settings(self) -> LatencySettings:
-        if self._latency_settings is None:
-            from netui.checks.latency.tools import LatencySettings
-
-            self._latency_settings = LatencySettings()
-        return self._latency_settings
-
-    @latency_settings.setter
-    def latency_settings(self, value: LatencySettings) -> None:
-        self._latency_settings = value
 
     @property
     def replay(self) -> bool:
@@ -225,95 +198,50 @@ class NetuiApp(App):
 
         self.push_screen(NodeScreen(name))
 
-    def open_doctor(self, nodes: list[str]) -> None:
-        from netui.checks.doctor.screen import DoctorScreen
+    def start_check(self, name: str, nodes: list[str], **options) -> None:
+        """Run the check ``name`` (checks/__init__.py) over ``nodes``: its ``start`` asks for
+        the settings and opens its screen (``options``: the check's own, a pair test's tool
+        and matrix). In a replay, a recorded check shows its last test recorded instead."""
+        from netui import checks
 
-        self.push_screen(DoctorScreen(nodes))
+        check = checks.by_name(name)
+        if self.replay and check.recorded:
+            self.show_recorded_test(check.kind)
+            return
+        checks.load(check.start)(self, nodes, **options)
 
     def show_recorded_test(self, kind: str) -> None:
         """In a replay: the last test of ``kind`` recorded before the position, on its screen."""
+        from netui import checks
+
+        check = checks.by_kind(kind)
+        what = check.title if check is not None else f"{kind} test"
         doc = self.monitor.last_test(kind)
-        what = "latency test" if kind == "latency-test" else "pair test"
-        if doc is None:
+        if doc is None or check is None:
             later = any(e.record.get("kind") == kind for e in self.monitor.events if e.record["type"] == "test")
             self.notify(f"no {what} recorded yet" + (" — n: next event" if later else ""),
                         severity="warning", timeout=3)
             return
         try:
-            if kind == "latency-test":
-                from netui.checks.latency.report import load_report
-                from netui.checks.latency.screen import LatencyScreen
-
-                self.push_screen(LatencyScreen(report=load_report(doc)))
-            else:
-                from netui.checks.pairs.report import load_report
-                from netui.checks.pairs.screen import MatrixScreen
-
-                self.push_screen(MatrixScreen(report=load_report(doc)))
+            self.push_screen(checks.load(check.screen)(report=check.documents().load_report(doc)))
         except (ValueError, KeyError, TypeError) as exc:
             self.notify(f"the recorded {what} cannot be shown: {exc}", severity="error")
 
     def record_test(self, kind: str, document: dict) -> None:
         """A test finished: kept as the last of its kind (the doctor takes the latency test's
-        RTTs), a pair test's suspects made stragglers, and into the recording, when one is
-        running."""
+        RTTs), into the recording when one is running, and its suspects made stragglers when
+        its check says so (``Monitor.test_done``)."""
         self.last_tests[kind] = document
         recorder = self.monitor.recorder
         if recorder is not None:
             recorder.test(kind, document)
-        if kind == "pair-test":
-            self.monitor.pair_test_done(document)  # the grid shows them from its next repaint
+        self.monitor.test_done(kind, document)  # the grid shows them from its next repaint
 
     def action_clear_pair_suspects(self) -> None:
         cleared = self.monitor.clear_pair_suspects()
         self.refresh_screen()
         self.notify(f"no longer suspects of a pair test: {', '.join(cleared)}" if cleared
                     else "no pair test suspects to clear", timeout=2)
-
-    def start_pair_test(self, tool: str, nodes: list[str], *, matrix: bool) -> None:
-        """Ask for the settings (the last ones offered), then run the test on its screen."""
-        if self.replay:
-            self.show_recorded_test("pair-test")
-            return
-        from netui.checks.pairs.tools import PairSettings, default_direction
-        from netui.model.testnet import suggest_interface
-        from netui.checks.pairs.screen import MatrixScreen
-        from netui.checks.pairs.dialog import PairTestDialog
-
-        # the defaults of netui bench: a matrix both ways (the shift pattern), one pair one way,
-        # unless the user chose otherwise before for that kind of test
-        direction = {"direction": self._pair_directions.get(matrix, default_direction(matrix))}
-        settings = PairSettings.from_dict(self.pair_settings.to_dict() | {"tool": tool} | direction)
-        samples = {n: self.monitor.fleet[n].sample for n in nodes}
-
-        def start(chosen: PairSettings | None) -> None:
-            if chosen is not None:
-                self.pair_settings = chosen
-                self._pair_directions[matrix] = chosen.direction
-                self.push_screen(MatrixScreen(nodes=nodes, settings=chosen, matrix=matrix))
-
-        self.push_screen(PairTestDialog(settings, nodes, matrix=matrix,
-                                        suggested_interface=suggest_interface(samples)), start)
-
-    def start_latency_test(self, nodes: list[str]) -> None:
-        """Ask for the latency settings (the last ones offered), then run it on its screen:
-        every node pings every other (two nodes: the pair, both ways)."""
-        if self.replay:
-            self.show_recorded_test("latency-test")
-            return
-        from netui.model.testnet import suggest_interface
-        from netui.checks.latency.screen import LatencyScreen
-        from netui.checks.latency.dialog import LatencyDialog
-
-        samples = {n: self.monitor.fleet[n].sample for n in nodes}
-
-        def start(chosen: LatencySettings | None) -> None:
-            if chosen is not None:
-                self.latency_settings = chosen
-                self.push_screen(LatencyScreen(nodes=nodes, settings=chosen, matrix=True))
-
-        self.push_screen(LatencyDialog(self.latency_settings, nodes, suggested_interface=suggest_interface(samples)),
-                         start)
 
     # actions -------------------------------------------------------------------------------
     def action_help(self) -> None:

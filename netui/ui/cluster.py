@@ -37,7 +37,7 @@ class ClusterScreen(Screen):
         # pair bandwidth tests (the marks are the grid's: space)
         Binding("t", "pair_test('iperf3')", "Pair"),
         Binding("T", "pair_matrix('iperf3')", "Matrix", key_display="T"),
-        Binding("l", "latency", "Ping"),
+        Binding("l", "latency", "Latency"),
         Binding("D", "doctor", "Doctor", key_display="D"),
         Binding("g", "group", "Group"),  # by leaf switch; shown with a topology (--topology, --slurm)
         Binding("o", "ring_order", "Ring order"),  # shown with a topology
@@ -265,21 +265,21 @@ class ClusterScreen(Screen):
 
     def action_pair_test(self, tool: str) -> None:
         if self.app.replay:  # type: ignore[attr-defined]
-            self.app.show_recorded_test("pair-test")  # type: ignore[attr-defined]
+            self.app.start_check("pairs", [], tool=tool, matrix=False)  # type: ignore[attr-defined]
             return
         pair = self.pair_to_test()
         if pair is None:
             self.notify("mark two nodes with space (or one, and put the cursor on the other)",
                         severity="warning", timeout=3)
             return
-        self.app.start_pair_test(tool, list(pair), matrix=False)  # type: ignore[attr-defined]
+        self.app.start_check("pairs", list(pair), tool=tool, matrix=False)  # type: ignore[attr-defined]
 
     def action_pair_matrix(self, tool: str) -> None:
         nodes = self._marked() or [n.name for n in self.app.monitor.fleet]  # type: ignore[attr-defined]
         if len(nodes) < 2:
             self.notify("a matrix needs at least two nodes", severity="warning", timeout=3)
             return
-        self.app.start_pair_test(tool, nodes, matrix=True)  # type: ignore[attr-defined]
+        self.app.start_check("pairs", nodes, tool=tool, matrix=True)  # type: ignore[attr-defined]
 
     def action_peers(self) -> None:
         from netui.ui.flows import PeerMatrixScreen
@@ -289,7 +289,7 @@ class ClusterScreen(Screen):
     def action_doctor(self) -> None:
         """The doctor over the marked nodes, or over all of them."""
         nodes = self._marked() or [n.name for n in self.app.monitor.fleet]  # type: ignore[attr-defined]
-        self.app.open_doctor(nodes)  # type: ignore[attr-defined]
+        self.app.start_check("doctor", nodes)  # type: ignore[attr-defined]
 
     def action_ring_order(self) -> None:
         """The ring order check of the marked nodes (all when none are marked), in the order watched."""
@@ -325,7 +325,7 @@ class ClusterScreen(Screen):
         if len(nodes) < 2:
             self.notify("a latency test needs at least two nodes", severity="warning", timeout=3)
             return
-        self.app.start_latency_test(nodes)  # type: ignore[attr-defined]
+        self.app.start_check("latency", nodes)  # type: ignore[attr-defined]
 
     MARK_HINTS = {2: "t/r pair test, l latency", 3: "T/R matrix, l latency"}
 

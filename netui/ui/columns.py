@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from netui.model import units
 from netui.model.health import Level
 from netui.model.leafload import LeafLoad
-from netui.model.node import Node, NodeState
+from netui.model.node import Node
 from netui.ui.render import spark
 from netui.ui.why import SHORT_CELLS, long_why, short_why
 
@@ -50,7 +50,7 @@ def _hot(n: Node) -> str:
     s = n.summary
     if s.hottest_softirq_percent is None:
         return units.UNKNOWN
-    return f"{s.hottest_softirq_percent:3.0f}% cpu{s.hottest_cpu}"
+    return f"{s.hottest_softirq_percent:3.0f}% {units.cpu(s.hottest_cpu)}"
 
 
 # The trend column's scale never goes below this (bytes/s, 10 Mbit/s): an idle fleet's few kB/s
@@ -59,7 +59,7 @@ TREND_FLOOR_BYTES_PER_S = 1.25e6
 
 
 def _trend(n: Node, o: GridOptions) -> str:
-    if n.state not in (NodeState.UP, NodeState.STALE):
+    if not n.state.reachable:
         return ""  # a node that is down has no trend: its last bars are not news
     rx = n.history["rx_bytes_per_s"].values(SPARK_WIDTH)
     tx = n.history["tx_bytes_per_s"].values(SPARK_WIDTH)

@@ -17,6 +17,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 from textual.screen import Screen
 
+from netui import checks
 from netui.ui.cluster import ClusterScreen
 
 WORD_SCORE = 0.2  # below most fuzzy title matches: what the user spelled out comes first
@@ -69,9 +70,9 @@ def netui_commands(app, screen: Screen) -> Iterator[SystemCommand]:
         yield SystemCommand("Forward 10 s", "Jump forward in the recording (→; shift: 1 min)",
                             lambda: app.action_seek(10))
         yield SystemCommand("Recorded pair test", "The last pair test (matrix) recorded before this point (T)",
-                            lambda: app.show_recorded_test("pair-test"))
+                            lambda: app.show_recorded_test(checks.by_name("pairs").kind))
         yield SystemCommand("Recorded latency test", "The last latency matrix recorded before this point (l)",
-                            lambda: app.show_recorded_test("latency-test"))
+                            lambda: app.show_recorded_test(checks.by_name("latency").kind))
     else:
         recorder = app.monitor.recorder
         if recorder is None:

@@ -248,7 +248,7 @@ class CpuPanel(Static):
         for cpu, pct, rx, tx in zip(cr.cpus, cr.softirq_percent, cr.net_rx_per_s, cr.net_tx_per_s):
             level = thr.level(pct)
             bar = _bar(pct, 8)
-            t = Text(f"cpu{cpu:<3} {bar} {units.percent(pct, width=4)} rx {units.per_s(rx, width=5)}/s tx {units.per_s(tx, width=5)}/s")
+            t = Text(f"{units.cpu(cpu):<6} {bar} {units.percent(pct, width=4)} rx {units.per_s(rx, width=5)}/s tx {units.per_s(tx, width=5)}/s")
             if hot is not None and cpu == hot[0] and (pct or 0) > 0:
                 t.stylize("bold reverse")
             elif level > Level.OK:
@@ -260,7 +260,7 @@ class CpuPanel(Static):
             grid.add_column()
         for i in range(0, len(cells), per_row):
             grid.add_row(*cells[i : i + per_row])
-        head = Text(f"hottest: cpu{hot[0]} {hot[1]:.0f}%\n" if hot else "hottest: —\n", style="bold")
+        head = Text(f"hottest: {units.cpu(hot[0])} {hot[1]:.0f}%\n" if hot else "hottest: —\n", style="bold")
         self.update(Group(head, grid))
 
 
@@ -287,7 +287,7 @@ def _waiting(node: Node, what: str, meanwhile: Callable[[CpuSumRates, CpuSums], 
 def _hottest_meanwhile(r: CpuSumRates, sums: CpuSums) -> str | None:
     if not r.hottest or not sums.ncpus:
         return None
-    return f"of {sums.ncpus} CPUs the hottest: cpu{r.hottest[0]} {r.hottest[1]:.0f}%"
+    return f"of {sums.ncpus} CPUs the hottest: {units.cpu(r.hottest[0])} {r.hottest[1]:.0f}%"
 
 
 def _softnet_meanwhile(r: CpuSumRates, sums: CpuSums) -> str | None:
@@ -380,7 +380,7 @@ class SoftnetPanel(Static):
         text.append(f"time squeezes {units.per_s(squeeze)}/s", style=styles[sl] if sl else "")
         busy = [(c, d, q) for c, d, q in zip(r.cpus, r.dropped_per_s, r.time_squeeze_per_s) if d or q]
         for cpu, d, q in busy[:8]:
-            text.append(f"\n  cpu{cpu:<3} drops {units.per_s(d)}/s  squeezes {units.per_s(q)}/s")
+            text.append(f"\n  {units.cpu(cpu):<6} drops {units.per_s(d)}/s  squeezes {units.per_s(q)}/s")
         if node.sample and node.sample.softnet:
             sn = node.sample.softnet
             text.append(f"\ntotal drops {sum(sn.dropped)}  squeezes {sum(sn.time_squeeze)}", style="dim")

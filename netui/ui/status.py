@@ -16,6 +16,7 @@ from textual.widgets import Static
 
 from netui.model import units
 from netui.model.node import NodeState
+from netui.ui.why import straggler_short
 
 FILTER_SHOWN = 12  # cells of the filter text in its badge; longer is cut with …
 
@@ -76,7 +77,7 @@ class StatusBar(Static):
             if i:
                 counts.append(", ")
             color = theme.get("success") if state is NodeState.UP else (
-                theme.get("warning") if state in (NodeState.CONNECTING, NodeState.STALE) else theme.get("error"))
+                theme.get("warning") if state.waiting else theme.get("error"))
             counts.append(f"{count} {state.value}", style=color or "")
         head = Text()
         head.append("netui", style="bold")
@@ -110,13 +111,18 @@ class StatusBar(Static):
         plank = _short_plank(fleet)
         if plank is not None:
             style = f"bold {theme.get('warning', '')}".strip()
-            name, words, count = plank
+            name, words, brief, count = plank
             more = f" (+{count - 1})" if count > 1 else ""
             named = Text(f" │ straggler {name}{more}", style=style)
             straggler = Text(f" │ straggler {name}{more}: {words}", style=style)
+            # the Why column's words for it: its numbers whole where the sentence would be cut
+            briefly = Text(f" │ straggler {name}{more}: {brief}", style=style)
+        else:
+            briefly = straggler
         return [Text.assemble(head, middle, sums, every, straggler), Text.assemble(head, middle, sums, straggler),
                 Text.assemble(head, middle, straggler), Text.assemble(short_head, middle, straggler),
-                Text.assemble(least, middle, straggler), Text.assemble(least, middle, named)]
+                Text.assemble(least, middle, straggler), Text.assemble(short_head, middle, briefly),
+                Text.assemble(least, middle, briefly), Text.assemble(least, middle, named)]
 
     @staticmethod
     def _badge_text(app, *, sort: str | None, filter: str | None, marked: int) -> Text:
@@ -144,21 +150,24 @@ class StatusBar(Static):
         return text
 
 
-def _short_plank(fleet) -> tuple[str, str, int] | None:
-    """What the status bar names as the short plank: (its name, its numbers in short, how
-    many planks there are); None when there is none. A fabric suspect first: the nodes it
-    slows are its victims, so the stragglers left are other faults."""
+def _short_plank(fleet) -> tuple[str, str, str, int] | None:
+    """What the status bar names as the short plank: (its name, its numbers, the same in the
+    Why column's few words, how many planks there are); None when there is none. A fabric
+    suspect first: the nodes it slows are its victims, so the stragglers left are other
+    faults."""
     planks = len(fleet.fabric_suspects) + len(fleet.stragglers)
     if not planks:
         return None
     if fleet.fabric_suspects:
         first = fleet.fabric_suspects[0]
-        name = first.name
+        name, brief = first.name, first.short
     else:
         first = fleet.stragglers[0]
         name = first.node
-    words = first.headline or first.reason
-    return name, words.removeprefix(f"{name}: "), planks
+        node = fleet.nodes.get(name)
+        brief = straggler_short(node) if node is not None and node.straggler is not None else ""
+    words = (first.headline or first.reason).removeprefix(f"{name}: ")
+    return name, words, brief or words, planks
 
 
 def _fitting(texts: list[Text], room: int) -> Text:

@@ -17,6 +17,7 @@ from textual import events
 from textual.message import Message
 from textual.widgets import Static
 
+from netui import checks
 from netui.model.events import event_level, event_text
 from netui.model.health import Level
 from netui.ui.render import level_styles
@@ -120,7 +121,8 @@ class Timeline(Static):
         if last is not None:
             line.append(f"{clock_text(last.t - rec.start_t)} ", style=muted)
             if last.record.get("type") == "test":  # the key first: a long verdict is cut at the end
-                line.append("l" if last.record.get("kind") == "latency-test" else "T", style="bold")
+                check = checks.by_kind(last.record.get("kind"))
+                line.append(check.key if check is not None else "T", style="bold")
                 line.append(" shows it: ", style=muted)
             line.append(event_text(last.record), style=styles[event_level(last.record)])
             line.append("   ")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from netui.model import units
-from netui.model.node import Node, NodeState, NodeSummary
+from netui.model.node import Node, NodeState, NodeTotals
 from netui.model.straggler import Straggler
 
 _RETRYING = " (retrying in "  # how the collectors end a failure's reason while they wait
@@ -62,12 +62,12 @@ def _retry_text(retry_in_s: float | None, *, short: bool) -> str:
 
 
 # metric → (its value in the summary, its short words): the worst of them says why
-_METRICS: tuple[tuple[str, Callable[[NodeSummary], float | None], Callable[[float, NodeSummary], str]], ...] = (
+_METRICS: tuple[tuple[str, Callable[[NodeTotals], float | None], Callable[[float, NodeTotals], str]], ...] = (
     ("retrans_ratio", lambda s: s.retrans_ratio, lambda v, s: f"retr {units.ratio_percent(v)}"),
     ("drops_per_s", lambda s: s.drops_per_s, lambda v, s: f"drops {units.per_s(v)}/s"),
     ("errors_per_s", lambda s: s.errors_per_s, lambda v, s: f"errors {units.per_s(v)}/s"),
     ("softirq_percent", lambda s: s.hottest_softirq_percent,
-     lambda v, s: f"softirq {v:.0f}% cpu{s.hottest_cpu}"),
+     lambda v, s: units.softirq(v, s.hottest_cpu, short=True)),
     ("link_percent", lambda s: s.max_link_percent, lambda v, s: f"link {v:.0f}% full"),
     ("softnet_drops_per_s", lambda s: s.softnet_drops_per_s, lambda v, s: f"backlog drops {units.per_s(v)}/s"),
     ("time_squeeze_per_s", lambda s: s.time_squeeze_per_s, lambda v, s: f"squeezed {units.per_s(v)}/s"),

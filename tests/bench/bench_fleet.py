@@ -93,7 +93,8 @@ def _label(variant: str) -> str:
 
 # the child: one fleet size, one variant ------------------------------------------------------
 def _discard_source_class():
-    from netui.collectors.ssh import SamplerSession, SshSource
+    from netui.collectors.ssh import SshSource
+    from netui.collectors.ssh_stream import SamplerSession
 
     class DiscardSession(SamplerSession):
         def frame(self, payload: bytes) -> None:
@@ -147,7 +148,8 @@ async def _loop_lag(out: list[float], stop: asyncio.Event) -> None:
 
 
 async def _child(args) -> None:
-    from netui.collectors.ssh import SshConnector, SshSettings, SshSource
+    from netui.collectors.ssh import SshSource
+    from netui.collectors.ssh_connect import SshConnector, SshSettings
     from netui.engine.monitor import Monitor
 
     raise_open_files_limit()
@@ -172,7 +174,7 @@ async def _child(args) -> None:
     if "eager-keepalive" in mods:
         connector.lazy_keepalive = False
     if "chacha20" in mods:
-        from netui.collectors import ssh
+        from netui.collectors import ssh_connect as ssh
         ssh.PREFERRED_CIPHERS = ("chacha20-poly1305@openssh.com",
                                  *(c for c in ssh.PREFERRED_CIPHERS if not c.startswith("chacha20")))
     sources = [cls(n, n, connector) for n in names]

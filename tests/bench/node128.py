@@ -16,7 +16,7 @@ _SOFTIRQ_NAMES = ("HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKL
 
 
 def proc_texts(step: int) -> dict[str, str]:
-    """The /proc texts of the node at second ``step``, keyed as collectors.assemble.PROC_FILES."""
+    """The /proc texts of the node at second ``step``, keyed as collectors.protocol.PROC_FILES."""
     s = step
     stat = ["cpu  " + " ".join(str(x * NCPU) for x in (3000 * s, 6, 1100 * s, 89000 * s, 35, 0, 400 * s, 0, 0, 0))]
     for c in range(NCPU):

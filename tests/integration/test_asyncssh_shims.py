@@ -24,7 +24,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from netui.collectors import asyncssh_shims
 from netui.collectors.asyncssh_shims import GCM, KEEPALIVE, PACKET_LOG, shim_states
-from netui.collectors.ssh import SshConnector, SshSettings
+from netui.collectors.ssh_connect import SshConnector, SshSettings
 from tests.echo_ssh import echo_server, round_trips
 
 REPO = Path(__file__).resolve().parents[2]

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from netui.cli.bench import _ping_settings, _settings, build_parser
+from netui.cli.bench import _latency_settings, _pair_settings, build_parser
 
 
 def netui(*args: str) -> subprocess.CompletedProcess:
@@ -20,7 +20,7 @@ def test_options_between_and_after_the_hosts():
         ["iperf3", "-F", "cfg", "node[1-4]", "--matrix", "-P", "4", "--test-net", "198.18.0.0/24", "gpu1",
          "--threshold-gbps", "20", "--direction", "bidir", "--one-at-a-time"])
     assert args.hosts == ["node[1-4]", "gpu1"] and args.ssh_config == ["cfg"] and args.matrix
-    s = _settings(args).check()
+    s = _pair_settings(args).check()
     assert (s.tool, s.streams, s.test_net, s.threshold_gbps, s.direction, s.one_at_a_time) == \
            ("iperf3", 4, "198.18.0.0/24", 20.0, "bidir", True)
     assert args.interval == 0.5 and s.duration_s == 10 and s.threshold_percent == 90.0
@@ -52,8 +52,8 @@ def test_ping_options():
     args = build_parser().parse_intermixed_args(
         ["ping", "node[1-4]", "--matrix", "--count", "5", "--ping-interval", "0.5", "--max-loss", "1",
          "--threshold-ms", "2", "--ping-tool", "ping", "--test-net", "eth0"])
-    s = _ping_settings(args).check()
+    s = _latency_settings(args).check()
     assert (s.count, s.interval_s, s.max_loss_percent, s.threshold_ms, s.tool, s.test_net, s.rtt_factor) == \
            (5, 0.5, 1.0, 2.0, "ping", "eth0", 5.0)
-    defaults = _ping_settings(build_parser().parse_intermixed_args(["ping", "a", "b"])).check()
+    defaults = _latency_settings(build_parser().parse_intermixed_args(["ping", "a", "b"])).check()
     assert (defaults.count, defaults.interval_s, defaults.tool, defaults.max_loss_percent) == (20, 0.2, "auto", 0.0)

@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 from netui.collectors.source import BaseSource
-from netui.collectors.ssh import SshSettings, SshSource
+from netui.collectors.ssh import SshSource
+from netui.collectors.ssh_connect import SshSettings
 from netui.engine.monitor import Monitor
 from netui.model.node import NodeState
 from tests.testdata import PROCFS, data_path
@@ -371,7 +372,7 @@ class Reports:
 
 def run_node(config: Path, alias: str, port: int | None = None) -> list[tuple[NodeState, str | None]]:
     """One node's task run to its end (bounded): what it reported."""
-    from netui.collectors.ssh import SshConnector
+    from netui.collectors.ssh_connect import SshConnector
 
     async def main():
         connector = SshConnector(SshSettings(config_paths=[str(config)], connect_timeout_s=2,
@@ -429,7 +430,7 @@ def test_a_proxyjump_loop_is_a_permanent_error_naming_the_line(tmp_path, text, a
 
 
 def test_proxyjump_hops_are_read_in_order():
-    from netui.collectors.ssh import hop_parts, jump_hops
+    from netui.collectors.ssh_connect import hop_parts, jump_hops
 
     assert jump_hops("a, ops@b:2222,ssh://c") == ["a", "ops@b:2222", "ssh://c"]
     assert hop_parts("ops@b:2222") == ("ops", "b", 2222)
@@ -463,7 +464,7 @@ def test_a_huge_wildcard_config_is_indexed_by_prefix(tmp_path):
 def test_the_index_is_built_off_the_event_loop(tmp_path, monkeypatch):
     import threading
 
-    from netui.collectors import ssh
+    from netui.collectors import ssh_connect as ssh
 
     config = tmp_path / "ssh_config"
     config.write_text("Host x\n    Port 1\n")

@@ -19,12 +19,12 @@ from netui.checks.doctor.probe import doctor_script, parse_doctor_probe
 from netui.collectors.frames import decode_frame, frame_length
 from netui.collectors.infiniband import parse_infiniband, read_infiniband, texts_from_grep
 from netui.checks.latency.parse_ping import parse_ping, split_by_target
-from netui.collectors.probe import parse_probe, probe_command, rdma_script, tool_paths, tools_probe_command
+from netui.checks.pairs.probe import parse_probe, probe_command, rdma_script, tool_paths, tools_probe_command
 from netui.collectors.ssh import sampler_command
 from netui.checks.latency.tools import PING_PARALLEL, LatencySettings, ping_command
 from netui.checks.doctor.rules import RdmaPortState
 from netui.checks.doctor.rules_nic import NOT_SUPPORTED
-from netui.model.testnet import Probe, choose_rdma
+from netui.checks.pairs.model_addresses import Probe, choose_rdma
 from tests.testdata import DATA, PROCFS, data_path
 
 SYS = DATA / PROCFS / "sys"  # reached through data_path: missing is a failure

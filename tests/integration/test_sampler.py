@@ -125,7 +125,7 @@ def test_lines_that_arrive_together_are_each_carried_out():
 
 
 def test_it_reads_only_what_the_model_needs():
-    from netui.collectors import procfs
+    from netui.collectors import frame_tables, procfs
 
     before = procfs.parse_stat_cpus(open("/proc/stat").read())
     proc = start(0.2, detail=True)
@@ -143,26 +143,26 @@ def test_it_reads_only_what_the_model_needs():
     assert not {b"stat", b"softirqs", b"net/dev", b"net/softnet_stat"} & set(texts)
     from netui.collectors.assemble import TCPEXT_FIELDS
 
-    ext = procfs.parse_tcp_compact(texts[b"tcp"]).ext
+    ext = frame_tables.parse_tcp_compact(texts[b"tcp"]).ext
     assert ext and set(ext) <= TCPEXT_FIELDS
     ncpu = os.cpu_count()
-    assert len(procfs.parse_u64s(texts[b"cpu"], 3, "cpu")) == 3 * ncpu
-    softnet = procfs.parse_softnet_compact(texts[b"softnet"])
+    assert len(frame_tables.parse_u64s(texts[b"cpu"], 3, "cpu")) == 3 * ncpu
+    softnet = frame_tables.parse_softnet_compact(texts[b"softnet"])
     softnet_now = procfs.parse_softnet_stat(open("/proc/net/softnet_stat").read())
     assert len(softnet.cpus) == ncpu and softnet.cpus == softnet_now.cpus
     assert all(0 <= b - a < 10**7 for a, b in zip(softnet.processed, softnet_now.processed))
     # the summaries are the kernel's file as read between the two readings here (before the
     # sampler started, after its frame came): within them, however loaded the machine
     full = procfs.parse_stat_cpus(open("/proc/stat").read())
-    compact = procfs.parse_cpu_compact(texts[b"cpu"])
+    compact = frame_tables.parse_cpu_compact(texts[b"cpu"])
     assert compact.cpus == full.cpus == before.cpus
     assert all(a <= c <= b for a, c, b in zip(before.total, compact.total, full.total))
     assert all(a <= c <= b for a, c, b in zip(before.softirq, compact.softirq, full.softirq))
-    irq = procfs.parse_netirq_compact(texts[b"netirq"])
+    irq = frame_tables.parse_netirq_compact(texts[b"netirq"])
     irq_now = procfs.parse_softirqs(open("/proc/softirqs").read())
     assert irq.cpus == irq_now.cpus
     assert all(0 <= b - a < 100_000 for a, b in zip(irq.net_rx, irq_now.net_rx))
-    dev = procfs.parse_netdev_compact(texts[b"netdev"])
+    dev = frame_tables.parse_netdev_compact(texts[b"netdev"])
     dev_now = procfs.parse_net_dev(open("/proc/net/dev").read())
     assert set(dev) == set(dev_now)
     assert all(0 <= dev_now[n].rx_bytes - dev[n].rx_bytes < 10**9 for n in dev)
@@ -214,16 +214,16 @@ def test_odd_tables_go_as_raw_text_for_the_careful_parsers(key, text):
 
 
 def test_the_tables_round_trip_through_the_monitors_parsers():
-    from netui.collectors import procfs
+    from netui.collectors import frame_tables, procfs
     from tests.bench.node128 import proc_texts
 
     ns = _sampler_functions()
     texts = proc_texts(7)
     for key, parse_full, parse_compact in (
-        ("stat", procfs.parse_stat_cpus, procfs.parse_cpu_compact),
-        ("softirqs", procfs.parse_softirqs, procfs.parse_netirq_compact),
-        ("net/dev", procfs.parse_net_dev, procfs.parse_netdev_compact),
-        ("net/softnet_stat", procfs.parse_softnet_stat, procfs.parse_softnet_compact),
+        ("stat", procfs.parse_stat_cpus, frame_tables.parse_cpu_compact),
+        ("softirqs", procfs.parse_softirqs, frame_tables.parse_netirq_compact),
+        ("net/dev", procfs.parse_net_dev, frame_tables.parse_netdev_compact),
+        ("net/softnet_stat", procfs.parse_softnet_stat, frame_tables.parse_softnet_compact),
     ):
         table = packed(ns, key, texts[key].encode())
         full, compact = parse_full(texts[key]), parse_compact(table)
@@ -250,7 +250,7 @@ def test_the_tables_round_trip_through_the_monitors_parsers():
     ("pid_26231_net", "pid_26231_net"),
 ])
 def test_the_tcp_table_round_trips_through_the_monitors_parser(snmp, netstat):
-    from netui.collectors import procfs
+    from netui.collectors import frame_tables
     from netui.collectors.assemble import TCPEXT_FIELDS, sample_from_texts
     from tests.bench.node128 import FIXTURES, proc_texts
 
@@ -262,11 +262,11 @@ def test_the_tcp_table_round_trips_through_the_monitors_parser(snmp, netstat):
     snmp_lines = ns["lines_with"](texts["net/snmp"].encode(), (b"Tcp:",))
     ext_lines = ns["tcpext_lines"](texts["net/netstat"].encode())
     table = ns["tcp_summary"](snmp_lines, ext_lines)
-    compact = procfs.parse_tcp_compact(table)
+    compact = frame_tables.parse_tcp_compact(table)
     full = sample_from_texts({k: texts[k] for k in ("net/snmp", "net/netstat")}, {}, wall_s=0.0, mono_s=0.0).tcp
     assert compact == full and dict(compact.tcp)["MaxConn"] == -1 and set(compact.ext) <= TCPEXT_FIELDS
     assert compact.ext and compact.tcp["RetransSegs"] == full.tcp["RetransSegs"]
-    again = procfs.parse_tcp_compact(table)
+    again = frame_tables.parse_tcp_compact(table)
     assert again.tcp.keys_ is compact.tcp.keys_ and again.ext.keys_ is compact.ext.keys_  # one layout, shared
 
 
@@ -558,15 +558,15 @@ def test_any_payload_is_a_sample_or_a_frame_error(data):
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=300) | st.builds(lambda n, b: b"eth0 lo\n"[:n] + b, st.integers(0, 8), st.binary(max_size=300)))
 def test_the_summaries_parse_or_raise_parse_error(text):
-    from netui.collectors import procfs
+    from netui.collectors import frame_tables, procfs
 
-    for parse in (procfs.parse_cpu_compact, procfs.parse_softnet_compact, procfs.parse_netirq_compact,
-                  procfs.parse_netdev_compact, procfs.parse_tcp_compact):
+    for parse in (frame_tables.parse_cpu_compact, frame_tables.parse_softnet_compact, frame_tables.parse_netirq_compact,
+                  frame_tables.parse_netdev_compact, frame_tables.parse_tcp_compact):
         try:
             result = parse(text)
         except procfs.ParseError:
             continue
-        if parse is procfs.parse_tcp_compact:
+        if parse is frame_tables.parse_tcp_compact:
             assert len(result.tcp) >= 1 and dict(result.tcp) and dict(result.ext) is not None
         else:
             assert (len(result) if isinstance(result, dict) else len(result.cpus)) >= 1

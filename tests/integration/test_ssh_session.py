@@ -17,7 +17,9 @@ import time
 import asyncssh
 import pytest
 
-from netui.collectors.ssh import SshConnector, SshSettings, SshSource
+from netui.collectors.ssh import SshSource
+
+from netui.collectors.ssh_connect import SshConnector, SshSettings
 from netui.engine.monitor import Monitor
 from netui.model.node import NodeState
 from tests.bench.fake_fleet import NodeFrames, node_name, write_client_files, write_keys
@@ -275,7 +277,9 @@ async def test_closing_the_monitor_ends_a_node_stuck_in_its_handshake():
     import socket
     import time
 
-    from netui.collectors.ssh import SshConnector, SshSource
+    from netui.collectors.ssh import SshSource
+
+    from netui.collectors.ssh_connect import SshConnector
     from netui.engine.monitor import Monitor
 
     silent = socket.socket()

@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # imported only when their screen, command or source is used
 LAZY = (
     "asyncssh", "aiohttp", "plotext", "textual_plotext", "numpy", "tomllib",
-    "netui.collectors.ssh", "netui.collectors.sampler", "netui.collectors.frames",
+    "netui.collectors.ssh", "netui.collectors.ssh_connect", "netui.collectors.ssh_stream",
+    "netui.collectors.sampler", "netui.collectors.frames",
     "netui.collectors.node_exporter", "netui.collectors.prometheus", "netui.cli.bench",
     "netui.cli.doctor", "netui.cli.export",
     "netui.inventory", "netui.ui.node", "netui.ui.panels", "netui.ui.ports", "netui.checks.pairs.screen",
@@ -33,7 +34,7 @@ LAZY = (
     "netui.checks.latency.tools", "netui.checks.doctor.runner", "netui.checks.doctor.report",
     "netui.collectors.shell", "netui.engine.recording",
     "netui.engine.recorder", "netui.engine.replay", "netui.engine.export", "netui.engine.document",
-    "netui.model.testnet", "netui.checks.pairs.model", "netui.checks.latency.model", "netui.checks.doctor.rules",
+    "netui.checks.pairs.model_addresses", "netui.checks.pairs.model", "netui.checks.latency.model", "netui.checks.doctor.rules",
 )
 
 FIRST_FRAME = """

@@ -62,7 +62,7 @@ def test_json_document():
 def test_without_hosts_the_tree_is_shown():
     r = netui("--topology", TOML)
     assert r.returncode == 0
-    assert "spine1" in r.stdout and "leaf1  (uplink 100 Gbit/s, two-leaves.toml:4)" in r.stdout
+    assert "spine1" in r.stdout and "leaf1  (uplink 100 Gb/s, two-leaves.toml:4)" in r.stdout
     assert "node1:swp1 node2 node3 node4" in r.stdout
     doc = json.loads(netui("--topology", CONF, "--json").stdout)
     assert [s["name"] for s in doc["switches"]] == ["s3", "s0", "s1", "s2"]

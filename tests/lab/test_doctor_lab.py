@@ -17,7 +17,9 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from netui.collectors.ssh import SshConnector, SshSettings, SshSource
+from netui.collectors.ssh import SshSource
+
+from netui.collectors.ssh_connect import SshConnector, SshSettings
 from netui.checks.doctor.runner import examine
 from netui.engine.monitor import Monitor
 from netui.checks.doctor.rules_sysctl import Recommendations
@@ -209,7 +211,7 @@ def test_doctor_names_the_node_shaped_with_tbf_and_only_that_node(lab):
     assert shaping == [("node3", "eth0", "warning", "tc qdisc del dev eth0 root")]
     assert not_ok(doc) == [("node3", "traffic_shaping", "eth0", "warning", "tc qdisc del dev eth0 root")]
     (finding,) = [f for f in doc["findings"] if f["check"] == "traffic_shaping"]
-    assert finding["evidence"].startswith("eth0: tbf at the root caps what eth0 sends at 100 Mbit/s")
+    assert finding["evidence"].startswith("eth0: tbf at the root caps what eth0 sends at 100 Mb/s")
     assert "node3" in doc["failing_nodes"]
     if not any(f["subject"] in GLOBAL and f["node"] for f in doc["findings"]):
         assert doc["failing_nodes"] == ["node3"]

@@ -62,7 +62,7 @@ async def nothing_left(lab, within_s: float = 4.0) -> dict[str, list[str]]:
 
 @contextmanager
 def shaped_towards(lab, k: int):
-    """tbf on node k's root-side veth: what the bridge sends to node k goes at 200 Mbit/s."""
+    """tbf on node k's root-side veth: what the bridge sends to node k goes at 200 Mb/s."""
     dev = veth_name(lab.name, k)
     subprocess.run(["tc", "qdisc", "add", "dev", dev, "root", "tbf", "rate", "200mbit", "burst", "64kb",
                     "latency", "50ms"], check=True, capture_output=True, timeout=10)
@@ -128,7 +128,7 @@ async def test_tbf_towards_node3_fails_every_test_into_node3_and_the_verdict_nam
         [(r.pair, r.gbps) for r in report.results]
     for r in report.results:
         if r.receiver == "node3":
-            assert r.ok and r.gbps < 0.25  # measured, and slow: the 200 Mbit/s cap
+            assert r.ok and r.gbps < 0.25  # measured, and slow: the 200 Mb/s cap
     assert report.verdict.suspects == ["node3"]
     assert report.verdict.nodes["node3"].suspect == "receiving"
     assert report.verdict.text.startswith("suspect node3 receives slowly (3 of 3 receives fail")
@@ -205,7 +205,7 @@ def test_headless_single_pair_is_inconclusive_without_a_pass_mark_and_passes_wit
     result = netui("bench", "iperf3", "node1", "node2", "-F", str(lab.ssh_config), "--duration", "1",
                    "--threshold-gbps", "0.5")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "node1→node2  pass" in result.stdout and "the pair passes (≥ 0.5 Gbit/s)" in result.stdout
+    assert "node1→node2  pass" in result.stdout and "the pair passes (≥ 500 Mb/s)" in result.stdout
 
 
 async def test_ib_write_bw_without_an_rdma_device_says_so_cleanly(lab):

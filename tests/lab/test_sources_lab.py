@@ -20,7 +20,8 @@ import pytest
 
 from netui.collectors.node_exporter import HttpClient, HttpSettings, NodeExporterSource
 from netui.collectors.prometheus import PrometheusNode, PrometheusReader
-from netui.collectors.ssh import SshConnector, SshSettings, SshSource
+from netui.collectors.ssh import SshSource
+from netui.collectors.ssh_connect import SshConnector, SshSettings
 from netui.engine.monitor import Monitor
 from netui.model.node import NodeState
 from tests.lab.exporters import PROMETHEUS, PrometheusServer, missing_reason, start_exporters, stop

@@ -11,7 +11,9 @@ import os
 import time
 from pathlib import Path
 
-from netui.collectors.ssh import SshConnector, SshSettings, SshSource
+from netui.collectors.ssh import SshSource
+
+from netui.collectors.ssh_connect import SshConnector, SshSettings
 from netui.engine.monitor import Monitor
 from netui.model.node import NodeState
 

@@ -15,7 +15,8 @@ import uuid
 import pytest
 
 from netui.collectors.local import TreeReader
-from netui.collectors.ssh import SshConnector, SshSettings, SshSource
+from netui.collectors.ssh import SshSource
+from netui.collectors.ssh_connect import SshConnector, SshSettings
 from netui.engine.monitor import Monitor
 from netui.engine.sources import LocalSource
 from netui.model.node import NodeState

@@ -110,7 +110,7 @@ async def test_the_dialog_checks_then_runs_and_remembers_its_settings():
         assert "suspect" not in verdict
         assert screen.query_one("#matrix-verdict").has_class("-failed")
         await escape_to_grid(pilot)
-        assert app.pair_settings.duration_s == 3 and app.pair_settings.test_net == "10.0.0.0/8"
+        assert app.check_settings["pairs"].settings.duration_s == 3 and app.check_settings["pairs"].settings.test_net == "10.0.0.0/8"
         await pressed(pilot, "R")  # the other tool keeps the shared settings
         assert app.screen.query_one("#duration").value == "3"
         assert app.screen.settings.tool == "ib_write_bw" and app.screen.query("#gid")
@@ -135,10 +135,10 @@ async def test_a_run_with_retests_shows_both_figures():
         await shown(pilot, MatrixScreen(report=report))
         results = plain(app.screen.query_one("#matrix-results"))
         line = next(x for x in results.splitlines() if x.startswith("node2→node3"))
-        assert "FAIL" in line and "0.186 → 0.200 Gbit/s on retest" in line, results
+        assert "FAIL" in line and "186 Mb/s → 200 Mb/s on retest" in line, results
         assert f"{len(chosen)} of {len(chosen)} retests" in plain(app.screen.query_one("#matrix-head"))
         verdict = " ".join(plain(app.screen.query_one("#matrix-verdict")).split())  # wrapped
-        assert "Retested alone: " in verdict and "node2→node3 0.186 → 0.200 Gbit/s" in verdict
+        assert "Retested alone: " in verdict and "node2→node3 186 Mb/s → 200 Mb/s" in verdict
         heat = plain(app.screen.query_one(Heatmap))
         assert "0.200" in heat or "0.20" in heat
 
@@ -151,16 +151,16 @@ async def test_the_matrix_of_a_saved_lab_run(tmp_path, monkeypatch):
         await shown(pilot, MatrixScreen(report=report))
         heat = plain(app.screen.query_one(Heatmap))
         rows = {line.split()[0]: line.split()[1:] for line in heat.splitlines()[1:] if line.strip()}
-        assert heat.split()[:5] == ["Gbit/s", "send", "↓", "node1", "node2"]  # the unit in the corner
+        assert heat.split()[:5] == ["Gb/s", "send", "↓", "node1", "node2"]  # the unit in the corner
         assert rows["node1"][0] == "·" and float(rows["node1"][2]) < 0.25 and rows["node1"][3] == "✗"
         assert rows["node2"].count("✗") == 1 and rows["node3"].count("✗") == 0  # node3 sends fine
         verdict = plain(app.screen.query_one("#matrix-verdict"))
-        assert verdict.startswith("suspect node3 receives slowly (3 of 3 receives fail, median 0.187 Gbit/s; "
-                                  "it sends at 9.16 Gbit/s)")
+        assert verdict.startswith("suspect node3 receives slowly (3 of 3 receives fail, median 187 Mb/s; "
+                                  "it sends at 9.16 Gb/s)")
         results = plain(app.screen.query_one("#matrix-results"))
-        assert "node2→node3  FAIL   0.186 Gbit/s   sender/receiver retrans " in results and "node1→node2  pass " in results
+        assert "node2→node3  FAIL   186 Mb/s   sender/receiver retrans " in results and "node1→node2  pass " in results
         assert results.index("node4→node3  FAIL") < results.index("node1→node2  pass")  # failing first
-        assert "node3  sends 9.16 Gbit/s (0/3 fail)    receives 0.187 Gbit/s (3/3 fail)  ← suspect: receiving" \
+        assert "node3  sends 9.16 Gb/s (0/3 fail)      receives 187 Mb/s (3/3 fail)  ← suspect: receiving" \
             in results
         written = await exported(pilot, tmp_path, monkeypatch)
         assert [p.suffix for p in written] == [".csv", ".json"]
@@ -211,7 +211,7 @@ async def test_matrix_from_the_grid_in_the_lab(lab):
         # while a round runs, the line moves: its pairs' throughput (iperf3's own report, or the
         # link's before the first one), and time
         live = [line for text in seen for line in text.splitlines() if "now" in line and ": node" in line]
-        assert any("→" in line and "Gbit/s" in line for line in live), seen
+        assert any("→" in line and "b/s" in line for line in live), seen
         # the first matrix runs both directions in the shift pattern: 3 pairs x 2 = 6 tests in 2 rounds
         # of 3 (each node sends to one and receives from the other at once)
         assert screen.report is not None
@@ -266,7 +266,7 @@ async def test_l_asks_for_latency_settings_over_the_marked_or_all_and_remembers_
         assert "fail ✗" not in plain(screen.query_one("#latency-map"))
         assert "7 probes every 0.5 s" in plain(screen.query_one("#matrix-head"))
         await escape_to_grid(pilot)
-        assert (app.latency_settings.count, app.latency_settings.interval_s) == (7, 0.5)
+        assert (app.check_settings["latency"].count, app.check_settings["latency"].interval_s) == (7, 0.5)
         await pressed(pilot, "home", "space", "down", "space", "l")  # two marked: the pair, both ways
         assert isinstance(app.screen, LatencyDialog) and app.screen.nodes == ["gpu01", "gpu02"]
         assert app.screen.query_one("#count").value == "7"
@@ -329,7 +329,8 @@ async def test_latency_from_the_grid_in_the_lab_and_esc_cancels(lab):
         assert "all 3 pairs pass" in plain(screen.query_one("#matrix-verdict"))
         assert "on 198.18.0.0/24" in plain(screen.query_one("#matrix-head"))
         await escape_to_grid(pilot)
-        app.latency_settings = app.latency_settings.from_dict(app.latency_settings.to_dict() | {"count": 300})
+        last = app.check_settings["latency"]
+        app.check_settings["latency"] = last.from_dict(last.to_dict() | {"count": 300})
         screen = await pressed(pilot, "l", "enter")  # a long one, cancelled with Esc
         await pause_until(pilot, lambda: len(pings_left(lab)) >= 3, 10)
         assert len(pings_left(lab)) == 3, pings_left(lab)

@@ -110,8 +110,8 @@ async def test_without_a_topology_o_says_how_to_give_one():
 
 
 def two_leaf_app(uplink_gbps=0.2):
-    """Four nodes on leaf1 each sending 50 Mbit/s to one of leaf2 (ACKs back at 1 Mbit/s), as
-    through the lab's shaped 200 Mbit/s uplink; watched in an order that mixes the leaves."""
+    """Four nodes on leaf1 each sending 50 Mb/s to one of leaf2 (ACKs back at 1 Mb/s), as
+    through the lab's shaped 200 Mb/s uplink; watched in an order that mixes the leaves."""
     from tests.synth import ScriptedSource, node_sample
 
     def sends(k):
@@ -228,7 +228,7 @@ async def test_the_matrix_is_ordered_by_leaf_and_its_verdict_names_the_uplink(si
         assert rows == ["──", "n1", "n2", "n3", "n4", "──", "n5", "n6", "n7", "n8", "──", "n9", "n10", "n11", "n12"]
         assert [line.split()[1] for line in heat if line.startswith("──")] == ["leaf1", "leaf2", "leaf3"]
         verdict = plain(app.screen.query_one("#matrix-verdict"))
-        assert verdict.startswith("all 64 pairs crossing leaf1↔spine1 run at 0.191 Gbit/s")
+        assert verdict.startswith("all 64 pairs crossing leaf1↔spine1 run at 191 Mb/s")
         assert "suspect leaf1's uplink" in verdict
         results = plain(app.screen.query_one("#matrix-results"))
         assert "cross-switch pairs:            96, 64 failing" in results

@@ -13,9 +13,10 @@ import types
 
 import pytest
 
-from netui.collectors import procfs
+from netui.collectors import frame_tables, procfs
 from netui.collectors.frames import FrameDecoder, FrameError
-from netui.collectors.ssh import SshConnector, SshSettings, SshSource
+from netui.collectors.ssh import SshSource
+from netui.collectors.ssh_connect import SshConnector, SshSettings
 from netui.engine.recording.codec import sample_from_dict, sample_to_dict
 from netui.model.node import Node
 from netui.model.rates import node_rates
@@ -160,7 +161,7 @@ def test_a_file_the_sampler_could_not_read_is_a_problem_and_an_odd_one_goes_as_t
     frames = sampler_frames(texts, detail=False)
     fields = frame_fields(frames[2])
     assert "stat" in fields and "cpu" not in fields and "softnet" not in fields
-    sums = procfs.parse_cpusum(fields["cpusum"])
+    sums = frame_tables.parse_cpusum(fields["cpusum"])
     assert sums.ncpus is None and sums.dropped is None and sums.net_rx is not None
     decode = FrameDecoder().decode
     samples = [decode(p) for p in frames]
@@ -173,14 +174,14 @@ def test_a_file_the_sampler_could_not_read_is_a_problem_and_an_odd_one_goes_as_t
 @pytest.mark.parametrize("raw", [
     b"",
     b"\0" * 87,
-    procfs._CPUSUM.pack(16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0.0),  # an unknown bit
-    procfs._CPUSUM.pack(8, 0, 0, 0, 0, 0, 0, 1, 2, 3, 0.0),  # a hottest CPU without /proc/stat
-    procfs._CPUSUM.pack(15, 4, 0, 0, 0, 0, 0, 1, 5, 3, 0.0),  # more softirq ticks than ticks
-    procfs._CPUSUM.pack(15, 4, 0, 0, 0, 0, 0, 1, 0, 0, 0.0),  # no ticks
+    frame_tables._CPUSUM.pack(16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0.0),  # an unknown bit
+    frame_tables._CPUSUM.pack(8, 0, 0, 0, 0, 0, 0, 1, 2, 3, 0.0),  # a hottest CPU without /proc/stat
+    frame_tables._CPUSUM.pack(15, 4, 0, 0, 0, 0, 0, 1, 5, 3, 0.0),  # more softirq ticks than ticks
+    frame_tables._CPUSUM.pack(15, 4, 0, 0, 0, 0, 0, 1, 0, 0, 0.0),  # no ticks
 ])
 def test_bad_sums_are_a_parse_error(raw):
     with pytest.raises(procfs.ParseError):
-        procfs.parse_cpusum(raw)
+        frame_tables.parse_cpusum(raw)
 
 
 def test_bad_sums_in_a_frame_are_a_problem_of_the_sample_not_of_the_stream():
@@ -197,9 +198,9 @@ def test_bad_sums_in_a_frame_are_a_problem_of_the_sample_not_of_the_stream():
 
 def test_the_sampler_and_the_monitor_agree_on_the_layout_of_the_sums():
     ns = _sampler_functions_only()
-    assert ns["CPUSUM"].format == procfs._CPUSUM.format
+    assert ns["CPUSUM"].format == frame_tables._CPUSUM.format
     assert (ns["SUM_STAT"], ns["SUM_IRQ"], ns["SUM_SOFTNET"], ns["SUM_HOT"]) == (
-        procfs._SUM_STAT, procfs._SUM_IRQ, procfs._SUM_SOFTNET, procfs._SUM_HOT)
+        frame_tables._SUM_STAT, frame_tables._SUM_IRQ, frame_tables._SUM_SOFTNET, frame_tables._SUM_HOT)
 
 
 def _sampler_functions_only() -> dict:

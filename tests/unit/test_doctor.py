@@ -172,7 +172,7 @@ def test_a_slow_link_is_a_warning_and_a_cable_without_carrier_says_where_to_look
     found = {(f.node, f.check): f for f in diagnose(facts) if f.severity > Level.OK}
     slow = found["c", "link_speed"]
     assert slow.severity == Level.WARNING and slow.fix == "ethtool -r eth0"
-    assert slow.evidence.startswith("eth0 at 25 Gbit/s; 2 of 3 nodes at 100 Gbit/s")
+    assert slow.evidence.startswith("eth0 at 25 Gb/s; 2 of 3 nodes at 100 Gb/s")
     cable = found["d", "link_state"]
     assert cable.fix is None and cable.look == "ethtool eth0" and "no carrier" in cable.evidence
 

@@ -39,7 +39,7 @@ def test_tc_json_of_a_tbf_and_of_an_htb_with_a_tbf_class():
     assert tbf == Qdisc("tbf", "1:", None, rate_bytes_per_s=12_500_000, burst_bytes=65512, latency_us=50001)
     _, htb, child = parse_tc_qdiscs(read("tc-qdisc_htb_tbf.json"))
     assert (htb.kind, htb.parent, htb.rate_bytes_per_s) == ("htb", None, None)
-    assert (child.kind, child.parent, child.rate_bytes_per_s) == ("tbf", "1:10", 5_000_000_000)  # 40 Gbit/s
+    assert (child.kind, child.parent, child.rate_bytes_per_s) == ("tbf", "1:10", 5_000_000_000)  # 40 Gb/s
     # `tc -j qdisc show dev eth0` leaves the "dev" key out: the interface is the probe's
     assert parse_tc_qdiscs(read("tc-qdisc_dev_tbf.json")) == (tbf,)
     assert [q.kind for q in parse_tc_qdiscs(read("tc-qdisc_default_veth.json"))] == ["noqueue", "noqueue"]
@@ -182,8 +182,8 @@ def test_a_tbf_on_one_node_of_four_is_named_on_that_node_only():
     findings = diagnose(facts)
     assert problems(findings) == [("acc3", "traffic_shaping", "eth0", "warning", "tc qdisc del dev eth0 root")]
     (f,) = [f for f in findings if f.check == "traffic_shaping"]
-    assert f.evidence == ("eth0: tbf at the root caps what eth0 sends at 100 Mbit/s (burst 64.0 KiB, latency "
-                          "50 ms) — the link is 100 Gbit/s")
+    assert f.evidence == ("eth0: tbf at the root caps what eth0 sends at 100 Mb/s (burst 64.0 KiB, latency "
+                          "50 ms) — the link is 100 Gb/s")
     assert failing_nodes(findings) == ["acc3"]
 
 
@@ -196,7 +196,7 @@ def test_htb_is_careful_and_a_tbf_under_it_a_warning_netem_too():
     found = {f.node: f for f in diagnose(facts) if f.check == "traffic_shaping"}
     assert found["a"].severity == Level.CAREFUL and found["a"].fix is None
     assert found["a"].look == "tc -s class show dev eth0"
-    assert found["b"].severity == Level.WARNING and "tbf under 1:10 caps the traffic of class 1:10 at 40 Gbit/s" \
+    assert found["b"].severity == Level.WARNING and "tbf under 1:10 caps the traffic of class 1:10 at 40 Gb/s" \
         in found["b"].evidence
     assert found["c"].severity == Level.WARNING and "delay 10 ms loss 1 %" in found["c"].evidence
     assert "d" not in found
@@ -251,21 +251,21 @@ def test_buffer_advice_uses_the_nodes_link_speed():
     slow = nic_node("a", nic(speed=25_000), sysctls=SMALL_RMEM)
     fast = nic_node("b", nic(speed=100_000), sysctls=SMALL_RMEM)
     at25, at100 = rmem(diagnose([slow])), rmem(diagnose([fast]))
-    # 6 MiB: enough for 25 Gbit/s over the assumed 1 ms (3 MiB), not for 100 Gbit/s (11.9 MiB)
+    # 6 MiB: enough for 25 Gb/s over the assumed 1 ms (3 MiB), not for 100 Gb/s (11.9 MiB)
     assert at25.severity == Level.CAREFUL and at100.severity == Level.WARNING
-    assert "one flow fills eth0's 25 Gbit/s only up to a 2 ms round trip; a 1 ms round trip (assumed: no " \
+    assert "one flow fills eth0's 25 Gb/s only up to a 2 ms round trip; a 1 ms round trip (assumed: no " \
            "latency test measured one) needs 3.0 MiB: enough here, not for longer ones" in at25.evidence
-    assert "eth0's 100 Gbit/s only up to a 0.5 ms round trip" in at100.evidence
+    assert "eth0's 100 Gb/s only up to a 0.5 ms round trip" in at100.evidence
     assert at25.fix == at100.fix == 'sysctl -w net.ipv4.tcp_rmem="4096 131072 134217728"'
-    # a veth has no real speed: the reference 100 Gbit/s, said to be assumed
+    # a veth has no real speed: the reference 100 Gb/s, said to be assumed
     veth = rmem(diagnose([nic_node("c", nic(kind="virtual", speed=10_000), sysctls=SMALL_RMEM)]))
-    assert "fills 100 Gbit/s (no link speed known) only up to" in veth.evidence
+    assert "fills 100 Gb/s (no link speed known) only up to" in veth.evidence
 
 
 def test_buffer_advice_uses_the_rtt_the_latency_test_measured():
     far = nic_node("a", nic(speed=25_000), sysctls=SMALL_RMEM, rtt_ms=5.0)
     found = rmem(diagnose([far]))
-    assert found.severity == Level.WARNING  # 25 Gbit/s × 5 ms = 14.9 MiB > 6 MiB
+    assert found.severity == Level.WARNING  # 25 Gb/s × 5 ms = 14.9 MiB > 6 MiB
     assert "the 5 ms round trip of the latency test's slowest pair needs 14.9 MiB" in found.evidence
     assert buffer_path(far).rtt_ms == 5.0 and buffer_path(far).link_gbps == 25.0
 
@@ -309,7 +309,7 @@ def test_the_summary_counts_lines_as_shown_and_names_the_failing_nodes():
 
 
 def test_a_cap_the_fleet_shares_is_careful_and_the_node_capped_below_it_the_warning():
-    """Every node's eth0 capped at 1 Gbit/s by a root tbf but acc3's, at 150 Mbit/s: the
+    """Every node's eth0 capped at 1 Gb/s by a root tbf but acc3's, at 150 Mb/s: the
     shared cap is the fleet's own set-up (careful, one line), acc3 is the news (a warning,
     said against the others)."""
     def cap(bytes_per_s):
@@ -321,8 +321,8 @@ def test_a_cap_the_fleet_shares_is_careful_and_the_node_capped_below_it_the_warn
     assert failing_nodes(findings) == ["acc3"]
     (odd,) = [f for f in findings if f.node == "acc3"]
     assert odd.severity == Level.WARNING and odd.fix == "tc qdisc del dev eth0 root"
-    assert odd.evidence.startswith("eth0: tbf at the root caps what eth0 sends at 150 Mbit/s")
-    assert odd.evidence.endswith("; 6.67× below the 1 Gbit/s cap of 4 of the 5 nodes")
+    assert odd.evidence.startswith("eth0: tbf at the root caps what eth0 sends at 150 Mb/s")
+    assert odd.evidence.endswith("; 6.67× below the 1 Gb/s cap of 4 of the 5 nodes")
     shared = [f for f in findings if f.check == "traffic_shaping" and f.node != "acc3"]
     assert len(shared) == 4 and all(f.severity == Level.CAREFUL for f in shared)
     assert shared[0].evidence.endswith("the same cap as on 4 of 5 nodes: the fleet's own shaping, not one node's")

@@ -2,7 +2,7 @@
 and no node blamed for the pairs it explains.
 
 The matrices are synthetic: leaves of four nodes under one spine, every pair tested both ways
-(as ``netui bench --matrix`` does), healthy pairs at 9.4 Gbit/s (or scattered ±20 %), pairs
+(as ``netui bench --matrix`` does), healthy pairs at 9.4 Gb/s (or scattered ±20 %), pairs
 through a shaped uplink at the rate tbf leaves them.
 """
 
@@ -69,8 +69,8 @@ def test_two_leaves_every_cross_pair_slow_names_the_path_not_nodes():
     assert f.name == "leaf1↔spine1↔leaf2"
     assert set(f.uplinks) == {"leaf1", "leaf2"} and f.switches == ("spine1",)
     assert len(f.pairs) == 32
-    assert v.text.startswith("all 32 pairs crossing leaf1↔spine1↔leaf2 run at 0.191 Gbit/s, in-leaf pairs at "
-                             "9.40 Gbit/s — suspect the path leaf1↔spine1↔leaf2 (leaf1's uplink, leaf2's uplink "
+    assert v.text.startswith("all 32 pairs crossing leaf1↔spine1↔leaf2 run at 191 Mb/s, in-leaf pairs at "
+                             "9.4 Gb/s — suspect the path leaf1↔spine1↔leaf2 (leaf1's uplink, leaf2's uplink "
                              "or spine1)")
     assert "Not explained" not in v.text
 
@@ -85,7 +85,7 @@ def test_two_leaves_one_way_shaped_names_the_way_from_leaf1():
     assert f.kind == PATH and f.name == "leaf1→spine1→leaf2"
     assert len(f.pairs) == 16
     assert all(leaf(topo, a) == "leaf1" for a, _ in f.pairs)
-    assert v.text.startswith("all 16 pairs crossing leaf1→spine1→leaf2 run at 0.191 Gbit/s")
+    assert v.text.startswith("all 16 pairs crossing leaf1→spine1→leaf2 run at 191 Mb/s")
 
 
 def test_without_a_topology_the_same_matrix_blames_as_before():
@@ -118,8 +118,8 @@ def test_three_leaves_one_bad_uplink_is_named_by_itself():
     [f] = v.fabric
     assert (f.kind, f.uplinks, f.direction, f.name) == (UPLINK, ("leaf1",), BOTH, "leaf1↔spine1")
     assert len(f.pairs) == 64  # 4 nodes × 8 others × 2 ways
-    assert v.text.startswith("all 64 pairs crossing leaf1↔spine1 run at 0.191 Gbit/s, in-leaf pairs at 9.40 Gbit/s, "
-                             "other cross-switch pairs at 9.40 Gbit/s — suspect leaf1's uplink")
+    assert v.text.startswith("all 64 pairs crossing leaf1↔spine1 run at 191 Mb/s, in-leaf pairs at 9.4 Gb/s, "
+                             "other cross-switch pairs at 9.4 Gb/s — suspect leaf1's uplink")
 
 
 def test_three_leaves_one_uplink_shaped_one_way():
@@ -159,7 +159,7 @@ def test_every_cross_pair_slow_with_three_leaves_names_the_spine():
 
     [f] = v.fabric
     assert (f.kind, f.name, len(f.pairs)) == (SWITCH, "spine1", 96)
-    assert "all 96 pairs through spine1 run at 0.191 Gbit/s, in-leaf pairs at 9.40 Gbit/s — suspect spine1 " \
+    assert "all 96 pairs through spine1 run at 191 Mb/s, in-leaf pairs at 9.4 Gb/s — suspect spine1 " \
            "(or every uplink to it)" in v.text
     assert v.suspects == []
 
@@ -215,7 +215,7 @@ def test_the_best_pairs_are_in_leaf_ones_when_cross_pairs_are_most():
     v = judge(matrix(nodes, through(topo, up={f"leaf{i}" for i in range(1, 9)})), topology=topo)
     assert v.status == FAIL
     assert [f.kind for f in v.fabric] == [SWITCH]
-    assert "the middle of a 49× gap in the rates, 1.34 Gbit/s (224 pairs at ≤ 0.191, 16 at ≥ 9.40)" in v.text
+    assert "the middle of a 49× gap in the rates, 1.34 Gb/s (224 pairs at ≤ 191 Mb/s, 16 at ≥ 9.4 Gb/s)" in v.text
     # the in-leaf pairs 49× faster: without a topology the cross pairs fail too, and no node is
     # to blame (the rule before the gap split said "inconclusive", with 224 of 240 pairs alike)
     plain = judge(matrix(nodes, through(topo, up={f"leaf{i}" for i in range(1, 9)})))
@@ -231,7 +231,7 @@ def test_a_path_with_link_speeds_known():
 
 
 def test_uplink_shaped_with_rates_that_vary_by_round():
-    """A shaped uplink shared by the round's concurrent cross pairs: 0.05 to 0.19 Gbit/s."""
+    """A shaped uplink shared by the round's concurrent cross pairs: 50 to 190 Mb/s."""
     topo, nodes = fabric(3)
     rng = random.Random(7)
 
@@ -242,7 +242,7 @@ def test_uplink_shaped_with_rates_that_vary_by_round():
     v = judge(matrix(nodes, gbps), topology=topo)
     [f] = v.fabric
     assert f.name == "leaf1↔spine1"
-    assert "run at 0.0480–0.191 Gbit/s (median 0.0640)" in v.text
+    assert "run at 48 Mb/s–191 Mb/s (median 64 Mb/s)" in v.text
 
 
 # --- scatter ------------------------------------------------------------------------------------

@@ -14,8 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from netui.collectors import procfs
-from netui.collectors.assemble import IFACE_ATTRS, PROC_FILES, sample_from_texts
+from netui.collectors import procfs, sysfs
+from netui.collectors.assemble import IFACE_ATTRS, sample_from_texts
+from netui.collectors.protocol import PROC_FILES
 from netui.collectors.procfs import ParseError
 from netui.model.samples import NodeSample
 from tests.testdata import PROCFS, data_text
@@ -63,12 +64,12 @@ def parse_everything(text: str) -> None:
             assert all(isinstance(v, int) for pair in result.values() for v in pair.values())
     boot = procfs.parse_boot_time(text)
     assert boot is None or isinstance(boot, int)
-    value = procfs.parse_int_file(text)
+    value = sysfs.parse_int_file(text)
     assert value is None or isinstance(value, int)
-    speed = procfs.parse_speed_mbps(text)
+    speed = sysfs.parse_speed_mbps(text)
     assert speed is None or speed > 0
-    assert procfs.parse_carrier(text) in (None, True, False)
-    state = procfs.parse_operstate(text)
+    assert sysfs.parse_carrier(text) in (None, True, False)
+    state = sysfs.parse_operstate(text)
     assert state is None or (state and state.isprintable())
 
 
@@ -148,10 +149,10 @@ def test_parsers_on_mutated_fixtures(case):
 @FUZZ
 @given(st.one_of(st.none(), st.text(max_size=40), st.sampled_from(["-1\n", "", "0", "25000\n", "1\n", "up\n"])))
 def test_sysfs_parsers_on_any_file_content(text):
-    speed = procfs.parse_speed_mbps(text)
+    speed = sysfs.parse_speed_mbps(text)
     assert speed is None or speed > 0
-    assert procfs.parse_carrier(text) in (None, True, False)
-    assert procfs.parse_operstate(text) is None or procfs.parse_operstate(text).isprintable()
+    assert sysfs.parse_carrier(text) in (None, True, False)
+    assert sysfs.parse_operstate(text) is None or sysfs.parse_operstate(text).isprintable()
 
 
 # --- the whole sample ------------------------------------------------------------------------

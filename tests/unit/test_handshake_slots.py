@@ -1,4 +1,4 @@
-"""The SSH handshake slots (collectors/ssh.py ``Slots``): ``--fanout`` holders at once, first
+"""The SSH handshake slots (collectors/ssh_connect.py ``Slots``): ``--fanout`` holders at once, first
 come first served, and a waiter that gives up leaves its turn to the next, whatever the
 moment it gives up. (asyncio.Semaphore's waiters searched the whole queue to leave it:
 closing a snapshot of 18,000 nodes spent 3 s doing that.)"""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 
-from netui.collectors.ssh import Slots
+from netui.collectors.ssh_connect import Slots
 
 
 async def _hold(slots: Slots, name: str, order: list[str], release: asyncio.Event) -> None:

@@ -187,11 +187,11 @@ class _Node:
     """What the sort reads of a node."""
 
     def __init__(self, name, level=Level.OK, *, straggler=None, state=NodeState.UP, drops=None, ratio=None):
-        from netui.model.node import NodeSummary
+        from netui.model.node import NodeTotals
 
         self.name, self.level, self.straggler, self.state = name, level, straggler, state
         self.straggler_rank = 0 if straggler is not None else 1 << 30  # the fleet's order of its stragglers
-        self.summary = NodeSummary(drops_per_s=drops, retrans_ratio=ratio)
+        self.summary = NodeTotals(drops_per_s=drops, retrans_ratio=ratio)
 
 
 def test_worst_first_is_level_then_straggler_then_not_up_then_name():

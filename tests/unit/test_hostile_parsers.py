@@ -25,10 +25,10 @@ from netui.checks.pairs.runner import PairTestReport
 from netui.checks.pairs.tools import PairSettings
 from netui.collectors.lldp import lldp_state
 from netui.collectors.node_exporter import ScrapeFailure, http_failure
-from netui.collectors.probe import parse_probe
+from netui.checks.pairs.probe import parse_probe
 from netui.collectors.prometheus import PrometheusError, names_for_instances
 from netui.collectors.shell import CommandFailed, CommandResult
-from netui.collectors.ssh import Failure
+from netui.collectors.ssh_connect import Failure
 from netui.model.node import NodeState
 from tests.hostile_text import HOSTILE, HOSTILE_LINE, HOSTILE_NAME, leaked
 

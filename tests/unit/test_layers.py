@@ -109,6 +109,10 @@ ROLES = {
     "screen": "ui", "dialog": "ui",
 }
 ALLOWED["checks"] = set()  # the packages netui/checks/ and netui/checks/<feature>/ import nothing
+# ... so every layer may read the checks' contract and registry there (netui/checks/__init__.py:
+# Check, Verdict; each folder's CHECK), which name a check's parts without loading them
+for _layer in ("model", "engine", "ui", "cli"):
+    ALLOWED[_layer] = ALLOWED[_layer] | {"checks"}
 
 
 def module_path(dotted: str) -> Path | None:
@@ -120,7 +124,8 @@ def layer_of_parts(parts: tuple[str, ...]) -> str:
     """The layer of a module from its path below netui/, without ``.py``."""
     # netui/checks/<feature>/<role>[_<what>].py, and what the features share beside them:
     # netui/checks/<role>_<what>.py; the packages themselves: "checks"
-    if parts[0] == "checks" and len(parts) in (2, 3) and parts[-1] != "__init__":
+    if parts[0] == "checks" and len(parts) in (2, 3) and parts[-1] != "__init__" \
+            and not PACKAGE.joinpath(*parts).is_dir():  # `from netui.checks.pairs import KIND`: the package
         return ROLES.get(parts[-1].split("_")[0], f"checks ({parts[-1]}: no role)")
     return "checks" if parts[0] == "checks" else parts[0]
 
@@ -265,7 +270,9 @@ def feature_imports(path: Path) -> set[str]:
         names = [absolute(node, package) or ""] if isinstance(node, ast.ImportFrom) else \
             [a.name for a in node.names] if isinstance(node, ast.Import) else []
         if isinstance(node, ast.ImportFrom) and node.module == "netui.checks":  # `from netui.checks import pairs`
-            names = [f"netui.checks.{a.name}" for a in node.names]
+            # (but not the contract's names: `from netui.checks import Check`)
+            names = [f"netui.checks.{a.name}" for a in node.names if (PACKAGE / "checks" / a.name).is_dir()
+                     or (PACKAGE / "checks" / f"{a.name}.py").exists()]
         found |= {n.split(".")[2] for n in names if n.startswith("netui.checks.") and len(n.split(".")) > 2
                   and not (PACKAGE / "checks" / f"{n.split('.')[2]}.py").exists()}
     return found
@@ -293,3 +300,31 @@ def test_the_feature_checker_tells_a_shared_module_from_a_feature(tmp_path):
     bad.write_text("from netui.checks.dialog_fields import field_text\nfrom netui.checks import report_common\n"
                    "from netui.checks import latency\nimport netui.checks.doctor.runner\n")
     assert feature_imports(bad) == {"latency", "doctor"}
+
+
+# the layer of each part a check names (netui/checks/__init__.py, Check): the layer that loads it
+CHECK_PARTS = {"start": "ui", "screen": "ui", "runner": "engine", "settings": "engine", "report": "engine",
+               "stragglers": "model"}
+
+
+def test_each_check_names_its_parts_by_module_in_their_layers():
+    """A check's parts are named, not imported (naming a check loads none of its code), each in
+    the check's own folder and of the layer that loads it; and each name resolves."""
+    import dataclasses
+
+    from netui import checks
+
+    assert {f.name for f in dataclasses.fields(checks.Check)} >= set(CHECK_PARTS)
+    out = []
+    for check in checks.all_checks():
+        for part, layer in CHECK_PARTS.items():
+            ref = getattr(check, part)
+            if ref is None:
+                continue
+            assert isinstance(ref, str), (check.name, part)
+            module = ref.partition(":")[0]
+            if not module.startswith(f"netui.checks.{check.name}.") or layer_of_module(module) != layer:
+                out.append(f"{check.name}.{part} = {ref}: not a {layer} module of netui/checks/{check.name}/")
+            assert checks.load(ref) is not None
+    assert out == []
+    assert [c.name for c in checks.all_checks()] == list(checks.REGISTERED) == list(FEATURES)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from netui.model.health import DEFAULT_THRESHOLDS, HEALTHY, HealthRules, Level, Threshold, assess
-from netui.model.node import Node, NodeState, NodeSummary, data_plane, is_hidden
-from netui.model.samples import SoftnetStat
+from netui.model.node import Node, NodeState, NodeTotals, data_plane, is_hidden
+from netui.model.samples import InterfaceTable, SoftnetStat
 from tests.factories import make_cpu, make_iface, make_sample
 
 AT_ONCE = HealthRules(hold_intervals=1)  # each interval judged on its own (tests/unit/test_health_hold.py holds)
@@ -27,7 +27,7 @@ def test_observe_builds_rates_summary_and_history_over_a_sequence():
 
     node.observe(traffic(0.0, eth0_rx=0))
     assert node.state is NodeState.UP and node.error is None
-    assert node.rates is None and node.summary == NodeSummary()
+    assert node.rates is None and node.summary == NodeTotals()
     assert node.history["rx_bytes_per_s"].values() == [None]
 
     node.observe(traffic(1.0, eth0_rx=1_000_000, lo=10**9, veth=10**9))
@@ -76,7 +76,7 @@ def test_health_reasons_are_worst_first():
     # the defaults: retransmits > 1 % and softirq > 90 % are critical
     assert node.health.reasons == (
         "TCP retransmits 2.00% of segments",
-        "CPU3 96% in softirq",
+        "softirq 96% on cpu3",
         "eth0 at 95% of link speed",
         "backlog drops 20/s",
         "NET_RX squeezed 150/s",
@@ -127,7 +127,7 @@ def test_fail_makes_the_node_critical_with_the_reason_and_keeps_the_last_sample(
     assert node.level is Level.CRITICAL
     assert node.health.level is Level.CRITICAL
     assert node.health.reasons == ("down: connection refused",)
-    assert node.rates is None and node.summary == NodeSummary()
+    assert node.rates is None and node.summary == NodeTotals()
     assert node.sample is last
 
 
@@ -225,6 +225,20 @@ def test_a_lab_node_counts_its_veth_traffic():
 def test_data_plane_never_falls_back_to_loopback():
     assert data_plane({"lo": make_iface("lo", kind=None)}) == []
     assert data_plane({"lo": make_iface("lo", kind=None), "eth0": make_iface("eth0", kind=None)}) == ["eth0"]
+
+
+@pytest.mark.parametrize("kinds", [
+    {"lo": "loopback", "eth0": "physical", "veth1": "veth", "docker0": "bridge", "ib0": "physical"},
+    {"lo": "loopback", "eth0": "veth"},  # only a veth: it is the data plane
+    {"lo": None, "eth0": None, "b": "bond"},
+    {"lo": None},  # never loopback
+    {"zz": "veth", "aa": "bridge", "lo": "loopback"},
+])
+def test_data_plane_is_one_rule_for_a_table_and_a_mapping(kinds):
+    ifaces = {name: make_iface(name, kind=kind) for name, kind in kinds.items()}
+    table = InterfaceTable.from_samples(ifaces)
+    assert data_plane(ifaces) == data_plane(table) == list(table.layout.data_plane_names)
+    assert [table.layout.names[i] for i in table.layout.data_plane] == data_plane(ifaces)
 
 
 def test_a_frozen_fleet_keeps_its_values_and_histories_while_the_fleet_goes_on():

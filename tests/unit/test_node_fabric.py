@@ -13,7 +13,7 @@ from netui.collectors.infiniband import read_infiniband
 from netui.model.health import HealthRules, Level, Threshold
 
 AT_ONCE = HealthRules(hold_intervals=1)  # each interval judged on its own
-from netui.model.node import Node, NodeSummary
+from netui.model.node import Node, NodeTotals
 from netui.model.samples import NodeSample
 
 SYNTH = Path(__file__).resolve().parents[1] / "data" / "fabric"
@@ -30,7 +30,7 @@ def sample(t: int, mono_s: float, *, ethtool_at: float | None = None) -> NodeSam
 def test_fabric_rates_columns_health_and_history():
     node = Node("gpu01", history_s=10, interval_s=1)
     node.observe(sample(0, 100.0, ethtool_at=100.0))
-    assert node.fabric_rates is None and node.summary == NodeSummary()
+    assert node.fabric_rates is None and node.summary == NodeTotals()
     node.observe(sample(1, 101.0, ethtool_at=101.0))
 
     s = node.summary

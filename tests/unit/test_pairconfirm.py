@@ -49,11 +49,11 @@ def test_a_confirmed_blame_stays_and_shows_both_figures():
 
     assert v.status == FAIL and v.suspects == ["node2"]
     assert v.retested[("node2", "node3")].gbps == 0.25  # the matrix's figure kept
-    assert "Retested alone: node2→node3 0.250 → 0.200 Gbit/s" in v.text
+    assert "Retested alone: node2→node3 250 Mb/s → 200 Mb/s" in v.text
 
 
 def test_a_retest_that_contradicts_the_blame_makes_it_inconclusive():
-    """node2's sends at 5 Gbit/s in the matrix (its rounds shared a busy CPU), 9.4 alone: the
+    """node2's sends at 5 Gb/s in the matrix (its rounds shared a busy CPU), 9.4 alone: the
     blame does not hold, and the verdict says so rather than passing or blaming."""
     mild = {("node2", "node1"): 5.0, ("node2", "node3"): 5.2, ("node2", "node4"): 5.1}
     matrix = results(mild)
@@ -64,7 +64,7 @@ def test_a_retest_that_contradicts_the_blame_makes_it_inconclusive():
     v = confirmed(first, matrix, rerun(chosen, lambda a, b: 9.4), on)
 
     assert v.status == INCONCLUSIVE and v.suspects == []
-    assert v.text.startswith("inconclusive: node2→node3 9.40 Gbit/s on retest, 5.20 Gbit/s in the matrix")
+    assert v.text.startswith("inconclusive: node2→node3 9.4 Gb/s on retest, 5.2 Gb/s in the matrix")
     assert "did not hold when each pair ran alone" in v.text
 
 
@@ -87,7 +87,7 @@ def crossing(a, b):
 
 
 def test_the_in_leaf_pair_that_named_two_nodes_is_rerun_and_the_uplink_named():
-    """10G links (a 9 Gbit/s mark), leafb's uplink at 2–2.5 Gbit/s, the in-leaf pair fn3↔fn4 at
+    """10G links (a 9 Gb/s mark), leafb's uplink at 2–2.5 Gb/s, the in-leaf pair fn3↔fn4 at
     4.0 and 4.5 in a busy round: too close to the slow pairs to clear fn3 and fn4, so the matrix
     alone names them. Rerun alone, fn3→fn4 runs at 9.5: the uplink is named, not the nodes."""
     def gbps(a, b):
@@ -108,7 +108,7 @@ def test_the_in_leaf_pair_that_named_two_nodes_is_rerun_and_the_uplink_named():
     v = confirmed(first, matrix, again, on)
     assert v.status == FAIL and v.suspects == []
     assert [f.name for f in v.fabric] == ["leafb↔spine"]
-    assert "fn3→fn4 4.00 → 9.50 Gbit/s" in v.text
+    assert "fn3→fn4 4 Gb/s → 9.5 Gb/s" in v.text
     assert v.retested[("fn3", "fn4")].gbps == 4.0
     # both verdicts are kept apart: the matrix's still names the nodes
     assert sorted(first.suspects) == ["fn3", "fn4"]
@@ -136,7 +136,7 @@ def test_a_marginal_clearing_pass_of_a_fabric_suspects_end_is_rerun():
     again = rerun(chosen, lambda a, b: 0.28 if crossing(a, b) else 16.2)
     v = confirmed(first, matrix, again, on)
     assert [f.name for f in v.fabric] == ["leafb↔spine"] and v.suspects == []
-    assert "fn3→fn4 6.00 → 16.2 Gbit/s" in v.text
+    assert "fn3→fn4 6 Gb/s → 16.2 Gb/s" in v.text
 
 
 def test_a_retest_that_fails_to_run_is_a_failure_of_the_pair():
@@ -184,9 +184,9 @@ def test_the_text_report_shows_both_figures_and_both_matrices():
 
     text = text_report(issue_report())
     assert "shift pattern · 5 rounds of 1 s + 4 retests" in text
-    assert "fn3→fn4  pass  6.00 → 16.2 Gbit/s on retest" in text
-    assert "(row sends to column, Gbit/s as the sender counted)" in text
-    assert "(row receives from column, Gbit/s as the receiver counted)" in text
+    assert "fn3→fn4  pass  6 Gb/s → 16.2 Gb/s on retest" in text
+    assert "(row sends to column, Gb/s as the sender counted)" in text
+    assert "(row receives from column, Gb/s as the receiver counted)" in text
     assert "link speeds only nominal (veth 10G)" in text
     assert "suspect leafb's uplink" in text and "Retested alone: " in text
 

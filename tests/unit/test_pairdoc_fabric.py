@@ -28,11 +28,11 @@ def test_text_names_the_uplink_and_splits_in_leaf_from_cross_switch():
     assert lines[2] == "── leaf1" and lines[3].startswith("n1 ")
     assert "── leaf2" in lines and "── leaf3" in lines
     assert lines.index("── leaf2") == 7  # four rows of leaf1 between
-    assert "  in-leaf pairs:                 36, 0 failing, median 9.40 Gbit/s" in lines
-    assert "  cross-switch pairs:            96, 64 failing, median 0.191 Gbit/s" in lines
-    assert any(line.startswith("  ← all 64 pairs crossing leaf1↔spine1 run at 0.191 Gbit/s") for line in lines)
-    assert lines[-1].startswith("all 64 pairs crossing leaf1↔spine1 run at 0.191 Gbit/s, in-leaf pairs at "
-                                "9.40 Gbit/s, other cross-switch pairs at 9.40 Gbit/s — suspect leaf1's uplink")
+    assert "  in-leaf pairs:                 36, 0 failing, median 9.4 Gb/s" in lines
+    assert "  cross-switch pairs:            96, 64 failing, median 191 Mb/s" in lines
+    assert any(line.startswith("  ← all 64 pairs crossing leaf1↔spine1 run at 191 Mb/s") for line in lines)
+    assert lines[-1].startswith("all 64 pairs crossing leaf1↔spine1 run at 191 Mb/s, in-leaf pairs at "
+                                "9.4 Gb/s, other cross-switch pairs at 9.4 Gb/s — suspect leaf1's uplink")
     assert "← suspect:" not in text  # no node
 
 

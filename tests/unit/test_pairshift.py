@@ -96,15 +96,15 @@ def test_the_pattern_applies_to_a_matrix_both_ways_only():
 
 
 def test_one_default_for_the_app_and_the_cli():
-    from netui.cli.bench import _settings, build_parser
+    from netui.cli.bench import _pair_settings, build_parser
 
     assert PairSettings().pattern == SHIFT and PairSettings().confirm
     assert default_direction(True) == BOTH_WAYS and default_direction(False) == ONE_WAY
-    matrix = _settings(build_parser().parse_args(["iperf3", "--matrix"]))
+    matrix = _pair_settings(build_parser().parse_args(["iperf3", "--matrix"]))
     assert (matrix.direction, matrix.pattern, matrix.confirm) == (BOTH_WAYS, SHIFT, True)
-    pair = _settings(build_parser().parse_args(["iperf3"]))
+    pair = _pair_settings(build_parser().parse_args(["iperf3"]))
     assert pair.direction == ONE_WAY
-    old = _settings(build_parser().parse_args(["iperf3", "--matrix", "--pattern", "pairs", "--no-confirm"]))
+    old = _pair_settings(build_parser().parse_args(["iperf3", "--matrix", "--pattern", "pairs", "--no-confirm"]))
     assert (old.pattern, old.confirm) == (PAIRS, False)
     with pytest.raises(ValueError, match="pattern must be one of shift, pairs"):
         PairSettings(pattern="ring").check()

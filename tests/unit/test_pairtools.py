@@ -40,7 +40,7 @@ from netui.checks.pairs.tools import (
 from netui.collectors.shell import CommandResult
 from netui.checks.pairs.counters import pair_counters
 from netui.checks.pairs.model import PairResult
-from netui.model.testnet import RdmaChoice
+from netui.checks.pairs.model_addresses import RdmaChoice
 from tests.synth import node_sample
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "tool-output"
@@ -236,10 +236,10 @@ def test_csv_text_and_export(tmp_path):
         ("node2", "node4", "true"), ("node3", "node4", "true"), ("node4", "node1", "true")]
     assert rows[5]["sender_retrans"] == "3" and rows[1]["gbps"] == "0.19"
     text = text_report(report)
-    assert "node2→node3  FAIL  0.19 Gbit/s" in text and "suspect node3" in text
+    assert "node2→node3  FAIL  190 Mb/s" in text and "suspect node3" in text
     lines = text.splitlines()
-    assert lines.index("node1→node3  FAIL  0.19 Gbit/s") < lines.index("node1→node2  pass  10.2 Gbit/s")
-    assert "  node3  sends 9.1 Gbit/s (0/1 fail)     receives 0.19 Gbit/s (2/2 fail)  ← suspect: receiving" \
+    assert lines.index("node1→node3  FAIL  190 Mb/s") < lines.index("node1→node2  pass  10.2 Gb/s")
+    assert "  node3  sends 9.1 Gb/s (0/1 fail)       receives 190 Mb/s (2/2 fail)  ← suspect: receiving" \
         in lines
     # one precision in the whole matrix: the slow pair keeps two digits, the others line up with it
     assert text.splitlines()[2].split()[:4] == ["node1", "·", "10.20", "0.19✗"]
@@ -287,16 +287,16 @@ def test_small_formats():
     assert counters_text(sample_report().results[1]) == ""
 
 
-def test_the_live_figure_names_its_source_in_gbit_per_s():
+def test_the_live_figure_names_its_source_in_the_grids_units():
     from netui.checks.pairs.report import LINK, live_text
 
-    assert live_text([("acc1", "acc3", 0.0917, "iperf3")]) == "iperf3 now: acc1→acc3 0.0917 Gbit/s"
+    assert live_text([("acc1", "acc3", 0.0917, "iperf3")]) == "iperf3 now: acc1→acc3 91.7 Mb/s"
     assert live_text([("acc1", "acc3", 0.147, LINK)]) == (
-        "link now (all its flows): acc1→acc3 0.147 Gbit/s")
+        "link now (all its flows): acc1→acc3 147 Mb/s")
     assert live_text([("a", "b", 9.41, "iperf3"), ("c", "d", None, LINK)], more=2) == (
-        "now: a→b 9.41 Gbit/s (iperf3), c→d — Gbit/s (link) … 2 more")
+        "now: a→b 9.41 Gb/s (iperf3), c→d — (link) … 2 more")
     assert live_text([]) == ""
-    assert "Mb/s" not in live_text([("a", "b", 0.001, LINK)])
+    assert live_text([("a", "b", 0.001, LINK)]).endswith("a→b 1 Mb/s")  # scaled, as the grid's figures
 
 
 def test_a_pair_under_an_inconclusive_verdict_ran_rather_than_passed():

@@ -19,7 +19,7 @@ from netui.checks.pairs.verdict import BOTH_WAYS, FAIL, INCONCLUSIVE, PASS, RECE
 
 NODES4 = ["node1", "node2", "node3", "node4"]
 SPEEDS_10G = {node: 10_000 for node in NODES4}
-SHAPED_GBPS = 0.191  # tbf at 200 Mbit/s, as iperf3 measures it
+SHAPED_GBPS = 0.191  # tbf at 200 Mb/s, as iperf3 measures it
 
 
 def names(n: int) -> list[str]:
@@ -41,7 +41,7 @@ def shaped(senders: set[str], *, healthy=lambda a, b: 9.4, nodes=NODES4, directe
 
 
 def noisy(seed: int, spread: float = 0.25):
-    """Healthy pairs scattered ±``spread`` around 10 Gbit/s (iperf3 held back by CPU)."""
+    """Healthy pairs scattered ±``spread`` around 10 Gb/s (iperf3 held back by CPU)."""
     rng = random.Random(seed)
     return lambda a, b: 10.0 * (1 + rng.uniform(-spread, spread))
 
@@ -80,8 +80,8 @@ def test_one_bad_node_in_a_directed_matrix_of_eight():
     s = v.nodes["n05"]
     assert (s.sends, s.sends_failing, s.receives, s.receives_failing) == (7, 7, 7, 7)
     assert s.out_median_gbps == s.in_median_gbps == 2.0
-    assert v.text.startswith("suspect n05 is slow both ways (7 of 7 sends fail, median 2.00 Gbit/s; "
-                             "7 of 7 receives fail, median 2.00 Gbit/s)")
+    assert v.text.startswith("suspect n05 is slow both ways (7 of 7 sends fail, median 2 Gb/s; "
+                             "7 of 7 receives fail, median 2 Gb/s)")
 
 
 def test_two_bad_nodes_are_both_named():
@@ -107,7 +107,7 @@ def test_slower_end_sets_the_bar():
     speeds = {"a": 100_000, "b": 25_000, "c": 100_000}
     v = judge([result("a", "b", 23.0), result("b", "c", 23.0)], link_speed_mbps=speeds)
 
-    assert v.passed  # 23 ≥ 90 % of 25 Gbit/s, although far below 90 % of 100
+    assert v.passed  # 23 ≥ 90 % of 25 Gb/s, although far below 90 % of 100
     assert v.required_gbps[("a", "b")] == pytest.approx(22.5)
     assert not judge([result("a", "b", 20.0)], link_speed_mbps=speeds).passed
 
@@ -130,10 +130,10 @@ def test_two_shaped_nodes_of_four_are_named_where_the_median_said_all_pass():
     assert {n: v.nodes[n].suspect for n in NODES4} == {"node1": "", "node2": "", "node3": SENDING,
                                                       "node4": SENDING}
     assert v.expected_gbps == pytest.approx(9.4)
-    assert v.text.startswith("suspect node3 sends slowly (3 of 3 sends fail, median 0.191 Gbit/s); "
+    assert v.text.startswith("suspect node3 sends slowly (3 of 3 sends fail, median 191 Mb/s); "
                              "node4 sends slowly")
     # the pairs fall in two groups 49× apart: the mark is the gap's middle, not 90 % of the best
-    assert ("need ≥ the middle of a 49× gap in the rates, 1.34 Gbit/s (6 pairs at ≤ 0.191, 6 at ≥ 9.40); "
+    assert ("need ≥ the middle of a 49× gap in the rates, 1.34 Gb/s (6 pairs at ≤ 191 Mb/s, 6 at ≥ 9.4 Gb/s); "
             "link speeds unknown") in v.text
     assert "Not explained" not in v.text
 
@@ -180,7 +180,7 @@ def test_a_node_slow_only_as_a_receiver():
 
     assert v.suspects == ["node4"]
     assert v.nodes["node4"].suspect == RECEIVING
-    assert "node4 receives slowly (3 of 3 receives fail, median 0.191 Gbit/s; it sends at 9.40 Gbit/s)" in v.text
+    assert "node4 receives slowly (3 of 3 receives fail, median 191 Mb/s; it sends at 9.4 Gb/s)" in v.text
 
 
 def test_every_node_equally_shaped_is_inconclusive():
@@ -188,7 +188,7 @@ def test_every_node_equally_shaped_is_inconclusive():
 
     assert v.status == INCONCLUSIVE
     assert not v.passed and v.suspects == []
-    assert v.text.startswith("inconclusive: all 12 pairs are alike (the best at 0.191 Gbit/s) and link speeds are "
+    assert v.text.startswith("inconclusive: all 12 pairs are alike (the best at 191 Mb/s) and link speeds are "
                              "unknown, so they may all be equally slow")
 
 
@@ -197,16 +197,16 @@ def test_a_healthy_fleet_without_link_speeds_is_inconclusive_until_given_a_pass_
     assert judge(results).status == INCONCLUSIVE
     v = judge(results, threshold_gbps=15)
     assert v.status == PASS
-    assert v.text == "all 6 pairs pass (≥ 15 Gbit/s)"
+    assert v.text == "all 6 pairs pass (≥ 15 Gb/s)"
 
 
 def test_one_pair_with_unknown_link_speeds_is_inconclusive_and_says_why():
     v = judge([result("node1", "node2", 14.2)])
     assert v.status == INCONCLUSIVE
-    assert v.text == ("inconclusive: the pair ran at 14.2 Gbit/s, link speeds are unknown and there is no other "
+    assert v.text == ("inconclusive: the pair ran at 14.2 Gb/s, link speeds are unknown and there is no other "
                       "pair to compare with (--threshold-gbps sets a pass mark)")
     v = judge([result("node1", "node2", 14.2)], threshold_gbps=20)
-    assert v.status == FAIL and "≥ 20 Gbit/s" in v.text
+    assert v.status == FAIL and "≥ 20 Gb/s" in v.text
 
 
 def test_partly_known_link_speeds_mix_both_rules():
@@ -214,7 +214,7 @@ def test_partly_known_link_speeds_mix_both_rules():
     v = judge(results, link_speed_mbps={"node1": 10_000, "node2": 10_000, "node3": None})
 
     assert v.passed
-    assert "pairs with an unknown link speed against 90 % of the best pairs' 9.40 Gbit/s" in v.text
+    assert "pairs with an unknown link speed against 90 % of the best pairs' 9.4 Gb/s" in v.text
     assert v.required_gbps[("node1", "node2")] == pytest.approx(9.0)
 
 
@@ -257,7 +257,7 @@ def test_nodes_that_cannot_run_the_tool_are_not_suspects():
     assert v.suspects == []
     assert v.status == INCONCLUSIVE
     assert len(v.untested) == 3 and all("node4" in r.pair for r in v.untested)
-    assert v.text == ("inconclusive: the 3 tested pairs pass (≥ 80 Gbit/s), 3 could not be tested: "
+    assert v.text == ("inconclusive: the 3 tested pairs pass (≥ 80 Gb/s), 3 could not be tested: "
                       "no RDMA device on node4")
     assert "node4" not in v.nodes
 
@@ -319,7 +319,7 @@ def test_outliers_against_the_best_pairs_are_reported_even_when_all_pass():
     assert v.passed
     assert [r.pair for r in v.outliers] == [("node2", "node4")]
     assert v.text == (
-        "all 6 pairs pass (≥ 5 Gbit/s); low outliers against the best pairs' 9.60 Gbit/s: node2→node4 7.00 Gbit/s"
+        "all 6 pairs pass (≥ 5 Gb/s); low outliers against the best pairs' 9.6 Gb/s: node2→node4 7 Gb/s"
     )
 
 

@@ -7,9 +7,9 @@ import ipaddress
 
 import pytest
 
-from netui.collectors.probe import parse_probe, probe_command
+from netui.checks.pairs.probe import parse_probe, probe_command
 from netui.model.samples import InterfaceCounters, InterfaceSample, NodeSample
-from netui.model.testnet import choose_addresses, link_speeds_mbps, parse_test_net, suggest_interface, suggest_test_net
+from netui.checks.pairs.model_addresses import choose_addresses, link_speeds_mbps, parse_test_net, suggest_interface, suggest_test_net
 
 # `ip -o -4 addr show` as printed in a lab node and on a two-rail host
 LAB_NODE = """\

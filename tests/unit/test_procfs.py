@@ -14,16 +14,13 @@ import pytest
 from netui.collectors.procfs import (
     ParseError,
     parse_boot_time,
-    parse_carrier,
-    parse_int_file,
     parse_keyed_pairs,
     parse_net_dev,
-    parse_operstate,
     parse_softirqs,
     parse_softnet_stat,
-    parse_speed_mbps,
     parse_stat_cpus,
 )
+from netui.collectors.sysfs import parse_carrier, parse_int_file, parse_operstate, parse_speed_mbps
 from netui.model.samples import InterfaceCounters
 from tests.testdata import PROCFS, data_text
 

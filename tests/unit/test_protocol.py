@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from netui.collectors import assemble, ethtool, frames, infiniband, procfs, protocol
+from netui.collectors import assemble, ethtool, frame_tables, frames, infiniband, protocol
 from netui.collectors.ssh import PROTOCOL_IMPORT, SAMPLER_SOURCE, shipped_sampler_source
 
 PACKAGE = Path(protocol.__file__).resolve().parents[1]
@@ -52,7 +52,8 @@ def test_the_monitor_decodes_with_the_protocols_own_objects():
     assert frames.IB_NAMES is protocol.IB_NAMES and frames.PORT_ATTRS is protocol.PORT_ATTRS
     assert infiniband.PORT_ATTRS is protocol.PORT_ATTRS
     assert assemble.PACKED_ATTRS is protocol.IFACE_FIELDS
-    assert procfs._CPUSUM is protocol.CPUSUM and frames.MAGIC is protocol.MAGIC
+    assert assemble.PROC_FILES is protocol.PROC_FILES
+    assert frame_tables._CPUSUM is protocol.CPUSUM and frames.MAGIC is protocol.MAGIC
     assert ethtool.PER_QUEUE.pattern == protocol.PER_QUEUE_PATTERN
 
 
@@ -64,6 +65,16 @@ def test_the_node_runs_the_protocols_text_with_the_sampler():
     assert ns["IB_NAMES"] == protocol.IB_NAMES and ns["PORT_ATTRS"] == protocol.PORT_ATTRS
     assert ns["TCPEXT"] == {n.encode() for n in protocol.TCPEXT_FIELDS}
     assert ns["CPUSUM"].format == protocol.CPUSUM.format
+    assert ns["PROC"] == {key: "/proc/" + path for key, path in protocol.PROC_FILES.items()}  # the files read
+
+
+def test_the_proc_files_are_named_once_in_the_package():
+    for path in protocol.PROC_FILES.values():
+        if "/" in path:  # (the one-word keys, "stat", are words of other meanings too)
+            holders = sorted(str(p.relative_to(PACKAGE.parent)) for p in PACKAGE.rglob("*.py")
+                             if f'"/proc/{path}"' in p.read_text(encoding="utf-8")
+                             or f': "{path}"' in p.read_text(encoding="utf-8"))
+            assert holders == ["netui/collectors/protocol.py"], path
 
 
 def test_a_sampler_without_its_protocol_line_is_not_shipped():

@@ -402,3 +402,29 @@ def test_no_rate_is_ever_negative(pair):
         assert all(v is None or v <= top for v in (i.rx_bytes_per_s, i.tx_bytes_per_s, i.rx_packets_per_s))
     if r.cpu is not None:
         assert all(p is None or p <= 100 for p in r.cpu.softirq_percent)
+
+
+# --- one guard for every interval: node rates and fabric rates -------------------------------
+
+@pytest.mark.parametrize("prev_boot, cur_boot, dt, comparable", [
+    ("b1", "b1", 1.0, True),
+    (None, "b1", 1.0, True),  # a boot id unknown on one side: the clock decides
+    ("b1", "b2", 1.0, False),  # a reboot
+    ("b1", "b1", 0.0, False),  # the clock did not advance
+    ("b1", "b1", 5e-4, False),  # under a millisecond
+    ("b1", "b1", 1e-3, True),
+    ("b1", "b1", -1.0, False),  # went back
+    ("b1", "b1", math.inf, False),
+    ("b1", "b1", math.nan, False),
+])
+def test_node_and_fabric_rates_take_the_same_intervals(prev_boot, cur_boot, dt, comparable):
+    from netui.model.fabric import FabricSample, fabric_rates
+    from netui.model.limits import rate_interval_s
+
+    prev, cur = make_sample(0.0, make_iface(), boot_id=prev_boot), make_sample(dt, make_iface(), boot_id=cur_boot)
+    fprev = FabricSample(0.0, {}, {}, {}, None, boot_id=prev_boot)
+    fcur = FabricSample(dt, {}, {}, {}, None, boot_id=cur_boot)
+    assert (rate_interval_s(prev, cur) is not None) is comparable
+    assert (node_rates(prev, cur) is not None) is comparable
+    assert (fabric_rates(fprev, fcur) is not None) is comparable
+    assert node_rates(None, cur) is None and fabric_rates(None, fcur) is None

@@ -158,7 +158,7 @@ async def test_a_pair_tests_suspects_are_stragglers_live_and_in_replay_alike(tmp
         if tick == PAIR_AT:
             document = json.loads(PAIR_TEST.read_text())
             recorder.test("pair-test", document)  # what the UI does when a test ends
-            m.pair_test_done(document)
+            m.test_done("pair-test", document)
     m.stop_recording()
     assert not any("pair test" in r for reasons in live[:PAIR_AT + 1] for r in reasons)
     assert live[-1] == ["node3: the pair test names it: receives slowly, 3 of 3 receives fail "

@@ -8,7 +8,7 @@ import os
 import pytest
 from asyncssh.config import SSHClientConfig
 
-from netui.collectors.ssh import SshSettings, resolve
+from netui.collectors.ssh_connect import SshSettings, resolve
 from netui.collectors.ssh_config import ConfigIndex
 
 CONFIG = """\

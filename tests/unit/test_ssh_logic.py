@@ -1,35 +1,15 @@
-"""The SSH collector's decisions that need no network: backoff, states from errors, config."""
+"""The SSH collector's decisions that need no network: states from errors, config."""
 
 from __future__ import annotations
 
 import asyncio
-import random
 
 import asyncssh
 import pytest
 
 from netui.collectors.frames import FrameError
-from netui.collectors.ssh import ResolvedHost, SshSettings, backoff_s, classify, resolve
+from netui.collectors.ssh_connect import ResolvedHost, SshSettings, classify, resolve
 from netui.model.node import NodeState
-
-
-def test_backoff_doubles_is_capped_and_jittered():
-    rng = random.Random(1)
-    delays = [[backoff_s(a, 1.0, 60.0, rng) for a in range(10)] for _ in range(50)]
-    for attempt in range(10):
-        d = min(60.0, 2.0 ** attempt)
-        values = [row[attempt] for row in delays]
-        assert all(d / 2 <= v <= d for v in values)
-        assert len({round(v, 6) for v in values}) > 40  # jitter: no two nodes in lockstep
-    assert max(max(row) for row in delays) <= 60.0
-
-
-def test_many_nodes_failing_together_do_not_retry_together():
-    # 1,000 nodes failing at the same moment, third attempt: spread over 2 s, not a storm
-    delays = sorted(backoff_s(3, 1.0, 60.0, random.Random(i)) for i in range(1000))
-    assert delays[0] >= 4.0 and delays[-1] <= 8.0
-    per_100ms = [sum(1 for d in delays if t / 10 <= d < (t + 1) / 10) for t in range(40, 80)]
-    assert max(per_100ms) < 60
 
 
 @pytest.mark.parametrize("exc, state, words", [
@@ -72,7 +52,7 @@ def test_resolve_applies_ssh_config(tmp_path):
 
 
 def test_aes_gcm_is_offered_first_unless_ssh_config_names_ciphers(tmp_path):
-    from netui.collectors.ssh import SshConnector
+    from netui.collectors.ssh_connect import SshConnector
 
     plain = tmp_path / "plain"
     plain.write_text("Host *\n    User root\n")

@@ -8,7 +8,8 @@ from netui.model.fleet import Fleet
 from netui.model.node import Node, NodeState
 from netui.checks.pairs.model import PairResult
 from netui.checks.pairs.verdict import judge
-from netui.model.straggler import StragglerRules, find_stragglers, pair_stragglers
+from netui.model.straggler import StragglerRules, find_stragglers
+from netui.checks.pairs.verdict_stragglers import pair_stragglers
 from tests.synth import counters, node_sample
 
 G, M = 1e9, 1e6  # bits/s
@@ -241,6 +242,11 @@ def test_host_chatter_on_a_busy_rdma_cluster_names_nobody():
 
 # --- pair tests ---------------------------------------------------------------------------------
 
+def take_pair_verdict(fleet, verdict) -> None:
+    """What the engine does with a finished pair test (engine/monitor.py take_test)."""
+    fleet.take_suspects(verdict.tested, pair_stragglers(verdict))
+
+
 def ring_matrix(slow_senders: set[str], nodes=("node1", "node2", "node3", "node4")) -> list[PairResult]:
     """Every ordered pair; a slow sender's pairs at 0.19 Gbit/s, the others at 9.4."""
     return [PairResult(a, b, "iperf3", 0.19 if a in slow_senders else 9.4, True)
@@ -264,12 +270,12 @@ def test_pair_suspects_stay_until_a_later_test_of_the_node_or_the_user_clears_th
             n.observe(node_sample(k))  # an idle fleet: nothing flagged by traffic
     fleet.update_stragglers()
     assert fleet.stragglers == []
-    fleet.take_pair_verdict(judge(ring_matrix({"node2", "node3"})))
+    take_pair_verdict(fleet, judge(ring_matrix({"node2", "node3"})))
     fleet.update_stragglers()
     assert names(fleet.stragglers) == ["node2", "node3"]
     assert fleet["node3"].straggler.metric == "pairs" and fleet["node3"].level >= 2
     # a later test of node1 and node2 only: node2 passes and is cleared, node3 stays
-    fleet.take_pair_verdict(judge([PairResult("node1", "node2", "iperf3", 9.4, True),
+    take_pair_verdict(fleet, judge([PairResult("node1", "node2", "iperf3", 9.4, True),
                                    PairResult("node2", "node1", "iperf3", 9.4, True)],
                                   link_speed_mbps={"node1": 10_000, "node2": 10_000}))
     fleet.update_stragglers()
@@ -286,7 +292,7 @@ def test_a_node_flagged_by_traffic_and_by_a_pair_test_is_one_straggler_led_by_it
     for n in fleet:
         for k in range(3):
             n.observe(node_sample(k, rx_bps=speeds[n.name] * G, tx_bps=speeds[n.name] * G))
-    fleet.take_pair_verdict(judge(ring_matrix({"node3"})))
+    take_pair_verdict(fleet, judge(ring_matrix({"node3"})))
     fleet.update_stragglers()
     assert names(fleet.stragglers) == ["node3"]  # the pair test's word counts at once
     assert fleet.stragglers[0].metric == "pairs"

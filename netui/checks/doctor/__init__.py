@@ -6,3 +6,14 @@ ethtool's part); ``rules`` (with ``rules_nic`` and ``rules_sysctl``) turns the f
 findings; ``runner`` probes the fleet and words the report; ``screen`` shows the findings.
 The command (``netui doctor``) is the command line's.
 """
+
+from netui.checks import Check
+
+KIND = "doctor"  # the kind of its JSON document
+
+CHECK = Check(
+    name="doctor", title="doctor", kind=KIND, key="D",
+    start="netui.checks.doctor.screen:start",
+    screen="netui.checks.doctor.screen:DoctorScreen",
+    report="netui.checks.doctor.report",
+)

@@ -7,6 +7,7 @@ does).
 
 from __future__ import annotations
 
+from netui.checks.doctor import KIND
 from netui.checks.doctor.rules import CHECKS, Finding, NodeFacts, failing_nodes, grouped, nodes_text, not_examined
 from netui.checks.doctor.runner import DoctorReport
 from netui.model.health import Level
@@ -57,7 +58,7 @@ def doctor_document(report: DoctorReport) -> dict:
     """The JSON document of ``netui doctor --json``. Field names never change meaning."""
     return {
         "version": SCHEMA_VERSION,
-        "kind": "doctor",
+        "kind": KIND,
         "nodes": list(report.nodes),
         "failed": report.failed,
         "failing_nodes": failing_nodes(report.findings, report.nodes),

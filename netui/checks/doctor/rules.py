@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from netui.checks.doctor import rules_nic
 from netui.checks.doctor.rules_nic import NicSettings
 from netui.checks.doctor.rules_sysctl import SYSCTL_RULES, BufferPath, Recommendations, sysctl_command
-from netui.model.finding import Finding
+from netui.checks.doctor.model import Finding
+from netui.model import units
 from netui.model.health import Level
 from netui.checks.latency.model import LatencyResult
 from netui.model.node import data_plane
@@ -135,7 +136,7 @@ def nodes_text(n: int) -> str:
 
 
 def _gbps(mbps: int) -> str:
-    return f"{mbps / 1000:g} Gbit/s" if mbps >= 1000 else f"{mbps} Mbit/s"
+    return units.mbps(mbps)
 
 
 def cpu_mask(cpus: int) -> str:

@@ -3,7 +3,7 @@
 
 Pure: in, what ``tc -j qdisc show`` and ``ethtool -k`` / ``-g`` said about each interface
 (parsed by ``checks/doctor/parse_nic.py``) and the monitor's sample of the interfaces;
-out, findings (``model.finding``). Called by ``checks.doctor.rules.diagnose``.
+out, findings (``checks.doctor.model``). Called by ``checks.doctor.rules.diagnose``.
 
 - Traffic shaping: a tbf or netem qdisc on a data-plane interface caps or delays
   everything it sends (a warning: the usual leftover of a test, and what makes a node the
@@ -24,7 +24,8 @@ from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from netui.checks.doctor.rules_sysctl import size_text
-from netui.model.finding import Finding
+from netui.checks.doctor.model import Finding
+from netui.model import units
 from netui.model.health import Level
 from netui.model.samples import SOFTWARE_KINDS, InterfaceSample
 
@@ -126,11 +127,7 @@ def _read(check: str, node: str, dataplane: Mapping[str, InterfaceSample], setti
 
 
 def _rate_text(bytes_per_s: int) -> str:
-    bits = bytes_per_s * 8
-    for factor, unit in ((1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s")):
-        if bits >= factor:
-            return f"{bits / factor:.3g} {unit}"
-    return f"{bits} bit/s"
+    return units.bits_per_s(bytes_per_s)
 
 
 def _qdisc_text(q: Qdisc, name: str) -> str:
@@ -168,7 +165,7 @@ def shaping(node: str, dataplane: Mapping[str, InterfaceSample], settings: Mappi
         words = f"{name}: " + "; ".join(_qdisc_text(q, name) for q in found)
         speed = iface.speed_mbps
         if speed and iface.kind not in SOFTWARE_KINDS:
-            words += f" — the link is {speed / 1000:g} Gbit/s"
+            words += f" — the link is {units.mbps(speed)}"
         roots = [q for q in found if q.parent is None]
         if roots:
             fix = f"tc qdisc del dev {name} root"

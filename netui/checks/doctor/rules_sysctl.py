@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from netui.model import units
 from netui.model.health import Level
 from netui.checks.latency.model import rtt_text
 
@@ -85,8 +86,8 @@ def _window(rec: Recommendations, path: BufferPath, n: int) -> tuple[Level, str]
     needs: a warning when ``n`` is below the bandwidth-delay product, else careful (enough
     here, short of the usual tuning for longer round trips)."""
     gbps = path.link_gbps or rec.reference_gbps
-    link = f"{path.link_name}'s {gbps:g} Gbit/s" if path.link_gbps and path.link_name else \
-        f"{gbps:g} Gbit/s" + ("" if path.link_gbps else " (no link speed known)")
+    link = f"{path.link_name}'s {units.gbps(gbps)}" if path.link_gbps and path.link_name else \
+        units.gbps(gbps) + ("" if path.link_gbps else " (no link speed known)")
     fills_ms = n * 8 / (gbps * 1e9) * 1000
     if path.rtt_ms is not None:
         rtt = f"the {rtt_text(path.rtt_ms)} round trip of the latency test's slowest pair"

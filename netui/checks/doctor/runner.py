@@ -25,7 +25,7 @@ from netui.collectors.shell import CommandFailed, run_guarded
 from netui.checks.doctor.rules import Finding, NodeFacts, diagnose, grouped, rtt_by_node
 from netui.checks.doctor.rules_sysctl import Recommendations
 from netui.model.health import Level
-from netui.model.node import Node, NodeState, data_plane
+from netui.model.node import Node, data_plane
 from netui.model.text import safe_line
 
 PROBE_TIMEOUT_S = 10.0
@@ -146,7 +146,7 @@ async def examine(monitor, nodes: Sequence[str] | None = None, *, shells: dict |
     facts: dict[str, NodeFacts] = {}
     for name in names:
         node = fleet[name]
-        if node.state not in (NodeState.UP, NodeState.STALE):
+        if not node.state.reachable:
             why = f"{name} is {node.state.value}" + (f" ({node.failure_words()})" if node.error or node.last_failure
                                                       else "")
             facts[name] = NodeFacts(name, unreachable=why)

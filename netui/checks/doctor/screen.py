@@ -21,6 +21,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from netui.checks.latency import KIND as LATENCY_TEST
 from netui.checks.doctor.report import PERSIST_NOTE, not_examined_lines, summary
 from netui.checks.doctor.runner import DoctorReport, examine, latency_rtt_ms
 from netui.checks.doctor.rules import CHECKS, Finding, grouped
@@ -29,6 +30,11 @@ from netui.model.units import fold
 
 # theme variable per severity
 SEVERITY_COLORS = {Level.CRITICAL: "error", Level.WARNING: "warning", Level.CAREFUL: "accent", Level.OK: "success"}
+
+
+def start(app, nodes: list[str]) -> None:
+    """The doctor over ``nodes``, on its screen (the doctor's ``start``, checks/doctor/__init__.py)."""
+    app.push_screen(DoctorScreen(nodes))
 
 
 def _nodes(n: int) -> str:
@@ -124,7 +130,7 @@ class DoctorScreen(Screen):
 
     async def _run(self) -> None:
         try:
-            last = getattr(self.app, "last_tests", {}).get("latency-test")
+            last = self.app.last_tests.get(LATENCY_TEST)  # type: ignore[attr-defined]
             report = await examine(self.app.monitor, self.nodes,  # type: ignore[attr-defined]
                                    rtt_ms=latency_rtt_ms(last))
         except Exception as exc:  # noqa: BLE001 - shown, not raised: the app goes on

@@ -6,3 +6,17 @@ all-pairs matrix, and the verdict naming a suspect node.
 (``LatencyTest``); ``report`` is its JSON, CSV and text; ``screen`` the matrix screen in its
 latency mode.
 """
+
+from netui.checks import Check
+
+KIND = "latency-test"  # the kind of its JSON documents and recorded tests
+
+CHECK = Check(
+    name="latency", title="latency test", kind=KIND, key="l", recorded=True,
+    verbs=("latency",), aliases=("ping",),  # `netui bench ping`, its first name, still runs it
+    start="netui.checks.latency.dialog:start",
+    screen="netui.checks.latency.screen:LatencyScreen",
+    runner="netui.checks.latency.runner:LatencyTest",
+    settings="netui.checks.latency.tools:LatencySettings",
+    report="netui.checks.latency.report",
+)

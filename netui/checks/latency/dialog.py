@@ -13,6 +13,24 @@ from textual.widgets import Input, Label, Select
 
 from netui.checks.dialog_fields import SettingsDialog, dialog_css, field_row, finite_number, whole_number
 from netui.checks.latency.tools import AUTO, LatencySettings
+from netui.checks.pairs.model_addresses import suggest_interface
+
+
+def start(app, nodes: list[str]) -> None:
+    """The latency check's ``start``: ask for the settings (the last ones offered, kept in
+    ``app.check_settings["latency"]``), then run it on its screen: every node pings every
+    other (two nodes: the pair, both ways)."""
+    from netui.checks.latency.screen import LatencyScreen
+
+    samples = {n: app.monitor.fleet[n].sample for n in nodes}
+
+    def started(chosen: LatencySettings | None) -> None:
+        if chosen is not None:
+            app.check_settings["latency"] = chosen
+            app.push_screen(LatencyScreen(nodes=nodes, settings=chosen, matrix=True))
+
+    settings = app.check_settings.setdefault("latency", LatencySettings())
+    app.push_screen(LatencyDialog(settings, nodes, suggested_interface=suggest_interface(samples)), started)
 
 
 class LatencyDialog(SettingsDialog[LatencySettings]):

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from netui import checks
 from netui.checks.pairs.model import Pair, _names, _pct
 from netui.model.text import safe_fields
 
@@ -23,7 +24,7 @@ from netui.model.text import safe_fields
 # RTTs of 20-60 µs wobble by tens of µs, and 5× 20 µs is still nothing to chase.
 RTT_MIN_EXCESS_MS = 0.2
 
-PASS, FAIL, UNTESTED = "pass", "fail", "untested"
+PASS, FAIL, UNTESTED = checks.PASS, checks.FAIL, checks.UNTESTED
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
@@ -130,6 +131,12 @@ class LatencyVerdict:
     status: str = "fail"
     untested: list[LatencyResult] = field(default_factory=list)
     untested_note: str = ""  # the end of ``text`` that counts the pairs not tested ("Not tested: 3 pairs (…)")
+
+    @property
+    def tested(self) -> frozenset[str]:
+        """The nodes of the pairs judged (of ``results``, those not ``untested``)."""
+        untested = {id(r) for r in self.untested}
+        return frozenset(n for r in self.results if id(r) not in untested for n in r.pair)
 
     def matrix(self, nodes: Sequence[str]) -> list[list[float | None]]:
         """Average RTT (ms), row = sender, column = receiver; None where not measured."""

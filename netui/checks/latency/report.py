@@ -12,6 +12,7 @@ import csv
 import io
 from pathlib import Path
 
+from netui.checks.latency import KIND
 from netui.checks import report_common
 from netui.checks.report_common import csv_cell, matrix_lines, write_export
 from netui.checks.latency.runner import LatencyReport
@@ -20,7 +21,6 @@ from netui.checks.latency.model import LatencyResult, rtt_text
 from netui.model.text import safe_tree
 
 SCHEMA_VERSION = 1
-KIND = "latency-test"
 
 
 def _num(value, digits: int = 4):

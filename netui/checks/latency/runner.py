@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from netui.collectors.probe import parse_probe, tool_paths, tools_probe_command
+from netui.checks.pairs.probe import parse_probe, tool_paths, tools_probe_command
 from netui.checks.pairs.runner import NodeCommands, node_unavailable, refusal
 from netui.checks.latency.tools import FPING, PING, LatencySettings, choose_tool, sender_command, sender_results
 from netui.collectors.shell import CommandFailed, guarded
@@ -31,7 +31,7 @@ from netui.engine.sources import shells_for
 from netui.checks.latency.model import LatencyResult, LatencyVerdict, judge_latency
 from netui.checks.report_common import CheckReport
 from netui.checks.pairs.model import Pair
-from netui.model.testnet import choose_addresses
+from netui.checks.pairs.model_addresses import choose_addresses
 
 MAX_SENDERS = 64
 

@@ -16,6 +16,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
 
+from netui.checks.latency import KIND
 from netui.checks.latency.report import cell_text, export, head_text, report_document, result_line, summary
 from netui.checks.latency.runner import LatencyReport, LatencyTest
 from netui.checks.latency.model import LatencyResult, LatencyVerdict, is_untested, rtt_text
@@ -103,7 +104,7 @@ class LatencyScreen(MatrixScreen):
         return export(self.report, directory)
 
     def _record(self, report) -> None:
-        self.app.record_test("latency-test", report_document(report))  # type: ignore[attr-defined]
+        self.app.record_test(KIND, report_document(report))  # type: ignore[attr-defined]
 
     def _show_results(self, verdict) -> None:
         """One line per pair as it came: pass/fail, avg · p50 · p99 · loss, or the tool's words."""

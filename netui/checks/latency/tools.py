@@ -19,7 +19,7 @@ from netui.checks.latency.parse_ping import EXIT_MARK, FPING, IPUTILS, PingOutpu
 from netui.collectors.shell import CommandResult
 from netui.checks.latency.model import LatencyResult
 from netui.checks.tools_settings import DictSettings
-from netui.model.testnet import parse_test_net
+from netui.checks.pairs.model_addresses import parse_test_net
 from netui.model.text import safe_line
 
 AUTO = "auto"  # fping where the sender has it, else ping

@@ -8,13 +8,48 @@ What it shares with the latency test's dialog is in checks/dialog_fields.py.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from textual.app import ComposeResult
 from textual.widgets import Checkbox, Input, Label, Select
 
 from netui.checks.dialog_fields import SettingsDialog, dialog_css, field_row, finite_number, whole_number
 from netui.checks.pairs.tools import (DIRECTION_LABELS, DIRECTIONS, FIRST_PORT, IB_WRITE_BW, IPERF3, PAIRS, SHIFT,
-                                      PairSettings)
+                                      PairSettings, default_direction)
+from netui.checks.pairs.model_addresses import suggest_interface
 from netui.checks.pairs.runner import plan_rounds
+
+@dataclass
+class Remembered:
+    """What the app keeps of the pair tests between runs (``app.check_settings["pairs"]``):
+    the last settings chosen, and the direction last chosen for a matrix (True) and for one
+    pair (False)."""
+
+    settings: PairSettings = field(default_factory=PairSettings)
+    directions: dict[bool, str] = field(default_factory=dict)
+
+
+def start(app, nodes: list[str], *, tool: str, matrix: bool) -> None:
+    """The pair check's ``start``: ask for the settings (the last ones offered, with
+    ``tool``), then run the test on its screen. The direction is netui bench's default (a
+    matrix both ways, the shift pattern; one pair one way) unless the user chose otherwise
+    before for that kind of test. A cancelled dialog chooses nothing."""
+    from netui.checks.pairs.screen import MatrixScreen
+
+    memory = app.check_settings.setdefault("pairs", Remembered())
+    direction = {"direction": memory.directions.get(matrix, default_direction(matrix))}
+    settings = PairSettings.from_dict(memory.settings.to_dict() | {"tool": tool} | direction)
+    samples = {n: app.monitor.fleet[n].sample for n in nodes}
+
+    def started(chosen: PairSettings | None) -> None:
+        if chosen is not None:
+            memory.settings = chosen
+            memory.directions[matrix] = chosen.direction
+            app.push_screen(MatrixScreen(nodes=nodes, settings=chosen, matrix=matrix))
+
+    app.push_screen(PairTestDialog(settings, nodes, matrix=matrix, suggested_interface=suggest_interface(samples)),
+                    started)
+
 
 PATTERN_CHOICES = (("shift: all send and receive at once", SHIFT), ("disjoint pairs, one way each", PAIRS))
 
@@ -59,7 +94,7 @@ class PairTestDialog(SettingsDialog[PairSettings]):
             yield Label("Pattern (both ways)")
             yield Select(PATTERN_CHOICES, allow_blank=False, id="pattern", value=s.pattern, compact=True)
         yield from self.compose_test_net(s.test_net)
-        yield from field_row("Pass at Gbit/s", "threshold-gbps", s.threshold_gbps, type="number",
+        yield from field_row("Pass at Gb/s", "threshold-gbps", s.threshold_gbps, type="number",
                              placeholder="unset: the % rule below")
         yield from field_row("... else % of link", "threshold-percent", s.threshold_percent, type="number")
         yield from field_row("First port", "port", s.port, type="integer",
@@ -103,7 +138,7 @@ class PairTestDialog(SettingsDialog[PairSettings]):
             direction=self.query_one("#direction", Select).value,
             one_at_a_time=self.query_one("#one-at-a-time", Checkbox).value,
             test_net=value("test-net").strip(),
-            threshold_gbps=finite_number(value("threshold-gbps"), "pass at Gbit/s"),
+            threshold_gbps=finite_number(value("threshold-gbps"), "pass at Gb/s"),
             threshold_percent=finite_number(value("threshold-percent"), "% of link") or 0.0,
             port=whole_number(value("port"), "first port"),
         )

@@ -194,10 +194,6 @@ class PairResult:
         )
 
 
-def _fmt(gbps: float) -> str:
-    return f"{gbps:#.3g}" if gbps < 10 else f"{gbps:.1f}"
-
-
 def _pct(value: float) -> str:
     return f"{value:g}"
 

@@ -15,13 +15,15 @@ import statistics
 from collections.abc import Callable
 from pathlib import Path
 
+from netui.checks.pairs import KIND
 from netui.checks import report_common
 from netui.checks.pairs.runner import PairTestReport
 from netui.checks.pairs.tools import DIRECTION_LABELS, SHIFT, PairSettings
 from netui.checks.pairs.counters import COUNTER_KEYS
-from netui.checks.pairs.model import PairResult, _fmt
+from netui.checks.pairs.model import PairResult
 from netui.checks.pairs.verdict import NodeSummary, Verdict
 from netui.checks.report_common import csv_cell, matrix_lines, write_export
+from netui.model import units
 from netui.model.topology import Attachment, Switch, Topology, topology_order
 from netui.model.text import safe_tree
 
@@ -154,7 +156,7 @@ def report_document(report: PairTestReport) -> dict:
     send, receive = send_receive_matrices(report)
     first = report.first_verdict
     return {
-        **report_common.document_head(report, SCHEMA_VERSION, "pair-test", report.settings.tool),
+        **report_common.document_head(report, SCHEMA_VERSION, KIND, report.settings.tool),
         "link_speeds_mbps": dict(report.link_speeds_mbps),
         "problems": dict(report.problems),
         "started": _num(report.started_wall_s),
@@ -209,7 +211,7 @@ def node_row(s: NodeSummary, topology: Topology | None = None) -> dict:
 
 def load_report(doc: dict) -> PairTestReport:
     """A report from its JSON document (the verdict is judged again from the results)."""
-    if not isinstance(doc, dict) or doc.get("kind") != "pair-test":
+    if not isinstance(doc, dict) or doc.get("kind") != KIND:
         raise ValueError("not a netui pair-test document")
     doc = safe_tree(doc)  # a file's words (a recording's test, a saved report): shown, never obeyed
     settings = PairSettings.from_dict(doc.get("settings") or {})
@@ -283,7 +285,7 @@ def live_text(figures: list[tuple[str, str, float | None, str]], more: int = 0) 
     sources = {source for *_, source in figures}
 
     def figure(a: str, b: str, gbps: float | None) -> str:
-        return f"{a}→{b} {gbps_text(gbps)} Gbit/s"
+        return f"{a}→{b} {units.gbps(gbps)}"
 
     if len(sources) == 1:
         (source,) = sources
@@ -351,15 +353,15 @@ def text_report(report: PairTestReport) -> str:
         send, receive = report.results, [dataclasses.replace(r, sender=r.receiver, receiver=r.sender)
                                          for r in report.results]
         lines += matrix_lines(nodes, send, failing, corner="send", min_width=7, sections=sections,
-                              legend="   (row sends to column, Gbit/s as the sender counted)",
+                              legend="   (row sends to column, Gb/s as the sender counted)",
                               cell=lambda r: "failed" if not r.ok else cell_text(
                                   r.sent_gbps if r.sent_gbps is not None else r.gbps))
         lines.append("")
         lines += matrix_lines(nodes, receive, {(b, a) for a, b in failing}, corner="receive", min_width=7,
-                              sections=sections, legend="   (row receives from column, Gbit/s as the receiver counted)",
+                              sections=sections, legend="   (row receives from column, Gb/s as the receiver counted)",
                               cell=lambda r: "failed" if not r.ok else cell_text(r.gbps))
     else:
-        lines += matrix_lines(nodes, report.results, failing, corner="Gbit/s",
+        lines += matrix_lines(nodes, report.results, failing, corner="Gb/s",
                               legend="   (row sends, column receives)",
                               min_width=7, cell=lambda r: "failed" if not r.ok else cell_text(r.gbps),
                               sections=sections)
@@ -391,9 +393,9 @@ def result_words(r: PairResult, first: PairResult | None = None) -> str:
     """"9.41 Gbit/s", "failed: <the tool's words>", or with a retest that replaced the matrix's
     figure: "6.00 → 16.2 Gbit/s on retest"."""
     if first is None:
-        return gbps_text(r.gbps) + " Gbit/s" if r.ok else f"failed: {r.error}"
-    now = _fmt(r.gbps) + " Gbit/s" if r.ok and r.gbps is not None else f"failed: {r.error}"
-    before = _fmt(first.gbps) if first.ok and first.gbps is not None else "failed"
+        return units.gbps(r.gbps) if r.ok else f"failed: {r.error}"
+    now = units.gbps(r.gbps) if r.ok and r.gbps is not None else f"failed: {r.error}"
+    before = units.gbps(first.gbps) if first.ok and first.gbps is not None else "failed"
     return f"{before} → {now} on retest"
 
 
@@ -419,7 +421,7 @@ def fabric_lines(report: PairTestReport) -> list[str]:
         median = statistics.median(numbers) if numbers else None
         bad = sum(r.pair in failing for r in rs)
         lines.append(f"  {label + ':':<29}{len(rs):>4}, {bad} failing, median "
-                     f"{'—' if median is None else _fmt(median)} Gbit/s")
+                     f"{units.gbps(median)}")
     for f in verdict.fabric:
         lines.append(f"  ← {f.text}")
     return lines
@@ -432,7 +434,7 @@ def node_lines(verdict) -> list[str]:
     width = max(len(s.node) for s in rows)
 
     def side(median, failing, total) -> str:
-        return "—" if not total else f"{gbps_text(median)} Gbit/s ({failing}/{total} fail)"
+        return "—" if not total else f"{units.gbps(median)} ({failing}/{total} fail)"
 
     lines = ["per node (median of its pairs):"]
     for s in rows:

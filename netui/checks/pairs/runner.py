@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from netui.collectors.probe import parse_probe, probe_command
+from netui.checks.pairs.probe import parse_probe, probe_command
 from netui.checks.pairs.tools import (
     BIDIR,
     BOTH_WAYS,
@@ -65,7 +65,7 @@ from netui.checks.pairs.model import (Pair, PairResult, PortAllocator, all_pairs
 from netui.checks.pairs.verdict import Verdict, judge
 from netui.checks.pairs.verdict_confirm import confirmed, pairs_to_confirm
 from netui.checks.report_common import CheckReport
-from netui.model.testnet import Probe, choose_addresses, choose_rdma, link_speeds_mbps, nominal_speeds_mbps
+from netui.checks.pairs.model_addresses import Probe, choose_addresses, choose_rdma, link_speeds_mbps, nominal_speeds_mbps
 from netui.model.topology import Topology
 from netui.model.text import safe_line
 
@@ -82,7 +82,7 @@ def node_unavailable(monitor, shells: dict, node: str) -> str | None:
     if node not in shells:
         return f"{node} cannot run commands (a replay or a captured tree)"
     n = fleet[node]
-    if n.state not in (NodeState.UP, NodeState.STALE):
+    if not n.state.reachable:
         return f"{node} is {n.state.value}" + (f" ({n.failure_words()})" if n.error or n.last_failure else "")
     return None
 

@@ -27,12 +27,14 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from netui.checks.pairs import KIND
 from netui.checks.pairs.report import (LINK, by_switch, counters_text, export, fabric_lines, gbps_cell_format,
                                        gbps_text, judged_word, live_text, node_lines, result_words, summary)
 from netui.checks.pairs.runner import PairProgress, PairTest, PairTestReport
 from netui.checks.pairs.tools import BIDIR, BOTH_WAYS, DIRECTION_LABELS, SHIFT, PairSettings
 from netui.checks.pairs.model import Pair, PairResult
-from netui.checks.pairs.verdict import CANNOT_RUN, Verdict
+from netui.checks.pairs.verdict import CANNOT_RUN, FAIL, INCONCLUSIVE, Verdict
+from netui.model import units
 
 SCALE_VARIABLES = ("error", "warning", "success")  # low → high
 
@@ -126,9 +128,9 @@ class Heatmap(Static):
             return Text(f"{number(r.gbps)} {mark}", style=Style(
                 bgcolor=bg.rich_color, color=bg.get_contrast_text().rich_color, bold=r.pair in failing))
 
-        table = matrix_table(nodes, "Gbit/s send ↓", 7, cell, muted, sections)
-        best = f" ({gbps_text(top)} Gbit/s)" if top > 0 else ""
-        legend = Text(f"Gbit/s, row sends to column · colour: the pass mark mid-scale, the best pair{best} "
+        table = matrix_table(nodes, "Gb/s send ↓", 7, cell, muted, sections)
+        best = f" ({units.gbps(top)})" if top > 0 else ""
+        legend = Text(f"Gb/s, row sends to column · colour: the pass mark mid-scale, the best pair{best} "
                       "at the top · ✗ fails · ! outlier against the best pairs · not run: a node could not take part",
                       style=muted)
         self.update(Group(table, legend))
@@ -327,7 +329,7 @@ class MatrixScreen(Screen):
         """Into the recording, when one is running (w)."""
         from netui.checks.pairs.report import report_document
 
-        self.app.record_test("pair-test", report_document(report))  # type: ignore[attr-defined]
+        self.app.record_test(KIND, report_document(report))  # type: ignore[attr-defined]
 
     # showing ----------------------------------------------------------------------------
     def _show(self) -> None:
@@ -340,11 +342,10 @@ class MatrixScreen(Screen):
         box = self.query_one("#matrix-verdict", Static)
         if self.report is not None:
             box.update(self._summary())
-            status = "refused" if getattr(self.report, "refused", "") else getattr(verdict, "status", None)
-            box.set_class(status in ("fail", "refused") or bool(verdict and status is None and not verdict.passed),
-                          "-failed")
-            box.set_class(bool(verdict and verdict.passed), "-passed")
-            box.set_class(status == "inconclusive", "-inconclusive")
+            status = "refused" if self.report.refused else verdict.status if verdict is not None else None
+            box.set_class(status in (FAIL, "refused"), "-failed")
+            box.set_class(verdict is not None and verdict.passed, "-passed")
+            box.set_class(status == INCONCLUSIVE, "-inconclusive")
             if self.progress is None or self.progress.phase in ("done", "cancelled"):
                 done = "cancelled" if self.report.cancelled else "done"
                 self.query_one("#matrix-progress", Static).update(
@@ -374,27 +375,27 @@ class MatrixScreen(Screen):
         bad = Style(color=self.app.theme_variables.get("error"), bold=True)
         shown = self.results
         untested: set[int] = set()
-        if verdict is not None and hasattr(verdict, "untested"):
+        if verdict is not None:
             shown = verdict.results + verdict.untested
             untested = {id(r) for r in verdict.untested}
         width = max((len(r.sender) + len(r.receiver) + 1 for r in shown), default=0)
         lines = Text()
         # spaces end a span rather than start the next one: SVG exports drop leading blanks
         for r in shown:
-            number = gbps_text(r.gbps) if r.ok else ""
+            number = units.gbps(r.gbps) if r.ok else ""
             lines.append(f"{r.sender}→{r.receiver}".ljust(width) + "  ")
             if verdict is not None:
                 failed = r.pair in failing
                 state = "skip" if id(r) in untested else "FAIL" if failed else judged_word(verdict)
-                lines.append(state.ljust(4) + "  " + " " * (6 - len(number)), style=bad if failed else "")
+                lines.append(state.ljust(4) + "  " + " " * (9 - len(number)), style=bad if failed else "")
             else:
-                lines.append(" " * (6 - len(number)))
+                lines.append(" " * (9 - len(number)))
             first = verdict.retested.get(r.pair) if verdict is not None else None
             extra = counters_text(first or r)
             if first is not None:  # rerun alone to confirm: both figures
                 lines.append(result_words(r, first) + ("   " if extra else ""), style="" if r.ok else bad)
             elif r.ok:
-                lines.append(f"{number} Gbit/s" + ("   " if extra else ""))
+                lines.append(number + ("   " if extra else ""))
             elif id(r) in untested or r.kind in CANNOT_RUN:  # a node that could not take part: no failure
                 lines.append(f"not run: {r.error}" + ("   " if extra else ""), style="dim")
             else:
@@ -407,7 +408,7 @@ class MatrixScreen(Screen):
             lines.append("\n")
             for line in split:
                 lines.append(line + "\n", style=bad if line.startswith("  ←") else "")
-        if verdict is not None and len(getattr(verdict, "nodes", {})) > 2:
+        if verdict is not None and len(verdict.nodes) > 2:
             lines.append("\n")
             for line in node_lines(verdict):
                 lines.append(line + "\n", style=bad if "← suspect" in line else "")

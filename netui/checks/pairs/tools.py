@@ -16,7 +16,7 @@ from netui.checks.pairs.parse_perftest import NO_DEVICE, parse_perftest, perftes
 from netui.collectors.shell import CommandResult
 from netui.checks.pairs.model import PairResult
 from netui.checks.tools_settings import DictSettings
-from netui.model.testnet import RdmaChoice, parse_test_net
+from netui.checks.pairs.model_addresses import RdmaChoice, parse_test_net
 from netui.model.text import safe_line
 
 IPERF3 = "iperf3"
@@ -108,7 +108,7 @@ class PairSettings(DictSettings):
         if self.gid_index is not None and not 0 <= self.gid_index <= 65535:
             raise ValueError("GID index must be 0 to 65535")
         if self.threshold_gbps is not None and not self.threshold_gbps > 0:
-            raise ValueError("the Gbit/s threshold must be above 0")
+            raise ValueError("the Gb/s threshold must be above 0")
         if not 0 < self.threshold_percent <= 100:
             raise ValueError("the % threshold must be above 0 and at most 100")
         if self.port is not None and not 1024 <= self.port <= 65535 - PORT_SPAN + 1:

@@ -45,14 +45,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from netui.checks.pairs.model import Pair, PairResult, _fmt, _pct
+from netui import checks
+from netui.checks.pairs.model import Pair, PairResult, _pct
 from netui.checks.pairs.verdict_split import FABRIC_GAP, WIDE_GAP, RateSplit, cleared_by_own, split_rates
+from netui.model import units
 
 if TYPE_CHECKING:  # the topology and the fabric's rules load only when a topology is given
     from netui.checks.pairs.verdict_fabric import FabricSuspect
     from netui.model.topology import Topology
 
-PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
+PASS, FAIL, INCONCLUSIVE = checks.PASS, checks.FAIL, checks.INCONCLUSIVE
 
 # failed runs that say a node could not run the tool at all (it could not be reached or
 # started, or has no RDMA device): its pairs were not tested, which blames nobody
@@ -133,6 +135,11 @@ class Verdict:
     @property
     def passed(self) -> bool:
         return self.status == PASS
+
+    @property
+    def tested(self) -> frozenset[str]:
+        """The nodes of the pairs judged (``results``; not those of ``untested``)."""
+        return frozenset(n for r in self.results for n in r.pair)
 
     @property
     def inconclusive(self) -> bool:
@@ -457,17 +464,17 @@ def judge(
         low = [r for r in outliers if wide is not None and id(r) not in failed_ids
                and centre is not None and r.gbps < centre]
         if low:
-            text += (f". Passing, but low against the best pairs' {_fmt(centre)} Gbit/s: "
+            text += (f". Passing, but low against the best pairs' {units.gbps(centre)}: "
                      + _listing(sorted(low, key=lambda r: r.gbps), limit=3))
     elif absolute == 0:
         status = INCONCLUSIVE
         nominal = nominal_speed_words(nominal_mbps or {})
         speeds = f"link speeds are only nominal ({nominal})" if nominal else "link speeds are unknown"
         if n == 1:
-            text = (f"inconclusive: the pair ran at {_fmt(tested[0].gbps)} Gbit/s, {speeds} and "
+            text = (f"inconclusive: the pair ran at {units.gbps(tested[0].gbps)}, {speeds} and "
                     "there is no other pair to compare with (--threshold-gbps sets a pass mark)")
         else:
-            text = (f"inconclusive: all {n} pairs are alike (the best at {_fmt(best.rate_gbps)} Gbit/s) and "
+            text = (f"inconclusive: all {n} pairs are alike (the best at {units.gbps(best.rate_gbps)}) and "
                     f"{speeds}, so they may all be equally slow (--threshold-gbps sets a pass mark)")
     elif untested:
         status = INCONCLUSIVE
@@ -478,8 +485,8 @@ def judge(
         text = f"{'the pair passes' if n == 1 else f'all {n} pairs pass'} ({rule})"
         low = [r for r in outliers if centre is not None and r.gbps < centre]
         if low:
-            shown = ", ".join(f"{r.sender}→{r.receiver} {_fmt(r.gbps)} Gbit/s" for r in low[:3])
-            text += f"; low outliers against the best pairs' {_fmt(centre)} Gbit/s: {shown}"
+            shown = ", ".join(f"{r.sender}→{r.receiver} {units.gbps(r.gbps)}" for r in low[:3])
+            text += f"; low outliers against the best pairs' {units.gbps(centre)}: {shown}"
 
     return Verdict(
         status=status,
@@ -513,23 +520,23 @@ def _rule(threshold_gbps: float | None, threshold_percent: float, best: BestPair
     whose = "the best in-leaf pairs'" if in_leaf else "the best pairs'"
     unknown = f"link speeds only nominal ({nominal})" if nominal else "link speeds unknown"
     if threshold_gbps is not None:
-        return f"≥ {_pct(threshold_gbps)} Gbit/s"
+        return f"≥ {units.gbps(threshold_gbps)}"
     if relative == 0:
         return f"≥ {pct} % of link speed"
     if wide is not None:
-        against = (f"the middle of a {wide.ratio:.0f}× gap in the rates, {_fmt(wide.mark_gbps)} Gbit/s "
-                   f"({wide.below} {'pair' if wide.below == 1 else 'pairs'} at ≤ {_fmt(wide.low_gbps)}, "
-                   f"{wide.above} at ≥ {_fmt(wide.high_gbps)})")
+        against = (f"the middle of a {wide.ratio:.0f}× gap in the rates, {units.gbps(wide.mark_gbps)} "
+                   f"({wide.below} {'pair' if wide.below == 1 else 'pairs'} at ≤ {units.gbps(wide.low_gbps)}, "
+                   f"{wide.above} at ≥ {units.gbps(wide.high_gbps)})")
         if absolute == 0:
             return f"≥ {against}; {unknown}"
         return f"≥ {pct} % of link speed; {relative} of {n} pairs with an unknown link speed against {against}"
     if best is None:
         against = "the best pairs (none measured)"
     elif best.widened:
-        against = (f"{whose} {_fmt(best.rate_gbps)} Gbit/s, lowered to {_fmt(best.mark_gbps)} by "
+        against = (f"{whose} {units.gbps(best.rate_gbps)}, lowered to {units.gbps(best.mark_gbps)} by "
                    "their scatter")
     else:
-        against = f"{whose} {_fmt(best.rate_gbps)} Gbit/s"
+        against = f"{whose} {units.gbps(best.rate_gbps)}"
     if absolute == 0:
         return f"≥ {pct} % of {against}; {unknown}"
     return f"≥ {pct} % of link speed; {relative} of {n} pairs with an unknown link speed against {pct} % of {against}"
@@ -547,16 +554,16 @@ def _suspect_clause(s: NodeSummary, failing: list[PairResult]) -> str:
         return f"{s.node} (its tests did not run: {theirs[0].error or 'failed'})"
 
     def median_words(value: float | None) -> str:
-        return "" if value is None else f", median {_fmt(value)} Gbit/s"
+        return "" if value is None else f", median {units.gbps(value)}"
 
     sends = f"{s.sends_failing} of {s.sends} sends fail{median_words(s.out_median_gbps)}"
     receives = f"{s.receives_failing} of {s.receives} receives fail{median_words(s.in_median_gbps)}"
     if s.suspect == SENDING:
-        well = (f"; it receives at {_fmt(s.in_median_gbps)} Gbit/s"
+        well = (f"; it receives at {units.gbps(s.in_median_gbps)}"
                 if s.receives and s.in_median_gbps is not None and s.receives_failing == 0 else "")
         return f"{s.node} sends slowly ({sends}{well})"
     if s.suspect == RECEIVING:
-        well = (f"; it sends at {_fmt(s.out_median_gbps)} Gbit/s"
+        well = (f"; it sends at {units.gbps(s.out_median_gbps)}"
                 if s.sends and s.out_median_gbps is not None and s.sends_failing == 0 else "")
         return f"{s.node} receives slowly ({receives}{well})"
     return f"{s.node} is slow both ways ({sends}; {receives})"
@@ -597,7 +604,7 @@ def _listing(results: list[PairResult], limit: int = 6) -> str:
         if not _measured(r):
             words.append(f"{r.sender}→{r.receiver} failed ({r.error or 'no result'})")
         else:
-            words.append(f"{r.sender}→{r.receiver} {_fmt(r.gbps)} Gbit/s")
+            words.append(f"{r.sender}→{r.receiver} {units.gbps(r.gbps)}")
     if len(results) > limit:
         words.append(f"… {len(results) - limit} more")
     return ", ".join(words)

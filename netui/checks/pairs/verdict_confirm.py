@@ -25,8 +25,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 
-from netui.checks.pairs.model import Pair, PairResult, _fmt
+from netui.checks.pairs.model import Pair, PairResult
 from netui.checks.pairs.verdict import FAIL, INCONCLUSIVE, Verdict, _explains, _measured
+from netui.model import units
 
 RETEST_LIMIT = 16
 FAILING_PER_FABRIC_SUSPECT = 2
@@ -120,11 +121,11 @@ def confirmed(first: Verdict, results: Sequence[PairResult], retests: Sequence[P
 
 
 def _words(r: PairResult) -> str:
-    return f"{_fmt(r.gbps)} Gbit/s" if _measured(r) else f"failed ({r.error or 'no result'})"
+    return units.gbps(r.gbps) if _measured(r) else f"failed ({r.error or 'no result'})"
 
 
 def retest_words(verdict: Verdict, limit: int = 6) -> str:
-    """"fn3→fn4 6.00 → 16.2 Gbit/s, fn1→fn3 0.1 → 0.12 Gbit/s" for the retested pairs."""
+    """"fn3→fn4 6 Gb/s → 16.2 Gb/s, fn1→fn3 100 Mb/s → 120 Mb/s" for the retested pairs."""
     by_pair = {r.pair: r for r in verdict.results}
     words = []
     for pair, before in list(verdict.retested.items())[:limit]:
@@ -132,8 +133,8 @@ def retest_words(verdict: Verdict, limit: int = 6) -> str:
         if after is None:
             continue
         a, b = pair
-        old = _fmt(before.gbps) if _measured(before) else "failed"
-        new = f"{_fmt(after.gbps)} Gbit/s" if _measured(after) else "failed"
+        old = units.gbps(before.gbps) if _measured(before) else "failed"
+        new = units.gbps(after.gbps) if _measured(after) else "failed"
         words.append(f"{a}→{b} {old} → {new}")
     more = len(verdict.retested) - limit
     return ", ".join(words) + (f", … {more} more" if more > 0 else "")

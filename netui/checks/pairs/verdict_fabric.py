@@ -28,7 +28,8 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from netui.checks.pairs.model import Pair, PairResult, _fmt
+from netui.checks.pairs.model import Pair, PairResult
+from netui.model import units
 from netui.model.topology import Topology
 
 UP, DOWN, BOTH = "up", "down", "both"
@@ -81,15 +82,15 @@ class FabricSuspect:
         if self.median_gbps is None:
             rate = "fail to run"
         elif self.low_gbps is not None and self.high_gbps is not None and self.high_gbps > 1.25 * self.low_gbps:
-            rate = f"run at {_fmt(self.low_gbps)}–{_fmt(self.high_gbps)} Gbit/s (median {_fmt(self.median_gbps)})"
+            rate = f"run at {units.gbps(self.low_gbps)}–{units.gbps(self.high_gbps)} (median {units.gbps(self.median_gbps)})"
         else:
-            rate = f"run at {_fmt(self.median_gbps)} Gbit/s"
+            rate = f"run at {units.gbps(self.median_gbps)}"
         through = f"crossing {self.name}" if self.kind != SWITCH else f"through {self.name}"
         healthy = []
         if self.in_leaf_gbps is not None:
-            healthy.append(f"in-leaf pairs at {_fmt(self.in_leaf_gbps)} Gbit/s")
+            healthy.append(f"in-leaf pairs at {units.gbps(self.in_leaf_gbps)}")
         if self.elsewhere_gbps is not None:
-            healthy.append(f"other cross-switch pairs at {_fmt(self.elsewhere_gbps)} Gbit/s")
+            healthy.append(f"other cross-switch pairs at {units.gbps(self.elsewhere_gbps)}")
         return (f"{'the pair' if n == 1 else f'all {n} pairs'} {through} {rate}"
                 + (", " + ", ".join(healthy) if healthy else "") + f" — suspect {self.blame}")
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import median
 
-from netui.engine.monitor import report_state, take_pair_test
+from netui.engine.monitor import report_state, take_test
 from netui.engine.recording.codec import MAX_INTERVAL_S, MAX_NODES, MIN_INTERVAL_S, RecordingError, is_interval
 from netui.engine.recording.reader import read_records, recording_files
 from netui.model.events import EventTracker
@@ -212,8 +212,7 @@ def replay_frames(recording: Recording, fleet: Fleet, *, observe: Observe | None
                 report_state(nodes[rec["node"]], state, rec.get("reason"))
             elif kind == "test":
                 tests.append(rec)
-                if rec.get("kind") == "pair-test":
-                    take_pair_test(fleet, rec.get("report"))  # its suspects are stragglers, as they were live
+                take_test(fleet, rec.get("kind"), rec.get("report"))  # its suspects are stragglers, as they were live
             elif kind == "interval":
                 fleet.set_interval(rec["interval_s"])  # the histories keep their seconds, as they did live
         if judge:

@@ -23,7 +23,7 @@ import ipaddress
 import re
 import shlex
 
-from netui.model.testnet import Gid, Probe, RdmaPort
+from netui.checks.pairs.model_addresses import Gid, Probe, RdmaPort
 from netui.model.text import safe_lines
 
 # `grep -H .` prints "path:value" for every readable, non-empty file of a directory in one

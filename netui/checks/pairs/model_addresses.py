@@ -1,6 +1,6 @@
 """Which address each node is tested on: the data-plane network, not the SSH host name.
 
-Pure: the probes (collectors/probe.py) and the monitor's samples in, choices out.
+Pure: the probes (checks/pairs/probe.py) and the monitor's samples in, choices out.
 
 The user names the network by subnet (``198.18.0.0/24``) or by interface name (``ib0``);
 with neither, the suggestion is the subnet every node has an address in, on the fastest
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from netui.model.samples import SOFTWARE_KINDS, NodeSample
 
 
-# --- what a node offers (parsed by collectors/probe.py) ------------------------------------
+# --- what a node offers (parsed by checks/pairs/probe.py) ------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
