@@ -19,9 +19,13 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the same parser, as the tomli package (a dependency there)
+    import tomli as tomllib
 
 from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet, NodeSetException
 
