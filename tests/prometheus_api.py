@@ -33,11 +33,11 @@ def moving_answer(n: int, doc: dict = RECORDED) -> dict:
 
 
 @asynccontextmanager
-async def served(app: web.Application) -> AsyncIterator[int]:
-    """``app`` served on 127.0.0.1 for the block: its port, chosen by the system."""
+async def served(app: web.Application, host: str = "127.0.0.1") -> AsyncIterator[int]:
+    """``app`` served on ``host`` (a loopback address) for the block: its port, chosen by the system."""
     runner = web.AppRunner(app)
     await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
+    site = web.TCPSite(runner, host, 0)
     await site.start()
     try:
         yield runner.addresses[0][1]

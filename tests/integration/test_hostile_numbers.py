@@ -16,6 +16,7 @@ import os
 import re
 import struct
 import time
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 import asyncssh
@@ -32,6 +33,7 @@ from netui.model.node import NodeState
 from tests.command import netui, netui_async
 from tests.echo_ssh import loopback_ssh_server
 from tests.factories import make_iface, make_sample
+from tests.prometheus_api import served
 from tests.synth import ScriptedSource, node_sample
 
 REPO = Path(__file__).resolve().parents[2]
@@ -150,19 +152,9 @@ async def exporters():
         a.router.add_get("/metrics", handle)
         return a
 
-    runners, ports = [], {}
-    for kind, address in (("liar", "127.0.0.1"), ("good", "127.0.0.2")):
-        runner = web.AppRunner(app(kind))
-        await runner.setup()
-        site = web.TCPSite(runner, address, 0)
-        await site.start()
-        ports[kind] = runner.addresses[0][1]
-        runners.append(runner)
-    try:
-        yield ports
-    finally:
-        for runner in runners:
-            await runner.cleanup()
+    async with AsyncExitStack() as servers:
+        yield {kind: await servers.enter_async_context(served(app(kind), address))
+               for kind, address in (("liar", "127.0.0.1"), ("good", "127.0.0.2"))}
 
 
 def no_long_digits(text: str) -> bool:

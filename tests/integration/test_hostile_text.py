@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import json
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ from netui.model.node import NodeState
 from tests.command import netui_async
 from tests.echo_ssh import watch_scenarios
 from tests.hostile_text import HOSTILE, HOSTILE_LINE, VISIBLE, hostile_ssh_server, hostile_tree, leaked
+from tests.prometheus_api import served
 
 DATA = Path(__file__).parents[1] / "data"
 
@@ -135,21 +137,14 @@ async def http_servers():
     async def targets(request: web.Request) -> web.Response:
         return web.json_response({"status": "success", "data": {"activeTargets": []}})
 
-    runners = []
-    for routes in ([web.get("/metrics", scrape)], [web.get("/metrics", broken)],
-                   [web.post("/api/v1/query", query), web.get("/api/v1/targets", targets)]):
-        app = web.Application()
-        app.add_routes(routes)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
-        runners.append(runner)
-    ports = [r.addresses[0][1] for r in runners]
-    try:
+    async with AsyncExitStack() as servers:
+        ports = []
+        for routes in ([web.get("/metrics", scrape)], [web.get("/metrics", broken)],
+                       [web.post("/api/v1/query", query), web.get("/api/v1/targets", targets)]):
+            app = web.Application()
+            app.add_routes(routes)
+            ports.append(await servers.enter_async_context(served(app)))
         yield ports[0], ports[1], f"http://127.0.0.1:{ports[2]}"
-    finally:
-        for runner in runners:
-            await runner.cleanup()
 
 
 @pytest.mark.slow
