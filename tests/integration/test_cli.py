@@ -15,11 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.command import netui
 from tests.testdata import PROCFS, data_path
-
-
-def netui(*args: str, timeout: float = 30) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "netui", *args], capture_output=True, text=True, timeout=timeout)
 
 
 def loopback_transfer(total_bytes: int, max_s: float) -> int:
