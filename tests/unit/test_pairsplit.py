@@ -127,3 +127,22 @@ def test_a_milder_fault_beside_a_wide_gap_passes_but_is_said():
     assert "Passing, but low against the best pairs' 9.4 Gb/s: fn1→fn2 4.7 Gb/s" in v.text
     # scattered healthy pairs (the issue's 4.9–19) are not listed
     assert "Passing, but low" not in judge(issue_matrix(1), topology=TOPO).text
+
+
+def test_a_shaped_sender_is_not_cleared_by_its_least_slow_pair():
+    """The lab's numbers: node3 shaped to 150 Mb/s under a ring of flows, a shift matrix of
+    four nodes (node5 down). Its three sends share the cap unevenly (15.6, 15.8, 68.2 Mb/s):
+    68.2 is 4.4× its slowest, yet far from the healthy pairs (4–21 Gb/s), so it clears
+    nothing and node3 is named as the slow sender, never "the paths between them"."""
+    rates = {("node1", "node2"): 20.8, ("node1", "node3"): 4.15, ("node1", "node4"): 14.6,
+             ("node2", "node1"): 13.2, ("node2", "node3"): 4.0, ("node2", "node4"): 8.05,
+             ("node3", "node1"): 0.0156, ("node3", "node2"): 0.0158, ("node3", "node4"): 0.0682,
+             ("node4", "node1"): 10.7, ("node4", "node2"): 11.9, ("node4", "node3"): 0.681}
+    results = [PairResult(a, b, "iperf3", g, True) for (a, b), g in rates.items()]
+    v = judge(results)
+    assert v.status == FAIL and v.suspects == ["node3"]
+    assert v.nodes["node3"].suspect == "sending"
+    assert "suspect node3 sends slowly" in v.text and "paths between them" not in v.text
+    failing = [r for r in results if r.sender == "node3"]
+    assert cleared_by_own(failing)[0] == {"node3"}  # without the healthy pairs: the old rule
+    assert cleared_by_own(failing, 11.0)[0] == set()

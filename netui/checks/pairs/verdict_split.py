@@ -62,11 +62,16 @@ def split_rates(measured_gbps: Sequence[float]) -> RateSplit | None:
     return RateSplit(ordered[best_i], ordered[best_i + 1], best_ratio, best_i + 1, len(ordered) - best_i - 1)
 
 
-def cleared_by_own(failing: Sequence[PairResult]) -> tuple[set[str], set[str], set[int]]:
+def cleared_by_own(failing: Sequence[PairResult],
+                   healthy_gbps: float | None = None) -> tuple[set[str], set[str], set[int]]:
     """Nodes a failing pair of their own clears: one that runs at least ``CLEARS_OWN`` times
     faster than the node's failing pairs below it (the way it was tested: as a sender, as a
-    receiver). Returns the nodes cleared as senders, as receivers, and the ids of the pairs
-    that clear them."""
+    receiver) and, given ``healthy_gbps`` (what the passing pairs reach: their median), is
+    nearer to it than to those slow pairs (above their geometric mean): a pair that is fast
+    only beside its node's slowest, still far from the healthy ones, clears nothing (TCP
+    flows through one shaped link share it unevenly, 15 and 68 Mb/s under a 150 Mb/s cap).
+    Returns the nodes cleared as senders, as receivers, and the ids of the pairs that clear
+    them."""
     senders: set[str] = set()
     receivers: set[str] = set()
     clearing: set[int] = set()
@@ -78,7 +83,9 @@ def cleared_by_own(failing: Sequence[PairResult]) -> tuple[set[str], set[str], s
         for node, rs in by_node.items():
             rs = sorted(rs, key=lambda r: r.gbps)
             for lower, upper in zip(rs, rs[1:]):
-                if upper.gbps >= CLEARS_OWN * max(lower.gbps, 1e-6):
+                low = max(lower.gbps, 1e-6)
+                near_healthy = healthy_gbps is None or upper.gbps >= math.sqrt(low * max(healthy_gbps, low))
+                if upper.gbps >= CLEARS_OWN * low and near_healthy:
                     out.add(node)
                     clearing.update(id(r) for r in rs if r.gbps >= upper.gbps)
                     break
