@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import pytest
 from aiohttp import web
@@ -30,6 +32,19 @@ def moving_answer(n: int, doc: dict = RECORDED) -> dict:
     return out
 
 
+@asynccontextmanager
+async def served(app: web.Application, host: str = "127.0.0.1") -> AsyncIterator[int]:
+    """``app`` served on ``host`` (a loopback address) for the block: its port, chosen by the system."""
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, host, 0)
+    await site.start()
+    try:
+        yield runner.addresses[0][1]
+    finally:
+        await runner.cleanup()
+
+
 @pytest.fixture
 async def prometheus_api():
     """(url, state): POST /api/v1/query answers ``state["answer"](n)`` for the n-th query."""
@@ -48,14 +63,8 @@ async def prometheus_api():
     app = web.Application()
     app.router.add_post("/api/v1/query", query)
     app.router.add_get("/api/v1/targets", targets)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}", state
-    finally:
-        await runner.cleanup()
+    async with served(app) as port:
+        yield f"http://127.0.0.1:{port}", state
 
 
 def fleet_answers(n_instances: int) -> tuple[dict[str, str], dict[frozenset, bytes]]:

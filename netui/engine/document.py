@@ -13,9 +13,10 @@ from netui.model.fleet import Fleet
 from netui.model.flows import PeerRates, pair_matrix
 from netui.model.node import Node, NodeState, data_plane, is_hidden, without_countdown
 from netui.model.samples import INTERFACE_COUNTER_NAMES
+from netui.model.straggler import METRIC_UNITS, THROUGHPUT
 from netui.model.topology import Attachment
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: a straggler's throughput value and median in bits/s, with its "unit"
 
 _COUNTERS = ("rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "rx_errors", "tx_errors", "rx_dropped", "tx_dropped")
 
@@ -82,6 +83,7 @@ def node_document(node: Node, placement: Attachment | None = None, peers: dict |
         "tcp": None,
         "cpus": [],
         "softnet": [],
+        "totals": None,
         "cpu_totals": None,
         "fabric": None,
         "peers": None,
@@ -102,6 +104,14 @@ def node_document(node: Node, placement: Attachment | None = None, peers: dict |
             "tx_bits_per_s": None if sm.rdma_tx_bytes_per_s is None else _num(sm.rdma_tx_bytes_per_s * 8),
             "errors_per_s": _num(sm.rdma_errors_per_s), "cnp_per_s": _num(sm.cnp_per_s),
             "pause_per_s": _num(sm.pause_per_s),
+        }
+    sm = node.summary  # the grid's network columns: the data-plane interfaces' sums
+    if r is not None:
+        doc["totals"] = {
+            "rx_bits_per_s": None if sm.rx_bytes_per_s is None else _num(sm.rx_bytes_per_s * 8),
+            "tx_bits_per_s": None if sm.tx_bytes_per_s is None else _num(sm.tx_bytes_per_s * 8),
+            "drops_per_s": _num(sm.drops_per_s), "errors_per_s": _num(sm.errors_per_s),
+            "max_link_percent": _num(sm.max_link_percent),
         }
     main = set(data_plane(s.interfaces))
     for name in sorted(s.interfaces):
@@ -234,6 +244,13 @@ _PFC_RATE_FIELDS = ("rx_pause_ctrl_phy", "tx_pause_ctrl_phy", "rx_discards_phy",
                     "rx_out_of_buffer")
 
 
+def _straggler_figures(s) -> dict:
+    """A straggler's value and median in the document's units: throughput in bits per second."""
+    if s.metric in THROUGHPUT:
+        return {"value": _num(s.value * 8), "median": _num(s.median * 8), "unit": "bits/s"}
+    return {"value": _num(s.value), "median": _num(s.median), "unit": METRIC_UNITS.get(s.metric)}
+
+
 def fleet_document(fleet: Fleet) -> dict:
     rx, tx = fleet.totals()
     book = fleet.address_book()
@@ -243,7 +260,7 @@ def fleet_document(fleet: Fleet) -> dict:
         "peer_flows": peer_flows_document(fleet),
         # the stragglers, then their victims (a ``cause``: "slowed by node3"), never first
         "stragglers": [
-            {"node": s.node, "metric": s.metric, "value": _num(s.value), "median": _num(s.median), "reason": s.reason,
+            {"node": s.node, "metric": s.metric, **_straggler_figures(s), "reason": s.reason,
              "cause": s.cause, "slowed_by": list(s.slowed_by)}
             for s in fleet.stragglers + fleet.victims
         ],

@@ -68,33 +68,44 @@ def intervals(recording: Recording, config=None, *, events: bool = False) -> Ite
 
 # --- csv ------------------------------------------------------------------------------------------
 
-_IFACE_METRICS = ("rx_bytes_per_s", "tx_bytes_per_s", "rx_packets_per_s", "tx_packets_per_s", "rx_dropped_per_s",
-                  "tx_dropped_per_s", "rx_errors_per_s", "tx_errors_per_s", "link_percent")
-_SUMMARY_METRICS = ("rx_bytes_per_s", "tx_bytes_per_s", "drops_per_s", "errors_per_s", "retrans_segs_per_s",
-                    "retrans_ratio", "hottest_softirq_percent", "net_rx_per_s", "softnet_drops_per_s",
-                    "time_squeeze_per_s", "max_link_percent")
+# (the JSON document's name, the rate's attribute, its scale): the CSV's metrics are named
+# as the JSON's rates are, throughput in bits per second (docs/recording.md)
+_IFACE_METRICS = (("rx_bits_per_s", "rx_bytes_per_s", 8), ("tx_bits_per_s", "tx_bytes_per_s", 8),
+                  ("rx_packets_per_s", "rx_packets_per_s", 1), ("tx_packets_per_s", "tx_packets_per_s", 1),
+                  ("rx_dropped_per_s", "rx_dropped_per_s", 1), ("tx_dropped_per_s", "tx_dropped_per_s", 1),
+                  ("rx_errors_per_s", "rx_errors_per_s", 1), ("tx_errors_per_s", "tx_errors_per_s", 1),
+                  ("link_percent", "link_percent", 1))
+_SUMMARY_METRICS = (("rx_bits_per_s", "rx_bytes_per_s", 8), ("tx_bits_per_s", "tx_bytes_per_s", 8),
+                    ("drops_per_s", "drops_per_s", 1), ("errors_per_s", "errors_per_s", 1),
+                    ("retrans_segs_per_s", "retrans_segs_per_s", 1), ("retrans_ratio", "retrans_ratio", 1),
+                    ("hottest_softirq_percent", "hottest_softirq_percent", 1), ("net_rx_per_s", "net_rx_per_s", 1),
+                    ("softnet_dropped_per_s", "softnet_drops_per_s", 1),
+                    ("time_squeeze_per_s", "time_squeeze_per_s", 1), ("max_link_percent", "max_link_percent", 1))
+
+
+def _scaled(obj, metrics):
+    for metric, attr, scale in metrics:
+        v = getattr(obj, attr)
+        if v is not None:
+            yield metric, v * scale
 
 
 def node_rows(node: Node) -> Iterator[tuple[str, str, float]]:
-    """(device, metric, value) of one node's last interval; unknown values are left out."""
+    """(device, metric, value) of one node's last interval, named as the JSON document's rates
+    (throughput in bits per second); unknown values are left out."""
     r = node.rates
     if r is None:
         return
     for name in sorted(r.interfaces):
-        ir = r.interfaces[name]
-        for metric in _IFACE_METRICS:
-            v = getattr(ir, metric)
-            if v is not None:
-                yield name, metric, v
-    for metric in _SUMMARY_METRICS:
-        v = getattr(node.summary, metric)
-        if v is not None:
-            yield "", metric, v
+        for metric, v in _scaled(r.interfaces[name], _IFACE_METRICS):
+            yield name, metric, v
+    for metric, v in _scaled(node.summary, _SUMMARY_METRICS):
+        yield "", metric, v
     if r.tcp is not None:
         for metric in ("out_segs_per_s", "in_segs_per_s"):
             v = getattr(r.tcp, metric)
             if v is not None:
-                yield "", f"tcp_{metric}", v
+                yield "", metric, v
     if r.cpu is not None:
         for cpu, pct, rx, tx in zip(r.cpu.cpus, r.cpu.softirq_percent, r.cpu.net_rx_per_s, r.cpu.net_tx_per_s):
             for metric, v in (("softirq_percent", pct), ("net_rx_per_s", rx), ("net_tx_per_s", tx)):

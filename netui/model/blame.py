@@ -155,8 +155,7 @@ def victims_of(found: Iterable[Straggler], culprits: Iterable[str] = (), rules: 
 
 SEGMENT_BYTES = 1448  # a TCP segment's payload on a 1500-byte MTU: a flow's bytes/s → segments/s
 
-
-LOSSY_MARGIN = 1.25  # a link named by votes has this many times those of each link beside it
+VOTE_MARGIN = 1.25  # a link named by votes has this many times those of each link beside it
 
 
 def lossy_links(peers: Flows, flagged: Iterable[str], rules: StragglerRules | None = None
@@ -167,7 +166,7 @@ def lossy_links(peers: Flows, flagged: Iterable[str], rules: StragglerRules | No
     for the links at its two ends with that ratio (as fault-localization systems vote along a
     flow's path, the flows that lose most weigh most). A node among ``flagged`` (found this
     interval) is named when at least two flows vote for its link and its votes are
-    ``LOSSY_MARGIN`` times those of every node it shares one with: one flow, or a near tie,
+    ``VOTE_MARGIN`` times those of every node it shares one with: one flow, or a near tie,
     says nothing of which link loses, and neither do flows whose rates are not known yet
     (the first reading of a new flow): the node or a partner with one is not named."""
     rules = rules or StragglerRules()
@@ -197,7 +196,7 @@ def lossy_links(peers: Flows, flagged: Iterable[str], rules: StragglerRules | No
         partners = {b if a == node else a for a, b in through}
         if partners & unknown:
             continue  # a flow beside it not read yet may be what decides (a job just started)
-        if all(votes[node] >= LOSSY_MARGIN * votes[p] for p in partners):
+        if all(votes[node] >= VOTE_MARGIN * votes[p] for p in partners):
             out[node] = tuple(sorted(through))
     return out
 
@@ -213,7 +212,7 @@ def _same_flow(a: float, b: float) -> bool:
     return a > 0 and b > 0 and max(a, b) <= 1.25 * min(a, b)
 
 
-def _carries(flow: tuple, i: int, rules: StragglerRules) -> bool:
+def carries(flow: tuple, i: int, rules: StragglerRules) -> bool:
     """Whether a flow carries data in direction ``i`` (0 TX, 1 RX): some, and at least
     ``symmetric_ratio`` of the other way (else it is only the ACKs of the other way's data)."""
     v, other = flow[i], flow[1 - i]
@@ -222,8 +221,8 @@ def _carries(flow: tuple, i: int, rules: StragglerRules) -> bool:
 
 def _flow_medians(peers: Flows, rules: StragglerRules) -> tuple[float, float]:
     """The median flow that carries data, TX and RX (bytes/s), over every node's peers."""
-    tx = [f[0] for flows in peers.values() for f in flows.values() if _carries(f, 0, rules)]
-    rx = [f[1] for flows in peers.values() for f in flows.values() if _carries(f, 1, rules)]
+    tx = [f[0] for flows in peers.values() for f in flows.values() if carries(f, 0, rules)]
+    rx = [f[1] for flows in peers.values() for f in flows.values() if carries(f, 1, rules)]
     return (median(tx) if tx else 0.0, median(rx) if rx else 0.0)
 
 
@@ -239,7 +238,7 @@ def _slow_flows_with(s: Straggler, flows: Mapping[str, tuple], reference: tuple[
             continue
         bar = rules.slow_fraction * reference[i]
         for peer, flow in flows.items():
-            if _carries(flow, i, rules) and flow[i] < bar:
+            if carries(flow, i, rules) and flow[i] < bar:
                 out.add((s.node, peer) if i == 0 else (peer, s.node))
     return out
 

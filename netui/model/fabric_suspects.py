@@ -34,24 +34,20 @@ node is slow or an uplink full.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from statistics import median
 
 from netui.model import units
+from netui.model.blame import SEGMENT_BYTES, VOTE_MARGIN, Flows, carries
 from netui.model.leafload import LeafLoad
 from netui.model.straggler import MAD_TO_SIGMA, Straggler, StragglerRules
 
-SEGMENT_BYTES = 1448  # a TCP segment's payload on a 1500-byte MTU: a flow's bytes/s → segments/s
-VOTE_MARGIN = 1.25  # a link named by votes has this many times those of each link beside it
 # "near capacity": what the uplink certainly carries, as a share of it. A flow's rate is its
 # payload (a 200 Mbit/s link carries ~190 Mbit/s of it) read over another interval than the
 # interface counters: the bar leaves room for both, the slow flows being the evidence
 FULL_SHARE = 0.8
 LEAVING, ENTERING = "leaving", "entering"  # an uplink's two ways, seen from its leaf
-
-# node → peer node → (tx_bytes_per_s to that peer, rx_bytes_per_s from it, rtt, retransmits/s, …)
-Flows = Mapping[str, Mapping[str, tuple]]
 
 
 @dataclass(frozen=True)
@@ -146,24 +142,19 @@ class Paths:
         return hit
 
 
-def _carries(rate: float | None, other: float | None, rules: StragglerRules) -> bool:
-    """Data, not only the ACKs of the other way's data (as ``blame``)."""
-    return rate is not None and rate > 0 and (other is None or rate >= rules.symmetric_ratio * other)
-
-
 def data_flows(peers: Flows, rules: StragglerRules) -> list[_Flow]:
     """Every flow between watched nodes that carries data, seen at its sender (where its
     retransmits are counted), or at its receiver when the sender's reading is missing."""
     out: dict[tuple[str, str], _Flow] = {}
     for a, fl in peers.items():
         for b, f in fl.items():
-            if _carries(f[0], f[1], rules):
+            if carries(f, 0, rules):
                 retrans = f[3] if len(f) > 3 else None
                 ratio = None if retrans is None else retrans / (f[0] / SEGMENT_BYTES)
                 out[a, b] = _Flow(a, b, f[0], ratio)
     for b, fl in peers.items():  # b receives from a
         for a, f in fl.items():
-            if (a, b) not in out and a not in peers and _carries(f[1], f[0], rules):
+            if (a, b) not in out and a not in peers and carries(f, 1, rules):
                 out[a, b] = _Flow(a, b, f[1], None)
     return list(out.values())
 

@@ -88,6 +88,12 @@ class StragglerRules:
 
 # every metric a Straggler carries: each has its short words in the grid (ui/why.py)
 METRICS = ("rx", "tx", "rdma_rx", "rdma_tx", "retrans", "drops", "softirq", "pause", "cnp", "pairs")
+# each metric's value and median as a Straggler holds them: throughput in bytes per second
+# (the JSON document gives it in bits, as every other rate there), retransmits as the ratio of
+# segments, softirq as the percent of one CPU, the others as events per second
+THROUGHPUT = frozenset(("rx", "tx", "rdma_rx", "rdma_tx", "pairs"))
+METRIC_UNITS = {m: "bytes/s" for m in THROUGHPUT} | {"retrans": "ratio", "softirq": "percent",
+                                                     "drops": "per_s", "pause": "per_s", "cnp": "per_s"}
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The help screen (?): every key, in one place."""
+"""The help screen (?): every key, as ``ui.keys`` declares them."""
 
 from __future__ import annotations
 
@@ -11,46 +11,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from netui.ui.keys import KEYS
 from netui.ui.scrolling import LESS_KEYS, page_lines, scroll_by
-
-KEYS = (
-    ("Enter", "open the selected node"),
-    ("Escape", "back to the cluster / unmark the marked nodes, then clear the filter"),
-    ("s", "cycle the sort order (worst first, node, RX, TX, drops, …)"),
-    ("/", "filter nodes by name or state"),
-    ("b", "bits/s ↔ bytes/s (the badge on the right of the status bar says which)"),
-    ("a", "node screens: show the hidden interfaces too (loopback, veth, bridges …) or the data "
-          "plane only; the grid always counts the data plane"),
-    ("p", "pause / resume the display (sampling goes on)"),
-    ("+ / -", "longer / shorter sampling interval"),
-    ("space", "mark / unmark the node under the cursor (for pair tests, latency, doctor)"),
-    ("M / U", "mark every node shown (the filter's) / unmark all"),
-    ("t / T", "iperf3: the 2 marked nodes, one way / all pairs of the marked (or all), both ways"),
-    ("r / R", "the same with ib_write_bw (RDMA)"),
-    ("l", "latency: RTT and loss, every marked node (or all) pinging every other"),
-    ("e / Esc", "pair or latency test: export CSV and JSON / cancel it, then back"),
-    ("P", "peer matrix: the TCP flows between watched nodes as a heatmap (m: throughput, RTT, "
-          "retransmits/s), the worst pairs listed below"),
-    ("D", "doctor: MTU, link speeds, RDMA ports, sysctls … of the marked (or all)"),
-    ("o", "ring order (with --topology or --slurm): switch crossings of a ring through the marked "
-          "(or all) in the order watched, and a topology-ordered list"),
-    ("g", "group by leaf switch (with --topology or --slurm): a row per leaf — its nodes' RX/TX summed, "
-          "how many are up, the worst health, its uplink's load bounded from host counters — with its "
-          "nodes below; g again: the leaf rows alone; again: one row per node. space on a leaf row "
-          "marks its nodes"),
-    ("w", "record to netui-<time>.ndjson.gz here / stop (● REC in the status bar)"),
-    ("ctrl+r", "try a node that is down again now (the cursor's, the marked, or all waiting)"),
-    ("x", "replay (netui replay FILE): speed 1×, 10×, 60×; p pauses"),
-    ("← / →", "replay: back / forward 10 s (shift: 1 min); or click the timeline"),
-    ("n / N", "replay: jump to the next event (state, health, straggler, test) / straggler"),
-    ("t T r R l", "replay: the last pair or latency test recorded before this point"),
-    ("ctrl+p", "command palette: every action by any word of it (straggler, suspect, jump, record …)"),
-    ("j / k", "down / up a row in the grid, a line here and on every screen that scrolls; G (End) the "
-              "last row; here g / G, space / b: the top, the end, a page down / up, as in less"),
-    ("?", "this help"),
-    ("ctrl+z", "suspend to the shell; fg brings netui back"),
-    ("q", "quit"),
-)
 
 
 class HelpScreen(ModalScreen):
@@ -68,8 +30,8 @@ class HelpScreen(ModalScreen):
         keys = Table.grid(padding=(0, 2))
         keys.add_column(justify="right", style="bold", no_wrap=True)
         keys.add_column()  # descriptions wrap inside their own column
-        for key, what in KEYS:
-            keys.add_row(key, what)
+        for key in KEYS:
+            keys.add_row(key.shown, key.help)
         foot = Text.from_markup(
             "\nThe status bar's badges: ● REC (recording), PAUSED, FILTER, marked nodes, the sort "
             "(▼ also on the sorted column), bits/s or bytes/s.\n"

@@ -3,16 +3,11 @@ tests/lab/test_pairtest_lab.py."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 
 import pytest
 
 from netui.cli.bench import _latency_settings, _pair_settings, build_parser
-
-
-def netui(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "netui", *args], capture_output=True, text=True, timeout=30)
+from tests.command import netui
 
 
 def test_options_between_and_after_the_hosts():

@@ -15,11 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.command import netui
 from tests.testdata import PROCFS, data_path
-
-
-def netui(*args: str, timeout: float = 30) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "netui", *args], capture_output=True, text=True, timeout=timeout)
 
 
 def loopback_transfer(total_bytes: int, max_s: float) -> int:
@@ -190,7 +187,7 @@ def test_record_rotates_at_max_size_and_export_reads_the_set(tmp_path):
         assert gzip.decompress((tmp_path / name).read_bytes()).startswith(b'{"type":"header"')
     r = netui("export", str(out), "--format", "csv")
     assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith("time,node,device,metric,value\n") and ",lo,rx_bytes_per_s," in r.stdout
+    assert r.stdout.startswith("time,node,device,metric,value\n") and ",lo,rx_bits_per_s," in r.stdout
 
 
 @pytest.mark.slow

@@ -9,21 +9,22 @@ import json
 import os
 import signal
 import subprocess
-import sys
 
 import pytest
 
 from netui.engine import eventloop
 from netui.engine.eventloop import ENV, run, running
+from tests.command import netui
 
-uvloop = pytest.importorskip("uvloop", reason="uvloop is a dependency of netui on CPython outside Windows")
-
-
-def netui(*args: str, loop: str | None) -> subprocess.CompletedProcess:
+def loop_env(loop: str | None) -> dict:
+    """This environment with NETUI_EVENT_LOOP set to ``loop`` (None: unset)."""
     env = {k: v for k, v in os.environ.items() if k != "NETUI_EVENT_LOOP"}
     if loop is not None:
         env["NETUI_EVENT_LOOP"] = loop
-    return subprocess.run([sys.executable, "-m", "netui", *args], capture_output=True, text=True, env=env, timeout=30)
+    return env
+
+
+uvloop = pytest.importorskip("uvloop", reason="uvloop is a dependency of netui on CPython outside Windows")
 
 
 @pytest.mark.slow
@@ -32,9 +33,9 @@ def netui(*args: str, loop: str | None) -> subprocess.CompletedProcess:
     ("asyncio", "asyncio", "event loop asyncio (NETUI_EVENT_LOOP=asyncio)"),
 ])
 def test_snapshot_runs_on_the_loop_that_version_names(loop, expected, says):
-    version = netui("--version", loop=loop)
+    version = netui("--version", env=loop_env(loop))
     assert version.returncode == 0 and says in version.stdout, version.stdout + version.stderr
-    r = netui("snapshot", "--json", "--interval", "0.2", loop=loop)
+    r = netui("snapshot", "--json", "--interval", "0.2", env=loop_env(loop))
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["event_loop"] == expected
@@ -45,7 +46,7 @@ def test_snapshot_runs_on_the_loop_that_version_names(loop, expected, says):
 @pytest.mark.slow
 def test_a_bad_loop_name_is_a_clear_error_not_a_traceback(tmp_path):
     for command in (["snapshot", "--json"], ["record", "-o", str(tmp_path / "r.gz"), "--count", "1"]):
-        r = netui(*command, loop="libuv")
+        r = netui(*command, env=loop_env("libuv"))
         assert r.returncode == 2, command  # an input error
         assert r.stderr.strip() == ("netui: NETUI_EVENT_LOOP='libuv' is not a loop netui knows: use auto, uvloop, "
                                     "asyncio (unset = auto: uvloop when installed)"), command

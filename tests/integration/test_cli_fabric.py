@@ -5,16 +5,11 @@ a one-line error."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
+from tests.command import netui
 from tests.fabric_tree import MLX5_NETDEV, PROCFS_PROC, copy_tree, set_text
-
-
-def netui(*args: str, timeout: float = 30) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "netui", *args], capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.mark.slow

@@ -4,8 +4,6 @@ a file that is not one is a usage error (exit 2), never a traceback. On this hos
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -14,11 +12,8 @@ from netui.checks.latency.report import report_document
 from netui.checks.latency.runner import LatencyReport
 from netui.checks.latency.tools import LatencySettings
 from netui.checks.latency.model import LatencyResult
+from tests.command import netui
 from tests.testdata import data_path
-
-
-def netui(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "netui", *args], capture_output=True, text=True, timeout=60)
 
 
 @pytest.mark.slow

@@ -68,13 +68,47 @@ def test_csv_is_long_and_tidy(capture):
     keys = {(r["time"], r["node"], r["device"], r["metric"]) for r in table}
     assert len(keys) == rows  # one value per time, node, device and metric
     metrics = {r["metric"] for r in table}
-    assert {"rx_bytes_per_s", "tx_bytes_per_s", "retrans_ratio", "softirq_percent", "health_level",
-            "straggler"} <= metrics
+    assert {"rx_bits_per_s", "tx_bits_per_s", "retrans_ratio", "softirq_percent", "health_level",
+            "straggler", "out_segs_per_s", "softnet_dropped_per_s"} <= metrics
     node1_tx = [float(r["value"]) for r in table
-                if (r["node"], r["device"], r["metric"]) == ("node1", "eth0", "tx_bytes_per_s")]
+                if (r["node"], r["device"], r["metric"]) == ("node1", "eth0", "tx_bits_per_s")]
     assert len(node1_tx) == 38  # the first sample has no rate: no row, not a zero
     cpu = {r["device"] for r in table if r["metric"] == "softirq_percent"}
     assert cpu == {"cpu0", "cpu1"}
+
+
+def _keys(doc) -> set[str]:
+    if isinstance(doc, dict):
+        return set(doc) | {k for v in doc.values() for k in _keys(v)}
+    if isinstance(doc, list):
+        return {k for v in doc for k in _keys(v)}
+    return set()
+
+
+def test_csv_names_and_values_are_the_json_documents(capture):
+    """One vocabulary: a CSV metric is a rate of the JSON document under the same name, in
+    the same unit (throughput in bits per second, as the grid shows it)."""
+    out = io.StringIO()
+    export_csv(capture, out)
+    table = list(csv.DictReader(io.StringIO(out.getvalue())))
+    doc = io.StringIO()
+    export_json(capture, doc)
+    document = json.loads(doc.getvalue())
+    names = _keys(document["intervals"])
+    assert {r["metric"] for r in table} - {"health_level", "straggler"} <= names
+    def node1_eth0(interval):
+        node1 = next(n for n in interval["nodes"] if n["name"] == "node1")
+        return node1, next(i for i in node1["interfaces"] if i["name"] == "eth0")
+
+    # the interval where node1 sent fastest
+    node1, eth0 = max((node1_eth0(i) for i in document["intervals"]),
+                      key=lambda ne: ne[1]["rates"]["tx_bits_per_s"] or 0)
+    t = f"{node1['time']:.3f}"
+    row = {(r["device"], r["metric"]): float(r["value"]) for r in table if (r["time"], r["node"]) == (t, "node1")}
+    assert eth0["rates"]["tx_bits_per_s"] > 1e9  # node1 sends at full speed, in bits
+    assert row[("eth0", "tx_bits_per_s")] == pytest.approx(eth0["rates"]["tx_bits_per_s"], rel=1e-3)
+    assert row[("", "out_segs_per_s")] == pytest.approx(node1["tcp"]["rates"]["out_segs_per_s"], rel=1e-3)
+    assert row[("", "tx_bits_per_s")] == pytest.approx(node1["totals"]["tx_bits_per_s"], rel=1e-3)
 
 
 async def test_json_holds_each_interval_and_the_events(tmp_path):
@@ -169,3 +203,23 @@ def test_export_judges_by_the_configuration_file_as_live_does(capture, tmp_path)
     bad = subprocess.run([sys.executable, "-m", "netui", "export", str(CAPTURE), "--config",
                           str(tmp_path / "nope.toml")], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "nope.toml: no such file" in bad.stderr
+
+
+def test_a_stragglers_figures_are_in_the_documents_units(capture):
+    """A straggler's value says its unit, and throughput is in bits per second as every
+    other rate of the document (and as its reason reads): node3's TX, where it is first named
+    (a held straggler keeps the figures it was named with), is its totals' TX."""
+    out = io.StringIO()
+    export_json(capture, out)
+    seen = {}
+    for interval in json.loads(out.getvalue())["intervals"]:
+        nodes = {n["name"]: n for n in interval["nodes"]}
+        for s in interval["stragglers"]:
+            if s["metric"] in seen:
+                continue
+            seen[s["metric"]] = s["unit"]
+            if s["metric"] == "tx":
+                assert s["value"] == pytest.approx(nodes[s["node"]]["totals"]["tx_bits_per_s"], rel=1e-6)
+            if s["metric"] == "drops":
+                assert s["value"] == pytest.approx(nodes[s["node"]]["totals"]["drops_per_s"], rel=1e-6)
+    assert seen == {"tx": "bits/s", "retrans": "ratio", "drops": "per_s"}

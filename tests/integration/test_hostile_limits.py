@@ -11,7 +11,6 @@ import asyncio
 import collections
 import json
 import os
-import resource
 import shutil
 import socket
 import subprocess
@@ -25,19 +24,10 @@ from netui.collectors.ssh import SshSource
 from netui.collectors.ssh_connect import SshSettings
 from netui.engine.monitor import Monitor
 from netui.model.node import NodeState
+from tests.command import netui
 from tests.testdata import PROCFS, data_path
 
 HANG_BOUND_S = 300  # a run still going after this long is hung (a bound, not a timing)
-
-
-def netui(*args: str, env: dict | None = None, timeout: float = 60, limit_memory: int | None = None,
-          ) -> subprocess.CompletedProcess:
-    def limit() -> None:
-        if limit_memory is not None:
-            resource.setrlimit(resource.RLIMIT_AS, (limit_memory, limit_memory))
-
-    return subprocess.run([sys.executable, "-m", "netui", *args], capture_output=True, text=True,
-                          timeout=timeout, env=env, preexec_fn=limit, stdin=subprocess.DEVNULL)
 
 
 def closed_port() -> int:

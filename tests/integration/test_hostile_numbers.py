@@ -15,8 +15,8 @@ import math
 import os
 import re
 import struct
-import sys
 import time
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 import asyncssh
@@ -30,9 +30,10 @@ from netui.engine.recording.reader import read_records
 from netui.engine.recording.writer import RecordingWriter
 from netui.model.limits import MAX_LINK_BYTES_PER_S, link_ceiling_bytes_per_s
 from netui.model.node import NodeState
+from tests.command import netui, netui_async
 from tests.echo_ssh import loopback_ssh_server
 from tests.factories import make_iface, make_sample
-from tests.integration.test_hostile_recordings import netui
+from tests.prometheus_api import served
 from tests.synth import ScriptedSource, node_sample
 
 REPO = Path(__file__).resolve().parents[2]
@@ -151,32 +152,9 @@ async def exporters():
         a.router.add_get("/metrics", handle)
         return a
 
-    runners, ports = [], {}
-    for kind, address in (("liar", "127.0.0.1"), ("good", "127.0.0.2")):
-        runner = web.AppRunner(app(kind))
-        await runner.setup()
-        site = web.TCPSite(runner, address, 0)
-        await site.start()
-        ports[kind] = runner.addresses[0][1]
-        runners.append(runner)
-    try:
-        yield ports
-    finally:
-        for runner in runners:
-            await runner.cleanup()
-
-
-async def run_netui(*args: str, timeout_s: float = 90) -> tuple[int, str, str]:
-    """``python -m netui ARGS`` while this test's servers answer; the timeout only stops a hang."""
-    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "netui", *args, cwd=REPO,
-                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    try:
-        out, err = await asyncio.wait_for(proc.communicate(), timeout_s)
-    except asyncio.TimeoutError:
-        proc.kill()
-        await proc.wait()
-        raise
-    return proc.returncode, out.decode(), err.decode()
+    async with AsyncExitStack() as servers:
+        yield {kind: await servers.enter_async_context(served(app(kind), address))
+               for kind, address in (("liar", "127.0.0.1"), ("good", "127.0.0.2"))}
 
 
 def no_long_digits(text: str) -> bool:
@@ -187,12 +165,12 @@ def no_long_digits(text: str) -> bool:
 async def test_snapshot_of_a_node_exporter_with_counters_of_1_7e308_says_impossible_numbers(exporters):
     hosts = [f"127.0.0.1:{exporters['liar']}", f"127.0.0.2:{exporters['good']}"]
     names = ["127.0.0.1", "127.0.0.2"]  # (a node is named by its host)
-    code, out, err = await run_netui("snapshot", "--source", "node-exporter", "--interval", "0.3", *hosts)
+    code, out, err = await netui_async("snapshot", "--source", "node-exporter", "--interval", "0.3", *hosts)
     assert code == 1 and "Traceback" not in err, err  # 1: a node is not up
     assert no_long_digits(out) and "inf" not in out.replace("info", ""), out
     liar = next(line for line in out.splitlines() if line.startswith(names[0] + ":"))
     assert "impossible numbers" in liar and "is not a counter" in liar, out
-    code, out, err = await run_netui("snapshot", "--json", "--source", "node-exporter", "--interval", "0.3", *hosts)
+    code, out, err = await netui_async("snapshot", "--json", "--source", "node-exporter", "--interval", "0.3", *hosts)
     doc = json.loads(out)
     states = {n["name"]: n["state"] for n in doc["nodes"]}
     assert states == {names[0]: "impossible numbers", names[1]: "up"}, states
@@ -203,7 +181,7 @@ async def test_recording_a_node_exporter_with_impossible_numbers_records_the_oth
     hosts = [f"127.0.0.1:{exporters['liar']}", f"127.0.0.2:{exporters['good']}"]
     names = ["127.0.0.1", "127.0.0.2"]
     rec = tmp_path / "run.ndjson.gz"
-    code, _, err = await run_netui("record", "-o", str(rec), "--count", "5", "--interval", "0.3",
+    code, _, err = await netui_async("record", "-o", str(rec), "--count", "5", "--interval", "0.3",
                                    "--source", "node-exporter", *hosts)
     assert code == 0 and "Traceback" not in err and "stopped" not in err, err
     recs = list(read_records(rec))
@@ -212,7 +190,7 @@ async def test_recording_a_node_exporter_with_impossible_numbers_records_the_oth
     states = [r for r in recs if r["type"] == "state" and r["node"] == names[0]]
     assert states and states[-1]["state"] == "impossible numbers", states
     for fmt in ("json", "csv", "prom"):
-        code, out, err = await run_netui("export", "--format", fmt, str(rec))
+        code, out, err = await netui_async("export", "--format", fmt, str(rec))
         assert code == 0 and "Traceback" not in err, (fmt, err)
 
 
@@ -273,7 +251,7 @@ async def test_netui_record_over_ssh_goes_on_for_every_node_while_liars_are_refu
     async with loopback_ssh_server(tmp_path / "ssh", sampler) as config:
         rec = tmp_path / "run.ndjson.gz"
         hosts = ["nan@n1", "tiny@n2", "jumps@n3", "good@n4"]  # the login name is the scenario
-        code, _, err = await run_netui("record", "-F", str(config), "-o", str(rec), "--count", "8",
+        code, _, err = await netui_async("record", "-F", str(config), "-o", str(rec), "--count", "8",
                                        "--interval", "0.3", *hosts)
     assert code == 0 and "Traceback" not in err and "stopped" not in err, err
     recs = list(read_records(rec))
@@ -287,7 +265,7 @@ async def test_netui_record_over_ssh_goes_on_for_every_node_while_liars_are_refu
     assert state["n2"][0] == "impossible numbers" and "less than 1 ms" in state["n2"][1], state
     assert state["n3"][0] == state["n4"][0] == "up", state
     assert sum(r["type"] == "state" and r["node"] == "n2" for r in recs) <= 3  # not one record a sample
-    code, out, err = await run_netui("export", "--format", "json", str(rec))
+    code, out, err = await netui_async("export", "--format", "json", str(rec))
     assert code == 0 and "Traceback" not in err, err
     doc = json.loads(out)
     shown = 0
@@ -299,7 +277,7 @@ async def test_netui_record_over_ssh_goes_on_for_every_node_while_liars_are_refu
                     assert v is None or 0 <= v <= TOP * 8, (n["name"], key, v)
                     shown += v is not None
     assert shown > 10
-    code, out, err = await run_netui("export", "--format", "csv", str(rec))
+    code, out, err = await netui_async("export", "--format", "csv", str(rec))
     assert code == 0 and "Traceback" not in err
     for line in out.splitlines()[1:]:
         _, node, _, metric, value = line.split(",")

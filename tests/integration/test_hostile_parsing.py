@@ -32,16 +32,11 @@ from netui.engine.recording.writer import MIN_ROTATE_BYTES, RecordingWriter, rot
 from netui.inventory import InventoryError, build_targets, read_host_file
 from netui.model.node import NodeState
 from netui.readlimits import MAX_TOML_DEPTH, toml_too_deep
+from tests.command import netui
 from tests.factories import write_ticks
 from tests.prometheus_api import Collected, fleet_answers, queried_instances
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def netui(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    """``python -m netui ARGS`` as a user runs it; the timeout only stops a hang."""
-    return subprocess.run([sys.executable, "-m", "netui", *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=REPO, env={**os.environ, **(env or {})})
 
 
 def python(code: str, timeout: float) -> subprocess.CompletedProcess:

@@ -26,16 +26,11 @@ from netui.engine.recording.writer import RecordingWriter
 from netui.engine.recording.playback import load
 from netui.engine.replay import ReplayMonitor
 from netui.inventory import InventoryError, read_host_file
+from tests.command import netui
 from tests.factories import full_sample, write_ticks
 
 REPO = Path(__file__).resolve().parents[2]
 TICKS = 6
-
-
-def netui(*args: str, env: dict | None = None, timeout: float = 120, **kw) -> subprocess.CompletedProcess:
-    """``python -m netui ARGS`` as a user runs it; the timeout only stops a hang."""
-    return subprocess.run([sys.executable, "-m", "netui", *args], capture_output=True, text=True, timeout=timeout,
-                          cwd=REPO, env={**os.environ, **(env or {})}, **kw)
 
 
 def refused(r: subprocess.CompletedProcess, *words: str) -> None:
@@ -349,11 +344,11 @@ def test_the_total_read_and_the_records_are_capped_and_netui_max_read_raises_the
     lines = plain_lines(rec)
     big = tmp_path / "big.gz"
     big.write_bytes(gzip.compress(b"".join(lines) + lines[-1] * 20_000))  # many tick marks
-    refused(netui("export", str(big), env={"NETUI_MAX_READ": "256k"}), "more than", "NETUI_MAX_READ")
-    assert netui("export", str(big), env={"NETUI_MAX_READ": "64M"}).returncode == 0
-    refused(netui("export", str(big), env={"NETUI_MAX_READ": "lots"}), "NETUI_MAX_READ", "not a size")
+    refused(netui("export", str(big), env={**os.environ, "NETUI_MAX_READ": "256k"}), "more than", "NETUI_MAX_READ")
+    assert netui("export", str(big), env={**os.environ, "NETUI_MAX_READ": "64M"}).returncode == 0
+    refused(netui("export", str(big), env={**os.environ, "NETUI_MAX_READ": "lots"}), "NETUI_MAX_READ", "not a size")
     # a tiny limit on the total reads no more than it
-    r, _ = peak_rss_mb("export", str(rec), env={"NETUI_MAX_READ": "1k"})
+    r, _ = peak_rss_mb("export", str(rec), env={**os.environ, "NETUI_MAX_READ": "1k"})
     refused(r, "more than 1 KiB of data")
 
 

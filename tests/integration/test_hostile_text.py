@@ -11,10 +11,9 @@ aiohttp servers on 127.0.0.1, topology files on disk.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import json
-import sys
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 import pytest
@@ -24,23 +23,12 @@ from netui.cli.watch import _text_report
 from netui.engine.document import fleet_document
 from netui.engine.monitor import Monitor
 from netui.model.node import NodeState
+from tests.command import netui_async
 from tests.echo_ssh import watch_scenarios
 from tests.hostile_text import HOSTILE, HOSTILE_LINE, VISIBLE, hostile_ssh_server, hostile_tree, leaked
+from tests.prometheus_api import served
 
 DATA = Path(__file__).parents[1] / "data"
-
-
-async def netui(*args: str, timeout_s: float = 120) -> tuple[int, str, str]:
-    """netui's command line in a child process (the test's servers keep answering meanwhile)."""
-    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "netui", *args, stdin=asyncio.subprocess.DEVNULL,
-                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    try:
-        out, err = await asyncio.wait_for(proc.communicate(), timeout_s)
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-    return proc.returncode, out.decode("utf-8", "surrogateescape"), err.decode("utf-8", "surrogateescape")
 
 
 def names_in(doc: dict) -> list[str]:
@@ -53,12 +41,12 @@ def names_in(doc: dict) -> list[str]:
 @pytest.mark.slow
 async def test_snapshot_text_and_json_of_a_tree_with_hostile_names(tmp_path):
     procfs, sysfs = hostile_tree(tmp_path)
-    status, text, err = await netui("snapshot", "--procfs", str(procfs), "--sysfs", str(sysfs))
+    status, text, err = await netui_async("snapshot", "--procfs", str(procfs), "--sysfs", str(sysfs))
     assert status in (0, 1), err
     assert leaked(text) == [] and leaked(err) == []
     assert "\\x1b]52;c;SEFDS0VEIEJZIE5PREU=\\x07" in text  # the interface, shown with its escapes
     assert text.startswith("evil\\x00\\x01")  # the node, named by its hostname
-    status, out, err = await netui("snapshot", "--json", "--procfs", str(procfs), "--sysfs", str(sysfs))
+    status, out, err = await netui_async("snapshot", "--json", "--procfs", str(procfs), "--sysfs", str(sysfs))
     assert leaked(out) == [] and leaked(err) == []
     doc = json.loads(out)
     assert json.loads(json.dumps(doc)) == doc  # round-trips: the escapes are text in the document
@@ -149,28 +137,21 @@ async def http_servers():
     async def targets(request: web.Request) -> web.Response:
         return web.json_response({"status": "success", "data": {"activeTargets": []}})
 
-    runners = []
-    for routes in ([web.get("/metrics", scrape)], [web.get("/metrics", broken)],
-                   [web.post("/api/v1/query", query), web.get("/api/v1/targets", targets)]):
-        app = web.Application()
-        app.add_routes(routes)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
-        runners.append(runner)
-    ports = [r.addresses[0][1] for r in runners]
-    try:
+    async with AsyncExitStack() as servers:
+        ports = []
+        for routes in ([web.get("/metrics", scrape)], [web.get("/metrics", broken)],
+                       [web.post("/api/v1/query", query), web.get("/api/v1/targets", targets)]):
+            app = web.Application()
+            app.add_routes(routes)
+            ports.append(await servers.enter_async_context(served(app)))
         yield ports[0], ports[1], f"http://127.0.0.1:{ports[2]}"
-    finally:
-        for runner in runners:
-            await runner.cleanup()
 
 
 @pytest.mark.slow
 async def test_node_exporter_labels_and_error_bodies_reach_no_terminal(http_servers):
     good, bad, _ = http_servers
     for extra in ((), ("--json",)):
-        status, out, err = await netui("snapshot", "--source", "node-exporter", f"127.0.0.1:{good}",
+        status, out, err = await netui_async("snapshot", "--source", "node-exporter", f"127.0.0.1:{good}",
                                        f"localhost:{bad}", *extra)
         assert status == 1, err  # the failing exporter is down
         assert leaked(out) == [] and leaked(err) == [], (out, err)
@@ -187,7 +168,7 @@ async def test_node_exporter_labels_and_error_bodies_reach_no_terminal(http_serv
 async def test_prometheus_nodenames_and_labels_reach_no_terminal(http_servers):
     _, _, url = http_servers
     for extra in ((), ("--json",)):
-        status, out, err = await netui("snapshot", "--source", f"prometheus={url}", *extra)
+        status, out, err = await netui_async("snapshot", "--source", f"prometheus={url}", *extra)
         assert leaked(out) == [] and leaked(err) == [], (out, err)
     doc = json.loads(out)
     hostile = [n["name"] for n in doc["nodes"] if n["name"].startswith("evil")]
@@ -207,7 +188,7 @@ async def test_topology_file_names_reach_no_terminal(tmp_path, text):
     """(netui refuses such a name, quoting it with its escapes: a guard that it stays so.)"""
     path = tmp_path / "topology.conf"
     path.write_text(text)
-    status, out, err = await netui("topology", "--topology", str(path), "n1", "n2")
+    status, out, err = await netui_async("topology", "--topology", str(path), "n1", "n2")
     assert status != 0 and err
     assert leaked(out) == [] and leaked(err) == [], err
 
@@ -220,7 +201,7 @@ async def test_exports_and_replays_of_a_recording_with_hostile_names(tmp_path):
 
     procfs, sysfs = hostile_tree(tmp_path / "tree")
     recorded = tmp_path / "rec.ndjson.gz"
-    status, _, err = await netui("record", "-o", str(recorded), "--count", "2", "--interval", "0.2",
+    status, _, err = await netui_async("record", "-o", str(recorded), "--count", "2", "--interval", "0.2",
                                  "--procfs", str(procfs), "--sysfs", str(sysfs))
     assert status == 0, err
     lines = gzip.decompress(recorded.read_bytes()).decode().splitlines()
@@ -234,11 +215,11 @@ async def test_exports_and_replays_of_a_recording_with_hostile_names(tmp_path):
     crafted.write_text(raw + "\n")
     for path in (recorded, crafted):
         for fmt in ("csv", "json", "prom"):
-            status, out, err = await netui("export", "--format", fmt, str(path))
+            status, out, err = await netui_async("export", "--format", fmt, str(path))
             assert status == 0, err
             assert leaked(out) == [] and leaked(err) == [], (path.name, fmt)
             assert "evil" in out
-        status, out, err = await netui("snapshot", "--replay", str(path))
+        status, out, err = await netui_async("snapshot", "--replay", str(path))
         assert leaked(out) == [] and leaked(err) == [], path.name
 
 
@@ -246,7 +227,7 @@ async def test_exports_and_replays_of_a_recording_with_hostile_names(tmp_path):
 async def test_doctor_text_and_json_of_a_tree_with_hostile_names(tmp_path):
     procfs, sysfs = hostile_tree(tmp_path)
     for extra in ((), ("--json",)):
-        status, out, err = await netui("doctor", "--procfs", str(procfs), "--sysfs", str(sysfs), *extra)
+        status, out, err = await netui_async("doctor", "--procfs", str(procfs), "--sysfs", str(sysfs), *extra)
         assert status in (0, 1), err
         assert leaked(out) == [] and leaked(err) == []
         assert "evil\\x00\\x01" in out if not extra else json.loads(out)["nodes"][0].startswith("evil\\x00\\x01")

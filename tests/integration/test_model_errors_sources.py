@@ -27,6 +27,7 @@ from netui.model.health import Threshold
 from netui.model.node import NodeState
 from tests.bench.fake_fleet import NodeFrames
 from tests.echo_ssh import loopback_ssh_server, watch_scenarios
+from tests.prometheus_api import served
 
 # careful at -1: every drop rate (0/s too) is a finding, and rating it compares with a str
 UNJUDGEABLE = {"drops_per_s": Threshold(-1.0, "not a number", "not a number")}
@@ -96,14 +97,8 @@ async def exporter():
 
     app = web.Application()
     app.router.add_get("/metrics", handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        yield runner.addresses[0][1]
-    finally:
-        await runner.cleanup()
+    async with served(app) as port:
+        yield port
 
 
 @pytest.mark.slow

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from netui.collectors.node_exporter import HttpClient, HttpSettings, NodeExporte
 from netui.collectors.prometheus import PrometheusNode, PrometheusReader
 from netui.engine.monitor import Monitor
 from netui.model.node import NodeState
-from tests.prometheus_api import RECORDED, Collected, fleet_answers, moving_answer, queried_instances
+from tests.prometheus_api import RECORDED, Collected, fleet_answers, moving_answer, queried_instances, served
 
 SCRAPE = (Path(__file__).parents[1] / "data" / "node_exporter" / "lab-node2-full.prom").read_bytes()
 
@@ -57,19 +58,10 @@ async def servers():
         a.router.add_get("/metrics", handle)
         return a
 
-    runners, ports = [], {}
-    for kind in ("ok", "503", "garbage", "slow", "old"):
-        runner = web.AppRunner(app(kind))
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        ports[kind] = runner.addresses[0][1]
-        runners.append(runner)
-    try:
+    async with AsyncExitStack() as servers:
+        ports = {kind: await servers.enter_async_context(served(app(kind)))
+                 for kind in ("ok", "503", "garbage", "slow", "old")}
         yield ports, hits
-    finally:
-        for runner in runners:
-            await runner.cleanup()
 
 
 @pytest.mark.slow
@@ -183,31 +175,24 @@ async def test_a_body_over_the_limit_is_the_nodes_state_and_is_not_read_to_its_e
         a.router.add_get("/metrics", handle)
         return a
 
-    runners, ports = [], {}
-    for kind in ("ok", "stream", "declared"):
-        runner = web.AppRunner(app(kind))
-        await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
-        ports[kind] = runner.addresses[0][1]
-        runners.append(runner)
-    http = HttpClient(HttpSettings(timeout_s=5, backoff_first_s=5, backoff_max_s=5))
-    m = Monitor([NodeExporterSource(k, "127.0.0.1", http, port=p) for k, p in ports.items()],
-                interval_s=0.25, history_s=30, connector=http)
-    task = asyncio.ensure_future(m.run())
-    try:
-        await until(lambda: m.fleet["ok"].samples_seen >= 2 and m.fleet["stream"].error is not None
-                    and m.fleet["declared"].error is not None, 10, m)
-        f = m.fleet
-        assert f["ok"].state is NodeState.UP
-        assert f["stream"].state is NodeState.DOWN and f["stream"].error.startswith("body over 16 MiB (retrying"), \
-            f["stream"].error
-        assert f["declared"].state is NodeState.DOWN
-        assert f["declared"].error.startswith(f"body over 16 MiB (Content-Length {100 * len(line)})")
-    finally:
-        await m.close()
-        task.cancel()
-        for runner in runners:
-            await runner.cleanup()
+    async with AsyncExitStack() as servers:
+        ports = {kind: await servers.enter_async_context(served(app(kind))) for kind in ("ok", "stream", "declared")}
+        http = HttpClient(HttpSettings(timeout_s=5, backoff_first_s=5, backoff_max_s=5))
+        m = Monitor([NodeExporterSource(k, "127.0.0.1", http, port=p) for k, p in ports.items()],
+                    interval_s=0.25, history_s=30, connector=http)
+        task = asyncio.ensure_future(m.run())
+        try:
+            await until(lambda: m.fleet["ok"].samples_seen >= 2 and m.fleet["stream"].error is not None
+                        and m.fleet["declared"].error is not None, 10, m)
+            f = m.fleet
+            assert f["ok"].state is NodeState.UP
+            assert f["stream"].state is NodeState.DOWN and f["stream"].error.startswith("body over 16 MiB (retrying"), \
+                f["stream"].error
+            assert f["declared"].state is NodeState.DOWN
+            assert f["declared"].error.startswith(f"body over 16 MiB (Content-Length {100 * len(line)})")
+        finally:
+            await m.close()
+            task.cancel()
     assert written["stream"] < 48 * len(line)  # the client stopped reading well before the end
 
 

@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from tests.command import netui
 from tests.testdata import data_path
 
 pytestmark = pytest.mark.slow  # netui started as a command
@@ -19,13 +20,8 @@ CONF = str(data_path("topology/slurm-topology.conf"))
 TOML = str(data_path("topology/two-leaves.toml"))
 
 
-def netui(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "netui", "topology", *args], capture_output=True, text=True,
-                          timeout=60, env=env)
-
-
 def test_a_shuffled_order_is_worse_and_the_better_order_is_printed():
-    r = netui("dev0,dev6,dev12,dev1,dev7,dev13", "--topology", CONF)
+    r = netui("topology", "dev0,dev6,dev12,dev1,dev7,dev13", "--topology", CONF)
     assert r.returncode == 1, r.stderr
     assert "cross-switch hops: 6 of 6 (fewest possible: 3)" in r.stdout
     assert "rank    0 dev0 (s0) → dev6 (s1) via s3" in r.stdout
@@ -34,18 +30,18 @@ def test_a_shuffled_order_is_worse_and_the_better_order_is_printed():
 
 
 def test_the_hostfile_is_the_hosts_only_and_feeds_back_as_a_good_order(tmp_path):
-    r = netui("dev13", "dev0", "dev7", "dev1", "dev12", "dev6", "--topology", CONF, "--hostfile")
+    r = netui("topology", "dev13", "dev0", "dev7", "dev1", "dev12", "dev6", "--topology", CONF, "--hostfile")
     assert r.returncode == 1
     assert r.stdout.split() == ["dev0", "dev1", "dev7", "dev6", "dev13", "dev12"]
     hostfile = tmp_path / "hosts"
     hostfile.write_text(r.stdout)
-    again = netui("-f", str(hostfile), "--topology", CONF)
+    again = netui("topology", "-f", str(hostfile), "--topology", CONF)
     assert again.returncode == 0, again.stdout
     assert "The order already keeps each leaf's hosts together" in again.stdout
 
 
 def test_json_document():
-    r = netui("node1,node5,node2,node6,ghost", "--topology", TOML, "--json")
+    r = netui("topology", "node1,node5,node2,node6,ghost", "--topology", TOML, "--json")
     assert r.returncode == 1
     doc = json.loads(r.stdout)
     assert doc["kind"] == "netui-topology-ring"
@@ -60,11 +56,11 @@ def test_json_document():
 
 
 def test_without_hosts_the_tree_is_shown():
-    r = netui("--topology", TOML)
+    r = netui("topology", "--topology", TOML)
     assert r.returncode == 0
     assert "spine1" in r.stdout and "leaf1  (uplink 100 Gb/s, two-leaves.toml:4)" in r.stdout
     assert "node1:swp1 node2 node3 node4" in r.stdout
-    doc = json.loads(netui("--topology", CONF, "--json").stdout)
+    doc = json.loads(netui("topology", "--topology", CONF, "--json").stdout)
     assert [s["name"] for s in doc["switches"]] == ["s3", "s0", "s1", "s2"]
 
 
@@ -79,7 +75,7 @@ def test_bad_input_is_a_message_and_exit_2(tmp_path):
         (("a;b", "--topology", CONF), "bad pattern"),
         (("--topology", CONF, "--hostfile"), "--hostfile needs the job's hosts"),
     ]:
-        r = netui(*args)
+        r = netui("topology", *args)
         assert r.returncode == 2, (args, r.stdout, r.stderr)
         assert words in r.stderr, (args, r.stderr)
         assert "Traceback" not in r.stderr
@@ -93,12 +89,12 @@ def test_slurm_asks_scontrol_for_the_switches_and_the_job_for_its_order(tmp_path
                     "exit 1\n")
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
     env = {**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}", "SLURM_JOB_NODELIST": "dev[6-7],dev[0-1]"}
-    r = netui("--slurm", env=env)
+    r = netui("topology", "--slurm", env=env)
     assert r.returncode == 0, r.stderr
     assert "topology from scontrol show topology" in r.stdout
     assert "cross-switch hops: 2 of 4 (fewest possible: 2)" in r.stdout
     env["SLURM_JOB_NODELIST"] = "dev[0-1],dev6,dev2"
-    assert netui("--slurm", "--hostfile", env=env).stdout.split() == ["dev0", "dev1", "dev2", "dev6"]
+    assert netui("topology", "--slurm", "--hostfile", env=env).stdout.split() == ["dev0", "dev1", "dev2", "dev6"]
     env["PATH"] = str(tmp_path / "nowhere")
     r = subprocess.run([sys.executable, "-m", "netui", "topology", "--slurm"], capture_output=True, text=True,
                        timeout=60, env=env)
@@ -164,6 +160,6 @@ def test_watching_under_slurm_without_a_tree_goes_on_without_switches(tmp_path, 
 def test_an_empty_host_file_is_said_in_this_commands_words(tmp_path):
     empty = tmp_path / "hosts"
     empty.write_text("# nothing yet\n")
-    r = netui("--topology", str(data_path("topology/two-leaves.toml")), "-f", str(empty))
+    r = netui("topology", "--topology", str(data_path("topology/two-leaves.toml")), "-f", str(empty))
     assert r.returncode == 2 and "no hosts to check" in r.stderr and str(empty) in r.stderr, r.stderr
     assert "watch" not in r.stderr

@@ -10,10 +10,7 @@ import time
 import uuid
 
 import pytest
-
-
-def netui(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "netui", *args], capture_output=True, text=True, timeout=timeout)
+from tests.command import netui
 
 
 def test_snapshot_json_of_four_lab_nodes(lab):

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,6 +22,7 @@ from netui.checks.doctor.runner import examine
 from netui.engine.monitor import Monitor
 from netui.checks.doctor.rules_sysctl import Recommendations
 from netui.model.node import NodeState
+from tests.command import netui
 
 NODES = ["node1", "node2", "node3", "node4"]
 GLOBAL = {"net.core.rmem_max", "net.core.wmem_max"}  # the host's: not the test's to change
@@ -35,10 +34,6 @@ TUNED = {
     "net.ipv4.tcp_notsent_lowat": "131072",
     "net.ipv4.ip_local_port_range": "32768 60999",
 }
-
-
-def netui(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "netui", *args], capture_output=True, text=True, timeout=timeout)
 
 
 def good_congestion_control() -> str | None:

@@ -14,7 +14,6 @@ import asyncio
 import json
 import shutil
 import subprocess
-import sys
 import time
 from contextlib import contextmanager
 
@@ -22,6 +21,7 @@ import pytest
 
 from netui.checks.latency.runner import LatencyTest
 from netui.checks.latency.tools import LatencySettings
+from tests.command import netui
 from tests.lab.network import veth_name
 from tests.lab.watch import NODES, lab_monitor, pings_left, started_all_up, stop
 
@@ -116,10 +116,6 @@ async def test_four_node_matrix_every_pair_has_an_rtt_and_no_loss(lab):
     assert took < 20 * 0.2 + 3, f"{took:.1f} s: the senders should run at once"
     assert progress[-1].phase == "done" and progress[-1].done == 12
     assert not await no_pings_left(lab)
-
-
-def netui(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "netui", *args], capture_output=True, text=True, timeout=timeout)
 
 
 def test_headless_matrix_with_loss_at_node3_exits_1_and_names_node3(lab):

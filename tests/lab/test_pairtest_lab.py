@@ -24,6 +24,7 @@ import pytest
 from netui.checks.pairs.runner import PairTest
 from netui.checks.pairs.tools import BOTH_WAYS, IB_WRITE_BW, PairSettings
 from netui.collectors.shell import CommandFailed, SshShell, guarded, run_guarded
+from tests.command import netui
 from tests.lab.network import veth_name
 from tests.lab.watch import NODES, lab_monitor, started_all_up, stop
 
@@ -171,10 +172,6 @@ async def test_guarded_commands_over_ssh_die_with_their_timeout_and_their_connec
         await stop(monitor, task)
     with pytest.raises(CommandFailed, match="node2 is not connected"):
         await shell.start("true")
-
-
-def netui(*args: str, timeout: float = 90) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "netui", *args], capture_output=True, text=True, timeout=timeout)
 
 
 def test_headless_matrix_with_tbf_on_node3_exits_1_and_names_node3(lab):

@@ -18,6 +18,7 @@ from netui.ui.app import make_app
 from netui.ui.cluster import ClusterScreen
 from netui.ui.grid import FleetGrid
 from netui.ui.help import HelpScreen
+from netui.ui.keys import KEYS
 from tests.pilot import highlighted, on_screen, poll
 from tests.replayed import PAIR_TEST, lab_replay
 from tests.synth import ScriptedSource, node_sample
@@ -170,3 +171,19 @@ def test_words_match_the_start_of_words_in_any_order():
     assert words_match("pair sus", "Clear pair-test suspects")
     assert not words_match("record", "Cycle the grid's sort order")  # r…e…c…o…r…d spread out
     assert not words_match("", "anything")
+
+
+async def test_the_help_screen_lists_every_row_of_the_key_table_in_its_order():
+    app = five_nodes()
+    async with app.run_test(size=(100, 120)) as pilot:  # tall enough for the whole help
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        text = on_screen(app)
+        where = []
+        for key in KEYS:
+            first_words = " ".join(key.help.split()[:3])
+            line = f"{key.shown}  {first_words}"
+            assert line in text, line
+            where.append(text.index(line))
+        assert where == sorted(where)

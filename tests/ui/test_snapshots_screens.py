@@ -1,6 +1,6 @@
 """SVG snapshots of the screens test_snapshots.py leaves out — help, ring order, doctor, pair
-test matrix, latency matrix — at 80x24, each fed by scripted sources or a replayed recording
-(no network, fixed data: deterministic pictures).
+test matrix, latency matrix, peer matrix, pair-test dialog, command palette — at 80x24, each
+fed by scripted sources or a replayed recording (no network, fixed data: deterministic pictures).
 
 After an intended change of the look: `pytest tests/ui/test_snapshots_screens.py
 --snapshot-update`, then look at the report before committing the new SVGs.
@@ -126,3 +126,40 @@ def test_latency_matrix_screen(snap_compare, lab_file):
         await _recorded_test(pilot, "l")
 
     assert snap_compare(lab_replay_app(lab_file), terminal_size=SIZE, run_before=open_latency)
+
+
+def test_peer_matrix_screen(snap_compare):
+    """P: the flows between watched nodes (a ring with gpu03 slowed), at 80x24."""
+    from tests.ui.test_peers_ui import app_with_peers
+
+    async def open_peers(pilot):
+        await _polled(pilot, 3)
+        await pilot.press("P")
+        await pilot.pause()
+
+    assert snap_compare(app_with_peers(), terminal_size=SIZE, run_before=open_peers)
+
+
+def test_pair_test_dialog(snap_compare):
+    """t with gpu02 marked and the cursor on gpu01: the pair test's settings, as a dialog
+    that fits 80x24."""
+    async def open_dialog(pilot):
+        await _polled(pilot)
+        await pilot.press("down", "space", "down", "t")
+        await pilot.pause()
+        await pilot.pause()
+
+    assert snap_compare(demo_app(), terminal_size=SIZE, run_before=open_dialog)
+
+
+def test_command_palette(snap_compare):
+    """ctrl+p with "strag" typed: the palette finds the straggler's actions by their words."""
+    async def open_palette(pilot):
+        await _polled(pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"strag")
+        await pilot.pause(0.3)
+        await pilot.pause()
+
+    assert snap_compare(demo_app(), terminal_size=SIZE, run_before=open_palette)

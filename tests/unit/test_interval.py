@@ -198,9 +198,9 @@ async def test_an_export_honours_the_recorded_change(tmp_path):
     out = io.StringIO()
     export_csv(recording, out)
     rows = [r for r in csv.DictReader(io.StringIO(out.getvalue())) if r["device"] == "eth0"
-            and r["metric"] == "rx_bytes_per_s"]
+            and r["metric"] == "rx_bits_per_s"]
     assert [float(r["time"]) - WALL0 for r in rows] == pytest.approx([1, 2, 3, 4, 5, 6, 11, 16, 21])
-    assert [float(r["value"]) for r in rows] == pytest.approx([RX_BYTES_PER_S] * 9)
+    assert [float(r["value"]) for r in rows] == pytest.approx([RX_BYTES_PER_S * 8] * 9)
 
     out = io.StringIO()
     export_json(recording, out)

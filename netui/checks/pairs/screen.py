@@ -36,6 +36,7 @@ from netui.checks.pairs.model import Pair, PairResult
 from netui.checks.pairs.verdict import CANNOT_RUN, FAIL, INCONCLUSIVE, Verdict
 from netui.model import units
 
+RATE_CELLS = 9  # a result line's Gb/s column, "9.41 Gb/s" right-aligned
 SCALE_VARIABLES = ("error", "warning", "success")  # low → high
 
 
@@ -382,14 +383,16 @@ class MatrixScreen(Screen):
         lines = Text()
         # spaces end a span rather than start the next one: SVG exports drop leading blanks
         for r in shown:
-            number = units.gbps(r.gbps) if r.ok else ""
+            cell = units.gbps(r.gbps, width=RATE_CELLS) if r.ok else " " * RATE_CELLS
+            number = cell.lstrip()
+            pad = cell[:len(cell) - len(number)]  # the blanks go to the span before the number
             lines.append(f"{r.sender}→{r.receiver}".ljust(width) + "  ")
             if verdict is not None:
                 failed = r.pair in failing
                 state = "skip" if id(r) in untested else "FAIL" if failed else judged_word(verdict)
-                lines.append(state.ljust(4) + "  " + " " * (9 - len(number)), style=bad if failed else "")
+                lines.append(state.ljust(4) + "  " + pad, style=bad if failed else "")
             else:
-                lines.append(" " * (9 - len(number)))
+                lines.append(pad)
             first = verdict.retested.get(r.pair) if verdict is not None else None
             extra = counters_text(first or r)
             if first is not None:  # rerun alone to confirm: both figures
