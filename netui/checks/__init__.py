@@ -100,7 +100,7 @@ class Test(Protocol):
 class Documents(Protocol):
     """A check's report module: its report as a JSON document, as text, and read back."""
 
-    def report_document(self, report: Any) -> dict: ...
+    def report_document(self, report: Any) -> dict[str, Any]: ...
 
     def text_report(self, report: Any) -> str: ...
 
@@ -168,7 +168,8 @@ class Check:
         return f"{tool} test" if isinstance(tool, str) and tool else self.title
 
     def documents(self) -> Documents:
-        return load(self.report)
+        documents: Documents = load(self.report)
+        return documents
 
 
 # the one registration of each check: its folder, whose package holds ``CHECK``

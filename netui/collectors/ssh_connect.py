@@ -69,12 +69,12 @@ def resolve(settings: SshSettings, alias: str, user: str | None, port: int | Non
                                   user or settings.user or (), alias, port or ())
     host = str(config.get("Hostname", alias))
     files = config.get("UserKnownHostsFile") or [str(Path("~/.ssh/known_hosts").expanduser())]
-    known = [os.path.expanduser(str(f)) for f in files]  # type: ignore[union-attr]
+    known = [os.path.expanduser(str(f)) for f in files]
     jump = config.get("ProxyJump")
     command = config.get("ProxyCommand")
     return ResolvedHost(
         host=host,
-        port=int(config.get("Port", 22)),  # type: ignore[arg-type]
+        port=int(config.get("Port", 22)),
         user=str(config.get("User") or getpass.getuser()),
         known_hosts=known,
         proxy_jump=None if jump in (None, "none") else str(jump),

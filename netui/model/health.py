@@ -177,7 +177,7 @@ class HeldHealth:
         """How many consecutive intervals so far disagree with the held level."""
         return len(self._streak)
 
-    def feed(self, rated: list[tuple[Level, str]], immediate: list[tuple[Level, str]] | tuple = (),
+    def feed(self, rated: list[tuple[Level, str]], immediate: list[tuple[Level, str]] | tuple[()] = (),
              interval: Health | None = None) -> Health:
         """The health to show after one more interval whose findings are ``rated``.
         ``interval``: that interval's own health (``health_of(rated)``) when the caller has

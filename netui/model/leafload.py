@@ -24,10 +24,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from netui.model.health import Level
 from netui.model.node import Node, NodeState
 from netui.model.topology import Topology
+
+if TYPE_CHECKING:  # fabric_suspects imports this module
+    from netui.model.fabric_suspects import FabricSuspect
 
 # the uplink's level, from the share of its capacity it certainly carries (the low bound)
 UPLINK_CAREFUL = 0.7
@@ -142,7 +146,7 @@ def leaf_loads(nodes: Iterable[Node], topology: Topology,
     return out
 
 
-def with_suspects(loads: list[LeafLoad], suspects: Iterable) -> list[LeafLoad]:
+def with_suspects(loads: list[LeafLoad], suspects: Iterable[FabricSuspect]) -> list[LeafLoad]:
     """``loads`` with what names each suspect leaf (``fabric_suspects.FabricSuspect``: its
     ``switch``, ``kind`` and ``headline``) in ``suspect``, each such leaf at WARNING at least."""
     by_leaf = {s.switch: s for s in suspects}

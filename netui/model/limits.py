@@ -10,6 +10,7 @@ model/fabric.py, the C speedups), so they cost next to nothing per node-sample.
 from __future__ import annotations
 
 import math
+from typing import Protocol
 
 _INF = math.inf
 
@@ -29,7 +30,18 @@ def counted_interval_s(prev_s: float, cur_s: float) -> float | None:
     return dt if MIN_INTERVAL_S <= dt < _INF else None
 
 
-def rate_interval_s(prev, cur) -> float | None:
+class Timed(Protocol):
+    """A sample of one node as rates see it: when it was taken on the node's clock, and in
+    which boot."""
+
+    @property
+    def mono_s(self) -> float: ...
+
+    @property
+    def boot_id(self) -> str | None: ...
+
+
+def rate_interval_s(prev: Timed | None, cur: Timed) -> float | None:
     """The interval between two samples of one node (anything with ``mono_s`` and ``boot_id``:
     a NodeSample, a FabricSample) over which their counters give rates, or None when they
     are not comparable: no previous sample, another boot id (the node rebooted), a node clock

@@ -85,7 +85,7 @@ class LatencyScreen(MatrixScreen):
         return LatencyMap(id="latency-map")
 
     def _new_test(self, **callbacks):
-        return LatencyTest(self.app.monitor, self.nodes, self.settings, matrix=self.matrix,  # type: ignore[attr-defined]
+        return LatencyTest(self.app.monitor, self.nodes, self.settings, matrix=self.matrix,
                         **callbacks)
 
     def _empty_report(self):

@@ -250,11 +250,11 @@ class MatrixScreen(Screen):
         return Heatmap(id="heatmap")
 
     def _new_test(self, **callbacks):
-        return PairTest(self.app.monitor, self.nodes, self.settings, matrix=self.matrix,  # type: ignore[attr-defined]
+        return PairTest(self.app.monitor, self.nodes, self.settings, matrix=self.matrix,
                         **callbacks)
 
     def _empty_report(self):
-        fleet = self.app.monitor.fleet  # type: ignore[attr-defined]
+        fleet = self.app.monitor.fleet
         return PairTestReport(self.settings, self.nodes, self.matrix, results=list(self.results),
                               topology=fleet.topology_for(self.nodes), topology_source=fleet.topology_source)
 
