@@ -407,7 +407,7 @@ def judge(
     failed_ids = {id(r) for r in failing}
     ordered = failing + sorted((r for r in tested if id(r) not in failed_ids), key=lambda r: (r.sender, r.receiver))
     fabric: list[FabricSuspect] = []
-    passing_gbps = [r.gbps for r in tested if id(r) not in failed_ids and _measured(r)]
+    passing_gbps = [r.gbps for r in tested if id(r) not in failed_ids and _measured(r) and r.gbps is not None]
     own_senders, own_receivers, own_clearing = cleared_by_own(
         failing, statistics.median(passing_gbps) if passing_gbps else None)
     healthy = {id(r) for r in tested if id(r) not in failed_ids} | own_clearing

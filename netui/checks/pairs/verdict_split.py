@@ -76,18 +76,18 @@ def cleared_by_own(failing: Sequence[PairResult],
     receivers: set[str] = set()
     clearing: set[int] = set()
     for role, out in (("sender", senders), ("receiver", receivers)):
-        by_node: dict[str, list[PairResult]] = {}
+        by_node: dict[str, list[tuple[float, PairResult]]] = {}
         for r in failing:
-            if _measured(r):
-                by_node.setdefault(getattr(r, role), []).append(r)
+            if _measured(r) and r.gbps is not None:
+                by_node.setdefault(getattr(r, role), []).append((r.gbps, r))
         for node, rs in by_node.items():
-            rs = sorted(rs, key=lambda r: r.gbps)
-            for lower, upper in zip(rs, rs[1:]):
-                low = max(lower.gbps, 1e-6)
-                near_healthy = healthy_gbps is None or upper.gbps >= math.sqrt(low * max(healthy_gbps, low))
-                if upper.gbps >= CLEARS_OWN * low and near_healthy:
+            rs = sorted(rs, key=lambda gr: gr[0])
+            for (lower, _), (upper, _) in zip(rs, rs[1:]):
+                low = max(lower, 1e-6)
+                near_healthy = healthy_gbps is None or upper >= math.sqrt(low * max(healthy_gbps, low))
+                if upper >= CLEARS_OWN * low and near_healthy:
                     out.add(node)
-                    clearing.update(id(r) for r in rs if r.gbps >= upper.gbps)
+                    clearing.update(id(r) for g, r in rs if g >= upper)
                     break
     return senders, receivers, clearing
 
