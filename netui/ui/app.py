@@ -23,6 +23,7 @@ from textual.screen import Screen
 from textual.widgets import Input
 
 from netui.engine.newfiles import free_paths
+from netui.ui.base import NetuiModalScreen, NetuiScreen
 from netui.ui.cluster import ClusterScreen
 from netui.ui.commands import NetuiCommands, showing as _showing
 from netui.model.node import data_plane
@@ -186,10 +187,9 @@ class NetuiApp(App):
         screen = self.screen
         if not screen.is_mounted:
             return  # pushed but not composed yet: its on_mount shows the data
-        refresh = getattr(screen, "refresh_data", None)
-        if refresh is not None:
+        if isinstance(screen, (NetuiScreen, NetuiModalScreen)):
             try:
-                refresh()
+                screen.refresh_data()
             except NoMatches:
                 pass  # mounted, its children not yet: its on_mount shows the data
 

@@ -10,7 +10,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import Screen
+from netui.ui.base import NetuiScreen
 from textual.widgets import Input, Static
 
 from netui.model import units
@@ -25,7 +25,7 @@ from netui.ui.timeline import Timeline
 SORT_BADGES = {"worst": "worst"}  # the sort's badge in the status bar, where shorter than its label
 
 
-class ClusterScreen(Screen):
+class ClusterScreen(NetuiScreen):
     # In the footer's order: most important first (it shows as many as fit, then ? and q).
     # Pairs on one key are live labels: check_action lets one of them through.
     BINDINGS = [
@@ -67,7 +67,7 @@ class ClusterScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one("#filter", Input).display = False
-        self.query_one(Timeline).display = self.app.replay  # type: ignore[attr-defined]
+        self.query_one(Timeline).display = self.app.replay
         self._footer_state: tuple = ()
         self._mark_hint: str | None = None  # the keys the last marks toast named
         self.refresh_data()
@@ -85,14 +85,14 @@ class ClusterScreen(Screen):
         if action == "unmark_all":
             return not self.grid.marked
         if action in ("ring_order", "group"):
-            return self.app.monitor.fleet.topology is None  # type: ignore[attr-defined]
+            return self.app.monitor.fleet.topology is None
         return False
 
     def _retry_in_s(self) -> dict[str, float]:
-        return self.app.monitor.retry_in_s()  # type: ignore[attr-defined]
+        return self.app.monitor.retry_in_s()
 
     def _count_down(self) -> None:
-        if not self.app.paused and (self.grid.retry_in_s or self._retry_in_s()):  # type: ignore[attr-defined]
+        if not self.app.paused and (self.grid.retry_in_s or self._retry_in_s()):
             self.grid.count_down(self._retry_in_s())
             self._check_footer()
 
@@ -114,18 +114,18 @@ class ClusterScreen(Screen):
 
     def refresh_data(self) -> None:
         app = self.app
-        self.grid.options = app.grid_options  # type: ignore[attr-defined]
-        self.grid.frozen = app.paused  # type: ignore[attr-defined]
-        if not app.paused:  # type: ignore[attr-defined]
+        self.grid.options = app.grid_options
+        self.grid.frozen = app.paused
+        if not app.paused:
             self.grid.retry_in_s = self._retry_in_s()
-        self.grid.show(app.fleet)  # type: ignore[attr-defined]
+        self.grid.show(app.fleet)
         sort = self.grid.sort
         self.query_one(StatusBar).update_from(app, sort=("▲" if sort == "node" else "▼") + SORT_BADGES.get(sort, SORT_LABELS[sort]),
                                               filter=self.grid.filter, totals=False, marked=len(self.grid.marked))
         self._show_totals(app)
         self._check_footer()
-        if app.replay:  # type: ignore[attr-defined]
-            self.query_one(Timeline).show(app.monitor)  # type: ignore[attr-defined]
+        if app.replay:
+            self.query_one(Timeline).show(app.monitor)
 
     def _show_totals(self, app) -> None:
         fleet = app.fleet
@@ -229,7 +229,7 @@ class ClusterScreen(Screen):
         marked = [n for n in self.grid.marked if n in waiting]
         selected = self.grid.selected
         names = marked or ([selected] if selected in waiting else list(waiting))
-        tried = self.app.monitor.retry_now(names) if names else []  # type: ignore[attr-defined]
+        tried = self.app.monitor.retry_now(names) if names else []
         if tried:
             self.notify(f"trying {', '.join(tried[:3])}{' …' if len(tried) > 3 else ''} again now", timeout=2)
         else:
@@ -237,13 +237,13 @@ class ClusterScreen(Screen):
         self._count_down()
 
     def on_fleet_grid_node_chosen(self, event: FleetGrid.NodeChosen) -> None:
-        self.app.open_node(event.name)  # type: ignore[attr-defined]
+        self.app.open_node(event.name)
 
     # pair tests --------------------------------------------------------------------------
     def _marked(self) -> list[str]:
         """The marked nodes, in the order the user named them."""
         marked = self.grid.marked
-        return [n.name for n in self.app.fleet if n.name in marked]  # type: ignore[attr-defined]
+        return [n.name for n in self.app.fleet if n.name in marked]
 
     def pair_to_test(self) -> tuple[str, str] | None:
         """The two marked nodes; else the node under the cursor and the next marked one
@@ -254,7 +254,7 @@ class ClusterScreen(Screen):
         selected = self.grid.selected
         if selected is None:
             return None
-        shown = [n.name for n in self.grid.visible_nodes(self.app.fleet)]  # type: ignore[attr-defined]
+        shown = [n.name for n in self.grid.visible_nodes(self.app.fleet)]
         if selected not in shown:
             return None
         at = shown.index(selected)
@@ -264,22 +264,22 @@ class ClusterScreen(Screen):
         return None
 
     def action_pair_test(self, tool: str) -> None:
-        if self.app.replay:  # type: ignore[attr-defined]
-            self.app.start_check("pairs", [], tool=tool, matrix=False)  # type: ignore[attr-defined]
+        if self.app.replay:
+            self.app.start_check("pairs", [], tool=tool, matrix=False)
             return
         pair = self.pair_to_test()
         if pair is None:
             self.notify("mark two nodes with space (or one, and put the cursor on the other)",
                         severity="warning", timeout=3)
             return
-        self.app.start_check("pairs", list(pair), tool=tool, matrix=False)  # type: ignore[attr-defined]
+        self.app.start_check("pairs", list(pair), tool=tool, matrix=False)
 
     def action_pair_matrix(self, tool: str) -> None:
-        nodes = self._marked() or [n.name for n in self.app.monitor.fleet]  # type: ignore[attr-defined]
+        nodes = self._marked() or [n.name for n in self.app.monitor.fleet]
         if len(nodes) < 2:
             self.notify("a matrix needs at least two nodes", severity="warning", timeout=3)
             return
-        self.app.start_check("pairs", nodes, tool=tool, matrix=True)  # type: ignore[attr-defined]
+        self.app.start_check("pairs", nodes, tool=tool, matrix=True)
 
     def action_peers(self) -> None:
         from netui.ui.flows import PeerMatrixScreen
@@ -288,12 +288,12 @@ class ClusterScreen(Screen):
 
     def action_doctor(self) -> None:
         """The doctor over the marked nodes, or over all of them."""
-        nodes = self._marked() or [n.name for n in self.app.monitor.fleet]  # type: ignore[attr-defined]
-        self.app.start_check("doctor", nodes)  # type: ignore[attr-defined]
+        nodes = self._marked() or [n.name for n in self.app.monitor.fleet]
+        self.app.start_check("doctor", nodes)
 
     def action_ring_order(self) -> None:
         """The ring order check of the marked nodes (all when none are marked), in the order watched."""
-        fleet = self.app.monitor.fleet  # type: ignore[attr-defined]
+        fleet = self.app.monitor.fleet
         if fleet.topology is None:
             self.notify("no topology: start netui with --topology FILE (or --slurm on a Slurm cluster)",
                         severity="warning", timeout=4)
@@ -309,7 +309,7 @@ class ClusterScreen(Screen):
 
     def action_group(self) -> None:
         """Flat → a row per leaf with its nodes below → the leaf rows alone → flat."""
-        if self.app.monitor.fleet.topology is None:  # type: ignore[attr-defined]
+        if self.app.monitor.fleet.topology is None:
             self.notify("no topology: start netui with --topology FILE (or --slurm on a Slurm cluster)",
                         severity="warning", timeout=4)
             return
@@ -321,11 +321,11 @@ class ClusterScreen(Screen):
 
     def action_latency(self) -> None:
         """RTT and loss between the marked nodes (all when none are marked)."""
-        nodes = self._marked() or [n.name for n in self.app.monitor.fleet]  # type: ignore[attr-defined]
+        nodes = self._marked() or [n.name for n in self.app.monitor.fleet]
         if len(nodes) < 2:
             self.notify("a latency test needs at least two nodes", severity="warning", timeout=3)
             return
-        self.app.start_check("latency", nodes)  # type: ignore[attr-defined]
+        self.app.start_check("latency", nodes)
 
     MARK_HINTS = {2: "t/r pair test, l latency", 3: "T/R matrix, l latency"}
 

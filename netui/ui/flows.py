@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.color import Color
 from textual.containers import VerticalScroll
-from textual.screen import Screen
+from netui.ui.base import NetuiScreen
 from textual.widgets import Footer, Static
 
 from netui.model import units
@@ -82,7 +82,7 @@ class PeerPanel(Static):
         self.update(Group(table, Text(note, style="dim")))
 
 
-class PeerMatrixScreen(Screen):
+class PeerMatrixScreen(NetuiScreen):
     """The TCP flows between watched nodes: rows send, columns receive."""
 
     BINDINGS = [
@@ -110,7 +110,7 @@ class PeerMatrixScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one(Timeline).display = self.app.replay  # type: ignore[attr-defined]
+        self.query_one(Timeline).display = self.app.replay
         self.refresh_data()
 
     def on_resize(self, event) -> None:
@@ -122,11 +122,11 @@ class PeerMatrixScreen(Screen):
 
     def refresh_data(self) -> None:
         app = self.app
-        fleet = app.fleet  # type: ignore[attr-defined]
-        as_bytes = app.grid_options.as_bytes  # type: ignore[attr-defined]
+        fleet = app.fleet
+        as_bytes = app.grid_options.as_bytes
         self.query_one(StatusBar).update_from(app, title=f"› peers: {METRIC_LABELS[self.metric]}")
-        if app.replay:  # type: ignore[attr-defined]
-            self.query_one(Timeline).show(app.monitor)  # type: ignore[attr-defined]
+        if app.replay:
+            self.query_one(Timeline).show(app.monitor)
         pairs = pair_matrix(fleet.peer_flows())
         involved = {name for pair in pairs for name in pair}
         names = [n.name for n in fleet if n.name in involved]

@@ -8,14 +8,14 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
+from netui.ui.base import NetuiModalScreen
 from textual.widgets import Static
 
 from netui.ui.keys import KEYS
 from netui.ui.scrolling import LESS_KEYS, page_lines, scroll_by
 
 
-class HelpScreen(ModalScreen):
+class HelpScreen(NetuiModalScreen):
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close"), *LESS_KEYS]
     CLOSE = "Esc, q or ? closes this"
     DEFAULT_CSS = """
@@ -40,7 +40,7 @@ class HelpScreen(ModalScreen):
             "— means unknown: a counter reset, a reboot, or a value the kernel does not give."
         )
         head = Text.assemble(("netui keys", "bold"), f"   ({self.CLOSE})\n")
-        recorder = self.app.monitor.recorder  # type: ignore[attr-defined]
+        recorder = self.app.monitor.recorder
         if recorder is not None and not recorder.error:
             from netui.ui.status import recording_words
 

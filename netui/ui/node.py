@@ -7,7 +7,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, VerticalScroll
-from textual.screen import Screen
+from netui.ui.base import NetuiScreen
 from textual.widgets import Footer, Static
 from textual_plotext import PlotextPlot
 
@@ -26,7 +26,7 @@ WIDE = 120  # from this width the panels sit in two columns
 IFACES_SHOWN = 32  # interface panels at most (each has a chart); the rest are counted below them
 
 
-class NodeScreen(Screen):
+class NodeScreen(NetuiScreen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
     ]
@@ -54,13 +54,13 @@ class NodeScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one(Timeline).display = self.app.replay  # type: ignore[attr-defined]
+        self.query_one(Timeline).display = self.app.replay
         # the node's per-CPU tables while this screen shows it (the grid needs their sums only)
-        self.app.monitor.want_detail((self.node_name,), True)  # type: ignore[attr-defined]
+        self.app.monitor.want_detail((self.node_name,), True)
         self.refresh_data()
 
     def on_unmount(self) -> None:
-        self.app.monitor.want_detail((self.node_name,), False)  # type: ignore[attr-defined]
+        self.app.monitor.want_detail((self.node_name,), False)
 
     def on_resize(self, event) -> None:
         wide = self.size.width >= WIDE
@@ -79,20 +79,20 @@ class NodeScreen(Screen):
                 plot.styles.height = height
 
     def shown_interfaces(self) -> list[str]:
-        node = self.app.fleet[self.node_name]  # type: ignore[attr-defined]
+        node = self.app.fleet[self.node_name]
         if node.sample is None:
             return []
-        if self.app.show_all:  # type: ignore[attr-defined]
+        if self.app.show_all:
             return sorted(node.sample.interfaces)
         return data_plane(node.sample.interfaces)
 
     def refresh_data(self) -> None:
         app = self.app
-        node = app.fleet[self.node_name]  # type: ignore[attr-defined]
+        node = app.fleet[self.node_name]
         styles = level_styles(app.theme_variables)
         self.query_one(StatusBar).update_from(app, title=f"› {node.name}")
-        if app.replay:  # type: ignore[attr-defined]
-            self.query_one(Timeline).show(app.monitor)  # type: ignore[attr-defined]
+        if app.replay:
+            self.query_one(Timeline).show(app.monitor)
         head = Text()
         head.append(f"{node.name}", style="bold")
         if node.sample and node.sample.hostname and node.sample.hostname != node.name:
@@ -113,7 +113,7 @@ class NodeScreen(Screen):
         flag = flag_line(node)
         if flag:  # why the grid flags it, first: the rest of the screen says the details
             head.append(f"\n{flag}", style=Style.combine([styles[node.level], Style(bold=True)]))
-        placed = app.fleet.placement(node.name)  # type: ignore[attr-defined]
+        placed = app.fleet.placement(node.name)
         if placed is not None:
             head.append(f"\nswitch {placed.switch}" + (f" port {placed.port}" if placed.port else ""))
             sources = placed.source + (f"; port: {placed.port_source}"
@@ -154,12 +154,12 @@ class NodeScreen(Screen):
         cpu.show(node, styles, max(40, cpu.content_size.width or self.size.width - 4))
         self.query_one(TcpPanel).show(node, styles)
         self.query_one(SoftnetPanel).show(node, styles)
-        self.query_one(PeerPanel).show(node, app.fleet.node_peers(node.name), styles,  # type: ignore[attr-defined]
+        self.query_one(PeerPanel).show(node, app.fleet.node_peers(node.name), styles,
                                        as_bytes=app.grid_options.as_bytes)
 
     def shown_ports(self) -> list[tuple[str, int]]:
         """The node's RDMA ports, (hca, port), in the order the node lists them."""
-        node = self.app.fleet[self.node_name]  # type: ignore[attr-defined]
+        node = self.app.fleet[self.node_name]
         fabric = node.sample.fabric if node.sample else None
         return list(fabric.ports) if fabric else []
 
@@ -174,5 +174,5 @@ class NodeScreen(Screen):
             self._ports = wanted
             self.call_after_refresh(self.refresh_data)
         for panel in box.query(PortPanel):
-            panel.show(node, styles, as_bytes=self.app.grid_options.as_bytes,  # type: ignore[attr-defined]
-                       interval_s=self.app.monitor.interval_s)  # type: ignore[attr-defined]
+            panel.show(node, styles, as_bytes=self.app.grid_options.as_bytes,
+                       interval_s=self.app.monitor.interval_s)

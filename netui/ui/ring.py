@@ -10,7 +10,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
+from netui.ui.base import NetuiModalScreen
 from textual.widgets import Static
 
 from netui.engine.topologydoc import ring_text
@@ -29,7 +29,7 @@ def fleet_ring(fleet: Fleet, names: list[str]) -> tuple[Topology, str]:
     return view, ring_text(ring_check(view, names), view, fleet.topology_source or "the topology")
 
 
-class RingScreen(ModalScreen):
+class RingScreen(NetuiModalScreen):
     BINDINGS = [Binding("escape,q,o", "dismiss", "Close"), *LESS_KEYS]
     CLOSE = "Esc or o closes this"
     DEFAULT_CSS = """
@@ -46,7 +46,7 @@ class RingScreen(ModalScreen):
         self.marked = marked
 
     def compose(self) -> ComposeResult:
-        _, words = fleet_ring(self.app.monitor.fleet, self.names)  # type: ignore[attr-defined]
+        _, words = fleet_ring(self.app.monitor.fleet, self.names)
         which = "the marked nodes" if self.marked else "every node"
         head = Text.assemble(("Ring order", "bold"), f" of {which}, in the order netui watches them\n")
         with VerticalScroll(can_focus=False) as box:  # its keys are the screen's: LESS_KEYS

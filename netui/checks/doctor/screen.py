@@ -18,7 +18,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
+from netui.ui.base import NetuiScreen
 from textual.widgets import Footer, Static
 
 from netui.checks.latency import KIND as LATENCY_TEST
@@ -74,7 +74,7 @@ class FindingsTable(Static):
         self.update(table)
 
 
-class DoctorScreen(Screen):
+class DoctorScreen(NetuiScreen):
     """The doctor over ``nodes`` (names of the app's fleet)."""
 
     BINDINGS = [
@@ -130,8 +130,8 @@ class DoctorScreen(Screen):
 
     async def _run(self) -> None:
         try:
-            last = self.app.last_tests.get(LATENCY_TEST)  # type: ignore[attr-defined]
-            report = await examine(self.app.monitor, self.nodes,  # type: ignore[attr-defined]
+            last = self.app.last_tests.get(LATENCY_TEST)
+            report = await examine(self.app.monitor, self.nodes,
                                    rtt_ms=latency_rtt_ms(last))
         except Exception as exc:  # noqa: BLE001 - shown, not raised: the app goes on
             self.post_message(self.Finished(None, f"{type(exc).__name__}: {exc}"))

@@ -104,7 +104,7 @@ class LatencyScreen(MatrixScreen):
         return export(self.report, directory)
 
     def _record(self, report) -> None:
-        self.app.record_test(KIND, report_document(report))  # type: ignore[attr-defined]
+        self.app.record_test(KIND, report_document(report))
 
     def _show_results(self, verdict) -> None:
         """One line per pair as it came: pass/fail, avg · p50 · p99 · loss, or the tool's words."""

@@ -24,7 +24,7 @@ from textual.binding import Binding
 from textual.color import Color
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
+from netui.ui.base import NetuiScreen
 from textual.widgets import Footer, Static
 
 from netui.checks.pairs import KIND
@@ -137,7 +137,7 @@ class Heatmap(Static):
         self.update(Group(table, legend))
 
 
-class MatrixScreen(Screen):
+class MatrixScreen(NetuiScreen):
     """A pair test: started here (``settings``), or a finished ``report`` shown again."""
 
     BINDINGS = [
@@ -232,7 +232,7 @@ class MatrixScreen(Screen):
         progress = self.progress
         if progress is None or progress.phase not in ("running", "confirming") or not progress.running:
             return ""
-        fleet = self.app.monitor.fleet  # type: ignore[attr-defined]
+        fleet = self.app.monitor.fleet
         tool = self.test.tool_gbps() if self.test is not None else {}
         directions = [d for a, b in progress.running
                       for d in (((a, b), (b, a)) if self.settings.direction == BIDIR else ((a, b),))]
@@ -330,7 +330,7 @@ class MatrixScreen(Screen):
         """Into the recording, when one is running (w)."""
         from netui.checks.pairs.report import report_document
 
-        self.app.record_test(KIND, report_document(report))  # type: ignore[attr-defined]
+        self.app.record_test(KIND, report_document(report))
 
     # showing ----------------------------------------------------------------------------
     def _show(self) -> None:
