@@ -317,7 +317,8 @@ class FleetGrid(ScrollView, can_focus=True):
         pre, post = base + cursor, Style.from_color(cursor.color, cursor.bgcolor)
         bold = Style(bold=True)
         leaf_styles = [bold] + [s + bold for s in self._level_styles.values()]  # leaf rows (_format_leaf)
-        every = [*self._level_styles.values(), *leaf_styles]
+        # every style a formatted row's run can carry (_format, _format_leaf), the stale dim too
+        every = [*self._level_styles.values(), *leaf_styles, self.STALE_STYLE]
         self._row_styles = {None: base} | {s: base + s for s in every}
         self._cursor_styles = {None: pre} | {s: pre + s + post for s in every}
         self._paint_width = self.scrollable_content_region.width

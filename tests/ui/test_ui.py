@@ -410,3 +410,9 @@ async def test_trend_sparklines_have_a_floor_blank_down_nodes_and_dim_stale_ones
         styles = {text.strip(): style for text, style in row.runs}
         dimmed = [text for text, style in row.runs if style is FleetGrid.STALE_STYLE]
         assert dimmed and any("b/s" in text for text in dimmed), styles
+        # ... and it is painted so, under the cursor and off it (the row's styles know the dim)
+        grid.show(app.monitor.fleet)
+        for cursor in range(3):
+            grid._cursor = cursor
+            stale = [line for line in painted(app) if line.startswith("idle1")]
+            assert stale and "STALE" in stale[0].upper(), painted(app)
