@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from netui.checks.pairs.model import PairResult, shift_rounds
 from netui.checks.pairs.verdict import FAIL, INCONCLUSIVE, PASS, judge
-from netui.checks.pairs.verdict_confirm import RETEST_LIMIT, confirmed, pairs_to_confirm
+from netui.checks.pairs.verdict_confirm import CONFIRM_WAVES, RETEST_LIMIT, confirmed, pairs_to_confirm
 from netui.model.topology import Attachment, Switch, Topology
 
 NODES4 = ["node1", "node2", "node3", "node4"]
@@ -206,3 +208,74 @@ def test_the_json_keeps_both_figures_and_a_saved_run_is_judged_alike():
     again = load_report(doc)
     assert again.verdict.text == report.verdict.text and again.pattern == "shift"
     assert again.verdict.retested.keys() == report.verdict.retested.keys()
+
+
+# --- a busy machine's matrix: what the confirmed numbers name is confirmed in turn --------------
+
+LAB6 = [f"node{i}" for i in range(1, 7)]
+LAB_LEAF = {n: f"leaf{1 + i // 2}" for i, n in enumerate(LAB6)}
+LAB_TOPO = Topology([Switch("spine")] + [Switch(f"leaf{k}", parent="spine") for k in (1, 2, 3)],
+                    [Attachment(n, LAB_LEAF[n]) for n in LAB6])
+
+
+def _rates(text: str) -> dict:
+    pairs = (item.rsplit(" ", 1) for item in text.split(", "))
+    return {tuple(pair.split("→")): float(gbps) for pair, gbps in pairs}
+
+
+# Two matrices of one CI run (test_matrix_loaded_lab: leaf2's uplink shaped to 300 Mbit/s, a busy
+# loop on each CPU, Gb/s as the shift pattern's five rounds measured them) and the first wave's
+# retests. In the busy rounds every flow got ~1 Gb/s; alone, the in-leaf pairs ran at 7–18.
+BUSY_MATRICES = {
+    "run1": ("node4→node5 0.255, node1→node2 1.17, node2→node3 0.23, node3→node4 0.997, node6→node1 1.23, "
+             "node5→node6 1.24, node5→node1 1.54, node2→node4 0.16, node3→node5 0.129, node4→node6 0.128, "
+             "node1→node3 0.113, node6→node2 1.67, node2→node5 1.58, node1→node4 0.136, node5→node2 1.47, "
+             "node4→node1 0.123, node3→node6 0.0956, node6→node3 0.122, node2→node6 1.04, node4→node2 0.0986, "
+             "node3→node1 0.152, node5→node3 0.172, node6→node4 0.0455, node1→node5 0.913, node1→node6 1, "
+             "node6→node5 1.03, node3→node2 0.25, node2→node1 0.987, node4→node3 1.13, node5→node4 0.227",
+             "node4→node5 0.285, node3→node2 0.286, node4→node3 11.5, node3→node4 12.2, node5→node6 16.6, "
+             "node1→node2 18.6"),
+    "run2": ("node1→node2 0.892, node6→node1 0.824, node4→node5 0.142, node5→node6 0.809, node3→node4 0.809, "
+             "node2→node3 0.147, node5→node1 1.08, node6→node2 1.14, node1→node3 0.107, node3→node5 0.125, "
+             "node4→node6 0.11, node2→node4 0.105, node3→node6 0.177, node6→node3 0.13, node5→node2 3.16, "
+             "node1→node4 0.123, node2→node5 3.91, node4→node1 0.133, node4→node2 0.0885, node3→node1 0.0595, "
+             "node1→node5 4.56, node5→node3 0.0762, node2→node6 6.87, node6→node4 0.213, node1→node6 2.16, "
+             "node5→node4 0.169, node4→node3 1.99, node2→node1 2.3, node6→node5 1.97, node3→node2 0.244",
+             "node3→node2 0.287, node6→node4 0.286, node4→node3 7.09, node3→node4 7.85, node6→node5 6.88, "
+             "node2→node1 12.1"),
+}
+
+
+@pytest.mark.parametrize("run", sorted(BUSY_MATRICES))
+def test_a_switch_the_confirmed_numbers_name_anew_has_its_own_pairs_rerun(run):
+    """The first wave reran the uplink's pairs and the in-leaf ones: alone, the in-leaf pairs ran
+    10× faster, the pass mark rose, and every cross-leaf pair failed it — the spine named on
+    leaf1↔leaf3 pairs nobody reran. The next wave reruns them (alone they run as in-leaf pairs
+    do) and the verdict names leaf2's uplink and no node, as it should."""
+    matrix_text, first_wave = BUSY_MATRICES[run]
+    matrix = [PairResult(a, b, "iperf3", g, True) for (a, b), g in _rates(matrix_text).items()]
+    nominal = {n: (10_000, "virtual") for n in LAB6}
+    on = lambda rs: judge(rs, topology=LAB_TOPO, nominal_mbps=nominal)  # noqa: E731
+
+    def alone(a, b):  # what the first wave measured, and the lab's rates alone otherwise
+        through_leaf2 = LAB_LEAF[a] != LAB_LEAF[b] and "leaf2" in (LAB_LEAF[a], LAB_LEAF[b])
+        return _rates(first_wave).get((a, b), 0.28 if through_leaf2 else 12.0)
+
+    first = on(matrix)
+    assert [f.name for f in first.fabric] == ["leaf2↔spine"] and first.suspects == []
+    wave1 = pairs_to_confirm(first)
+    assert set(wave1) == set(_rates(first_wave))  # the CI run's own first wave
+    retests = rerun(wave1, alone)
+    v = confirmed(first, matrix, retests, on)
+    assert [f.name for f in v.fabric] == ["spine"]  # named on pairs the first wave did not rerun
+
+    waves = 1
+    while chosen := pairs_to_confirm(v, RETEST_LIMIT - len(retests)):
+        assert not set(chosen) & {r.pair for r in retests}, "a pair rerun twice"
+        waves += 1
+        retests += rerun(chosen, alone)
+        v = confirmed(first, matrix, retests, on)
+    assert waves <= CONFIRM_WAVES and len(retests) <= RETEST_LIMIT
+    assert [f.name for f in v.fabric] == ["leaf2↔spine"] and v.suspects == [], v.text
+    assert any(LAB_LEAF[a] in ("leaf1", "leaf3") and LAB_LEAF[b] in ("leaf1", "leaf3") and LAB_LEAF[a] != LAB_LEAF[b]
+               for a, b in v.retested), "no leaf1↔leaf3 pair was rerun"

@@ -63,7 +63,7 @@ from netui.checks.pairs.parse_iperf3 import iperf3_interval
 from netui.checks.pairs.model import (Pair, PairResult, PortAllocator, all_pairs_rounds, one_at_a_time,
                                       shift_rounds)
 from netui.checks.pairs.verdict import Verdict, judge
-from netui.checks.pairs.verdict_confirm import confirmed, pairs_to_confirm
+from netui.checks.pairs.verdict_confirm import CONFIRM_WAVES, RETEST_LIMIT, confirmed, pairs_to_confirm
 from netui.checks.report_common import CheckReport
 from netui.checks.pairs.model_addresses import Probe, choose_addresses, choose_rdma, link_speeds_mbps, nominal_speeds_mbps
 from netui.model.topology import Topology
@@ -470,7 +470,9 @@ class PairTest(NodeCommands):
         return node_unavailable(self.monitor, self.shells, node)
 
     async def _run_rounds(self, rounds: list[list[Pair]], staged: list[_Staged],
-                          endpoints: dict[str, Endpoint]) -> None:
+                          endpoints: dict[str, Endpoint], *, first: int = 0) -> None:
+        """Run ``rounds`` one after the other (``staged``: the first round, if staged already);
+        ``first``: how many rounds of this phase ran before, for the progress line."""
         if not rounds:
             return
         if not staged:
@@ -478,7 +480,7 @@ class PairTest(NodeCommands):
         for k, pairs in enumerate(rounds):
             if self.cancelled:
                 break
-            self._round = k + 1
+            self._round = first + k + 1
             self._running = tuple(pairs)
             started = self._round_started = time.monotonic()
             self._progress("confirming" if self._retesting else "running")
@@ -505,17 +507,22 @@ class PairTest(NodeCommands):
 
     async def _confirm(self, endpoints: dict[str, Endpoint]) -> None:
         """Rerun, each alone, the pairs that decide a verdict naming a node or a link
-        (checks/pairs/verdict_confirm.py); their results go to ``report.retests``. A
+        (checks/pairs/verdict_confirm.py); their results go to ``report.retests``. When the
+        verdict on the confirmed numbers names what the matrix's did not, its deciding pairs
+        are rerun in turn: at most ``CONFIRM_WAVES`` waves, ``RETEST_LIMIT`` pairs in all. A
         bidirectional matrix's pairs are rerun one way: one direction, one number."""
-        pairs = [p for p in pairs_to_confirm(self.report.judge()) if all(n in endpoints for n in p)]
-        if not pairs:
-            return
-        self.report.retests_total = len(pairs)
-        self._retesting = True
-        self._round, self._rounds = 0, len(pairs)
-        if self.settings.direction == BIDIR:
-            self.settings = dataclasses.replace(self.settings, direction=ONE_WAY)
-        await self._run_rounds([[p] for p in pairs], [], endpoints)
+        for _ in range(CONFIRM_WAVES):
+            budget = RETEST_LIMIT - self.report.retests_total
+            pairs = [p for p in pairs_to_confirm(self.report.judge(), budget) if all(n in endpoints for n in p)]
+            if not pairs or self.cancelled:
+                return
+            first = self.report.retests_total
+            self.report.retests_total += len(pairs)
+            self._retesting = True
+            self._rounds = self.report.retests_total
+            if self.settings.direction == BIDIR:
+                self.settings = dataclasses.replace(self.settings, direction=ONE_WAY)
+            await self._run_rounds([[p] for p in pairs], [], endpoints, first=first)
 
     async def _stage_after_start(self, pairs: list[Pair], current: list[_Staged]) -> list[_Staged]:
         """Stage ``pairs`` once every test of the current round has been told to go."""

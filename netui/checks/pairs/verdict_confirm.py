@@ -13,6 +13,13 @@ with ``confirmed``. The rules, as docs/checks.md says them:
   clearing pair when every one it has is marginal (``Verdict.marginal``: a pass near its mark
   or below the best pairs' share, or a failing pair that clears it all the same). At most
   ``RETEST_LIMIT`` pairs.
+- **Until what is named was confirmed.** The pairs rerun alone change the pass mark and the
+  healthy evidence, so the verdict on the confirmed numbers may name what the matrix's did not
+  (a busy machine's matrix: the uplink's pairs and the in-leaf pairs rerun alone, the in-leaf
+  pairs now run 10× faster, and the cross-leaf pairs that avoid the uplink, slow only for the
+  matrix's busy rounds, fail the new mark: the spine is named on pairs nobody reran). Its
+  deciding pairs are rerun in turn, never a pair twice, until the verdict names nothing
+  unconfirmed: at most ``CONFIRM_WAVES`` waves and ``RETEST_LIMIT`` pairs in all.
 - **The confirmed numbers.** A rerun pair's retest replaces its matrix figure; the verdict is
   judged again on them (both figures are kept: ``Verdict.retested``).
 - **A retest that contradicts.** When the first verdict named a node or a link, a failing pair
@@ -30,6 +37,7 @@ from netui.checks.pairs.verdict import FAIL, INCONCLUSIVE, Verdict, _explains, _
 from netui.model import units
 
 RETEST_LIMIT = 16
+CONFIRM_WAVES = 3  # reruns, then reruns of what the confirmed verdict names anew, at most thrice
 FAILING_PER_FABRIC_SUSPECT = 2
 
 
@@ -39,16 +47,21 @@ def _fastest_first(results: Sequence[PairResult]) -> list[PairResult]:
                                           r.sender, r.receiver))
 
 
-def pairs_to_confirm(verdict: Verdict) -> list[Pair]:
+def pairs_to_confirm(verdict: Verdict, budget: int = RETEST_LIMIT) -> list[Pair]:
     """The pairs to rerun alone before ``verdict`` blames (module docstring), in the order to
-    run them: the suspects' failing pairs first, then the marginal clearing ones. Empty when the
-    verdict names no node and no part of the fabric."""
-    if not verdict.suspects and not verdict.fabric:
+    run them: the suspects' failing pairs first, then the marginal clearing ones; at most
+    ``budget``. A pair ``verdict`` has already rerun (``Verdict.retested``: a verdict on
+    confirmed numbers) is not chosen again: a suspect whose deciding pairs (a node's failing
+    ones, a fabric suspect's fastest two on the confirmed numbers) were all rerun is confirmed.
+    Empty when the verdict names no node and no part of the fabric, or all it rests on was
+    rerun."""
+    if not verdict.suspects and not verdict.fabric or budget <= 0:
         return []
     chosen: list[Pair] = []
+    done = set(verdict.retested)
 
     def take(pair: Pair) -> None:
-        if pair not in chosen:
+        if pair not in chosen and pair not in done:
             chosen.append(pair)
 
     failing_ids = {id(r) for r in verdict.failing}
@@ -80,9 +93,9 @@ def pairs_to_confirm(verdict: Verdict) -> list[Pair]:
     for node, role in dict.fromkeys(ends):
         evidence = [r for r in verdict.results if getattr(r, role) == node and r.pair not in blamed
                     and _measured(r) and (id(r) not in failing_ids or id(r) in marginal)]
-        if evidence and all(id(r) in marginal for r in evidence):
+        if evidence and all(id(r) in marginal for r in evidence) and not any(r.pair in done for r in evidence):
             take(_fastest_first(evidence)[0].pair)
-    return chosen[:RETEST_LIMIT]
+    return chosen[:budget]
 
 
 def confirmed(first: Verdict, results: Sequence[PairResult], retests: Sequence[PairResult],
