@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from netui.collectors.assemble import interfaces_from_texts, kept_interfaces, sample_from_texts, unpack_attrs
+from netui.collectors.mesh import parse_mesh
 from netui.collectors.peers import parse_peers
 from netui.collectors.frame_tables import (
     parse_cpu_compact,
@@ -32,6 +33,7 @@ from netui.collectors.procfs import ParseError
 from netui.collectors.protocol import IB_NAMES, MAGIC, MAX_FIELDS, MAX_FRAME, MAX_RECORD_LINES, PORT_ATTRS
 from netui.collectors.protocol import TABLES as _TABLE_KEYS
 from netui.model.flows import PeerSample
+from netui.model.mesh import MeshSample
 from netui.model.samples import IfaceLayout, InterfaceTable, NodeSample
 from netui.speedups import frame_fields
 
@@ -126,6 +128,16 @@ class FrameDecoder:
             if str(exc) == "too many fields":
                 raise FrameError(f"too many fields: more than {MAX_FIELDS} in one frame") from None
             raise FrameError(f"bad frame: {exc}") from None
+        mesh = fields.pop("mesh", None)
+        sample = self._sample(fields)
+        if mesh is None:
+            return sample
+        try:
+            return replace(sample, mesh=parse_mesh(mesh))
+        except ParseError as exc:  # the mesh's reading is unavailable, never the node's error
+            return replace(sample, mesh=MeshSample(sample.mono_s, available=False, error=str(exc)))
+
+    def _sample(self, fields: dict) -> NodeSample:
         peers = self._peers_of(fields.pop("peers", None))
         if self._attrs is not None:
             keys = fields.keys()

@@ -99,3 +99,28 @@ PEERS_CAPPED = 1
 MAX_PEERS = 32  # peers sent per node (top by bytes moved since the last reading)
 MAX_SOCKETS = 4096  # sockets read per reading: the dump is cut beyond
 MAX_LOCAL_ADDRS = 32  # local addresses sent (the monitor maps peers to nodes by them)
+
+# The probe mesh (docs/protocol.md#mesh): every node probes its peers over UDP at a low rate and
+# answers their probes. A probe and its answer are one MESH_PACKET each, the same size (never an
+# amplifier): magic, the monitor's session token (16 bytes: a node answers only probes that carry
+# it, from a peer on the list the monitor gave it), the prober's sequence number, and the
+# prober's CLOCK_MONOTONIC in ns, echoed (RTT on the prober's own clock: no clock ever compared).
+MESH_QUERY, MESH_ANSWER = b"NUq1", b"NUa1"
+MESH_PACKET = struct.Struct("<4s16sIQ")
+# "mesh": a head, then per peer whose probes settled since the last frame a MESH_ROW followed by
+# `answered` u32 RTTs (µs, at most MESH_MAX_RTTS a row: the rest counted, not listed).
+# head: status (MESH_*), errno when unavailable, the UDP port it answers on, peers on its list,
+# probes answered for peers, probes refused (no token, a stranger, not a probe), rows; then
+# CLOCK_MONOTONIC of the frame
+MESH_HEAD = struct.Struct("<BxHHxxIIIId")
+# a peer: family (2, 10), address (16 bytes, IPv4 in the first four), its port, probes answered
+# and lost (no answer within MESH_TIMEOUT_S) since the last frame, RTTs listed
+MESH_ROW = struct.Struct("<B3x16sHHHH")
+MESH_ON, MESH_UNAVAILABLE = 0, 1
+MESH_TIMEOUT_S = 2.0  # a probe not answered by then is lost (a late answer is not counted)
+MESH_GRACE_S = 1.0  # no probe this long after new peers: their lists of this node are on the way
+MESH_MAX_PEERS = 4096  # peers a node takes (the monitor gives at most this many)
+MESH_MAX_RTTS = 64  # RTTs listed per peer per frame
+MESH_RATE = 10.0  # default: probes a node sends per second, at most
+MESH_PERIOD_S = 5.0  # default: each peer probed at most once per this many seconds
+MESH_ANSWERS_PER_S = 2000  # answers a node sends per second, at most, whoever asks

@@ -791,12 +791,197 @@ def write_whole(fd, data):
         view = view[written:]
 
 
+def mesh_address(text):
+    """(family, 16 address bytes) of an IP address in text; None when it is not one."""
+    import socket
+
+    for family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            raw = socket.inet_pton(family, text)
+        except (OSError, ValueError):
+            continue
+        return family, raw + b"\0" * (16 - len(raw))
+    return None
+
+
+def mesh_key(sockaddr):
+    """A UDP source (address, port, ...) as (family, 16 address bytes, port); an IPv4 address
+    mapped into IPv6 (a dual-stack socket's view of it) as the IPv4 address it is."""
+    text = sockaddr[0].split("%")[0]
+    if text.startswith("::ffff:") and "." in text:
+        text = text[7:]
+    found = mesh_address(text)
+    return None if found is None else (found[0], found[1], sockaddr[1])
+
+
+class Mesh(object):
+    """The node's part of the probe mesh (docs/protocol.md#mesh): one unprivileged UDP socket
+    that probes the peers the monitor listed, at most ``rate`` probes a second and each peer at
+    most once per ``period`` seconds, and answers their probes with a packet of the same size,
+    only when the probe carries the session's token and comes from a listed peer. Each frame
+    carries what settled since the last one: per peer, probes answered (with their RTTs on this
+    node's monotonic clock) and lost."""
+
+    def __init__(self, token, rate=MESH_RATE, period=MESH_PERIOD_S):
+        import socket
+
+        self.token = token
+        self.rate, self.period = rate, period
+        self.peers = []  # [(family, address bytes, port, sockaddr to send to)]
+        self.listed = set()  # (family, address bytes, port) of the peers
+        self.next = 0  # the peer probed next (round robin)
+        self.due = 0.0  # when the next probe may go
+        self.seq = 0
+        self.flying = {}  # seq -> (peer key, sent ns)
+        self.settled = {}  # peer key -> [answered, lost, [RTT µs]]
+        self.answers = self.refused = 0  # since the sampler started
+        self.answer_budget, self.budget_at = MESH_ANSWERS_PER_S, 0.0
+        self.error = 0
+        self.sock = None
+        self.six = False  # a dual-stack IPv6 socket (IPv4 peers as mapped addresses)
+        try:
+            try:
+                sock = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+                sock.bind(("::", 0))
+                self.six = True
+            except (OSError, AttributeError):
+                sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                sock.bind(("0.0.0.0", 0))
+            sock.setblocking(False)
+            self.sock = sock
+            self.port = sock.getsockname()[1]
+        except OSError as exc:
+            self.error = exc.errno or errno.EIO
+            self.port = 0
+
+    def fileno(self):
+        return self.sock.fileno()
+
+    def close(self):
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+
+    def add(self, words):
+        """``mp+ ADDR PORT ADDR PORT ...``: more peers (malformed pairs are passed by)."""
+        import socket
+
+        for i in range(0, len(words) - 1, 2):
+            found = mesh_address(words[i].decode("ascii", "replace"))
+            if found is None or not DIGITS.match(words[i + 1].decode("ascii", "replace")):
+                continue
+            port = int(words[i + 1])
+            key = (found[0], found[1], port)
+            if not 0 < port < 65536 or key in self.listed or len(self.peers) >= MESH_MAX_PEERS:
+                continue
+            if found[0] == socket.AF_INET:
+                text = socket.inet_ntop(socket.AF_INET, found[1][:4])
+                to = ("::ffff:" + text, port) if self.six else (text, port)
+            elif self.six:
+                to = (socket.inet_ntop(socket.AF_INET6, found[1]), port)
+            else:
+                continue  # an IPv6 peer, and this node has no IPv6 socket
+            self.listed.add(key)
+            self.peers.append(key + (to,))
+        # a new peer learns of this node from the monitor at about the same moment: probes
+        # sent before it has would go unanswered, a loss that is not the network's
+        self.due = max(self.due, time.monotonic() + MESH_GRACE_S)
+
+    def clear(self):
+        """``mp-``: no peers (probes in flight are forgotten, not lost)."""
+        self.peers, self.listed, self.next, self.flying = [], set(), 0, {}
+
+    def wake(self, now):
+        """When the loop should next wake for the mesh (None: no probe to send)."""
+        if self.sock is None or not self.peers:
+            return None
+        return self.due
+
+    def probe(self, now):
+        """Send the probes that are due (at most one per 1/rate s, each peer once per period)."""
+        if self.sock is None or not self.peers:
+            return
+        if now < self.due:
+            return
+        peer = self.peers[self.next % len(self.peers)]
+        self.next = (self.next + 1) % len(self.peers)
+        self.seq = (self.seq + 1) & U32_MAX
+        sent_ns = int(now * 1e9)
+        try:
+            self.sock.sendto(MESH_PACKET.pack(MESH_QUERY, self.token, self.seq, sent_ns), peer[3])
+        except OSError:
+            pass  # unreachable, refused, a full buffer: no answer will come, it is lost in time
+        self.flying[self.seq] = (peer[:3], sent_ns)
+        gap = max(1.0 / self.rate, self.period / len(self.peers))
+        self.due = max(self.due + gap, now - gap)  # no burst after a stall
+
+    def receive(self, now):
+        """Take every packet waiting: answer probes, settle answers to ours."""
+        sock = self.sock
+        if sock is None:
+            return
+        for _ in range(256):  # a flood does not hold the loop
+            try:
+                data, source = sock.recvfrom(64)
+            except OSError:
+                return
+            if len(data) != MESH_PACKET.size:
+                self.refused += 1
+                continue
+            magic, token, seq, sent_ns = MESH_PACKET.unpack(data)
+            key = mesh_key(source)
+            if token != self.token or key is None or key not in self.listed:
+                self.refused += 1
+                continue
+            if magic == MESH_QUERY:
+                if now - self.budget_at >= 1.0:
+                    self.budget_at, self.answer_budget = now, MESH_ANSWERS_PER_S
+                if self.answer_budget <= 0:
+                    continue
+                self.answer_budget -= 1
+                try:
+                    sock.sendto(MESH_PACKET.pack(MESH_ANSWER, token, seq, sent_ns), source)
+                    self.answers += 1
+                except OSError:
+                    pass
+            elif magic == MESH_ANSWER:
+                flying = self.flying.get(seq)
+                if flying is None or flying[0] != key or flying[1] != sent_ns:
+                    continue  # late (already lost), or not ours
+                del self.flying[seq]
+                rtt_us = max(0, int(now * 1e6) - sent_ns // 1000)
+                row = self.settled.setdefault(key, [0, 0, []])
+                row[0] += 1
+                if len(row[2]) < MESH_MAX_RTTS:
+                    row[2].append(min(rtt_us, U32_MAX))
+            else:
+                self.refused += 1
+
+    def field(self, now):
+        """The "mesh" field: what settled since the last frame (protocol.MESH_*)."""
+        limit = int((now - MESH_TIMEOUT_S) * 1e9)
+        for seq in [seq for seq, (_, sent_ns) in self.flying.items() if sent_ns < limit]:
+            key = self.flying.pop(seq)[0]
+            self.settled.setdefault(key, [0, 0, []])[1] += 1
+        rows = []
+        for (family, address, port), (answered, lost, rtts) in self.settled.items():
+            rows.append(MESH_ROW.pack(family, address, port, min(answered, 65535), min(lost, 65535), len(rtts)))
+            rows.append(struct.pack("<%dI" % len(rtts), *rtts))
+        head = MESH_HEAD.pack(MESH_UNAVAILABLE if self.sock is None else MESH_ON, self.error & 0xFFFF,
+                              self.port, len(self.peers), self.answers & U32_MAX, self.refused & U32_MAX,
+                              len(self.settled), now)
+        self.settled = {}
+        return head + b"".join(rows)
+
+
 class Sampler(object):
     """One node's sampler: the files it keeps open, its caches and running sums. A process
     runs one (main); tests run several side by side."""
 
     def __init__(self, interval_s=1.0, sysfs="/sys", ethtool_every_s=ETHTOOL_S, detail=False, peers=None):
         self.peers = peers  # a Peers, or None: no "peers" field
+        self.mesh = None  # a Mesh while the monitor has the probe mesh on ("m TOKEN" on stdin)
         self.sys = sysfs  # where sysfs is (a test points it at a copied tree)
         self.ethtool_s = ethtool_every_s
         self.detail = detail  # the per-CPU tables too
@@ -1291,8 +1476,33 @@ class Sampler(object):
         self.infiniband(out)
         if self.peers is not None:
             out += [b"peers", self.peers.field(now, self.tcp_opens)]
+        if self.mesh is not None:
+            out += [b"mesh", self.mesh.field(now)]
         payload = pack_fields(out)
         return MAGIC + b"%d\n" % len(payload) + payload
+
+    def command(self, line):
+        """One line from the monitor (docs/protocol.md#stdin); a line it does not know is passed by."""
+        if line.startswith(b"d "):  # the per-CPU tables: "d 1" on, "d 0" off
+            self.detail = line[2:].strip() == b"1"
+        elif line.startswith(b"m "):  # the probe mesh: "m TOKEN [RATE PERIOD]" on, "m 0" off
+            words = line.split()
+            if self.mesh is not None:
+                self.mesh.close()
+                self.mesh = None
+            if len(words) >= 2 and len(words[1]) == 32:
+                try:
+                    token = bytes(bytearray.fromhex(words[1].decode("ascii")))
+                    rate = float(words[2]) if len(words) > 2 else MESH_RATE
+                    period = float(words[3]) if len(words) > 3 else MESH_PERIOD_S
+                except ValueError:
+                    return
+                if 0.01 <= rate <= 1000 and 0.01 <= period <= 3600:
+                    self.mesh = Mesh(token, rate, period)
+        elif line.startswith(b"mp+ ") and self.mesh is not None:
+            self.mesh.add(line.split()[1:])
+        elif line.startswith(b"mp-") and self.mesh is not None:
+            self.mesh.clear()
 
     def loop(self, interval):
         out = sys.stdout.fileno()
@@ -1308,15 +1518,25 @@ class Sampler(object):
                 return
             due += interval
             while True:
-                wait = due - time.monotonic()
+                now = time.monotonic()
+                wait = due - now
                 if wait <= 0:
                     break
-                runs = self.runs
-                if runs:  # read ethtool's output as it comes (a full pipe would stall it)
+                runs, mesh = self.runs, self.mesh
+                if mesh is not None:
+                    mesh.probe(now)
+                    woken = mesh.wake(now)
+                    if woken is not None:
+                        wait = max(0.0, min(wait, woken - now))
+                if runs or (mesh is not None and mesh.sock is not None):
+                    # read ethtool's output as it comes (a full pipe would stall it), the mesh's packets
                     pipes = dict((run.fd, run) for run in runs if not run.eof)
-                    ready, _, _ = select.select([stdin] + list(pipes), [], [], wait)
+                    socks = [mesh.sock] if mesh is not None and mesh.sock is not None else []
+                    ready, _, _ = select.select([stdin] + list(pipes) + socks, [], [], wait)
                     for fd in ready:
-                        if fd != stdin:
+                        if fd in socks:
+                            mesh.receive(time.monotonic())
+                        elif fd != stdin:
                             ethtool_read(pipes[fd])
                     if stdin not in ready:
                         continue
@@ -1331,9 +1551,7 @@ class Sampler(object):
                 lines = (pending + data).split(b"\n")
                 pending = lines.pop()[-4096:]
                 for line in lines:
-                    if line.startswith(b"d "):  # the per-CPU tables: "d 1" on, "d 0" off
-                        self.detail = line[2:].strip() == b"1"
-                    elif line.startswith(b"i "):
+                    if line.startswith(b"i "):
                         try:
                             new = float(line[2:])
                         except ValueError:
@@ -1342,6 +1560,8 @@ class Sampler(object):
                             due += new - interval
                             interval = new
                             self.line_ok = interval <= LINE_MAX_S
+                    else:
+                        self.command(line)
             if time.monotonic() - due > interval:
                 due = time.monotonic()  # we were stopped (SIGSTOP): do not burst to catch up
 
@@ -1381,6 +1601,8 @@ def main():
         sampler.ethtool_stop()
         if peers is not None:
             peers.close()
+        if sampler.mesh is not None:
+            sampler.mesh.close()
 
 if __name__ == "__main__":
     main()

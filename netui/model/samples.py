@@ -22,6 +22,7 @@ from typing import NamedTuple
 from netui.model.fabric import FabricSample
 from netui.model.flows import PeerSample
 from netui.model.limits import link_ceiling_bytes_per_s
+from netui.model.mesh import MeshSample
 from netui.model.text import MESSAGE_CHARS, is_safe, safe_line, safe_names, safe_text
 
 
@@ -443,6 +444,7 @@ class NodeSample:
     fabric: FabricSample | None = None
     cpu_sums: CpuSums | None = None  # the remote sampler's sums of the per-CPU tables
     peers: PeerSample | None = None  # its TCP peers from sock_diag (model/flows.py); None: not read
+    mesh: MeshSample | None = None  # what its probes of its peers settled (model/mesh.py); None: mesh off
 
     def __post_init__(self) -> None:
         if not isinstance(self.interfaces, InterfaceTable):
