@@ -52,3 +52,33 @@ async def test_at_80_columns_a_pair_test_suspect_says_pair_test_and_its_rate():
         health = dict(zip(column(app, "node"), column(app, "health")))
         assert health["node3"] == "pair test 187 Mb/s"  # its median receive rate, as a rate
         assert "straggler node3" in plain(app.screen.query_one("#status"))
+
+
+@pytest.mark.slow
+async def test_at_80_columns_a_pair_test_suspect_carries_the_rate_its_test_screen_shows():
+    """The grid judges a finished test again from its JSON document: the document's rates
+    are the measured ones (not cut to 1 Mbit/s), so the suspect's Why and the status bar
+    give the median the test's screen gives (lab: the screen said median 37.8 Mb/s, the
+    grid "pair test 37.5 Mb/s")."""
+    from netui.checks.pairs.model import PairResult
+    from netui.checks.pairs.tools import PairSettings
+    from netui.checks.pairs.report import report_document
+    from netui.checks.pairs.runner import PairTestReport
+
+    rates = {("node1", "node2"): 9.5, ("node2", "node1"): 9.4, ("node1", "node3"): 9.3, ("node2", "node3"): 9.2,
+             ("node3", "node1"): 0.0112, ("node3", "node2"): 0.0644, ("node1", "node4"): 9.6,
+             ("node4", "node1"): 9.5, ("node2", "node4"): 9.4, ("node4", "node2"): 9.3}
+    results = [PairResult(s, r, "iperf3", g, True, retransmits=0) for (s, r), g in rates.items()]
+    report = PairTestReport(PairSettings(duration_s=2, threshold_gbps=1.0), ["node1", "node2", "node3", "node4"],
+                            True, results=results, rounds=3, tests_done=10, tests_total=10, elapsed_s=6.0,
+                            started_wall_s=1_790_000_000.0)
+    verdict = report.judge()
+    assert verdict.suspects == ["node3"] and "median 37.8 Mb/s" in verdict.text  # the test's screen
+    app = idle_lab_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await poll(app, pilot)
+        app.record_test("pair-test", json.loads(json.dumps(report_document(report))))
+        await poll(app, pilot, 1)
+        health = dict(zip(column(app, "node"), column(app, "health")))
+        assert health["node3"] == "pair test 37.8 Mb/s"
+        assert "straggler node3: pair test 37.8 Mb/s" in plain(app.screen.query_one("#status"))

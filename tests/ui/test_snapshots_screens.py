@@ -1,6 +1,7 @@
 """SVG snapshots of the screens test_snapshots.py leaves out — help, ring order, doctor, pair
-test matrix, latency matrix, peer matrix, pair-test dialog, command palette — at 80x24, each
-fed by scripted sources or a replayed recording (no network, fixed data: deterministic pictures).
+test matrix, latency matrix, peer matrix, pair-test and latency dialogs, command palette — at
+80x24, each fed by scripted sources or a replayed recording (no network, fixed data:
+deterministic pictures).
 
 After an intended change of the look: `pytest tests/ui/test_snapshots_screens.py
 --snapshot-update`, then look at the report before committing the new SVGs.
@@ -146,6 +147,18 @@ def test_pair_test_dialog(snap_compare):
     async def open_dialog(pilot):
         await _polled(pilot)
         await pilot.press("down", "space", "down", "t")
+        await pilot.pause()
+        await pilot.pause()
+
+    assert snap_compare(demo_app(), terminal_size=SIZE, run_before=open_dialog)
+
+
+def test_latency_dialog(snap_compare):
+    """l with nothing marked: the latency test's settings over every node, as a dialog that
+    fits 80x24."""
+    async def open_dialog(pilot):
+        await _polled(pilot)
+        await pilot.press("l")
         await pilot.pause()
         await pilot.pause()
 

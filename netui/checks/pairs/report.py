@@ -34,6 +34,12 @@ def _num(value, digits: int = 3):
     return None if value is None else round(value, digits)
 
 
+def _rate(gbps):
+    """A rate in Gbit/s to 1 kbit/s: the verdict judged again from the document (the grid's
+    suspects, a replay) is the one the test's screen gave, to the figures it prints."""
+    return _num(gbps, 6)
+
+
 def summary(report: PairTestReport) -> str:
     """The verdict in words, led by what could not be tested and whether it was cancelled."""
     return report_common.summary(report, "tests")
@@ -55,14 +61,14 @@ def pair_rows(report: PairTestReport) -> list[dict]:
             "sender": r.sender,
             "receiver": r.receiver,
             "tool": r.tool,
-            "gbps": _num((first or r).gbps),  # as measured in the matrix
-            "sent_gbps": _num((first or r).sent_gbps),
+            "gbps": _rate((first or r).gbps),  # as measured in the matrix
+            "sent_gbps": _rate((first or r).sent_gbps),
             # rerun alone to confirm the verdict (null when not): the figure the verdict used
-            "retest_gbps": _num(r.gbps) if first is not None else None,
+            "retest_gbps": _rate(r.gbps) if first is not None else None,
             "retest_error": r.error if first is not None and not r.ok else None,
             "ok": (first or r).ok,
             "pass": id(r) not in failing and id(r) in tested,
-            "required_gbps": _num(need),
+            "required_gbps": _rate(need),
             "outlier": id(r) in outliers,
             "error": (first or r).error,
             "kind": (first or r).kind,
@@ -95,8 +101,8 @@ def fabric_row(f) -> dict:
     return {"kind": f.kind, "name": f.name, "uplinks": list(f.uplinks), "switches": list(f.switches),
             "direction": f.direction or None, "pairs": len(f.pairs),
             "failing": [{"sender": a, "receiver": b} for a, b in f.pairs],
-            "median_gbps": _num(f.median_gbps), "low_gbps": _num(f.low_gbps), "high_gbps": _num(f.high_gbps),
-            "in_leaf_gbps": _num(f.in_leaf_gbps), "elsewhere_gbps": _num(f.elsewhere_gbps), "text": f.text}
+            "median_gbps": _rate(f.median_gbps), "low_gbps": _rate(f.low_gbps), "high_gbps": _rate(f.high_gbps),
+            "in_leaf_gbps": _rate(f.in_leaf_gbps), "elsewhere_gbps": _rate(f.elsewhere_gbps), "text": f.text}
 
 
 def topology_part(report: PairTestReport) -> dict | None:
@@ -122,8 +128,8 @@ def _topology_from(part) -> Topology | None:
 
 
 def _result_row(r: PairResult) -> dict:
-    return {"sender": r.sender, "receiver": r.receiver, "tool": r.tool, "gbps": _num(r.gbps),
-            "sent_gbps": _num(r.sent_gbps), "ok": r.ok, "error": r.error, "kind": r.kind,
+    return {"sender": r.sender, "receiver": r.receiver, "tool": r.tool, "gbps": _rate(r.gbps),
+            "sent_gbps": _rate(r.sent_gbps), "ok": r.ok, "error": r.error, "kind": r.kind,
             "retransmits": r.retransmits, "counters": dict(r.counters)}
 
 
@@ -173,17 +179,17 @@ def report_document(report: PairTestReport) -> dict:
         "pairs": pair_rows(report),
         "retests": [_result_row(r) for r in report.retests],
         # row = sender, column = receiver; a retested pair's confirmed figure
-        "gbps_matrix": [[_num(v) for v in row] for row in matrix],
-        "send_matrix": [[_num(v) for v in row] for row in send],  # row sends to column
-        "receive_matrix": [[_num(v) for v in row] for row in receive],  # row receives from column
+        "gbps_matrix": [[_rate(v) for v in row] for row in matrix],
+        "send_matrix": [[_rate(v) for v in row] for row in send],  # row sends to column
+        "receive_matrix": [[_rate(v) for v in row] for row in receive],  # row receives from column
         "refused": report.refused or None,
         "verdict": {
             "passed": verdict.passed,
             "status": "refused" if report.refused else verdict.status,
             "text": verdict.text,
             "suspects": list(verdict.suspects),
-            "median_gbps": _num(verdict.median_gbps),
-            "expected_gbps": _num(verdict.expected_gbps),
+            "median_gbps": _rate(verdict.median_gbps),
+            "expected_gbps": _rate(verdict.expected_gbps),
             "nodes": [node_row(s, report.topology) for s in verdict.nodes.values()],
             "fabric": [fabric_row(f) for f in verdict.fabric],
             # the verdict on the matrix alone, when retests changed the numbers
@@ -201,8 +207,8 @@ def node_row(s: NodeSummary, topology: Topology | None = None) -> dict:
     and "sending", "receiving", "sending and receiving" or null as a suspect; with a
     topology, its leaf switch (null when not placed)."""
     row = {"node": s.node, "sends": s.sends, "sends_failing": s.sends_failing,
-           "out_median_gbps": _num(s.out_median_gbps), "receives": s.receives,
-           "receives_failing": s.receives_failing, "in_median_gbps": _num(s.in_median_gbps),
+           "out_median_gbps": _rate(s.out_median_gbps), "receives": s.receives,
+           "receives_failing": s.receives_failing, "in_median_gbps": _rate(s.in_median_gbps),
            "suspect": s.suspect or None}
     if topology is not None:
         row["leaf"] = topology.leaf_of(s.node)
