@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from rich.console import Console
+from textual.command import CommandList, CommandPalette
 from textual.pilot import Pilot
 
 from netui.collectors.ssh_connect import SshSettings
@@ -141,3 +142,23 @@ def highlighted(app) -> list[str]:
 def on_screen(app) -> str:
     """The screen's text as the compositor has it now, from each widget's painted lines."""
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+async def palette_titles(pilot, query: str) -> list[str]:
+    """The titles the command palette lists for ``query``, typed into it."""
+    app = pilot.app
+    await pilot.press("ctrl+p")
+    await pilot.pause()
+    assert isinstance(app.screen, CommandPalette)
+    for ch in query:
+        await pilot.press("space" if ch == " " else ch)
+    found: list[str] = []
+    for _ in range(40):
+        await pilot.pause(0.05)
+        options = app.screen.query_one(CommandList)._options
+        found = [str(o.hit.text) for o in options if hasattr(o, "hit")]  # not "No matches"
+        if found:
+            break
+    await pilot.press("escape")
+    await pilot.pause()
+    return found

@@ -127,7 +127,12 @@ class Check:
 
     ``name``: its folder; ``title``: the user's word for it ("pair test"); ``kind``: the
     ``kind`` of its JSON documents and recorded tests ("pair-test"); ``key``: the cluster
-    screen's key that runs it, and in a replay shows the last one recorded.
+    screen's key that runs it over the marked nodes (all when none are marked), and in a replay
+    shows the last one recorded — unless netui's key table binds it by hand (ui/keys.py, as
+    for netui's own checks), the key gets its binding, its help row and its command-palette
+    entry from here: ``title`` for their label and ``description`` for their words ("check
+    that every node answers"); ``min_nodes``: the fewest nodes the key runs it over (fewer
+    marked: the key says so instead).
 
     Its parts (``Ref``), each of the layer its field says:
 
@@ -157,10 +162,17 @@ class Check:
     settings: Ref | None = None
     stragglers: Ref | None = None
     key: str = ""
+    description: str = ""
+    min_nodes: int = 1
     recorded: bool = False
     verbs: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
     tool_title: bool = False
+
+    @property
+    def label(self) -> str:
+        """Its title as a label starts, in the footer and the command palette ("Echo test")."""
+        return self.title[:1].upper() + self.title[1:]
 
     def title_of(self, document: Any) -> str:
         """The test's words in an event: its title, or "<tool> test" when its tool names it."""
@@ -187,13 +199,15 @@ def _loaded() -> dict[str, Check]:
 
 
 def register(check: Check) -> Check:
-    """Add ``check`` beside the registered ones (a name, kind or verb already taken is refused
-    with ValueError); ``unregister`` takes it away again."""
+    """Add ``check`` beside the registered ones (a name, kind, key or verb already taken by a
+    check is refused with ValueError); ``unregister`` takes it away again."""
     known = _loaded()
     if check.name in known:
         raise ValueError(f"a check named {check.name!r} is registered already")
     if check.kind and any(c.kind == check.kind for c in known.values()):
         raise ValueError(f"a check of kind {check.kind!r} is registered already")
+    if check.key and any(c.key == check.key for c in known.values()):
+        raise ValueError(f"the key {check.key!r} runs another check")
     taken = set(bench_verbs())
     if taken & {*check.verbs, *check.aliases}:
         raise ValueError(f"netui bench {sorted(taken & {*check.verbs, *check.aliases})[0]} runs another check")

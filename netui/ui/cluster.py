@@ -13,8 +13,10 @@ from textual.containers import Vertical
 from netui.ui.base import NetuiScreen
 from textual.widgets import Input, Static
 
+from netui import checks
 from netui.model import units
 
+from netui.ui import keys
 from netui.ui.columns import SORT_LABELS, next_sort
 from netui.ui.grid import FleetGrid
 from netui.ui.keybar import KeyFooter
@@ -37,8 +39,8 @@ class ClusterScreen(NetuiScreen):
         # pair bandwidth tests (the marks are the grid's: space)
         Binding("t", "pair_test('iperf3')", "Pair"),
         Binding("T", "pair_matrix('iperf3')", "Matrix", key_display="T"),
-        Binding("l", "latency", "Latency"),
-        Binding("D", "doctor", "Doctor", key_display="D"),
+        Binding("l", "run_check('latency')", "Latency"),
+        Binding("D", "run_check('doctor')", "Doctor", key_display="D"),
         Binding("g", "group", "Group"),  # by leaf switch; shown with a topology (--topology, --slurm)
         Binding("o", "ring_order", "Ring order"),  # shown with a topology
         Binding("ctrl+r", "retry", "Retry"),  # shown while a node waits to be tried again
@@ -54,7 +56,17 @@ class ClusterScreen(NetuiScreen):
         Binding("U", "unmark_all", "Unmark", key_display="U"),  # shown while nodes are marked
         Binding("P", "peers", "Peers", key_display="P"),  # the TCP flows between watched nodes
         Binding("escape", "escape", "Clear", show=False),
+        # then a key for each registered check that netui's key table does not bind by hand
+        # (ui/keys.py check_rows): __init__ adds them, the footer shows them last
     ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        for row in keys.check_rows():
+            check = checks.by_name(row.check)
+            # this screen's own bindings, as App.bind adds the app's; a key of its own (check_rows
+            # refuses one taken), so the class's bindings stay as they are
+            self._bindings.bind(check.key, row.actions[0], check.label, key_display=check.key)
 
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
@@ -286,11 +298,6 @@ class ClusterScreen(NetuiScreen):
 
         self.app.push_screen(PeerMatrixScreen())
 
-    def action_doctor(self) -> None:
-        """The doctor over the marked nodes, or over all of them."""
-        nodes = self._marked() or [n.name for n in self.app.monitor.fleet]
-        self.app.start_check("doctor", nodes)
-
     def action_ring_order(self) -> None:
         """The ring order check of the marked nodes (all when none are marked), in the order watched."""
         fleet = self.app.monitor.fleet
@@ -319,13 +326,20 @@ class ClusterScreen(NetuiScreen):
         self.refresh_data()
         self.notify(self.GROUP_WORDS[grid.grouping], timeout=2)
 
-    def action_latency(self) -> None:
-        """RTT and loss between the marked nodes (all when none are marked)."""
+    NUMBERS = {1: "one node", 2: "two nodes", 3: "three nodes"}
+
+    def action_run_check(self, name: str) -> None:
+        """The check ``name`` (its key: l the latency test, D the doctor, or a registered
+        check's) over the marked nodes, all when none are marked, up or down: the check judges
+        a node it cannot reach. Fewer than its ``min_nodes``: a warning, no run. In a replay the
+        app shows the last one recorded (``start_check``)."""
+        check = checks.by_name(name)
         nodes = self._marked() or [n.name for n in self.app.monitor.fleet]
-        if len(nodes) < 2:
-            self.notify("a latency test needs at least two nodes", severity="warning", timeout=3)
+        if len(nodes) < check.min_nodes:
+            fewest = self.NUMBERS.get(check.min_nodes, f"{check.min_nodes} nodes")
+            self.notify(f"the {check.title} needs at least {fewest}", severity="warning", timeout=3)
             return
-        self.app.start_check("latency", nodes)
+        self.app.start_check(name, nodes)
 
     MARK_HINTS = {2: "t/r pair test, l latency", 3: "T/R matrix, l latency"}
 

@@ -19,6 +19,7 @@ from textual.screen import Screen
 
 from netui import checks
 from netui.ui.cluster import ClusterScreen
+from netui.ui.keys import check_rows
 
 WORD_SCORE = 0.2  # below most fuzzy title matches: what the user spelled out comes first
 
@@ -113,11 +114,16 @@ def netui_commands(app, screen: Screen) -> Iterator[SystemCommand]:
         yield SystemCommand("ib_write_bw matrix", "RDMA, all pairs of the marked nodes, or of all (R)",
                             lambda: screen.action_pair_matrix("ib_write_bw"))
         yield SystemCommand("Latency matrix", "RTT and loss (fping or ping) between the marked nodes, "
-                                              "or all (l)", screen.action_latency)
+                                              "or all (l)", lambda: screen.action_run_check("latency"))
         yield SystemCommand("Peer matrix", "The TCP flows between watched nodes: throughput, RTT, "
                                            "retransmits (P)", screen.action_peers)
         yield SystemCommand("Doctor", "Check MTU, link speeds, RDMA ports, sysctls… of the marked nodes, "
-                                      "or of all (D)", screen.action_doctor)
+                                      "or of all (D)", lambda: screen.action_run_check("doctor"))
+        for row in check_rows():  # the registered checks netui's key table does not bind by hand
+            check = checks.by_name(row.check)
+            what = check.description or check.title
+            yield SystemCommand(check.label, f"{what[:1].upper()}{what[1:]}: the marked nodes, or all ({check.key})",
+                                lambda name=check.name: screen.action_run_check(name))
     if showing(screen, "netui.checks.doctor.screen", "DoctorScreen"):
         yield SystemCommand("Doctor again", "Run the checks again, after a fix (r)", screen.action_rerun)
     if showing(screen, "netui.checks.latency.screen", "LatencyScreen"):

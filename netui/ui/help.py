@@ -11,7 +11,7 @@ from textual.containers import VerticalScroll
 from netui.ui.base import NetuiModalScreen
 from textual.widgets import Static
 
-from netui.ui.keys import KEYS
+from netui.ui import keys as key_table
 from netui.ui.scrolling import LESS_KEYS, page_lines, scroll_by
 
 
@@ -30,7 +30,7 @@ class HelpScreen(NetuiModalScreen):
         keys = Table.grid(padding=(0, 2))
         keys.add_column(justify="right", style="bold", no_wrap=True)
         keys.add_column()  # descriptions wrap inside their own column
-        for key in KEYS:
+        for key in key_table.rows():  # with the registered checks' own rows
             keys.add_row(key.shown, key.help)
         foot = Text.from_markup(
             "\nThe status bar's badges: ● REC (recording), PAUSED, FILTER, marked nodes, the sort "

@@ -5,12 +5,17 @@ The screens keep their own ``BINDINGS``: their order is the footer's and their l
 live (``p Pause`` / ``p Resume``, chosen by ``check_action``), which a help row does not
 say. tests/unit/test_keys.py holds the two together — every binding of every screen is a
 row of this table and every row's action is bound where it says — and holds README.md's and
-docs/watching.md's key tables to it (``words``: what any description of the key says)."""
+docs/watching.md's key tables to it (``words``: what any description of the key says).
+
+A registered check with a key (netui/checks/__init__.py) that no row here runs by hand gets
+its row from its ``Check`` (``check_rows``), and the cluster screen its binding from that row:
+``rows()`` is the help screen's table, these rows and theirs."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from netui import checks
 from netui.ui.scrolling import END, TOP
 
 # the screens that bind keys, by the names used below
@@ -23,7 +28,8 @@ class Key:
     """One row of the help screen. ``shown``: the keys as help and the docs write them;
     ``keys``: the Textual key names bound; ``actions``: the actions they run (as the
     bindings name them, without ``app.``); ``screens``: where they are bound; ``words``: what
-    a description of the row must say; ``help``: the help screen's words."""
+    a description of the row must say; ``help``: the help screen's words; ``check``: the
+    name of the registered check whose key the row binds by hand."""
 
     shown: str
     keys: tuple[str, ...]
@@ -31,6 +37,7 @@ class Key:
     screens: tuple[str, ...]
     words: tuple[str, ...]
     help: str
+    check: str = ""
 
 
 KEYS = (
@@ -58,20 +65,20 @@ KEYS = (
     Key("M / U", ("M", "U"), ("mark_all", "unmark_all"), (CLUSTER,), ("mark every node", "unmark all"),
         "mark every node shown (the filter's) / unmark all"),
     Key("t / T", ("t", "T"), ("pair_test('iperf3')", "pair_matrix('iperf3')"), (CLUSTER,), ("iperf3",),
-        "iperf3: the 2 marked nodes, one way / all pairs of the marked (or all), both ways"),
+        "iperf3: the 2 marked nodes, one way / all pairs of the marked (or all), both ways", check="pairs"),
     Key("r / R", ("r", "R"), ("pair_test('ib_write_bw')", "pair_matrix('ib_write_bw')"), (CLUSTER,),
         ("ib_write_bw",),
         "the same with ib_write_bw (RDMA)"),
-    Key("l", ("l",), ("latency",), (CLUSTER,), ("latency",),
-        "latency: RTT and loss, every marked node (or all) pinging every other"),
+    Key("l", ("l",), ("run_check('latency')",), (CLUSTER,), ("latency",),
+        "latency: RTT and loss, every marked node (or all) pinging every other", check="latency"),
     Key("e / Esc", ("e", "escape"), ("export", "back"), (TEST,), ("export csv and json",),
         "pair or latency test: export CSV and JSON / cancel it, then back"),
     Key("P", ("P", "m"), ("peers", "cycle_metric"), (CLUSTER, FLOWS), ("peer matrix",),
         "peer matrix: the TCP flows between watched nodes as a heatmap (m: throughput, RTT, "
         "retransmits/s), the worst pairs listed below"),
-    Key("D", ("D", "r"), ("doctor", "rerun"), (CLUSTER, DOCTOR), ("doctor",),
+    Key("D", ("D", "r"), ("run_check('doctor')", "rerun"), (CLUSTER, DOCTOR), ("doctor",),
         "doctor: MTU, link speeds, RDMA ports, sysctls … of the marked (or all); r on its screen "
-        "runs it again"),
+        "runs it again", check="doctor"),
     Key("o", ("o",), ("ring_order", "dismiss"), (CLUSTER, RING), ("ring order",),
         "ring order (with --topology or --slurm): switch crossings of a ring through the marked "
         "(or all) in the order watched, and a topology-ordered list"),
@@ -110,3 +117,36 @@ KEYS = (
     Key("q", ("q",), ("quit", "dismiss"), (APP, HELP, RING), ("quit",),
         "quit"),
 )
+
+
+# a key here is taken for the cluster screen: its own, its grid's (focused: they come first) and
+# the app's; the keys of a row bound nowhere (ctrl+p: Textual's; the replay's t T r R l) too
+_TAKEN_ON = {APP, CLUSTER, GRID}
+
+
+def check_rows() -> list[Key]:
+    """A row for each registered check with a key that no row of ``KEYS`` binds by hand, in
+    registration order: its key runs ``run_check('<name>')`` on the cluster screen. A key
+    netui binds already on the cluster screen raises ValueError, naming both."""
+    hand = {k.check for k in KEYS if k.check}
+    out = []
+    for check in checks.all_checks():
+        if not check.key or check.name in hand:
+            continue
+        taken = next((k for k in KEYS if check.key in k.keys and (not k.screens or _TAKEN_ON & set(k.screens))),
+                     None)
+        if taken is not None:
+            raise ValueError(f"the {check.title}'s key {check.key!r} is netui's already "
+                             f"({taken.shown}: {taken.help})")
+        what = f"{check.title}: {check.description}" if check.description else check.title
+        replay = "; in a replay, the last one recorded before this point" if check.recorded else ""
+        out.append(Key(check.key, (check.key,), (f"run_check({check.name!r})",), (CLUSTER,), (check.title,),
+                       f"{what} — over the marked nodes (or all){replay}", check=check.name))
+    return out
+
+
+def rows() -> list[Key]:
+    """Every row of the help screen: ``KEYS``, with the registered checks' own rows after the
+    last check's row there."""
+    after = max(i for i, k in enumerate(KEYS) if k.check) + 1
+    return [*KEYS[:after], *check_rows(), *KEYS[after:]]

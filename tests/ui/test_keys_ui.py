@@ -8,7 +8,6 @@ import json
 
 import pytest
 from textual import events
-from textual.command import CommandList, CommandPalette
 from textual.containers import VerticalScroll
 
 from netui.engine.monitor import Monitor
@@ -18,8 +17,8 @@ from netui.ui.app import make_app
 from netui.ui.cluster import ClusterScreen
 from netui.ui.grid import FleetGrid
 from netui.ui.help import HelpScreen
-from netui.ui.keys import KEYS
-from tests.pilot import highlighted, on_screen, poll
+from netui.ui.keys import rows
+from tests.pilot import highlighted, on_screen, palette_titles, poll
 from tests.replayed import PAIR_TEST, lab_replay
 from tests.synth import ScriptedSource, node_sample
 
@@ -112,26 +111,6 @@ async def test_j_g_and_G_scroll_the_node_screen():
         assert box.scroll_y == 0
 
 
-async def palette_titles(pilot, query: str) -> list[str]:
-    """The titles the command palette lists for ``query``, typed into it."""
-    app = pilot.app
-    await pilot.press("ctrl+p")
-    await pilot.pause()
-    assert isinstance(app.screen, CommandPalette)
-    for ch in query:
-        await pilot.press("space" if ch == " " else ch)
-    found: list[str] = []
-    for _ in range(40):
-        await pilot.pause(0.05)
-        options = app.screen.query_one(CommandList)._options
-        found = [str(o.hit.text) for o in options if hasattr(o, "hit")]  # not "No matches"
-        if found:
-            break
-    await pilot.press("escape")
-    await pilot.pause()
-    return found
-
-
 WORDS = {"straggler": "Open node", "suspect": "Clear pair-test suspects", "jump": "First row",
          "record": "Record / stop", "matrix": "iperf3 matrix"}
 
@@ -181,7 +160,7 @@ async def test_the_help_screen_lists_every_row_of_the_key_table_in_its_order():
         assert isinstance(app.screen, HelpScreen)
         text = on_screen(app)
         where = []
-        for key in KEYS:
+        for key in rows():
             first_words = " ".join(key.help.split()[:3])
             line = f"{key.shown}  {first_words}"
             assert line in text, line

@@ -1,118 +1,30 @@
 """The checks' contract (netui/checks/__init__.py): a check is one folder and one registration.
 
-A check made here — a real ``Check`` with a trivial test, verdict and report of its own, no
-mock — is registered from inside the test, and the registry, ``netui bench`` (its verbs, its
-run, its exit status), the app's dispatch, the engine's stragglers and the events see it with
-no other edit. netui's own checks keep the protocols the rest of netui reads them by."""
+The echo check (tests/echo_check.py) — a real ``Check`` with a trivial test, verdict and
+report of its own, no mock — is registered from inside the test, and the registry, ``netui
+bench`` (its verbs, its run, its exit status), the app's dispatch, the engine's stragglers, the
+events and the key table (its key, its help row) see it with no other edit; tests/ui/
+test_checks_ui.py presses its key, opens the help and finds it in the command palette. netui's
+own checks keep the protocols the rest of netui reads them by."""
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+import re
 
 import pytest
 
 from netui import checks
 from netui.engine.monitor import Monitor
 from netui.engine.sources import RecordedNode
-from netui.model.straggler import Straggler
+from tests.echo_check import ECHO, KIND, STARTED, EchoDocuments, EchoSettings, EchoTest, registered, start_echo
 from tests.synth import node_sample
-
-KIND = "echo-test"
-
-
-@dataclass(frozen=True)
-class EchoSettings:
-    suspect: str = ""  # the node the echo test names; "" passes
-
-    def check(self) -> EchoSettings:
-        return self
-
-
-@dataclass(frozen=True)
-class EchoVerdict:
-    status: str
-    suspects: list[str]
-    tested: frozenset[str]
-    text: str
-    untested: list[object] = field(default_factory=list)
-
-    @property
-    def passed(self) -> bool:
-        return self.status == checks.PASS
-
-
-@dataclass
-class EchoReport:
-    nodes: list[str]
-    verdict: EchoVerdict | None = None
-    refused: str = ""
-    cancelled: bool = False
-    tests_done: int = 0
-    tests_total: int = 0
-
-
-class EchoTest:
-    """Judges nothing but its settings: names ``settings.suspect`` when it is one of the nodes."""
-
-    def __init__(self, monitor, nodes, settings: EchoSettings, *, matrix: bool, on_progress=None) -> None:
-        self.nodes, self.settings, self.cancelled = list(nodes), settings, False
-
-    async def run(self) -> EchoReport:
-        bad = [n for n in self.nodes if n == self.settings.suspect]
-        verdict = EchoVerdict(checks.FAIL if bad else checks.PASS, bad, frozenset(self.nodes),
-                              f"{bad[0]} echoes wrong" if bad else "every node echoes")
-        return EchoReport(self.nodes, verdict, tests_done=len(self.nodes), tests_total=len(self.nodes))
-
-    def cancel(self) -> None:
-        self.cancelled = True
-
-
-class EchoDocuments:
-    """The echo check's report module."""
-
-    @staticmethod
-    def report_document(report: EchoReport) -> dict:
-        v = report.verdict
-        return {"kind": KIND, "nodes": report.nodes, "status": v.status, "suspects": v.suspects, "text": v.text}
-
-    @staticmethod
-    def text_report(report: EchoReport) -> str:
-        return f"echo over {len(report.nodes)} nodes: {report.verdict.text}"
-
-    @staticmethod
-    def load_report(document: dict) -> EchoReport:
-        if document.get("kind") != KIND:
-            raise ValueError("not an echo document")
-        verdict = EchoVerdict(document["status"], list(document["suspects"]), frozenset(document["nodes"]),
-                              document["text"])
-        return EchoReport(list(document["nodes"]), verdict)
-
-
-def echo_stragglers(verdict: EchoVerdict) -> list[Straggler]:
-    return [Straggler(n, "pairs", 0.0, 0.0, f"{n}: the echo test names it") for n in verdict.suspects]
-
-
-STARTED: list[tuple] = []
-
-
-def start_echo(app, nodes, **options) -> None:
-    STARTED.append((app, list(nodes), options))
-
-
-ECHO = checks.Check(name="echo", title="echo test", kind=KIND, key="E", recorded=True, verbs=("echo",),
-                    aliases=("ping-back",), start=start_echo, screen=object, runner=EchoTest,
-                    settings=EchoSettings, report=EchoDocuments, stragglers=echo_stragglers)
 
 
 @pytest.fixture
 def echo():
-    checks.register(ECHO)
-    STARTED.clear()
-    try:
-        yield ECHO
-    finally:
-        checks.unregister(ECHO.name)
+    with registered() as check:
+        yield check
 
 
 def test_the_registry_finds_a_registered_check_by_name_kind_and_verb(echo):
@@ -175,6 +87,46 @@ def test_the_app_dispatches_to_it_and_its_suspects_become_stragglers(echo):
     assert list(monitor.fleet.pair_suspects) == ["b"]  # its check's stragglers, through the engine
     assert [s.reason for s in monitor.fleet.stragglers] == ["b: the echo test names it"]
     assert event_text({"type": "test", "kind": KIND, "report": document}).startswith("echo test")
+
+
+def test_its_key_gets_a_row_of_the_key_table_after_netuis_checks(echo):
+    from netui.ui import keys
+
+    assert [(r.shown, r.actions, r.screens, r.check) for r in keys.check_rows()] == \
+        [("E", ("run_check('echo')",), (keys.CLUSTER,), "echo")]
+    row = keys.check_rows()[0]
+    assert row.help == ("echo test: every node answers back — over the marked nodes (or all); in a replay, "
+                        "the last one recorded before this point")
+    rows = keys.rows()
+    assert [r for r in rows if r != row] == list(keys.KEYS) and len(rows) == len(keys.KEYS) + 1
+    assert rows[rows.index(row) - 1].check == "doctor"  # beside netui's own checks' keys in the help
+
+
+def test_netuis_own_checks_keep_their_hand_made_rows():
+    from netui.ui import keys
+
+    assert keys.check_rows() == [] and keys.rows() == list(keys.KEYS)
+    hand = {r.check: r for r in keys.KEYS if r.check}
+    assert {name: hand[name].keys for name in hand} == {"pairs": ("t", "T"), "latency": ("l",),
+                                                       "doctor": ("D", "r")}
+    assert all(c.key in hand[c.name].keys for c in checks.all_checks())
+
+
+def test_a_key_another_check_or_netui_binds_is_refused():
+    from dataclasses import replace
+
+    from netui.ui import keys
+
+    with pytest.raises(ValueError, match="the key 'l' runs another check"):
+        checks.register(replace(ECHO, key="l"))
+    assert checks.by_name("latency").key == "l" and ECHO.name not in [c.name for c in checks.all_checks()]
+    for key, row in (("s", "s: cycle the sort"), ("j", "j / k: down / up"), ("q", "q: quit"),
+                     ("ctrl+p", "ctrl+p: command palette")):
+        with registered(replace(ECHO, key=key)):
+            with pytest.raises(ValueError, match=re.escape(f"the echo test's key '{key}' is netui's already ({row}")):
+                keys.check_rows()
+    with registered(replace(ECHO, key="")):  # no key: no row, nothing refused
+        assert keys.check_rows() == []
 
 
 def test_a_check_without_stragglers_leaves_the_fleet_alone(echo):

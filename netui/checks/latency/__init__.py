@@ -12,7 +12,7 @@ from netui.checks import Check
 KIND = "latency-test"  # the kind of its JSON documents and recorded tests
 
 CHECK = Check(
-    name="latency", title="latency test", kind=KIND, key="l", recorded=True,
+    name="latency", title="latency test", kind=KIND, key="l", min_nodes=2, recorded=True,
     verbs=("latency",), aliases=("ping",),  # `netui bench ping`, its first name, still runs it
     start="netui.checks.latency.dialog:start",
     screen="netui.checks.latency.screen:LatencyScreen",
