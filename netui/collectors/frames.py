@@ -145,7 +145,7 @@ class FrameDecoder:
                 sample = self._usual(fields, keys == _USUAL, peers)
                 if sample is not None:
                     return sample
-        texts: dict[str, str | bytes | None] = {}
+        texts: dict[str, str | bytes] = {}
         attrs: dict[str, tuple] = {}
         ib: dict[str, str] = {}
         eth: dict[str, str] = {}
@@ -175,14 +175,14 @@ class FrameDecoder:
             else:
                 texts[key] = text
         try:
-            wall = float(texts.pop("wall"))  # type: ignore[arg-type]
-            mono = float(texts.pop("mono"))  # type: ignore[arg-type]
+            wall = float(texts.pop("wall"))
+            mono = float(texts.pop("mono"))
         except (KeyError, TypeError, ValueError):
             raise FrameError("frame without node clocks") from None
         eth_mono = None
         if eth:
             try:
-                eth_mono = float(texts.pop("ethmono"))  # type: ignore[arg-type]
+                eth_mono = float(texts.pop("ethmono"))
             except (KeyError, TypeError, ValueError):
                 raise FrameError("ethtool records without their clock") from None
         texts.pop("ethmono", None)

@@ -474,14 +474,15 @@ def _assemble(recs: list[_Rec], path: str, ports: dict[str, tuple[str | None, st
         if switch is not None and key in leaf_of and leaf_of[key][0] != switch:
             raise TopologyFileError(path, line, f"node {node} is under two switches: "
                                                 f"{leaf_of[key][0]} (line {leaf_of[key][1]}) and {switch}")
-        if switch is None and key not in leaf_of:
+        port_source = where(line) if port is not None else None
+        old = attachments.get(key)  # the switch that lists the node, if one does
+        if old is not None:
+            attachments[key] = Attachment(old.node, old.switch, port, old.source, port_source)
+        elif switch is not None:
+            attachments[key] = Attachment(node, switch, port, where(line), port_source)
+        else:
             raise TopologyFileError(path, line, f"node {node}: no switch (give switch = \"NAME\" or list it "
                                                 "in a switch's nodes)")
-        old = attachments.get(key)
-        node = old.node if old else node
-        attachments[key] = Attachment(node, old.switch if old else switch, port,  # type: ignore[arg-type]
-                                       old.source if old else where(line),
-                                       where(line) if port is not None else None)
     switches = [Switch(r.name, parent[r.name][0] if r.name in parent else None, r.uplink_gbps, r.link_speed,
                        where(r.line)) for r in recs]
     return Topology(switches, attachments.values())

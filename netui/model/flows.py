@@ -261,8 +261,9 @@ def pair_matrix(flows: Mapping[str, Mapping[str, PeerRates]]) -> dict[tuple[str,
         if sent is None and b is not None:
             sent = b.rx_bytes_per_s
         rtt = a.rtt_s if a is not None and a.rtt_s is not None else (b.rtt_s if b is not None else None)
-        out[(src, dst)] = PairFlow(sent, rtt, a.retrans_per_s if a is not None else None,
-                                   a.sockets if a is not None else b.sockets)  # type: ignore[union-attr]
+        counted = a if a is not None else b
+        assert counted is not None  # each pair above comes from one end's reading at least
+        out[(src, dst)] = PairFlow(sent, rtt, a.retrans_per_s if a is not None else None, counted.sockets)
     return out
 
 
@@ -278,10 +279,10 @@ def pair_value(flow: PairFlow, metric: str) -> float | None:
 def worst_pairs(pairs: Mapping[tuple[str, str], PairFlow], metric: str) -> list[tuple[tuple[str, str], PairFlow]]:
     """The pairs worst first for ``metric``: the slowest flows that move bytes (throughput),
     the longest RTT, the most retransmits; pairs without the figure last."""
-    known = [(k, f) for k, f in pairs.items() if pair_value(f, metric) is not None]
+    known = [(value, k, f) for k, f in pairs.items() if (value := pair_value(f, metric)) is not None]
     if metric == "throughput":
-        known = [(k, f) for k, f in known if (f.bytes_per_s or 0) > 0]
-        known.sort(key=lambda kf: (kf[1].bytes_per_s, kf[0]))
+        known = [(value, k, f) for value, k, f in known if value > 0]
+        known.sort(key=lambda vkf: (vkf[0], vkf[1]))
     else:
-        known.sort(key=lambda kf: (-pair_value(kf[1], metric), kf[0]))  # type: ignore[operator]
-    return known
+        known.sort(key=lambda vkf: (-vkf[0], vkf[1]))
+    return [(k, f) for _, k, f in known]

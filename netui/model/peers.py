@@ -19,7 +19,7 @@ from netui.model.samples import IfaceLayout, InterfaceTable
 from netui.model.units import speed
 
 
-def _expected(values: list) -> object | None:
+def _expected(values: list[float]) -> float | None:
     counts = Counter(values)
     if len(values) < 2:
         return None
@@ -127,5 +127,5 @@ def _below_peers(links: dict[str, list[tuple[str, float]]], show, found: dict[st
         if expected is None:
             continue
         for node, v in seen:
-            if v < expected:  # type: ignore[operator]
+            if v < expected:
                 found.setdefault(node, []).append(f"{label} at {show(v)}, its peers at {show(expected)}")

@@ -151,11 +151,15 @@ class CounterTable(Mapping):
     def from_counters(cls, counters: Mapping[str, Sequence[int]]) -> CounterTable:
         return cls(tuple(counters), _flat_counters(list(counters.values())))
 
+    def _positions(self) -> dict[str, int]:
+        """name → row, built on first use."""
+        if self._index is None:
+            self._index = {n: i for i, n in enumerate(self.names)}
+        return self._index
+
     def position(self, name: str) -> int:
         """Row of ``name``; KeyError when there is none."""
-        index = self._index
-        if index is None:
-            index = self._index = {n: i for i, n in enumerate(self.names)}
+        index = self._index if self._index is not None else self._positions()
         return index[name]
 
     def __getitem__(self, name: str) -> InterfaceCounters:
@@ -164,10 +168,9 @@ class CounterTable(Mapping):
 
     def __contains__(self, name: object) -> bool:
         try:
-            self.position(name)  # type: ignore[arg-type]
-        except (KeyError, TypeError):
+            return name in self._positions()
+        except TypeError:  # unhashable
             return False
-        return True
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names)

@@ -18,7 +18,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.message import Message
-from textual.notifications import Notification
+from textual.notifications import Notification, SeverityLevel
 from textual.screen import Screen
 from textual.widgets import Input
 
@@ -143,7 +143,7 @@ class NetuiApp(App):
 
     SEVERITY_RANK = {"information": 0, "warning": 1, "error": 2}
 
-    def notify(self, message: str, *, title: str = "", severity: str = "information",
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
                timeout: float | None = None, markup: bool = True) -> None:
         """One toast at a time: a new one replaces those still showing that are not graver
         (marking five nodes shows one toast, not a stack of five over the Σ line)."""
@@ -154,7 +154,7 @@ class NetuiApp(App):
         for shown in list(self._notifications):
             if self.SEVERITY_RANK.get(shown.severity, 0) <= rank:
                 self._unnotify(shown, refresh=False)
-        self._notifications.add(Notification(message, title, severity,  # type: ignore[arg-type]
+        self._notifications.add(Notification(message, title, severity,
                                              self.NOTIFICATION_TIMEOUT if timeout is None else timeout,
                                              markup=markup))
         self._refresh_notifications()

@@ -2,13 +2,16 @@
 checker (Textual's ``getters.app``; at run time the inherited property, which returns the same
 app), so every ``self.app.fleet`` or ``self.app.start_check`` is held to the app's real
 attributes; and each answers ``refresh_data`` after a tick, which the app calls on whatever
-screen is on top (a screen that shows no live data keeps the default: nothing to do)."""
+screen is on top (a screen that shows no live data keeps the default: nothing to do).
+``NetuiStatic`` is the same typed app for a Static widget that reads the app (a panel asking
+whether this is a replay)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from textual.screen import ModalScreen, Screen
+from textual.widgets import Static
 
 if TYPE_CHECKING:
     from textual import getters
@@ -30,3 +33,8 @@ class NetuiModalScreen(ModalScreen[Any]):
 
     def refresh_data(self) -> None:
         """Repaint from the app's fleet after a tick (the app calls it while not paused)."""
+
+
+class NetuiStatic(Static):
+    if TYPE_CHECKING:
+        app = getters.app(NetuiApp)

@@ -34,7 +34,7 @@ class Column:
     label: str
     width: int
     text: Callable[[Node, GridOptions], str]
-    sort_value: Callable[[Node], float | str] | None = None
+    sort_value: Callable[[Node], float] | None = None  # a sort by the column: largest first (Node: sort_key)
     threshold: str | None = None  # colour the cell by this metric's level
     value: Callable[[Node], float | None] | None = None
     right: bool = True
@@ -93,8 +93,8 @@ WHY_WIDE = 40  # from this width on, the Why column says every reason in words
 
 # Display order. ``priority``: lower is kept longer when the terminal is narrow.
 COLUMNS: tuple[Column, ...] = (
-    Column("node", "Node", 13, lambda n, o: n.name, lambda n: n.name, right=False, priority=0),
-    Column("state", "State", 11, _state, lambda n: n.state.value, right=False, priority=1),
+    Column("node", "Node", 13, lambda n, o: n.name, right=False, priority=0),
+    Column("state", "State", 11, _state, right=False, priority=1),
     Column("rx", "RX", 10, lambda n, o: units.bits_per_s(n.summary.rx_bytes_per_s, as_bytes=o.as_bytes),
            lambda n: _v(n.summary.rx_bytes_per_s), priority=2),
     Column("tx", "TX", 10, lambda n, o: units.bits_per_s(n.summary.tx_bytes_per_s, as_bytes=o.as_bytes),
@@ -179,8 +179,9 @@ def sort_key(sort: str) -> Callable[[Node], tuple]:
     if sort == "node":
         return lambda n: (units.name_key(n.name),)
     col = next(c for c in COLUMNS if c.key == sort)
-    assert col.sort_value is not None
-    return lambda n: (-col.sort_value(n), units.name_key(n.name))  # type: ignore[operator]
+    sort_value = col.sort_value
+    assert sort_value is not None
+    return lambda n: (-sort_value(n), units.name_key(n.name))
 
 
 def _share_text(low: float, high: float) -> str:

@@ -20,6 +20,7 @@ from netui.model.health import Level
 from netui.model.node import Node
 from netui.model.rates import CpuSumRates
 from netui.model.samples import SOFTWARE_KINDS, CpuSums
+from netui.ui.base import NetuiStatic
 from netui.ui.render import spark
 
 CHART_SECONDS = 300  # the chart shows the last five minutes
@@ -226,7 +227,7 @@ def plot_rx_tx(plot: PlotextPlot, rx_ring, tx_ring, *, as_bytes: bool, interval_
     plot.refresh()
 
 
-class CpuPanel(Static):
+class CpuPanel(NetuiStatic):
     """Per-CPU softirq %, NET_RX/s and NET_TX/s; the hottest CPU picked out."""
 
     DEFAULT_CSS = """
@@ -240,7 +241,7 @@ class CpuPanel(Static):
         cr = node.rates.cpu if node.rates else None
         if cr is None or (not any(p is not None for p in cr.softirq_percent)
                           and not any(r is not None for r in cr.net_rx_per_s)):
-            self.update(_waiting(node, "per-CPU softirq", _hottest_meanwhile, replay=self.app.replay))  # type: ignore[attr-defined]
+            self.update(_waiting(node, "per-CPU softirq", _hottest_meanwhile, replay=self.app.replay))
             return
         hot = cr.hottest()
         thr = node.threshold("softirq_percent")
@@ -306,7 +307,7 @@ def _bar(pct: float | None, width: int) -> str:
     return ("█" * n + partial).ljust(width)[:width]
 
 
-class TcpPanel(Static):
+class TcpPanel(NetuiStatic):
     DEFAULT_CSS = """
     TcpPanel { height: auto; border: round $primary 60%; padding: 0 1; }
     """
@@ -317,7 +318,7 @@ class TcpPanel(Static):
     def show(self, node: Node, styles) -> None:
         s = node.sample.tcp if node.sample else None
         t = node.rates.tcp if node.rates else None
-        via = self.app.monitor.via(node.name)  # type: ignore[attr-defined]
+        via = self.app.monitor.via(node.name)
         if s is None:
             if via and node.sample is None:
                 self.update(f"no TCP counters: nothing read from {via} yet")
@@ -354,7 +355,7 @@ class TcpPanel(Static):
         self.update(lines)
 
 
-class SoftnetPanel(Static):
+class SoftnetPanel(NetuiStatic):
     DEFAULT_CSS = """
     SoftnetPanel { height: auto; border: round $primary 60%; padding: 0 1; }
     """
@@ -367,7 +368,7 @@ class SoftnetPanel(Static):
         if r is None:
             sums = node.sample.cpu_sums if node.sample else None
             if node.sample and (node.sample.softnet or (sums is not None and sums.dropped is not None)):
-                self.update(_waiting(node, "per-CPU softnet", _softnet_meanwhile, replay=self.app.replay))  # type: ignore[attr-defined]
+                self.update(_waiting(node, "per-CPU softnet", _softnet_meanwhile, replay=self.app.replay))
             else:
                 self.update("no softnet_stat")
             return

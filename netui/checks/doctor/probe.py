@@ -39,7 +39,9 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import TypeVar
 
 from netui.checks.doctor.parse_nic import parse_ethtool_features, parse_ethtool_ring, parse_tc_qdiscs
 from netui.collectors.procfs import ParseError
@@ -47,6 +49,8 @@ from netui.checks.doctor.rules import DoctorProbe, NicQueues, RdmaPortState
 from netui.checks.doctor.rules_nic import NOT_SUPPORTED, NicSettings
 from netui.checks.doctor.rules_sysctl import SYSCTL_KEYS
 from netui.model.text import safe_lines
+
+Parsed = TypeVar("Parsed")  # what a section's parser returns
 
 _SCRIPT = r"""PATH=$PATH:/usr/sbin:/sbin; LC_ALL=C; export PATH LC_ALL
 echo @sysctl
@@ -216,14 +220,13 @@ def parse_doctor_probe(text: str) -> DoctorProbe:
                        nic_settings=_nic_settings(blocks), tc=tools.get("tc"), ethtool=tools.get("ethtool"))
 
 
-_BLOCKS = {"qdisc": parse_tc_qdiscs, "features": parse_ethtool_features, "ring": parse_ethtool_ring}
-_FIELDS = {"qdisc": "qdiscs", "features": "features", "ring": "ring"}
+_BLOCKS = ("qdisc", "features", "ring")  # the per-interface sections (_nic_settings reads each)
 _MAX_BLOCK_LINES = 20_000
 _TOOL = re.compile(r"^(tc|ethtool) (yes|no)$")
 
 
-def _read_block(section: str, lines: list[str], status: list[int]) -> tuple[object, str | None]:
-    """(what the block says, None) or (None, why it could not be read): "not supported" when
+def _read_block(parse: Callable[[str], Parsed], lines: list[str], status: list[int]) -> tuple[Parsed | None, str | None]:
+    """(what ``parse`` reads in the block, None) or (None, why it could not be read): "not supported" when
     the tool says the device has no such thing (a veth's rings)."""
     body = "\n".join(lines)
     if not status:
@@ -234,18 +237,25 @@ def _read_block(section: str, lines: list[str], status: list[int]) -> tuple[obje
             return None, NOT_SUPPORTED
         return None, (last[:120] or f"exit status {status[0]}")
     try:
-        return _BLOCKS[section](body), None
+        return parse(body), None
     except ParseError as exc:
         return None, f"unreadable output: {exc}"[:160]
 
 
-def _nic_settings(blocks) -> dict[str, NicSettings]:
-    parts: dict[str, dict[str, object]] = {}
+def _nic_settings(blocks: Sequence[tuple[str, str, list[str], list[int]]]) -> dict[str, NicSettings]:
+    settings: dict[str, NicSettings] = {}
     for section, name, lines, status in blocks:
         if not name:
             continue
-        value, problem = _read_block(section, lines, status)
-        field = _FIELDS[section]
-        parts.setdefault(name, {})[field] = value
-        parts[name][f"{'qdisc' if field == 'qdiscs' else field}_problem"] = problem
-    return {name: NicSettings(**kw) for name, kw in parts.items()}  # type: ignore[arg-type]
+        nic = settings.get(name, NicSettings())
+        if section == "qdisc":
+            qdiscs, problem = _read_block(parse_tc_qdiscs, lines, status)
+            nic = replace(nic, qdiscs=qdiscs, qdisc_problem=problem)
+        elif section == "features":
+            features, problem = _read_block(parse_ethtool_features, lines, status)
+            nic = replace(nic, features=features, features_problem=problem)
+        else:  # "ring"
+            ring, problem = _read_block(parse_ethtool_ring, lines, status)
+            nic = replace(nic, ring=ring, ring_problem=problem)
+        settings[name] = nic
+    return settings

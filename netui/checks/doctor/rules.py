@@ -227,12 +227,13 @@ def _speed(facts: Sequence[NodeFacts]) -> list[Finding]:
 
 
 def _link_state(facts: Sequence[NodeFacts]) -> list[Finding]:
-    per_node = {f.name: {n: _up(i) for n, i in _dataplane(f).items()} for f in facts}
+    planes = {f.name: _dataplane(f) for f in facts}
+    per_node = {node: {n: _up(i) for n, i in plane.items()} for node, plane in planes.items()}
     out = []
     for node, name, up, target, count, of in _compare(per_node):
         if up or target is not True:
             continue
-        iface = next(f for f in facts if f.name == node).interfaces[name]  # type: ignore[index]
+        iface = planes[node][name]
         if iface.carrier is False:
             out.append(Finding("link_state", Level.WARNING, node, name,
                                f"{name} has no carrier; it is up on {count} of {of} nodes — the cable, the optic "
@@ -295,16 +296,21 @@ def buffer_path(facts: NodeFacts) -> BufferPath:
     return BufferPath(mbps / 1000 if mbps else None, name, facts.rtt_ms)
 
 
+def _probed(facts: Iterable[NodeFacts]) -> list[tuple[NodeFacts, DoctorProbe]]:
+    """The nodes the probe answered, each with its answer."""
+    return [(f, f.probe) for f in facts if f.probe is not None]
+
+
 def _sysctls(facts: Sequence[NodeFacts], rec: Recommendations) -> list[Finding]:
     out = []
-    probed = [f for f in facts if f.probe is not None]
+    probed = _probed(facts)
     for rule in SYSCTL_RULES:
-        values = {f.name: " ".join(f.probe.sysctls[rule.key].split())  # type: ignore[union-attr]
-                  for f in probed if rule.key in f.probe.sysctls}  # type: ignore[union-attr]
+        values = {f.name: " ".join(probe.sysctls[rule.key].split())
+                  for f, probe in probed if rule.key in probe.sysctls}
         if not values:
             continue
         target, count = _majority(values)
-        for f in probed:
+        for f, _ in probed:
             value = values.get(f.name)
             if value is None:
                 continue
@@ -407,12 +413,12 @@ def _examined(facts: NodeFacts) -> list[Finding]:
 def _ok(check: str, findings: list[Finding], facts: Sequence[NodeFacts]) -> list[Finding]:
     """One ok finding per check that found nothing, saying what it looked at; none for a
     check that had nothing to look at (no RDMA ports, no known link speeds)."""
-    probed = [f for f in facts if f.probe is not None]
+    probed = _probed(facts)
     if check == "sysctl":
         out = []
         bad = {f.subject for f in findings}
         for rule in SYSCTL_RULES:
-            have = [f.probe.sysctls[rule.key] for f in probed if rule.key in f.probe.sysctls]  # type: ignore[union-attr]
+            have = [probe.sysctls[rule.key] for _, probe in probed if rule.key in probe.sysctls]
             if have and rule.key not in bad:
                 words = f"{' '.join(have[0].split())} on {nodes_text(len(have))} ({rule.ok_words})"
                 out.append(Finding(check, Level.OK, None, rule.key, words))
@@ -431,20 +437,20 @@ def _ok(check: str, findings: list[Finding], facts: Sequence[NodeFacts]) -> list
         seen = sum(bool(p) for p in planes)
         words = f"on {nodes_text(seen)}"
     elif check in ("rdma_port", "rdma_rate"):
-        ports = sum(len(f.probe.rdma) for f in probed)  # type: ignore[union-attr]
-        seen = sum(bool(f.probe.rdma) for f in probed)  # type: ignore[union-attr]
+        ports = sum(len(probe.rdma) for _, probe in probed)
+        seen = sum(bool(probe.rdma) for _, probe in probed)
         words = f"{ports} ports on {nodes_text(seen)}"
     elif check in ("traffic_shaping", "offloads", "rings"):
         tool = "tc" if check == "traffic_shaping" else "ethtool"
-        seen, skipped = rules_nic.coverage(check, [(getattr(f.probe, tool), _dataplane(f),
-                                                     f.probe.nic_settings) for f in probed])  # type: ignore[union-attr]
+        seen, skipped = rules_nic.coverage(check, [(getattr(probe, tool), _dataplane(f),
+                                                     probe.nic_settings) for f, probe in probed])
         words = f"on {nodes_text(seen)}" if seen else "not checked"
         words += "".join(f"; not checked on {nodes_text(n)} ({why})" if seen else f" on {nodes_text(n)} ({why})"
                          for why, n in skipped.items())
         seen = seen or sum(skipped.values())
     elif check in ("irq_spread", "rps"):
-        seen = sum(any(n in f.probe.nics and i.kind is not None  # type: ignore[union-attr]
-                       and i.kind not in SOFTWARE_KINDS for n, i in _dataplane(f).items()) for f in probed)
+        seen = sum(any(n in probe.nics and i.kind is not None
+                       and i.kind not in SOFTWARE_KINDS for n, i in _dataplane(f).items()) for f, probe in probed)
         words = f"on {nodes_text(seen)} with NICs"
     else:  # examined: every node, or it is not said (the nodes not examined are their own line)
         seen = 0 if any(f.unreachable for f in facts) else len(facts)
@@ -490,11 +496,11 @@ def rtt_by_node(results: Iterable[LatencyResult]) -> dict[str, float]:
     """The RTT (ms) the buffer advice takes for each node of a latency test: the typical RTT
     of the test's slowest pair, the same for every node that took part — a collective moves
     at the pace of its slowest hop, and one mistuned default stays one line for the fleet."""
-    results = [r for r in results if r.typical_ms is not None]
-    if not results:
+    timed = [(ms, r) for r in results if (ms := r.typical_ms) is not None]
+    if not timed:
         return {}
-    slowest = max(r.typical_ms for r in results)  # type: ignore[type-var]
-    return {node: slowest for r in results for node in r.pair}
+    slowest = max(ms for ms, _ in timed)
+    return {node: slowest for _, r in timed for node in r.pair}
 
 
 def not_examined(facts: Iterable[NodeFacts]) -> list[tuple[list[str], str]]:

@@ -109,9 +109,9 @@ class _Way:
 def _way(topology: Topology, sender: str, receiver: str) -> _Way | None:
     """None when the pair stays in a leaf, a node is not placed or the trees are separate."""
     path = topology.path(sender, receiver)
-    if not path.placed or path.same_leaf or path.top is None:
+    if path.leaf_a is None or path.leaf_b is None or path.same_leaf or path.top is None:
         return None
-    up_a, up_b = topology.ancestry(path.leaf_a), topology.ancestry(path.leaf_b)  # type: ignore[arg-type]
+    up_a, up_b = topology.ancestry(path.leaf_a), topology.ancestry(path.leaf_b)
     i, j = up_a.index(path.top), up_b.index(path.top)
     return _Way(tuple(up_a[:i]), tuple(up_b[:j]), tuple(dict.fromkeys([*up_a[1:i + 1], *up_b[1:j]])), path.top)
 
