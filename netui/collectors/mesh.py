@@ -17,7 +17,7 @@ def parse_mesh(value: bytes) -> MeshSample:
     """The MeshSample of one "mesh" field; ParseError when it is not as the sampler packs it."""
     if len(value) < MESH_HEAD.size:
         raise ParseError(f"mesh: {len(value)} bytes, shorter than its head")
-    status, code, port, peers, answers, refused, rows, mono = MESH_HEAD.unpack_from(value)
+    status, code, port, peers, answers, refused, rows, mono, family, home = MESH_HEAD.unpack_from(value)
     if mono != mono:  # (NaN)
         raise ParseError("mesh: its time is not a number")
     if status == MESH_UNAVAILABLE:
@@ -44,4 +44,8 @@ def parse_mesh(value: bytes) -> MeshSample:
         readings.append(MeshPeerReading(address, peer_port, answered, lost, rtts))
     if at != len(value):
         raise ParseError(f"mesh: {len(value) - at} bytes after its last row")
-    return MeshSample(mono, port=port, peers=peers, answers=answers, refused=refused, readings=tuple(readings))
+    address = address_text(family, home) if family else None
+    if family and address is None:
+        raise ParseError(f"mesh: address family {family}")
+    return MeshSample(mono, port=port, peers=peers, answers=answers, refused=refused, readings=tuple(readings),
+                      address=address)

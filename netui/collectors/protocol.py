@@ -110,9 +110,10 @@ MESH_PACKET = struct.Struct("<4s16sIQ")
 # "mesh": a head, then per peer whose probes settled since the last frame a MESH_ROW followed by
 # `answered` u32 RTTs (µs, at most MESH_MAX_RTTS a row: the rest counted, not listed).
 # head: status (MESH_*), errno when unavailable, the UDP port it answers on, peers on its list,
-# probes answered for peers, probes refused (no token, a stranger, not a probe), rows; then
-# CLOCK_MONOTONIC of the frame
-MESH_HEAD = struct.Struct("<BxHHxxIIIId")
+# probes answered for peers, probes refused (no token, a stranger, not a probe), rows,
+# CLOCK_MONOTONIC of the frame; then the address the node was reached at (SSH_CONNECTION's
+# server address, the one its peers are told to probe; family 0: unknown) as family, 16 bytes
+MESH_HEAD = struct.Struct("<BxHHxxIIIIdB3x16s")
 # a peer: family (2, 10), address (16 bytes, IPv4 in the first four), its port, probes answered
 # and lost (no answer within MESH_TIMEOUT_S) since the last frame, RTTs listed
 MESH_ROW = struct.Struct("<B3x16sHHHH")

@@ -837,6 +837,9 @@ class Mesh(object):
         self.answers = self.refused = 0  # since the sampler started
         self.answer_budget, self.budget_at = MESH_ANSWERS_PER_S, 0.0
         self.error = 0
+        # the address this node was reached at (its SSH session's server end): what its peers probe
+        words = os.environ.get("SSH_CONNECTION", "").split()
+        self.home = (len(words) == 4 and mesh_address(words[2])) or (0, b"\0" * 16)
         self.sock = None
         self.six = False  # a dual-stack IPv6 socket (IPv4 peers as mapped addresses)
         try:
@@ -970,7 +973,7 @@ class Mesh(object):
             rows.append(struct.pack("<%dI" % len(rtts), *rtts))
         head = MESH_HEAD.pack(MESH_UNAVAILABLE if self.sock is None else MESH_ON, self.error & 0xFFFF,
                               self.port, len(self.peers), self.answers & U32_MAX, self.refused & U32_MAX,
-                              len(self.settled), now)
+                              len(self.settled), now, self.home[0], self.home[1])
         self.settled = {}
         return head + b"".join(rows)
 

@@ -30,7 +30,7 @@ class MeshSample:
     the UDP port it answers probes on; ``peers``: how many peers it has been given; ``answers``
     and ``refused``: probes it answered, and packets it dropped (no token, not from a listed
     peer, not a probe), counted since its sampler started; ``readings``: what settled since
-    the frame before.
+    the frame before; ``address``: the address the node was reached at, which its peers probe.
     """
 
     mono_s: float
@@ -41,3 +41,4 @@ class MeshSample:
     answers: int = 0
     refused: int = 0
     readings: tuple[MeshPeerReading, ...] = ()
+    address: str | None = None  # where its peers reach it (its SSH session's address); None: unknown

@@ -21,19 +21,23 @@ def row(address: str, port: int, answered: int, lost: int, rtts: list[int]) -> b
     return MESH_ROW.pack(2, raw, port, answered, lost, len(rtts)) + struct.pack(f"<{len(rtts)}I", *rtts)
 
 
+HOME = socket.inet_pton(socket.AF_INET, "198.18.0.1") + bytes(12)
+
+
 def field(rows: list[bytes], *, status: int = MESH_ON, mono: float = 12.5) -> bytes:
-    return MESH_HEAD.pack(status, 0, 4242, 3, 17, 2, len(rows), mono) + b"".join(rows)
+    return MESH_HEAD.pack(status, 0, 4242, 3, 17, 2, len(rows), mono, 2, HOME) + b"".join(rows)
 
 
 def test_a_field_as_the_sampler_packs_it():
     m = parse_mesh(field([row("198.18.0.2", 5000, 3, 1, [120, 95, 130]), row("198.18.0.3", 5001, 0, 2, [])]))
     assert (m.available, m.port, m.peers, m.answers, m.refused, m.mono_s) == (True, 4242, 3, 17, 2, 12.5)
+    assert m.address == "198.18.0.1"
     assert [(r.address, r.port, r.answered, r.lost, r.rtts_us) for r in m.readings] == [
         ("198.18.0.2", 5000, 3, 1, (120, 95, 130)), ("198.18.0.3", 5001, 0, 2, ())]
 
 
 def test_a_node_without_its_socket_says_so():
-    m = parse_mesh(MESH_HEAD.pack(MESH_UNAVAILABLE, 97, 0, 0, 0, 0, 0, 1.0))
+    m = parse_mesh(MESH_HEAD.pack(MESH_UNAVAILABLE, 97, 0, 0, 0, 0, 0, 1.0, 0, bytes(16)))
     assert not m.available and "Address family not supported" in (m.error or "")
 
 
@@ -45,8 +49,9 @@ def test_a_node_without_its_socket_says_so():
     field([row("198.18.0.2", 5000, 100, 0, [1] * (MESH_MAX_RTTS + 1))]),  # more RTTs than the cap
     field([], status=7),  # an unknown status
     field([], mono=float("nan")),
-    MESH_HEAD.pack(MESH_ON, 0, 1, 1, 0, 0, 5, 1.0),  # five rows said, none there
-], ids=["short", "cut", "trailing", "rtts>answers", "rtts>cap", "status", "nan", "rows"])
+    MESH_HEAD.pack(MESH_ON, 0, 1, 1, 0, 0, 5, 1.0, 0, bytes(16)),  # five rows said, none there
+    MESH_HEAD.pack(MESH_ON, 0, 1, 1, 0, 0, 0, 1.0, 9, bytes(16)),  # its own address of no family
+], ids=["short", "cut", "trailing", "rtts>answers", "rtts>cap", "status", "nan", "rows", "home"])
 def test_a_field_that_is_not_the_samplers_is_refused(value):
     with pytest.raises(ParseError):
         parse_mesh(value)
