@@ -145,6 +145,16 @@ def topology_option(p: argparse.ArgumentParser) -> None:
                         "(docs/topology.md); with --slurm and no FILE, `scontrol show topology` is asked")
 
 
+def mesh_option(p: argparse.ArgumentParser) -> None:
+    """``--mesh off|on|RATE`` for the commands that watch nodes live over SSH (netui, snapshot,
+    record): engine/mesh.py ``parse_mesh_option``."""
+    p.add_argument("--mesh", default="off", metavar="off|on|RATE",
+                   help="the probe mesh: every node probes the others over UDP at a low rate and "
+                        "answers their probes, to see packet loss no counter shows (docs/mesh.md); "
+                        "on: 10 probes a second per node, each peer at most every 5 s; RATE: probes "
+                        "a second per node (default off)")
+
+
 def set_interval_default(p: argparse.ArgumentParser, seconds: float, help_text: str) -> None:
     """A command whose samples serve another purpose samples at its own pace by default."""
     p.set_defaults(interval=seconds)

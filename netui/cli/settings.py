@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from netui.exits import InputError
 from netui.readlimits import MAX_NODES_DEFAULT
+
+if TYPE_CHECKING:
+    from netui.engine.mesh import MeshSettings
 
 
 @dataclass(frozen=True)
@@ -63,9 +68,16 @@ class WatchSettings:
     history_s: float = 900.0
     config_path: str | None = None  # None: ~/.config/netui/config.toml where it exists
     topology_path: str | None = None  # --topology FILE: where each node is cabled
+    mesh: MeshSettings | None = None  # --mesh: the probe mesh (None: off)
 
     @classmethod
     def from_options(cls, args: argparse.Namespace) -> WatchSettings:
+        from netui.engine.mesh import parse_mesh_option
+
+        try:
+            mesh = parse_mesh_option(args.mesh)
+        except ValueError as exc:
+            raise InputError(f"--mesh: {exc} (off, on, or a rate in probes a second per node)") from None
         return cls(sources=SourceSettings.from_options(args), interval_s=args.interval,
                    history_s=getattr(args, "history", cls.history_s), config_path=args.config,
-                   topology_path=args.topology)
+                   topology_path=args.topology, mesh=mesh)

@@ -12,7 +12,8 @@ import sys
 from typing import TYPE_CHECKING
 
 from netui import __version__
-from netui.cli.options import common, exit_epilog, positive_float, positive_int, rotate_size, topology_option
+from netui.cli.options import (common, exit_epilog, mesh_option, positive_float, positive_int, rotate_size,
+                               topology_option)
 from netui.exits import InputError
 
 if TYPE_CHECKING:
@@ -70,6 +71,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
                        help="health thresholds, health rules and straggler rules, as live "
                             "(TOML; default ~/.config/netui/config.toml)")
         topology_option(p)
+        p.set_defaults(mesh="off")  # a replay's probes are recorded ones
         return p
     else:
         p = argparse.ArgumentParser(
@@ -89,6 +91,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
                         "(TOML; default ~/.config/netui/config.toml)")
     common(p)
     topology_option(p)
+    mesh_option(p)
     return p
 
 
@@ -132,7 +135,8 @@ def build_monitor(settings: WatchSettings, *, history_s: float | None = None,
         for source in sources:  # what the first read needs, before the first tick waits for it
             source.prepare()
         monitor = Monitor(sources, interval_s=settings.interval_s, history_s=history_s,
-                          thresholds=config.thresholds or None, rules=rules, connector=connector)
+                          thresholds=config.thresholds or None, rules=rules, connector=connector,
+                          mesh=settings.mesh)
     monitor.fleet.straggler_rules = config.straggler
     if hold_intervals == 1:  # judged at once: stragglers too
         monitor.fleet.straggler_rules = replace(config.straggler, flag_intervals=1, window_intervals=1,

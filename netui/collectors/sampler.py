@@ -891,9 +891,22 @@ class Mesh(object):
         # sent before it has would go unanswered, a loss that is not the network's
         self.due = max(self.due, time.monotonic() + MESH_GRACE_S)
 
-    def clear(self):
-        """``mp-``: no peers (probes in flight are forgotten, not lost)."""
-        self.peers, self.listed, self.next, self.flying = [], set(), 0, {}
+    def remove(self, words):
+        """``mp- ADDR PORT ...``: these peers gone (their probes in flight forgotten, not lost);
+        ``mp-`` alone: every peer."""
+        if not words:
+            self.peers, self.listed, self.next, self.flying = [], set(), 0, {}
+            return
+        gone = set()
+        for i in range(0, len(words) - 1, 2):
+            found = mesh_address(words[i].decode("ascii", "replace"))
+            if found is not None and DIGITS.match(words[i + 1].decode("ascii", "replace")):
+                gone.add((found[0], found[1], int(words[i + 1])))
+        if gone & self.listed:
+            self.listed -= gone
+            self.peers = [p for p in self.peers if p[:3] not in gone]
+            self.next = 0
+            self.flying = dict((seq, f) for seq, f in self.flying.items() if f[0] not in gone)
 
     def wake(self, now):
         """When the loop should next wake for the mesh (None: no probe to send)."""
@@ -1504,8 +1517,8 @@ class Sampler(object):
                     self.mesh = Mesh(token, rate, period)
         elif line.startswith(b"mp+ ") and self.mesh is not None:
             self.mesh.add(line.split()[1:])
-        elif line.startswith(b"mp-") and self.mesh is not None:
-            self.mesh.clear()
+        elif (line == b"mp-" or line.startswith(b"mp- ")) and self.mesh is not None:
+            self.mesh.remove(line.split()[1:])
 
     def loop(self, interval):
         out = sys.stdout.fileno()

@@ -21,6 +21,7 @@ Collectors implement this without importing the engine: the layers point one way
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
@@ -118,6 +119,11 @@ class Source(Protocol):
         """How to run commands on the node; None when this source runs none (``no_commands``)."""
         ...
 
+    def send_mesh(self, lines: Sequence[str]) -> bool:
+        """Steer the node's part of the probe mesh (docs/protocol.md#stdin: ``m …``, ``mp+ …``);
+        False when the source has no sampler to steer (its node takes no part in the mesh)."""
+        ...
+
     async def close(self) -> None:
         """End what the source holds (connections, threads' readers); bounded by the caller."""
         ...
@@ -155,6 +161,9 @@ class BaseSource:
 
     def commands(self) -> NodeAccess | None:
         return None
+
+    def send_mesh(self, lines: Sequence[str]) -> bool:
+        return False
 
     async def close(self) -> None:
         pass

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import shlex
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import asyncssh
@@ -190,6 +191,13 @@ class SshSource(BaseSource):
         if on != self.detail:
             self.detail = on
             self._tell(b"d 1\n" if on else b"d 0\n")
+
+    def send_mesh(self, lines: Sequence[str]) -> bool:
+        """Lines for the sampler's probe mesh, written to its stdin (dropped while no sampler
+        runs: the monitor tells a new one again from its first frames)."""
+        for line in lines:
+            self._tell(line.encode("ascii") + b"\n")
+        return True
 
     def _tell(self, line: bytes) -> None:
         channel = self._channel

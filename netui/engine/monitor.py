@@ -32,6 +32,7 @@ from typing import ClassVar
 
 from netui.collectors.source import Source
 from netui.engine.lldp import LldpReader
+from netui.engine.mesh import MeshCoordinator, MeshSettings
 from netui.engine.sources import SourceError
 from netui.model.fleet import Fleet
 from netui.model.node import NodeState
@@ -103,11 +104,12 @@ class Monitor:
     mode: ClassVar[Mode] = LIVE
 
     def __init__(self, sources: list[Source], *, interval_s: float = 1.0, history_s: float = 900.0,
-                 thresholds=None, rules=None, connector=None) -> None:
+                 thresholds=None, rules=None, connector=None, mesh: MeshSettings | None = None) -> None:
         """``thresholds`` and ``rules`` (model.health.HealthRules): how nodes are judged
         (the configuration file's, or the defaults). ``connector``: what the sources share
         to reach their nodes (an SSH connector, an HTTP client; anything with an async
-        ``close()``), closed with the monitor after them."""
+        ``close()``), closed with the monitor after them. ``mesh``: the probe mesh on, among
+        the nodes whose sources steer a sampler (engine/mesh.py), or None."""
         if interval_s <= 0:
             raise ValueError("interval must be positive")
         self.sources = sources
@@ -133,6 +135,9 @@ class Monitor:
         self._detail: Counter[str] = Counter()
         self._detail_all = False  # every node's (a recording, a snapshot)
         self.lldp = LldpReader(self)  # each node's LLDP neighbours, once per connection
+        self.mesh: MeshCoordinator | None = None
+        if mesh is not None:
+            self.mesh = MeshCoordinator([s for s in sources if s.push and s.send_mesh(())], mesh)
 
     def via(self, name: str) -> str | None:
         """What node ``name``'s counters come through when that limits what can be shown
@@ -161,6 +166,10 @@ class Monitor:
         self._arrival[name] = time.monotonic()
         if not taken:  # impossible numbers: the node's state says so; nothing of it is recorded
             return
+        if sample.mesh is not None:
+            self.fleet.observe_mesh(name, sample.mesh)
+        if self.mesh is not None:
+            self.mesh.observe(name, sample.mesh)
         if self.on_sample is not None:
             self.on_sample(name, sample)
         if self.recorder is not None:
@@ -170,6 +179,8 @@ class Monitor:
 
     def report(self, name: str, state: NodeState, reason: str | None) -> None:
         report_state(self.fleet[name], state, reason, time.time())
+        if self.mesh is not None and not state.healthy:
+            self.mesh.left(name)  # a dead sampler answers nothing: off the others' lists
         self.lldp.changed(name)  # a connection starts with a report: LLDP is read on each one
 
     # ticks ------------------------------------------------------------------------------------
@@ -189,6 +200,7 @@ class Monitor:
                 if last is not None and now - last > quiet_s:
                     node.set_state(NodeState.STALE, f"no sample for {now - last:.0f} s")
         self.fleet.update_stragglers()
+        self.fleet.update_mesh()
         self.lldp.tick()
         if self.recorder is not None:
             self.recorder.tick(self.fleet)

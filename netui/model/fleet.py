@@ -13,6 +13,7 @@ from netui.model.fabric_suspects import (FabricSuspect, HeldSuspects, LeafPressu
                                          paused_leaves)
 from netui.model.flows import AddressBook, PeerRates, labelled, peer_flows
 from netui.model.health import DEFAULT_RULES, HealthRules, Threshold
+from netui.model.mesh import HeldMesh, MeshSample, MeshSuspect, MeshVerdict, MeshWindow
 from netui.model.node import Node, NodeState
 from netui.model.peers import slower_links
 from netui.model.straggler import Straggler, StragglerRules, find_stragglers
@@ -45,6 +46,14 @@ class Fleet:
         # stragglers are, the first one before the stragglers in the header
         self.fabric_suspects: list[FabricSuspect] = []
         self._held_links = HeldSuspects(self.straggler_rules)
+        # the probe mesh (model/mesh.py): what each node's probes of the others settled, over
+        # a window; None until a node reports its mesh. ``mesh_verdict``: the last judgement
+        self.mesh: MeshWindow | None = None
+        self.mesh_verdict: MeshVerdict | None = None
+        self.mesh_suspects: tuple[MeshSuspect, ...] = ()  # the verdict's suspects, held (HeldMesh)
+        self._held_mesh = HeldMesh()
+        self._mesh_at: dict[tuple[str, int], str] = {}  # (address, port) a node answers on → node
+        self._mesh_of: dict[str, tuple[str, int]] = {}
         # the suspects of the last pair test that tested each node: stragglers until a later
         # test of the node clears them, or ``clear_pair_suspects``
         self.pair_suspects: dict[str, Straggler] = {}
@@ -55,6 +64,34 @@ class Fleet:
         self._topology: Topology | None = None
         self._lldp_nodes = 0  # nodes whose LLDP read placed them, in ``_topology``
         self._topology_due = False
+
+    def observe_mesh(self, name: str, mesh: MeshSample) -> None:
+        """Node ``name``'s frame's mesh: where it answers, and what its probes settled (a
+        reading about an address no node answers on is passed by)."""
+        if self.mesh is None:
+            self.mesh = MeshWindow()
+        if mesh.available and mesh.address is not None and mesh.port:
+            endpoint = (mesh.address, mesh.port)
+            old = self._mesh_of.get(name)
+            if old != endpoint:
+                if old is not None:
+                    self._mesh_at.pop(old, None)
+                self._mesh_of[name], self._mesh_at[endpoint] = endpoint, name
+        window, at = self.mesh, self._mesh_at
+        window.seen(name, mesh.mono_s)
+        for r in mesh.readings:
+            target = at.get((r.address, r.port))
+            if target is not None and target != name:
+                window.add(name, target, mesh.mono_s, r.answered, r.lost, r.rtts_us)
+
+    def update_mesh(self) -> MeshVerdict | None:
+        """Judge the mesh's window over the nodes that are up (model/mesh.py ``judge``)."""
+        if self.mesh is None:
+            return None
+        up = [n.name for n in self.nodes.values() if n.state is NodeState.UP]
+        self.mesh_verdict = self.mesh.judge(self.topology, up)
+        self.mesh_suspects = self._held_mesh.update(self.mesh_verdict.suspects)
+        return self.mesh_verdict
 
     @property
     def topology(self) -> Topology | None:

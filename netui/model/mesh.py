@@ -7,6 +7,7 @@ left): no two nodes' clocks are ever compared.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -55,7 +56,7 @@ MIN_PROBES = 20  # a pair with fewer settled probes in the window shows "few pro
 # a part of the network is named lossy when the probes through it lose at least LOSS_MARK and
 # MIN_LOST of them, LOSS_RATIO times what the probes elsewhere lose (never under LOSS_FLOOR)
 LOSS_MARK = 0.005
-MIN_LOST = 5
+MIN_LOST = 8
 LOSS_RATIO = 5.0
 LOSS_FLOOR = 0.001
 
@@ -359,11 +360,20 @@ def judge(pairs: dict[tuple[str, str], PairMesh], topology: Topology | None = No
                 out.append((NODE, f"{node} link", inside, {node}))
         return out
 
+    def clean_elsewhere(node: str, inside: set[tuple[str, str]]) -> bool:
+        """``node``'s other pairs, probed enough, lose so much less that ``inside``'s losses
+        would be a fluke at their rate: the loss is not the node's own."""
+        c = pooled(k for k in left if node in k and k not in inside)
+        here = pooled(inside)
+        # enough of them that, at the pair's loss, they would have lost 20
+        return c.probes * (here.loss or 0.0) >= 20 and _surprising(here.lost, here.probes, c.loss or 0.0)
+
     def paths() -> list[tuple[str, str, set[tuple[str, str]], set[str]]]:
         out = []
         for a, b in {tuple(sorted(k, key=name_key)) for k in left}:
             inside = {k for k in ((a, b), (b, a)) if k in left}
-            if losing(inside):
+            # the path between two nodes only when both are shown fine with their other peers
+            if losing(inside) and clean_elsewhere(a, inside) and clean_elsewhere(b, inside):
                 out.append((PAIR, f"{a}↔{b}", inside, {a, b}))
         return out
 
@@ -377,7 +387,8 @@ def judge(pairs: dict[tuple[str, str], PairMesh], topology: Topology | None = No
             if not candidates or quiet.probes < 2 * MIN_PROBES:
                 continue  # nothing loses, or everything does: no quiet pair to tell a part from
             mark = LOSS_RATIO * max(quiet.loss or 0.0, LOSS_FLOOR)
-            standing = [c for c in candidates if (pooled(c[2]).loss or 0.0) >= mark]
+            standing = [c for c in candidates if (pooled(c[2]).loss or 0.0) >= mark
+                        and _surprising(pooled(c[2]).lost, pooled(c[2]).probes, quiet.loss or 0.0)]
             if standing:
                 kind, label, inside, names_ = max(standing, key=lambda c: ((pooled(c[2]).loss or 0.0), c[1]))
                 name(kind, label, inside, names_, quiet)
@@ -389,6 +400,27 @@ def judge(pairs: dict[tuple[str, str], PairMesh], topology: Topology | None = No
     order = {ABOVE: 0, UPLINK: 1, PATH: 1, NODE: 2, PAIR: 3}
     suspects.sort(key=lambda x: (order[x.kind], x.name))
     return MeshVerdict(pairs, _nodes(pairs), tuple(suspects), window_s)
+
+
+# how unlikely a part's losses must be at the rate of the pairs it is compared with (a
+# Poisson tail): many parts are judged every tick, and a wrong name is worse than none
+UNLIKELY = 1e-6
+
+
+def _surprising(lost: int, probes: int, rate: float) -> bool:
+    """Whether ``lost`` of ``probes`` is beyond chance (P < UNLIKELY) at a loss ``rate``
+    (never taken under LOSS_FLOOR)."""
+    expected = probes * max(rate, LOSS_FLOOR)
+    if lost <= expected:
+        return False
+    # P(X >= lost) for X ~ Poisson(expected), summed in log space from the tail's first term
+    term = math.exp(-expected + lost * math.log(expected) - math.lgamma(lost + 1))
+    total, k = term, lost
+    while term > total * 1e-12 and k < lost + 10_000:
+        k += 1
+        term *= expected / k
+        total += term
+    return total < UNLIKELY
 
 
 MAX_PARTS = 2  # more parts than this losing at once is not a fault localized, whatever the order
@@ -409,3 +441,35 @@ def _consistent(suspects: list[MeshSuspect], pairs: dict[tuple[str, str], PairMe
         return False
     mark = LOSS_RATIO * max(quiet.loss or 0.0, LOSS_FLOOR)
     return all((x.through.loss or 0.0) >= mark for x in suspects)
+
+
+class HeldMesh:
+    """The mesh's suspects held as stragglers are: named once the judgement named them in
+    ``flag`` of the last ``window`` judgements, cleared after ``clear`` in a row without them
+    (a name that one unlucky second of probes brings, or takes, does not show)."""
+
+    def __init__(self, flag: int = 2, window: int = 3, clear: int = 3) -> None:
+        self.flag, self.window, self.clear = flag, window, clear
+        self._seen: dict[str, list[bool]] = {}
+        self._clean: dict[str, int] = {}
+        self._last: dict[str, MeshSuspect] = {}
+        self._held: list[str] = []  # in the order they were first held
+
+    def update(self, found: Iterable[MeshSuspect]) -> tuple[MeshSuspect, ...]:
+        now = {s.name: s for s in found}
+        for name in set(self._seen) | set(now):
+            seen = self._seen.setdefault(name, [])
+            seen.append(name in now)
+            del seen[:-self.window]
+            if name in now:
+                self._last[name], self._clean[name] = now[name], 0
+            else:
+                self._clean[name] = self._clean.get(name, 0) + 1
+            if name not in self._held and sum(seen) >= self.flag:
+                self._held.append(name)
+            elif name in self._held and self._clean[name] >= self.clear:
+                self._held.remove(name)
+            if name not in self._held and not any(seen):
+                for d in (self._seen, self._clean, self._last):
+                    d.pop(name, None)
+        return tuple(self._last[name] for name in self._held)

@@ -161,3 +161,28 @@ def test_a_probe_without_the_token_or_from_a_stranger_gets_nothing_and_an_answer
         b.stop()
         listed.close()
         stranger.close()
+
+
+def test_a_peer_removed_is_probed_no_more_and_its_probes_in_flight_are_not_lost():
+    a = Sampler()
+    silent, other = udp(), udp()
+    silent_port, other_port = silent.getsockname()[1], other.getsockname()[1]
+    try:
+        a.tell(f"m {TOKEN.hex()} 50 0.05")
+        a.port()
+        a.tell(f"mp+ 127.0.0.1 {silent_port} 127.0.0.1 {other_port}")
+        assert a.now().peers == 2
+        time.sleep(MESH_GRACE_S + 0.3)  # probes to both are in flight now, none answered
+        a.tell(f"mp- 127.0.0.1 {silent_port}")
+        assert a.now().peers == 1
+        frames = int((MESH_TIMEOUT_S + 1.0) / INTERVAL_S)
+        readings = [r for _ in range(frames) for r in a.frame().mesh.readings]
+        a.tell("mp-")
+        assert a.now().peers == 0
+    finally:
+        a.stop()
+        silent.close()
+        other.close()
+    # the silent peer's probes were forgotten with it; the other one's are lost as they expire
+    assert [r for r in readings if r.port == silent_port] == []
+    assert sum(r.lost for r in readings if r.port == other_port) > 0

@@ -30,14 +30,14 @@ def settings_for(lab, **overrides) -> SshSettings:
     return SshSettings(**values)
 
 
-def monitor_for(lab, names=None, *, interval_s=0.5, settings=None, ports=None) -> Monitor:
+def monitor_for(lab, names=None, *, interval_s=0.5, settings=None, ports=None, mesh=None) -> Monitor:
     """A Monitor of SSH sources for ``names`` (all the lab's nodes by default), not started;
-    its connector as ``monitor.connector``."""
+    its connector as ``monitor.connector``; ``mesh``: the probe mesh's settings (None: off)."""
     connector = SshConnector(settings or settings_for(lab))
     names = names or [n.name for n in lab.nodes]
     ports = ports or {}
     sources = [SshSource(n, n, connector, port=ports.get(n)) for n in names]
-    return Monitor(sources, interval_s=interval_s, history_s=60, connector=connector)
+    return Monitor(sources, interval_s=interval_s, history_s=60, connector=connector, mesh=mesh)
 
 
 def lab_monitor(lab, names=NODES, interval_s: float = 0.5) -> Monitor:

@@ -133,3 +133,13 @@ def test_two_leaves_cannot_tell_one_uplink_from_the_other_and_say_so():
                     [Attachment(n, two[n]) for n in NODES])
     v = window(lambda a, b: 0.02 if two[a] != two[b] else 0.0).judge(topo)
     assert named(v) == [(PATH, "leaf1↔leaf2")]
+
+
+def test_a_name_is_held_after_two_of_three_judgements_and_cleared_after_three_without():
+    from netui.model.mesh import HeldMesh
+
+    lossy = window(lambda a, b: 0.02 if "node3" in (a, b) else 0.0).judge(TOPO).suspects
+    held = HeldMesh()
+    got = [tuple(s.name for s in held.update(found)) for found in
+           (lossy, (), (), lossy, lossy, (), (), (), ())]
+    assert got == [(), (), (), (), ("node3 link",), ("node3 link",), ("node3 link",), (), ()]

@@ -34,7 +34,8 @@ ATTRIBUTES = {name for name in Source.__annotations__}
 
 
 def test_the_protocol_declares_the_whole_contract():
-    assert set(METHODS) == {"sample", "run", "prepare", "set_interval", "set_detail", "retry_now", "commands", "close"}
+    assert set(METHODS) == {"sample", "run", "prepare", "set_interval", "set_detail", "retry_now", "commands",
+                            "send_mesh", "close"}
     assert ATTRIBUTES == {"name", "push", "via", "no_commands", "retry_at", "tried"}
 
 
@@ -85,6 +86,9 @@ def test_each_source_says_what_it_is(tmp_path):
     for source in (exporter, prom, recorded, replayed):
         assert source.commands() is None and source.no_commands
     assert set(shells_for([tree, live, ssh, exporter, prom, recorded, replayed])) == {live.name, "n1"}
+    # the probe mesh: only a sampler over SSH takes part (its lines wait for no channel)
+    assert [s.send_mesh(["m 0"]) for s in (tree, live, ssh, exporter, prom, recorded, replayed)] == [
+        False, False, True, False, False, False, False]
     # nothing to retry, no pace or detail of their own: explicit no-ops
     for source in (tree, prom, recorded, replayed):
         assert source.retry_at is None and source.retry_now() is False
