@@ -56,13 +56,16 @@ def rdma_texts(t: int, *, rx_bps: float, tx_bps: float, pause_per_s: int = 0, cn
 
 
 def node_sample(step: int, *, rx_bps: float = 0.0, tx_bps: float = 0.0, drops_per_s: int = 0,
-                retrans_per_s: int = 0, out_segs_per_s: int = 80_000, softirq_pct: int = 5, ncpus: int = 4,
+                retrans_per_s: int = 0, out_segs_per_s: int = 80_000, dsack_segs_per_s: int = 0,
+                softirq_pct: int = 5, ncpus: int = 4,
                 boot_id: str = "boot-1",
                 mono0: float = 1000.0, hostname: str | None = None, rdma: dict | None = None) -> NodeSample:
     """The sample at ``step`` seconds of a node moving at constant rates (bits/s for rx/tx).
 
-    ``rdma``: the keyword arguments of ``rdma_texts`` (rates in bits/s) for a node with one
-    RoCE port and PFC counters, read through the real parsers; None: no fabric.
+    ``dsack_segs_per_s``: segments the receivers' D-SACKs reported twice received (TcpExt
+    TCPDSACKRecvSegs, only when given). ``rdma``: the keyword arguments of ``rdma_texts``
+    (rates in bits/s) for a node with one RoCE port and PFC counters, read through the real
+    parsers; None: no fabric.
     """
     t = step
     eth0 = InterfaceSample(
@@ -83,7 +86,8 @@ def node_sample(step: int, *, rx_bps: float = 0.0, tx_bps: float = 0.0, drops_pe
     cpu = CpuTimes(cpus, user, zero, zero, idle, zero, zero, softirq, zero, total)
     out_segs = out_segs_per_s * t
     tcp = TcpSample({"RetransSegs": retrans_per_s * t, "OutSegs": out_segs, "InSegs": 70_000 * t, "CurrEstab": 12},
-                    {"TCPLostRetransmit": (retrans_per_s // 4) * t, "TCPTimeouts": 0})
+                    {"TCPLostRetransmit": (retrans_per_s // 4) * t, "TCPTimeouts": 0,
+                     **({"TCPDSACKRecvSegs": dsack_segs_per_s * t} if dsack_segs_per_s else {})})
     return NodeSample(
         wall_s=1_790_000_000.0 + t,
         mono_s=mono0 + t,

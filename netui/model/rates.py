@@ -159,6 +159,24 @@ class TcpRates(NamedTuple):
     ext_per_s: dict[str, float]  # TcpExt counters that moved in this interval
     out_segs: int | None = None  # ΔOutSegs: segments sent in the interval
 
+    @property
+    def spurious_segs_per_s(self) -> float:
+        """Segments per second that the receivers' D-SACKs reported as received twice
+        (TcpExt TCPDSACKRecvSegs): retransmits of data that had arrived, after reordering or
+        a hasty timer. 0 where the kernel or the source does not count them."""
+        return self.ext_per_s.get("TCPDSACKRecvSegs", 0.0)
+
+    @property
+    def lost_ratio(self) -> float | None:
+        """The retransmit ratio without the spurious retransmits: (ΔRetransSegs less the
+        segments D-SACKs reported twice received) / ΔOutSegs, 0..1; None as ``retrans_ratio``.
+        What the node's sending lost, as far as its counters tell: equal to ``retrans_ratio``
+        where no D-SACK is counted."""
+        if self.retrans_ratio is None or self.retrans_segs_per_s is None or not self.out_segs_per_s:
+            return self.retrans_ratio
+        lost = max(0.0, self.retrans_segs_per_s - self.spurious_segs_per_s)
+        return min(1.0, lost / self.out_segs_per_s)
+
 
 @dataclass(frozen=True, slots=True)
 class CpuRates:

@@ -18,7 +18,8 @@ node is busy but whether it is *unlike its busy peers*. The rules, as the README
   so each node's directions that carry data (a sender's TX, a receiver's RX) are compared
   with the median of all of them.
 - **Excess.** Retransmits, drops, softirq load, pause frames or CNPs far above the busy
-  nodes' median (3.5 robust σ) and bad in themselves.
+  nodes' median (3.5 robust σ) and bad in themselves. Retransmits count without the spurious
+  ones, those the receivers' D-SACKs report as data they already had: they lost nothing.
 - **Order.** The worst level first; a slow sender before the receivers it starves (the
   cause first), then excesses. One line per node: its throughput when that is low (what
   makes it a straggler), with its other findings after "also".
@@ -39,6 +40,7 @@ from statistics import median
 from netui.model import units
 from netui.model.health import DEFAULT_THRESHOLDS, Level
 from netui.model.node import Node, NodeState
+from netui.model.rates import TcpRates
 
 # how bad an excess is in itself, to order stragglers (a slow link is at least a warning)
 _METRIC_THRESHOLD = {"retrans": "retrans_ratio", "drops": "drops_per_s", "softirq": "softirq_percent",
@@ -256,13 +258,14 @@ def _excesses(peers: list[Node], idle: list[str], rules: StragglerRules) -> list
     who = _who(len(peers), idle)
     out: list[_Finding] = []
 
-    def high(metric: str, label: str, column: list, floor: float, show) -> None:
+    def high(metric: str, label: str, column: list, floor: float, show, note=None) -> None:
+        # note: the i-th peer → what its reason adds (read only for a node flagged)
         values = [v for v in column if v is not None]
         if len(values) < rules.min_nodes or max(values) < floor:  # none can be flagged (the usual)
             return
         mid = median(values)
         spread = _spread(values, mid)
-        for n, v in zip(peers, column):
+        for i, (n, v) in enumerate(zip(peers, column)):
             if v is None or v < floor:  # far above a clean fleet, but still harmless
                 continue
             z = (v - mid) / spread
@@ -271,17 +274,19 @@ def _excesses(peers: list[Node], idle: list[str], rules: StragglerRules) -> list
                 level = DEFAULT_THRESHOLDS[t].level(v) if t else Level.WARNING
                 short = f"{label} {show(v)}"
                 reason = (f"{n.name}: {short} vs the busy nodes' median {show(mid)} "
-                          f"(flagged {rules.robust_z:g} σ above it; {who})")
+                          f"(flagged {rules.robust_z:g} σ above it; {who}){note(i) if note else ''}")
                 headline = f"{n.name}: {short} vs median {show(mid)}"
                 out.append(_Finding((-int(level), _EXCESS, -min(z, 1e6), n.name),
                                     Straggler(n.name, metric, v, mid, reason, headline), short, False))
 
     sums = [n.summary for n in peers]
     least = rules.min_out_segs_per_s  # a ratio over fewer segments a second is not judged
-    high("retrans", "TCP retransmits",
-         [None if r.tcp is None or r.tcp.out_segs_per_s is None or r.tcp.out_segs_per_s < least else s.retrans_ratio
-          for r, s in zip([n.rates for n in peers], sums)],
-         rules.min_retrans_ratio, units.ratio_percent)
+    # a retransmit whose original the receiver already had (its D-SACK says so: veth and
+    # multipath fabrics reorder) lost nothing: only the others say that a node's sending loses
+    tcps = [None if n.rates is None or n.rates.tcp is None or n.rates.tcp.out_segs_per_s is None
+            or n.rates.tcp.out_segs_per_s < least else n.rates.tcp for n in peers]
+    high("retrans", "TCP retransmits", [None if t is None else t.lost_ratio for t in tcps],
+         rules.min_retrans_ratio, units.ratio_percent, lambda i: _spurious_words(tcps[i]))
     high("drops", "drops", [s.drops_per_s for s in sums], rules.min_drops_per_s, lambda v: f"{units.per_s(v)}/s")
     high("softirq", "softirq", [s.hottest_softirq_percent for s in sums], rules.min_softirq_percent,
          lambda v: units.percent(v))
@@ -289,6 +294,15 @@ def _excesses(peers: list[Node], idle: list[str], rules: StragglerRules) -> list
          lambda v: f"{units.per_s(v)}/s")
     high("cnp", "CNPs", [s.cnp_per_s for s in sums], rules.min_cnp_per_s, lambda v: f"{units.per_s(v)}/s")
     return out
+
+
+def _spurious_words(tcp: TcpRates | None) -> str:
+    """What a retransmit finding adds when D-SACKs showed some retransmits spurious (the
+    reason then says why its ratio is below the node's Retr%), else ""."""
+    if tcp is None or not tcp.out_segs_per_s or tcp.spurious_segs_per_s <= 0:
+        return ""
+    spurious = tcp.spurious_segs_per_s / tcp.out_segs_per_s
+    return f"; {units.ratio_percent(spurious)} more were spurious (D-SACK), not counted"
 
 
 def _one_per_node(findings: list[_Finding]) -> list[Straggler]:

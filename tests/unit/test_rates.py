@@ -257,6 +257,23 @@ def test_the_retransmit_ratio_is_capped_at_one_and_says_how_many_segments_it_is_
     assert tcp.out_segs == 2
 
 
+def test_the_lost_ratio_leaves_out_the_retransmits_d_sacks_showed_spurious():
+    """45 segments retransmitted of 87,000 sent; the receiver's D-SACKs report 30 of them as
+    data it already had (TCPDSACKRecvSegs): 15 lost. D-SACKs of an earlier interval's
+    retransmits make none lost, never fewer; without the counter every retransmit is lost."""
+    def tcp(retrans: int, dsack: int | None):
+        ext = {} if dsack is None else {"TCPDSACKRecvSegs": 0}
+        prev = make_sample(0.0, tcp={"RetransSegs": 0, "OutSegs": 0}, ext=ext)
+        ext = {} if dsack is None else {"TCPDSACKRecvSegs": dsack}
+        return rates_of(prev, make_sample(1.0, tcp={"RetransSegs": retrans, "OutSegs": 87_000}, ext=ext)).tcp
+
+    assert tcp(45, 30).spurious_segs_per_s == 30.0
+    assert tcp(45, 30).lost_ratio == pytest.approx(15 / 87_000)
+    assert tcp(45, 30).retrans_ratio == pytest.approx(45 / 87_000)
+    assert tcp(10, 60).lost_ratio == 0.0
+    assert tcp(45, None).spurious_segs_per_s == 0.0
+    assert tcp(45, None).lost_ratio == tcp(45, None).retrans_ratio == pytest.approx(45 / 87_000)
+
 def test_out_segs_counts_the_interval_not_the_second():
     prev = make_sample(0.0, tcp={"RetransSegs": 0, "OutSegs": 0})
     cur = make_sample(0.25, tcp={"RetransSegs": 1, "OutSegs": 999})

@@ -185,6 +185,34 @@ def test_a_ratio_over_a_handful_of_segments_names_nobody():
     assert names(find_stragglers(cluster(busy, **many))) == ["n2"]
 
 
+
+def test_retransmits_the_receivers_already_had_name_nobody():
+    """The two-tier lab under its ring with leaf2's uplink shaped (test_scenarios_lab.py,
+    2x2-full): node1 and node3 send 1 Gbit/s within their leaf, node2 and node4 190 Mbit/s
+    across the uplink. For a second node3's flow within the leaf retransmits 135 of its 87,000
+    segments, and node4's D-SACKs report every one of them as a segment it already had (veth
+    reorders): nothing was lost, and node3 is no straggler. The same retransmits without
+    D-SACKs are losses, 0.16 %: node3 is named, as a lossy node must be."""
+    ring = {"node1": (190 * M, 1 * G), "node2": (1 * G, 190 * M), "node3": (190 * M, 1 * G),
+            "node4": (1 * G, 190 * M)}
+    segs = {"node1": 87_000, "node2": 17_600, "node3": 87_000, "node4": 17_600}
+    quiet = {name: {"out_segs_per_s": n} for name, n in segs.items()}
+    spurious = {**quiet, "node3": {"out_segs_per_s": 87_000, "retrans_per_s": 135, "dsack_segs_per_s": 135}}
+    assert find_stragglers(flows(ring, **spurious)) == []
+    # some of them spurious: what is left (45 of 87,000, 0.05 %) is under the floor
+    partly = {**quiet, "node3": {"out_segs_per_s": 87_000, "retrans_per_s": 135, "dsack_segs_per_s": 90}}
+    assert find_stragglers(flows(ring, **partly)) == []
+    lost = {**quiet, "node3": {"out_segs_per_s": 87_000, "retrans_per_s": 135}}
+    found = find_stragglers(flows(ring, **lost))
+    assert names(found) == ["node3"] and found[0].metric == "retrans"
+    assert found[0].reason == ("node3: TCP retransmits 0.16% vs the busy nodes' median 0% "
+                               "(flagged 3.5 σ above it; all 4 busy)")
+    # lost and spurious together: the lost ones judged, the spurious ones said apart
+    both = {**quiet, "node3": {"out_segs_per_s": 87_000, "retrans_per_s": 435, "dsack_segs_per_s": 300}}
+    found = find_stragglers(flows(ring, **both))
+    assert names(found) == ["node3"] and round(found[0].value, 5) == round(135 / 87_000, 5)
+    assert found[0].reason.endswith("; 0.34% more were spurious (D-SACK), not counted"), found[0].reason
+
 # --- RDMA ---------------------------------------------------------------------------------------
 
 def rdma_cluster(specs: dict[str, dict], host_bps: float = 1e6) -> list[Node]:
