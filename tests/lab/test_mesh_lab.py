@@ -76,8 +76,10 @@ async def test_a_clean_mesh_then_a_lossy_link_then_a_lossy_path(lab):
         assert all(t == [(NODE, "node3 link")] for t in ticks[first:]), ticks[first:]
         assert all(t in ([], [(NODE, "node3 link")]) for t in ticks)
 
-        # its window forgotten (the monitor's), then 2 % only from node1: their path
+        # its window forgotten (the monitor's) and its name cleared, then 2 % only from node1:
+        # their path
         monitor.fleet.mesh.forget("node3")
+        assert not any((await names_over(monitor, 3.0))[-1:][0])
         node1 = lab.node(1).address
         udp_rule(lab, 3, f"ip saddr {node1}")
         try:
