@@ -162,3 +162,11 @@ async def palette_titles(pilot, query: str) -> list[str]:
     await pilot.press("escape")
     await pilot.pause()
     return found
+
+
+def five_nodes() -> NetuiApp:
+    """An app over five scripted nodes receiving 1 … 5 Gb/s, not started."""
+    from tests.synth import node_sample
+
+    sources = [ScriptedSource(f"node{i}", lambda k, i=i: node_sample(k, rx_bps=i * 1e9)) for i in range(1, 6)]
+    return make_app(Monitor(sources, interval_s=1.0, history_s=60), autostart=False)

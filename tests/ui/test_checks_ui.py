@@ -11,25 +11,18 @@ from dataclasses import replace
 import pytest
 from textual.command import CommandList, CommandPalette
 
-from netui.engine.monitor import Monitor
 from netui.engine.recording.playback import load
 from netui.engine.replay import ReplayMonitor
 from netui.ui.app import make_app
 from netui.ui.help import HelpScreen
 from tests.echo_check import ECHO, STARTED, registered
-from tests.pilot import on_screen, palette_titles, poll
+from tests.pilot import five_nodes, on_screen, palette_titles, poll
 from tests.replayed import lab_replay
-from tests.synth import ScriptedSource, node_sample
 
 
 @pytest.fixture(scope="module")
 def lab_file(tmp_path_factory):
     return lab_replay(tmp_path_factory.mktemp("replay") / "lab.ndjson.gz")
-
-
-def five_nodes():
-    sources = [ScriptedSource(f"node{i}", lambda k, i=i: node_sample(k, rx_bps=i * 1e9)) for i in range(1, 6)]
-    return make_app(Monitor(sources, interval_s=1.0, history_s=60), autostart=False)
 
 
 def toasts(app) -> list[str]:

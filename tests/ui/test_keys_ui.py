@@ -10,7 +10,6 @@ import pytest
 from textual import events
 from textual.containers import VerticalScroll
 
-from netui.engine.monitor import Monitor
 from netui.engine.recording.playback import load
 from netui.engine.replay import ReplayMonitor
 from netui.ui.app import make_app
@@ -18,19 +17,13 @@ from netui.ui.cluster import ClusterScreen
 from netui.ui.grid import FleetGrid
 from netui.ui.help import HelpScreen
 from netui.ui.keys import rows
-from tests.pilot import highlighted, on_screen, palette_titles, poll
+from tests.pilot import five_nodes, highlighted, on_screen, palette_titles, poll
 from tests.replayed import PAIR_TEST, lab_replay
-from tests.synth import ScriptedSource, node_sample
 
 
 @pytest.fixture(scope="module")
 def lab_file(tmp_path_factory):
     return lab_replay(tmp_path_factory.mktemp("replay") / "lab.ndjson.gz")
-
-
-def five_nodes():
-    sources = [ScriptedSource(f"node{i}", lambda k, i=i: node_sample(k, rx_bps=i * 1e9)) for i in range(1, 6)]
-    return make_app(Monitor(sources, interval_s=1.0, history_s=60), autostart=False)
 
 
 def burst(app, keys) -> None:
