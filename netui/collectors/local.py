@@ -10,17 +10,14 @@ rest from the /proc parsers.
 from __future__ import annotations
 
 import os
-import selectors
-import shutil
+import select
 import socket
-import subprocess
 import time
 from dataclasses import replace
 
 from netui.collectors.assemble import IFACE_ATTRS, PACKED_ATTRS, sample_from_texts
 from netui.collectors.protocol import PROC_FILES
 from netui.collectors.infiniband import ethtool_netdevs, open_regular, read_infiniband
-from netui.collectors.protocol import ETHTOOL_MAX_BYTES
 from netui.model.samples import InterfaceCounters, InterfaceSample, NodeSample
 from netui.model.text import safe_text
 
@@ -116,88 +113,67 @@ class TreeReader:
 
 ETHTOOL_EVERY_S = 5.0
 ETHTOOL_BUDGET_S = 2.0  # a reading's whole time: a run not done by then is killed
-BACKOFF_S = (30.0, 600.0)  # a netdev whose run timed out is skipped this long, doubling
-_SBIN = ("/usr/sbin", "/sbin", "/usr/local/sbin")
+_WAKE_S = 0.05  # how often a reading looks whether its runs ended (their output wakes it sooner)
 
 
 class EthtoolReader:
     """``ethtool -S`` of the RDMA netdevs, at most every ``every_s`` seconds, where an ethtool
-    binary exists (as the remote sampler does): ``read(ib_texts)`` → ({netdev: text}, the
-    CLOCK_MONOTONIC of the reading), or ({}, None) when it is not yet due or there is none.
-    The runs go in parallel within ``budget_s``; a run past it is killed and its netdev
-    skipped for BACKOFF_S (doubling while it keeps timing out)."""
+    binary exists: the remote sampler's own runner (collectors/sampler.py ``Ethtool``: the runs
+    in parallel within ``budget_s``, a run past it killed and its netdev skipped for a while, a
+    flood cut off), waited for here. ``read(ib_texts)`` → ({netdev: text}, the CLOCK_MONOTONIC
+    of the reading), or ({}, None) when it is not yet due or there is none. The sampler's code
+    is loaded at the first RDMA netdev: a host without one never loads it."""
 
     def __init__(self, every_s: float = ETHTOOL_EVERY_S, budget_s: float = ETHTOOL_BUDGET_S) -> None:
         self.every_s = every_s
         self.budget_s = budget_s
-        self.path = shutil.which("ethtool") or shutil.which("ethtool", path=":".join(_SBIN))
         self._due = 0.0
-        self._backoff: dict[str, tuple[float, float]] = {}  # netdev -> (skipped until, pause)
-        self._killed: list[subprocess.Popen] = []
+        self._eth = None
+
+    def _runner(self):
+        if self._eth is None:
+            from netui.collectors.sampler import Ethtool
+
+            self._eth = Ethtool(self.every_s, self.budget_s)
+        return self._eth
+
+    @property
+    def path(self) -> str | None:
+        """The ethtool binary found on PATH or in the sbin directories; None: there is none."""
+        eth = self._runner()
+        if eth.path is False:
+            from netui.collectors.sampler import find_ethtool
+
+            eth.path = find_ethtool()
+        return eth.path
 
     def read(self, ib_texts: dict[str, str]) -> tuple[dict[str, str], float | None]:
         now = time.monotonic()
-        if self.path is None or now < self._due:
+        if now < self._due:
             return {}, None
-        netdevs = [n for n in ethtool_netdevs(ib_texts) if self._backoff.get(n, (0.0, 0.0))[0] <= now]
-        if not netdevs:
-            self._due = now + self.every_s
+        netdevs = ethtool_netdevs(ib_texts)
+        self._due = now + self.every_s
+        if not netdevs or self.path is None:
             return {}, None
-        runs = {}
-        for name in netdevs:
-            try:
-                runs[name] = subprocess.Popen([self.path, "-S", name], stdout=subprocess.PIPE,
-                                              stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-            except (OSError, subprocess.SubprocessError):
-                continue
-        deadline = now + self.budget_s
-        chunks: dict[str, list[bytes]] = {name: [] for name in runs}
-        sizes = dict.fromkeys(runs, 0)
-        ended: set[str] = set()
-        flooded: set[str] = set()  # more than ETHTOOL_MAX_BYTES: not ethtool -S, dropped as the sampler drops it
-        with selectors.DefaultSelector() as sel:  # read every run's output as it comes
-            for name, proc in runs.items():
-                sel.register(proc.stdout, selectors.EVENT_READ, name)
-            while len(ended) < len(runs):
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                for key, _ in sel.select(left):
-                    chunk = os.read(key.fd, 262144)
-                    name = key.data
-                    if chunk and sizes[name] + len(chunk) <= ETHTOOL_MAX_BYTES:
-                        chunks[name].append(chunk)
-                        sizes[name] += len(chunk)
-                    elif chunk:  # past the cap: stop reading it, kill it, keep nothing of it
-                        sel.unregister(key.fileobj)
-                        ended.add(name)
-                        flooded.add(name)
-                        chunks[name] = []
-                        runs[name].kill()
-                    else:
-                        sel.unregister(key.fileobj)
-                        ended.add(name)
-        texts = {}
-        for name, proc in runs.items():
-            proc.stdout.close()
-            if name in ended:
-                try:
-                    proc.wait(timeout=max(0.05, deadline - time.monotonic()))
-                except subprocess.TimeoutExpired:
-                    pass
-            if proc.returncode is None:  # past the budget: killed, never waited for
-                proc.kill()
-                last = self._backoff.get(name, (0.0, 0.0))[1]
-                pause = min(BACKOFF_S[1], last * 2) if last else BACKOFF_S[0]
-                self._backoff[name] = (time.monotonic() + pause, pause)
-                self._killed.append(proc)
-                continue
-            self._backoff.pop(name, None)
-            if proc.returncode == 0 and name not in flooded:
-                texts[name] = b"".join(chunks[name]).decode("utf-8", "replace")
-        self._killed = [p for p in self._killed if p.poll() is None]  # reap the killed ones
+        eth = self._runner()
+        eth.start(netdevs, now)
+        fields: list[bytes] = []
+        while eth.runs:
+            pipes = [run.fd for run in eth.runs if not run.eof]
+            left = eth.deadline - time.monotonic()
+            if pipes and left > 0:
+                select.select(pipes, [], [], min(left, _WAKE_S))
+            elif left > 0:
+                time.sleep(min(left, _WAKE_S))  # every output read: the processes are ending
+            eth.collect(fields, time.monotonic())
+        texts, mono = {}, None
+        for key, value in zip(fields[::2], fields[1::2]):
+            if key.startswith(b"eth/"):
+                texts[key[4:].decode("utf-8", "replace")] = value.decode("utf-8", "replace")
+            elif key == b"ethmono":
+                mono = float(value)
         self._due = time.monotonic() + self.every_s
-        return texts, (now if texts else None)
+        return texts, mono
 
 
 # netlink link kinds (IFLA_INFO_KIND) mapped to what netui calls them

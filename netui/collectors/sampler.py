@@ -791,6 +791,96 @@ def write_whole(fd, data):
         view = view[written:]
 
 
+class Ethtool(object):
+    """``ethtool -S`` of the RDMA netdevs, every ``every_s`` seconds where an ethtool exists:
+    ``start`` runs it on every netdev not backing off, all at once, without waiting; ``collect``
+    (called as often as the caller likes) reads what came and, once every run ended or the
+    reading's ``budget_s`` is spent, adds the readings of the runs that ended well to a frame's
+    fields ("eth/NAME", and "ethmono": when they started); a run past the budget is killed
+    and its netdev skipped for BACKOFF_S, doubling while it keeps timing out; a run that writes
+    more than ETHTOOL_MAX_BYTES is cut off and dropped. The remote sampler and the monitor's
+    own host (collectors/local.py) read it through this one class."""
+
+    def __init__(self, every_s=ETHTOOL_S, budget_s=ETHTOOL_BUDGET_S):
+        self.every_s, self.budget_s = every_s, budget_s
+        self.path, self.due, self.runs, self.mono, self.deadline = False, 0.0, [], 0.0, 0.0
+        self.backoff, self.killed = {}, []
+
+    def start(self, netdevs, now):
+        """Start ethtool -S on every netdev not backing off, all at once; no waiting here."""
+        if self.path is False:
+            self.path = find_ethtool()
+        if self.path is None:
+            return
+        import subprocess
+
+        runs = []
+        for name in netdevs:
+            backoff = self.backoff.get(name)
+            if backoff is not None and now < backoff[0]:
+                continue
+            try:
+                proc = subprocess.Popen([self.path, "-S", name], stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, close_fds=True)
+            except (OSError, ValueError, subprocess.SubprocessError):
+                continue
+            runs.append(Run(name, proc))
+        self.runs, self.mono, self.deadline = runs, now, now + self.budget_s
+        if not runs:
+            self.due = now + self.every_s
+
+    def collect(self, out, now):
+        """Once every run has ended, or the reading's budget is spent: the readings of the runs
+        that ended well go out ("ethmono": when they started); the others are killed and their
+        netdevs back off. The next reading is due ``every_s`` after this one ended."""
+        runs = self.runs
+        for run in runs:
+            while not run.eof and select.select([run.fd], [], [], 0)[0]:
+                ethtool_read(run)
+        done = [run.eof and run.proc.poll() is not None for run in runs]
+        if not all(done) and now < self.deadline:
+            return
+        got = False
+        for run, ended in zip(runs, done):
+            if ended and run.size <= ETHTOOL_MAX_BYTES:
+                self.backoff.pop(run.name, None)
+                if run.proc.returncode != 0:
+                    continue
+                lines = [line.strip() for line in b"".join(run.chunks).split(b"\n")]
+                kept = b"\n".join(line for line in lines if line and not PER_QUEUE.match(line)
+                                  and b"\0" not in line and b"\x1f" not in line)
+                out += [("eth/" + run.name).encode(), kept]
+                got = True
+            else:
+                self.kill(run)
+                last = self.backoff.get(run.name, (0.0, 0.0))[1]
+                pause = min(BACKOFF_S[1], last * 2) if last else BACKOFF_S[0]
+                self.backoff[run.name] = (now + pause, pause)
+        if got:
+            out += [b"ethmono", repr(self.mono).encode()]
+        self.runs = []
+        self.due = now + self.every_s
+        self.killed = [p for p in self.killed if p.poll() is None]
+
+    def kill(self, run):
+        if not run.eof:
+            run.eof = True
+            run.proc.stdout.close()
+        if run.proc.poll() is None:
+            try:
+                run.proc.kill()
+            except OSError:
+                pass
+            if run.proc.poll() is None:
+                self.killed.append(run.proc)
+
+    def stop(self):
+        """The sampler ends: its runs end with it."""
+        for run in self.runs:
+            self.kill(run)
+        self.runs = []
+
+
 def mesh_address(text):
     """(family, 16 address bytes) of an IP address in text; None when it is not one."""
     import socket
@@ -999,7 +1089,6 @@ class Sampler(object):
         self.peers = peers  # a Peers, or None: no "peers" field
         self.mesh = None  # a Mesh while the monitor has the probe mesh on ("m TOKEN" on stdin)
         self.sys = sysfs  # where sysfs is (a test points it at a copied tree)
-        self.ethtool_s = ethtool_every_s
         self.detail = detail  # the per-CPU tables too
         self.line_ok = interval_s <= LINE_MAX_S  # /proc/stat's softirq line may give the sums
         self.fds = {}  # path -> open file (pread at offset 0)
@@ -1021,8 +1110,7 @@ class Sampler(object):
         # ethtool -S: its path (False: not looked for), when due, the runs in flight (started
         # at eth_mono, killed at eth_deadline); backoff: netdev -> (skip until, last pause);
         # killed: runs killed but not yet reaped (a process stuck in the kernel dies when it returns)
-        self.ethtool_path, self.eth_due, self.runs, self.eth_mono, self.eth_deadline = False, 0.0, [], 0.0, 0.0
-        self.backoff, self.killed = {}, []
+        self.eth = Ethtool(ethtool_every_s)
 
     def read(self, path, one=False):
         """The file's bytes (None when unreadable); ``one``: a sysfs attribute, one short read."""
@@ -1294,14 +1382,15 @@ class Sampler(object):
 
     def infiniband(self, out):
         root = self.sys + "/class/infiniband"
-        if not self.runs and time.monotonic() < self.ib_absent_until:
+        eth = self.eth
+        if not eth.runs and time.monotonic() < self.ib_absent_until:
             return  # no RDMA here a moment ago: looked for again every LAYOUT_S
         try:
             hcas = os.listdir(root)
         except OSError:
             self.ib_absent_until = time.monotonic() + LAYOUT_S
-            if self.runs:  # the RDMA devices went away while ethtool ran
-                self.ethtool_collect(out, time.monotonic())
+            if eth.runs:  # the RDMA devices went away while ethtool ran
+                eth.collect(out, time.monotonic())
             return  # no RDMA here: that listdir was all
         hcas = sorted(h for h in hcas if NAME.match(h))[:MAX_HCAS]
         now = time.monotonic()
@@ -1331,84 +1420,10 @@ class Sampler(object):
             fields.append(self.counter_lines(hw))
             fields.append(self.counter_lines(gids))
             out += [key, b"\x1f".join(fields)]
-        if self.runs:
-            self.ethtool_collect(out, time.monotonic())
-        elif self.netdevs and now >= self.eth_due:
-            self.ethtool_start(self.netdevs, now)
-
-    def ethtool_start(self, netdevs, now):
-        """Start ethtool -S on every netdev not backing off, all at once; no waiting here."""
-        if self.ethtool_path is False:
-            self.ethtool_path = find_ethtool()
-        if self.ethtool_path is None:
-            return
-        import subprocess
-
-        runs = []
-        for name in netdevs:
-            backoff = self.backoff.get(name)
-            if backoff is not None and now < backoff[0]:
-                continue
-            try:
-                proc = subprocess.Popen([self.ethtool_path, "-S", name], stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, close_fds=True)
-            except (OSError, ValueError, subprocess.SubprocessError):
-                continue
-            runs.append(Run(name, proc))
-        self.runs, self.eth_mono, self.eth_deadline = runs, now, now + ETHTOOL_BUDGET_S
-        if not runs:
-            self.eth_due = now + self.ethtool_s
-
-    def ethtool_collect(self, out, now):
-        """Once every run has ended, or the reading's budget is spent: the readings of the runs
-        that ended well go out ("ethmono": when they started); the others are killed and their
-        netdevs back off. The next reading is due ETHTOOL_S after this one ended."""
-        runs = self.runs
-        for run in runs:
-            while not run.eof and select.select([run.fd], [], [], 0)[0]:
-                ethtool_read(run)
-        done = [run.eof and run.proc.poll() is not None for run in runs]
-        if not all(done) and now < self.eth_deadline:
-            return
-        got = False
-        for run, ended in zip(runs, done):
-            if ended and run.size <= ETHTOOL_MAX_BYTES:
-                self.backoff.pop(run.name, None)
-                if run.proc.returncode != 0:
-                    continue
-                lines = [line.strip() for line in b"".join(run.chunks).split(b"\n")]
-                kept = b"\n".join(line for line in lines if line and not PER_QUEUE.match(line)
-                                  and b"\0" not in line and b"\x1f" not in line)
-                out += [("eth/" + run.name).encode(), kept]
-                got = True
-            else:
-                self.ethtool_kill(run)
-                last = self.backoff.get(run.name, (0.0, 0.0))[1]
-                pause = min(BACKOFF_S[1], last * 2) if last else BACKOFF_S[0]
-                self.backoff[run.name] = (now + pause, pause)
-        if got:
-            out += [b"ethmono", repr(self.eth_mono).encode()]
-        self.runs = []
-        self.eth_due = now + self.ethtool_s
-        self.killed = [p for p in self.killed if p.poll() is None]
-
-    def ethtool_kill(self, run):
-        if not run.eof:
-            run.eof = True
-            run.proc.stdout.close()
-        if run.proc.poll() is None:
-            try:
-                run.proc.kill()
-            except OSError:
-                pass
-            if run.proc.poll() is None:
-                self.killed.append(run.proc)
-
-    def ethtool_stop(self):
-        """The sampler ends: its runs end with it."""
-        for run in self.runs:
-            self.ethtool_kill(run)
-        self.runs = []
+        if eth.runs:
+            eth.collect(out, time.monotonic())
+        elif self.netdevs and now >= eth.due:
+            eth.start(self.netdevs, now)
 
     def frame(self):
         now = time.monotonic()
@@ -1538,7 +1553,7 @@ class Sampler(object):
                 wait = due - now
                 if wait <= 0:
                     break
-                runs, mesh = self.runs, self.mesh
+                runs, mesh = self.eth.runs, self.mesh
                 if mesh is not None:
                     mesh.probe(now)
                     woken = mesh.wake(now)
@@ -1614,7 +1629,7 @@ def main():
     try:
         sampler.loop(interval)
     finally:
-        sampler.ethtool_stop()
+        sampler.eth.stop()
         if peers is not None:
             peers.close()
         if sampler.mesh is not None:
