@@ -146,7 +146,9 @@ def _spread(values: list[float], mid: float) -> float:
 
 
 def _pct(fraction: float) -> str:
-    return f"{fraction * 100:.0f} %" if fraction >= 0.01 or fraction == 0 else f"{fraction * 100:.1f} %"
+    """"6 %", "0.9 %": a tenth under one percent (rounded as shown: 0.996 % is "1 %", not "1.0 %")."""
+    value = fraction * 100
+    return f"{value:.0f} %" if round(value, 1) >= 1 or value == 0 else f"{value:.1f} %"
 
 
 def _who(busy: int, idle: list[str]) -> str:

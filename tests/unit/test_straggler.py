@@ -342,3 +342,10 @@ def test_an_unknown_rate_is_not_compared():
     n2.observe(replace(later, interfaces={**later.interfaces, "eth0": reset}))
     assert n2.summary.rx_bytes_per_s is None and n2.summary.tx_bytes_per_s
     assert find_stragglers(nodes[:1] + [n2] + nodes[2:]) == []
+
+
+def test_a_share_just_under_one_percent_reads_as_one_percent_once_rounded():
+    from netui.model.straggler import _pct
+
+    assert [_pct(f) for f in (0.0, 0.004, 0.0094, 0.00996, 0.01, 0.0143, 0.06)] == [
+        "0 %", "0.4 %", "0.9 %", "1 %", "1 %", "1 %", "6 %"]
