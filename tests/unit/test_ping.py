@@ -379,3 +379,13 @@ def test_a_node_that_could_not_take_part_is_named_once_in_the_summary(cannot):
     assert words.count("Not tested") == (1 if cannot == "problem" else 0), words
     assert "pairs pass" in words
     assert report.verdict.text.endswith(f"Not tested: 3 pairs ({why})")
+
+
+def test_a_pair_failing_on_its_median_reply_says_median_beside_the_matrixs_average():
+    import dataclasses
+
+    v = judge_latency(matrix(lambda a, b: dataclasses.replace(res(a, b, 9.8 if "node3" in (a, b) else 0.05),
+                                                              rtt_p50_ms=9.4 if "node3" in (a, b) else 0.05)))
+    assert "node3→node1 median RTT 9.4 ms" in v.text
+    assert "node3→node1 RTT 48 ms" in judge_latency(matrix(lambda a, b: res(a, b, 48.0 if "node3" in (a, b)
+                                                                            else 0.05))).text

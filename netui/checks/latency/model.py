@@ -267,7 +267,8 @@ def judge_latency(results: Iterable[LatencyResult], *, max_loss_percent: float =
             typical = r.typical_ms
             if typical is not None and limit is not None and typical > limit:
                 outliers.append(r)
-                why.append(f"RTT {rtt_text(typical)}")
+                # the matrix shows the average: say which RTT failed when it is the median
+                why.append(f"{'median ' if r.rtt_p50_ms is not None else ''}RTT {rtt_text(typical)}")
         if why:
             failing.append(r)
             reasons[r.pair] = ", ".join(why)
