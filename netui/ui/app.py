@@ -52,6 +52,8 @@ class FleetUpdated(Message):
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, FleetUpdated)
 
+RECORD_TRIES = 5  # names tried when another netui records into the same directory in the same second
+
 
 class NetuiApp(App):
     CSS_PATH = "netui.tcss"
@@ -306,12 +308,20 @@ class NetuiApp(App):
             recorder = self.monitor.stop_recording()
             self.notify(recorder.summary(), severity="warning" if recorder.error else "information", timeout=4)
         else:
-            try:
-                path, = free_paths(self.record_dir, time.strftime("netui-%Y%m%d-%H%M%S"), (".ndjson.gz",))
-                self.monitor.start_recording(path)
-            except OSError as exc:
-                self.notify(f"cannot record: {exc}", severity="error")
-                return
+            stem = time.strftime("netui-%Y%m%d-%H%M%S")
+            for attempt in range(RECORD_TRIES):
+                try:
+                    path, = free_paths(self.record_dir, stem, (".ndjson.gz",))
+                    self.monitor.start_recording(path)
+                    break
+                except FileExistsError as exc:
+                    # another netui took the name between the look and the create: the next one
+                    if attempt + 1 == RECORD_TRIES:
+                        self.notify(f"cannot record: {exc}", severity="error")
+                        return
+                except OSError as exc:
+                    self.notify(f"cannot record: {exc}", severity="error")
+                    return
             self.notify(f"recording to {path} — w stops", timeout=3)
         self.refresh_screen()
         self.refresh_bindings()

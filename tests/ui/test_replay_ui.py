@@ -273,3 +273,30 @@ async def test_w_never_records_over_a_file_of_the_same_name(tmp_path):
     assert len(ours) == 1 and ours[0].name.endswith("-2.ndjson.gz")
     assert any(r["type"] == "sample" for r in read_records(ours[0]))
 
+
+
+@pytest.mark.slow
+async def test_w_takes_the_next_name_when_another_netui_took_this_one_meanwhile(tmp_path, monkeypatch):
+    """Two netuis in one directory pressing w in the same second: the name one found free is
+    created by the other before it is: the next free name, not 'cannot record'."""
+    import netui.ui.app as app_module
+
+    real = app_module.free_paths
+    taken = []
+
+    def raced(directory, stem, suffixes):
+        paths = real(directory, stem, suffixes)
+        if not taken:  # the other netui creates this very file now
+            paths[0].write_bytes(b"")
+            taken.append(paths[0])
+        return paths
+
+    monkeypatch.setattr(app_module, "free_paths", raced)
+    app = demo_app()
+    app.record_dir = tmp_path
+    async with running(app, (160, 30), ticks=1) as pilot:
+        await pilot.press("w")
+        await pilot.pause()
+        recorder = app.monitor.recorder
+        assert recorder is not None and recorder.path != taken[0] and recorder.path.name.endswith("-2.ndjson.gz")
+        await pressed(pilot, "w")
