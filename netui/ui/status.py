@@ -38,6 +38,7 @@ class StatusBar(Static):
         super().__init__(*args, **kwargs)
         self._lefts: list[Text] = [Text()]
         self._badges = Text()
+        self._form: int | None = None  # which of the fleet's texts was shown last
 
     def update_from(self, app, *, sort: str | None = None, filter: str | None = None, title: str | None = None,
                     totals: bool = True, marked: int = 0) -> None:
@@ -56,7 +57,15 @@ class StatusBar(Static):
         width = self.content_size.width
         badges = self._badges
         room = width - badges.cell_len - 1 if width else 10_000
-        text = _fitting(self._lefts, room)
+        form = next((i for i, t in enumerate(self._lefts[:-1]) if t.cell_len <= room), None)
+        last = self._form
+        if (form is not None and last is not None and form < last < len(self._lefts) - 1
+                and self._lefts[form].cell_len > room - REGROW_CELLS):
+            # a shorter form was shown: the longer one comes back only with room to spare, so
+            # a badge a cell wider or narrower (the REC size growing) does not switch them each tick
+            form = last
+        self._form = form
+        text = self._lefts[form].copy() if form is not None else _fitting(self._lefts, room)
         if width:
             text.pad_right(max(0, width - text.cell_len - badges.cell_len))
         else:
@@ -168,6 +177,9 @@ def _short_plank(fleet) -> tuple[str, str, str, int] | None:
         brief = straggler_short(node) if node is not None and node.straggler is not None else ""
     words = (first.headline or first.reason).removeprefix(f"{name}: ")
     return name, words, brief or words, planks
+
+
+REGROW_CELLS = 3  # spare cells a longer form of the fleet's words needs to come back
 
 
 def _fitting(texts: list[Text], room: int) -> Text:
