@@ -6,6 +6,7 @@ interval, ``null`` when unknown. Field names never change meaning; new fields ma
 
 from __future__ import annotations
 
+import heapq
 import math
 
 from netui.model.fabric import NO_PAUSE, FabricRates, FabricSample
@@ -295,7 +296,8 @@ def mesh_document(fleet: Fleet) -> dict | None:
                   "peers": n.peers if n is not None else 0, "lossy_peers": n.lossy_peers if n is not None else 0,
                   "p99_rtt_s": _rtt_s(n.p99_us) if n is not None else None}
         nodes.append(entry)
-    pairs = sorted(verdict.pairs.values(), key=_worst_first) if verdict is not None else []
+    pairs = verdict.pairs.values() if verdict is not None else ()
+    worst = heapq.nsmallest(MESH_WORST_PAIRS, pairs, key=_worst_first)  # (a fleet of 1,024 has a million pairs)
     return {
         "window_s": verdict.window_s if verdict is not None else fleet.mesh.window_s,
         "nodes": nodes,
@@ -309,7 +311,7 @@ def mesh_document(fleet: Fleet) -> dict | None:
         "worst_pairs": [
             {"from": p.prober, "to": p.target, "probes": p.counts.probes, "lost": p.counts.lost,
              "loss": mesh_loss(p.counts), "p50_rtt_s": _rtt_s(p.p50_us), "p99_rtt_s": _rtt_s(p.p99_us)}
-            for p in pairs[:MESH_WORST_PAIRS]
+            for p in worst
         ],
     }
 
