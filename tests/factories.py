@@ -6,13 +6,19 @@ Monitor's recording), not mocks. The scripted cluster the UI tests watch is test
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from pathlib import Path
 
+from netui.engine.document import mesh_document
 from netui.engine.monitor import Monitor
+from netui.engine.sources import SourceError
 from netui.engine.recording.codec import header_record, sample_record
 from netui.engine.recording.writer import RecordingWriter
 from netui.checks.doctor.rules import DoctorProbe, NicQueues, NodeFacts
 from netui.model.health import Level
+from netui.model.mesh import MeshPeerReading, MeshSample
+from netui.model.node import NodeState
 from netui.model.topology import Attachment, Switch, Topology
 from netui.model.samples import (
     INTERFACE_COUNTER_NAMES,
@@ -24,7 +30,7 @@ from netui.model.samples import (
     SoftnetStat,
     TcpSample,
 )
-from tests.synth import demo_sources
+from tests.synth import ScriptedSource, demo_sources, node_sample
 
 # --- samples -----------------------------------------------------------------------------------
 
@@ -110,6 +116,56 @@ async def record_demo(path: Path, ticks: int = 30) -> list[tuple]:
     m.start_recording(path, clock=lambda: next(clock))
     for _ in range(ticks):
         await m.tick()
+    m.stop_recording()
+    return live
+
+
+MESH_NODES = ("gpu01", "gpu02", "gpu03", "gpu04")
+MESH_LOSSY, MESH_DOWN = "gpu03", range(12, 16)  # gpu03's link loses; gpu04 is down for these ticks
+
+
+def mesh_address(name: str) -> str:
+    return f"198.18.0.{MESH_NODES.index(name) + 1}"
+
+
+def mesh_node_sample(name: str, k: int, *, up=MESH_NODES) -> NodeSample:
+    """Node ``name``'s sample at tick ``k`` with its mesh: 5 probes of every other node of ``up``
+    settled a frame, one lost on a pair of MESH_LOSSY's every fifth frame (4 %), RTTs of
+    200-249 µs."""
+    readings = []
+    for j, peer in enumerate(p for p in up if p != name):
+        lost = int(MESH_LOSSY in (name, peer) and (k + j) % 5 == 0)
+        readings.append(MeshPeerReading(mesh_address(peer), 40_000 + MESH_NODES.index(peer), 5 - lost, lost,
+                                        tuple(200 + (k * 7 + j * 13 + i) % 50 for i in range(5 - lost))))
+    sample = node_sample(k, rx_bps=10e9, tx_bps=10e9)
+    mesh = MeshSample(sample.mono_s, port=40_000 + MESH_NODES.index(name), peers=len(MESH_NODES) - 1, answers=5 * k,
+                      refused=0, readings=tuple(readings), address=mesh_address(name))
+    return replace(sample, mesh=mesh)
+
+
+def mesh_sources() -> list[ScriptedSource]:
+    """Four nodes with the probe mesh on (``mesh_node_sample``): gpu03's link loses, gpu04
+    is down during MESH_DOWN (and meanwhile no peer reports its probes of it)."""
+    def script(name):
+        def sample(k):
+            if name == "gpu04" and k in MESH_DOWN:
+                return SourceError(NodeState.DOWN, "connection refused (retrying in 4 s)")
+            up = tuple(n for n in MESH_NODES if n != "gpu04" or k not in MESH_DOWN)
+            return mesh_node_sample(name, k, up=up)
+        return sample
+    return [ScriptedSource(name, script(name)) for name in MESH_NODES]
+
+
+async def record_mesh_demo(path: Path, ticks: int = 30) -> list:
+    """``mesh_sources`` through a live Monitor, recorded; the mesh section of the live
+    fleet's document after each tick (as JSON reads it back)."""
+    m = Monitor(mesh_sources(), interval_s=1.0, history_s=120)
+    clock = iter(float(1_800_000_000 + k * 0.25) for k in range(100_000))
+    m.start_recording(path, clock=lambda: next(clock))
+    live = []
+    for _ in range(ticks):
+        await m.tick()
+        live.append(json.loads(json.dumps(mesh_document(m.fleet))))
     m.stop_recording()
     return live
 

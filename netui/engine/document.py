@@ -6,17 +6,21 @@ interval, ``null`` when unknown. Field names never change meaning; new fields ma
 
 from __future__ import annotations
 
+import heapq
 import math
 
 from netui.model.fabric import NO_PAUSE, FabricRates, FabricSample
 from netui.model.fleet import Fleet
 from netui.model.flows import PeerRates, pair_matrix
+from netui.model.mesh import MIN_PROBES, Counts, PairMesh
 from netui.model.node import Node, NodeState, data_plane, is_hidden, without_countdown
 from netui.model.samples import INTERFACE_COUNTER_NAMES
 from netui.model.straggler import METRIC_UNITS, THROUGHPUT
 from netui.model.topology import Attachment
+from netui.model.units import name_key
 
 SCHEMA_VERSION = 2  # 2: a straggler's throughput value and median in bits/s, with its "unit"
+MESH_WORST_PAIRS = 20  # the mesh's pairs in the document: the worst, at most this many
 
 _COUNTERS = ("rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "rx_errors", "tx_errors", "rx_dropped", "tx_dropped")
 
@@ -251,6 +255,67 @@ def _straggler_figures(s) -> dict:
     return {"value": _num(s.value), "median": _num(s.median), "unit": METRIC_UNITS.get(s.metric)}
 
 
+def _rtt_s(us: float | None) -> float | None:
+    return None if us is None else float(f"{us / 1e6:.6g}")
+
+
+def mesh_loss(counts: Counts) -> float | None:
+    """The share of probes lost (0 to 1), None under MIN_PROBES settled probes: too few to
+    read a loss from (model/mesh.py)."""
+    loss = counts.loss
+    return None if loss is None or counts.probes < MIN_PROBES else float(f"{loss:.6g}")
+
+
+def _worst_first(p: PairMesh) -> tuple:
+    """Pairs with a loss figure first, the lossiest first, then the slowest (RTT p99)."""
+    return (p.loss is None, -(p.loss or 0.0), -p.counts.lost, -(p.p99_us or 0.0), name_key(p.prober),
+            name_key(p.target))
+
+
+def mesh_document(fleet: Fleet) -> dict | None:
+    """The probe mesh over its window (model/mesh.py): each node's pairs, the suspects as held,
+    the worst pairs (at most MESH_WORST_PAIRS); None while no node reports a mesh (it is off)."""
+    if fleet.mesh is None:
+        return None
+    verdict = fleet.mesh_verdict
+    judged = verdict.nodes if verdict is not None else {}
+    nodes = []
+    for node in fleet:
+        m = node.sample.mesh if node.sample is not None else None
+        n = judged.get(node.name)
+        if m is None and n is None:
+            continue
+        # its sampler's word (null: its last sample had no mesh), then its pairs over the window
+        entry: dict = {"node": node.name, "available": None, "error": None, "address": None, "port": None,
+                       "answered": None, "refused": None}
+        if m is not None:
+            entry |= {"available": m.available, "error": m.error, "address": m.address, "port": m.port or None,
+                      "answered": m.answers, "refused": m.refused}
+        counts = n.counts if n is not None else Counts()
+        entry |= {"probes": counts.probes, "lost": counts.lost, "loss": mesh_loss(counts),
+                  "peers": n.peers if n is not None else 0, "lossy_peers": n.lossy_peers if n is not None else 0,
+                  "p99_rtt_s": _rtt_s(n.p99_us) if n is not None else None}
+        nodes.append(entry)
+    pairs = verdict.pairs.values() if verdict is not None else ()
+    worst = heapq.nsmallest(MESH_WORST_PAIRS, pairs, key=_worst_first)  # (a fleet of 1,024 has a million pairs)
+    return {
+        "window_s": verdict.window_s if verdict is not None else fleet.mesh.window_s,
+        "nodes": nodes,
+        "suspects": [
+            {"kind": s.kind, "name": s.name, "nodes": list(s.nodes), "probes": s.through.probes,
+             "lost": s.through.lost, "loss": mesh_loss(s.through), "elsewhere_probes": s.elsewhere.probes,
+             "elsewhere_loss": mesh_loss(s.elsewhere), "reason": s.text}
+            for s in fleet.mesh_suspects
+        ],
+        "pairs": len(pairs),
+        "worst_pairs": [
+            {"from": p.prober, "to": p.target, "probes": p.counts.probes, "lost": p.counts.lost,
+             "loss": mesh_loss(p.counts), "p50_rtt_s": _rtt_s(p.p50_us), "p99_rtt_s": _rtt_s(p.p99_us)}
+            for p in worst
+        ],
+    }
+
+
 def fleet_document(fleet: Fleet) -> dict:
     rx, tx = fleet.totals()
     book = fleet.address_book()
@@ -272,6 +337,8 @@ def fleet_document(fleet: Fleet) -> dict:
              "reason": s.reason}
             for s in fleet.fabric_suspects
         ],
+        # the probe mesh (docs/mesh.md): null while it is off
+        "mesh": mesh_document(fleet),
         "totals": {
             "rx_bits_per_s": None if rx is None else round(rx * 8, 3),
             "tx_bits_per_s": None if tx is None else round(tx * 8, 3),

@@ -32,13 +32,14 @@ import sys
 import tempfile
 from collections.abc import Iterator
 
-from netui.engine.document import fleet_document
+from netui.engine.document import fleet_document, mesh_loss
 from netui.engine.recording.codec import RecordingError
 from netui.engine.recording.playback import Recording, Step, load, replay_frames
 from netui.engine.recording.reader import recording_files
 from netui.exits import InputError
 from netui.model import units
 from netui.model.fleet import Fleet
+from netui.model.mesh import MIN_PROBES, NodeMesh
 from netui.model.node import Node, NodeState
 
 FORMATS = ("csv", "json", "prom")
@@ -90,9 +91,17 @@ def _scaled(obj, metrics):
             yield metric, v * scale
 
 
-def node_rows(node: Node) -> Iterator[tuple[str, str, float]]:
+def mesh_of(fleet: Fleet, name: str) -> NodeMesh | None:
+    """Node ``name``'s pairs in the probe mesh's last judgement, or None (the mesh is off, or
+    it has no settled probe in the window)."""
+    verdict = fleet.mesh_verdict
+    return verdict.nodes.get(name) if verdict is not None else None
+
+
+def node_rows(node: Node, mesh: NodeMesh | None = None) -> Iterator[tuple[str, str, float]]:
     """(device, metric, value) of one node's last interval, named as the JSON document's rates
-    (throughput in bits per second); unknown values are left out."""
+    (throughput in bits per second), and with ``mesh`` (``mesh_of``) its probe mesh's loss
+    (0 to 1, over the window) and RTT p99 (seconds); unknown values are left out."""
     r = node.rates
     if r is None:
         return
@@ -115,6 +124,12 @@ def node_rows(node: Node) -> Iterator[tuple[str, str, float]]:
         for cpu, d, q in zip(r.softnet.cpus, r.softnet.dropped_per_s, r.softnet.time_squeeze_per_s):
             yield units.cpu(cpu), "softnet_dropped_per_s", d
             yield units.cpu(cpu), "time_squeeze_per_s", q
+    if mesh is not None:
+        loss = mesh_loss(mesh.counts)
+        if loss is not None:
+            yield "", "mesh_loss", loss
+        if mesh.p99_us is not None:
+            yield "", "mesh_p99_rtt_s", mesh.p99_us / 1e6
     yield "", "health_level", float(node.level)
     yield "", "straggler", 1.0 if node.straggler is not None else 0.0
 
@@ -128,7 +143,7 @@ def export_csv(recording: Recording, out, config=None) -> int:
         for name in step.sampled:
             node = fleet[name]
             t = f"{node.sample.wall_s:.3f}"
-            for device, metric, value in node_rows(node):
+            for device, metric, value in node_rows(node, mesh_of(fleet, name)):
                 writer.writerow((t, name, device, metric, repr(float(value))))
                 rows += 1
     return rows
@@ -294,6 +309,17 @@ def _prom_node(om: OpenMetrics, node: Node) -> None:
                    inst | {"cpu": str(cpu)}, t, pct)
 
 
+def _prom_mesh(om: OpenMetrics, node: Node, mesh: NodeMesh | None) -> None:
+    """The node's probe mesh over its window (docs/mesh.md), as the CSV's mesh_loss and mesh_p99_rtt_s."""
+    if mesh is None or node.sample is None:
+        return
+    inst, t = {"instance": node.name}, node.sample.wall_s
+    om.add("netui_mesh_loss_ratio", "gauge", "Share of the probe mesh's probes lost on the node's pairs, both ways, "
+           f"over the window (none under {MIN_PROBES} probes)", inst, t, mesh_loss(mesh.counts))
+    om.add("netui_mesh_rtt_p99_seconds", "gauge", "RTT p99 of the node's mesh probes over the window", inst, t,
+           None if mesh.p99_us is None else mesh.p99_us / 1e6)
+
+
 def export_prom(recording: Recording, out, config=None) -> int:
     """Write OpenMetrics text; the number of samples."""
     om = OpenMetrics()
@@ -301,6 +327,7 @@ def export_prom(recording: Recording, out, config=None) -> int:
         ft = step.t
         for name in step.sampled:
             _prom_node(om, fleet[name])
+            _prom_mesh(om, fleet[name], mesh_of(fleet, name))
         for node in fleet:
             inst = {"instance": node.name}
             om.add("netui_node_up", "gauge", "1 while netui has the node up, else 0", inst, ft,

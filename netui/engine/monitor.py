@@ -100,6 +100,22 @@ def take_test(fleet: Fleet, kind: object, document) -> bool:
     return True
 
 
+def take_sample(fleet: Fleet, name: str, sample: NodeSample) -> bool:
+    """Node ``name``'s sample into the fleet: its node takes it (False: refused, its state says
+    why) and then the fleet's mesh its probes' readings. Live and replay call this alike."""
+    taken = fleet.nodes[name].observe(sample)
+    if taken and sample.mesh is not None:
+        fleet.observe_mesh(name, sample.mesh)
+    return taken
+
+
+def judge_tick(fleet: Fleet) -> None:
+    """What a tick judges once its samples are in: the stragglers, then the mesh's window.
+    Live and replay call this alike."""
+    fleet.update_stragglers()
+    fleet.update_mesh()
+
+
 class Monitor:
     mode: ClassVar[Mode] = LIVE
 
@@ -158,7 +174,7 @@ class Monitor:
         again next tick), never the end of the app or a node reported down."""
         node = self.fleet.nodes[name]  # (not fleet[name]: one call less a sample)
         try:
-            taken = node.observe(sample)
+            taken = take_sample(self.fleet, name, sample)
         except Exception as exc:  # noqa: BLE001 — the boundary: what fails is this node's judgement
             node.fail(NodeState.INTERNAL_ERROR, f"netui could not judge its sample: {type(exc).__name__}: {exc} "
                                                 "(a bug of netui: please report it)", time.time())
@@ -166,8 +182,6 @@ class Monitor:
         self._arrival[name] = time.monotonic()
         if not taken:  # impossible numbers: the node's state says so; nothing of it is recorded
             return
-        if sample.mesh is not None:
-            self.fleet.observe_mesh(name, sample.mesh)
         if self.mesh is not None:
             self.mesh.observe(name, sample.mesh)
         if self.on_sample is not None:
@@ -199,8 +213,7 @@ class Monitor:
                 last = arrival.get(source.name)
                 if last is not None and now - last > quiet_s:
                     node.set_state(NodeState.STALE, f"no sample for {now - last:.0f} s")
-        self.fleet.update_stragglers()
-        self.fleet.update_mesh()
+        judge_tick(self.fleet)
         self.lldp.tick()
         if self.recorder is not None:
             self.recorder.tick(self.fleet)

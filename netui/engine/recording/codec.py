@@ -8,6 +8,7 @@ netui/engine/recording/__init__.py and docs/json.md.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import math
 import re
@@ -16,8 +17,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import fields
 
 from netui import __version__
+from netui.collectors.protocol import MESH_MAX_PEERS, MESH_MAX_RTTS
 from netui.model.fabric import fabric_from_dict, fabric_to_dict
 from netui.model.flows import peers_from_dict, peers_to_dict
+from netui.model.mesh import MeshPeerReading, MeshSample
 from netui.model.samples import (
     CpuSums,
     CpuTimes,
@@ -78,6 +81,7 @@ def sample_to_dict(s: NodeSample) -> dict:
         "fabric": fabric_to_dict(s.fabric),
         "cpu_sums": None if s.cpu_sums is None else s.cpu_sums._asdict(),
         **({} if s.peers is None else {"peers": peers_to_dict(s.peers)}),
+        **({} if s.mesh is None else {"mesh": mesh_to_dict(s.mesh)}),
     }
 
 
@@ -96,9 +100,10 @@ def sample_from_dict(d: dict) -> NodeSample:
             i["counters"] = InterfaceCounters(**i["counters"])
             interfaces[name] = InterfaceSample(**i)
         tcp = TcpSample(**d["tcp"]) if d.get("tcp") else None
+        mono = float(d["mono_s"])
         return NodeSample(
             wall_s=float(d["wall_s"]),
-            mono_s=float(d["mono_s"]),
+            mono_s=mono,
             boot_id=d.get("boot_id"),
             interfaces=interfaces,
             tcp=tcp,
@@ -110,9 +115,83 @@ def sample_from_dict(d: dict) -> NodeSample:
             fabric=fabric_from_dict(d.get("fabric")),
             cpu_sums=CpuSums(**d["cpu_sums"]) if d.get("cpu_sums") else None,
             peers=peers_from_dict(d.get("peers")),
+            mesh=_recorded_mesh(d.get("mesh"), mono),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise RecordingError(f"bad sample record: {exc!r}") from None
+
+
+# --- the probe mesh -----------------------------------------------------------------------------
+# A sample's mesh is kept under a key of its own ("mesh", absent when the mesh was off), which
+# a netui that predates it ignores: the format stays 2. Rows are lists, as the peers' are:
+# [address, port, answered, lost, [RTTs in µs]].
+
+MESH_MAX_ERROR_CHARS = 200  # why a node's mesh was unavailable: an errno's words
+_U16, _U32 = 1 << 16, 1 << 32  # the wire's fields (docs/protocol.md#mesh): what a recording may hold
+
+
+def mesh_to_dict(m: MeshSample) -> dict:
+    return {"mono_s": m.mono_s, "available": m.available, "error": m.error, "port": m.port, "peers": m.peers,
+            "answers": m.answers, "refused": m.refused, "address": m.address,
+            "readings": [[r.address, r.port, r.answered, r.lost, list(r.rtts_us)] for r in m.readings]}
+
+
+def _count(value: object, below: int, what: str) -> int:
+    if type(value) is not int or not 0 <= value < below:
+        raise ValueError(f"mesh: {what} {str(value)[:40]} is not a count the sampler sends")
+    return value
+
+
+def _address(value: object) -> str:
+    if not isinstance(value, str) or len(value) > 64:
+        raise ValueError(f"mesh: address {str(value)[:40]!r} is not an IP address")
+    return str(ipaddress.ip_address(value))  # ValueError for anything else
+
+
+def mesh_from_dict(d: object) -> MeshSample:
+    """``mesh_to_dict`` back, checked as the frame decoder checks the sampler's field
+    (collectors/mesh.py): at most MESH_MAX_PEERS rows, at most MESH_MAX_RTTS RTTs a row and no
+    more than its answers, counts within the wire's fields, IP addresses, a finite time.
+    ValueError (or TypeError) otherwise."""
+    if not isinstance(d, dict):
+        raise TypeError("mesh is not an object")
+    mono = d["mono_s"]
+    if type(mono) not in (int, float) or not -MAX_TIME_S <= mono <= MAX_TIME_S:
+        raise ValueError(f"mesh: time {str(mono)[:40]} is not a clock's")
+    available, error, address = d.get("available", True), d.get("error"), d.get("address")
+    if not isinstance(available, bool) or not (error is None or isinstance(error, str)):
+        raise TypeError("mesh: available is true or false, error a text or null")
+    rows = d.get("readings", [])
+    if not isinstance(rows, list) or len(rows) > MESH_MAX_PEERS:
+        raise ValueError(f"mesh: readings are a list of at most {MESH_MAX_PEERS} rows")
+    readings = []
+    for row in rows:
+        if not isinstance(row, list) or len(row) != 5 or not isinstance(row[4], list):
+            raise ValueError(f"mesh: bad reading {str(row)[:80]}")
+        answered, rtts = _count(row[2], _U16, "answered"), row[4]
+        if len(rtts) > min(answered, MESH_MAX_RTTS):
+            raise ValueError(f"mesh: {len(rtts)} RTTs listed for {answered} answers")
+        readings.append(MeshPeerReading(_address(row[0]), _count(row[1], _U16, "port"), answered,
+                                        _count(row[3], _U16, "lost"), tuple(_count(t, _U32, "RTT") for t in rtts)))
+    return MeshSample(float(mono), available, None if error is None else safe_text(error, MESH_MAX_ERROR_CHARS),
+                      _count(d.get("port", 0), _U16, "port"), _count(d.get("peers", 0), _U32, "peers"),
+                      _count(d.get("answers", 0), _U32, "answers"), _count(d.get("refused", 0), _U32, "refused"),
+                      tuple(readings), None if address is None else _address(address))
+
+
+def _recorded_mesh(d: object, mono_s: float) -> MeshSample | None:
+    """A recorded sample's mesh; one that netui would not have written is refused as the live
+    decoder refuses a bad field: the node's mesh unavailable, with the reason, never the
+    node's error nor the recording's damage."""
+    if d is None:
+        return None
+    try:
+        return mesh_from_dict(d)
+    except KeyError as exc:
+        why = f"no {exc}"
+    except (TypeError, ValueError) as exc:
+        why = str(exc)
+    return MeshSample(mono_s, available=False, error=safe_text(f"recorded mesh refused: {why}", MESH_MAX_ERROR_CHARS))
 
 
 def dump_lines(records: Iterable[tuple[str, NodeSample]]) -> Iterator[str]:

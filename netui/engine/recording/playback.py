@@ -6,8 +6,9 @@ as frames, one per recorded tick, with its node states, test reports, interval c
 the notes of what could not be read. ``replay_frames`` applies frames to a fleet in order
 and yields a ``Step`` after each: samples go through the model (rates computed again from
 the raw counters), recorded node states are reported to their nodes, a recorded pair test's
-suspects become stragglers, an interval change resizes the histories, and stragglers are
-judged after each frame as live. The replay UI (engine/replay.py), its event list, the
+suspects become stragglers, an interval change resizes the histories, and stragglers and the
+probe mesh are judged after each frame as live (engine/monitor.py ``take_sample``,
+``judge_tick``: the live monitor's own code). The replay UI (engine/replay.py), its event list, the
 exports (engine/export.py) and ``snapshot``/``record --replay`` all go through it.
 """
 
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import median
 
-from netui.engine.monitor import report_state, take_test
+from netui.engine.monitor import judge_tick, report_state, take_sample, take_test
 from netui.engine.recording.codec import MAX_INTERVAL_S, MAX_NODES, MIN_INTERVAL_S, RecordingError, is_interval
 from netui.engine.recording.reader import read_records, recording_files
 from netui.model.events import EventTracker
@@ -177,17 +178,18 @@ def replay_frames(recording: Recording, fleet: Fleet, *, observe: Observe | None
                   stop: int | None = None, judge: bool = True, events: bool = False) -> Iterator[Step]:
     """Apply the recording's frames ``start`` … ``stop - 1`` to ``fleet``, in order, and
     yield a Step after each; a caller that stops iterating leaves the fleet as of the last
-    Step. Samples go to ``observe(name, sample)`` (default: the fleet's node takes it; a
-    Monitor passes its own, which records it and keeps a model error that node's state),
+    Step. Samples go to ``observe(name, sample)`` (default: ``take_sample``, as live: the node,
+    then the mesh; a Monitor passes its own, which records it and keeps a model error that
+    node's state),
     recorded node states to the node (with no failure time: a replay has no wall clock),
     a pair test's suspects become stragglers, an interval change resizes the histories.
     With ``judge`` (as every caller but a Monitor, which judges in its own tick), the
-    stragglers are judged after each frame as live; with ``events``, each Step lists what
+    stragglers and the mesh are judged after each frame as live (``judge_tick``); with ``events``, each Step lists what
     the frame changed (for that, the frames from the start: ``start`` 0)."""
     nodes = fleet.nodes
     if observe is None:
         def observe(name: str, sample: NodeSample) -> object:
-            return nodes[name].observe(sample)
+            return take_sample(fleet, name, sample)
     tracker = EventTracker() if events else None
     frames = recording.frames
     for index in range(start, len(frames) if stop is None else min(stop, len(frames))):
@@ -216,7 +218,7 @@ def replay_frames(recording: Recording, fleet: Fleet, *, observe: Observe | None
             elif kind == "interval":
                 fleet.set_interval(rec["interval_s"])  # the histories keep their seconds, as they did live
         if judge:
-            fleet.update_stragglers()
+            judge_tick(fleet)
         step = Step(index, frame.t, sampled, tests)
         if tracker is not None:
             step.events = [Event(frame.t, index, rec) for rec in tests]

@@ -1,0 +1,150 @@
+"""Recordings keep the probe mesh: a sample's ``mesh`` under a key of its own (absent when the
+mesh was off, ignored by a netui that predates it), read back as it was; a recorded mesh that
+netui would never have written is the node's mesh unavailable, with the reason, never the
+recording's damage nor a crash of the replay."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from netui.collectors.protocol import MESH_MAX_PEERS, MESH_MAX_RTTS
+from netui.engine.monitor import judge_tick, take_sample
+from netui.engine.recording.codec import header_record, sample_from_dict, sample_record, sample_to_dict
+from netui.engine.recording.playback import load, replay_frames
+from netui.engine.recording.writer import RecordingWriter
+from netui.model.fleet import Fleet
+from netui.model.mesh import MeshPeerReading, MeshSample
+from netui.model.node import NodeState
+from tests.factories import MESH_NODES, full_sample, mesh_node_sample
+
+
+def round_trip(sample):
+    return sample_from_dict(json.loads(json.dumps(sample_to_dict(sample))))
+
+
+def test_a_recorded_sample_keeps_its_mesh():
+    sample = mesh_node_sample("gpu03", 7)
+    assert sample.mesh is not None and sample.mesh.readings and sample.mesh.readings[0].rtts_us
+
+    assert round_trip(sample) == sample
+
+
+def test_ipv6_an_unavailable_mesh_and_one_without_readings_survive_json():
+    six = MeshSample(12.5, port=51000, peers=1, answers=3, refused=9, address="fd00::1",
+                     readings=(MeshPeerReading("fd00::2", 52000, 2, 1, (180, 260)),))
+    for mesh in (six, MeshSample(3.0, available=False, error="mesh unavailable: Address family not supported"),
+                 MeshSample(4.0, port=40000, address=None)):
+        sample = replace(full_sample(3.0), mesh=mesh)
+        assert round_trip(sample) == sample
+
+
+def test_the_mesh_has_a_key_of_its_own_absent_when_off_and_an_older_recording_reads_none():
+    on = sample_to_dict(mesh_node_sample("gpu01", 2))
+    assert on["mesh"]["readings"][0][:4] == ["198.18.0.2", 40001, 5, 0]
+    off = sample_to_dict(full_sample(2.0))
+    assert "mesh" not in off  # a recording without the mesh is as it was
+    assert sample_from_dict(off).mesh is None
+    older = dict(on)
+    del older["mesh"]  # what a netui that predates the mesh reads: the rest of the sample
+    assert sample_from_dict(older) == replace(mesh_node_sample("gpu01", 2), mesh=None)
+
+
+def _good() -> dict:
+    return sample_to_dict(mesh_node_sample("gpu01", 4))["mesh"]
+
+
+def _row(**kw) -> list:
+    row = {"address": "198.18.0.2", "port": 40001, "answered": 5, "lost": 0, "rtts": [200] * 5} | kw
+    return [row["address"], row["port"], row["answered"], row["lost"], row["rtts"]]
+
+
+HOSTILE = {
+    "not an object": [],
+    "no time": {k: v for k, v in _good().items() if k != "mono_s"},
+    "a time of no clock": _good() | {"mono_s": 1e300},
+    "a time as text": _good() | {"mono_s": "12"},
+    "available as text": _good() | {"available": "yes"},
+    "readings not a list": _good() | {"readings": {"a": 1}},
+    "more peers than a sampler takes": _good() | {"readings": [_row()] * (MESH_MAX_PEERS + 1)},
+    "a short row": _good() | {"readings": [_row()[:4]]},
+    "more RTTs than answers": _good() | {"readings": [_row(answered=2)]},
+    "more RTTs than a row lists": _good() | {"readings": [_row(answered=500, rtts=[1] * (MESH_MAX_RTTS + 1))]},
+    "a negative count": _good() | {"readings": [_row(lost=-1)]},
+    "a count beyond the wire": _good() | {"readings": [_row(lost=1 << 16)]},
+    "a count as a float": _good() | {"readings": [_row(lost=1.5)]},
+    "a count as a boolean": _good() | {"readings": [_row(lost=True)]},
+    "an RTT beyond 32 bits": _good() | {"readings": [_row(rtts=[1 << 40] * 5)]},
+    "an address of escapes": _good() | {"readings": [_row(address="\x1b[2J198.18.0.2")]},
+    "an address that is a name": _good() | {"address": "gpu01"},
+    "a long address": _good() | {"address": "1" * 10_000},
+    "a port beyond 16 bits": _good() | {"port": 70_000},
+    "peers beyond 32 bits": _good() | {"peers": 1 << 40},
+    "an error that is a number": _good() | {"error": 3},
+}
+
+
+@pytest.mark.parametrize("mesh", HOSTILE.values(), ids=HOSTILE.keys())
+def test_a_mesh_netui_would_not_write_is_the_nodes_mesh_unavailable_and_the_rest_is_read(mesh):
+    d = sample_to_dict(mesh_node_sample("gpu01", 4)) | {"mesh": mesh}
+
+    back = sample_from_dict(json.loads(json.dumps(d)))
+
+    assert back.mesh is not None and not back.mesh.available and back.mesh.readings == ()
+    assert back.mesh.error.startswith("recorded mesh refused: ") and back.mesh.error.isprintable()
+    assert len(back.mesh.error) <= 200 and back.mesh.mono_s == back.mono_s
+    assert back.interfaces == mesh_node_sample("gpu01", 4).interfaces
+
+
+def test_an_error_text_is_shown_as_netui_shows_any_text_it_did_not_make():
+    d = sample_to_dict(mesh_node_sample("gpu01", 4))
+    d["mesh"] |= {"available": False, "error": "\x1b]0;owned\x07" + "x" * 5000}
+    error = sample_from_dict(d).mesh.error
+    assert "\x1b" not in error and "\\x1b" in error and len(error) <= 200
+
+
+def _write(path, ticks: int, hostile_at: int | None = None):
+    w = RecordingWriter(path, header_record(100.0, hosts=list(MESH_NODES), interval_s=1.0))
+    for k in range(ticks):
+        for name in MESH_NODES:
+            rec = sample_record(100.0 + k, name, mesh_node_sample(name, k))
+            if k == hostile_at and name == "gpu02":
+                rec["sample"]["mesh"]["readings"] = [["\x1b[2J", 1, 1, 1, []]] * 5000
+            w.write(rec)
+        w.write({"type": "tick", "t": 100.0 + k})
+    w.close()
+
+
+def test_a_recording_with_a_hostile_mesh_loads_whole_and_replays_with_that_nodes_mesh_unavailable(tmp_path):
+    _write(tmp_path / "m.ndjson.gz", 30, hostile_at=20)
+    recording = load(tmp_path / "m.ndjson.gz")
+    assert recording.notes == [] and len(recording.frames) == 30  # no damage: every tick read
+
+    fleet = Fleet(list(recording.nodes), interval_s=1.0)
+    for step in replay_frames(recording, fleet):
+        if step.index == 20:
+            assert "recorded mesh refused" in fleet["gpu02"].sample.mesh.error
+            assert fleet["gpu02"].state is NodeState.UP  # the mesh's problem, not the node's
+    assert [s.name for s in fleet.mesh_suspects] == ["gpu03 link"]
+
+
+@pytest.mark.slow
+@settings(max_examples=150, deadline=None)
+@given(st.recursive(st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats(allow_nan=False,
+                                                                                        allow_infinity=False)
+                    | st.text(max_size=20),
+                    lambda inner: st.lists(inner, max_size=6) | st.dictionaries(
+                        st.sampled_from(["mono_s", "available", "error", "port", "peers", "answers", "refused",
+                                         "address", "readings"]), inner, max_size=9),
+                    max_leaves=30))
+def test_any_json_as_a_recorded_mesh_is_read_or_refused_and_the_fleet_judges_it(mesh):
+    fleet = Fleet(["gpu01", "gpu02"])
+    for k in (4, 5):  # beside a node whose mesh is fine, through the live code
+        take_sample(fleet, "gpu01", sample_from_dict(sample_to_dict(mesh_node_sample("gpu01", k)) | {"mesh": mesh}))
+        take_sample(fleet, "gpu02", mesh_node_sample("gpu02", k, up=("gpu01", "gpu02")))
+        judge_tick(fleet)
+    assert fleet["gpu01"].state is NodeState.UP
