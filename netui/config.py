@@ -7,7 +7,8 @@ A metric may set any of ``careful``, ``warning``, ``critical``; the others keep 
 defaults (netui/model/health.py ``DEFAULT_THRESHOLDS``). ``[health]`` sets
 ``retrans_min_segments`` and ``hold_intervals`` (``HealthRules``); ``[straggler]`` any field of
 ``StragglerRules``, the hold (``flag_intervals`` of ``window_intervals``, ``clear_intervals``)
-and the victim rule (``victims``) among them. A missing default file is no
+and the victim rule (``victims``) among them; ``mesh`` the probe mesh ("on", "off" or a rate in
+probes a second, as ``--mesh``, which wins over it). A missing default file is no
 error; a file named with ``--config`` must exist. Unknown keys and bad values are a
 ``ConfigError`` whose message names the file and the key — never a traceback.
 """
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from netui.model.health import ABOVE_ZERO, DEFAULT_THRESHOLDS, HealthRules, Threshold
+from netui.model.mesh import MeshSettings, parse_mesh_option
 from netui.model.straggler import StragglerRules
 from netui.readlimits import MAX_TOML_DEPTH, toml_too_deep
 
@@ -49,6 +51,7 @@ class Config:
     straggler: StragglerRules = field(default_factory=StragglerRules)
     health: HealthRules = field(default_factory=HealthRules)
     path: str | None = None  # the file read, None when there was none
+    mesh: MeshSettings | None = None  # mesh = "on" | "off" | RATE (model/mesh.py): the probe mesh
 
 
 def default_path() -> Path:
@@ -107,9 +110,19 @@ def parse_config(text: str, source: str = "config.toml") -> Config:
         doc = toml.loads(text)
     except toml.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: not valid TOML: {exc}") from None
-    unknown = doc.keys() - {"thresholds", "straggler", "health"}
+    unknown = doc.keys() - {"thresholds", "straggler", "health", "mesh"}
     if unknown:
-        raise ConfigError(f"{source}: unknown section {sorted(unknown)[0]!r} (known: health, thresholds, straggler)")
+        raise ConfigError(f"{source}: unknown section {sorted(unknown)[0]!r} "
+                          "(known: mesh, health, thresholds, straggler)")
+    mesh = None
+    if "mesh" in doc:
+        value = doc["mesh"]
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise ConfigError(f'{source}: mesh: "on", "off" or a rate in probes a second, not {value!r}')
+        try:
+            mesh = parse_mesh_option(str(value))
+        except ValueError as exc:
+            raise ConfigError(f"{source}: mesh: {exc}") from None
     thresholds: dict[str, Threshold] = {}
     section = doc.get("thresholds", {})
     if not isinstance(section, dict):
@@ -157,7 +170,7 @@ def parse_config(text: str, source: str = "config.toml") -> Config:
     if rules.flag_intervals > rules.window_intervals:
         raise ConfigError(f"{source}: straggler.flag_intervals: at most window_intervals "
                           f"({rules.flag_intervals} of {rules.window_intervals} intervals cannot happen)")
-    return Config(thresholds, rules, health=_health(doc, source), path=source)
+    return Config(thresholds, rules, health=_health(doc, source), path=source, mesh=mesh)
 
 
 # [health]: each setting a whole number, at least this

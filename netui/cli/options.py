@@ -147,12 +147,12 @@ def topology_option(p: argparse.ArgumentParser) -> None:
 
 def mesh_option(p: argparse.ArgumentParser) -> None:
     """``--mesh off|on|RATE`` for the commands that watch nodes live over SSH (netui, snapshot,
-    record): engine/mesh.py ``parse_mesh_option``."""
-    p.add_argument("--mesh", default="off", metavar="off|on|RATE",
+    record): model/mesh.py ``parse_mesh_option``; unset, config.toml's ``mesh`` decides."""
+    p.add_argument("--mesh", default=None, metavar="off|on|RATE",
                    help="the probe mesh: every node probes the others over UDP at a low rate and "
                         "answers their probes, to see packet loss no counter shows (docs/mesh.md); "
-                        "on: 10 probes a second per node, each peer at most every 5 s; RATE: probes "
-                        "a second per node (default off)")
+                        "on: at most 20 probes a second per node, each peer at most every 2 s; RATE: "
+                        "probes a second per node (default: config.toml's mesh, else off)")
 
 
 def set_interval_default(p: argparse.ArgumentParser, seconds: float, help_text: str) -> None:

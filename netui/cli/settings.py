@@ -15,7 +15,7 @@ from netui.exits import InputError
 from netui.readlimits import MAX_NODES_DEFAULT
 
 if TYPE_CHECKING:
-    from netui.engine.mesh import MeshSettings
+    from netui.model.mesh import MeshSettings
 
 
 @dataclass(frozen=True)
@@ -69,15 +69,16 @@ class WatchSettings:
     config_path: str | None = None  # None: ~/.config/netui/config.toml where it exists
     topology_path: str | None = None  # --topology FILE: where each node is cabled
     mesh: MeshSettings | None = None  # --mesh: the probe mesh (None: off)
+    mesh_option: str | None = None  # --mesh as given; None: config.toml's ``mesh`` decides
 
     @classmethod
     def from_options(cls, args: argparse.Namespace) -> WatchSettings:
-        from netui.engine.mesh import parse_mesh_option
+        from netui.model.mesh import parse_mesh_option
 
         try:
-            mesh = parse_mesh_option(args.mesh)
+            mesh = parse_mesh_option(args.mesh) if args.mesh is not None else None
         except ValueError as exc:
             raise InputError(f"--mesh: {exc} (off, on, or a rate in probes a second per node)") from None
         return cls(sources=SourceSettings.from_options(args), interval_s=args.interval,
                    history_s=getattr(args, "history", cls.history_s), config_path=args.config,
-                   topology_path=args.topology, mesh=mesh)
+                   topology_path=args.topology, mesh=mesh, mesh_option=args.mesh)

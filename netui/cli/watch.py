@@ -136,7 +136,7 @@ def build_monitor(settings: WatchSettings, *, history_s: float | None = None,
             source.prepare()
         monitor = Monitor(sources, interval_s=settings.interval_s, history_s=history_s,
                           thresholds=config.thresholds or None, rules=rules, connector=connector,
-                          mesh=settings.mesh)
+                          mesh=config.mesh if settings.mesh_option is None else settings.mesh)
     monitor.fleet.straggler_rules = config.straggler
     if hold_intervals == 1:  # judged at once: stragglers too
         monitor.fleet.straggler_rules = replace(config.straggler, flag_intervals=1, window_intervals=1,

@@ -122,6 +122,4 @@ MESH_TIMEOUT_S = 2.0  # a probe not answered by then is lost (a late answer is n
 MESH_GRACE_S = 1.0  # no probe this long after new peers: their lists of this node are on the way
 MESH_MAX_PEERS = 4096  # peers a node takes (the monitor gives at most this many)
 MESH_MAX_RTTS = 64  # RTTs listed per peer per frame
-MESH_RATE = 10.0  # default: probes a node sends per second, at most
-MESH_PERIOD_S = 5.0  # default: each peer probed at most once per this many seconds
 MESH_ANSWERS_PER_S = 2000  # answers a node sends per second, at most, whoever asks

@@ -912,7 +912,7 @@ class Mesh(object):
     carries what settled since the last one: per peer, probes answered (with their RTTs on this
     node's monotonic clock) and lost."""
 
-    def __init__(self, token, rate=MESH_RATE, period=MESH_PERIOD_S):
+    def __init__(self, token, rate, period):
         import socket
 
         self.token = token
@@ -1516,16 +1516,15 @@ class Sampler(object):
         """One line from the monitor (docs/protocol.md#stdin); a line it does not know is passed by."""
         if line.startswith(b"d "):  # the per-CPU tables: "d 1" on, "d 0" off
             self.detail = line[2:].strip() == b"1"
-        elif line.startswith(b"m "):  # the probe mesh: "m TOKEN [RATE PERIOD]" on, "m 0" off
+        elif line.startswith(b"m "):  # the probe mesh: "m TOKEN RATE PERIOD" on, "m 0" off
             words = line.split()
             if self.mesh is not None:
                 self.mesh.close()
                 self.mesh = None
-            if len(words) >= 2 and len(words[1]) == 32:
+            if len(words) == 4 and len(words[1]) == 32:
                 try:
                     token = bytes(bytearray.fromhex(words[1].decode("ascii")))
-                    rate = float(words[2]) if len(words) > 2 else MESH_RATE
-                    period = float(words[3]) if len(words) > 3 else MESH_PERIOD_S
+                    rate, period = float(words[2]), float(words[3])
                 except ValueError:
                     return
                 if 0.01 <= rate <= 1000 and 0.01 <= period <= 3600:

@@ -13,39 +13,12 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
-from netui.collectors.protocol import MESH_PERIOD_S, MESH_RATE
 from netui.collectors.source import Source
-from netui.model.mesh import MeshSample
+from netui.model.mesh import MeshSample, MeshSettings, parse_mesh_option
 
 LINE_BYTES = 3500  # a steering line's length, at most (the sampler takes lines of 4 KiB)
 TELL_AGAIN_S = 5.0  # a node that did not turn its mesh on, or holds a list of the wrong length, is told again
-
-
-@dataclass(frozen=True)
-class MeshSettings:
-    """``rate``: probes a node sends per second, at most; ``period_s``: each peer probed at
-    most once per this many seconds. ``--mesh on`` takes the defaults, ``--mesh RATE`` a rate."""
-
-    rate: float = MESH_RATE
-    period_s: float = MESH_PERIOD_S
-
-
-def parse_mesh_option(text: str) -> MeshSettings | None:
-    """``--mesh off|on|RATE`` (and config.toml's ``mesh``): None for off; ValueError otherwise."""
-    word = text.strip().lower()
-    if word in ("off", "no", "false", "0"):
-        return None
-    if word in ("on", "yes", "true"):
-        return MeshSettings()
-    try:
-        rate = float(word)
-    except ValueError:
-        raise ValueError(f"{text!r} is not off, on nor a rate") from None
-    if not 0.1 <= rate <= 1000:
-        raise ValueError(f"a mesh rate is 0.1 to 1000 probes a second, not {text!r}")
-    return MeshSettings(rate=rate, period_s=min(MESH_PERIOD_S, max(0.05, 1.0 / rate)))
 
 
 def peer_lines(endpoints: Iterable[tuple[str, int]], verb: str = "mp+") -> list[str]:
@@ -129,3 +102,6 @@ class MeshCoordinator:
         self.endpoints.clear()
         self.names.clear()
         self._told.clear()
+
+
+__all__ = ["LINE_BYTES", "MeshCoordinator", "MeshSettings", "parse_mesh_option", "peer_lines"]

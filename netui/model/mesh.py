@@ -49,6 +49,38 @@ class MeshSample:
     address: str | None = None  # where its peers reach it (its SSH session's address); None: unknown
 
 
+# --- how hard the mesh probes ------------------------------------------------------------------
+
+DEFAULT_RATE = 20.0  # probes a node sends per second, at most (a 1,024-node fleet: each peer every 51 s)
+DEFAULT_PERIOD_S = 2.0  # each peer probed at most once per this many seconds (a small fleet: 30 a minute)
+
+
+@dataclass(frozen=True)
+class MeshSettings:
+    """``rate``: probes a node sends per second, at most; ``period_s``: each peer probed at
+    most once per this many seconds. ``--mesh on`` takes the defaults, ``--mesh RATE`` a rate."""
+
+    rate: float = DEFAULT_RATE
+    period_s: float = DEFAULT_PERIOD_S
+
+
+def parse_mesh_option(text: str) -> MeshSettings | None:
+    """``--mesh off|on|RATE`` (and config.toml's ``mesh``): None for off; ValueError otherwise."""
+    word = text.strip().lower()
+    if word in ("off", "no", "false", "0"):
+        return None
+    if word in ("on", "yes", "true"):
+        return MeshSettings()
+    try:
+        rate = float(word)
+    except ValueError:
+        raise ValueError(f"{text!r} is not off, on nor a rate") from None
+    if not 0.1 <= rate <= 1000:
+        raise ValueError(f"a mesh rate is 0.1 to 1000 probes a second, not {text!r}")
+    return MeshSettings(rate=rate, period_s=min(DEFAULT_PERIOD_S, max(0.05, 1.0 / rate)))
+
+
+
 # --- the window: per ordered pair, what settled over the last WINDOW_S -----------------------
 
 WINDOW_S = 60.0  # what the mesh's figures are taken over

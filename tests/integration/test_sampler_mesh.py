@@ -137,7 +137,7 @@ def test_a_probe_without_the_token_or_from_a_stranger_gets_nothing_and_an_answer
     b = Sampler()
     listed, stranger = udp(), udp()
     try:
-        b.tell(f"m {TOKEN.hex()}")
+        b.tell(f"m {TOKEN.hex()} 10 1")
         port = b.port()
         b.tell(f"mp+ 127.0.0.1 {listed.getsockname()[1]}")
         b.mesh(2)  # the list has arrived

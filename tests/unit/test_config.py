@@ -111,3 +111,14 @@ def test_a_level_of_zero_means_any_at_all_not_every_idle_node():
     t = parse_config("[thresholds]\ndrops_per_s = { careful = 0, warning = 5 }\n").thresholds["drops_per_s"]
     assert t.level(0.0) is Level.OK
     assert t.level(0.5) is Level.CAREFUL and t.level(5) is Level.WARNING
+
+
+def test_the_mesh_is_turned_on_by_the_file_or_refused_with_the_key_named():
+    from netui.model.mesh import DEFAULT_RATE, MeshSettings
+
+    assert parse_config('mesh = "on"').mesh == MeshSettings()
+    assert parse_config('mesh = "off"').mesh is None and parse_config("").mesh is None
+    assert parse_config("mesh = 40").mesh.rate == 40.0 != DEFAULT_RATE
+    for bad in ('mesh = "loud"', "mesh = true", "mesh = 0.01", "mesh = [1]"):
+        with pytest.raises(ConfigError, match="config.toml: mesh"):
+            parse_config(bad)

@@ -1,0 +1,42 @@
+"""--mesh and config.toml's mesh: the option wins, the file decides without it, off otherwise;
+only SSH nodes take part."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from netui.cli.settings import WatchSettings
+from netui.cli.watch import build_monitor, build_parser
+from netui.exits import InputError
+from netui.model.mesh import MeshSettings
+
+
+def monitor_of(tmp_path, argv, config_text=None):
+    config = tmp_path / "config.toml"
+    config.write_text(config_text or "")
+    args = build_parser(None).parse_args([*argv, "--config", str(config), "198.18.0.1", "198.18.0.2"])
+    monitor = build_monitor(WatchSettings.from_options(args), history_s=60)
+    asyncio.run(monitor.close())
+    return monitor
+
+
+@pytest.mark.parametrize("argv, text, on", [
+    ([], None, False),
+    ([], 'mesh = "on"', True),
+    (["--mesh", "off"], 'mesh = "on"', False),
+    (["--mesh", "on"], None, True),
+    (["--mesh", "30"], 'mesh = "off"', True),
+])
+def test_the_option_wins_over_the_file_which_wins_over_off(tmp_path, argv, text, on):
+    monitor = monitor_of(tmp_path, argv, text)
+    assert (monitor.mesh is not None) == on
+    if on:
+        assert sorted(monitor.mesh.sources) == ["198.18.0.1", "198.18.0.2"]
+        assert monitor.mesh.settings == (MeshSettings(rate=30.0, period_s=0.05) if "30" in argv else MeshSettings())
+
+
+def test_a_bad_rate_is_said_with_the_option_named(tmp_path):
+    with pytest.raises(InputError, match="--mesh: "):
+        WatchSettings.from_options(build_parser(None).parse_args(["--mesh", "loud", "n1"]))
