@@ -6,9 +6,12 @@ model and UI, exactly as a recording is.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from netui.collectors.assemble import fabric_from_texts
 from netui.collectors.source import BaseSource
 from netui.engine.sources import SourceError
+from netui.model.mesh import MeshPeerReading, MeshSample
 from netui.model.node import NodeState
 from netui.model.samples import (
     CpuTimes,
@@ -126,3 +129,48 @@ def demo_sources() -> list[ScriptedSource]:
                                                       retrans_per_s=2400, softirq_pct=85)),
         ScriptedSource("gpu03", lambda k: SourceError(NodeState.DOWN, "connection refused (retrying in 4 s)")),
     ]
+
+
+# --- the probe mesh ----------------------------------------------------------------------------
+
+MESH_PROBES = 5  # probes each node settles of each peer a frame (a pair reaches MIN_PROBES in 4)
+
+
+def mesh_address(i: int) -> tuple[str, int]:
+    """Where the i-th node of a scripted mesh answers probes (a test range, never probed)."""
+    return f"198.18.0.{i + 1}", 40_000 + i
+
+
+def _lost(loss: float, step: int, probes: int) -> int:
+    """Probes lost at ``step`` of ``probes`` a step at a steady ``loss``: spread evenly."""
+    return int(loss * probes * (step + 1)) - int(loss * probes * step)
+
+
+def mesh_sample(names: list[str], me: str, step: int, loss_of=lambda a, b: 0.0, *, rtt_us: int = 180,
+                probes: int = MESH_PROBES, mono0: float = 1000.0) -> MeshSample:
+    """Node ``me``'s mesh at ``step``: ``probes`` probes settled of every other of ``names``, those
+    to peer b lost at ``loss_of(me, b)`` (deterministically spread over the steps), the answered ones
+    taking ``rtt_us`` µs and a little more."""
+    i = names.index(me)
+    address, port = mesh_address(i)
+    readings = []
+    for j, peer in enumerate(names):
+        if peer == me:
+            continue
+        lost = _lost(loss_of(me, peer), step, probes)
+        answered = probes - lost
+        readings.append(MeshPeerReading(*mesh_address(j), answered, lost,
+                                        tuple(rtt_us + 10 * (k + j) for k in range(answered))))
+    return MeshSample(mono_s=mono0 + step, port=port, peers=len(names) - 1, answers=probes * step,
+                      readings=tuple(readings), address=address)
+
+
+def mesh_sources(names: list[str], loss_of=lambda a, b: 0.0, *, probes: int = MESH_PROBES, traffic_of=None,
+                 **traffic) -> list[ScriptedSource]:
+    """Scripted nodes ``names`` at steady rates (``node_sample``'s ``traffic`` keywords, or
+    ``traffic_of(name)``'s), each frame with its mesh: every node settles ``probes`` probes of
+    every other, losing ``loss_of(prober, target)`` of them."""
+    def script(name: str):
+        rates = traffic_of(name) if traffic_of is not None else traffic
+        return lambda k: replace(node_sample(k, **rates), mesh=mesh_sample(names, name, k, loss_of, probes=probes))
+    return [ScriptedSource(n, script(n)) for n in names]

@@ -13,7 +13,7 @@ from netui.model.fabric_suspects import (FabricSuspect, HeldSuspects, LeafPressu
                                          paused_leaves)
 from netui.model.flows import AddressBook, PeerRates, labelled, peer_flows
 from netui.model.health import DEFAULT_RULES, HealthRules, Threshold
-from netui.model.mesh import HeldMesh, MeshSample, MeshSuspect, MeshVerdict, MeshWindow
+from netui.model.mesh import NODE, HeldMesh, MeshSample, MeshSuspect, MeshVerdict, MeshWindow
 from netui.model.node import Node, NodeState
 from netui.model.peers import slower_links
 from netui.model.straggler import Straggler, StragglerRules, find_stragglers
@@ -89,9 +89,19 @@ class Fleet:
         if self.mesh is None:
             return None
         up = [n.name for n in self.nodes.values() if n.state is NodeState.UP]
-        self.mesh_verdict = self.mesh.judge(self.topology, up)
-        self.mesh_suspects = self._held_mesh.update(self.mesh_verdict.suspects)
-        return self.mesh_verdict
+        verdict = self.mesh_verdict = self.mesh.judge(self.topology, up)
+        held = self.mesh_suspects = self._held_mesh.update(verdict.suspects)
+        # each node's pairs, and the first held suspect that explains them (its own link first:
+        # the suspects come widest first, a node's link before the path between two nodes)
+        explains: dict[str, MeshSuspect] = {}
+        for s in sorted(held, key=lambda s: s.kind != NODE):
+            for name in s.nodes:
+                explains.setdefault(name, s)
+        for node in self.nodes.values():
+            up_now = node.state is NodeState.UP
+            node.mesh = verdict.nodes.get(node.name) if up_now else None
+            node.mesh_suspect = explains.get(node.name) if up_now else None
+        return verdict
 
     @property
     def topology(self) -> Topology | None:

@@ -11,6 +11,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from netui.model.health import ABOVE_ZERO, Level, Threshold
 from netui.model.topology import Topology
 from netui.model.units import name_key
 
@@ -91,6 +92,9 @@ LOSS_MARK = 0.005
 MIN_LOST = 8
 LOSS_RATIO = 5.0
 LOSS_FLOOR = 0.001
+# a loss figure's level (the grid's Loss column, the mesh screen's cells): any probe lost is
+# careful, what the judgement calls losing (LOSS_MARK) a warning, 1 % critical (as retransmits)
+LOSS_LEVELS = Threshold(ABOVE_ZERO, LOSS_MARK, 0.01)
 
 NODE, PAIR, UPLINK, PATH, ABOVE = "node", "pair", "uplink", "path", "above"
 
@@ -143,6 +147,16 @@ class NodeMesh:
     lossy_peers: int
     p99_us: float | None
 
+    @property
+    def enough(self) -> bool:
+        """Its pairs settled MIN_PROBES probes or more between them: a loss figure to read."""
+        return self.counts.probes >= MIN_PROBES
+
+    @property
+    def loss(self) -> float | None:
+        """Its pairs' pooled loss (0..1), None with fewer than MIN_PROBES probes."""
+        return self.counts.loss if self.enough else None
+
 
 @dataclass(frozen=True)
 class MeshSuspect:
@@ -180,6 +194,11 @@ class MeshVerdict:
     def suspect_of(self, node: str) -> MeshSuspect | None:
         """The suspect that explains ``node``'s losses (its own link first), or None."""
         return next((s for s in self.suspects if node in s.nodes), None)
+
+
+def loss_level(loss: float | None) -> Level | None:
+    """A loss figure's level (``LOSS_LEVELS``); None without a figure."""
+    return None if loss is None else LOSS_LEVELS.level(loss)
 
 
 def _percent(ratio: float | None) -> str:

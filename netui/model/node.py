@@ -21,6 +21,7 @@ from netui.model.fabric import (ROCE_LOSS_COUNTERS, FabricRates, FabricSample, P
 from netui.model.health import (DEFAULT_RULES, HEALTHY, Health, HealthRules, HeldHealth, Level, Reading, Threshold,
                                 health_of, merged, rate)
 from netui.model.history import RATE_CEILING, IfaceHistory, NodeHistory, Ring, capacity_for, rows_after
+from netui.model.mesh import NODE as MESH_NODE, MeshSuspect, NodeMesh
 from netui.model.limits import MAX_TIME_S, MIN_INTERVAL_S, U64_MAX
 from netui.model.rates import NodeRates, RatesTable, node_rates
 from netui.speedups import column_stats, iface_totals, rate_codes
@@ -465,6 +466,10 @@ class Node:
         self.straggler_rank = 1 << 30  # its place among the fleet's stragglers (the first is 0)
         self.victim = None  # a Straggler with ``slowed_by``: slowed by a straggler (model/blame.py)
         self.slow_links: tuple[str, ...] = ()  # links slower than their peers' (model/peers.py), in words
+        # the probe mesh (model/mesh.py), set by the fleet each tick: its pairs over the window
+        # (None: the mesh is off, or the node is not up) and the held suspect that explains them
+        self.mesh: NodeMesh | None = None
+        self.mesh_suspect: MeshSuspect | None = None
         self.history_s = history_s
         self.interval_s = interval_s  # the interval the history is sized for (set_interval)
         self._capacity = capacity_for(history_s, interval_s)
@@ -682,10 +687,17 @@ class Node:
         return lead + self.slow_links + self.health.reasons
 
     @property
+    def lossy_link(self) -> bool:
+        """The probe mesh names the node's own link (a held suspect of kind NODE): a fault of
+        the node's, unlike a path, an uplink or a switch that its probes merely cross."""
+        s = self.mesh_suspect
+        return s is not None and s.kind == MESH_NODE
+
+    @property
     def level(self) -> Level:
         state = self.state
         if state is _UP:
-            if self.straggler is not None or self.slow_links:  # unlike its peers: at least a warning
+            if self.straggler is not None or self.slow_links or self.lossy_link:  # at least a warning
                 return max(self.health.level, _WARNING)
             return self.health.level
         if state == _CONNECTING:

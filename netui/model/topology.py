@@ -425,6 +425,24 @@ def topology_order(topology: Topology, order: Iterable[str]) -> list[str]:
     return out + unplaced
 
 
+def leaf_sections(topology: Topology | None, order: Iterable[str]) -> tuple[list[str], dict[str, str]]:
+    """``order`` leaf by leaf (``topology_order``) and the leaf each group starts with: first
+    node → leaf ("" for the unplaced), for a matrix's rows; ``order`` as it is and no groups
+    without a topology that places one of them."""
+    given = list(order)
+    if topology is None or not any(topology.leaf_of(n) for n in given):
+        return given, {}
+    ordered = topology_order(topology, given)
+    starts: dict[str, str] = {}
+    last: str | None = None
+    for node in ordered:
+        leaf = topology.leaf_of(node) or ""
+        if leaf != last:
+            starts[node] = leaf
+            last = leaf
+    return ordered, starts
+
+
 def distinct_hosts(topology: Topology, order: Iterable[str]) -> list[str]:
     """``order`` with each host once, as first given: names the topology finds as one node
     (``A1``, ``a1``, ``a1.cluster``) are one host, and so are unplaced names alike but for case
@@ -451,5 +469,5 @@ def ring_check(topology: Topology, order: Iterable[str]) -> RingCheck:
                      better=tuple(better), better_hops=ring_hops(topology, better[:len(placed)]))
 
 
-__all__ = ["Attachment", "LLDP", "Neighbour", "Path", "RingCheck", "Switch", "Topology", "distinct_hosts", "merge",
-           "ring_check", "ring_hops", "topology_order"]
+__all__ = ["Attachment", "LLDP", "Neighbour", "Path", "RingCheck", "Switch", "Topology", "distinct_hosts", "leaf_sections",
+           "merge", "ring_check", "ring_hops", "topology_order"]

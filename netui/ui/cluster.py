@@ -55,6 +55,7 @@ class ClusterScreen(NetuiScreen):
         Binding("M", "mark_all", "Mark all", key_display="M"),
         Binding("U", "unmark_all", "Unmark", key_display="U"),  # shown while nodes are marked
         Binding("P", "peers", "Peers", key_display="P"),  # the TCP flows between watched nodes
+        Binding("m", "mesh", "Mesh"),  # the probe mesh's screen; shown with a mesh (--mesh on)
         Binding("escape", "escape", "Clear", show=False),
         # then a key for each registered check that netui's key table does not bind by hand
         # (ui/keys.py check_rows): __init__ adds them, the footer shows them last
@@ -98,6 +99,8 @@ class ClusterScreen(NetuiScreen):
             return not self.grid.marked
         if action in ("ring_order", "group"):
             return self.app.monitor.fleet.topology is None
+        if action == "mesh":
+            return not self.grid.mesh and self.app.monitor.mesh is None
         return False
 
     def _retry_in_s(self) -> dict[str, float]:
@@ -111,7 +114,7 @@ class ClusterScreen(NetuiScreen):
     def _check_footer(self) -> None:
         """The footer again when what it leaves out changes (rarely: no layout pass a tick)."""
         grid = self.grid
-        state = (grid.fabric, bool(grid.retry_in_s), bool(grid.marked))
+        state = (grid.fabric, grid.mesh, bool(grid.retry_in_s), bool(grid.marked))
         if state != self._footer_state:
             self._footer_state = state
             self.refresh_bindings()
@@ -173,7 +176,7 @@ class ClusterScreen(NetuiScreen):
             totals.update(text, layout=False)
 
     def action_cycle_sort(self) -> None:
-        self.grid.sort = next_sort(self.grid.sort, fabric=self.grid.fabric)
+        self.grid.sort = next_sort(self.grid.sort, fabric=self.grid.fabric, mesh=self.grid.mesh)
         self.refresh_data()
         self.notify(f"sorted by {SORT_LABELS[self.grid.sort]}", timeout=1.5)
 
@@ -297,6 +300,12 @@ class ClusterScreen(NetuiScreen):
         from netui.ui.flows import PeerMatrixScreen
 
         self.app.push_screen(PeerMatrixScreen())
+
+    def action_mesh(self) -> None:
+        """The probe mesh's screen; it says so when the mesh is off."""
+        from netui.ui.mesh import MeshScreen
+
+        self.app.push_screen(MeshScreen())
 
     def action_ring_order(self) -> None:
         """The ring order check of the marked nodes (all when none are marked), in the order watched."""

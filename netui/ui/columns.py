@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from netui.model import units
 from netui.model.health import Level
 from netui.model.leafload import LeafLoad
+from netui.model.mesh import loss_level
 from netui.model.node import Node
 from netui.ui.render import spark
 from netui.ui.why import SHORT_CELLS, long_why, short_why
@@ -40,6 +41,8 @@ class Column:
     right: bool = True
     priority: float = 99
     fabric: bool = False  # shown only when a node of the fleet has RDMA/ethtool data
+    mesh: bool = False  # shown only when the fleet has a probe mesh verdict (--mesh on, or a recording of one)
+    level: Callable[[Node], Level | None] | None = None  # the cell's level where no threshold gives it
 
 
 def _v(x: float | None) -> float:
@@ -79,6 +82,22 @@ def _judged_ratio(n: Node) -> float | None:
     return n.summary.retrans_ratio if n.summary.retrans_judged else None
 
 
+def mesh_loss(n: Node) -> float | None:
+    """The node's pooled mesh loss over the window (0..1): None when the mesh is off, the node
+    is not up, or its pairs settled fewer than MIN_PROBES probes (never a 0 % without them)."""
+    return n.mesh.loss if n.mesh is not None else None
+
+
+def _loss_level(n: Node) -> Level | None:
+    """The Loss cell's level: its figure's (model/mesh.py ``loss_level``) on a node the mesh's
+    suspect explains; elsewhere careful at most (a node that loses only toward the suspect's
+    nodes shows its figure, not an alarm)."""
+    level = loss_level(mesh_loss(n))
+    if level is None or n.mesh_suspect is not None:
+        return level
+    return min(level, Level.CAREFUL)
+
+
 def _state(n: Node, o: GridOptions) -> str:
     return n.state.value
 
@@ -114,6 +133,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("pause", "Pause/s", 8, lambda n, o: units.per_s(n.summary.pause_per_s),
            lambda n: _v(n.summary.pause_per_s), "pause_per_s", lambda n: n.summary.pause_per_s,
            priority=5.5, fabric=True),
+    # the probe mesh: the node's pairs' pooled loss; kept before Drops/s at 80 columns
+    Column("loss", "Loss", 7, lambda n, o: units.ratio_percent(mesh_loss(n)), lambda n: _v(mesh_loss(n)),
+           priority=3.8, mesh=True, level=_loss_level),
     Column("drops", "Drops/s", 8, lambda n, o: units.per_s(n.summary.drops_per_s),
            lambda n: _v(n.summary.drops_per_s), "drops_per_s", lambda n: n.summary.drops_per_s, priority=4),
     Column("errors", "Err/s", 6, lambda n, o: units.per_s(n.summary.errors_per_s),
@@ -132,15 +154,16 @@ COLUMNS: tuple[Column, ...] = (
 )
 
 
-def fit_columns(width: int, *, fabric: bool = False) -> tuple[Column, ...]:
+def fit_columns(width: int, *, fabric: bool = False, mesh: bool = False) -> tuple[Column, ...]:
     """The columns that fit in ``width`` cells, most important first, in display order.
 
-    The fabric columns (RDMA RX/TX, RDMA errors, CNP/s, pause/s) only when ``fabric``. The
-    last column (Why) grows to take what is left.
+    The fabric columns (RDMA RX/TX, RDMA errors, CNP/s, pause/s) only when ``fabric``, the
+    probe mesh's Loss only when ``mesh``. The last column (Why) grows to take what is left.
     """
     chosen: set[str] = set()
     used = 0
-    for c in sorted((c for c in COLUMNS if fabric or not c.fabric), key=lambda c: c.priority):
+    offered = (c for c in COLUMNS if (fabric or not c.fabric) and (mesh or not c.mesh))
+    for c in sorted(offered, key=lambda c: c.priority):
         if used + c.width + 1 <= width:
             chosen.add(c.key)
             used += c.width + 1
@@ -148,9 +171,10 @@ def fit_columns(width: int, *, fabric: bool = False) -> tuple[Column, ...]:
 
 
 # Sort orders offered by the `s` key, in cycling order. "worst" is the default.
-SORTS: tuple[str, ...] = ("worst", "node", "rx", "tx", "drops", "errors", "retrans", "ratio", "softirq",
+SORTS: tuple[str, ...] = ("worst", "node", "rx", "tx", "loss", "drops", "errors", "retrans", "ratio", "softirq",
                           "rdma_rx", "rdma_tx", "rdma_err", "cnp", "pause")
 FABRIC_SORTS = frozenset(c.key for c in COLUMNS if c.fabric)
+MESH_SORTS = frozenset(c.key for c in COLUMNS if c.mesh)
 SORT_LABELS = {"worst": "worst first"} | {c.key: c.label for c in COLUMNS}
 
 
@@ -159,9 +183,15 @@ def fleet_has_fabric(nodes) -> bool:
     return any(n.sample is not None and n.sample.fabric is not None for n in nodes)
 
 
-def next_sort(sort: str, *, fabric: bool) -> str:
-    """The sort after ``sort`` in SORTS (the fabric ones only when the fleet has a fabric)."""
-    offered = [s for s in SORTS if fabric or s not in FABRIC_SORTS]
+def fleet_has_mesh(fleet) -> bool:
+    """True when the fleet has a probe mesh verdict: the Loss column is shown."""
+    return fleet.mesh_verdict is not None
+
+
+def next_sort(sort: str, *, fabric: bool, mesh: bool = False) -> str:
+    """The sort after ``sort`` in SORTS (the fabric ones only when the fleet has a fabric, Loss
+    only with a mesh)."""
+    offered = [s for s in SORTS if (fabric or s not in FABRIC_SORTS) and (mesh or s not in MESH_SORTS)]
     i = offered.index(sort) if sort in offered else -1
     return offered[(i + 1) % len(offered)]
 
@@ -238,4 +268,6 @@ def cell_level(col: Column, node: Node) -> Level | None:
         return node.level
     if col.threshold and col.value:
         return node.threshold(col.threshold).level(col.value(node))
+    if col.level is not None:
+        return col.level(node)
     return None

@@ -33,7 +33,7 @@ from netui.model.health import Level
 from netui.model.leafload import LeafLoad, leaf_loads, with_suspects
 from netui.model.node import Node, NodeState
 from netui.ui.columns import (SORT_LABELS, WHY_WIDE, Column, GridOptions, cell_level, fit_columns, fleet_has_fabric,
-                              leaf_text, sort_key, trend_top)
+                              fleet_has_mesh, leaf_text, sort_key, trend_top)
 from netui.ui.render import level_styles
 
 
@@ -119,6 +119,7 @@ class FleetGrid(ScrollView, can_focus=True):
         self.marked: set[str] = set()  # nodes marked with space, for pair tests
         self.retry_in_s: Mapping[str, float] = {}  # set by the screen: node → seconds to its next try
         self.fabric = False  # a node of the fleet has RDMA or ethtool data: the fabric columns show
+        self.mesh = False  # the fleet has a probe mesh verdict: the Loss column shows
         self.grouping = ""  # set by the screen: "" flat, "leaves" or "collapsed" (needs a topology)
         self.leaves: list[LeafLoad] = []  # this tick's leaf rows, when grouped
         self._lines: list[Node | LeafLoad] = []  # the rows shown: the nodes, or leaves and nodes
@@ -182,7 +183,8 @@ class FleetGrid(ScrollView, can_focus=True):
     def show(self, fleet: Fleet) -> None:
         """Take the fleet as it is now: filter, sort, place the cursor, repaint what is on screen."""
         self.fabric = fleet_has_fabric(fleet)
-        self._columns = fit_columns(self.width_cells, fabric=self.fabric)
+        self.mesh = fleet_has_mesh(fleet)
+        self._columns = fit_columns(self.width_cells, fabric=self.fabric, mesh=self.mesh)
         self._widths = tuple(self._column_width(c, self._columns) for c in self._columns)
         self._level_styles = level_styles(self.app.theme_variables)
         cursor_was_in_view = self._in_view(self._cursor)

@@ -19,8 +19,8 @@ from netui import checks
 from netui.ui.scrolling import END, TOP
 
 # the screens that bind keys, by the names used below
-APP, CLUSTER, GRID, NODE, FLOWS, HELP, RING, TEST, DOCTOR, DIALOG = (
-    "app", "cluster", "grid", "node", "flows", "help", "ring", "test", "doctor", "dialog")
+APP, CLUSTER, GRID, NODE, FLOWS, MESH, HELP, RING, TEST, DOCTOR, DIALOG = (
+    "app", "cluster", "grid", "node", "flows", "mesh", "help", "ring", "test", "doctor", "dialog")
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ KEYS = (
     Key("Enter", ("enter",), ("open_node",), (CLUSTER,), ("open",),
         "open the selected node"),
     Key("Escape", ("escape",), ("escape", "pop_screen", "back", "dismiss", "cancel"),
-        (CLUSTER, NODE, FLOWS, TEST, DOCTOR, HELP, RING, DIALOG),
+        (CLUSTER, NODE, FLOWS, MESH, TEST, DOCTOR, HELP, RING, DIALOG),
         ("unmark", "filter", "back"),
         "back to the cluster / unmark the marked nodes, then clear the filter"),
     Key("s", ("s",), ("cycle_sort",), (CLUSTER,), ("sort",),
@@ -76,6 +76,9 @@ KEYS = (
     Key("P", ("P", "m"), ("peers", "cycle_metric"), (CLUSTER, FLOWS), ("peer matrix",),
         "peer matrix: the TCP flows between watched nodes as a heatmap (m: throughput, RTT, "
         "retransmits/s), the worst pairs listed below"),
+    Key("m", ("m",), ("mesh", "cycle_metric"), (CLUSTER, MESH), ("probe mesh", "loss"),
+        "probe mesh (netui --mesh on): the loss between every two nodes as a heatmap (m on its screen: "
+        "loss ↔ RTT p99), the worst pairs and the mesh's suspects below"),
     Key("D", ("D", "r"), ("run_check('doctor')", "rerun"), (CLUSTER, DOCTOR), ("doctor",),
         "doctor: MTU, link speeds, RDMA ports, sysctls … of the marked (or all); r on its screen "
         "runs it again", check="doctor"),

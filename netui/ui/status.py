@@ -4,7 +4,8 @@ On the left what the fleet is doing (node counts, the straggler, totals, the int
 the right the badges of netui's own state — ● REC, PAUSED, FILTER, the units, the sort, the
 marked count — which long text can never push out: the left part gives way first. Where it
 is short of room it leaves out the interval, then the totals, then the node count, then the
-straggler's numbers; the straggler's name goes last (cut with …). While recording, ● REC
+straggler's numbers; the straggler's name goes last (cut with …). Without a straggler, the
+probe mesh's suspect takes its place ("lossy node3 link: 2.10% of 1,200 probes lost"). While recording, ● REC
 and the file's size are the badge; the file's name is in the toast that starts it, in help
 (?) and in the command palette, not here.
 """
@@ -16,7 +17,7 @@ from textual.widgets import Static
 
 from netui.model import units
 from netui.model.node import NodeState
-from netui.ui.why import straggler_short
+from netui.ui.why import mesh_loss_text, mesh_words, straggler_short
 
 FILTER_SHOWN = 12  # cells of the filter text in its badge; longer is cut with …
 
@@ -120,12 +121,12 @@ class StatusBar(Static):
         plank = _short_plank(fleet)
         if plank is not None:
             style = f"bold {theme.get('warning', '')}".strip()
-            name, words, brief, count = plank
+            lead, name, words, brief, count = plank
             more = f" (+{count - 1})" if count > 1 else ""
-            named = Text(f" │ straggler {name}{more}", style=style)
-            straggler = Text(f" │ straggler {name}{more}: {words}", style=style)
+            named = Text(f" │ {lead} {name}{more}", style=style)
+            straggler = Text(f" │ {lead} {name}{more}: {words}", style=style)
             # the Why column's words for it: its numbers whole where the sentence would be cut
-            briefly = Text(f" │ straggler {name}{more}: {brief}", style=style)
+            briefly = Text(f" │ {lead} {name}{more}: {brief}", style=style)
         else:
             briefly = straggler
         return [Text.assemble(head, middle, sums, every, straggler), Text.assemble(head, middle, sums, straggler),
@@ -159,24 +160,29 @@ class StatusBar(Static):
         return text
 
 
-def _short_plank(fleet) -> tuple[str, str, str, int] | None:
-    """What the status bar names as the short plank: (its name, its numbers, the same in the
-    Why column's few words, how many planks there are); None when there is none. A fabric
-    suspect first: the nodes it slows are its victims, so the stragglers left are other
-    faults."""
-    planks = len(fleet.fabric_suspects) + len(fleet.stragglers)
+def _short_plank(fleet) -> tuple[str, str, str, str, int] | None:
+    """What the status bar names as the short plank: (its kind's word, its name, its numbers,
+    the same in the Why column's few words, how many planks there are); None when there is
+    none. A fabric suspect first: the nodes it slows are its victims, so the stragglers left
+    are other faults. Then a straggler, measured on the job's own traffic; then the probe
+    mesh's suspect ("lossy node3 link"): where probes are lost, which may slow nothing yet."""
+    mesh = fleet.mesh_suspects
+    planks = len(fleet.fabric_suspects) + len(fleet.stragglers) + len(mesh)
     if not planks:
         return None
-    if fleet.fabric_suspects:
-        first = fleet.fabric_suspects[0]
-        name, brief = first.name, first.short
-    else:
-        first = fleet.stragglers[0]
-        name = first.node
-        node = fleet.nodes.get(name)
-        brief = straggler_short(node) if node is not None and node.straggler is not None else ""
-    words = (first.headline or first.reason).removeprefix(f"{name}: ")
-    return name, words, brief or words, planks
+    if fleet.fabric_suspects or fleet.stragglers:
+        if fleet.fabric_suspects:
+            first = fleet.fabric_suspects[0]
+            name, brief = first.name, first.short
+        else:
+            first = fleet.stragglers[0]
+            name = first.node
+            node = fleet.nodes.get(name)
+            brief = straggler_short(node) if node is not None and node.straggler is not None else ""
+        words = (first.headline or first.reason).removeprefix(f"{name}: ")
+        return "straggler", name, words, brief or words, planks
+    lossy = mesh[0]
+    return "lossy", lossy.name, mesh_words(lossy), mesh_loss_text(lossy), planks
 
 
 REGROW_CELLS = 3  # spare cells a longer form of the fleet's words needs to come back

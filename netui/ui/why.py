@@ -3,8 +3,12 @@
 A node that is down says what failed and when it is tried again (``refused, retry 12s``,
 counting down: the seconds come from the engine, ``Monitor.retry_in_s``); a straggler how
 it compares with the cluster (``RX 12% of median``, ``idle 0% of median``); a node in bad
-health its worst metric (``retr 2.10%``, ``drops 120/s``). ``long_why`` is the same in
-more words, for a wide terminal.
+health its worst metric (``retr 2.10%``, ``drops 120/s``); a node whose probes the probe
+mesh's suspect explains, that suspect (``lossy: node3 link 2.10%``, ``link loss 2.10%``).
+``long_why`` is the same in more words, for a wide terminal.
+
+The order, when several apply: a straggler's finding (measured on the job's own traffic), then
+the mesh's suspect (where packets are lost), then what slows a victim, a slow link, health.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from netui.model import units
+from netui.model.mesh import ABOVE, NODE, PAIR, PATH, UPLINK, MeshSuspect
 from netui.model.node import Node, NodeState, NodeTotals
 from netui.model.straggler import Straggler
 
@@ -148,6 +153,44 @@ def victim_short(node: Node, cells: int = SHORT_CELLS) -> str:
     return words
 
 
+def mesh_loss_text(s: MeshSuspect) -> str:
+    """The pooled loss of the probes through a mesh suspect: "2.10%"."""
+    return units.ratio_percent(s.through.loss)
+
+
+def mesh_words(s: MeshSuspect) -> str:
+    """A mesh suspect's figures: "2.10% of 1,200 probes lost, 0% elsewhere"."""
+    elsewhere = s.elsewhere.loss
+    tail = f", {units.ratio_percent(elsewhere)} elsewhere" if elsewhere is not None else ""
+    return f"{mesh_loss_text(s)} of {s.through.probes:,} probes lost{tail}"
+
+
+def mesh_short(node: Node, cells: int = SHORT_CELLS) -> str:
+    """The mesh suspect that explains ``node``, in at most ``cells`` cells (SHORT_CELLS at
+    least): "lossy: node3 link 2.10%", else in the row's own terms — "link loss 2.10%" (its own
+    link), "loss ↔node3 2.10%" (the path to one node), "uplink loss 2.10%" (its leaf's uplink),
+    "path loss 2.10%" (between two leaves), "spine loss 2.10%" (the switch above); "" for none."""
+    s = node.mesh_suspect
+    if s is None:
+        return ""
+    cells = max(cells, SHORT_CELLS)
+    pct = mesh_loss_text(s)
+    others = [n for n in s.nodes if n != node.name]
+    own = {NODE: "link loss", PAIR: f"loss ↔{others[0]}" if others else "path loss", UPLINK: "uplink loss",
+           PATH: "path loss", ABOVE: f"{s.name} loss"}.get(s.kind, "loss")
+    for words in (f"lossy: {s.name} {pct}", f"{own} {pct}", f"loss {pct}"):
+        if len(words) <= cells:
+            return words
+    return f"loss {pct}"
+
+
+def mesh_long(node: Node) -> str:
+    """The mesh suspect that explains ``node`` in words: "lossy: node3 link, 2.10% of 1,200
+    probes lost, 0% elsewhere"; "" for none."""
+    s = node.mesh_suspect
+    return f"lossy: {s.name}, {mesh_words(s)}" if s is not None else ""
+
+
 def short_why(node: Node, retry_in_s: float | None = None, cells: int = SHORT_CELLS) -> str:
     """Why the node is not well, in about ``cells`` cells (the Why column's width); "" for
     a healthy node."""
@@ -156,8 +199,8 @@ def short_why(node: Node, retry_in_s: float | None = None, cells: int = SHORT_CE
         return ""
     if state is not NodeState.UP:
         return failure_short(node) + _retry_text(retry_in_s, short=True)
-    return (straggler_short(node, cells) or victim_short(node, cells) or (node.slow_links[0] if node.slow_links else "")
-            or health_short(node))
+    return (straggler_short(node, cells) or mesh_short(node, cells) or victim_short(node, cells)
+            or (node.slow_links[0] if node.slow_links else "") or health_short(node))
 
 
 def long_why(node: Node, retry_in_s: float | None = None) -> str:
@@ -170,10 +213,13 @@ def long_why(node: Node, retry_in_s: float | None = None) -> str:
             return node.error or state.value
         return _reason(node) + _retry_text(retry_in_s, short=False)
     reasons = list(node.slow_links) + list(node.health.reasons[:2])
+    if node.straggler is None and node.victim is not None:
+        reasons.insert(0, f"{node.victim.cause}: " + node.victim.reason.split(": ", 1)[-1])
+    if node.mesh_suspect is not None:
+        s = node.mesh_suspect
+        reasons.insert(0, f"lossy: {s.name} {mesh_loss_text(s)}")
     if node.straggler is not None:
         reasons.insert(0, "straggler: " + node.straggler.reason.split(": ", 1)[-1])
-    elif node.victim is not None:
-        reasons.insert(0, f"{node.victim.cause}: " + node.victim.reason.split(": ", 1)[-1])
     return "; ".join(reasons) or node.health.label
 
 
@@ -181,23 +227,33 @@ def flag_line(node: Node) -> str:
     """Why the grid flags the node, in one line for the top of its screen; "" when it does
     not. What sets its level comes first, as ``level · what: words``: not up (what failed),
     a straggler (its finding), a pair test's suspect (what the test found), a link slower
-    than its peers', or its health (held: said so when the last interval alone is better).
-    A victim says what slows it."""
+    than its peers', the probe mesh naming its own link, or its health (held: said so when
+    the last interval alone is better). A victim says what slows it; the mesh's suspect that
+    explains the node is said after what sets the level ("; lossy: leaf2 uplink, 2.10% of …")."""
     state = node.state
     if state is NodeState.CONNECTING:
         return ""
     level = node.level
     if state is not NodeState.UP:
         return f"{level.label} · {state.value}: {node.failure_words()}"  # the grid counts down to the next try
+    mesh = mesh_long(node)
+    also = f"; {mesh}" if mesh else ""  # said after what sets the level, when something else does
     s = node.straggler
     if s is not None:
         words = s.reason.split(": ", 1)[-1]
         if s.metric == "pairs":
-            return f"{level.label} · pair test suspect: {words.removeprefix('the pair test names it: ')}"
-        return f"{level.label} · straggler: {words}"
+            return f"{level.label} · pair test suspect: {words.removeprefix('the pair test names it: ')}{also}"
+        return f"{level.label} · straggler: {words}{also}"
     if node.slow_links:
-        return f"{level.label} · slow link: {node.slow_links[0]}"
+        return f"{level.label} · slow link: {node.slow_links[0]}{also}"
     health = node.health
+    if mesh:
+        # its own link: what sets its level; a path, an uplink, a switch its probes cross: said
+        # as a victim's cause is, with its health after
+        if node.lossy_link and health.level <= level:
+            return f"{level.label} · {mesh}"
+        lead = mesh if health.level == 0 else f"{health.label} · {health.reasons[0] if health.reasons else health.label}"
+        return lead if health.level == 0 else f"{lead}; {mesh}"
     if node.victim is not None:
         lead = f"{node.victim.cause}: {node.victim.reason.split(': ', 1)[-1]}"
         return lead if health.level == 0 else f"{lead}; {health.label}: {health.reasons[0] if health.reasons else ''}"

@@ -1,5 +1,5 @@
 """SVG snapshots of the screens test_snapshots.py leaves out — help, ring order, doctor, pair
-test matrix, latency matrix, peer matrix, pair-test and latency dialogs, command palette — at
+test matrix, latency matrix, peer matrix, probe mesh, pair-test and latency dialogs, command palette — at
 80x24, each fed by scripted sources or a replayed recording (no network, fixed data:
 deterministic pictures).
 
@@ -139,6 +139,32 @@ def test_peer_matrix_screen(snap_compare):
         await pilot.pause()
 
     assert snap_compare(app_with_peers(), terminal_size=SIZE, run_before=open_peers)
+
+
+def mesh_app():
+    """Four nodes on two leaves with the probe mesh on, node3's link losing 4 % of the probes
+    both ways (tests/synth.py ``mesh_sources``)."""
+    from netui.engine.mesh import MeshSettings
+    from tests.synth import mesh_sources
+
+    names = ["node1", "node2", "node3", "node4"]
+    monitor = Monitor(mesh_sources(names, lambda a, b: 0.04 if "node3" in (a, b) else 0.0, rx_bps=1e9, tx_bps=1e9),
+                      interval_s=1.0, history_s=120, mesh=MeshSettings())
+    monitor.fleet.topology = Topology(
+        [Switch("spine"), Switch("leafA", "spine"), Switch("leafB", "spine")],
+        [Attachment("node1", "leafA"), Attachment("node3", "leafA"), Attachment("node2", "leafB"),
+         Attachment("node4", "leafB")])
+    return make_app(monitor, autostart=False)
+
+
+def test_mesh_screen(snap_compare):
+    """m: the probe mesh's loss heatmap leaf by leaf, node3's link named, the worst pairs, at 80x24."""
+    async def open_mesh(pilot):
+        await _polled(pilot, 14)
+        await pilot.press("m")
+        await pilot.pause()
+
+    assert snap_compare(mesh_app(), terminal_size=SIZE, run_before=open_mesh)
 
 
 def test_pair_test_dialog(snap_compare):

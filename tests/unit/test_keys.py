@@ -21,12 +21,13 @@ from netui.ui.flows import PeerMatrixScreen
 from netui.ui.grid import FleetGrid
 from netui.ui.help import HelpScreen
 from netui.ui.keys import KEYS, Key
+from netui.ui.mesh import MeshScreen
 from netui.ui.node import NodeScreen
 from netui.ui.ring import RingScreen
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENS = {keys.APP: NetuiApp, keys.CLUSTER: ClusterScreen, keys.GRID: FleetGrid, keys.NODE: NodeScreen,
-           keys.FLOWS: PeerMatrixScreen, keys.HELP: HelpScreen, keys.RING: RingScreen, keys.TEST: MatrixScreen,
+           keys.FLOWS: PeerMatrixScreen, keys.MESH: MeshScreen, keys.HELP: HelpScreen, keys.RING: RingScreen, keys.TEST: MatrixScreen,
            keys.DOCTOR: DoctorScreen, keys.DIALOG: SettingsDialog}
 # what the docs write for a Textual key name (letters and ctrl+… are written as they are)
 WRITTEN = {"enter": "Enter", "escape": "Escape", "space": "space", "slash": "/", "question_mark": "?",

@@ -21,7 +21,8 @@ from netui.checks.latency.report import cell_text, export, head_text, report_doc
 from netui.checks.latency.runner import LatencyReport, LatencyTest
 from netui.checks.latency.model import LatencyResult, LatencyVerdict, is_untested, rtt_text
 from netui.checks.pairs.model import Pair
-from netui.checks.pairs.screen import MatrixScreen, matrix_table, scale_color, scale_colors
+from netui.checks.pairs.screen import MatrixScreen
+from netui.ui.matrix import matrix_table, scale_color, scale_colors
 
 
 def latency_share(typical_ms: float, baseline_ms: float | None, limit_ms: float | None) -> float:

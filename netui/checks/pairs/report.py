@@ -24,7 +24,7 @@ from netui.checks.pairs.model import PairResult
 from netui.checks.pairs.verdict import NodeSummary, Verdict
 from netui.checks.report_common import csv_cell, matrix_lines, write_export
 from netui.model import units
-from netui.model.topology import Attachment, Switch, Topology, topology_order
+from netui.model.topology import Attachment, Switch, Topology, leaf_sections
 from netui.model.text import safe_tree
 
 SCHEMA_VERSION = 1
@@ -82,18 +82,7 @@ def by_switch(report: PairTestReport) -> tuple[list[str], dict[str, str]]:
     """The report's nodes ordered leaf by leaf (leaves in tree order, the order tested kept
     within a leaf, unplaced nodes last), and the leaf each group starts with: first node → leaf
     ("" for the unplaced). The order tested and no groups without a topology."""
-    topo = report.topology
-    if topo is None or not any(topo.leaf_of(n) for n in report.nodes):
-        return list(report.nodes), {}
-    order = topology_order(topo, report.nodes)
-    starts: dict[str, str] = {}
-    last: str | None = None
-    for node in order:
-        leaf = topo.leaf_of(node) or ""
-        if leaf != last:
-            starts[node] = leaf
-            last = leaf
-    return order, starts
+    return leaf_sections(report.topology, report.nodes)
 
 
 def fabric_row(f) -> dict:

@@ -12,16 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Group
 from rich.style import Style
-from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.color import Color
 from textual.containers import VerticalScroll
 from textual.message import Message
 from netui.ui.base import NetuiScreen
@@ -35,23 +32,9 @@ from netui.checks.pairs.tools import BIDIR, BOTH_WAYS, DIRECTION_LABELS, SHIFT, 
 from netui.checks.pairs.model import Pair, PairResult
 from netui.checks.pairs.verdict import CANNOT_RUN, FAIL, INCONCLUSIVE, Verdict
 from netui.model import units
+from netui.ui.matrix import matrix_table, scale_color, scale_colors
 
 RATE_CELLS = 9  # a result line's Gb/s column, "9.41 Gb/s" right-aligned
-SCALE_VARIABLES = ("error", "warning", "success")  # low → high
-
-
-def scale_colors(theme_variables: dict[str, str]) -> list[Color]:
-    return [Color.parse(theme_variables.get(v) or "grey") for v in SCALE_VARIABLES]
-
-
-def scale_color(colors: list[Color], share: float) -> Color:
-    """The colour at ``share`` (0..1) of the way along the scale."""
-    share = max(0.0, min(1.0, share))
-    if share <= 0.5:
-        return colors[0].blend(colors[1], share * 2)
-    return colors[1].blend(colors[2], (share - 0.5) * 2)
-
-
 def scale_share(gbps: float, need: float | None, top: float) -> float:
     """Where a result sits on the scale: below the pass mark ``need`` in the lower half
     (red → yellow), above it in the upper half (yellow → green at the best result ``top``);
@@ -63,38 +46,6 @@ def scale_share(gbps: float, need: float | None, top: float) -> float:
     if gbps < need:
         return 0.5 * gbps / need
     return 0.5 + 0.5 * ((gbps - need) / (top - need) if top > need else 1.0)
-
-
-def matrix_table(nodes: list[str], corner: str, min_width: int, cell: Callable[[str, str], Text],
-                 muted: Style, sections: dict[str, str] | None = None) -> Table:
-    """A node × node table: a row per sender, a column per receiver, "·" on the diagonal and
-    ``cell(sender, receiver)`` elsewhere. ``sections``: a row naming the leaf ("── leaf1")
-    before each node it names (checks/pairs/report.py ``by_switch``). Shared with the latency map
-    (checks/latency/screen.py)."""
-    table = Table(box=None, pad_edge=False, padding=(0, 1), show_edge=False)
-    table.add_column(Text(corner, style=muted), no_wrap=True)
-    # with leaves: a thin rule before each leaf's columns but the first, a row naming each leaf
-    rule = {n for n in (sections or {}) if n != nodes[0]} if nodes else set()
-    for node in nodes:
-        if node in rule:
-            table.add_column(Text("│", style=muted), no_wrap=True, width=1, min_width=1)
-        table.add_column(node, justify="right", no_wrap=True, min_width=min_width)
-
-    def cells(fill: Callable[[str], Text], edge: Text) -> list[Text]:
-        out: list[Text] = []
-        for b in nodes:
-            if b in rule:
-                out.append(edge)
-            out.append(fill(b))
-        return out
-
-    bar = Text("│", style=muted)
-    for a in nodes:
-        if sections and a in sections:
-            table.add_row(Text(f"── {sections[a] or 'unplaced'}", style=muted + Style(italic=True)),
-                          *cells(lambda b: Text(""), Text("┼", style=muted)))
-        table.add_row(Text(a, style="bold"), *cells(lambda b: Text("·", style=muted) if a == b else cell(a, b), bar))
-    return table
 
 
 class Heatmap(Static):

@@ -1,0 +1,98 @@
+"""The probe mesh's words in the grid (ui/columns.py, ui/why.py): the Loss column only with a
+mesh and kept at 80 columns, its figure only with enough probes, the suspect in each node's own
+terms within the Why column's 18 cells, and a node's level raised by its own lossy link only.
+Fleets fed real mesh readings (tests/synth.py), judged by the real model."""
+
+from __future__ import annotations
+
+import pytest
+
+from netui.model.fleet import Fleet
+from netui.model.health import Level
+from netui.model.mesh import ABOVE, NODE, PAIR, PATH, UPLINK, Counts, MeshSuspect
+from netui.model.topology import Attachment, Switch, Topology
+from netui.ui.columns import GridOptions, cell_level, fit_columns, next_sort, sort_key
+from netui.ui.why import SHORT_CELLS, flag_line, long_why, mesh_short, short_why
+from tests.synth import mesh_sample, node_sample
+
+NODES = ["node1", "node2", "node3", "node4"]
+
+
+def fed(loss_of, steps: int = 14, *, probes: int = 5, names=NODES, topology=None) -> Fleet:
+    fleet = Fleet(list(names))
+    fleet.topology = topology
+    for k in range(steps):
+        for n in names:
+            fleet.nodes[n].observe(node_sample(k, rx_bps=1e9, tx_bps=1e9))
+            fleet.observe_mesh(n, mesh_sample(names, n, k, loss_of, probes=probes))
+        fleet.update_stragglers()
+        fleet.update_mesh()
+    return fleet
+
+
+def loss_text(fleet: Fleet, name: str) -> str:
+    col = next(c for c in fit_columns(78, mesh=True) if c.key == "loss")
+    return col.text(fleet.nodes[name], GridOptions())
+
+
+def test_the_loss_column_shows_only_with_a_mesh_and_keeps_its_place_at_80_columns():
+    assert "loss" not in [c.key for c in fit_columns(78)]
+    assert [c.key for c in fit_columns(78)] == ["node", "state", "rx", "tx", "drops", "health"]  # as before
+    assert [c.key for c in fit_columns(78, mesh=True)] == ["node", "state", "rx", "tx", "loss", "health"]
+    assert {"loss", "drops"} <= {c.key for c in fit_columns(118, mesh=True)}
+    assert next_sort("tx", fabric=False) == "drops" and next_sort("tx", fabric=False, mesh=True) == "loss"
+
+
+def test_a_node_lossy_link_is_its_loss_its_why_and_a_warning_its_peers_only_their_figure():
+    fleet = fed(lambda a, b: 0.04 if "node3" in (a, b) else 0.0)
+    node3, node1 = fleet.nodes["node3"], fleet.nodes["node1"]
+    assert [s.name for s in fleet.mesh_suspects] == ["node3 link"]
+    assert node3.mesh_suspect is not None and node1.mesh_suspect is None
+    assert node3.level == Level.WARNING and node1.level == Level.OK
+    assert loss_text(fleet, "node3") == "2.96%" and loss_text(fleet, "node1") == "0.99%"
+    loss = next(c for c in fit_columns(78, mesh=True) if c.key == "loss")
+    assert cell_level(loss, node3) == Level.CRITICAL and cell_level(loss, node1) == Level.CAREFUL
+    assert short_why(node3) == "link loss 2.96%" and short_why(node3, cells=30) == "lossy: node3 link 2.96%"
+    assert short_why(node1) == "" and long_why(node3) == "lossy: node3 link 2.96%"
+    assert flag_line(node3) == "warning · lossy: node3 link, 2.96% of 405 probes lost, 0% elsewhere"
+    ordered = sorted(fleet.nodes.values(), key=sort_key("loss"))
+    assert ordered[0].name == "node3"
+
+
+def test_too_few_probes_is_no_figure_never_zero():
+    fleet = fed(lambda a, b: 0.0, steps=4, probes=1, names=["node1", "node2"])
+    assert fleet.mesh_verdict is not None and fleet.nodes["node1"].mesh is not None
+    assert loss_text(fleet, "node1") == "—" and loss_text(fleet, "node2") == "—"
+    assert loss_text(fed(lambda a, b: 0.0, steps=11, probes=1, names=["node1", "node2"]), "node1") == "0%"
+
+
+def test_an_uplink_names_its_leaf_nodes_without_raising_their_level():
+    names = [f"node{i}" for i in range(1, 7)]
+    leaf = {n: f"leaf{1 + i // 2}" for i, n in enumerate(names)}
+    topology = Topology([Switch("spine")] + [Switch(f"leaf{k}", "spine") for k in (1, 2, 3)],
+                        [Attachment(n, leaf[n]) for n in names])
+    fleet = fed(lambda a, b: 0.04 if (leaf[a] == "leaf2") != (leaf[b] == "leaf2") else 0.0, steps=20, names=names,
+                topology=topology)
+    assert [s.name for s in fleet.mesh_suspects] == ["leaf2 uplink"]
+    for n in ("node3", "node4"):
+        assert short_why(fleet.nodes[n]).startswith("uplink loss ") and fleet.nodes[n].level == Level.OK
+        assert flag_line(fleet.nodes[n]).startswith("lossy: leaf2 uplink, ")
+    assert short_why(fleet.nodes["node1"]) == "" and flag_line(fleet.nodes["node1"]) == ""
+
+
+@pytest.mark.parametrize("kind, name, nodes, words", [
+    (NODE, "gpu-node-0123 link", ("gpu-node-0123",), "link loss 12.50%"),
+    (PAIR, "gpu-node-0123↔gpu-node-0456", ("gpu-node-0123", "gpu-node-0456"), "loss 12.50%"),
+    (PAIR, "n1↔n2", ("n1", "n2"), "loss ↔n2 12.50%"),
+    (PAIR, "n1↔n2", ("n1", "n2"), "lossy: n1↔n2 2.50%"),
+    (UPLINK, "leaf-rack-12 uplink", ("gpu-node-0123",), "uplink loss 12.50%"),
+    (PATH, "leaf-rack-1↔leaf-rack-2", ("gpu-node-0123",), "path loss 12.50%"),
+    (ABOVE, "spine", ("gpu-node-0123",), "spine loss 12.50%"),
+])
+def test_the_why_column_names_each_kind_of_suspect_within_its_cells(kind, name, nodes, words):
+    fleet = Fleet([nodes[0]])
+    node = fleet.nodes[nodes[0]]
+    node.observe(node_sample(1))
+    lost = 10 if words.endswith(" 2.50%") else 50
+    node.mesh_suspect = MeshSuspect(kind, name, nodes, Counts(400, lost), Counts(4000, 0))
+    assert mesh_short(node) == words and len(words) <= SHORT_CELLS
