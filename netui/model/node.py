@@ -21,8 +21,8 @@ from netui.model.fabric import (ROCE_LOSS_COUNTERS, FabricRates, FabricSample, P
 from netui.model.health import (DEFAULT_RULES, HEALTHY, Health, HealthRules, HeldHealth, Level, Reading, Threshold,
                                 health_of, merged, rate)
 from netui.model.history import RATE_CEILING, IfaceHistory, NodeHistory, Ring, capacity_for, rows_after
-from netui.model.mesh import NODE as MESH_NODE, MeshSuspect, NodeMesh
 from netui.model.limits import MAX_TIME_S, MIN_INTERVAL_S, U64_MAX
+from netui.model.mesh import NODE as MESH_NODE, MeshSuspect, NodeMesh
 from netui.model.rates import NodeRates, RatesTable, node_rates
 from netui.speedups import column_stats, iface_totals, rate_codes
 from netui.model.samples import (INTERFACE_COUNTER_NAMES, CounterMap, InterfaceSample, InterfaceTable, NodeSample,
