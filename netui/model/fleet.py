@@ -13,7 +13,7 @@ from netui.model.fabric_suspects import (FabricSuspect, HeldSuspects, LeafPressu
                                          paused_leaves)
 from netui.model.flows import AddressBook, PeerRates, labelled, peer_flows
 from netui.model.health import DEFAULT_RULES, HealthRules, Threshold
-from netui.model.mesh import HeldMesh, MeshSample, MeshSuspect, MeshVerdict, MeshWindow
+from netui.model.mesh import MESH_QUIET_S, HeldMesh, MeshSample, MeshSuspect, MeshVerdict, MeshWindow
 from netui.model.node import Node, NodeState
 from netui.model.peers import slower_links
 from netui.model.straggler import Straggler, StragglerRules, find_stragglers
@@ -52,6 +52,8 @@ class Fleet:
         self.mesh_verdict: MeshVerdict | None = None
         self.mesh_suspects: tuple[MeshSuspect, ...] = ()  # the verdict's suspects, held (HeldMesh)
         self._held_mesh = HeldMesh()
+        self._mesh_up: list[str] = []  # the nodes up at the last judgement
+        self._mesh_waited = 0  # ticks since it, with nothing named
         self._mesh_at: dict[tuple[str, int], str] = {}  # (address, port) a node answers on → node
         self._mesh_of: dict[str, tuple[str, int]] = {}
         # the suspects of the last pair test that tested each node: stragglers until a later
@@ -85,10 +87,19 @@ class Fleet:
                 window.add(name, target, mesh.mono_s, r.answered, r.lost, r.rtts_us)
 
     def update_mesh(self) -> MeshVerdict | None:
-        """Judge the mesh's window over the nodes that are up (model/mesh.py ``judge``)."""
+        """Judge the mesh's window over the nodes that are up (model/mesh.py ``judge``): every
+        tick while the last judgement named a part or one is held, when the nodes up change,
+        else every MESH_QUIET_S (a 60 s window hardly moves in a second, and a judgement of
+        a thousand nodes' window costs a tenth of a second or more). A name is held after 2 of 3
+        judgements in a row, which are then a tick apart."""
         if self.mesh is None:
             return None
         up = [n.name for n in self.nodes.values() if n.state is NodeState.UP]
+        quiet = not self.mesh_suspects and self.mesh_verdict is not None and not self.mesh_verdict.suspects
+        if quiet and up == self._mesh_up and self._mesh_waited + 1 < MESH_QUIET_S / self.interval_s:
+            self._mesh_waited += 1
+            return self.mesh_verdict
+        self._mesh_up, self._mesh_waited = up, 0
         self.mesh_verdict = self.mesh.judge(self.topology, up)
         self.mesh_suspects = self._held_mesh.update(self.mesh_verdict.suspects)
         return self.mesh_verdict
