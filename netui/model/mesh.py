@@ -66,7 +66,7 @@ LOSS_FLOOR = 0.001
 NODE, PAIR, UPLINK, PATH, ABOVE = "node", "pair", "uplink", "path", "above"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a 1,024-node window holds ~600,000 of each
 class Counts:
     """Settled probes and the lost among them; ``loss`` None when there were none."""
 
@@ -81,7 +81,7 @@ class Counts:
         return Counts(self.probes + other.probes, self.lost + other.lost)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PairMesh:
     """One ordered pair over the window: ``prober`` probed ``target``. RTTs in µs on the
     prober's clock (None: no answer in the window); ``enough`` False: fewer than MIN_PROBES
@@ -184,7 +184,7 @@ class MeshWindow:
 
     def __init__(self, window_s: float = WINDOW_S) -> None:
         self.window_s = window_s
-        self._rows: dict[Key, deque[Row]] = {}
+        self._rows: dict[Key, list[Row]] = {}  # (a list: a deque's block weighs 600 bytes a pair)
         self._index = PairIndex()
         self._made: dict[Key, PairMesh] = {}  # each pair's figures, in the order the pairs came
         self._remake: set[Key] = set()  # pairs whose rows changed since their figures were made
@@ -198,7 +198,7 @@ class MeshWindow:
         key = (prober, target)
         rows = self._rows.get(key)
         if rows is None:
-            rows = self._rows[key] = deque()
+            rows = self._rows[key] = []
             self._made[key] = _REMAKE
         rows.append((mono_s, answered, lost, rtts_us))
         probes, was_lost = self._index.counts.get(key, (0, 0))
@@ -239,9 +239,11 @@ class MeshWindow:
                 if not rows or rows[0][0] > since:
                     continue
                 probes, lost = self._index.counts[key]
-                while rows and rows[0][0] <= since:
-                    _, answered, was_lost, _ = rows.popleft()
-                    probes, lost = probes - answered - was_lost, lost - was_lost
+                old = 0
+                while old < len(rows) and rows[old][0] <= since:
+                    _, answered, was_lost, _ = rows[old]
+                    probes, lost, old = probes - answered - was_lost, lost - was_lost, old + 1
+                del rows[:old]
                 if rows:
                     self._index.put(key, probes, lost)
                     self._remake.add(key)
@@ -288,11 +290,11 @@ class MeshWindow:
         index, out, made, own = self._index, evidence.out, self._made, self._own
         less: dict[str, list[int]] = {}  # node → [peers, lossy peers] among the nodes out
         for gone in out:
-            for other, (_, lost) in index.peers.get(gone, {}).items():
+            for other, both in index.peers.get(gone, {}).items():
                 if other not in out:
                     d = less.setdefault(other, [0, 0])
                     d[0] += 1
-                    d[1] += lost > 0
+                    d[1] += both >= 4  # a lost probe
         found = {}
         for node in evidence.nodes():
             if node not in own:

@@ -19,14 +19,15 @@ Key = tuple[str, str]  # an ordered pair: (prober, target)
 
 class PairIndex:
     """Every ordered pair's (probes, lost), and pooled: per node (the pairs it probes and those
-    that probe it), per node and peer ([pairs, lost] both ways), per two leaves of
+    that probe it), per node and peer (pairs and lost both ways), per two leaves of
     ``topology`` (``leaf_sums``; a leaf's own pairs under (leaf, leaf)), and the whole."""
 
     def __init__(self) -> None:
         self.counts: dict[Key, tuple[int, int]] = {}
         self.by_node: dict[str, set[Key]] = {}
         self.node_sums: dict[str, list[int]] = {}  # [probes, lost]
-        self.peers: dict[str, dict[str, list[int]]] = {}  # node → peer → [pairs, lost]
+        # node → peer → lost × 4 + pairs (its 1 or 2 pairs with the peer: one int, no list, a pair)
+        self.peers: dict[str, dict[str, int]] = {}
         self.lossy_peers: dict[str, int] = {}  # node → its peers with a lost probe
         self.lossy: set[Key] = set()  # pairs with a lost probe
         self.sums = [0, 0]
@@ -92,19 +93,15 @@ class PairIndex:
             s[0] += dp
             s[1] += dl
             theirs = self.peers[node]
-            e = theirs.get(other)
-            if e is None:
-                e = theirs[other] = [0, 0]
-            was = e[1] > 0
-            e[0] += born
-            e[1] += dl
-            if was != (e[1] > 0):
-                self.lossy_peers[node] += 1 if e[1] > 0 else -1
+            was = theirs.get(other, 0)
+            now = theirs[other] = was + 4 * dl + born
+            if (was >= 4) != (now >= 4):
+                self.lossy_peers[node] += 1 if now >= 4 else -1
             if born > 0:
                 mine.add(key)
             elif born < 0:
                 mine.discard(key)
-                if not e[0]:
+                if not now & 3:
                     del theirs[other]
                 if not mine:
                     for d in (self.by_node, self.node_sums, self.peers, self.lossy_peers):
