@@ -13,7 +13,7 @@ from netui.model.fabric_suspects import (FabricSuspect, HeldSuspects, LeafPressu
                                          paused_leaves)
 from netui.model.flows import AddressBook, PeerRates, labelled, peer_flows
 from netui.model.health import DEFAULT_RULES, HealthRules, Threshold
-from netui.model.mesh import NODE, HeldMesh, MeshSample, MeshSuspect, MeshVerdict, MeshWindow
+from netui.model.mesh import MESH_QUIET_PAIRS, MESH_QUIET_S, NODE, HeldMesh, MeshSample, MeshSuspect, MeshVerdict, MeshWindow
 from netui.model.node import Node, NodeState
 from netui.model.peers import slower_links
 from netui.model.straggler import Straggler, StragglerRules, find_stragglers
@@ -52,6 +52,9 @@ class Fleet:
         self.mesh_verdict: MeshVerdict | None = None
         self.mesh_suspects: tuple[MeshSuspect, ...] = ()  # the verdict's suspects, held (HeldMesh)
         self._held_mesh = HeldMesh()
+        self._mesh_up: list[str] = []  # the nodes up at the last judgement
+        self._mesh_waited = 0  # ticks since it, with nothing named
+        self._mesh_pairs = 0  # the pairs in the window at the last judgement
         self._mesh_at: dict[tuple[str, int], str] = {}  # (address, port) a node answers on → node
         self._mesh_of: dict[str, tuple[str, int]] = {}
         # the suspects of the last pair test that tested each node: stragglers until a later
@@ -85,10 +88,25 @@ class Fleet:
                 window.add(name, target, mesh.mono_s, r.answered, r.lost, r.rtts_us)
 
     def update_mesh(self) -> MeshVerdict | None:
-        """Judge the mesh's window over the nodes that are up (model/mesh.py ``judge``)."""
+        """Judge the mesh's window over the nodes that are up (model/mesh.py ``judge``): every
+        tick while the window is small (under MESH_QUIET_PAIRS pairs), while the last judgement
+        named a part or one is held, when the nodes up or the pairs in the window change, else
+        every MESH_QUIET_S (a 60 s window hardly moves in a second, and a judgement of a
+        thousand nodes' window costs a tenth of a second or more: its figures are then up to
+        that old). A name is held after 2 of 3
+        judgements in a row, which are then a tick apart."""
         if self.mesh is None:
             return None
         up = [n.name for n in self.nodes.values() if n.state is NodeState.UP]
+        last = self.mesh_verdict
+        quiet = not self.mesh_suspects and last is not None and not last.suspects
+        # (new pairs in the window: a fleet starting, a node back; judged at once, so the cockpit
+        # shows them a tick after their first probes, not up to MESH_QUIET_S later)
+        if quiet and self.mesh.pair_count >= MESH_QUIET_PAIRS and up == self._mesh_up \
+                and self.mesh.pair_count == self._mesh_pairs and self._mesh_waited + 1 < MESH_QUIET_S / self.interval_s:
+            self._mesh_waited += 1
+            return self.mesh_verdict
+        self._mesh_up, self._mesh_waited, self._mesh_pairs = up, 0, self.mesh.pair_count
         verdict = self.mesh_verdict = self.mesh.judge(self.topology, up)
         held = self.mesh_suspects = self._held_mesh.update(verdict.suspects)
         # each node's pairs, and the first held suspect that explains them (its own link first:

@@ -8,10 +8,12 @@ left): no two nodes' clocks are ever compared.
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from netui.model.health import ABOVE_ZERO, Level, Threshold
+from netui.model.mesh_index import Evidence, Key, PairIndex, own_p99
 from netui.model.topology import Topology
 from netui.model.units import name_key
 
@@ -85,6 +87,8 @@ def parse_mesh_option(text: str) -> MeshSettings | None:
 # --- the window: per ordered pair, what settled over the last WINDOW_S -----------------------
 
 WINDOW_S = 60.0  # what the mesh's figures are taken over
+MESH_QUIET_S = 5.0  # a window that names nothing is judged this often (model/fleet.py update_mesh) …
+MESH_QUIET_PAIRS = 20_000  # … once it holds this many pairs (~140 nodes): a smaller one, every tick
 MIN_PROBES = 20  # a pair with fewer settled probes in the window shows "few probes", not a loss
 # a part of the network is named lossy when the probes through it lose at least LOSS_MARK and
 # MIN_LOST of them, LOSS_RATIO times what the probes elsewhere lose (never under LOSS_FLOOR)
@@ -99,7 +103,7 @@ LOSS_LEVELS = Threshold(ABOVE_ZERO, LOSS_MARK, 0.01)
 NODE, PAIR, UPLINK, PATH, ABOVE = "node", "pair", "uplink", "path", "above"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a 1,024-node window holds ~600,000 of each
 class Counts:
     """Settled probes and the lost among them; ``loss`` None when there were none."""
 
@@ -114,7 +118,7 @@ class Counts:
         return Counts(self.probes + other.probes, self.lost + other.lost)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PairMesh:
     """One ordered pair over the window: ``prober`` probed ``target``. RTTs in µs on the
     prober's clock (None: no answer in the window); ``enough`` False: fewer than MIN_PROBES
@@ -215,21 +219,49 @@ def _quantile(values: list[int], q: float) -> float | None:
     return float(ordered[min(len(ordered) - 1, int(q * len(ordered)))])
 
 
+Row = tuple[float, int, int, tuple[int, ...]]  # a frame's reading: (prober's mono_s, answered, lost, RTTs µs)
+
+_REMAKE = PairMesh("", "", Counts(), None, None)  # a pair whose figures are to be made again
+
+
 class MeshWindow:
     """What each ordered pair's probes settled over the last ``window_s``: readings are added
     as the probers report them (``add``), dropped when older than the window on the prober's
-    own clock. Aggregates only: per frame and pair, counts and the few RTTs it listed."""
+    own clock. Aggregates only: per frame and pair, counts and the few RTTs it listed.
+
+    Kept for a fleet of thousands judged every tick: each pair's counts, pooled per node and
+    per leaf (model/mesh_index.py), follow its readings as they come and go; its figures
+    (``PairMesh``) are made again only when they changed; readings leave in the order their
+    prober sent them (a queue per prober), never by a scan of every pair."""
 
     def __init__(self, window_s: float = WINDOW_S) -> None:
         self.window_s = window_s
-        # (prober, target) -> [(prober's mono_s, answered, lost, RTTs µs)]
-        self._pairs: dict[tuple[str, str], list[tuple[float, int, int, tuple[int, ...]]]] = {}
+        self._rows: dict[Key, list[Row]] = {}  # (a list: a deque's block weighs 600 bytes a pair)
+        self._index = PairIndex()
+        self._made: dict[Key, PairMesh] = {}  # each pair's figures, in the order the pairs came
+        self._remake: set[Key] = set()  # pairs whose rows changed since their figures were made
+        self._own: dict[str, tuple[float, Key] | None] = {}  # node → its probes' highest p99 and that pair (absent: to find)
+        self._sent: dict[str, deque[tuple[float, str]]] = {}  # prober → (mono_s, target) as added
         self._latest: dict[str, float] = {}  # prober -> its latest frame's mono_s
+
+    @property
+    def pair_count(self) -> int:
+        """How many ordered pairs have a reading in the window."""
+        return len(self._rows)
 
     def add(self, prober: str, target: str, mono_s: float, answered: int, lost: int,
             rtts_us: tuple[int, ...] = ()) -> None:
         """One frame's reading of ``prober``'s probes of ``target``."""
-        self._pairs.setdefault((prober, target), []).append((mono_s, answered, lost, rtts_us))
+        key = (prober, target)
+        rows = self._rows.get(key)
+        if rows is None:
+            rows = self._rows[key] = []
+            self._made[key] = _REMAKE
+        rows.append((mono_s, answered, lost, rtts_us))
+        probes, was_lost = self._index.counts.get(key, (0, 0))
+        self._index.put(key, probes + answered + lost, was_lost + lost)
+        self._remake.add(key)
+        self._sent.setdefault(prober, deque()).append((mono_s, target))
         self.seen(prober, mono_s)
 
     def seen(self, prober: str, mono_s: float) -> None:
@@ -240,67 +272,125 @@ class MeshWindow:
 
     def forget(self, node: str) -> None:
         """Everything of ``node`` as a prober or a target (it restarted, it left the fleet)."""
-        self._pairs = {k: v for k, v in self._pairs.items() if node not in k}
+        for key in list(self._index.by_node.get(node, ())):
+            self._drop(key)
         self._latest.pop(node, None)
+        self._sent.pop(node, None)  # (others' queues may still name it: _prune passes those by)
+        self._own.pop(node, None)
+
+    def _drop(self, key: Key) -> None:
+        del self._rows[key], self._made[key]
+        self._remake.discard(key)
+        self._index.remove(key)
+        own = self._own.get(key[0])
+        if own is not None and own[1] == key:
+            del self._own[key[0]]
 
     def _prune(self) -> None:
-        for key in list(self._pairs):
-            since = self._latest.get(key[0], float("-inf")) - self.window_s
-            rows = [r for r in self._pairs[key] if r[0] > since]
-            if rows:
-                self._pairs[key] = rows
-            else:
-                del self._pairs[key]
+        """Readings older than the window on their prober's clock leave, oldest first."""
+        for prober, sent in self._sent.items():
+            since = self._latest.get(prober, float("-inf")) - self.window_s
+            while sent and sent[0][0] <= since:
+                key = (prober, sent.popleft()[1])
+                rows = self._rows.get(key)
+                if not rows or rows[0][0] > since:
+                    continue
+                probes, lost = self._index.counts[key]
+                old = 0
+                while old < len(rows) and rows[old][0] <= since:
+                    _, answered, was_lost, _ = rows[old]
+                    probes, lost, old = probes - answered - was_lost, lost - was_lost, old + 1
+                del rows[:old]
+                if rows:
+                    self._index.put(key, probes, lost)
+                    self._remake.add(key)
+                else:
+                    self._drop(key)
 
     def pairs(self) -> dict[tuple[str, str], PairMesh]:
-        """Every ordered pair with a settled probe in the window."""
+        """Every ordered pair with a settled probe in the window (a new dict each call)."""
         self._prune()
-        out = {}
-        for (prober, target), rows in self._pairs.items():
-            answered = sum(r[1] for r in rows)
-            lost = sum(r[2] for r in rows)
-            rtts = [t for r in rows for t in r[3]]
-            out[(prober, target)] = PairMesh(prober, target, Counts(answered + lost, lost),
-                                             _quantile(rtts, 0.5), _quantile(rtts, 0.99))
-        return out
+        made, own = self._made, self._own
+        for key in self._remake:
+            probes, lost = self._index.counts[key]
+            rtts = [t for r in self._rows[key] for t in r[3]]
+            p = made[key] = PairMesh(key[0], key[1], Counts(probes, lost), _quantile(rtts, 0.5), _quantile(rtts, 0.99))
+            prober = key[0]
+            if prober in own:  # the prober's highest p99, kept as its pairs' change
+                best = own[prober]
+                if best is not None and best[1] == key and (p.p99_us is None or p.p99_us < best[0]):
+                    del own[prober]
+                elif p.p99_us is not None and (best is None or p.p99_us > best[0]):
+                    own[prober] = (p.p99_us, key)
+        self._remake.clear()
+        return dict(made)
 
     def judge(self, topology: Topology | None = None, nodes: Iterable[str] | None = None) -> MeshVerdict:
         """The window's pairs, nodes and suspects (``judge``); ``nodes``: those to judge (the
-        fleet's nodes that are up), every prober and target when None."""
+        fleet's nodes that are up), every prober and target when None. Its cost grows with
+        the pairs that changed and the pairs of the parts that lose, not with every pair."""
         pairs = self.pairs()
+        index = self._index
+        index.use(topology)
+        out: set[str] = set()
         if nodes is not None:
             keep = set(nodes)
-            pairs = {k: p for k, p in pairs.items() if k[0] in keep and k[1] in keep}
-        return judge(pairs, topology, self.window_s)
+            out = {n for n in index.by_node if n not in keep}
+            for node in out:
+                for key in index.by_node[node]:
+                    pairs.pop(key, None)
+        evidence = Evidence(index, out)
+        return _judge(evidence, pairs, self._node_meshes(evidence), topology, self.window_s)
+
+    def _node_meshes(self, evidence: Evidence) -> dict[str, NodeMesh]:
+        """Each judged node's pairs pooled (``_nodes``), from the index: the nodes out taken off."""
+        index, out, made, own = self._index, evidence.out, self._made, self._own
+        less: dict[str, list[int]] = {}  # node → [peers, lossy peers] among the nodes out
+        for gone in out:
+            for other, both in index.peers.get(gone, {}).items():
+                if other not in out:
+                    d = less.setdefault(other, [0, 0])
+                    d[0] += 1
+                    d[1] += both >= 4  # a lost probe
+        found = {}
+        for node in evidence.nodes():
+            if node not in own:
+                own[node] = own_p99(node, index, lambda k: made[k].p99_us)
+            best = own[node]
+            if best is not None and best[1][1] in out:
+                best = own_p99(node, index, lambda k: made[k].p99_us, out)
+            d = less.get(node) or [0, 0]
+            found[node] = NodeMesh(node, Counts(*evidence.node_sums(node)), len(index.peers[node]) - d[0],
+                                   index.lossy_peers[node] - d[1], None if best is None else best[0])
+        return found
 
 
 def _nodes(pairs: dict[tuple[str, str], PairMesh]) -> dict[str, NodeMesh]:
-    by_node: dict[str, list[PairMesh]] = {}
-    for p in pairs.values():
-        by_node.setdefault(p.prober, []).append(p)
-        by_node.setdefault(p.target, []).append(p)
-    out = {}
-    for node, theirs in by_node.items():
-        counts = sum((p.counts for p in theirs), Counts())
-        peers: dict[str, int] = {}
-        for p in theirs:
-            other = p.target if p.prober == node else p.prober
-            peers[other] = peers.get(other, 0) + p.counts.lost
-        own = [p.p99_us for p in theirs if p.prober == node and p.p99_us is not None]
-        out[node] = NodeMesh(node, counts, len(peers), sum(1 for lost in peers.values() if lost),
-                             max(own) if own else None)
-    return out
+    """Each node's pairs pooled, in one pass over the pairs."""
+    counts: dict[str, list[int]] = {}  # node → [probes, lost]
+    peers: dict[str, dict[str, int]] = {}  # node → other end → lost, both ways
+    own: dict[str, float] = {}  # node → the highest RTT p99 of its own probes
+    for (prober, target), p in pairs.items():
+        probes, lost = p.counts.probes, p.counts.lost
+        for node, other in ((prober, target), (target, prober)):
+            c = counts.get(node)
+            if c is None:
+                c = counts[node] = [0, 0]
+                peers[node] = {}
+            c[0] += probes
+            c[1] += lost
+            theirs = peers[node]
+            theirs[other] = theirs.get(other, 0) + lost
+        if p.p99_us is not None and p.p99_us > own.get(prober, float("-inf")):
+            own[prober] = p.p99_us
+    return {node: NodeMesh(node, Counts(c[0], c[1]), len(peers[node]),
+                           sum(1 for lost in peers[node].values() if lost), own.get(node))
+            for node, c in counts.items()}
 
 
-def _pooled(pairs: Iterable[PairMesh]) -> Counts:
-    return sum((p.counts for p in pairs), Counts())
-
-
-def _stands_out(through: Counts, elsewhere: Counts) -> bool:
-    loss = through.loss
-    if loss is None or through.lost < MIN_LOST or loss < LOSS_MARK:
-        return False
-    return loss >= LOSS_RATIO * max(elsewhere.loss or 0.0, LOSS_FLOOR)
+def _losing(probes: int, lost: int) -> bool:
+    """Losing on its own: at least MIN_LOST probes lost, and LOSS_MARK of them."""
+    return probes > 0 and lost >= MIN_LOST and lost / probes >= LOSS_MARK
 
 
 def judge(pairs: dict[tuple[str, str], PairMesh], topology: Topology | None = None,
@@ -318,67 +408,92 @@ def judge(pairs: dict[tuple[str, str], PairMesh], topology: Topology | None = No
       explains out of the evidence, and the next one is looked for among the rest.
 
     A fleet that loses everywhere names nothing: there is no quiet pair to compare with. Pairs
-    with no settled probe take no part."""
-    left = dict(pairs)
+    with no settled probe take no part. (``MeshWindow.judge`` judges its window the same way
+    without this pass over every pair.)"""
+    index = PairIndex()
+    index.use(topology)
+    for key, p in pairs.items():
+        index.put(key, p.counts.probes, p.counts.lost)
+    return _judge(Evidence(index), pairs, _nodes(pairs), topology, window_s)
+
+
+def _judge(ev: Evidence, pairs: dict[Key, PairMesh], node_meshes: dict[str, NodeMesh],
+           topology: Topology | None, window_s: float) -> MeshVerdict:
+    """``judge`` over ``ev``, the judged pairs indexed: a candidate part is looked at pair by
+    pair only when its pooled counts lose."""
     suspects: list[MeshSuspect] = []
+    counts = ev.index.counts
 
-    def pooled(keys: Iterable[tuple[str, str]]) -> Counts:
-        return _pooled(left[k] for k in keys if k in left)
+    def pooled(keys: Iterable[Key]) -> Counts:
+        probes = lost = 0
+        for k in keys:
+            if k in ev:
+                c = counts[k]
+                probes += c[0]
+                lost += c[1]
+        return Counts(probes, lost)
 
-    def losing(inside: set[tuple[str, str]]) -> bool:
+    def losing(inside: set[Key]) -> bool:
         c = pooled(inside)
-        loss = c.loss
-        return loss is not None and c.lost >= MIN_LOST and loss >= LOSS_MARK
+        return _losing(c.probes, c.lost)
 
-    def spread(inside: set[tuple[str, str]], among: set[str]) -> bool:
+    def ends(inside: Iterable[Key]) -> set[str]:
+        return {n for k in inside for n in k}
+
+    def spread(inside: set[Key], among: set[str]) -> bool:
         """Still losing without the node of ``among`` that lost the most."""
         lost: dict[str, int] = {}
         for k in inside:
             for n in k:
                 if n in among:
-                    lost[n] = lost.get(n, 0) + left[k].counts.lost
+                    lost[n] = lost.get(n, 0) + counts[k][1]
         if not lost:
             return False
         top = max(lost, key=lambda n: (lost[n], n))
-        return losing({k for k in inside if top not in k})
+        whole = pooled(inside)
+        without = pooled(k for k in inside if top in k)
+        return _losing(whole.probes - without.probes, whole.lost - without.lost)
 
-    def name(kind: str, label: str, inside: set[tuple[str, str]], nodes: Iterable[str], quiet: Counts) -> None:
+    def name(kind: str, label: str, inside: set[Key], nodes: Iterable[str], quiet: Counts) -> None:
         suspects.append(MeshSuspect(kind, label, tuple(sorted(set(nodes), key=name_key)), pooled(inside), quiet,
-                                    frozenset(k for k in inside if k in left)))
-        for k in inside:
-            left.pop(k, None)
+                                    frozenset(k for k in inside if k in ev)))
+        ev.take(inside)
 
-    leaves: dict[str, set[str]] = {}
-    if topology is not None:
-        for node in {n for k in left for n in k}:
-            leaf = topology.leaf_of(node)
-            if leaf is not None:
-                leaves.setdefault(leaf, set()).add(node)
+    leaves = ev.leaves
     if topology is not None and len(leaves) >= 3:
-        in_leaf = {k for k in left if topology.same_leaf(*k)}
-        quiet = pooled(in_leaf)
-        between = []
+        quiet = Counts(*ev.in_leaf_sums())
+        mark = LOSS_RATIO * max(quiet.loss or 0.0, LOSS_FLOOR)
         names = sorted(leaves, key=name_key)
-        for i, a in enumerate(names):
+        between: list[set[Key]] = []
+        for i, a in enumerate(names):  # every two leaves' pairs lose, not because of one node
             for b in names[i + 1:]:
-                between.append({k for k in left if {topology.leaf_of(k[0]), topology.leaf_of(k[1])} == {a, b}})
-        if quiet.probes >= 2 * MIN_PROBES and all(
-                inside and losing(inside) and spread(inside, {n for k in inside for n in k})
-                and (pooled(inside).loss or 0.0) >= LOSS_RATIO * max(quiet.loss or 0.0, LOSS_FLOOR)
-                for inside in between):
+                probes, lost = ev.leaf_sums(a, b)
+                if not (quiet.probes >= 2 * MIN_PROBES and _losing(probes, lost) and lost / probes >= mark):
+                    break
+                inside = ev.leaf_pairs(a, b)
+                if not spread(inside, ends(inside)):
+                    break
+                between.append(inside)
+            else:
+                continue
+            break
+        else:
             every = set().union(*between)
-            tops = sorted({t for k in every if (t := topology.path(*k).top) is not None}, key=name_key)
-            name(ABOVE, ", ".join(tops) or "above the leaves", every, (n for k in every for n in k), quiet)
+            # the switch above two leaves is the same for every pair between them
+            tops = sorted({t for inside in between if (t := topology.path(*next(iter(inside))).top) is not None},
+                          key=name_key)
+            name(ABOVE, ", ".join(tops) or "above the leaves", every, ends(every), quiet)
 
-    def uplinks() -> list[tuple[str, str, set[tuple[str, str]], set[str]]]:
-        found: dict[frozenset[tuple[str, str]], list[str]] = {}
+    def uplinks() -> list[tuple[str, str, set[Key], set[str]]]:
+        found: dict[frozenset[Key], list[str]] = {}
         for leaf in sorted(leaves, key=name_key):
             # an uplink loses toward every other leaf, not because of one node at either end
             mine = leaves[leaf]
-            towards = [{k for k in left if (k[0] in mine and k[1] in other) or (k[1] in mine and k[0] in other)}
-                       for other_leaf, other in leaves.items() if other_leaf != leaf]
-            if towards and all(t and losing(t) and spread(t, mine) and spread(t, {n for k in t for n in k} - mine)
-                               for t in towards):
+            others = [other for other in leaves if other != leaf]
+            if not others or not all(_losing(*ev.leaf_sums(leaf, other)) for other in others):
+                continue
+            towards = [ev.leaf_pairs(leaf, other) for other in others]
+            if all(spread(t, mine) and spread(t, ends(t) - mine) for t in towards):
                 found.setdefault(frozenset(set().union(*towards)), []).append(leaf)
         out = []
         for inside, named_leaves in found.items():
@@ -388,7 +503,7 @@ def judge(pairs: dict[tuple[str, str], PairMesh], topology: Topology | None = No
                         set().union(*(leaves[x] for x in named_leaves))))
         return out
 
-    def contradicted(node: str, inside: set[tuple[str, str]]) -> bool:
+    def contradicted(node: str, inside: set[Key]) -> bool:
         """A node's link loses on all its pairs: its in-leaf pairs, or its cross-leaf ones, far
         quieter than the rest (a quarter of the losses its loss predicts, of 8 or more) say
         the loss is further up."""
@@ -402,27 +517,30 @@ def judge(pairs: dict[tuple[str, str], PairMesh], topology: Topology | None = No
                 return True
         return False
 
-    def nodes() -> list[tuple[str, str, set[tuple[str, str]], set[str]]]:
+    def nodes() -> list[tuple[str, str, set[Key], set[str]]]:
         out = []
-        for node in {n for k in left for n in k}:
-            inside = {k for k in left if node in k}
-            if losing(inside) and spread(inside, {n for k in inside for n in k} - {node}) \
-                    and not contradicted(node, inside):
+        for node in list(ev.nodes()):
+            if not _losing(*ev.node_sums(node)):
+                continue
+            inside = ev.pairs_of(node)
+            if spread(inside, ends(inside) - {node}) and not contradicted(node, inside):
                 out.append((NODE, f"{node} link", inside, {node}))
         return out
 
-    def clean_elsewhere(node: str, inside: set[tuple[str, str]]) -> bool:
+    def clean_elsewhere(node: str, inside: set[Key]) -> bool:
         """``node``'s other pairs, probed enough, lose so much less that ``inside``'s losses
         would be a fluke at their rate: the loss is not the node's own."""
-        c = pooled(k for k in left if node in k and k not in inside)
         here = pooled(inside)
+        probes, lost = ev.node_sums(node)
+        c = Counts(probes - here.probes, lost - here.lost)  # its pairs but these
         # enough of them that, at the pair's loss, they would have lost 20
         return c.probes * (here.loss or 0.0) >= 20 and _surprising(here.lost, here.probes, c.loss or 0.0)
 
-    def paths() -> list[tuple[str, str, set[tuple[str, str]], set[str]]]:
+    def paths() -> list[tuple[str, str, set[Key], set[str]]]:
         out = []
-        for a, b in {tuple(sorted(k, key=name_key)) for k in left}:
-            inside = {k for k in ((a, b), (b, a)) if k in left}
+        # a path that loses MIN_LOST probes or more has a pair that lost one
+        for a, b in {tuple(sorted(k, key=name_key)) for k in ev.lossy()}:
+            inside = {k for k in ((a, b), (b, a)) if k in ev}
             # the path between two nodes only when both are shown fine with their other peers
             if losing(inside) and clean_elsewhere(a, inside) and clean_elsewhere(b, inside):
                 out.append((PAIR, f"{a}↔{b}", inside, {a, b}))
@@ -430,27 +548,30 @@ def judge(pairs: dict[tuple[str, str], PairMesh], topology: Topology | None = No
 
     # the widest part first (an uplink's nodes lose too, a lossy node's pairs too): each level's
     # candidates against the pairs none of them touches; after a part is named, from the top again
-    while left:
+    while ev:
         for level in (uplinks, nodes, paths):
             candidates = level()
-            touched = set().union(*(c[2] for c in candidates)) if candidates else set()
-            quiet = pooled(k for k in left if k not in touched)
-            if not candidates or quiet.probes < 2 * MIN_PROBES:
-                continue  # nothing loses, or everything does: no quiet pair to tell a part from
+            if not candidates:
+                continue  # nothing loses
+            near = pooled(set().union(*(c[2] for c in candidates)))
+            quiet = Counts(ev.sums[0] - near.probes, ev.sums[1] - near.lost)
+            if quiet.probes < 2 * MIN_PROBES:
+                continue  # everything loses: no quiet pair to tell a part from
             mark = LOSS_RATIO * max(quiet.loss or 0.0, LOSS_FLOOR)
-            standing = [c for c in candidates if (pooled(c[2]).loss or 0.0) >= mark
-                        and _surprising(pooled(c[2]).lost, pooled(c[2]).probes, quiet.loss or 0.0)]
+            through = [pooled(c[2]) for c in candidates]
+            standing = [(t, c) for t, c in zip(through, candidates)
+                        if (t.loss or 0.0) >= mark and _surprising(t.lost, t.probes, quiet.loss or 0.0)]
             if standing:
-                kind, label, inside, names_ = max(standing, key=lambda c: ((pooled(c[2]).loss or 0.0), c[1]))
+                _, (kind, label, inside, names_) = max(standing, key=lambda tc: ((tc[0].loss or 0.0), tc[1][1]))
                 name(kind, label, inside, names_, quiet)
                 break
         else:
             break
-    if not _consistent(suspects, pairs):
+    if not _consistent(suspects, Counts(*ev.judged)):
         suspects = []  # losses in several places that the parts named do not explain together
     order = {ABOVE: 0, UPLINK: 1, PATH: 1, NODE: 2, PAIR: 3}
     suspects.sort(key=lambda x: (order[x.kind], x.name))
-    return MeshVerdict(pairs, _nodes(pairs), tuple(suspects), window_s)
+    return MeshVerdict(pairs, node_meshes, tuple(suspects), window_s)
 
 
 # how unlikely a part's losses must be at the rate of the pairs it is compared with (a
@@ -477,17 +598,18 @@ def _surprising(lost: int, probes: int, rate: float) -> bool:
 MAX_PARTS = 2  # more parts than this losing at once is not a fault localized, whatever the order
 
 
-def _consistent(suspects: list[MeshSuspect], pairs: dict[tuple[str, str], PairMesh]) -> bool:
+def _consistent(suspects: list[MeshSuspect], everything: Counts) -> bool:
     """The parts named explain the losses together, or nothing is named (a wrong name is worse
     than none): at most MAX_PARTS of them, the path between two nodes only as the one
     explanation, and each part losing LOSS_RATIO times what every pair outside all of them
-    loses, with such pairs enough to tell."""
+    loses (``everything``: the judged pairs pooled), with such pairs enough to tell."""
     if len(suspects) <= 1:
         return True
     if len(suspects) > MAX_PARTS or any(x.kind == PAIR for x in suspects):
         return False
-    explained = {k for x in suspects for k in x.pairs}
-    quiet = _pooled(p for k, p in pairs.items() if k not in explained)
+    # the parts' pairs never overlap: a part named takes its pairs out of the evidence
+    quiet = Counts(everything.probes - sum(x.through.probes for x in suspects),
+                   everything.lost - sum(x.through.lost for x in suspects))
     if quiet.probes < 2 * MIN_PROBES:
         return False
     mark = LOSS_RATIO * max(quiet.loss or 0.0, LOSS_FLOOR)
