@@ -21,8 +21,11 @@ stock asyncio loop instead, measured only), ``+eager-keepalive`` (asyncssh's own
 timer), ``+chacha20`` (that cipher first), ``+asyncssh-stock`` (without netui's two asyncssh
 shims: a key schedule per AES-GCM packet, each packet described for the log), ``+detail``
 (every node sends its per-CPU tables, as while recording, not only their sums), ``+gcm-shared``
-(one process-wide cache of AES-GCM key schedules instead of each connection's own), e.g.
-``--variants engine,engine+asyncio,engine``.
+(one process-wide cache of AES-GCM key schedules instead of each connection's own), ``+mesh``
+(the probe mesh on at the default rate: the fake nodes' frames carry its readings; its own
+cost, the "mesh" field's decoding, the fleet's window and judgement and the peers' steering,
+is printed on a line of its own), e.g. ``--variants engine,engine+asyncio,engine`` or
+``--variants engine,engine+mesh``.
 The fake fleet sends one SSH packet per frame, as OpenSSH's sshd does (``--asyncssh-ignore``: with
 asyncssh's IGNORE packet before each); ``--filler-bytes N`` sends frames of N filler bytes
 (the floor's cost by frame size).
@@ -73,6 +76,8 @@ MODIFIERS = {
     "asyncssh-stock": "asyncssh as shipped: a key schedule per AES-GCM packet, every packet described for "
                       "its log (no keep_gcm_keys, no quiet_packet_log)",
     "detail": "every node sends its per-CPU tables too (as while recording), not only their sums",
+    "mesh": "the probe mesh on at the default rate (--mesh on): every node's frames carry what its probes of "
+            "the others settled, as a real node's at 10 probes/s (tests/bench/fake_fleet.py FakeMesh)",
     "gcm-shared": "one process-wide lru_cache of AESGCM per key, shared by all connections (the cache "
                   "before each connection's ciphers held their own)",
 }
@@ -178,7 +183,13 @@ async def _child(args) -> None:
         ssh.PREFERRED_CIPHERS = ("chacha20-poly1305@openssh.com",
                                  *(c for c in ssh.PREFERRED_CIPHERS if not c.startswith("chacha20")))
     sources = [cls(n, n, connector) for n in names]
-    monitor = Monitor(sources, interval_s=1.0, history_s=HISTORY_S, connector=connector)
+    mesh_s = [0.0, 0.0, 0.0, 0.0]
+    if "mesh" in mods:
+        from netui.engine.mesh import MeshSettings
+
+        mesh_s = _time_mesh()
+    monitor = Monitor(sources, interval_s=1.0, history_s=HISTORY_S, connector=connector,
+                      mesh=MeshSettings() if "mesh" in mods else None)
     if "detail" in mods:
         monitor.set_detail_all(True)
     fleet = monitor.fleet
@@ -221,6 +232,10 @@ async def _child(args) -> None:
                     and time.monotonic() < lldp_deadline:
                 await asyncio.sleep(0.1)
         await asyncio.sleep(SETTLE_S)
+        if "mesh" in mods:  # the mesh's window full, as after a minute of a session
+            from netui.model.mesh import WINDOW_S
+
+            await asyncio.sleep(WINDOW_S)
         gc.collect()
         lags: list[float] = []
         stop = asyncio.Event()
@@ -242,7 +257,7 @@ async def _child(args) -> None:
 
         tick_s: list[float] = []
         told = monitor.on_update  # the UI's, when there is one
-        ui0 = list(ui_s)
+        ui0, mesh0 = list(ui_s), list(mesh_s)
 
         def on_update() -> None:
             tick_s.append(monitor.last_tick_s or 0.0)
@@ -268,6 +283,11 @@ async def _child(args) -> None:
         monitor.on_update = told
         if base.startswith("ui"):
             result.update(ui_tick_s=ui_s[0] - ui0[0], ui_paint_s=ui_s[1] - ui0[1])
+        if "mesh" in mods:
+            window = fleet.mesh
+            result.update(mesh_s=[b - a for a, b in zip(mesh0, mesh_s)],
+                          mesh_pairs=len(window.pairs()) if window is not None else 0,
+                          mesh_suspects=[x.name for x in fleet.mesh_suspects])
         stop.set()
         await lag_task
         lags.sort()
@@ -360,6 +380,33 @@ def _time_ui_handlers() -> list[float]:
 
     NetuiApp.on_fleet_updated = timed(NetuiApp.on_fleet_updated, 0)  # dispatched by name, from the class
     Screen._on_timer_update = timed(Screen._on_timer_update, 1)  # bound when a screen starts its timer
+    return totals
+
+
+def _time_mesh() -> list[float]:
+    """Count the CPU time (this thread's) of the probe mesh's own work in the monitor: the
+    "mesh" field's decoding, the fleet's window (``observe_mesh``), its judgement
+    (``update_mesh``) and the peers' steering (``MeshCoordinator.observe``). Running totals in
+    seconds, in that order."""
+    from netui.collectors import frames
+    from netui.engine.mesh import MeshCoordinator
+    from netui.model.fleet import Fleet
+
+    totals = [0.0, 0.0, 0.0, 0.0]
+
+    def timed(method, slot: int):
+        def run(*args, **kwargs):
+            t0 = time.thread_time()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                totals[slot] += time.thread_time() - t0
+        return run
+
+    frames.parse_mesh = timed(frames.parse_mesh, 0)
+    Fleet.observe_mesh = timed(Fleet.observe_mesh, 1)
+    Fleet.update_mesh = timed(Fleet.update_mesh, 2)
+    MeshCoordinator.observe = timed(MeshCoordinator.observe, 3)
     return totals
 
 
@@ -487,6 +534,12 @@ def _print_result(r: dict, floor: dict | None) -> None:
         tick_us, paint_us = (r[k] / max(1, r["node_samples"]) * 1e6 for k in ("ui_tick_s", "ui_paint_s"))
         print(f"  {'':32s} of which the UI's handlers {tick_us + paint_us:.1f} µs per node-sample "
               f"(a tick's refresh_data {tick_us:.1f}, repaints {paint_us:.1f})")
+    if "mesh_s" in r:
+        parts = [x / max(1, r["node_samples"]) * 1e6 for x in r["mesh_s"]]
+        print(f"  {'':32s} of which the probe mesh {sum(parts):.1f} µs per node-sample, "
+              f"{sum(r['mesh_s']) / r['window_s'] * 100:.2f} % of a core (decode {parts[0]:.1f}, window {parts[1]:.1f}, "
+              f"judgement {parts[2]:.1f}, steering {parts[3]:.1f}); {r['mesh_pairs']:,} pairs in the window at the "
+              f"end, named: {', '.join(r['mesh_suspects']) or 'nobody'}")
     if r.get("gc_s"):
         gc_us = sum(r["gc_s"]) / max(1, r["node_samples"]) * 1e6
         print(f"  {'':32s} of which cyclic GC {gc_us:.0f} µs per node-sample "

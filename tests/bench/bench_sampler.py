@@ -30,6 +30,14 @@ shared VM swings by ±10 % from one minute to the next) weighs on both sides of 
   the kernel still walks every socket of the dump), and with ``--peer-loopback``, where
   every one of them is read, parsed and summed as a remote peer's would be.
 
+- the probe mesh (``--mesh-only`` runs this part alone): in MESH_ROUNDS rounds, two samplers
+  at the same time at the default 1 s interval for MESH_FRAMES frames, one with the mesh off
+  and one with it on at the default rate (MESH_RATE probes a second, each peer at most once per
+  MESH_PERIOD_S) given MESH_PEERS - 1 peers: UDP sockets this bench binds on 127.0.0.1, which
+  answer its probes as a sampler would and probe it as 1,023 peers at the default rate do (each
+  probes it once per ~102 s: MESH_RATE probes a second reach it in all), with the session's
+  token. CPU per second of each sampler process, and the ratio on / off per round.
+
 Prints µs per sample (medians over the rounds), the ratios sampler / floor (the median of
 the rounds' ratios, and their range; target ≤ 1.5× the open/read/close floor), the frame
 size and python3's start-up cost. Nothing leaves this host.
@@ -37,16 +45,21 @@ size and python3's start-up cost. Nothing leaves this host.
 
 from __future__ import annotations
 
+import argparse
 import os
 import resource
+import selectors
 import shutil
+import socket
 import statistics
 import subprocess
 import threading
 import time
 
 from netui.collectors.frames import FrameDecoder, frame_length
+from netui.collectors.protocol import MESH_ANSWER, MESH_PACKET, MESH_PERIOD_S, MESH_QUERY, MESH_RATE
 from netui.collectors.ssh import SAMPLER_SOURCE, sampler_command
+from netui.engine.mesh import peer_lines
 
 NODE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"  # no pyenv shims
 NODE_ENV = {"PATH": NODE_PATH, "LANG": "C.UTF-8"}
@@ -58,6 +71,10 @@ FRAME_ROUNDS = 3
 ROUNDS = 5
 SHELL_SAMPLES = 50
 STARTUPS = 10
+MESH_PEERS = 1024  # the fleet's size: the sampler is given the other 1,023
+MESH_FRAMES = 20  # frames at 1 s measured per round, after MESH_WARM
+MESH_WARM = 4
+MESH_ROUNDS = 3
 SOCKETS = 1000  # open TCP sockets for the sampler's peers reading: SOCKETS / 2 loopback connections
 
 # What the sampler reads each interval, without its per-CPU tables (/proc/softirqs is read
@@ -435,5 +452,170 @@ def main() -> None:
     print(f"load {os.getloadavg()[0]:.2f} at the end")
 
 
+class MeshPeers:
+    """``count`` UDP sockets on 127.0.0.1 playing the other nodes of a fleet for one sampler:
+    each answers the sampler's probes as a sampler does (the same packet, ``NUa1``), and they
+    probe it in turn, ``rate`` probes a second in all (what it receives when every node probes
+    at ``rate``), with ``token``. A thread of this process; ``close`` ends it and the sockets."""
+
+    def __init__(self, count: int, token: bytes, rate: float = MESH_RATE) -> None:
+        self.token, self.rate = token, rate
+        self.socks: list[socket.socket] = []
+        self.target: tuple[str, int] | None = None  # the sampler's port, once its frame says it
+        self.answered = self.probed = self.received = 0
+        self.done = threading.Event()
+        self.selector = selectors.DefaultSelector()
+        try:
+            for _ in range(count):
+                sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                self.socks.append(sock)
+                sock.bind(("127.0.0.1", 0))
+                sock.setblocking(False)
+                self.selector.register(sock, selectors.EVENT_READ)
+        except BaseException:
+            self.close()
+            raise
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def lines(self) -> list[str]:
+        """The ``mp+`` lines that give the sampler these peers."""
+        return peer_lines(("127.0.0.1", s.getsockname()[1]) for s in self.socks)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def _run(self) -> None:
+        due, turn = time.monotonic(), 0
+        deadline = time.monotonic() + 600  # bounded, whatever happens to the caller
+        while not self.done.is_set() and time.monotonic() < deadline:
+            for key, _ in self.selector.select(timeout=max(0.0, min(0.05, due - time.monotonic()))):
+                sock = key.fileobj
+                assert isinstance(sock, socket.socket)
+                for _ in range(64):
+                    try:
+                        data, source = sock.recvfrom(64)
+                    except OSError:
+                        break
+                    self.received += 1
+                    if len(data) == MESH_PACKET.size and data[:4] == MESH_QUERY:
+                        _, token, seq, sent_ns = MESH_PACKET.unpack(data)
+                        sock.sendto(MESH_PACKET.pack(MESH_ANSWER, token, seq, sent_ns), source)
+                        self.answered += 1
+            now = time.monotonic()
+            if self.target is not None and now >= due:
+                sock = self.socks[turn % len(self.socks)]
+                turn += 1
+                try:
+                    sock.sendto(MESH_PACKET.pack(MESH_QUERY, self.token, turn, time.monotonic_ns()), self.target)
+                    self.probed += 1
+                except OSError:
+                    pass
+                due = max(due + 1.0 / self.rate, now - 1.0)
+
+    def close(self) -> None:
+        self.done.set()
+        if self.thread.ident is not None:
+            self.thread.join(timeout=5)
+        self.selector.close()
+        for sock in self.socks:
+            sock.close()
+
+
+def run_mesh_sampler(peers: MeshPeers | None, results: dict, key: str) -> None:
+    """A sampler at the default 1 s interval, mesh off (``peers`` None) or on with ``peers``:
+    its CPU per second over MESH_FRAMES frames after MESH_WARM (into ``results[key]``)."""
+    proc = subprocess.Popen(["sh", "-c", sampler_command(1.0)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=NODE_ENV)
+    watchdog = threading.Timer(60 + (MESH_WARM + MESH_FRAMES) * 3, proc.kill)
+    watchdog.start()
+    try:
+        if peers is not None:
+            lines = [f"m {peers.token.hex()} {MESH_RATE:g} {MESH_PERIOD_S:g}"] + peers.lines()
+            proc.stdin.write(("\n".join(lines) + "\n").encode())
+            proc.stdin.flush()
+        decode = FrameDecoder().decode
+        cpu0 = t0 = 0.0
+        answered = lost = 0
+        answers0 = 0
+        for i in range(MESH_WARM + MESH_FRAMES + 1):
+            header = proc.stdout.readline()
+            if not header:
+                raise RuntimeError(f"sampler ended: {proc.stderr.read().decode(errors='replace')[-400:]}")
+            sample = decode(proc.stdout.read(frame_length(header)))
+            mesh = sample.mesh
+            if peers is not None and mesh is not None and mesh.port and peers.target is None:
+                peers.target = ("127.0.0.1", mesh.port)
+                peers.start()
+            if i == MESH_WARM:
+                cpu0, t0 = process_cpu_s(proc.pid), time.monotonic()
+                answers0 = mesh.answers if mesh is not None else 0
+            elif i > MESH_WARM and mesh is not None:
+                answered += sum(r.answered for r in mesh.readings)
+                lost += sum(r.lost for r in mesh.readings)
+        cpu1, t1 = process_cpu_s(proc.pid), time.monotonic()
+        results[key] = {"cpu_per_s": (cpu1 - cpu0) / (t1 - t0), "seconds": t1 - t0, "answered": answered,
+                        "lost": lost, "answers": (mesh.answers - answers0) if mesh is not None else 0,
+                        "peers": mesh.peers if mesh is not None else 0,
+                        "refused": mesh.refused if mesh is not None else 0}
+    except BaseException as exc:  # noqa: BLE001 — reported by the caller, after both samplers end
+        results[key] = exc
+    finally:
+        watchdog.cancel()
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+
+
+def run_mesh_round() -> dict:
+    """The sampler with the mesh off and with it on (MESH_PEERS - 1 peers), at the same time."""
+    peers = MeshPeers(MESH_PEERS - 1, os.urandom(16))
+    results: dict = {}
+    try:
+        threads = [threading.Thread(target=run_mesh_sampler, args=(None, results, "off")),
+                   threading.Thread(target=run_mesh_sampler, args=(peers, results, "on"))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=(MESH_WARM + MESH_FRAMES) * 3 + 120)
+    finally:
+        peers.close()
+    for key in ("off", "on"):
+        if isinstance(results.get(key), BaseException) or key not in results:
+            raise RuntimeError(f"the sampler with the mesh {key} failed: {results.get(key)!r}")
+    results["bench_answered"], results["bench_probed"] = peers.answered, peers.probed
+    return results
+
+
+def mesh_main() -> None:
+    print(f"probe mesh: {MESH_ROUNDS} rounds of {MESH_FRAMES} s, each: a sampler with the mesh off and one with it on "
+          f"({MESH_RATE:g} probes/s, each peer at most every {MESH_PERIOD_S:g} s), given {MESH_PEERS - 1} peers "
+          f"(UDP sockets on 127.0.0.1 that answer and probe it as a {MESH_PEERS}-node fleet does), at the same time; "
+          f"load {os.getloadavg()[0]:.2f}")
+    rounds = [run_mesh_round() for _ in range(MESH_ROUNDS)]
+    for r in rounds:
+        on, off = r["on"], r["off"]
+        print(f"  round: off {off['cpu_per_s'] * 1e3:6.2f} ms CPU/s, on {on['cpu_per_s'] * 1e3:6.2f} ms CPU/s "
+              f"({on['cpu_per_s'] / off['cpu_per_s']:.2f}×); on: {on['peers']} peers, its probes "
+              f"{on['answered']} answered / {on['lost']} lost, {on['answers']} probes answered, "
+              f"{on['refused']} refused, in {on['seconds']:.0f} s")
+    each = sorted(r["on"]["cpu_per_s"] / r["off"]["cpu_per_s"] for r in rounds)
+    extra = sorted((r["on"]["cpu_per_s"] - r["off"]["cpu_per_s"]) * 1e3 for r in rounds)
+    print(f"mesh off:  {statistics.median(r['off']['cpu_per_s'] for r in rounds) * 1e3:6.2f} ms CPU per second "
+          f"(median of {MESH_ROUNDS} rounds)")
+    print(f"mesh on:   {statistics.median(r['on']['cpu_per_s'] for r in rounds) * 1e3:6.2f} ms CPU per second")
+    print(f"ratio on / off (same round): {statistics.median(each):5.2f}×  ({each[0]:.2f}–{each[-1]:.2f}); "
+          f"the mesh's own: {statistics.median(extra):+.2f} ms CPU per second ({extra[0]:+.2f} to {extra[-1]:+.2f}), "
+          f"{statistics.median(extra) / 10:.3f} % of one CPU; load {os.getloadavg()[0]:.2f} at the end")
+
+
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
+    parser.add_argument("--mesh-only", action="store_true", help="only the probe mesh's cost, on beside off")
+    if parser.parse_args().mesh_only:
+        mesh_main()
+    else:
+        main()
+        mesh_main()

@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import os
 import resource
+import socket
 import struct
 import sys
 import time
@@ -30,6 +31,7 @@ from pathlib import Path
 
 import asyncssh
 
+from netui.collectors import protocol
 from netui.collectors.frames import encode_fields
 from netui.collectors.ssh import SAMPLER_SOURCE
 from tests.bench.node128 import iface_attrs, proc_texts
@@ -120,15 +122,66 @@ class NodeFrames:
         return bodies[step]
 
     def frame(self, step: int, wall_s: float, mono_s: float, since_s: float | None = None,
-              detail: bool = False) -> bytes:
-        """One frame, exactly as the sampler writes it: header line, then the payload."""
+              detail: bool = False, mesh: bytes | None = None) -> bytes:
+        """One frame, exactly as the sampler writes it: header line, then the payload
+        (``mesh``: its "mesh" field, ``FakeMesh.field``)."""
         if self.filler:
             return b"NETUI2 %d\n" % len(self.filler) + self.filler
         body, at = self.body(step, detail)
         if at >= 0 and since_s is not None:
             body = body[:at] + struct.pack("<d", since_s) + body[at + 8:]
         payload = encode_fields([("wall", repr(wall_s).encode()), ("mono", repr(mono_s).encode())]) + body
+        if mesh is not None:
+            payload += encode_fields([("mesh", mesh)])
         return b"NETUI2 %d\n" % len(payload) + payload
+
+
+class FakeMesh:
+    """One simulated node's part of the probe mesh, as the monitor turns it on (``m TOKEN RATE
+    PERIOD``, ``mp+``/``mp-`` lines): no socket (a port of its own is only a number here), but
+    each frame's "mesh" field as a real node's at that rate: its peers in turn, RATE × the
+    interval of them per frame (each at most once per PERIOD), each probe answered with one RTT.
+    It answers as many probes as it sends (every node probes at the same rate)."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.rate = self.period_s = 0.0
+        self.on = False
+        self.peers: list[tuple[str, int]] = []
+        self.next = 0
+        self.owed = 0.0  # probes due, not yet sent
+        self.answers = 0
+
+    def command(self, line: bytes) -> None:
+        words = line.split()
+        if words[0] == b"m":
+            self.on = len(words) >= 2 and len(words[1]) == 32
+            self.rate = float(words[2]) if len(words) > 2 else protocol.MESH_RATE
+            self.period_s = float(words[3]) if len(words) > 3 else protocol.MESH_PERIOD_S
+            self.peers, self.next, self.owed = [], 0, 0.0
+        elif words[0] == b"mp+":
+            self.peers += [(words[i].decode(), int(words[i + 1])) for i in range(1, len(words) - 1, 2)]
+        elif words[0] == b"mp-":
+            gone = {(words[i].decode(), int(words[i + 1])) for i in range(1, len(words) - 1, 2)}
+            self.peers = [p for p in self.peers if p not in gone] if gone else []
+
+    def field(self, mono_s: float, interval_s: float) -> bytes | None:
+        """This frame's "mesh" field (None while the mesh is off)."""
+        if not self.on:
+            return None
+        rows = []
+        if self.peers:
+            self.owed += min(self.rate, len(self.peers) / self.period_s) * interval_s
+            for _ in range(int(self.owed)):
+                address, port = self.peers[self.next % len(self.peers)]
+                self.next += 1
+                rows.append(protocol.MESH_ROW.pack(2, socket.inet_aton(address) + bytes(12), port, 1, 0, 1)
+                            + struct.pack("<I", 150 + self.next % 50))
+            self.owed -= int(self.owed)
+            self.answers += len(rows)
+        head = protocol.MESH_HEAD.pack(protocol.MESH_ON, 0, self.port, len(self.peers), self.answers, 0,
+                                       len(rows), mono_s, 2, socket.inet_aton("127.0.0.1") + bytes(12))
+        return head + b"".join(rows)
 
 
 # keys and client files ----------------------------------------------------------------------
@@ -189,6 +242,7 @@ class FleetServer:
         self.max_steps = max_steps
         self.sessions = 0
         self.frames_sent = 0
+        self.mesh_ports = 0  # each session's mesh its own port
 
     async def session(self, process: asyncssh.SSHServerProcess) -> None:
         """One node: a frame every interval until the channel closes (or MAX_STEPS). The one
@@ -199,6 +253,8 @@ class FleetServer:
             process.exit(127)
             return
         self.sessions += 1
+        self.mesh_ports += 1
+        mesh = FakeMesh(20000 + self.mesh_ports % 40000)
         interval = 1.0
         detail = (process.command or "").endswith(" --detail")  # the sampler's arguments end the command
         since = None
@@ -214,6 +270,8 @@ class FleetServer:
                         break
                     if line.startswith(b"d "):
                         detail = line[2:].strip() == b"1"
+                    if line.startswith((b"m ", b"mp+ ", b"mp-")):
+                        mesh.command(line)
                     if line.startswith(b"i "):
                         try:
                             new = float(line[2:])
@@ -234,7 +292,8 @@ class FleetServer:
                 if closed or process.is_closing():
                     break
                 mono = time.monotonic()
-                process.stdout.write(self.frames.frame(step, time.time(), mono, since, detail))
+                process.stdout.write(self.frames.frame(step, time.time(), mono, since, detail,
+                                                       mesh.field(mono, interval)))
                 since = mono
                 await asyncio.wait_for(process.stdout.drain(), timeout=30)
                 self.frames_sent += 1
