@@ -5,6 +5,8 @@ Fleets fed real mesh readings (tests/synth.py), judged by the real model."""
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from netui.model.fleet import Fleet
@@ -96,3 +98,21 @@ def test_the_why_column_names_each_kind_of_suspect_within_its_cells(kind, name, 
     lost = 10 if words.endswith(" 2.50%") else 50
     node.mesh_suspect = MeshSuspect(kind, name, nodes, Counts(400, lost), Counts(4000, 0))
     assert mesh_short(node) == words and len(words) <= SHORT_CELLS
+
+
+def test_a_large_quiet_window_is_judged_every_few_seconds_a_loss_or_a_change_at_once(monkeypatch):
+    """(MESH_QUIET_PAIRS lowered to this fleet's 12 pairs: a thousand nodes' window, in small.)"""
+    import netui.model.fleet as fleet_module
+    from netui.model.mesh import MESH_QUIET_S
+
+    monkeypatch.setattr(fleet_module, "MESH_QUIET_PAIRS", 12)
+    fleet = fed(lambda a, b: 0.0)
+    quiet_ticks = int(MESH_QUIET_S / fleet.interval_s)
+    judged = [fleet.update_mesh() for _ in range(3 * quiet_ticks)]
+    # quiet: one judgement kept for MESH_QUIET_S, then the next
+    runs = [len(list(g)) for _, g in itertools.groupby(map(id, judged))]
+    assert runs[1:-1] and set(runs[1:-1]) == {quiet_ticks}, runs
+    fleet.nodes["node4"].set_state(fleet_module.NodeState.DOWN, "gone")
+    assert fleet.update_mesh() is not judged[-1]  # the nodes up changed: judged at once
+    lossy = fed(lambda a, b: 0.05 if "node3" in (a, b) else 0.0)
+    assert lossy.mesh_suspects and lossy.update_mesh() is not lossy.update_mesh()  # something named: every tick
