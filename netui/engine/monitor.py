@@ -155,6 +155,12 @@ class Monitor:
         if mesh is not None:
             self.mesh = MeshCoordinator([s for s in sources if s.push and s.send_mesh(())], mesh)
 
+    @property
+    def mesh_on(self) -> bool:
+        """Whether the probe mesh is on: asked of the nodes (a replay: in the recording), its
+        readings there or still to come."""
+        return self.mesh is not None
+
     def via(self, name: str) -> str | None:
         """What node ``name``'s counters come through when that limits what can be shown
         ("node_exporter"), or None."""

@@ -62,6 +62,11 @@ class ReplayMonitor(Monitor):
         self._checkpoints: dict[int, Fleet] = {}  # frames applied → a copy of the fleet then
         self.events = self._find_events()
 
+    @property
+    def mesh_on(self) -> bool:
+        """Whether the recording was made with the probe mesh on (its samples carry it)."""
+        return self.recording.has_mesh
+
     # the recording ----------------------------------------------------------------------------
     def _new_fleet(self) -> Fleet:
         """The fleet at the recording's start (its first interval)."""

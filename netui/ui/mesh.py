@@ -41,6 +41,7 @@ RTT_LEVELS = ((20.0, Level.CRITICAL), (5.0, Level.WARNING), (2.0, Level.CAREFUL)
 
 OFF = "The probe mesh is off: start netui with --mesh on to see the packet loss between every two nodes."
 OFF_REPLAY = "This recording has no probe mesh: it was made with the mesh off."
+WAITING_REPLAY = "This recording has the probe mesh; no readings yet at this point of it."
 WAITING = (f"The probe mesh is on; no readings yet. Each node probes every other every few seconds; a pair's "
            f"loss shows once it has {MIN_PROBES} probes in the window.")
 
@@ -117,8 +118,9 @@ class MeshScreen(NetuiScreen):
         worst = self.query_one("#mesh-worst", Static)
         verdict: MeshVerdict | None = fleet.mesh_verdict
         if verdict is None or not verdict.pairs:
-            on = verdict is not None or app.monitor.mesh is not None
-            heat.update(Text(WAITING if on else OFF_REPLAY if app.replay else OFF, style="dim" if on else "bold"))
+            on = verdict is not None or app.monitor.mesh_on  # (a replay: its first readings still to come)
+            waiting = WAITING_REPLAY if app.replay else WAITING
+            heat.update(Text(waiting if on else OFF_REPLAY if app.replay else OFF, style="dim" if on else "bold"))
             suspects.update("")
             worst.update("")
             return

@@ -21,6 +21,7 @@ import itertools
 import os
 import shutil
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -75,13 +76,18 @@ def _run_token(width: int) -> str:
     return _base36(os.getpid() % 36**width)
 
 
+HUMAN_LABS = Path("/tmp")  # where `python -m tests.lab up --name NAME` keeps its lab: NAME's netui-NAME
+
+
 def _remove_orphan_labs() -> None:
-    """Labs left by test processes that are gone (a crash, a kill -9): removed at start."""
+    """Labs left by test processes that are gone (a crash, a kill -9): removed at start. A
+    lab that `python -m tests.lab up` made is someone's, whatever its name (`mwalk` reads as
+    a test lab of process "alk"): left alone; `python -m tests.lab down` removes it."""
     import re
 
     from pyroute2 import netns
 
-    from .cluster import remove_lab
+    from .cluster import read_state, remove_lab
 
     names = set()
     for ns in netns.listnetns():
@@ -89,6 +95,8 @@ def _remove_orphan_labs() -> None:
         if m:
             names.add(m.group(1))
     for name in names:
+        if read_state(HUMAN_LABS / f"netui-{name}"):
+            continue
         token = name[1:] if name[0] in "tf" else name[2:]
         if not os.path.exists(f"/proc/{int(token, 36)}"):
             remove_lab(name)

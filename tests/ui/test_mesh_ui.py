@@ -141,3 +141,37 @@ async def test_a_straggler_keeps_its_words_and_the_mesh_suspect_comes_after():
         await pilot.pause()
         head = plain_wide(app.screen.query_one("#node-head"))
         assert "straggler:" in head and head.index("straggler:") < head.index("lossy: node3 link")
+
+
+async def test_a_replay_of_a_mesh_recording_before_its_first_readings_says_they_are_to_come(tmp_path):
+    # a recording made with --mesh on: its first frame has no mesh yet (the sampler's first
+    # frame leaves before the monitor's "m" line reaches it), the next ones a mesh without
+    # readings (a grace period): at its start the mesh screen says readings are to come, not
+    # "made with the mesh off"
+    from dataclasses import replace as replaced
+
+    from netui.engine.recording.codec import header_record, sample_record
+    from netui.engine.recording.playback import load
+    from netui.engine.recording.writer import RecordingWriter
+    from netui.engine.replay import ReplayMonitor
+    from netui.model.mesh import MeshSample
+    from tests.factories import MESH_NODES, mesh_node_sample
+
+    path = tmp_path / "mesh.ndjson.gz"
+    w = RecordingWriter(path, header_record(100.0, hosts=list(MESH_NODES), interval_s=1.0))
+    for k in range(8):
+        for name in MESH_NODES:
+            sample = mesh_node_sample(name, k)
+            if k == 0:  # the mesh not asked for yet
+                sample = replaced(sample, mesh=None)
+            elif k < 3:  # no probe settled yet
+                sample = replaced(sample, mesh=MeshSample(sample.mono_s, port=sample.mesh.port, peers=3,
+                                                          address=sample.mesh.address))
+            w.write(sample_record(100.0 + k, name, sample))
+        w.write({"type": "tick", "t": 100.0 + k})
+    w.close()
+    app = make_app(ReplayMonitor(load(path), history_s=900), autostart=False)
+    async with running(app, SIZE, ticks=1) as pilot:
+        await pressed(pilot, "m")
+        text = on_screen(app)
+        assert "mesh off" not in text and "no readings yet" in text

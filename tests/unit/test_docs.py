@@ -81,3 +81,53 @@ def test_headings_become_github_anchors():
     assert slug("Pair tests: who is the short plank?") == "pair-tests-who-is-the-short-plank"
     assert slug("node_exporter in the lab") == "node_exporter-in-the-lab"
     assert slug("The `cpusum` field") == "the-cpusum-field"
+
+
+SHELL_BLOCK = re.compile(r"^```(?:sh|bash|console)\n(.*?)^```", re.S | re.M)
+WATCH_EXAMPLE = re.compile(r"^(?:\$ )?netui(?: (record|snapshot|replay))?((?: .*)?)$")
+SUBCOMMANDS = ("export", "bench", "doctor", "topology")  # parsed by their own modules
+
+
+def watch_examples(path: Path) -> list[tuple[str, str, list[str]]]:
+    """(line, command, argv) of each ``netui``, ``netui record|snapshot|replay`` example in a
+    shell block of ``path`` (its comment cut), those with placeholders (…, <…>) or a pipe left out."""
+    import shlex
+
+    out = []
+    for block in SHELL_BLOCK.findall(path.read_text(encoding="utf-8")):
+        for line in block.splitlines():
+            line = line.split("  #")[0].strip()
+            m = WATCH_EXAMPLE.match(line)
+            if not m or any(c in line for c in "…<|"):
+                continue
+            argv = shlex.split(m.group(2))
+            if m.group(1) is None and argv and argv[0] in SUBCOMMANDS:
+                continue
+            out.append((line, m.group(1) or "watch", argv))
+    return out
+
+
+@pytest.mark.parametrize("path", doc_files(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_watch_record_snapshot_replay_example_parses(path, capsys):
+    from netui.cli.watch import build_parser
+
+    refused = []
+    for line, command, argv in watch_examples(path):
+        try:
+            build_parser(command).parse_args(argv)
+        except SystemExit:
+            refused.append(f"{line}: {capsys.readouterr().err.strip().splitlines()[-1]}")
+    assert not refused, refused
+
+
+def test_an_example_that_does_not_parse_is_found(tmp_path):
+    doc = tmp_path / "x.md"
+    doc.write_text("```sh\nnetui record run.ndjson.gz gpu[001-004]   # no -o\n"
+                   "netui record -o run.ndjson.gz gpu[001-004]\n```\n", encoding="utf-8")
+    examples = watch_examples(doc)
+    assert [c for _, c, _ in examples] == ["record", "record"]
+    from netui.cli.watch import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser("record").parse_args(examples[0][2])
+    build_parser("record").parse_args(examples[1][2])

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from statistics import median
 
@@ -71,6 +72,12 @@ class Recording:
     def interval_changes(self) -> list[tuple[float, float]]:
         """(time, interval_s) of each interval change recorded after the start."""
         return [(rec["t"], rec["interval_s"]) for f in self.frames for rec in f.records if rec["type"] == "interval"]
+
+    @cached_property
+    def has_mesh(self) -> bool:
+        """Whether any sample carries the probe mesh (the recording was made with it on)."""
+        return any(rec["type"] == "sample" and rec["sample"].mesh is not None
+                   for f in self.frames for rec in f.records)
 
     def samples_by_node(self) -> dict[str, list[NodeSample]]:
         """Each node's samples in the recording's order (nodes in the order of their first
