@@ -36,8 +36,11 @@ METRIC_LABELS = {"loss": "loss", "rtt": "RTT p99"}
 CELL = 7  # a cell: "100.00%", "0.25ms"
 LABEL = 12  # a row's node name, at most
 
-# an RTT p99 cell's level: its share of the mesh's typical RTT (the median of the pairs' p50)
+# an RTT p99 cell's level: its share of the mesh's typical p99 (the median of the pairs' p99:
+# a tail against the others' tails, since a busy host's p99 is many times its p50 on every
+# pair), and only when it is also RTT_MIN_EXCESS_US above it (scheduling jitter is no fault)
 RTT_LEVELS = ((20.0, Level.CRITICAL), (5.0, Level.WARNING), (2.0, Level.CAREFUL))
+RTT_MIN_EXCESS_US = 1000.0
 
 OFF = "The probe mesh is off: start netui with --mesh on to see the packet loss between every two nodes."
 OFF_REPLAY = "This recording has no probe mesh: it was made with the mesh off."
@@ -52,9 +55,11 @@ def rtt_cell(us: float | None) -> str:
 
 
 def rtt_level(p99_us: float | None, typical_us: float | None) -> Level | None:
-    """An RTT p99 cell's level against the mesh's typical RTT (``RTT_LEVELS``)."""
+    """An RTT p99 cell's level against the mesh's typical p99 (``RTT_LEVELS``, ``RTT_MIN_EXCESS_US``)."""
     if p99_us is None or not typical_us:
         return None
+    if p99_us - typical_us < RTT_MIN_EXCESS_US:
+        return Level.OK
     share = p99_us / typical_us
     return next((level for times, level in RTT_LEVELS if share >= times), Level.OK)
 
@@ -162,7 +167,7 @@ class MeshScreen(NetuiScreen):
     def _heatmap(self, verdict: MeshVerdict, names: list[str], sections: dict[str, str], more: int) -> Group:
         muted = Style(dim=True)
         pairs = verdict.pairs
-        typical = median([p.p50_us for p in pairs.values() if p.p50_us is not None and p.enough] or [0.0])
+        typical = median([p.p99_us for p in pairs.values() if p.p99_us is not None and p.enough] or [0.0])
         rtt = self.metric == "rtt"
 
         def cell(a: str, b: str) -> Text:
@@ -176,7 +181,7 @@ class MeshScreen(NetuiScreen):
             return Text(units.ratio_percent(p.loss), style=self._style(loss_level(p.loss)))
 
         table = matrix_table(names, "probe ↓ answer →", CELL, cell, muted, sections or None, diagonal="")
-        what = (f"RTT p99 on the prober's clock, coloured against the typical {rtt_cell(typical)}" if rtt
+        what = (f"RTT p99 on the prober's clock, coloured against the pairs' median p99 {rtt_cell(typical)}" if rtt
                 else "probes lost")
         window = f"{verdict.window_s:.0f} s"
         legend = (f"{what}, over {window} · \"·\" fewer than {MIN_PROBES} probes · m: "

@@ -116,3 +116,14 @@ def test_a_large_quiet_window_is_judged_every_few_seconds_a_loss_or_a_change_at_
     assert fleet.update_mesh() is not judged[-1]  # the nodes up changed: judged at once
     lossy = fed(lambda a, b: 0.05 if "node3" in (a, b) else 0.0)
     assert lossy.mesh_suspects and lossy.update_mesh() is not lossy.update_mesh()  # something named: every tick
+
+
+def test_an_rtt_p99_is_coloured_against_the_other_pairs_tails_and_never_for_jitter():
+    from netui.ui.mesh import rtt_level
+
+    typical = 2_500.0  # a busy host: every pair's p99 some 20× its p50 of 0.14 ms
+    assert rtt_level(3_900.0, typical) == Level.OK  # jitter: under a millisecond above the rest
+    assert rtt_level(6_000.0, typical) == Level.CAREFUL
+    assert rtt_level(13_000.0, typical) == Level.WARNING
+    assert rtt_level(60_000.0, typical) == Level.CRITICAL
+    assert rtt_level(None, typical) is None and rtt_level(5_000.0, None) is None
