@@ -517,13 +517,35 @@ def _judge(ev: Evidence, pairs: dict[Key, PairMesh], node_meshes: dict[str, Node
                 return True
         return False
 
+    def mates_quiet(node: str, inside: set[Key]) -> bool:
+        """With a topology, a node's link and its leaf's uplink lose on the same cross-leaf
+        pairs: the link is the node's only when its leaf-mates' pairs to the other leaves are
+        shown quiet — probed enough to have lost 8 at the node's loss, and lost under a
+        quarter of that. Until then neither is named (a leaf of one node: the node)."""
+        if topology is None:
+            return True
+        leaf = topology.leaf_of(node)
+        if leaf is None:
+            return True
+        mates = {n for n in ev.nodes() if n != node and topology.leaf_of(n) == leaf}
+        if not mates:
+            return True
+        loss = pooled(inside).loss or 0.0
+        crossing: set[Key] = set()
+        for mate in mates:
+            crossing |= {k for k in ev.pairs_of(mate) if node not in k
+                         and None is not topology.leaf_of(k[0] if k[1] == mate else k[1]) != leaf}
+        c = pooled(crossing)
+        return c.probes * loss >= 8 and c.lost < c.probes * loss / 4
+
     def nodes() -> list[tuple[str, str, set[Key], set[str]]]:
         out = []
         for node in list(ev.nodes()):
             if not _losing(*ev.node_sums(node)):
                 continue
             inside = ev.pairs_of(node)
-            if spread(inside, ends(inside) - {node}) and not contradicted(node, inside):
+            if spread(inside, ends(inside) - {node}) and not contradicted(node, inside) \
+                    and mates_quiet(node, inside):
                 out.append((NODE, f"{node} link", inside, {node}))
         return out
 

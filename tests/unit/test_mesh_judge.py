@@ -143,3 +143,38 @@ def test_a_name_is_held_after_two_of_three_judgements_and_cleared_after_three_wi
     got = [tuple(s.name for s in held.update(found)) for found in
            (lossy, (), (), lossy, lossy, (), (), (), ())]
     assert got == [(), (), (), (), ("node3 link",), ("node3 link",), ("node3 link",), (), ()]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_lossy_uplink_names_none_of_its_nodes_while_the_window_fills(seed):
+    """Tick by tick from an empty window (the lab's case that named node3's and node4's links
+    first): never a node, the uplink once its evidence is there."""
+    rng = random.Random(seed)
+    w = MeshWindow(window_s=60.0)
+    loss = crossing("leaf2")
+    seen = []
+    for t in range(60):
+        for a in NODES:
+            for b in NODES:
+                if a != b:
+                    lost = sum(rng.random() < loss(a, b) for _ in range(4))
+                    w.add(a, b, 100.0 + t, 4 - lost, lost)
+        seen.append(named(w.judge(TOPO)))
+    assert all(s in ([], [(UPLINK, "leaf2 uplink")]) for s in seen), [s for s in seen if s][:3]
+    assert seen[-1] == [(UPLINK, "leaf2 uplink")]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_lossy_node_on_a_leaf_is_named_once_its_leaf_mate_is_shown_quiet(seed):
+    rng = random.Random(seed)
+    w = MeshWindow(window_s=60.0)
+    seen = []
+    for t in range(60):
+        for a in NODES:
+            for b in NODES:
+                if a != b:
+                    lost = sum(rng.random() < (0.03 if "node3" in (a, b) else 0.0) for _ in range(4))
+                    w.add(a, b, 100.0 + t, 4 - lost, lost)
+        seen.append(named(w.judge(TOPO)))
+    assert all(s in ([], [(NODE, "node3 link")]) for s in seen), [s for s in seen if s][:3]
+    assert seen[-1] == [(NODE, "node3 link")]

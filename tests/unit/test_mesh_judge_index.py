@@ -114,11 +114,22 @@ def reference_suspects(pairs, topo):  # noqa: C901 — the rules, one after the 
         same = {k for k in keys if topo.same_leaf(*k)}
         return any(c.probes * loss >= 8 and c.lost < c.probes * loss / 4 for c in (pooled(same), pooled(keys - same)))
 
+    def mates_quiet(n, keys):
+        leaf = topo.leaf_of(n) if topo is not None else None
+        mates = {m for m in ends(left) if m != n and leaf is not None and topo.leaf_of(m) == leaf}
+        if not mates:
+            return True
+        loss = pooled(keys).loss or 0.0
+        c = pooled(k for k in left if n not in k and any(m in k for m in mates)
+                   and topo.leaf_of(k[0]) is not None and topo.leaf_of(k[1]) is not None
+                   and not topo.same_leaf(*k))
+        return c.probes * loss >= 8 and c.lost < c.probes * loss / 4
+
     def nodes():
         out = []
         for n in ends(left):
             keys = {k for k in left if n in k}
-            if losing(keys) and spread(keys, ends(keys) - {n}) and not contradicted(n, keys):
+            if losing(keys) and spread(keys, ends(keys) - {n}) and not contradicted(n, keys) and mates_quiet(n, keys):
                 out.append((NODE, f"{n} link", keys, {n}))
         return out
 
