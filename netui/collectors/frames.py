@@ -97,6 +97,7 @@ class FrameDecoder:
         self._cut: str | None = None  # this frame's interfaces beyond MAX_IFACES, in words
         self._peers_raw: bytes | None = None  # the last "peers" field, and its PeerSample
         self._peers: PeerSample | None = None
+        self._ids: tuple = (None, None, None, None)  # the last boot_id and hostname fields, and their texts
 
     def _peers_of(self, raw: bytes | None) -> PeerSample | None:
         """The PeerSample of a "peers" field (the one before when the sampler repeated it); a
@@ -212,9 +213,12 @@ class FrameDecoder:
         interfaces = self._interfaces(fields, self._attrs, True)
         if interfaces is None:
             return None
-        return _steady(wall, mono, fields["boot_id"].decode("utf-8", "replace").strip() or None,
-                       fields["hostname"].decode("utf-8", "replace").strip() or None, interfaces, fields, tables,
-                       peers)
+        boot_raw, host_raw = fields["boot_id"], fields["hostname"]
+        ids = self._ids
+        if boot_raw != ids[0] or host_raw != ids[1]:  # (the same on every frame of a node, but after a reboot)
+            ids = self._ids = (bytes(boot_raw), bytes(host_raw), boot_raw.decode("utf-8", "replace").strip() or None,
+                               host_raw.decode("utf-8", "replace").strip() or None)
+        return _steady(wall, mono, ids[2], ids[3], interfaces, fields, tables, peers)
 
     def _interfaces(self, texts: dict, attrs: dict, same: bool) -> InterfaceTable | None:
         """The sample's interfaces from the sampler's table; None: sample_from_texts finds

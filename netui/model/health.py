@@ -143,6 +143,8 @@ def health_of(rated: list[tuple[Level, str]]) -> Health:
     """The worst level, and every reason worst first (a stable order within a level)."""
     if not rated:
         return HEALTHY
+    if len(rated) == 1:
+        return Health(rated[0][0], (rated[0][1],))
     rated = sorted(rated, key=lambda x: -x[0])
     return Health(rated[0][0], tuple(text for _, text in rated))
 
@@ -182,7 +184,7 @@ class HeldHealth:
         """The health to show after one more interval whose findings are ``rated``.
         ``interval``: that interval's own health (``health_of(rated)``) when the caller has
         made it already: while the level holds it is what is shown, not made again."""
-        now = max((level for level, _ in rated), default=_OK)
+        now = (rated[0][0] if len(rated) == 1 else max([r[0] for r in rated])) if rated else _OK
         if now == self.level:
             if self._streak:
                 self._streak.clear()

@@ -330,7 +330,8 @@ class NodeHistory(Mapping):
 
     def append(self, values: list[float | None], t: float = NAN) -> None:
         """One sample taken at ``t`` (seconds): ``values[j]`` of ``names[j]`` (None unknown)."""
-        self.table.append(self.names, array("f", [NAN if v is None else v for v in values]), t)
+        self.table.append(self.names, array("f", values) if None not in values else
+                          array("f", [NAN if v is None else v for v in values]), t)
 
     def __getitem__(self, name: str) -> RateColumn:
         if name not in self.names:

@@ -458,6 +458,7 @@ class Node:
         self.held = HeldHealth(rules.hold_intervals)
         self.health: Health = HEALTHY  # what is shown: held, or the state the node is in
         self.interval_health: Health = HEALTHY  # the last interval's own judgement, not held
+        self._rated: list | None = []  # the findings interval_health was made of (None: with ports down)
         self.thresholds = thresholds
         self._careful = careful_bounds(thresholds)
         self.samples_seen = 0
@@ -529,16 +530,23 @@ class Node:
         self.samples_seen += 1
         self.summary, findings = summarize(sample, self.rates, self._careful, self.rules.retrans_min_segments)
         rated = rate(findings, self.thresholds) if findings else []
-        ports_down = self._observe_fabric(prev.fabric if prev else None, sample.fabric, rated)
+        if sample.fabric is None and not self.port_history and self.fabric_rates is None:
+            ports_down: list = []  # (no fabric, then or now: nothing of it to update)
+        else:
+            ports_down = self._observe_fabric(prev.fabric if prev else None, sample.fabric, rated)
         # levels are held (an idle node's one-interval blip is no alarm); a port that is
         # down is a state, shown at once
         if ports_down:
             self.interval_health = health_of(rated + ports_down)
             self.health = self.held.feed(rated, ports_down)
         else:
-            self.interval_health = interval = health_of(rated) if rated else HEALTHY
-            self.health = self.held.feed(rated, (), interval)
-        if sample.problems and not sample.interfaces and sample.cpu is None and sample.cpu_sums is None:
+            if rated != self._rated:  # (the same findings in the same words as the interval before: its health)
+                self.interval_health = health_of(rated) if rated else HEALTHY
+            self.health = self.held.feed(rated, (), self.interval_health)
+        self._rated = rated if not ports_down else None
+        if not sample.problems and sample.fabric is None:
+            self.state, self.error = _UP, None
+        elif sample.problems and not sample.interfaces and sample.cpu is None and sample.cpu_sums is None:
             self.state, self.error = NodeState.PARSE_ERROR, "; ".join(sample.problems)
             self.health = Health(Level.CRITICAL, (f"parse error: {self.error}",))
         else:

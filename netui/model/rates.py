@@ -269,17 +269,15 @@ def _tcp_rates(prev: NodeSample, cur: NodeSample, dt: float) -> TcpRates | None:
         return None
     pt, ct = prev.tcp.tcp, cur.tcp.tcp
     if type(ct) is CounterMap and type(pt) is CounterMap and ct.keys_ is pt.keys_ and ct._index is not None:
-        index, pv, cv = ct._index, pt.values_, ct.values_  # one layout (the remote sampler's): by position
-
-        def rate(key: str) -> float | None:
-            i = index.get(key)
-            if i is None:
-                return None
-            d = cv[i] - pv[i]
-            if d < 0:
-                return None
-            r = d / dt
-            return r if r <= MAX_EVENTS_PER_S else None
+        # one layout (the remote sampler's): by position, the three counters at once
+        positions = _TCP_POSITIONS.get(ct.keys_)
+        if positions is None:
+            if len(_TCP_POSITIONS) >= 64:
+                _TCP_POSITIONS.clear()
+            positions = _TCP_POSITIONS[ct.keys_] = tuple(map(ct._index.get, _TCP_RATED))
+        pv, cv = pt.values_, ct.values_
+        retrans, out, in_segs = [None if i is None or (d := cv[i] - pv[i]) < 0 or (r := d / dt) > MAX_EVENTS_PER_S
+                                 else r for i in positions]
     else:
         def rate(key: str) -> float | None:
             if key not in pt or key not in ct:
@@ -287,8 +285,7 @@ def _tcp_rates(prev: NodeSample, cur: NodeSample, dt: float) -> TcpRates | None:
             d = delta_u64(pt[key], ct[key])
             return None if d is None or d / dt > MAX_EVENTS_PER_S else d / dt
 
-    retrans = rate("RetransSegs")
-    out = rate("OutSegs")
+        retrans, out, in_segs = map(rate, _TCP_RATED)
     ratio = None
     if retrans is not None and out is not None and out > 0:
         ratio = min(1.0, retrans / out)
@@ -306,7 +303,11 @@ def _tcp_rates(prev: NodeSample, cur: NodeSample, dt: float) -> TcpRates | None:
             before = pe.get(key)
             if before is not None and value > before and (value - before) * inv <= MAX_EVENTS_PER_S:
                 moved[key] = (value - before) * inv
-    return TcpRates(retrans, out, rate("InSegs"), ratio, moved, None if out is None else round(out * dt))
+    return TcpRates(retrans, out, in_segs, ratio, moved, None if out is None else round(out * dt))
+
+
+_TCP_RATED = ("RetransSegs", "OutSegs", "InSegs")  # the Tcp counters TcpRates has rates of
+_TCP_POSITIONS: dict[tuple[str, ...], tuple[int | None, ...]] = {}  # a Tcp layout → where they are in it
 
 
 def _u32_rates(prev: Sequence[int], cur: Sequence[int], dt: float) -> Sequence[float | None]:

@@ -308,9 +308,11 @@ class InterfaceTable(LayoutMapping):
 _NO_INTERFACES = InterfaceTable(layout_of((), ()), array("Q"))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TcpSample:
-    """TCP counters keyed by the kernel's own names.
+    """TCP counters keyed by the kernel's own names. Never changed once made (not frozen:
+    a frozen dataclass's ``__init__`` costs a ``object.__setattr__`` a field, and a fleet
+    makes one of these per node per second).
 
     ``tcp`` holds the ``Tcp:`` pair of /proc/net/snmp (RetransSegs, OutSegs, InSegs, ...;
     CurrEstab is a gauge, MaxConn is -1), ``ext`` the retransmission- and loss-related
@@ -422,9 +424,10 @@ class CpuSums(NamedTuple):
     hot_since_s: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class NodeSample:
-    """Everything read from one node at one moment.
+    """Everything read from one node at one moment. Never changed once made: a new one is made
+    with ``dataclasses.replace`` (not frozen, as ``TcpSample``: ~1.5 µs less per sample).
 
     ``mono_s`` is CLOCK_MONOTONIC on the node, taken where the counters were read: rates use
     it, so transport delays never bend a rate. ``wall_s`` is the node's wall clock, for

@@ -78,6 +78,8 @@ MODIFIERS = {
     "detail": "every node sends its per-CPU tables too (as while recording), not only their sums",
     "mesh": "the probe mesh on at the default rate (--mesh on): every node's frames carry what its probes of "
             "the others settled, as a real node's at 10 probes/s (tests/bench/fake_fleet.py FakeMesh)",
+    "parts": "times the engine's parts with thread_time around them (adds ~2 µs per node-sample): a frame's "
+             "decode, its Node.observe (with the monitor's sink), and a tick",
     "gcm-shared": "one process-wide lru_cache of AESGCM per key, shared by all connections (the cache "
                   "before each connection's ciphers held their own)",
 }
@@ -183,6 +185,7 @@ async def _child(args) -> None:
         ssh.PREFERRED_CIPHERS = ("chacha20-poly1305@openssh.com",
                                  *(c for c in ssh.PREFERRED_CIPHERS if not c.startswith("chacha20")))
     sources = [cls(n, n, connector) for n in names]
+    parts_s = _time_parts() if "parts" in mods else None
     mesh_s = [0.0, 0.0, 0.0, 0.0]
     if "mesh" in mods:
         from netui.engine.mesh import MeshSettings
@@ -258,6 +261,7 @@ async def _child(args) -> None:
         tick_s: list[float] = []
         told = monitor.on_update  # the UI's, when there is one
         ui0, mesh0 = list(ui_s), list(mesh_s)
+        parts0 = list(parts_s) if parts_s is not None else None
 
         def on_update() -> None:
             tick_s.append(monitor.last_tick_s or 0.0)
@@ -283,6 +287,8 @@ async def _child(args) -> None:
         monitor.on_update = told
         if base.startswith("ui"):
             result.update(ui_tick_s=ui_s[0] - ui0[0], ui_paint_s=ui_s[1] - ui0[1])
+        if parts_s is not None:
+            result["parts_s"] = [b - a for a, b in zip(parts0, parts_s)]
         if "mesh" in mods:
             window = fleet.mesh
             result.update(mesh_s=[b - a for a, b in zip(mesh0, mesh_s)],
@@ -380,6 +386,39 @@ def _time_ui_handlers() -> list[float]:
 
     NetuiApp.on_fleet_updated = timed(NetuiApp.on_fleet_updated, 0)  # dispatched by name, from the class
     Screen._on_timer_update = timed(Screen._on_timer_update, 1)  # bound when a screen starts its timer
+    return totals
+
+
+def _time_parts() -> list[float]:
+    """Count the CPU time (this thread's) of the engine's parts: a frame's decoding, the
+    monitor's sink (``Monitor.observe``: Node.observe and what follows), a tick. Running
+    totals in seconds, in that order."""
+    from netui.collectors.ssh_stream import SamplerSession
+    from netui.engine.monitor import Monitor
+
+    totals = [0.0, 0.0, 0.0]
+    clock = time.thread_time
+
+    def frame(self, payload: bytes) -> None:
+        t0 = clock()
+        sample = self._decode(payload)
+        t1 = clock()
+        self._observe(self._name, sample)
+        t2 = clock()
+        totals[0] += t1 - t0
+        totals[1] += t2 - t1
+
+    tick = Monitor.tick
+
+    async def timed_tick(self, *args, **kwargs):
+        t0 = clock()
+        try:
+            return await tick(self, *args, **kwargs)
+        finally:
+            totals[2] += clock() - t0
+
+    SamplerSession.frame = frame
+    Monitor.tick = timed_tick
     return totals
 
 
@@ -540,6 +579,10 @@ def _print_result(r: dict, floor: dict | None) -> None:
               f"{sum(r['mesh_s']) / r['window_s'] * 100:.2f} % of a core (decode {parts[0]:.1f}, window {parts[1]:.1f}, "
               f"judgement {parts[2]:.1f}, steering {parts[3]:.1f}); {r['mesh_pairs']:,} pairs in the window at the "
               f"end, named: {', '.join(r['mesh_suspects']) or 'nobody'}")
+    if "parts_s" in r:
+        parts = [x / max(1, r["node_samples"]) * 1e6 for x in r["parts_s"]]
+        print(f"  {'':32s} of which decode {parts[0]:.1f}, observe {parts[1]:.1f}, ticks {parts[2]:.1f} µs per node-sample "
+              f"(thread CPU; the rest is the transport and the loop)")
     if r.get("gc_s"):
         gc_us = sum(r["gc_s"]) / max(1, r["node_samples"]) * 1e6
         print(f"  {'':32s} of which cyclic GC {gc_us:.0f} µs per node-sample "
