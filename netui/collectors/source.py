@@ -34,7 +34,8 @@ if TYPE_CHECKING:
 
 class Sink(Protocol):
     """What a push source reports to (the monitor): samples, states, and the interval it
-    should sample at."""
+    should sample at. A sink may also offer ``queue_frame(session, payload)``: an SSH
+    node's frames are then queued there and taken in batches (engine/monitor.py)."""
 
     @property
     def interval_s(self) -> float:

@@ -46,7 +46,8 @@ class OverCap(Failure):
 
 class SamplerSession(asyncssh.SSHClientSession):
     """The sampler's channel: frames cut out of the bytes as they arrive and handed to the
-    sink there and then.
+    sink, queued with the other nodes' frames where the sink queues them (``queue_frame``:
+    the monitor decodes and judges a fleet's frames in batches, engine/monitor.py), else at once.
 
     asyncssh calls ``data_received`` once per SSH packet, and a frame of a 128-CPU node is
     one packet: no stream reader, no coroutine woken per frame (bench_fleet measured the
@@ -62,6 +63,9 @@ class SamplerSession(asyncssh.SSHClientSession):
         self._name = source.name
         self._sink = sink
         self._observe = sink.observe
+        self._queue = getattr(sink, "queue_frame", None)  # (session, payload) → taken later, in a batch
+        self._flush = getattr(sink, "take_frames", None) if self._queue is not None else None
+        self._broken = False  # a frame did not decode, or the sink failed on it: the rest are not taken
         self._decode = FrameDecoder().decode  # the frames of this stream, in order
         self._rest: list[bytes] = []  # the pieces of a frame not yet whole
         self._have = 0  # their length
@@ -162,8 +166,24 @@ class SamplerSession(asyncssh.SSHClientSession):
         return True
 
     def frame(self, payload: bytes) -> None:
-        """One whole frame's payload: decoded and handed to the sink."""
-        self._observe(self._name, self._decode(payload))
+        """One whole frame's payload: queued with the sink, or taken at once."""
+        if self._queue is not None:
+            self._queue(self, payload)
+        else:
+            self.take(payload)
+
+    def take(self, payload: bytes) -> None:
+        """A frame of this session decoded and handed to the sink, now. A frame that does not
+        decode, or a sink that fails, ends the session, and the frames after it are not taken."""
+        if self._broken:
+            return
+        try:
+            self._observe(self._name, self._decode(payload))
+        except Exception as exc:  # noqa: BLE001 - a bad frame or a failing sink ends the stream
+            self._broken = True
+            self._end(exc)
+            if self._channel is not None:
+                self._channel.close()
 
     def connection_lost(self, exc: Exception | None) -> None:
         if exc is None and self._rest:
@@ -172,6 +192,8 @@ class SamplerSession(asyncssh.SSHClientSession):
 
     def _end(self, exc: BaseException | None) -> None:
         if not self.ended.done():
+            if self._flush is not None:  # the frames that came whole before the end are taken before it is told
+                self._flush()
             self.ended.set_result(exc)
 
     def why_ended(self) -> Failure:
