@@ -29,7 +29,9 @@ import time
 import types
 from pathlib import Path
 
-import asyncssh
+import netui  # noqa: F401 - before asyncssh: netui filters asyncssh's DSA warning at import (and only it)
+
+import asyncssh  # noqa: E402
 
 from netui.collectors import protocol
 from netui.collectors.frames import encode_fields
