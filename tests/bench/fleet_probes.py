@@ -1,0 +1,170 @@
+"""What bench_fleet's child measures besides its process figures: the sources it runs (the
+floor's, the stream reads of before), every frame's arrival, the event loop's lag, and the CPU
+of the UI's handlers and of the probe mesh.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+WALL = b"wall\0"  # a frame's payload starts with its sender's wall clock (frames.encode_fields)
+
+
+class ArrivalLog:
+    """Every node's frames while ``on``: ``(arrived_s, sent_s, delay_s)`` each, the monitor's
+    monotonic clock at arrival, the frame's ``wall`` stamp (the fake node's clock as it sent
+    it) and the monitor's wall clock minus that stamp (tests/bench/arrivals.py)."""
+
+    def __init__(self) -> None:
+        self.on = False
+        self.by_node: dict[str, list[tuple[float, float, float]]] = {}
+
+    def note(self, name: str, payload: bytes) -> None:
+        """One frame of ``name`` arrived (before it is decoded). Frames without a clock (the
+        filler frames of ``--filler-bytes``) are not logged."""
+        if not payload.startswith(WALL):
+            return
+        n = int.from_bytes(payload[5:9], "little")
+        sent = float(payload[9:9 + n])
+        now = time.time()
+        self.by_node.setdefault(name, []).append((time.monotonic(), sent, now - sent))
+
+
+def logged(source_class, log: ArrivalLog):
+    """``source_class`` whose sessions note each whole frame in ``log`` before handling it."""
+    base = source_class.session_class
+
+    class LoggedSession(base):
+        def frame(self, payload: bytes) -> None:
+            if log.on:
+                log.note(self._name, payload)
+            base.frame(self, payload)
+
+    return type(source_class.__name__, (source_class,), {"session_class": LoggedSession})
+
+
+def discard_source_class():
+    from netui.collectors.ssh import SshSource
+    from netui.collectors.ssh_stream import SamplerSession
+
+    class DiscardSession(SamplerSession):
+        def frame(self, payload: bytes) -> None:
+            self._source.frames_total += 1
+
+    class DiscardSource(SshSource):
+        """SshSource's connection, channel and frame splitting, with the frames dropped undecoded."""
+
+        frames_total = 0
+        session_class = DiscardSession
+
+    return DiscardSource
+
+
+def stream_source_class(discard: bool, log: ArrivalLog):
+    """SshSource as it read frames before SamplerSession (kept to compare, side by side):
+    the process's stdout stream, ``readuntil`` the header then ``readexactly`` the payload,
+    in the node's task."""
+    from netui.collectors.frames import FrameDecoder, frame_length
+    from netui.collectors.ssh import SshSource, sampler_command
+
+    class StreamSource(SshSource):
+        frames_total = 0
+
+        async def _stream(self, sink) -> None:
+            self._conn = await self.connector.connect(self.host, self.user, self.port)
+            proc = await self._conn.create_process(sampler_command(sink.interval_s), encoding=None)
+            self._channel = proc.channel
+            reader = proc.stdout
+            decode = FrameDecoder().decode
+            while True:
+                header = await reader.readuntil(b"\n")
+                payload = await reader.readexactly(frame_length(header))
+                if log.on:
+                    log.note(self.name, payload)
+                if not discard:
+                    sink.observe(self.name, decode(payload))
+                self.frames += 1
+                self.frames_total += 1
+
+    return StreamSource
+
+
+async def loop_lag(out: list[float], stop: asyncio.Event) -> None:
+    """How late a 0.25 s timer fires: the event loop's responsiveness during the window."""
+    loop = asyncio.get_running_loop()
+    for _ in range(100_000):
+        if stop.is_set():
+            return
+        due = loop.time() + 0.25
+        await asyncio.sleep(0.25)
+        out.append(loop.time() - due)
+
+
+class UiTimes:
+    """The CPU time (the loop's thread) of the UI's two handlers: the app's answer to a tick
+    (``on_fleet_updated``: refresh the screen's data) and the screen's repaint timer
+    (Textual's layout and compositor, the widgets' render_line). ``totals``: running sums in
+    seconds, [tick, repaint]; ``ticks``: per tick, [its refresh, the repaints that followed it
+    until the next tick]."""
+
+    def __init__(self) -> None:
+        self.totals = [0.0, 0.0]
+        self.ticks: list[list[float]] = []
+
+    def install(self) -> UiTimes:
+        from textual.screen import Screen
+
+        from netui.ui.app import NetuiApp
+
+        refresh, repaint = NetuiApp.on_fleet_updated, Screen._on_timer_update
+
+        def on_fleet_updated(*args, **kwargs):
+            t0 = time.thread_time()
+            try:
+                return refresh(*args, **kwargs)
+            finally:
+                spent = time.thread_time() - t0
+                self.totals[0] += spent
+                self.ticks.append([spent, 0.0])
+
+        def on_timer_update(*args, **kwargs):
+            t0 = time.thread_time()
+            try:
+                return repaint(*args, **kwargs)
+            finally:
+                spent = time.thread_time() - t0
+                self.totals[1] += spent
+                if self.ticks:
+                    self.ticks[-1][1] += spent
+
+        NetuiApp.on_fleet_updated = on_fleet_updated  # dispatched by name, from the class
+        Screen._on_timer_update = on_timer_update  # bound when a screen starts its timer
+        return self
+
+
+def time_mesh() -> list[float]:
+    """Count the CPU time (this thread's) of the probe mesh's own work in the monitor: the
+    "mesh" field's decoding, the fleet's window (``observe_mesh``), its judgement
+    (``update_mesh``) and the peers' steering (``MeshCoordinator.observe``). Running totals in
+    seconds, in that order."""
+    from netui.collectors import frames
+    from netui.engine.mesh import MeshCoordinator
+    from netui.model.fleet import Fleet
+
+    totals = [0.0, 0.0, 0.0, 0.0]
+
+    def timed(method, slot: int):
+        def run(*args, **kwargs):
+            t0 = time.thread_time()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                totals[slot] += time.thread_time() - t0
+        return run
+
+    frames.parse_mesh = timed(frames.parse_mesh, 0)
+    Fleet.observe_mesh = timed(Fleet.observe_mesh, 1)
+    Fleet.update_mesh = timed(Fleet.update_mesh, 2)
+    MeshCoordinator.observe = timed(MeshCoordinator.observe, 3)
+    return totals
