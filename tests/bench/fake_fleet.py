@@ -260,8 +260,15 @@ class FleetServer:
         interval = 1.0
         detail = (process.command or "").endswith(" --detail")  # the sampler's arguments end the command
         since = None
-        wake = asyncio.Event()
+        # the wait for the next frame: one future and one timer (asyncio.wait_for made a task
+        # of each wait and each drain, ~half the fake's CPU per frame), cut short by control()
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future | None = None
         closed = False
+
+        def wake() -> None:
+            if waiter is not None and not waiter.done():
+                waiter.set_result(None)
 
         async def control() -> None:
             nonlocal interval, closed, detail
@@ -281,11 +288,11 @@ class FleetServer:
                             continue
                         if 0.05 <= new <= 3600:
                             interval = new
-                            wake.set()
+                            wake()
             except (asyncssh.Error, OSError):
                 pass
             closed = True
-            wake.set()
+            wake()
 
         reader = asyncio.ensure_future(control())
         try:
@@ -297,18 +304,20 @@ class FleetServer:
                 process.stdout.write(self.frames.frame(step, time.time(), mono, since, detail,
                                                        mesh.field(mono, interval)))
                 since = mono
-                await asyncio.wait_for(process.stdout.drain(), timeout=30)
+                async with asyncio.timeout(30):
+                    await process.stdout.drain()
                 self.frames_sent += 1
                 due += interval
                 while not closed:
                     wait = due - time.monotonic()
                     if wait <= 0:
                         break
-                    wake.clear()
+                    waiter = loop.create_future()
+                    timer = loop.call_later(wait, wake)
                     try:
-                        await asyncio.wait_for(wake.wait(), timeout=wait)
-                    except asyncio.TimeoutError:
-                        pass
+                        await waiter
+                    finally:
+                        timer.cancel()
                 if time.monotonic() - due > interval:
                     due = time.monotonic()
         except (asyncssh.Error, OSError, asyncio.TimeoutError):
