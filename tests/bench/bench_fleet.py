@@ -42,16 +42,17 @@ tick: the CPU of one tick's refresh plus the repaints until the next tick, mean 
 
 Whether every node's sample is observed within its interval (tests/bench/arrivals.py): each
 fake node stamps a frame's ``wall`` field with its clock as it sends it; the monitor notes
-when each whole frame arrives (before decoding it; the floor too). A node-sample is on time
-when it arrived at most one interval after its stamp (the same clock: one machine) and at
-most 1.5 intervals after the node's previous arrival (or the window's start) — the gap
-catches a sender held back by a monitor that does not read, whose stamps stay fresh. Late
-share = 1 − on time / due, due = nodes × window / interval: a sample late, or never observed,
-is late. Also printed: the delay from stamp to arrival (p50/p99/max), how many of the
-sender's stamps were > 1.5 intervals apart (the fake's schedule slipped: its CPU, or TCP
-holding it back), and "lag growing: yes" when the mean delay of the window's second half
-exceeds the first's by more than a tenth of an interval (a backlog building; the loop lag's
-p99 per half is shown beside). After each fleet size, the ratios to the floor: engine / floor
+when each whole frame arrives (before decoding it; the floor too). The delay of a frame is
+the monitor's wall clock at arrival minus that stamp (the same clock: one machine). Judged
+are the node-samples sent in the window's first ``window − 1 interval`` (by the window's end
+each has had its interval to arrive): on time when observed at most one interval after it was
+sent; late when observed later, or never — each node's schedule (one send per interval,
+placed by its first observation) says which were due, so a sender held back (TCP full, the
+fake's own CPU) shows as samples never observed; a node never observed has all its samples
+late. Late share = 1 − on time / due. Also printed: the delay (p50/p99/max), how many of the
+sender's stamps were > 1.5 intervals apart (the fake's schedule slipped), and "lag growing:
+yes" when the mean delay of the window's second half exceeds the first's by more than a
+tenth of an interval (a backlog building; the loop lag's p99 per half is shown beside). After each fleet size, the ratios to the floor: engine / floor
 (target ≤ 1.6×) and all included (ui) / floor (target ≤ 2.0×), and the RSS with 15 min of
 history (the rings not yet allocated added; target ≤ 600 MB at 2,048 nodes). ``--instructions`` runs each child
 under callgrind, instrumented during the window only, and adds instructions per node-sample
@@ -518,10 +519,10 @@ def _print_arrivals(r: dict) -> None:
     ms = {k: a[k] * 1e3 for k in ("delay_p50_s", "delay_p99_s", "delay_max_s")}
     first, second = (x * 1e3 if x is not None else float("nan") for x in a["delay_mean_halves_s"])
     lag1, lag2 = (x if x is not None else float("nan") for x in r["lag_p99_halves_ms"])
-    print(f"  {'':32s} late: {a['late_share'] * 100:.2f} % of {a['due']:,} node-samples due "
-          f"({a['observed']:,} observed; > 1 interval after sent {a['late_by_delay']:,}, after a gap "
-          f"> {LATE_GAP} intervals {a['late_by_gap']:,}; sender's stamps > {LATE_GAP} intervals apart "
-          f"{a['sent_late']:,}) | delay sent→observed p50/p99/max "
+    print(f"  {'':32s} late: {a['late_share'] * 100:.2f} % of {a['due']:,} node-samples sent in the window's "
+          f"first {r['window_s'] - INTERVAL_S:.0f} s (observed > 1 interval after sent {a['late_by_delay']:,}, "
+          f"never {a['never']:,}; sender's stamps > {LATE_GAP} intervals apart {a['sent_late']:,}) "
+          f"| delay sent→observed p50/p99/max "
           f"{ms['delay_p50_s']:.0f}/{ms['delay_p99_s']:.0f}/{ms['delay_max_s']:.0f} ms")
     print(f"  {'':32s} lag growing: {'yes' if a['growing'] else 'no'} (mean delay {first:.0f} → {second:.0f} ms, "
           f"loop lag p99 {lag1:.0f} → {lag2:.0f} ms, first → second half of the window)")
