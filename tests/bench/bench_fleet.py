@@ -32,7 +32,7 @@ asyncssh's IGNORE packet before each); ``--filler-bytes N`` sends frames of N fi
 
 Prints, side by side: time from start until every node is up, node-samples/s in the
 window, monitor CPU µs per node-sample (process time, all threads, all included), % of one
-core, RSS, the event loop's lag (how late a 0.25 s timer fires: p50/p99/max), the fake
+core, RSS, the event loop's lag (how late a 50 ms timer fires: p50/p99/max), the fake
 fleet's own CPU (per node-sample and % of one core: when it nears a whole core, the fake, not
 the monitor, is what runs late), and the share of the engine above the floor; under the UI,
 the CPU of its own handlers (a tick's ``refresh_data`` and Textual's repaints), which the
