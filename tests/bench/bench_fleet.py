@@ -545,8 +545,8 @@ def _print_ratios(nodes: int, runs: dict[str, dict]) -> None:
     if biggest is not None and "rss" in biggest:
         # the rings are preallocated as each node's tables appear: add what is not yet
         full = biggest["rss"] + max(0, biggest["ring_bytes_full"] - biggest["ring_bytes"])
-        target = f" (target ≤ {RSS_TARGET_MB[nodes]} MB)" if nodes in RSS_TARGET_MB else ""
-        parts.append(f"RSS {full / 2**20:.0f} MB{target} ({biggest['variant']}, 15 min of history)")
+        target = f"; target ≤ {RSS_TARGET_MB[nodes]} MB" if nodes in RSS_TARGET_MB else ""
+        parts.append(f"RSS {full / 2**20:.0f} MB with 15 min of history ({biggest['variant']}{target})")
     if parts:
         print(f"  {nodes} nodes: " + ", ".join(parts))
 
