@@ -1,4 +1,4 @@
-"""Benchmark: the monitor's CPU and memory watching 64, 256 and 1,024 nodes over SSH at 1 Hz.
+"""Benchmark: the monitor's CPU and memory watching 64 to 2,048 nodes over SSH at 1 Hz.
 
 Run: python -m tests.bench.bench_fleet [--nodes 64,256,1024] [--seconds 20] [--ui/--no-ui]
 The fleet is a fake (tests/bench/fake_fleet.py): one asyncssh server in a separate process
@@ -32,12 +32,34 @@ asyncssh's IGNORE packet before each); ``--filler-bytes N`` sends frames of N fi
 
 Prints, side by side: time from start until every node is up, node-samples/s in the
 window, monitor CPU µs per node-sample (process time, all threads, all included), % of one
-core, RSS, and the share of the engine above the floor; under the UI, the CPU of its own
-handlers (a tick's ``refresh_data`` and Textual's repaints), which the process figures, noisy
-on a shared machine, cannot separate from the engine's. ``--instructions`` runs each child
+core, RSS, the event loop's lag (how late a 50 ms timer fires: p50/p99/max), the fake
+fleet's own CPU (per node-sample and % of one core: when it nears a whole core, the fake, not
+the monitor, is what runs late), and the share of the engine above the floor; under the UI,
+the CPU of its own handlers (a tick's ``refresh_data`` and Textual's repaints), which the
+process figures, noisy on a shared machine, cannot separate from the engine's, and the grid's
+tick: the CPU of one tick's refresh plus the repaints until the next tick, mean and max
+(target ≤ 50 ms).
+
+Whether every node's sample is read within its interval (tests/bench/arrivals.py): each
+fake node stamps a frame's ``wall`` field with its clock as it sends it; the monitor notes
+when each whole frame arrives (before decoding it; the floor too). The engine then takes
+what it read at its next tick (engine/monitor.py ``queue_frame``): the tick that shows it. The delay of a frame is
+the monitor's wall clock at arrival minus that stamp (the same clock: one machine). Judged
+are the node-samples sent in the window's first ``window − 1 interval`` (by the window's end
+each has had its interval to arrive): on time when observed at most one interval after it was
+sent; late when observed later, or never — each node's schedule (one send per interval,
+placed by its first observation) says which were due, so a sender held back (TCP full, the
+fake's own CPU) shows as samples never observed; a node never observed has all its samples
+late. Late share = 1 − on time / due. Also printed: the delay (p50/p99/max), how many of the
+sender's stamps were > 1.5 intervals apart (the fake's schedule slipped), and "lag growing:
+yes" when the mean delay of the window's second half exceeds the first's by more than a
+tenth of an interval (a backlog building; the loop lag's p99 per half is shown beside). After each fleet size, the ratios to the floor: engine / floor
+(target ≤ 1.6×) and all included (ui) / floor (target ≤ 2.0×), and the RSS with 15 min of
+history (the rings not yet allocated added; target ≤ 600 MB at 2,048 nodes). ``--instructions`` runs each child
 under callgrind, instrumented during the window only, and adds instructions per node-sample
 (user space; steady when the machine is busy, but ~50× slower: use fleets of ~8 nodes).
-Targets at 1,024 nodes: ≤ 250 µs per node-sample (≤ 25 % of one core), RSS ≤ 300 MB.
+Targets: at 1,024 nodes, engine ≤ 1.6× the floor and all included ≤ 2.0×; at
+2,048 nodes, no growing lag and RSS ≤ 600 MB with 15 minutes of history.
 Traffic stays on 127.0.0.1.
 """
 
@@ -45,6 +67,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import gc
 import json
 import os
@@ -56,13 +79,31 @@ from pathlib import Path
 
 import psutil
 
+from tests.bench.arrivals import LATE_GAP, arrival_figures
 from tests.bench.fake_fleet import node_name, raise_open_files_limit, write_client_files, write_keys
+from tests.bench.fleet_probes import (
+    PARTS,
+    ArrivalLog,
+    UiTimes,
+    discard_source_class,
+    logged,
+    loop_lag,
+    stream_source_class,
+    time_mesh,
+    time_parts,
+)
 
 UP_TIMEOUT_S = 300.0
 CLOSE_S = 30.0
 SETTLE_S = 3.0  # after all are up: every node has rates and all its history rings
 FANOUT = 64
 HISTORY_S = 900.0
+INTERVAL_S = 1.0
+# issue 29's targets
+ENGINE_RATIO_TARGET = 1.6  # CPU per node-sample, × the floor's
+UI_RATIO_TARGET = 2.0
+GRID_TICK_TARGET_MS = 50.0  # CPU of one tick's refresh and repaints under the UI
+RSS_TARGET_MB = {1024: 300, 2048: 600}
 NIFACE = 16
 VARIANTS = ("floor-stream", "floor", "engine-stream", "engine", "ui-stream", "ui")
 LABELS = {"floor": "floor (SSH, frames discarded)", "engine": "engine (SSH+parse+rates)",
@@ -99,59 +140,8 @@ def _label(variant: str) -> str:
 
 
 # the child: one fleet size, one variant ------------------------------------------------------
-def _discard_source_class():
-    from netui.collectors.ssh import SshSource
-    from netui.collectors.ssh_stream import SamplerSession
-
-    class DiscardSession(SamplerSession):
-        def frame(self, payload: bytes) -> None:
-            self._source.frames_total += 1
-
-    class DiscardSource(SshSource):
-        """SshSource's connection, channel and frame splitting, with the frames dropped undecoded."""
-
-        frames_total = 0
-        session_class = DiscardSession
-
-    return DiscardSource
-
-
-def _stream_source_class(discard: bool):
-    """SshSource as it read frames before SamplerSession (kept to compare, side by side):
-    the process's stdout stream, ``readuntil`` the header then ``readexactly`` the payload,
-    in the node's task."""
-    from netui.collectors.frames import FrameDecoder, frame_length
-    from netui.collectors.ssh import SshSource, sampler_command
-
-    class StreamSource(SshSource):
-        frames_total = 0
-
-        async def _stream(self, sink) -> None:
-            self._conn = await self.connector.connect(self.host, self.user, self.port)
-            proc = await self._conn.create_process(sampler_command(sink.interval_s), encoding=None)
-            self._channel = proc.channel
-            reader = proc.stdout
-            decode = FrameDecoder().decode
-            while True:
-                header = await reader.readuntil(b"\n")
-                payload = await reader.readexactly(frame_length(header))
-                if not discard:
-                    sink.observe(self.name, decode(payload))
-                self.frames += 1
-                self.frames_total += 1
-
-    return StreamSource
-
-
-async def _loop_lag(out: list[float], stop: asyncio.Event) -> None:
-    """How late a 0.25 s timer fires: the event loop's responsiveness during the window."""
-    loop = asyncio.get_running_loop()
-    for _ in range(100_000):
-        if stop.is_set():
-            return
-        due = loop.time() + 0.25
-        await asyncio.sleep(0.25)
-        out.append(loop.time() - due)
+def _p99(ordered: list[float]) -> float:
+    return ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
 
 
 async def _child(args) -> None:
@@ -175,9 +165,11 @@ async def _child(args) -> None:
         SshConnector.keep_gcm_keys = False
         cipher.AESGCM = lru_cache(maxsize=8192)(cipher.AESGCM)
     connector = SshConnector(SshSettings(config_paths=[args.config], fanout=FANOUT))
-    cls = {"floor": _discard_source_class, "floor-stream": lambda: _stream_source_class(True),
-           "engine-stream": lambda: _stream_source_class(False),
-           "ui-stream": lambda: _stream_source_class(False)}.get(base, lambda: SshSource)()
+    arrivals = ArrivalLog()
+    if base.endswith("-stream"):
+        cls = stream_source_class(base.startswith("floor"), arrivals)
+    else:
+        cls = logged(discard_source_class() if base == "floor" else SshSource, arrivals)
     if "eager-keepalive" in mods:
         connector.lazy_keepalive = False
     if "chacha20" in mods:
@@ -185,13 +177,13 @@ async def _child(args) -> None:
         ssh.PREFERRED_CIPHERS = ("chacha20-poly1305@openssh.com",
                                  *(c for c in ssh.PREFERRED_CIPHERS if not c.startswith("chacha20")))
     sources = [cls(n, n, connector) for n in names]
-    parts_s = _time_parts() if "parts" in mods else None
+    parts_s = time_parts() if "parts" in mods else None
     mesh_s = [0.0, 0.0, 0.0, 0.0]
     if "mesh" in mods:
         from netui.engine.mesh import MeshSettings
 
-        mesh_s = _time_mesh()
-    monitor = Monitor(sources, interval_s=1.0, history_s=HISTORY_S, connector=connector,
+        mesh_s = time_mesh()
+    monitor = Monitor(sources, interval_s=INTERVAL_S, history_s=HISTORY_S, connector=connector,
                       mesh=MeshSettings() if "mesh" in mods else None)
     if "detail" in mods:
         monitor.set_detail_all(True)
@@ -213,7 +205,7 @@ async def _child(args) -> None:
     from netui.engine.eventloop import running
 
     result: dict = {"nodes": args.nodes, "variant": args.variant, "event_loop": running()}
-    ui_s = [0.0, 0.0]
+    ui = UiTimes()
 
     async def measure(started: float) -> None:
         deadline = started + args.up_timeout
@@ -240,9 +232,12 @@ async def _child(args) -> None:
 
             await asyncio.sleep(WINDOW_S)
         gc.collect()
+        # the frames the collection held up are read before the window opens: counted in it,
+        # their nodes' next frames too would make more node-samples than the window holds
+        await asyncio.sleep(INTERVAL_S / 2)
         lags: list[float] = []
         stop = asyncio.Event()
-        lag_task = asyncio.ensure_future(_loop_lag(lags, stop))
+        lag_task = asyncio.ensure_future(loop_lag(lags, stop))
         profiler = None
         if args.profile:
             import cProfile
@@ -260,7 +255,7 @@ async def _child(args) -> None:
 
         tick_s: list[float] = []
         told = monitor.on_update  # the UI's, when there is one
-        ui0, mesh0 = list(ui_s), list(mesh_s)
+        ui0, ui_ticks0, mesh0 = list(ui.totals), len(ui.ticks), list(mesh_s)
         parts0 = list(parts_s) if parts_s is not None else None
 
         def on_update() -> None:
@@ -273,6 +268,7 @@ async def _child(args) -> None:
             await asyncio.to_thread(_callgrind_instrument, "on")
         s0, srv0, ticks0 = samples(), server.cpu_times(), monitor.ticks
         w0, c0, t0 = time.monotonic(), time.process_time(), me.cpu_times()
+        arrivals.on = True
         gc.callbacks.append(gc_timer)
         if profiler:
             profiler.enable()
@@ -281,12 +277,16 @@ async def _child(args) -> None:
             profiler.disable()
         gc.callbacks.remove(gc_timer)
         c1, w1, t1 = time.process_time(), time.monotonic(), me.cpu_times()
+        arrivals.on = False
         s1, srv1, ticks1 = samples(), server.cpu_times(), monitor.ticks
         if args.instructions:
             await asyncio.to_thread(_callgrind_instrument, "off")
         monitor.on_update = told
         if base.startswith("ui"):
-            result.update(ui_tick_s=ui_s[0] - ui0[0], ui_paint_s=ui_s[1] - ui0[1])
+            per_tick = [refresh + paint for refresh, paint in ui.ticks[ui_ticks0:len(ui.ticks) - 1]]  # the last: not all painted
+            result.update(ui_tick_s=ui.totals[0] - ui0[0], ui_paint_s=ui.totals[1] - ui0[1],
+                          ui_per_tick_ms_mean=sum(per_tick) / len(per_tick) * 1e3 if per_tick else None,
+                          ui_per_tick_ms_max=max(per_tick) * 1e3 if per_tick else None, ui_ticks=len(per_tick))
         if parts_s is not None:
             result["parts_s"] = [b - a for a, b in zip(parts0, parts_s)]
         if "mesh" in mods:
@@ -296,7 +296,12 @@ async def _child(args) -> None:
                           mesh_suspects=[x.name for x in fleet.mesh_suspects])
         stop.set()
         await lag_task
+        halves = (sorted(lags[:len(lags) // 2]), sorted(lags[len(lags) // 2:]))
         lags.sort()
+        seen = arrival_figures(arrivals.by_node, args.nodes, w0, w1, INTERVAL_S)
+        result["arrivals"] = dataclasses.asdict(seen) | {"late_share": seen.late_share,
+                                                          "growing": seen.growing(INTERVAL_S)}
+        result["lag_p99_halves_ms"] = [_p99(h) * 1e3 if h else None for h in halves]
         rings = sum(len(n.history) + 2 * len(n.iface_history) for n in fleet)
         capacity = next(iter(fleet)).history["rx_bytes_per_s"].capacity
         result.update(
@@ -307,6 +312,7 @@ async def _child(args) -> None:
             ring_bytes=(rings * 4 + len(fleet) * 2 * 8) * capacity,
             ring_bytes_full=args.nodes * ((len(next(iter(fleet)).history) + 2 * NIFACE) * 4 + 2 * 8) * capacity,
             up_end=up(), lag_p50_ms=lags[len(lags) // 2] * 1e3 if lags else None,
+            lag_p99_ms=_p99(lags) * 1e3 if lags else None,
             lag_max_ms=lags[-1] * 1e3 if lags else None, loadavg=os.getloadavg()[0],
             threads=me.num_threads(), gc_s=gc_s, gc_runs=gc_runs,
             tick_ms_mean=sum(tick_s) / len(tick_s) * 1e3 if tick_s else None,
@@ -326,7 +332,7 @@ async def _child(args) -> None:
     if base.startswith("ui"):
         from netui.ui.app import make_app
 
-        ui_s = _time_ui_handlers()
+        ui.install()
         app = make_app(monitor)  # autostart: the app runs monitor.run() in its worker
 
         async def session() -> None:
@@ -362,117 +368,6 @@ def _callgrind_instrument(state: str) -> None:
     """Switch callgrind's instrumentation of this process on or off (--instructions)."""
     subprocess.run(["callgrind_control", "-i", state, str(os.getpid())], stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL, timeout=120, check=True)
-
-
-def _time_ui_handlers() -> list[float]:
-    """Count the CPU time (this thread's) of the UI's two handlers: the app's answer to a
-    tick (``on_fleet_updated``: refresh the screen's data) and the screen's repaint timer
-    (Textual's layout and compositor, the widgets' render_line). Returns the running totals
-    in seconds, [tick, repaint]."""
-    from textual.screen import Screen
-
-    from netui.ui.app import NetuiApp
-
-    totals = [0.0, 0.0]
-
-    def timed(method, slot: int):
-        def run(*args, **kwargs):
-            t0 = time.thread_time()
-            try:
-                return method(*args, **kwargs)
-            finally:
-                totals[slot] += time.thread_time() - t0
-        return run
-
-    NetuiApp.on_fleet_updated = timed(NetuiApp.on_fleet_updated, 0)  # dispatched by name, from the class
-    Screen._on_timer_update = timed(Screen._on_timer_update, 1)  # bound when a screen starts its timer
-    return totals
-
-
-PARTS = ("decode", "rates", "summary", "health", "the rest of observe", "ticks")
-
-
-def _time_parts() -> list[float]:
-    """Time the engine's parts (perf_counter: a vDSO read, ~40 ns, where thread_time is a
-    system call; the loop's thread does all of it): a frame's decoding, its node's rates
-    (``node_rates``), the grid row and findings (``summarize``), their health (``rate``,
-    ``health_of``, the hold), the rest of the monitor's sink (Node.observe's history and
-    state, Monitor.observe), a tick. Running totals in seconds, in PARTS's order."""
-    from netui.collectors.ssh_stream import SamplerSession
-    from netui.engine.monitor import Monitor
-    from netui.model import node as node_module
-    from netui.model.health import HeldHealth
-
-    totals = [0.0] * len(PARTS)
-    clock = time.perf_counter
-
-    def timed(function, slot: int):
-        def run(*args, **kwargs):
-            t0 = clock()
-            try:
-                return function(*args, **kwargs)
-            finally:
-                totals[slot] += clock() - t0
-        return run
-
-    inner = [0.0]  # the parts timed inside the sink, taken off "the rest"
-
-    def take(self, payload: bytes) -> None:  # (a frame's errors end its session: none in a bench)
-        if self._broken:
-            return
-        t0 = clock()
-        sample = self._decode(payload)
-        t1 = clock()
-        before = totals[1] + totals[2] + totals[3]
-        self._observe(self._name, sample)
-        t2 = clock()
-        totals[0] += t1 - t0
-        totals[4] += (t2 - t1) - (totals[1] + totals[2] + totals[3] - before)
-
-    node_module.node_rates = timed(node_module.node_rates, 1)  # (looked up in the module by Node.observe)
-    node_module.summarize = timed(node_module.summarize, 2)
-    node_module.rate = timed(node_module.rate, 3)
-    node_module.health_of = timed(node_module.health_of, 3)
-    HeldHealth.feed = timed(HeldHealth.feed, 3)
-    tick = Monitor.tick
-
-    async def timed_tick(self, *args, **kwargs):  # (less the frames it takes: counted as theirs)
-        t0, frames = clock(), sum(totals[:5])
-        try:
-            return await tick(self, *args, **kwargs)
-        finally:
-            totals[5] += clock() - t0 - (sum(totals[:5]) - frames)
-
-    SamplerSession.take = take
-    Monitor.tick = timed_tick
-    return totals
-
-
-def _time_mesh() -> list[float]:
-    """Count the CPU time (this thread's) of the probe mesh's own work in the monitor: the
-    "mesh" field's decoding, the fleet's window (``observe_mesh``), its judgement
-    (``update_mesh``) and the peers' steering (``MeshCoordinator.observe``). Running totals in
-    seconds, in that order."""
-    from netui.collectors import frames
-    from netui.engine.mesh import MeshCoordinator
-    from netui.model.fleet import Fleet
-
-    totals = [0.0, 0.0, 0.0, 0.0]
-
-    def timed(method, slot: int):
-        def run(*args, **kwargs):
-            t0 = time.thread_time()
-            try:
-                return method(*args, **kwargs)
-            finally:
-                totals[slot] += time.thread_time() - t0
-        return run
-
-    frames.parse_mesh = timed(frames.parse_mesh, 0)
-    Fleet.observe_mesh = timed(Fleet.observe_mesh, 1)
-    Fleet.update_mesh = timed(Fleet.update_mesh, 2)
-    MeshCoordinator.observe = timed(MeshCoordinator.observe, 3)
-    return totals
 
 
 def _report(result: dict) -> None:
@@ -583,8 +478,10 @@ def _print_result(r: dict, floor: dict | None) -> None:
     srv_us = r["server_cpu_s"] / max(1, r["node_samples"]) * 1e6
     print(f"  {label:32s} all up in {r['up_s']:6.1f} s | {per_s:7.1f} node-samples/s | "
           f"{us:6.0f} µs CPU per node-sample | {core:5.1f} % of a core | RSS {r['rss'] / 2**20:6.1f} MB "
-          f"| loop lag p50/max {r['lag_p50_ms']:.0f}/{r['lag_max_ms']:.0f} ms | server {srv_us:.0f} µs/ns "
+          f"| loop lag p50/p99/max {r['lag_p50_ms']:.0f}/{r.get('lag_p99_ms', 0):.0f}/{r['lag_max_ms']:.0f} ms "
+          f"| server {srv_us:.0f} µs/ns, {r['server_cpu_s'] / r['window_s'] * 100:.0f} % of a core "
           f"| on {r.get('event_loop', '?')}")
+    _print_arrivals(r)
     if r.get("instructions") is not None:
         print(f"  {'':32s} {r['instructions'] / max(1, r['node_samples']):,.0f} instructions per node-sample "
               f"(callgrind, the window only)")
@@ -599,6 +496,10 @@ def _print_result(r: dict, floor: dict | None) -> None:
         tick_us, paint_us = (r[k] / max(1, r["node_samples"]) * 1e6 for k in ("ui_tick_s", "ui_paint_s"))
         print(f"  {'':32s} of which the UI's handlers {tick_us + paint_us:.1f} µs per node-sample "
               f"(a tick's refresh_data {tick_us:.1f}, repaints {paint_us:.1f})")
+        if r.get("ui_per_tick_ms_mean") is not None:
+            print(f"  {'':32s} the grid's tick (refresh + the repaints until the next tick, CPU): "
+                  f"{r['ui_per_tick_ms_mean']:.1f} ms mean, {r['ui_per_tick_ms_max']:.1f} ms max over "
+                  f"{r['ui_ticks']} ticks (target ≤ {GRID_TICK_TARGET_MS:.0f} ms)")
     if "mesh_s" in r:
         parts = [x / max(1, r["node_samples"]) * 1e6 for x in r["mesh_s"]]
         print(f"  {'':32s} of which the probe mesh {sum(parts):.1f} µs per node-sample, "
@@ -623,6 +524,45 @@ def _print_result(r: dict, floor: dict | None) -> None:
         print(f"  {'':32s} CLOSE HUNG: {r['close_hung']}")
     if r.get("profile"):
         print(r["profile"])
+
+
+def _print_arrivals(r: dict) -> None:
+    a = r.get("arrivals")
+    if not a or not a["observed"]:
+        return
+    ms = {k: a[k] * 1e3 for k in ("delay_p50_s", "delay_p99_s", "delay_max_s")}
+    first, second = (x * 1e3 if x is not None else float("nan") for x in a["delay_mean_halves_s"])
+    lag1, lag2 = (x if x is not None else float("nan") for x in r["lag_p99_halves_ms"])
+    print(f"  {'':32s} late: {a['late_share'] * 100:.2f} % of {a['due']:,} node-samples sent in the window's "
+          f"first {r['window_s'] - INTERVAL_S:.0f} s (read > 1 interval after sent {a['late_by_delay']:,}, "
+          f"never {a['never']:,}; sender's stamps > {LATE_GAP} intervals apart {a['sent_late']:,}) "
+          f"| delay sent→read p50/p99/max "
+          f"{ms['delay_p50_s']:.0f}/{ms['delay_p99_s']:.0f}/{ms['delay_max_s']:.0f} ms")
+    print(f"  {'':32s} lag growing: {'yes' if a['growing'] else 'no'} (mean delay {first:.0f} → {second:.0f} ms, "
+          f"loop lag p99 {lag1:.0f} → {lag2:.0f} ms, first → second half of the window)")
+
+
+def _print_ratios(nodes: int, runs: dict[str, dict]) -> None:
+    """The fleet size's summary: CPU per node-sample as a ratio to the floor's, and RSS."""
+    def us(r: dict | None) -> float | None:
+        if r is None or not r.get("node_samples"):
+            return None
+        return r["cpu_s"] / r["node_samples"] * 1e6
+
+    floor, engine, ui = us(runs.get("floor")), us(runs.get("engine")), us(runs.get("ui"))
+    parts = []
+    if floor and engine:
+        parts.append(f"engine / floor = {engine / floor:.2f}× (target ≤ {ENGINE_RATIO_TARGET}×)")
+    if floor and ui:
+        parts.append(f"all included (ui) / floor = {ui / floor:.2f}× (target ≤ {UI_RATIO_TARGET}×)")
+    biggest = runs.get("ui") or runs.get("engine")
+    if biggest is not None and "rss" in biggest:
+        # the rings are preallocated as each node's tables appear: add what is not yet
+        full = biggest["rss"] + max(0, biggest["ring_bytes_full"] - biggest["ring_bytes"])
+        target = f"; target ≤ {RSS_TARGET_MB[nodes]} MB" if nodes in RSS_TARGET_MB else ""
+        parts.append(f"RSS {full / 2**20:.0f} MB with 15 min of history ({biggest['variant']}{target})")
+    if parts:
+        print(f"  {nodes} nodes: " + ", ".join(parts))
 
 
 def _parent(args) -> None:
@@ -652,14 +592,17 @@ def _parent(args) -> None:
                                             ciphers=args.ciphers)
                 print(f"\n{nodes} nodes:")
                 floors: dict[str, dict] = {}
+                runs: dict[str, dict] = {}  # the first run of each variant
                 for variant in variants:
                     r = _run_child(args, server, config, nodes, variant)
                     results.append(r)
                     _print_result(r, floors.get("floor-stream" if "-stream" in variant else "floor"))
                     if variant in ("floor", "floor-stream"):
                         floors[variant] = r
+                    runs.setdefault(variant, r)
                     sys.stdout.flush()
                     time.sleep(2)  # the server's sessions of this run end
+                _print_ratios(nodes, runs)
     print(f"\nload {os.getloadavg()[0]:.2f} at the end")
     _print_memory(results)
 

@@ -29,7 +29,9 @@ import time
 import types
 from pathlib import Path
 
-import asyncssh
+import netui  # noqa: F401 - before asyncssh: netui filters asyncssh's DSA warning at import (and only it)
+
+import asyncssh  # noqa: E402
 
 from netui.collectors import protocol
 from netui.collectors.frames import encode_fields
@@ -236,6 +238,16 @@ def raise_open_files_limit() -> None:
 
 
 # the server ---------------------------------------------------------------------------------
+async def _drained(writer, timeout_s: float) -> None:
+    """``writer.drain()`` within ``timeout_s`` (asyncio.TimeoutError past it): under
+    asyncio.timeout where there is one (3.11+), without the task asyncio.wait_for makes."""
+    if hasattr(asyncio, "timeout"):
+        async with asyncio.timeout(timeout_s):
+            await writer.drain()
+    else:
+        await asyncio.wait_for(writer.drain(), timeout=timeout_s)
+
+
 class FleetServer:
     def __init__(self, frames: NodeFrames, max_steps: int) -> None:
         self.frames = frames
@@ -258,8 +270,15 @@ class FleetServer:
         interval = 1.0
         detail = (process.command or "").endswith(" --detail")  # the sampler's arguments end the command
         since = None
-        wake = asyncio.Event()
+        # the wait for the next frame: one future and one timer (asyncio.wait_for made a task
+        # of each wait and each drain, ~half the fake's CPU per frame), cut short by control()
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future | None = None
         closed = False
+
+        def wake() -> None:
+            if waiter is not None and not waiter.done():
+                waiter.set_result(None)
 
         async def control() -> None:
             nonlocal interval, closed, detail
@@ -279,11 +298,11 @@ class FleetServer:
                             continue
                         if 0.05 <= new <= 3600:
                             interval = new
-                            wake.set()
+                            wake()
             except (asyncssh.Error, OSError):
                 pass
             closed = True
-            wake.set()
+            wake()
 
         reader = asyncio.ensure_future(control())
         try:
@@ -295,18 +314,19 @@ class FleetServer:
                 process.stdout.write(self.frames.frame(step, time.time(), mono, since, detail,
                                                        mesh.field(mono, interval)))
                 since = mono
-                await asyncio.wait_for(process.stdout.drain(), timeout=30)
+                await _drained(process.stdout, 30.0)
                 self.frames_sent += 1
                 due += interval
                 while not closed:
                     wait = due - time.monotonic()
                     if wait <= 0:
                         break
-                    wake.clear()
+                    waiter = loop.create_future()
+                    timer = loop.call_later(wait, wake)
                     try:
-                        await asyncio.wait_for(wake.wait(), timeout=wait)
-                    except asyncio.TimeoutError:
-                        pass
+                        await waiter
+                    finally:
+                        timer.cancel()
                 if time.monotonic() - due > interval:
                     due = time.monotonic()
         except (asyncssh.Error, OSError, asyncio.TimeoutError):

@@ -1,0 +1,232 @@
+"""What bench_fleet's child measures besides its process figures: the sources it runs (the
+floor's, the stream reads of before), every frame's arrival, the event loop's lag, and the CPU
+of the UI's handlers, of the engine's parts and of the probe mesh.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+WALL = b"wall\0"  # a frame's payload starts with its sender's wall clock (frames.encode_fields)
+
+
+class ArrivalLog:
+    """Every node's frames while ``on``: ``(arrived_s, sent_s, delay_s)`` each, the monitor's
+    monotonic clock at arrival, the frame's ``wall`` stamp (the fake node's clock as it sent
+    it) and the monitor's wall clock minus that stamp (tests/bench/arrivals.py)."""
+
+    def __init__(self) -> None:
+        self.on = False
+        self.by_node: dict[str, list[tuple[float, float, float]]] = {}
+
+    def note(self, name: str, payload: bytes) -> None:
+        """One frame of ``name`` arrived (before it is decoded). Frames without a clock (the
+        filler frames of ``--filler-bytes``) are not logged."""
+        if not payload.startswith(WALL):
+            return
+        n = int.from_bytes(payload[5:9], "little")
+        sent = float(payload[9:9 + n])
+        now = time.time()
+        self.by_node.setdefault(name, []).append((time.monotonic(), sent, now - sent))
+
+
+def logged(source_class, log: ArrivalLog):
+    """``source_class`` whose sessions note each whole frame in ``log`` before handling it."""
+    base = source_class.session_class
+
+    class LoggedSession(base):
+        def frame(self, payload: bytes) -> None:
+            if log.on:
+                log.note(self._name, payload)
+            base.frame(self, payload)
+
+    return type(source_class.__name__, (source_class,), {"session_class": LoggedSession})
+
+
+def discard_source_class():
+    from netui.collectors.ssh import SshSource
+    from netui.collectors.ssh_stream import SamplerSession
+
+    class DiscardSession(SamplerSession):
+        def frame(self, payload: bytes) -> None:  # (not queued with the monitor: transport only)
+            self._source.frames_total += 1
+
+    class DiscardSource(SshSource):
+        """SshSource's connection, channel and frame splitting, with the frames dropped undecoded."""
+
+        frames_total = 0
+        session_class = DiscardSession
+
+    return DiscardSource
+
+
+def stream_source_class(discard: bool, log: ArrivalLog):
+    """SshSource as it read frames before SamplerSession (kept to compare, side by side):
+    the process's stdout stream, ``readuntil`` the header then ``readexactly`` the payload,
+    in the node's task."""
+    from netui.collectors.frames import FrameDecoder, frame_length
+    from netui.collectors.ssh import SshSource, sampler_command
+
+    class StreamSource(SshSource):
+        frames_total = 0
+
+        async def _stream(self, sink) -> None:
+            self._conn = await self.connector.connect(self.host, self.user, self.port)
+            proc = await self._conn.create_process(sampler_command(sink.interval_s), encoding=None)
+            self._channel = proc.channel
+            reader = proc.stdout
+            decode = FrameDecoder().decode
+            while True:
+                header = await reader.readuntil(b"\n")
+                payload = await reader.readexactly(frame_length(header))
+                if log.on:
+                    log.note(self.name, payload)
+                if not discard:
+                    sink.observe(self.name, decode(payload))
+                self.frames += 1
+                self.frames_total += 1
+
+    return StreamSource
+
+
+LAG_PERIOD_S = 0.05  # ~400 readings in a 20 s window: a p99 that is not just the max
+
+
+async def loop_lag(out: list[float], stop: asyncio.Event) -> None:
+    """How late a 50 ms timer fires: the event loop's responsiveness during the window."""
+    loop = asyncio.get_running_loop()
+    for _ in range(1_000_000):
+        if stop.is_set():
+            return
+        due = loop.time() + LAG_PERIOD_S
+        await asyncio.sleep(LAG_PERIOD_S)
+        out.append(loop.time() - due)
+
+
+class UiTimes:
+    """The CPU time (the loop's thread) of the UI's two handlers: the app's answer to a tick
+    (``on_fleet_updated``: refresh the screen's data) and the screen's repaint timer
+    (Textual's layout and compositor, the widgets' render_line). ``totals``: running sums in
+    seconds, [tick, repaint]; ``ticks``: per tick, [its refresh, the repaints that followed it
+    until the next tick]."""
+
+    def __init__(self) -> None:
+        self.totals = [0.0, 0.0]
+        self.ticks: list[list[float]] = []
+
+    def install(self) -> UiTimes:
+        from textual.screen import Screen
+
+        from netui.ui.app import NetuiApp
+
+        refresh, repaint = NetuiApp.on_fleet_updated, Screen._on_timer_update
+
+        def on_fleet_updated(*args, **kwargs):
+            t0 = time.thread_time()
+            try:
+                return refresh(*args, **kwargs)
+            finally:
+                spent = time.thread_time() - t0
+                self.totals[0] += spent
+                self.ticks.append([spent, 0.0])
+
+        def on_timer_update(*args, **kwargs):
+            t0 = time.thread_time()
+            try:
+                return repaint(*args, **kwargs)
+            finally:
+                spent = time.thread_time() - t0
+                self.totals[1] += spent
+                if self.ticks:
+                    self.ticks[-1][1] += spent
+
+        NetuiApp.on_fleet_updated = on_fleet_updated  # dispatched by name, from the class
+        Screen._on_timer_update = on_timer_update  # bound when a screen starts its timer
+        return self
+
+
+def time_mesh() -> list[float]:
+    """Count the CPU time (this thread's) of the probe mesh's own work in the monitor: the
+    "mesh" field's decoding, the fleet's window (``observe_mesh``), its judgement
+    (``update_mesh``) and the peers' steering (``MeshCoordinator.observe``). Running totals in
+    seconds, in that order."""
+    from netui.collectors import frames
+    from netui.engine.mesh import MeshCoordinator
+    from netui.model.fleet import Fleet
+
+    totals = [0.0, 0.0, 0.0, 0.0]
+
+    def timed(method, slot: int):
+        def run(*args, **kwargs):
+            t0 = time.thread_time()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                totals[slot] += time.thread_time() - t0
+        return run
+
+    frames.parse_mesh = timed(frames.parse_mesh, 0)
+    Fleet.observe_mesh = timed(Fleet.observe_mesh, 1)
+    Fleet.update_mesh = timed(Fleet.update_mesh, 2)
+    MeshCoordinator.observe = timed(MeshCoordinator.observe, 3)
+    return totals
+
+
+PARTS = ("decode", "rates", "summary", "health", "the rest of observe", "ticks")
+
+
+def time_parts() -> list[float]:
+    """Time the engine's parts (perf_counter: a vDSO read, ~40 ns, where thread_time is a
+    system call; the loop's thread does all of it): a frame's decoding, its node's rates
+    (``node_rates``), the grid row and findings (``summarize``), their health (``rate``,
+    ``health_of``, the hold), the rest of the monitor's sink (Node.observe's history and
+    state, Monitor.observe), a tick. Running totals in seconds, in PARTS's order."""
+    from netui.collectors.ssh_stream import SamplerSession
+    from netui.engine.monitor import Monitor
+    from netui.model import node as node_module
+    from netui.model.health import HeldHealth
+
+    totals = [0.0] * len(PARTS)
+    clock = time.perf_counter
+
+    def timed(function, slot: int):
+        def run(*args, **kwargs):
+            t0 = clock()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                totals[slot] += clock() - t0
+        return run
+
+    inner = [0.0]  # the parts timed inside the sink, taken off "the rest"
+
+    def take(self, payload: bytes) -> None:  # (a frame's errors end its session: none in a bench)
+        if self._broken:
+            return
+        t0 = clock()
+        sample = self._decode(payload)
+        t1 = clock()
+        before = totals[1] + totals[2] + totals[3]
+        self._observe(self._name, sample)
+        t2 = clock()
+        totals[0] += t1 - t0
+        totals[4] += (t2 - t1) - (totals[1] + totals[2] + totals[3] - before)
+
+    node_module.node_rates = timed(node_module.node_rates, 1)  # (looked up in the module by Node.observe)
+    node_module.summarize = timed(node_module.summarize, 2)
+    node_module.rate = timed(node_module.rate, 3)
+    node_module.health_of = timed(node_module.health_of, 3)
+    HeldHealth.feed = timed(HeldHealth.feed, 3)
+    tick = Monitor.tick
+
+    async def timed_tick(self, *args, **kwargs):  # (less the frames it takes: counted as theirs)
+        t0, frames = clock(), sum(totals[:5])
+        try:
+            return await tick(self, *args, **kwargs)
+        finally:
+            totals[5] += clock() - t0 - (sum(totals[:5]) - frames)
+
+    SamplerSession.take = take
+    Monitor.tick = timed_tick
+    return totals
