@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from textual.command import CommandPalette
 
 from netui.engine.monitor import Monitor
 from netui.engine.recording.playback import load
@@ -198,7 +199,14 @@ def test_command_palette(snap_compare):
         await pilot.press("ctrl+p")
         await pilot.pause()
         await pilot.press(*"strag")
-        await pilot.pause(0.3)
+
+        def found() -> bool:  # the palette's search for "strag" has ended and listed what it found
+            palette = pilot.app.screen
+            searching = any(w.group == CommandPalette._GATHER_COMMANDS_GROUP and not w.is_finished
+                            for w in pilot.app.workers)
+            return isinstance(palette, CommandPalette) and not searching and palette._hit_count > 0
+
+        assert await pause_until(pilot, found, timeout_s=10)  # (a fixed pause was too short on a busy host)
         await pilot.pause()
 
     assert snap_compare(demo_app(), terminal_size=SIZE, run_before=open_palette)
