@@ -71,6 +71,7 @@ import dataclasses
 import gc
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -542,20 +543,25 @@ def _print_arrivals(r: dict) -> None:
           f"loop lag p99 {lag1:.0f} → {lag2:.0f} ms, first → second half of the window)")
 
 
-def _print_ratios(nodes: int, runs: dict[str, dict]) -> None:
-    """The fleet size's summary: CPU per node-sample as a ratio to the floor's, and RSS."""
+def _print_ratios(nodes: int, rounds: list[dict[str, dict]]) -> None:
+    """The fleet size's summary: CPU per node-sample as a ratio to the floor's of the same
+    round (the median of the rounds, each round's beside it), and RSS."""
     def us(r: dict | None) -> float | None:
         if r is None or not r.get("node_samples"):
             return None
         return r["cpu_s"] / r["node_samples"] * 1e6
 
-    floor, engine, ui = us(runs.get("floor")), us(runs.get("engine")), us(runs.get("ui"))
-    parts = []
-    if floor and engine:
-        parts.append(f"engine / floor = {engine / floor:.2f}× (target ≤ {ENGINE_RATIO_TARGET}×)")
-    if floor and ui:
-        parts.append(f"all included (ui) / floor = {ui / floor:.2f}× (target ≤ {UI_RATIO_TARGET}×)")
-    biggest = runs.get("ui") or runs.get("engine")
+    def ratio(variant: str, target: float, label: str) -> str | None:
+        found = [x / f for runs in rounds if (f := us(runs.get("floor"))) and (x := us(runs.get(variant)))]
+        if not found:
+            return None
+        each = f" (rounds {', '.join(f'{x:.2f}×' for x in found)})" if len(found) > 1 else ""
+        return f"{label} / floor = {statistics.median(found):.2f}×{each} (target ≤ {target}×)"
+
+    parts = [p for p in (ratio("engine", ENGINE_RATIO_TARGET, "engine"),
+                         ratio("ui", UI_RATIO_TARGET, "all included (ui)")) if p]
+    last = rounds[-1] if rounds else {}
+    biggest = last.get("ui") or last.get("engine")
     if biggest is not None and "rss" in biggest:
         # the rings are preallocated as each node's tables appear: add what is not yet
         full = biggest["rss"] + max(0, biggest["ring_bytes_full"] - biggest["ring_bytes"])
@@ -591,18 +597,22 @@ def _parent(args) -> None:
                 config = write_client_files(directory, nodes, server.port, per_host=args.config_style == "per-host",
                                             ciphers=args.ciphers)
                 print(f"\n{nodes} nodes:")
-                floors: dict[str, dict] = {}
-                runs: dict[str, dict] = {}  # the first run of each variant
-                for variant in variants:
-                    r = _run_child(args, server, config, nodes, variant)
-                    results.append(r)
-                    _print_result(r, floors.get("floor-stream" if "-stream" in variant else "floor"))
-                    if variant in ("floor", "floor-stream"):
-                        floors[variant] = r
-                    runs.setdefault(variant, r)
-                    sys.stdout.flush()
-                    time.sleep(2)  # the server's sessions of this run end
-                _print_ratios(nodes, runs)
+                rounds: list[dict[str, dict]] = []  # per round, the first run of each variant
+                for _ in range(args.rounds):
+                    floors: dict[str, dict] = {}
+                    runs: dict[str, dict] = {}
+                    for variant in variants:
+                        r = _run_child(args, server, config, nodes, variant)
+                        results.append(r)
+                        _print_result(r, None if variant.startswith("floor")
+                                      else floors.get("floor-stream" if "-stream" in variant else "floor"))
+                        if variant in ("floor", "floor-stream"):
+                            floors[variant] = r
+                        runs.setdefault(variant, r)
+                        sys.stdout.flush()
+                        time.sleep(2)  # the server's sessions of this run end
+                    rounds.append(runs)
+                _print_ratios(nodes, rounds)
     print(f"\nload {os.getloadavg()[0]:.2f} at the end")
     _print_memory(results)
 
@@ -626,6 +636,9 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--nodes", default="64,256,1024", help="fleet sizes, comma-separated")
     p.add_argument("--seconds", type=float, default=20.0, help="measurement window per run")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="run the variants this many times in turn (each round against its own floor); the "
+                        "summary gives the median ratio and each round's")
     p.add_argument("--ui", action=argparse.BooleanOptionalAction, default=True, help="also run under the Textual UI")
     p.add_argument("--floor", action=argparse.BooleanOptionalAction, default=True, help="also run the SSH-only floor")
     p.add_argument("--engine", action=argparse.BooleanOptionalAction, default=True, help="run the engine alone")
