@@ -13,6 +13,12 @@ from netui.collectors.protocol import MESH_HEAD, MESH_MAX_PEERS, MESH_MAX_RTTS, 
 from netui.model.mesh import MeshPeerReading, MeshSample
 
 
+_RTTS = [struct.Struct(f"<{n}I") for n in range(MESH_MAX_RTTS + 1)]  # n RTTs listed after a row
+_TEXTS: dict[tuple[int, bytes], str] = {}  # (family, 16 bytes) → the address as text: a fleet's peers repeat
+_MAX_TEXTS = 65_536
+_reading = MeshPeerReading._make
+
+
 def parse_mesh(value: bytes) -> MeshSample:
     """The MeshSample of one "mesh" field; ParseError when it is not as the sampler packs it."""
     if len(value) < MESH_HEAD.size:
@@ -28,20 +34,29 @@ def parse_mesh(value: bytes) -> MeshSample:
     if rows > MESH_MAX_PEERS:
         raise ParseError(f"mesh: {rows} peers, more than the sampler takes")
     readings = []
+    append, unpack_row, size, row_size = readings.append, MESH_ROW.unpack_from, len(value), MESH_ROW.size
+    texts = _TEXTS
     at = MESH_HEAD.size
     for _ in range(rows):
-        if at + MESH_ROW.size > len(value):
+        if at + row_size > size:
             raise ParseError("mesh: cut inside a peer's row")
-        family, raw, peer_port, answered, lost, listed = MESH_ROW.unpack_from(value, at)
-        at += MESH_ROW.size
-        if listed > min(answered, MESH_MAX_RTTS) or at + 4 * listed > len(value):
-            raise ParseError(f"mesh: {listed} RTTs listed for {answered} answers")
-        rtts = struct.unpack_from(f"<{listed}I", value, at)
-        at += 4 * listed
-        address = address_text(family, raw)
+        peer_family, raw, peer_port, answered, lost, listed = unpack_row(value, at)
+        at += row_size
+        if listed:
+            if listed > answered or listed > MESH_MAX_RTTS or at + 4 * listed > size:
+                raise ParseError(f"mesh: {listed} RTTs listed for {answered} answers")
+            rtts = _RTTS[listed].unpack_from(value, at)
+            at += 4 * listed
+        else:
+            rtts = ()
+        address = texts.get((peer_family, raw))
         if address is None:
-            raise ParseError(f"mesh: address family {family}")
-        readings.append(MeshPeerReading(address, peer_port, answered, lost, rtts))
+            address = address_text(peer_family, raw)
+            if address is None:
+                raise ParseError(f"mesh: address family {peer_family}")
+            if len(texts) < _MAX_TEXTS:
+                texts[(peer_family, raw)] = address
+        append(_reading((address, peer_port, answered, lost, rtts)))
     if at != len(value):
         raise ParseError(f"mesh: {len(value) - at} bytes after its last row")
     address = address_text(family, home) if family else None

@@ -80,12 +80,9 @@ class Fleet:
                 if old is not None:
                     self._mesh_at.pop(old, None)
                 self._mesh_of[name], self._mesh_at[endpoint] = endpoint, name
-        window, at = self.mesh, self._mesh_at
-        window.seen(name, mesh.mono_s)
-        for r in mesh.readings:
-            target = at.get((r.address, r.port))
-            if target is not None and target != name:
-                window.add(name, target, mesh.mono_s, r.answered, r.lost, r.rtts_us)
+        at = self._mesh_at
+        self.mesh.add_readings(name, mesh.mono_s, [(target, r[2], r[3], r[4]) for r in mesh.readings
+                                                   if (target := at.get((r[0], r[1]))) is not None])
 
     def update_mesh(self) -> MeshVerdict | None:
         """Judge the mesh's window over the nodes that are up (model/mesh.py ``judge``): every

@@ -8,9 +8,11 @@ left): no two nodes' clocks are ever compared.
 from __future__ import annotations
 
 import math
+from array import array
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from netui.model.health import ABOVE_ZERO, Level, Threshold
 from netui.model.mesh_index import Evidence, Key, PairIndex, own_p99
@@ -18,10 +20,10 @@ from netui.model.topology import Topology
 from netui.model.units import name_key
 
 
-@dataclass(frozen=True)
-class MeshPeerReading:
+class MeshPeerReading(NamedTuple):
     """One peer's probes that settled in a frame: ``answered`` (their RTTs in µs, at most the
-    sampler's cap of them listed) and ``lost`` (no answer within the sampler's timeout)."""
+    sampler's cap of them listed) and ``lost`` (no answer within the sampler's timeout). A
+    tuple (a frame of a 1,024-node fleet's mesh holds some 20 of them, ~20,000 a second)."""
 
     address: str
     port: int
@@ -188,12 +190,23 @@ class MeshSuspect:
 
 @dataclass(frozen=True)
 class MeshVerdict:
-    """The mesh over its window: every pair, every node, and the suspects, worst first."""
+    """The mesh over its window: the pairs' figures, every node, and the suspects, worst first.
+
+    ``pairs``: every judged pair's figures in a window of fewer than KEEP_ALL_PAIRS pairs; in a
+    larger one only those of the pairs that lost a probe or have MIN_PROBES (the others, a
+    probe or two each and none lost, have no figure to read: their counts are in their nodes'
+    and the suspects'). ``probed``: how many judged ordered pairs have a settled probe."""
 
     pairs: dict[tuple[str, str], PairMesh]
     nodes: dict[str, NodeMesh]
     suspects: tuple[MeshSuspect, ...]
     window_s: float
+    probed: int = 0
+
+    @property
+    def unkept(self) -> int:
+        """The judged pairs with a probe whose figures are not in ``pairs`` (too few probes, none lost)."""
+        return max(0, self.probed - len(self.pairs))
 
     def suspect_of(self, node: str) -> MeshSuspect | None:
         """The suspect that explains ``node``'s losses (its own link first), or None."""
@@ -219,50 +232,113 @@ def _quantile(values: list[int], q: float) -> float | None:
     return float(ordered[min(len(ordered) - 1, int(q * len(ordered)))])
 
 
-Row = tuple[float, int, int, tuple[int, ...]]  # a frame's reading: (prober's mono_s, answered, lost, RTTs µs)
+Row = tuple[float, tuple[int, ...]]  # a kept pair's reading: (prober's mono_s, RTTs µs)
+Frame = list  # a prober's frame: [mono_s, array of (target number, answered, lost) …, highest RTT µs of pairs not kept]
 
 _REMAKE = PairMesh("", "", Counts(), None, None)  # a pair whose figures are to be made again
+
+# a window of fewer pairs than this keeps every pair's figures (a small fleet: each reaches
+# MIN_PROBES); a larger one keeps them only for the pairs that lost a probe or have MIN_PROBES
+KEEP_ALL_PAIRS = MESH_QUIET_PAIRS
 
 
 class MeshWindow:
     """What each ordered pair's probes settled over the last ``window_s``: readings are added
-    as the probers report them (``add``), dropped when older than the window on the prober's
-    own clock. Aggregates only: per frame and pair, counts and the few RTTs it listed.
+    as the probers report them (``add_readings``), dropped when older than the window on the
+    prober's own clock.
 
-    Kept for a fleet of thousands judged every tick: each pair's counts, pooled per node and
-    per leaf (model/mesh_index.py), follow its readings as they come and go; its figures
-    (``PairMesh``) are made again only when they changed; readings leave in the order their
-    prober sent them (a queue per prober), never by a scan of every pair."""
+    Kept for a fleet of thousands judged every tick: every pair's counts, pooled per node and
+    per leaf (model/mesh_index.py), follow its readings as they come and go; readings leave in
+    the order their prober sent them (a queue of frames per prober, a flat array each), never by
+    a scan of every pair. A pair's own figures (``PairMesh``: its RTTs' p50 and p99) are kept
+    only where they can matter — every pair in a window of fewer than KEEP_ALL_PAIRS, else the
+    pairs that lost a probe in the window or have MIN_PROBES — and made again only when they
+    changed. Of the other pairs (a probe or two and no loss: no figure to read) the window keeps
+    their counts and, for their prober's RTT p99, the highest RTT of each frame."""
 
     def __init__(self, window_s: float = WINDOW_S) -> None:
         self.window_s = window_s
-        self._rows: dict[Key, list[Row]] = {}  # (a list: a deque's block weighs 600 bytes a pair)
         self._index = PairIndex()
-        self._made: dict[Key, PairMesh] = {}  # each pair's figures, in the order the pairs came
-        self._remake: set[Key] = set()  # pairs whose rows changed since their figures were made
-        self._own: dict[str, tuple[float, Key] | None] = {}  # node → its probes' highest p99 and that pair (absent: to find)
-        self._sent: dict[str, deque[tuple[float, str]]] = {}  # prober → (mono_s, target) as added
+        self._frames: dict[int, deque[Frame]] = {}  # prober's number → its frames, oldest first
+        self._rows: dict[Key, list[Row]] = {}  # the kept pairs' readings
+        self._kept_of: dict[str, set[Key]] = {}  # node → its kept pairs, both ways
+        self._made: dict[Key, PairMesh] = {}  # each kept pair's figures, in the order the pairs came
+        self._remake: set[Key] = set()  # kept pairs whose rows changed since their figures were made
+        self._own: dict[str, tuple[float, Key] | None] = {}  # node → its kept probes' highest p99 and that pair (absent: to find)
         self._latest: dict[str, float] = {}  # prober -> its latest frame's mono_s
 
     @property
     def pair_count(self) -> int:
         """How many ordered pairs have a reading in the window."""
-        return len(self._rows)
+        return self._index.pair_count
 
     def add(self, prober: str, target: str, mono_s: float, answered: int, lost: int,
             rtts_us: tuple[int, ...] = ()) -> None:
         """One frame's reading of ``prober``'s probes of ``target``."""
-        key = (prober, target)
-        rows = self._rows.get(key)
-        if rows is None:
-            rows = self._rows[key] = []
-            self._made[key] = _REMAKE
-        rows.append((mono_s, answered, lost, rtts_us))
-        probes, was_lost = self._index.counts.get(key, (0, 0))
-        self._index.put(key, probes + answered + lost, was_lost + lost)
-        self._remake.add(key)
-        self._sent.setdefault(prober, deque()).append((mono_s, target))
+        self.add_readings(prober, mono_s, ((target, answered, lost, rtts_us),))
+
+    def add_readings(self, prober: str, mono_s: float,
+                     readings: Iterable[tuple[str, int, int, tuple[int, ...]]]) -> None:
+        """One frame of ``prober``'s: (target, answered, lost, RTTs µs) of each peer whose probes
+        settled (a target that is the prober itself is passed by)."""
         self.seen(prober, mono_s)
+        index = self._index
+        a = index.id_of(prober)
+        frames = self._frames.get(a)
+        if frames is None:
+            frames = self._frames[a] = deque()
+        elif frames and frames[0][0] <= mono_s - self.window_s:
+            self._age(a, frames)
+        if frames and frames[-1][0] == mono_s:
+            frame = frames[-1]
+        else:
+            frame = [mono_s, array("I"), 0]
+            frames.append(frame)
+        entries, highest = frame[1], frame[2]
+        start = len(entries)
+        ids, id_of = index.ids, index.id_of
+        probes_of, lost_of = index.probes[a], index.lost[a]
+        rows_of, keep_all = self._rows, index.pair_count < KEEP_ALL_PAIRS
+        for target, answered, lost, rtts in readings:
+            if not (answered or lost) or target == prober:
+                continue
+            b = ids.get(target)
+            if b is None:
+                b = id_of(target)
+                probes_of, lost_of = index.probes[a], index.lost[a]
+            entries.extend((b, answered, lost))
+            key = (prober, target)
+            rows = rows_of.get(key)
+            if rows is None and (keep_all or lost or lost_of[b] or probes_of[b] + answered + lost >= MIN_PROBES):
+                rows = self._keep(key)
+            if rows is not None:
+                rows.append((mono_s, rtts))
+                self._remake.add(key)
+            elif rtts:
+                top = max(rtts)
+                if top > highest:
+                    highest = top
+        frame[2] = highest
+        index.add_frame(a, entries, start)
+
+    def _keep(self, key: Key) -> list[Row]:
+        """Pair ``key``'s figures kept from now on (its readings before: its counts only)."""
+        rows = self._rows[key] = []
+        self._made[key] = _REMAKE
+        for node in key:
+            self._kept_of.setdefault(node, set()).add(key)
+        return rows
+
+    def _unkeep(self, key: Key) -> None:
+        del self._rows[key], self._made[key]
+        self._remake.discard(key)
+        for node in key:
+            mine = self._kept_of.get(node)
+            if mine is not None:
+                mine.discard(key)
+        own = self._own.get(key[0])
+        if own is not None and own[1] == key:
+            del self._own[key[0]]
 
     def seen(self, prober: str, mono_s: float) -> None:
         """``prober`` reported at ``mono_s`` (with or without readings): its old ones age out."""
@@ -272,48 +348,74 @@ class MeshWindow:
 
     def forget(self, node: str) -> None:
         """Everything of ``node`` as a prober or a target (it restarted, it left the fleet)."""
-        for key in list(self._index.by_node.get(node, ())):
-            self._drop(key)
+        for key in list(self._kept_of.pop(node, ())):
+            self._unkeep(key)
+        number = self._index.retire(node)
+        if number is not None:
+            self._frames.pop(number, None)
         self._latest.pop(node, None)
-        self._sent.pop(node, None)  # (others' queues may still name it: _prune passes those by)
         self._own.pop(node, None)
 
-    def _drop(self, key: Key) -> None:
-        del self._rows[key], self._made[key]
-        self._remake.discard(key)
-        self._index.remove(key)
-        own = self._own.get(key[0])
-        if own is not None and own[1] == key:
-            del self._own[key[0]]
-
     def _prune(self) -> None:
-        """Readings older than the window on their prober's clock leave, oldest first."""
-        for prober, sent in self._sent.items():
-            since = self._latest.get(prober, float("-inf")) - self.window_s
-            while sent and sent[0][0] <= since:
-                key = (prober, sent.popleft()[1])
-                rows = self._rows.get(key)
-                if not rows or rows[0][0] > since:
+        """Readings older than the window on their prober's clock leave, oldest first (a
+        prober's leave as it reports: what is left are those of the probers that stopped)."""
+        since, latest, names = self.window_s, self._latest, self._index.names
+        for a, frames in self._frames.items():
+            if frames and frames[0][0] <= latest.get(names[a], float("-inf")) - since:
+                self._age(a, frames)
+
+    def _age(self, a: int, frames: deque[Frame]) -> None:
+        """Prober ``a``'s readings older than the window leave."""
+        index = self._index
+        names, alive, rows_of = index.names, index.alive, self._rows
+        prober = names[a]
+        since = self._latest.get(prober, float("-inf")) - self.window_s
+        probes_of, lost_of = index.probes[a], index.lost[a]
+        keep_all = index.pair_count < KEEP_ALL_PAIRS
+        kept = self._kept_of.get(prober)
+        while frames and frames[0][0] <= since:
+            entries = frames.popleft()[1]
+            index.age_frame(a, entries)
+            if not kept:
+                continue
+            for j in range(0, len(entries), 3):
+                b = entries[j]
+                if not alive[b]:
                     continue
-                probes, lost = self._index.counts[key]
+                key = (prober, names[b])
+                rows = rows_of.get(key)
+                if rows is None:
+                    continue
                 old = 0
                 while old < len(rows) and rows[old][0] <= since:
-                    _, answered, was_lost, _ = rows[old]
-                    probes, lost, old = probes - answered - was_lost, lost - was_lost, old + 1
+                    old += 1
                 del rows[:old]
-                if rows:
-                    self._index.put(key, probes, lost)
-                    self._remake.add(key)
+                if not rows:
+                    self._unkeep(key)
+                elif not (keep_all or lost_of[b] or probes_of[b] >= MIN_PROBES):
+                    self._spill(frames, rows)
+                    self._unkeep(key)
                 else:
-                    self._drop(key)
+                    self._remake.add(key)
+
+    @staticmethod
+    def _spill(frames: deque[Frame], rows: list[Row]) -> None:
+        """A pair no longer kept: its RTTs left go to its prober's frames' highest."""
+        at = {frame[0]: frame for frame in frames}
+        for mono_s, rtts in rows:
+            frame = at.get(mono_s)
+            if frame is not None and rtts:
+                frame[2] = max(frame[2], max(rtts))
 
     def pairs(self) -> dict[tuple[str, str], PairMesh]:
-        """Every ordered pair with a settled probe in the window (a new dict each call)."""
+        """The figures of every kept pair with a settled probe in the window (a new dict each
+        call): every pair in a window of fewer than KEEP_ALL_PAIRS pairs, else those that lost a
+        probe or have MIN_PROBES."""
         self._prune()
-        made, own = self._made, self._own
+        made, own, counts = self._made, self._own, self._index.counts
         for key in self._remake:
-            probes, lost = self._index.counts[key]
-            rtts = [t for r in self._rows[key] for t in r[3]]
+            probes, lost = counts[key]
+            rtts = [t for r in self._rows[key] for t in r[1]]
             p = made[key] = PairMesh(key[0], key[1], Counts(probes, lost), _quantile(rtts, 0.5), _quantile(rtts, 0.99))
             prober = key[0]
             if prober in own:  # the prober's highest p99, kept as its pairs' change
@@ -335,33 +437,41 @@ class MeshWindow:
         out: set[str] = set()
         if nodes is not None:
             keep = set(nodes)
-            out = {n for n in index.by_node if n not in keep}
-            for node in out:
-                for key in index.by_node[node]:
-                    pairs.pop(key, None)
+            out = {n for n in index.nodes() if n not in keep}
+            if out:
+                pairs = {k: p for k, p in pairs.items() if k[0] not in out and k[1] not in out}
         evidence = Evidence(index, out)
-        return _judge(evidence, pairs, self._node_meshes(evidence), topology, self.window_s)
+        probed = index.pair_count - len(evidence.removed)
+        return _judge(evidence, pairs, self._node_meshes(evidence), topology, self.window_s, probed)
 
     def _node_meshes(self, evidence: Evidence) -> dict[str, NodeMesh]:
         """Each judged node's pairs pooled (``_nodes``), from the index: the nodes out taken off."""
         index, out, made, own = self._index, evidence.out, self._made, self._own
-        less: dict[str, list[int]] = {}  # node → [peers, lossy peers] among the nodes out
+        less: dict[int, list[int]] = {}  # node → [peers, lossy peers] among the nodes out
+        probes, lost, alive = index.probes, index.lost, index.alive
         for gone in out:
-            for other, both in index.peers.get(gone, {}).items():
-                if other not in out:
-                    d = less.setdefault(other, [0, 0])
+            g = index.ids[gone]
+            for o in range(len(index.names)):
+                if o != g and alive[o] and index.names[o] not in out and (probes[g][o] or probes[o][g]):
+                    d = less.setdefault(o, [0, 0])
                     d[0] += 1
-                    d[1] += both >= 4  # a lost probe
+                    d[1] += bool(lost[g][o] or lost[o][g])
         found = {}
         for node in evidence.nodes():
+            i = index.ids[node]
             if node not in own:
-                own[node] = own_p99(node, index, lambda k: made[k].p99_us)
+                own[node] = own_p99(node, self._kept_of.get(node, ()), lambda k: made[k].p99_us)
             best = own[node]
             if best is not None and best[1][1] in out:
-                best = own_p99(node, index, lambda k: made[k].p99_us, out)
-            d = less.get(node) or [0, 0]
-            found[node] = NodeMesh(node, Counts(*evidence.node_sums(node)), len(index.peers[node]) - d[0],
-                                   index.lossy_peers[node] - d[1], None if best is None else best[0])
+                best = own_p99(node, self._kept_of.get(node, ()), lambda k: made[k].p99_us, out)
+            p99 = None if best is None else best[0]
+            frames = self._frames.get(i)
+            highest = max([f[2] for f in frames]) if frames else 0  # its pairs not kept: a probe or two, p99 their highest
+            if highest and (p99 is None or highest > p99):
+                p99 = float(highest)
+            d = less.get(i) or [0, 0]
+            s = index.sums_of[i]
+            found[node] = NodeMesh(node, Counts(*evidence.node_sums(node)), s[3] - d[0], s[4] - d[1], p99)
         return found
 
 
@@ -418,7 +528,7 @@ def judge(pairs: dict[tuple[str, str], PairMesh], topology: Topology | None = No
 
 
 def _judge(ev: Evidence, pairs: dict[Key, PairMesh], node_meshes: dict[str, NodeMesh],
-           topology: Topology | None, window_s: float) -> MeshVerdict:
+           topology: Topology | None, window_s: float, probed: int | None = None) -> MeshVerdict:
     """``judge`` over ``ev``, the judged pairs indexed: a candidate part is looked at pair by
     pair only when its pooled counts lose."""
     suspects: list[MeshSuspect] = []
@@ -593,7 +703,7 @@ def _judge(ev: Evidence, pairs: dict[Key, PairMesh], node_meshes: dict[str, Node
         suspects = []  # losses in several places that the parts named do not explain together
     order = {ABOVE: 0, UPLINK: 1, PATH: 1, NODE: 2, PAIR: 3}
     suspects.sort(key=lambda x: (order[x.kind], x.name))
-    return MeshVerdict(pairs, node_meshes, tuple(suspects), window_s)
+    return MeshVerdict(pairs, node_meshes, tuple(suspects), window_s, len(pairs) if probed is None else probed)
 
 
 # how unlikely a part's losses must be at the rate of the pairs it is compared with (a
