@@ -80,9 +80,7 @@ class Fleet:
                 if old is not None:
                     self._mesh_at.pop(old, None)
                 self._mesh_of[name], self._mesh_at[endpoint] = endpoint, name
-        at = self._mesh_at
-        self.mesh.add_readings(name, mesh.mono_s, [(target, r[2], r[3], r[4]) for r in mesh.readings
-                                                   if (target := at.get((r[0], r[1]))) is not None])
+        self.mesh.add_readings(name, mesh.mono_s, mesh.readings, self._mesh_at)
 
     def update_mesh(self) -> MeshVerdict | None:
         """Judge the mesh's window over the nodes that are up (model/mesh.py ``judge``): every

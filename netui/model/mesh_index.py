@@ -140,16 +140,19 @@ class PairIndex:
         self.leaf_ix = [self._leaf_number(n) if self.alive[i] else -1 for i, n in enumerate(self.names)]
         if topology is None:
             return
-        leaf_ix, rows, alive = self.leaf_ix, self.leaf_rows, self.alive
+        leaf_ix, rows = self.leaf_ix, self.leaf_rows
+        members: list[list[int]] = [[] for _ in self.leaf_names]  # each leaf's nodes (retired: -1 already)
+        for i, k in enumerate(leaf_ix):
+            if k >= 0:
+                members[k].append(i)
         for a, (prow, lrow) in enumerate(zip(self.probes, self.lost)):
-            if not alive[a] or leaf_ix[a] < 0:
+            if leaf_ix[a] < 0:
                 continue
             mine = rows[leaf_ix[a]]
-            for b, p in enumerate(prow):
-                if p and alive[b]:
-                    s = mine[leaf_ix[b]]
-                    s[0] += p
-                    s[1] += lrow[b]
+            for k, them in enumerate(members):  # (sums in C: a million pairs take some 30 ms)
+                s = mine[k]
+                s[0] += sum(map(prow.__getitem__, them))
+                s[1] += sum(map(lrow.__getitem__, them))
 
     def _leaf_number(self, node: str) -> int:
         leaf = self.topology.leaf_of(node) if self.topology is not None else None
@@ -211,8 +214,8 @@ class PairIndex:
         row, alive, sums_of, leaf_ix = probes[a], self.alive, self.sums_of, self.leaf_ix
         sa, leaves = sums_of[a], self.leaf_rows[leaf_ix[a]]
         total = pairs = 0
-        for j in range(start, len(entries), 3):
-            b, answered, lost = entries[j], entries[j + 1], entries[j + 2]
+        it = iter(entries[start:] if start else entries)
+        for b, answered, lost in zip(it, it, it):
             if lost:
                 self.change(a, b, sign * (answered + lost), sign * lost)
                 continue

@@ -22,8 +22,11 @@ import random
 import time
 import tracemalloc
 
-from netui.model.mesh import DEFAULT_RATE, WINDOW_S, MeshWindow
+from netui.model.mesh import DEFAULT_RATE, WINDOW_S, MeshPeerReading, MeshWindow
 from netui.model.topology import Attachment, Switch, Topology
+
+
+PORT = 7000
 
 
 def fleet(nodes: int, leaves: int) -> tuple[list[str], Topology]:
@@ -42,7 +45,7 @@ class Probers:
         self.loss_node = loss_node
         self.rng = random.Random(seed)
 
-    def frame(self, prober: str, second: int) -> list[tuple[str, int, int, tuple[int, ...]]]:
+    def frame(self, prober: str, second: int) -> list[MeshPeerReading]:
         names, out = self.names, []
         for _ in range(int(DEFAULT_RATE)):
             target = names[self.next[prober] % len(names)]
@@ -51,25 +54,30 @@ class Probers:
                 target = names[self.next[prober] % len(names)]
                 self.next[prober] += 1
             lost = int(self.loss_node in (prober, target) and self.rng.random() < 0.02)
-            out.append((target, 1 - lost, lost, () if lost else (150 + (second + len(out)) % 50,)))
+            out.append(MeshPeerReading(target, PORT, 1 - lost, lost, () if lost else (150 + (second + len(out)) % 50,)))
         return out
 
 
-def add(window: MeshWindow, prober: str, mono_s: float, readings) -> None:
+def add(window: MeshWindow, prober: str, mono_s: float, readings: list[MeshPeerReading], at: dict) -> None:
+    """A frame's readings into the window, as Fleet.observe_mesh puts them."""
     if hasattr(window, "add_readings"):
-        window.add_readings(prober, mono_s, readings)
+        window.add_readings(prober, mono_s, readings, at)
     else:  # (the window before add_readings: one reading at a time)
-        for target, answered, lost, rtts in readings:
-            window.add(prober, target, mono_s, answered, lost, rtts)
+        window.seen(prober, mono_s)
+        for r in readings:
+            target = at.get((r.address, r.port))
+            if target is not None and target != prober:
+                window.add(prober, target, mono_s, r.answered, r.lost, r.rtts_us)
 
 
 def fill(window: MeshWindow, names: list[str], probers: Probers, seconds: int, start: int = 0) -> float:
     """``seconds`` seconds of every node's frames; the CPU seconds they took."""
     frames = [[probers.frame(n, s) for n in names] for s in range(start, start + seconds)]
+    at = {(n, PORT): n for n in names}  # (each node's address is its name here)
     t0 = time.process_time()
     for s, per_node in enumerate(frames, start):
         for n, readings in zip(names, per_node):
-            add(window, n, 1000.0 + s, readings)
+            add(window, n, 1000.0 + s, readings, at)
     return time.process_time() - t0
 
 
