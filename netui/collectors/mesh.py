@@ -17,6 +17,7 @@ _RTTS = [struct.Struct(f"<{n}I") for n in range(MESH_MAX_RTTS + 1)]  # n RTTs li
 _TEXTS: dict[tuple[int, bytes], str] = {}  # (family, 16 bytes) → the address as text: a fleet's peers repeat
 _MAX_TEXTS = 65_536
 _reading = MeshPeerReading._make
+_ONE_RTT = struct.Struct(MESH_ROW.format + "I")  # a row and the one RTT it lists
 
 
 def parse_mesh(value: bytes) -> MeshSample:
@@ -33,7 +34,44 @@ def parse_mesh(value: bytes) -> MeshSample:
         raise ParseError(f"mesh: unknown status {status}")
     if rows > MESH_MAX_PEERS:
         raise ParseError(f"mesh: {rows} peers, more than the sampler takes")
-    readings = []
+    readings = _one_rtt_rows(value, rows)
+    if readings is None:
+        readings = _rows(value, rows)
+    address = address_text(family, home) if family else None
+    if family and address is None:
+        raise ParseError(f"mesh: address family {family}")
+    return MeshSample(mono, port=port, peers=peers, answers=answers, refused=refused, readings=tuple(readings),
+                      address=address)
+
+
+def _text(family: int, raw: bytes) -> str:
+    """A peer's address as text (cached); ParseError for an unknown family."""
+    address = address_text(family, raw)
+    if address is None:
+        raise ParseError(f"mesh: address family {family}")
+    if len(_TEXTS) < _MAX_TEXTS:
+        _TEXTS[(family, raw)] = address
+    return address
+
+
+def _one_rtt_rows(value: bytes, rows: int) -> list[MeshPeerReading] | None:
+    """The rows when each lists one RTT (at the default rate a peer is probed at most every
+    2 s: a frame's rows are mostly one answered probe each), in one C pass; None otherwise."""
+    if len(value) - MESH_HEAD.size != rows * _ONE_RTT.size:
+        return None
+    texts, out = _TEXTS, []
+    append = out.append
+    for family, raw, port, answered, lost, listed, rtt in _ONE_RTT.iter_unpack(memoryview(value)[MESH_HEAD.size:]):
+        if listed != 1 or not answered:
+            return None  # (rows of 0 and 2 RTTs that happen to add up): row by row
+        address = texts.get((family, raw)) or _text(family, raw)
+        append(_reading((address, port, answered, lost, (rtt,))))
+    return out
+
+
+def _rows(value: bytes, rows: int) -> list[MeshPeerReading]:
+    """The rows, one by one (ParseError: cut short, or bytes after them)."""
+    readings: list[MeshPeerReading] = []
     append, unpack_row, size, row_size = readings.append, MESH_ROW.unpack_from, len(value), MESH_ROW.size
     texts = _TEXTS
     at = MESH_HEAD.size
@@ -49,18 +87,8 @@ def parse_mesh(value: bytes) -> MeshSample:
             at += 4 * listed
         else:
             rtts = ()
-        address = texts.get((peer_family, raw))
-        if address is None:
-            address = address_text(peer_family, raw)
-            if address is None:
-                raise ParseError(f"mesh: address family {peer_family}")
-            if len(texts) < _MAX_TEXTS:
-                texts[(peer_family, raw)] = address
+        address = texts.get((peer_family, raw)) or _text(peer_family, raw)
         append(_reading((address, peer_port, answered, lost, rtts)))
     if at != len(value):
         raise ParseError(f"mesh: {len(value) - at} bytes after its last row")
-    address = address_text(family, home) if family else None
-    if family and address is None:
-        raise ParseError(f"mesh: address family {family}")
-    return MeshSample(mono, port=port, peers=peers, answers=answers, refused=refused, readings=tuple(readings),
-                      address=address)
+    return readings

@@ -257,6 +257,7 @@ async def _child(args) -> None:
 
         tick_s: list[float] = []
         told = monitor.on_update  # the UI's, when there is one
+        mesh_s[4:] = [0.0, 0.0]  # the longest judgement in the window
         ui0, mesh0 = list(ui_s), list(mesh_s)
 
         def on_update() -> None:
@@ -285,8 +286,10 @@ async def _child(args) -> None:
             result.update(ui_tick_s=ui_s[0] - ui0[0], ui_paint_s=ui_s[1] - ui0[1])
         if "mesh" in mods:
             window = fleet.mesh
-            result.update(mesh_s=[b - a for a, b in zip(mesh0, mesh_s)],
-                          mesh_pairs=len(window.pairs()) if window is not None else 0,
+            result.update(mesh_s=[b - a for a, b in zip(mesh0[:4], mesh_s[:4])],
+                          mesh_judge_max_ms=[x * 1e3 for x in mesh_s[4:]],
+                          mesh_pairs=window.pair_count if window is not None else 0,
+                          mesh_kept=len(fleet.mesh_verdict.pairs) if fleet.mesh_verdict is not None else 0,
                           mesh_suspects=[x.name for x in fleet.mesh_suspects])
         stop.set()
         await lag_task
@@ -387,20 +390,23 @@ def _time_mesh() -> list[float]:
     """Count the CPU time (this thread's) of the probe mesh's own work in the monitor: the
     "mesh" field's decoding, the fleet's window (``observe_mesh``), its judgement
     (``update_mesh``) and the peers' steering (``MeshCoordinator.observe``). Running totals in
-    seconds, in that order."""
+    seconds, in that order; then the longest judgement's CPU and wall time."""
     from netui.collectors import frames
     from netui.engine.mesh import MeshCoordinator
     from netui.model.fleet import Fleet
 
-    totals = [0.0, 0.0, 0.0, 0.0]
+    totals = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]  # and the longest judgement: CPU, wall
 
     def timed(method, slot: int):
         def run(*args, **kwargs):
-            t0 = time.thread_time()
+            t0, w0 = time.thread_time(), time.perf_counter()
             try:
                 return method(*args, **kwargs)
             finally:
-                totals[slot] += time.thread_time() - t0
+                spent = time.thread_time() - t0
+                totals[slot] += spent
+                if slot == 2:
+                    totals[4], totals[5] = max(totals[4], spent), max(totals[5], time.perf_counter() - w0)
         return run
 
     frames.parse_mesh = timed(frames.parse_mesh, 0)
@@ -540,6 +546,10 @@ def _print_result(r: dict, floor: dict | None) -> None:
               f"{sum(r['mesh_s']) / r['window_s'] * 100:.2f} % of a core (decode {parts[0]:.1f}, window {parts[1]:.1f}, "
               f"judgement {parts[2]:.1f}, steering {parts[3]:.1f}); {r['mesh_pairs']:,} pairs in the window at the "
               f"end, named: {', '.join(r['mesh_suspects']) or 'nobody'}")
+        if "mesh_judge_max_ms" in r:
+            cpu, wall = r["mesh_judge_max_ms"]
+            print(f"  {'':32s} the longest judgement {cpu:.0f} ms CPU ({wall:.0f} ms wall); the last verdict "
+                  f"kept {r['mesh_kept']:,} pairs' own figures")
     if r.get("gc_s"):
         gc_us = sum(r["gc_s"]) / max(1, r["node_samples"]) * 1e6
         print(f"  {'':32s} of which cyclic GC {gc_us:.0f} µs per node-sample "
