@@ -12,6 +12,7 @@ from array import array
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import NamedTuple
 
 from netui.model.health import ABOVE_ZERO, Level, Threshold
@@ -241,6 +242,7 @@ _REMAKE = PairMesh("", "", Counts(), None, None)  # a pair whose figures are to 
 # MIN_PROBES); a larger one keeps them only for the pairs that lost a probe or have MIN_PROBES
 KEEP_ALL_PAIRS = MESH_QUIET_PAIRS
 _NONE_KEPT: dict[int, list] = {}
+_HIGHEST = itemgetter(2)  # a frame's highest RTT of the pairs not kept
 
 
 class MeshWindow:
@@ -498,7 +500,7 @@ class MeshWindow:
                 best = own_p99(node, self._kept_of.get(node, ()), lambda k: made[k].p99_us, out)
             p99 = None if best is None else best[0]
             frames = self._frames.get(i)
-            highest = max([f[2] for f in frames]) if frames else 0  # its pairs not kept: a probe or two, p99 their highest
+            highest = max(map(_HIGHEST, frames), default=0)  # its pairs not kept: a probe or two, p99 their highest
             if highest and (p99 is None or highest > p99):
                 p99 = float(highest)
             d = less.get(i) or [0, 0]
@@ -567,13 +569,7 @@ def _judge(ev: Evidence, pairs: dict[Key, PairMesh], node_meshes: dict[str, Node
     counts = ev.index.counts
 
     def pooled(keys: Iterable[Key]) -> Counts:
-        probes = lost = 0
-        for k in keys:
-            if k in ev:
-                c = counts[k]
-                probes += c[0]
-                lost += c[1]
-        return Counts(probes, lost)
+        return Counts(*ev.pooled(keys))
 
     def losing(inside: set[Key]) -> bool:
         c = pooled(inside)
@@ -673,11 +669,12 @@ def _judge(ev: Evidence, pairs: dict[Key, PairMesh], node_meshes: dict[str, Node
         if not mates:
             return True
         loss = pooled(inside).loss or 0.0
-        crossing: set[Key] = set()
+        # their pairs to the other leaves (none of them with the node: it is on their leaf)
+        probes = lost = 0
         for mate in mates:
-            crossing |= {k for k in ev.pairs_of(mate) if node not in k
-                         and None is not topology.leaf_of(k[0] if k[1] == mate else k[1]) != leaf}
-        c = pooled(crossing)
+            p, lo = ev.cross_leaf_sums(mate)
+            probes, lost = probes + p, lost + lo
+        c = Counts(probes, lost)
         return c.probes * loss >= 8 and c.lost < c.probes * loss / 4
 
     def nodes() -> list[tuple[str, str, set[Key], set[str]]]:

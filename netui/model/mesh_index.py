@@ -13,6 +13,7 @@ and then each part the judgement names, without a copy of the pairs. Pure: no I/
 from __future__ import annotations
 
 from collections.abc import Callable, Container, Iterable, Iterator, Sequence
+from operator import itemgetter
 
 from netui.model.topology import Topology
 
@@ -70,6 +71,7 @@ class PairIndex:
         self.topology: Topology | None = None
         self.leaf_names: list[str] = []
         self.leaf_ix: list[int] = []  # node → its leaf's number in ``leaf_names``, -1: none
+        self.members: list[list[int]] = []  # leaf → its nodes' numbers
         self.leaf_rows: list[list[list[int]]] = [[[0, 0]]]  # leaf → other leaf → [probes, lost] (last: a sink)
         self.leaf_sums: dict[Key, list[int]] = {}  # (leaf, leaf) in order → the same lists
 
@@ -88,7 +90,10 @@ class PairIndex:
             self.probes.append([0] * (i + 1))
             self.lost.append([0] * (i + 1))
             self.sums_of.append([0, 0, 0, 0, 0])
-            self.leaf_ix.append(self._leaf_number(node))
+            k = self._leaf_number(node)
+            self.leaf_ix.append(k)
+            if k >= 0:
+                self.members[k].append(i)
         return i
 
     def retire(self, node: str) -> int | None:
@@ -104,6 +109,9 @@ class PairIndex:
             if row[i]:
                 self.change(a, i, -row[i], -self.lost[a][i])
         self.alive[i] = False  # (others' readings of it still to leave move its tables only)
+        if self.leaf_ix[i] >= 0:
+            self.members[self.leaf_ix[i]].remove(i)
+            self.leaf_ix[i] = -1
         return i
 
     def pairs_of(self, node: str) -> list[Key]:
@@ -136,15 +144,14 @@ class PairIndex:
         if topology is self.topology:
             return
         self.topology = topology
-        self.leaf_names, self.leaf_rows, self.leaf_sums = [], [[[0, 0]]], {}
+        self.leaf_names, self.leaf_rows, self.leaf_sums, self.members = [], [[[0, 0]]], {}, []
         self.leaf_ix = [self._leaf_number(n) if self.alive[i] else -1 for i, n in enumerate(self.names)]
+        for i, k in enumerate(self.leaf_ix):
+            if k >= 0:
+                self.members[k].append(i)
         if topology is None:
             return
-        leaf_ix, rows = self.leaf_ix, self.leaf_rows
-        members: list[list[int]] = [[] for _ in self.leaf_names]  # each leaf's nodes (retired: -1 already)
-        for i, k in enumerate(leaf_ix):
-            if k >= 0:
-                members[k].append(i)
+        leaf_ix, rows, members = self.leaf_ix, self.leaf_rows, self.members
         for a, (prow, lrow) in enumerate(zip(self.probes, self.lost)):
             if leaf_ix[a] < 0:
                 continue
@@ -169,10 +176,23 @@ class PairIndex:
             two = (leaf, self.leaf_names[j]) if leaf <= self.leaf_names[j] else (self.leaf_names[j], leaf)
             row.insert(k, self.leaf_sums.setdefault(two, [0, 0]))
         self.leaf_rows[-1].insert(k, sink)  # an unplaced prober's row: sinks only
+        self.members.append([])
         self.leaf_sums[(leaf, leaf)] = own = [0, 0]
         mine = [self.leaf_rows[j][k] for j in range(k)] + [own, [0, 0]]
         self.leaf_rows.insert(k, mine)
         return k
+
+    def cross_leaf_sums(self, node: str) -> tuple[int, int]:
+        """The pooled (probes, lost) of ``node``'s pairs, both ways, to the nodes of the other
+        leaves (a node of no leaf: none), summed from the tables in C."""
+        i = self.ids.get(node)
+        if i is None or self.leaf_ix[i] < 0:
+            return 0, 0
+        k = self.leaf_ix[i]
+        others = [j for kk, them in enumerate(self.members) if kk != k for j in them]
+        probes, lost, column = self.probes, self.lost, itemgetter(i)
+        return (sum(map(probes[i].__getitem__, others)) + sum(map(column, map(probes.__getitem__, others))),
+                sum(map(lost[i].__getitem__, others)) + sum(map(column, map(lost.__getitem__, others))))
 
     def leaf_of(self, node: str) -> str | None:
         i = self.ids.get(node)
@@ -284,6 +304,7 @@ class Evidence:
         self.out = set(out)
         self._node_delta: dict[str, list[int]] = {}  # [probes, lost, pairs] taken out
         self._leaf_delta: dict[Key, list[int]] = {}
+        self._cross_delta: dict[str, list[int]] = {}  # [probes, lost] of its pairs to other leaves taken out
         self.sums = list(index.sums)
         for node in self.out:
             self.take(index.pairs_of(node))
@@ -322,6 +343,26 @@ class Evidence:
 
     def lossy(self) -> set[Key]:
         return self.index.lossy - self.removed
+
+    def pooled(self, keys: Iterable[Key]) -> tuple[int, int]:
+        """The pooled (probes, lost) of those of ``keys`` in the evidence."""
+        index, removed = self.index, self.removed
+        ids, table, lost_table = index.ids, index.probes, index.lost
+        probes = lost = 0
+        for k in keys:
+            a, b = ids.get(k[0]), ids.get(k[1])
+            if a is None or b is None or k in removed:
+                continue
+            n = table[a][b]
+            if n:
+                probes += n
+                lost += lost_table[a][b]
+        return probes, lost
+
+    def cross_leaf_sums(self, node: str) -> tuple[int, int]:
+        """``node``'s pairs to the other leaves' nodes, pooled (``PairIndex.cross_leaf_sums``)."""
+        s, d = self.index.cross_leaf_sums(node), self._cross_delta.get(node, (0, 0))
+        return s[0] - d[0], s[1] - d[1]
 
     def leaf_sums(self, a: str, b: str) -> tuple[int, int]:
         """The pooled [probes, lost] of the pairs between leaves ``a`` and ``b`` (a leaf's own: a == b)."""
@@ -370,6 +411,13 @@ class Evidence:
                         ld = self._leaf_delta[two] = [0, 0]
                     ld[0] += probes
                     ld[1] += lost
+                    if a != b:
+                        for node in key:
+                            cd = self._cross_delta.get(node)
+                            if cd is None:
+                                cd = self._cross_delta[node] = [0, 0]
+                            cd[0] += probes
+                            cd[1] += lost
 
 
 def own_p99(node: str, keys: Iterable[Key], p99_of: Callable[[Key], float | None],
