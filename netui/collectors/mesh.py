@@ -16,7 +16,11 @@ from netui.model.mesh import MeshPeerReading, MeshSample
 _RTTS = [struct.Struct(f"<{n}I") for n in range(MESH_MAX_RTTS + 1)]  # n RTTs listed after a row
 _TEXTS: dict[tuple[int, bytes], str] = {}  # (family, 16 bytes) → the address as text: a fleet's peers repeat
 _MAX_TEXTS = 65_536
-_reading = MeshPeerReading._make
+_new = tuple.__new__
+
+
+def _reading(fields: tuple) -> MeshPeerReading:  # (for the one-by-one rows)
+    return _new(MeshPeerReading, fields)
 _ONE_RTT = struct.Struct(MESH_ROW.format + "I")  # a row and the one RTT it lists
 
 
@@ -37,9 +41,7 @@ def parse_mesh(value: bytes) -> MeshSample:
     readings = _one_rtt_rows(value, rows)
     if readings is None:
         readings = _rows(value, rows)
-    address = address_text(family, home) if family else None
-    if family and address is None:
-        raise ParseError(f"mesh: address family {family}")
+    address = (_TEXTS.get((family, home)) or _text(family, home)) if family else None
     return MeshSample(mono, port=port, peers=peers, answers=answers, refused=refused, readings=tuple(readings),
                       address=address)
 
@@ -59,13 +61,13 @@ def _one_rtt_rows(value: bytes, rows: int) -> list[MeshPeerReading] | None:
     2 s: a frame's rows are mostly one answered probe each), in one C pass; None otherwise."""
     if len(value) - MESH_HEAD.size != rows * _ONE_RTT.size:
         return None
-    texts, out = _TEXTS, []
+    texts, out, reading = _TEXTS, [], MeshPeerReading
     append = out.append
     for family, raw, port, answered, lost, listed, rtt in _ONE_RTT.iter_unpack(memoryview(value)[MESH_HEAD.size:]):
         if listed != 1 or not answered:
             return None  # (rows of 0 and 2 RTTs that happen to add up): row by row
         address = texts.get((family, raw)) or _text(family, raw)
-        append(_reading((address, port, answered, lost, (rtt,))))
+        append(_new(reading, (address, port, answered, lost, (rtt,))))  # (a NamedTuple without its __new__'s call)
     return out
 
 

@@ -243,6 +243,7 @@ _REMAKE = PairMesh("", "", Counts(), None, None)  # a pair whose figures are to 
 KEEP_ALL_PAIRS = MESH_QUIET_PAIRS
 _NONE_KEPT: dict[int, list] = {}
 _HIGHEST = itemgetter(2)  # a frame's highest RTT of the pairs not kept
+_ENDPOINT = itemgetter(0, 1)  # a reading's peer: (address, port)
 
 
 class MeshWindow:
@@ -300,7 +301,7 @@ class MeshWindow:
             frame = [mono_s, array("I"), 0]
             frames.append(frame)
         highest = frame[2]
-        ids, id_of, change = index.ids, index.id_of, index.change
+        ids, id_of, change, names = index.ids, index.id_of, index.change, index.names
         # PairIndex.add_frame's pooling, inline for the common reading (no probe lost): this
         # loop runs ~20,000 times a second on a 1,024-node fleet
         probes, sums_of, leaf_ix = index.probes, index.sums_of, index.leaf_ix
@@ -308,14 +309,17 @@ class MeshWindow:
         kept, keep_all = self._kept_by.get(a) or _NONE_KEPT, index.pair_count < KEEP_ALL_PAIRS
         added: list[int] = []
         total = pairs = 0
-        for address, port, answered, lost, rtts in readings:
-            target = target_of.get((address, port))
-            if target is None or target == prober:
-                continue
-            b = ids.get(target)
+        # each reading's peer: its number, looked up in C (None: a peer not numbered yet, or no node)
+        numbers = list(map(ids.get, map(target_of.get, map(_ENDPOINT, readings))))
+        for b, (address, port, answered, lost, rtts) in zip(numbers, readings):
             if b is None:
+                target = target_of.get((address, port))
+                if target is None or target == prober:
+                    continue
                 b = id_of(target)
                 leaves = index.leaf_rows[index.leaf_ix[a]]
+            elif b == a:
+                continue
             n = answered + lost
             if not n:
                 continue
@@ -337,11 +341,11 @@ class MeshWindow:
                         sb[3] += 1
             rows = kept.get(b)
             if rows is None and (keep_all or lost_of[b] or row[b] >= MIN_PROBES):
-                rows = self._keep((prober, target), a, b)
+                rows = self._keep((prober, names[b]), a, b)
                 kept = self._kept_by[a]
             if rows is not None:
                 rows.append((mono_s, rtts))
-                self._remake.add((prober, target))
+                self._remake.add((prober, names[b]))
             else:
                 for t in rtts:
                     if t > highest:
