@@ -304,7 +304,7 @@ class MeshWindow:
         ids, id_of, change, names = index.ids, index.id_of, index.change, index.names
         # PairIndex.add_frame's pooling, inline for the common reading (no probe lost): this
         # loop runs ~20,000 times a second on a 1,024-node fleet
-        probes, sums_of, leaf_ix = index.probes, index.sums_of, index.leaf_ix
+        probes, sums_of, leaf_ix, node_probes = index.probes, index.sums_of, index.leaf_ix, index.node_probes
         row, lost_of, sa, leaves = probes[a], index.lost[a], sums_of[a], index.leaf_rows[index.leaf_ix[a]]
         kept, keep_all = self._kept_by.get(a) or _NONE_KEPT, index.pair_count < KEEP_ALL_PAIRS
         added: list[int] = []
@@ -329,16 +329,16 @@ class MeshWindow:
             else:
                 old = row[b]
                 row[b] = old + n
-                sb = sums_of[b]
-                sb[0] += n
+                node_probes[b] += n
                 total += n
                 leaves[leaf_ix[b]][0] += n
                 if not old:
                     pairs += 1
-                    sb[2] += 1
+                    sb = sums_of[b]
+                    sb[1] += 1
                     if not probes[b][a]:
-                        sa[3] += 1
-                        sb[3] += 1
+                        sa[2] += 1
+                        sb[2] += 1
             rows = kept.get(b)
             if rows is None and (keep_all or lost_of[b] or row[b] >= MIN_PROBES):
                 rows = self._keep((prober, names[b]), a, b)
@@ -352,8 +352,8 @@ class MeshWindow:
                         highest = t
         frame[2] = highest
         frame[1].fromlist(added)
-        sa[0] += total
-        sa[2] += pairs
+        node_probes[a] += total
+        sa[1] += pairs
         index.sums[0] += total
         index.pair_count += pairs
 
@@ -509,7 +509,7 @@ class MeshWindow:
                 p99 = float(highest)
             d = less.get(i) or [0, 0]
             s = index.sums_of[i]
-            found[node] = NodeMesh(node, Counts(*evidence.node_sums(node)), s[3] - d[0], s[4] - d[1], p99)
+            found[node] = NodeMesh(node, Counts(*evidence.node_sums(node)), s[2] - d[0], s[3] - d[1], p99)
         return found
 
 

@@ -63,7 +63,8 @@ class PairIndex:
         self.alive: list[bool] = []
         self.probes: list[list[int]] = []  # [prober][target]
         self.lost: list[list[int]] = []
-        self.sums_of: list[list[int]] = []  # node → [probes, lost, pairs, peers, lossy peers]
+        self.node_probes: list[int] = []  # node → its pairs' probes, both ways
+        self.sums_of: list[list[int]] = []  # node → [lost, pairs, peers, lossy peers] of its pairs
         self.lossy: set[Key] = set()  # pairs with a lost probe
         self.sums = [0, 0]
         self.pair_count = 0
@@ -89,7 +90,8 @@ class PairIndex:
                 row.append(0)
             self.probes.append([0] * (i + 1))
             self.lost.append([0] * (i + 1))
-            self.sums_of.append([0, 0, 0, 0, 0])
+            self.node_probes.append(0)
+            self.sums_of.append([0, 0, 0, 0])
             k = self._leaf_number(node)
             self.leaf_ix.append(k)
             if k >= 0:
@@ -117,7 +119,7 @@ class PairIndex:
     def pairs_of(self, node: str) -> list[Key]:
         """``node``'s ordered pairs with a probe, both ways (a walk of its row and column)."""
         i = self.ids.get(node)
-        if i is None or not self.sums_of[i][2]:
+        if i is None or not self.sums_of[i][1]:
             return []
         names, alive = self.names, self.alive
         out = [(node, names[b]) for b, p in enumerate(self.probes[i]) if p and alive[b]]
@@ -128,15 +130,14 @@ class PairIndex:
         """The nodes with a pair."""
         sums_of = self.sums_of
         for node, i in self.ids.items():
-            if sums_of[i][2]:
+            if sums_of[i][1]:
                 yield node
 
     def node_sums(self, node: str) -> tuple[int, int]:
         i = self.ids.get(node)
         if i is None:
             return 0, 0
-        s = self.sums_of[i]
-        return s[0], s[1]
+        return self.node_probes[i], self.sums_of[i][0]
 
     # --- leaves -----------------------------------------------------------------------------
     def use(self, topology: Topology | None) -> None:
@@ -231,7 +232,7 @@ class PairIndex:
     def _frame(self, a: int, entries: Sequence[int], start: int, sign: int) -> None:
         # ``change`` and ``_pool`` for the common reading (no probe lost), without a call each
         probes = self.probes
-        row, alive, sums_of, leaf_ix = probes[a], self.alive, self.sums_of, self.leaf_ix
+        row, alive, sums_of, leaf_ix, node_probes = probes[a], self.alive, self.sums_of, self.leaf_ix, self.node_probes
         sa, leaves = sums_of[a], self.leaf_rows[leaf_ix[a]]
         total = pairs = 0
         it = iter(entries[start:] if start else entries)
@@ -244,33 +245,33 @@ class PairIndex:
             now = row[b] = old + n
             if not alive[b]:
                 continue
-            sb = sums_of[b]
-            sb[0] += n
+            node_probes[b] += n
             total += n
             leaves[leaf_ix[b]][0] += n
             if not old or not now:  # the pair's first probe, or its last
                 born = 1 if now else -1
                 pairs += born
-                sb[2] += born
+                sb = sums_of[b]
+                sb[1] += born
                 if not probes[b][a]:
-                    sa[3] += born
-                    sb[3] += born
-        sa[0] += total
-        sa[2] += pairs
+                    sa[2] += born
+                    sb[2] += born
+        node_probes[a] += total
+        sa[1] += pairs
         self.sums[0] += total
         self.pair_count += pairs
 
     def _pool(self, a: int, b: int, dp: int, dl: int, born: int) -> None:
         """Pair (a, b)'s change into every pooled figure (``born`` +1: its first probe, -1: its last)."""
         sa, sb = self.sums_of[a], self.sums_of[b]
-        sa[0] += dp
-        sb[0] += dp
+        self.node_probes[a] += dp
+        self.node_probes[b] += dp
         self.sums[0] += dp
         ls = self.leaf_rows[self.leaf_ix[a]][self.leaf_ix[b]]
         ls[0] += dp
         if dl:
-            sa[1] += dl
-            sb[1] += dl
+            sa[0] += dl
+            sb[0] += dl
             self.sums[1] += dl
             ls[1] += dl
             lost = self.lost[a][b]
@@ -283,15 +284,15 @@ class PairIndex:
                     self.lossy.discard(key)
                 if not had:
                     step = 1 if lost else -1
-                    sa[4] += step
-                    sb[4] += step
+                    sa[3] += step
+                    sb[3] += step
         if born:
-            sa[2] += born
-            sb[2] += born
+            sa[1] += born
+            sb[1] += born
             self.pair_count += born
             if not self.probes[b][a]:  # the peers: a pair either way
-                sa[3] += born
-                sb[3] += born
+                sa[2] += born
+                sb[2] += born
 
 
 class Evidence:
@@ -330,7 +331,7 @@ class Evidence:
         """The nodes with a pair left."""
         delta, sums_of = self._node_delta, self.index.sums_of
         for node, i in self.index.ids.items():
-            if node not in self.out and sums_of[i][2] > delta.get(node, (0, 0, 0))[2]:
+            if node not in self.out and sums_of[i][1] > delta.get(node, (0, 0, 0))[2]:
                 yield node
 
     def node_sums(self, node: str) -> tuple[int, int]:
