@@ -479,21 +479,12 @@ class MeshWindow:
             if out:
                 pairs = {k: p for k, p in pairs.items() if k[0] not in out and k[1] not in out}
         evidence = Evidence(index, out)
-        probed = index.pair_count - len(evidence.removed)
+        probed = index.pair_count - evidence.taken
         return _judge(evidence, pairs, self._node_meshes(evidence), topology, self.window_s, probed)
 
     def _node_meshes(self, evidence: Evidence) -> dict[str, NodeMesh]:
         """Each judged node's pairs pooled (``_nodes``), from the index: the nodes out taken off."""
         index, out, made, own = self._index, evidence.out, self._made, self._own
-        less: dict[int, list[int]] = {}  # node → [peers, lossy peers] among the nodes out
-        probes, lost, alive = index.probes, index.lost, index.alive
-        for gone in out:
-            g = index.ids[gone]
-            for o in range(len(index.names)):
-                if o != g and alive[o] and index.names[o] not in out and (probes[g][o] or probes[o][g]):
-                    d = less.setdefault(o, [0, 0])
-                    d[0] += 1
-                    d[1] += bool(lost[g][o] or lost[o][g])
         found = {}
         for node in evidence.nodes():
             i = index.ids[node]
@@ -507,7 +498,7 @@ class MeshWindow:
             highest = max(map(_HIGHEST, frames), default=0)  # its pairs not kept: a probe or two, p99 their highest
             if highest and (p99 is None or highest > p99):
                 p99 = float(highest)
-            d = less.get(i) or [0, 0]
+            d = evidence.peers_out.get(node) or (0, 0)
             s = index.sums_of[i]
             found[node] = NodeMesh(node, Counts(*evidence.node_sums(node)), s[2] - d[0], s[3] - d[1], p99)
         return found

@@ -307,8 +307,9 @@ class Evidence:
         self._leaf_delta: dict[Key, list[int]] = {}
         self._cross_delta: dict[str, list[int]] = {}  # [probes, lost] of its pairs to other leaves taken out
         self.sums = list(index.sums)
-        for node in self.out:
-            self.take(index.pairs_of(node))
+        self.taken = 0  # pairs out of it
+        self.peers_out: dict[str, list[int]] = {}  # node → [peers, lossy peers] among the nodes out
+        self._take_out()
         self.judged = self.sums[0], self.sums[1]  # the judged pairs pooled, before any part is named
         # each leaf's nodes that have a pair to judge
         self.leaves: dict[str, set[str]] = {}
@@ -318,11 +319,62 @@ class Evidence:
                 if leaf is not None:
                     self.leaves.setdefault(leaf, set()).add(node)
 
+    def _take_out(self) -> None:
+        """The pairs of the nodes out leave the pooled figures: a walk of their rows and
+        columns of the tables (no key made a pair: a node down has a thousand pairs)."""
+        index, out = self.index, self.out
+        names, alive, probes, lost, leaf_ix = index.names, index.alive, index.probes, index.lost, index.leaf_ix
+        done: set[int] = set()
+        for g in sorted(index.ids[n] for n in out if n in index.ids):
+            done.add(g)
+            gone = names[g]
+            probes_g, lost_g = probes[g], lost[g]
+            for o in range(len(names)):
+                p1, p2 = probes_g[o], probes[o][g]
+                if not (p1 or p2) or o in done or not alive[o]:
+                    continue  # (the pair of two nodes out: once)
+                p, lo, k = p1 + p2, lost_g[o] + lost[o][g], (p1 > 0) + (p2 > 0)
+                self.sums[0] -= p
+                self.sums[1] -= lo
+                self.taken += k
+                other = names[o]
+                if other not in out:
+                    less = self.peers_out.get(other)
+                    if less is None:
+                        less = self.peers_out[other] = [0, 0]
+                    less[0] += 1
+                    less[1] += lo > 0
+                for node in (gone, other):
+                    d = self._node_delta.get(node)
+                    if d is None:
+                        d = self._node_delta[node] = [0, 0, 0]
+                    d[0] += p
+                    d[1] += lo
+                    d[2] += k
+                if leaf_ix[g] >= 0 and leaf_ix[o] >= 0:
+                    self._leaves_take(index.leaf_names[leaf_ix[g]], index.leaf_names[leaf_ix[o]], (gone, other), p, lo)
+
+    def _leaves_take(self, a: str, b: str, key: Key, probes: int, lost: int) -> None:
+        two = (a, b) if a <= b else (b, a)
+        ld = self._leaf_delta.get(two)
+        if ld is None:
+            ld = self._leaf_delta[two] = [0, 0]
+        ld[0] += probes
+        ld[1] += lost
+        if a != b:
+            for node in key:
+                cd = self._cross_delta.get(node)
+                if cd is None:
+                    cd = self._cross_delta[node] = [0, 0]
+                cd[0] += probes
+                cd[1] += lost
+
     def __contains__(self, key: Key) -> bool:
-        return key in self.index.counts and key not in self.removed
+        out = self.out
+        return key in self.index.counts and key not in self.removed and key[0] not in out and key[1] not in out
 
     def __bool__(self) -> bool:
-        return self.index.pair_count > len(self.removed)
+        return self.index.pair_count > self.taken
 
     def lost(self, key: Key) -> int:
         return self.index.counts[key][1]
@@ -339,20 +391,23 @@ class Evidence:
         return s[0] - d[0], s[1] - d[1]
 
     def pairs_of(self, node: str) -> set[Key]:
-        removed = self.removed
-        return {k for k in self.index.pairs_of(node) if k not in removed}
+        removed, out = self.removed, self.out
+        mine = {k for k in self.index.pairs_of(node) if k not in removed}
+        return {k for k in mine if k[0] not in out and k[1] not in out} if out else mine
 
     def lossy(self) -> set[Key]:
-        return self.index.lossy - self.removed
+        out = self.out
+        return {k for k in self.index.lossy - self.removed if k[0] not in out and k[1] not in out}
 
     def pooled(self, keys: Iterable[Key]) -> tuple[int, int]:
         """The pooled (probes, lost) of those of ``keys`` in the evidence."""
         index, removed = self.index, self.removed
         ids, table, lost_table = index.ids, index.probes, index.lost
         probes = lost = 0
+        out = self.out
         for k in keys:
             a, b = ids.get(k[0]), ids.get(k[1])
-            if a is None or b is None or k in removed:
+            if a is None or b is None or k in removed or k[0] in out or k[1] in out:
                 continue
             n = table[a][b]
             if n:
@@ -387,12 +442,13 @@ class Evidence:
 
     def take(self, keys: Iterable[Key]) -> None:
         """These pairs are out of the evidence."""
-        index = self.index
+        index, out = self.index, self.out
         for key in keys:
             c = index.counts.get(key)
-            if c is None or key in self.removed:
+            if c is None or key in self.removed or key[0] in out or key[1] in out:
                 continue
             self.removed.add(key)
+            self.taken += 1
             probes, lost = c
             self.sums[0] -= probes
             self.sums[1] -= lost
@@ -406,19 +462,7 @@ class Evidence:
             if index.topology is not None:
                 a, b = index.leaf_of(key[0]), index.leaf_of(key[1])
                 if a is not None and b is not None:
-                    two = (a, b) if a <= b else (b, a)
-                    ld = self._leaf_delta.get(two)
-                    if ld is None:
-                        ld = self._leaf_delta[two] = [0, 0]
-                    ld[0] += probes
-                    ld[1] += lost
-                    if a != b:
-                        for node in key:
-                            cd = self._cross_delta.get(node)
-                            if cd is None:
-                                cd = self._cross_delta[node] = [0, 0]
-                            cd[0] += probes
-                            cd[1] += lost
+                    self._leaves_take(a, b, key, probes, lost)
 
 
 def own_p99(node: str, keys: Iterable[Key], p99_of: Callable[[Key], float | None],
