@@ -305,7 +305,7 @@ class MeshWindow:
         # PairIndex.add_frame's pooling, inline for the common reading (no probe lost): this
         # loop runs ~20,000 times a second on a 1,024-node fleet
         probes, sums_of, leaf_ix, node_probes = index.probes, index.sums_of, index.leaf_ix, index.node_probes
-        row, lost_of, sa, leaves = probes[a], index.lost[a], sums_of[a], index.leaf_rows[index.leaf_ix[a]]
+        row, sa, leaves = probes[a], sums_of[a], index.leaf_rows[index.leaf_ix[a]]
         kept, keep_all = self._kept_by.get(a) or _NONE_KEPT, index.pair_count < KEEP_ALL_PAIRS
         added: list[int] = []
         total = pairs = 0
@@ -340,7 +340,8 @@ class MeshWindow:
                         sa[2] += 1
                         sb[2] += 1
             rows = kept.get(b)
-            if rows is None and (keep_all or lost_of[b] or row[b] >= MIN_PROBES):
+            # (a pair with a lost probe in the window is kept from that probe on: lost, not the table)
+            if rows is None and (lost or row[b] >= MIN_PROBES or keep_all):
                 rows = self._keep((prober, names[b]), a, b)
                 kept = self._kept_by[a]
             if rows is not None:
