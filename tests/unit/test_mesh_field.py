@@ -76,6 +76,8 @@ def test_a_bad_mesh_field_makes_the_mesh_unavailable_not_the_node():
     sample = FrameDecoder().decode(encode_fields(base + [("mesh", b"garbage")]))
     assert sample.mesh is not None and not sample.mesh.available and "mesh" in (sample.mesh.error or "")
     assert FrameDecoder().decode(encode_fields(base)).mesh is None
+    good = field([row("198.18.0.2", 5000, 1, 0, [120])])
+    assert FrameDecoder().decode(encode_fields(base + [("mesh", good)])).mesh == parse_mesh(good)
 
 
 def test_the_command_line_stays_under_the_kernels_limit_for_one_argument():
