@@ -271,6 +271,7 @@ class MeshWindow:
         self._remake: set[Key] = set()  # kept pairs whose rows changed since their figures were made
         self._own: dict[str, tuple[float, Key] | None] = {}  # node → its kept probes' highest p99 and that pair (absent: to find)
         self._latest: dict[str, float] = {}  # prober -> its latest frame's mono_s
+        self._top: dict[int, list[int]] = {}  # prober's number → [its frames' highest RTT, how many have it] (absent: to find)
 
     @property
     def pair_count(self) -> int:
@@ -351,7 +352,9 @@ class MeshWindow:
                 for t in rtts:
                     if t > highest:
                         highest = t
-        frame[2] = highest
+        if highest > frame[2]:
+            self._raise(a, frame[2], highest)
+            frame[2] = highest
         frame[1].fromlist(added)
         node_probes[a] += total
         sa[1] += pairs
@@ -394,6 +397,7 @@ class MeshWindow:
         if number is not None:
             self._frames.pop(number, None)
             self._kept_by.pop(number, None)
+            self._top.pop(number, None)
         self._latest.pop(node, None)
         self._own.pop(node, None)
 
@@ -415,7 +419,12 @@ class MeshWindow:
         keep_all = index.pair_count < KEEP_ALL_PAIRS
         kept = self._kept_by.get(a)
         while frames and frames[0][0] <= since:
-            entries = frames.popleft()[1]
+            _, entries, highest = frames.popleft()
+            top = self._top.get(a)
+            if top is not None and highest and highest == top[0]:
+                top[1] -= 1
+                if not top[1]:
+                    del self._top[a]
             index.age_frame(a, entries)
             if not kept:
                 continue
@@ -432,19 +441,37 @@ class MeshWindow:
                 if not rows:
                     self._unkeep(key)
                 elif not (keep_all or lost_of[b] or probes_of[b] >= MIN_PROBES):
-                    self._spill(frames, rows)
+                    self._spill(a, frames, rows)
                     self._unkeep(key)
                 else:
                     self._remake.add(key)
 
-    @staticmethod
-    def _spill(frames: deque[Frame], rows: list[Row]) -> None:
+    def _spill(self, a: int, frames: deque[Frame], rows: list[Row]) -> None:
         """A pair no longer kept: its RTTs left go to its prober's frames' highest."""
         at = {frame[0]: frame for frame in frames}
         for mono_s, rtts in rows:
             frame = at.get(mono_s)
-            if frame is not None and rtts:
-                frame[2] = max(frame[2], max(rtts))
+            if frame is not None and rtts and max(rtts) > frame[2]:
+                self._raise(a, frame[2], max(rtts))
+                frame[2] = max(rtts)
+
+    def _raise(self, a: int, old: int, new: int) -> None:
+        """A frame of prober ``a`` has a new highest RTT (``new`` > ``old``): its frames' highest follows."""
+        top = self._top.get(a)
+        if top is not None:
+            if new > top[0]:
+                top[0], top[1] = new, 1
+            elif new == top[0]:
+                top[1] += 1
+
+    def _highest(self, a: int) -> int:
+        """The highest RTT of prober ``a``'s frames (0: none), kept as they come and go."""
+        top = self._top.get(a)
+        if top is None:
+            frames = self._frames.get(a, ())
+            value = max(map(_HIGHEST, frames), default=0)
+            top = self._top[a] = [value, sum(1 for f in frames if f[2] == value) if value else 0]
+        return top[0]
 
     def pairs(self) -> dict[tuple[str, str], PairMesh]:
         """The figures of every kept pair with a settled probe in the window (a new dict each
@@ -495,8 +522,7 @@ class MeshWindow:
             if best is not None and best[1][1] in out:
                 best = own_p99(node, self._kept_of.get(node, ()), lambda k: made[k].p99_us, out)
             p99 = None if best is None else best[0]
-            frames = self._frames.get(i)
-            highest = max(map(_HIGHEST, frames), default=0)  # its pairs not kept: a probe or two, p99 their highest
+            highest = self._highest(i)  # its pairs not kept: a probe or two, p99 their highest
             if highest and (p99 is None or highest > p99):
                 p99 = float(highest)
             d = evidence.peers_out.get(node) or (0, 0)
