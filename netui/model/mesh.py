@@ -238,8 +238,9 @@ Frame = list  # a prober's frame: [mono_s, array of (target number, answered, lo
 
 _REMAKE = PairMesh("", "", Counts(), None, None)  # a pair whose figures are to be made again
 
-# a window of fewer pairs than this keeps every pair's figures (a small fleet: each reaches
-# MIN_PROBES); a larger one keeps them only for the pairs that lost a probe or have MIN_PROBES
+# a window of fewer pairs than this (among fewer than ~141 probers) keeps every pair's figures
+# (a small fleet: each reaches MIN_PROBES); a larger one keeps them only for the pairs that lost
+# a probe or have MIN_PROBES
 KEEP_ALL_PAIRS = MESH_QUIET_PAIRS
 _NONE_KEPT: dict[int, list] = {}
 _HIGHEST = itemgetter(2)  # a frame's highest RTT of the pairs not kept
@@ -307,7 +308,7 @@ class MeshWindow:
         # loop runs ~20,000 times a second on a 1,024-node fleet
         probes, sums_of, leaf_ix, node_probes = index.probes, index.sums_of, index.leaf_ix, index.node_probes
         row, sa, leaves = probes[a], sums_of[a], index.leaf_rows[index.leaf_ix[a]]
-        kept, keep_all = self._kept_by.get(a) or _NONE_KEPT, index.pair_count < KEEP_ALL_PAIRS
+        kept, keep_all = self._kept_by.get(a) or _NONE_KEPT, self._keep_all()
         added: list[int] = []
         total = pairs = 0
         # each reading's peer: its number, looked up in C (None: a peer not numbered yet, or no node)
@@ -416,7 +417,7 @@ class MeshWindow:
         prober = names[a]
         since = self._latest.get(prober, float("-inf")) - self.window_s
         probes_of, lost_of = index.probes[a], index.lost[a]
-        keep_all = index.pair_count < KEEP_ALL_PAIRS
+        keep_all, at = self._keep_all(), None
         kept = self._kept_by.get(a)
         while frames and frames[0][0] <= since:
             _, entries, highest = frames.popleft()
@@ -441,14 +442,21 @@ class MeshWindow:
                 if not rows:
                     self._unkeep(key)
                 elif not (keep_all or lost_of[b] or probes_of[b] >= MIN_PROBES):
-                    self._spill(a, frames, rows)
+                    if at is None:  # (once a prober's frames age: a fleet growing past KEEP_ALL_PAIRS spills thousands)
+                        at = {frame[0]: frame for frame in frames}
+                    self._spill(a, at, rows)
                     self._unkeep(key)
                 else:
                     self._remake.add(key)
 
-    def _spill(self, a: int, frames: deque[Frame], rows: list[Row]) -> None:
-        """A pair no longer kept: its RTTs left go to its prober's frames' highest."""
-        at = {frame[0]: frame for frame in frames}
+    def _keep_all(self) -> bool:
+        """Every pair's figures kept: a window of fewer than KEEP_ALL_PAIRS pairs, among fewer
+        probers than would make that many (a large fleet coming up keeps none of them)."""
+        return self._index.pair_count < KEEP_ALL_PAIRS and len(self._frames) ** 2 < KEEP_ALL_PAIRS
+
+    def _spill(self, a: int, at: dict[float, Frame], rows: list[Row]) -> None:
+        """A pair no longer kept: its RTTs left go to its prober's frames' highest (``at``: its
+        frames by their time)."""
         for mono_s, rtts in rows:
             frame = at.get(mono_s)
             if frame is not None and rtts and max(rtts) > frame[2]:

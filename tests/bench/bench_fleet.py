@@ -24,7 +24,8 @@ shims: a key schedule per AES-GCM packet, each packet described for the log), ``
 (one process-wide cache of AES-GCM key schedules instead of each connection's own), ``+mesh``
 (the probe mesh on at the default rate: the fake nodes' frames carry its readings; its own
 cost, the "mesh" field's decoding, the fleet's window and judgement and the peers' steering,
-is printed on a line of its own), e.g. ``--variants engine,engine+asyncio,engine`` or
+is printed on a line of its own, and the longest judgement and the pairs whose figures the
+last verdict kept on another), e.g. ``--variants engine,engine+asyncio,engine`` or
 ``--variants engine,engine+mesh``.
 The fake fleet sends one SSH packet per frame, as OpenSSH's sshd does (``--asyncssh-ignore``: with
 asyncssh's IGNORE packet before each); ``--filler-bytes N`` sends frames of N filler bytes
