@@ -8,10 +8,11 @@ tests/bench/fake_fleet.py's FakeMesh sends them), with a topology of ``--leaves`
 fleet judges it (model/fleet.py: at most every 5 s while quiet; here every second, the worst
 case: something named). ``--loss-node`` makes one node's link lose 2 % of the probes through it.
 
-Prints: CPU µs per reading added (and aged out), per node-sample (a node's frame: 20 readings),
-the judgements' CPU (mean and max), the pairs in the window and those whose figures are kept,
-and the heap the window holds (tracemalloc, measured apart in a second fill). Pure model code:
-no SSH, no decoding (bench_fleet measures those).
+Prints: CPU µs per reading added, per node-sample (a node's frame: 20 readings), the
+judgements' CPU (mean and max: a window puts the readings added since its last read into its
+figures then, and ages the old ones out), the pairs in the window and those whose figures are
+kept, and the heap the window holds (tracemalloc, measured apart in a second fill). Pure model
+code: no SSH, no decoding (bench_fleet measures those).
 """
 
 from __future__ import annotations
@@ -121,8 +122,9 @@ def main() -> None:
           f"{w.pair_count:,} pairs in the window, {len(v.pairs):,} kept with their figures; "
           f"named: {', '.join(s.name for s in v.suspects) or 'nobody'}")
     print(f"  adding: {adding / readings * 1e6:.2f} µs CPU per reading, {adding / node_samples * 1e6:.1f} µs per node-sample")
-    print(f"  judgement: first {first * 1e3:.0f} ms; then every second {sum(judging) / len(judging) * 1e3:.1f} ms mean, "
-          f"{max(judging) * 1e3:.1f} ms max (ageing out included) = {sum(judging) / node_samples * 1e6:.1f} µs per node-sample")
+    print(f"  judgement: first {first * 1e3:.0f} ms (a whole window's readings put in); then every second "
+          f"{sum(judging) / len(judging) * 1e3:.1f} ms mean, {max(judging) * 1e3:.1f} ms max (the second's readings put in, "
+          f"the old aged out) = {sum(judging) / node_samples * 1e6:.1f} µs per node-sample")
     print(f"  window + a judgement every second: {per_ns:.1f} µs per node-sample; the window's heap {heap / 2**20:.0f} MB")
 
 
