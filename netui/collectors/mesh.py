@@ -61,7 +61,8 @@ def _one_rtt_rows(value: bytes, rows: int) -> list[MeshPeerReading] | None:
     2 s: a frame's rows are mostly one answered probe each), in one C pass; None otherwise."""
     if len(value) - MESH_HEAD.size != rows * _ONE_RTT.size:
         return None
-    texts, out, reading = _TEXTS, [], MeshPeerReading
+    texts, reading = _TEXTS, MeshPeerReading
+    out: list[MeshPeerReading] = []
     append = out.append
     for family, raw, port, answered, lost, listed, rtt in _ONE_RTT.iter_unpack(memoryview(value)[MESH_HEAD.size:]):
         if listed != 1 or not answered:

@@ -13,7 +13,8 @@ from netui.model.fabric_suspects import (FabricSuspect, HeldSuspects, LeafPressu
                                          paused_leaves)
 from netui.model.flows import AddressBook, PeerRates, labelled, peer_flows
 from netui.model.health import DEFAULT_RULES, HealthRules, Threshold
-from netui.model.mesh import MESH_QUIET_PAIRS, MESH_QUIET_S, NODE, HeldMesh, MeshSample, MeshSuspect, MeshVerdict, MeshWindow
+from netui.model.mesh import MESH_QUIET_PAIRS, MESH_QUIET_S, NODE, HeldMesh, MeshSample, MeshSuspect, MeshVerdict
+from netui.model.mesh_window import MeshWindow
 from netui.model.node import Node, NodeState
 from netui.model.peers import slower_links
 from netui.model.straggler import Straggler, StragglerRules, find_stragglers

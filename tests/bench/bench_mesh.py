@@ -1,4 +1,4 @@
-"""Benchmark: the probe mesh's window and judgement in-process (model/mesh.py ``MeshWindow``).
+"""Benchmark: the probe mesh's window and judgement in-process (model/mesh_window.py ``MeshWindow``).
 
 Run: python -m tests.bench.bench_mesh [--nodes 1024] [--leaves 32] [--seconds 20] [--loss-node NAME]
 A window is filled as ``--nodes`` nodes fill the mesh's 60 s window at the default rate (each

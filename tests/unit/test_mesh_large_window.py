@@ -1,4 +1,4 @@
-"""A large fleet's mesh window (model/mesh.py, KEEP_ALL_PAIRS pairs or more): every pair's probes
+"""A large fleet's mesh window (model/mesh_window.py, KEEP_ALL_PAIRS pairs or more): every pair's probes
 still count in its nodes' figures and in the judgement, while only the pairs that lost a probe
 or have MIN_PROBES keep figures of their own; the others are counted as pairs of too few
 probes, never shown as 0 %."""
@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import random
 
-from netui.model.mesh import KEEP_ALL_PAIRS, MIN_PROBES, NODE, MeshWindow, judge
+from netui.model.mesh import MIN_PROBES, NODE, judge
+from netui.model.mesh_window import KEEP_ALL_PAIRS, MeshWindow
 from netui.model.topology import Attachment, Switch, Topology
 from tests.unit.test_mesh_judge_index import reference_nodes, reference_pairs
 
