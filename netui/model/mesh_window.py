@@ -81,6 +81,8 @@ class MeshWindow:
         ``judge``): a tick's frames in one pass, while the tables are in the CPU's caches
         (frame by frame, between a thousand nodes' other work, each reading cost twice as much)."""
         self.seen(prober, mono_s)
+        if not readings:
+            return  # (its old readings leave at the next read: ``_prune``)
         self._pending.append((prober, mono_s, readings, list(map(target_of.get, map(_ENDPOINT, readings), repeat("")))))
         if len(self._pending) >= MAX_PENDING:  # (a caller that never reads: the frames wait no longer)
             self._flush()
