@@ -129,21 +129,23 @@ class FrameDecoder:
             if str(exc) == "too many fields":
                 raise FrameError(f"too many fields: more than {MAX_FIELDS} in one frame") from None
             raise FrameError(f"bad frame: {exc}") from None
-        mesh = fields.pop("mesh", None)
-        sample = self._sample(fields)
-        if mesh is None:
-            return sample
-        try:
-            return replace(sample, mesh=parse_mesh(mesh))
-        except ParseError as exc:  # the mesh's reading is unavailable, never the node's error
-            return replace(sample, mesh=MeshSample(sample.mono_s, available=False, error=str(exc)))
+        raw_mesh, mesh, error = fields.pop("mesh", None), None, None
+        if raw_mesh is not None:
+            try:
+                mesh = parse_mesh(raw_mesh)
+            except ParseError as exc:  # the mesh's reading is unavailable, never the node's error
+                error = str(exc)
+        sample = self._sample(fields, mesh)
+        if error is not None:
+            return replace(sample, mesh=MeshSample(sample.mono_s, available=False, error=error))
+        return sample
 
-    def _sample(self, fields: dict) -> NodeSample:
+    def _sample(self, fields: dict, mesh: MeshSample | None = None) -> NodeSample:
         peers = self._peers_of(fields.pop("peers", None))
         if self._attrs is not None:
             keys = fields.keys()
             if keys == _USUAL_SUMS or keys == _USUAL:  # a steady node's frame: straight to its sample
-                sample = self._usual(fields, keys == _USUAL, peers)
+                sample = self._usual(fields, keys == _USUAL, peers, mesh)
                 if sample is not None:
                     return sample
         texts: dict[str, str | bytes] = {}
@@ -196,13 +198,15 @@ class FrameDecoder:
         interfaces = self._interfaces(texts, attrs, same)
         if interfaces is not None and not ib and not eth and (texts.keys() == _STEADY_SUMS or texts.keys() == _STEADY):
             sample = _steady(wall, mono, texts["boot_id"].strip() or None, texts["hostname"].strip() or None,
-                             interfaces, texts, texts.keys() == _STEADY, peers)
+                             interfaces, texts, texts.keys() == _STEADY, peers, mesh)
             if sample is not None:
                 return sample
-        return sample_from_texts(texts, attrs, wall_s=wall, mono_s=mono, ib_texts=ib, ethtool_texts=eth,
-                                 ethtool_mono_s=eth_mono, interfaces=interfaces, peers=peers)
+        sample = sample_from_texts(texts, attrs, wall_s=wall, mono_s=mono, ib_texts=ib, ethtool_texts=eth,
+                                   ethtool_mono_s=eth_mono, interfaces=interfaces, peers=peers)
+        return sample if mesh is None else replace(sample, mesh=mesh)
 
-    def _usual(self, fields: dict, tables: bool, peers: PeerSample | None = None) -> NodeSample | None:
+    def _usual(self, fields: dict, tables: bool, peers: PeerSample | None = None,
+               mesh: MeshSample | None = None) -> NodeSample | None:
         """The sample of a frame with the usual fields (``_USUAL_SUMS``, or ``_USUAL`` with
         the per-CPU ``tables``) and the interface records of the frame before; None when a
         part is not as the sampler packs it (the careful path then says which)."""
@@ -218,7 +222,7 @@ class FrameDecoder:
         if boot_raw != ids[0] or host_raw != ids[1]:  # (the same on every frame of a node, but after a reboot)
             ids = self._ids = (bytes(boot_raw), bytes(host_raw), boot_raw.decode("utf-8", "replace").strip() or None,
                                host_raw.decode("utf-8", "replace").strip() or None)
-        return _steady(wall, mono, ids[2], ids[3], interfaces, fields, tables, peers)
+        return _steady(wall, mono, ids[2], ids[3], interfaces, fields, tables, peers, mesh)
 
     def _interfaces(self, texts: dict, attrs: dict, same: bool) -> InterfaceTable | None:
         """The sample's interfaces from the sampler's table; None: sample_from_texts finds
@@ -240,7 +244,8 @@ class FrameDecoder:
 
 
 def _steady(wall: float, mono: float, boot_id: str | None, hostname: str | None, interfaces: InterfaceTable,
-            tables: dict, detail: bool, peers: PeerSample | None = None) -> NodeSample | None:
+            tables: dict, detail: bool, peers: PeerSample | None = None,
+            mesh: MeshSample | None = None) -> NodeSample | None:
     """The sample of a usual frame from its number tables (``detail``: the per-CPU ones
     too, else their sums only); None when one is not as the sampler packs it, or the sums
     lack a file (sample_from_texts then says what is wrong or missing)."""
@@ -249,11 +254,11 @@ def _steady(wall: float, mono: float, boot_id: str | None, hostname: str | None,
         if detail:
             return NodeSample(wall, mono, boot_id, interfaces, parse_tcp_compact(tables["tcp"]),
                               parse_cpu_compact(tables["cpu"]), parse_netirq_compact(tables["netirq"]),
-                              parse_softnet_compact(tables["softnet"]), hostname, (), None, sums, peers)
+                              parse_softnet_compact(tables["softnet"]), hostname, (), None, sums, peers, mesh)
         if sums.ncpus is None or sums.net_rx is None or sums.dropped is None:
             return None
         return NodeSample(wall, mono, boot_id, interfaces, parse_tcp_compact(tables["tcp"]), None, None, None,
-                          hostname, (), None, sums, peers)
+                          hostname, (), None, sums, peers, mesh)
     except ParseError:
         return None
 

@@ -307,7 +307,7 @@ def mesh_document(fleet: Fleet) -> dict | None:
              "elsewhere_loss": mesh_loss(s.elsewhere), "reason": s.text}
             for s in fleet.mesh_suspects
         ],
-        "pairs": len(pairs),
+        "pairs": verdict.probed if verdict is not None else 0,
         "worst_pairs": [
             {"from": p.prober, "to": p.target, "probes": p.counts.probes, "lost": p.counts.lost,
              "loss": mesh_loss(p.counts), "p50_rtt_s": _rtt_s(p.p50_us), "p99_rtt_s": _rtt_s(p.p99_us)}

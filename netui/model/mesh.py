@@ -2,26 +2,30 @@
 settled in one frame. Pure: no I/O; collectors/mesh.py builds them from a frame's "mesh" field.
 
 RTTs are measured on the prober's own monotonic clock (the answer echoes the time the probe
-left): no two nodes' clocks are ever compared.
+left): no two nodes' clocks are ever compared. The window that keeps them over the last minute
+is model/mesh_window.py's; where their losses point, ``judge`` here.
 """
 
 from __future__ import annotations
 
 import math
-from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
 
 from netui.model.health import ABOVE_ZERO, Level, Threshold
-from netui.model.mesh_index import Evidence, Key, PairIndex, own_p99
+from netui.model.mesh_index import Evidence, Key, PairIndex
 from netui.model.topology import Topology
 from netui.model.units import name_key
 
+if TYPE_CHECKING:
+    from netui.model.mesh_window import KEEP_ALL_PAIRS, MeshWindow
 
-@dataclass(frozen=True)
-class MeshPeerReading:
+
+class MeshPeerReading(NamedTuple):
     """One peer's probes that settled in a frame: ``answered`` (their RTTs in µs, at most the
-    sampler's cap of them listed) and ``lost`` (no answer within the sampler's timeout)."""
+    sampler's cap of them listed) and ``lost`` (no answer within the sampler's timeout). A
+    tuple (a frame of a 1,024-node fleet's mesh holds some 20 of them, ~20,000 a second)."""
 
     address: str
     port: int
@@ -188,12 +192,23 @@ class MeshSuspect:
 
 @dataclass(frozen=True)
 class MeshVerdict:
-    """The mesh over its window: every pair, every node, and the suspects, worst first."""
+    """The mesh over its window: the pairs' figures, every node, and the suspects, worst first.
+
+    ``pairs``: every judged pair's figures in a window of fewer than KEEP_ALL_PAIRS pairs; in a
+    larger one only those of the pairs that lost a probe or have MIN_PROBES (the others, a
+    probe or two each and none lost, have no figure to read: their counts are in their nodes'
+    and the suspects'). ``probed``: how many judged ordered pairs have a settled probe."""
 
     pairs: dict[tuple[str, str], PairMesh]
     nodes: dict[str, NodeMesh]
     suspects: tuple[MeshSuspect, ...]
     window_s: float
+    probed: int = 0
+
+    @property
+    def unkept(self) -> int:
+        """The judged pairs with a probe whose figures are not in ``pairs`` (too few probes, none lost)."""
+        return max(0, self.probed - len(self.pairs))
 
     def suspect_of(self, node: str) -> MeshSuspect | None:
         """The suspect that explains ``node``'s losses (its own link first), or None."""
@@ -217,152 +232,6 @@ def _quantile(values: list[int], q: float) -> float | None:
         return None
     ordered = sorted(values)
     return float(ordered[min(len(ordered) - 1, int(q * len(ordered)))])
-
-
-Row = tuple[float, int, int, tuple[int, ...]]  # a frame's reading: (prober's mono_s, answered, lost, RTTs µs)
-
-_REMAKE = PairMesh("", "", Counts(), None, None)  # a pair whose figures are to be made again
-
-
-class MeshWindow:
-    """What each ordered pair's probes settled over the last ``window_s``: readings are added
-    as the probers report them (``add``), dropped when older than the window on the prober's
-    own clock. Aggregates only: per frame and pair, counts and the few RTTs it listed.
-
-    Kept for a fleet of thousands judged every tick: each pair's counts, pooled per node and
-    per leaf (model/mesh_index.py), follow its readings as they come and go; its figures
-    (``PairMesh``) are made again only when they changed; readings leave in the order their
-    prober sent them (a queue per prober), never by a scan of every pair."""
-
-    def __init__(self, window_s: float = WINDOW_S) -> None:
-        self.window_s = window_s
-        self._rows: dict[Key, list[Row]] = {}  # (a list: a deque's block weighs 600 bytes a pair)
-        self._index = PairIndex()
-        self._made: dict[Key, PairMesh] = {}  # each pair's figures, in the order the pairs came
-        self._remake: set[Key] = set()  # pairs whose rows changed since their figures were made
-        self._own: dict[str, tuple[float, Key] | None] = {}  # node → its probes' highest p99 and that pair (absent: to find)
-        self._sent: dict[str, deque[tuple[float, str]]] = {}  # prober → (mono_s, target) as added
-        self._latest: dict[str, float] = {}  # prober -> its latest frame's mono_s
-
-    @property
-    def pair_count(self) -> int:
-        """How many ordered pairs have a reading in the window."""
-        return len(self._rows)
-
-    def add(self, prober: str, target: str, mono_s: float, answered: int, lost: int,
-            rtts_us: tuple[int, ...] = ()) -> None:
-        """One frame's reading of ``prober``'s probes of ``target``."""
-        key = (prober, target)
-        rows = self._rows.get(key)
-        if rows is None:
-            rows = self._rows[key] = []
-            self._made[key] = _REMAKE
-        rows.append((mono_s, answered, lost, rtts_us))
-        probes, was_lost = self._index.counts.get(key, (0, 0))
-        self._index.put(key, probes + answered + lost, was_lost + lost)
-        self._remake.add(key)
-        self._sent.setdefault(prober, deque()).append((mono_s, target))
-        self.seen(prober, mono_s)
-
-    def seen(self, prober: str, mono_s: float) -> None:
-        """``prober`` reported at ``mono_s`` (with or without readings): its old ones age out."""
-        if mono_s < self._latest.get(prober, float("-inf")):  # a restarted node's new clock
-            self.forget(prober)
-        self._latest[prober] = mono_s
-
-    def forget(self, node: str) -> None:
-        """Everything of ``node`` as a prober or a target (it restarted, it left the fleet)."""
-        for key in list(self._index.by_node.get(node, ())):
-            self._drop(key)
-        self._latest.pop(node, None)
-        self._sent.pop(node, None)  # (others' queues may still name it: _prune passes those by)
-        self._own.pop(node, None)
-
-    def _drop(self, key: Key) -> None:
-        del self._rows[key], self._made[key]
-        self._remake.discard(key)
-        self._index.remove(key)
-        own = self._own.get(key[0])
-        if own is not None and own[1] == key:
-            del self._own[key[0]]
-
-    def _prune(self) -> None:
-        """Readings older than the window on their prober's clock leave, oldest first."""
-        for prober, sent in self._sent.items():
-            since = self._latest.get(prober, float("-inf")) - self.window_s
-            while sent and sent[0][0] <= since:
-                key = (prober, sent.popleft()[1])
-                rows = self._rows.get(key)
-                if not rows or rows[0][0] > since:
-                    continue
-                probes, lost = self._index.counts[key]
-                old = 0
-                while old < len(rows) and rows[old][0] <= since:
-                    _, answered, was_lost, _ = rows[old]
-                    probes, lost, old = probes - answered - was_lost, lost - was_lost, old + 1
-                del rows[:old]
-                if rows:
-                    self._index.put(key, probes, lost)
-                    self._remake.add(key)
-                else:
-                    self._drop(key)
-
-    def pairs(self) -> dict[tuple[str, str], PairMesh]:
-        """Every ordered pair with a settled probe in the window (a new dict each call)."""
-        self._prune()
-        made, own = self._made, self._own
-        for key in self._remake:
-            probes, lost = self._index.counts[key]
-            rtts = [t for r in self._rows[key] for t in r[3]]
-            p = made[key] = PairMesh(key[0], key[1], Counts(probes, lost), _quantile(rtts, 0.5), _quantile(rtts, 0.99))
-            prober = key[0]
-            if prober in own:  # the prober's highest p99, kept as its pairs' change
-                best = own[prober]
-                if best is not None and best[1] == key and (p.p99_us is None or p.p99_us < best[0]):
-                    del own[prober]
-                elif p.p99_us is not None and (best is None or p.p99_us > best[0]):
-                    own[prober] = (p.p99_us, key)
-        self._remake.clear()
-        return dict(made)
-
-    def judge(self, topology: Topology | None = None, nodes: Iterable[str] | None = None) -> MeshVerdict:
-        """The window's pairs, nodes and suspects (``judge``); ``nodes``: those to judge (the
-        fleet's nodes that are up), every prober and target when None. Its cost grows with
-        the pairs that changed and the pairs of the parts that lose, not with every pair."""
-        pairs = self.pairs()
-        index = self._index
-        index.use(topology)
-        out: set[str] = set()
-        if nodes is not None:
-            keep = set(nodes)
-            out = {n for n in index.by_node if n not in keep}
-            for node in out:
-                for key in index.by_node[node]:
-                    pairs.pop(key, None)
-        evidence = Evidence(index, out)
-        return _judge(evidence, pairs, self._node_meshes(evidence), topology, self.window_s)
-
-    def _node_meshes(self, evidence: Evidence) -> dict[str, NodeMesh]:
-        """Each judged node's pairs pooled (``_nodes``), from the index: the nodes out taken off."""
-        index, out, made, own = self._index, evidence.out, self._made, self._own
-        less: dict[str, list[int]] = {}  # node → [peers, lossy peers] among the nodes out
-        for gone in out:
-            for other, both in index.peers.get(gone, {}).items():
-                if other not in out:
-                    d = less.setdefault(other, [0, 0])
-                    d[0] += 1
-                    d[1] += both >= 4  # a lost probe
-        found = {}
-        for node in evidence.nodes():
-            if node not in own:
-                own[node] = own_p99(node, index, lambda k: made[k].p99_us)
-            best = own[node]
-            if best is not None and best[1][1] in out:
-                best = own_p99(node, index, lambda k: made[k].p99_us, out)
-            d = less.get(node) or [0, 0]
-            found[node] = NodeMesh(node, Counts(*evidence.node_sums(node)), len(index.peers[node]) - d[0],
-                                   index.lossy_peers[node] - d[1], None if best is None else best[0])
-        return found
 
 
 def _nodes(pairs: dict[tuple[str, str], PairMesh]) -> dict[str, NodeMesh]:
@@ -418,20 +287,14 @@ def judge(pairs: dict[tuple[str, str], PairMesh], topology: Topology | None = No
 
 
 def _judge(ev: Evidence, pairs: dict[Key, PairMesh], node_meshes: dict[str, NodeMesh],
-           topology: Topology | None, window_s: float) -> MeshVerdict:
+           topology: Topology | None, window_s: float, probed: int | None = None) -> MeshVerdict:
     """``judge`` over ``ev``, the judged pairs indexed: a candidate part is looked at pair by
     pair only when its pooled counts lose."""
     suspects: list[MeshSuspect] = []
     counts = ev.index.counts
 
     def pooled(keys: Iterable[Key]) -> Counts:
-        probes = lost = 0
-        for k in keys:
-            if k in ev:
-                c = counts[k]
-                probes += c[0]
-                lost += c[1]
-        return Counts(probes, lost)
+        return Counts(*ev.pooled(keys))
 
     def losing(inside: set[Key]) -> bool:
         c = pooled(inside)
@@ -531,11 +394,12 @@ def _judge(ev: Evidence, pairs: dict[Key, PairMesh], node_meshes: dict[str, Node
         if not mates:
             return True
         loss = pooled(inside).loss or 0.0
-        crossing: set[Key] = set()
+        # their pairs to the other leaves (none of them with the node: it is on their leaf)
+        probes = lost = 0
         for mate in mates:
-            crossing |= {k for k in ev.pairs_of(mate) if node not in k
-                         and None is not topology.leaf_of(k[0] if k[1] == mate else k[1]) != leaf}
-        c = pooled(crossing)
+            p, lo = ev.cross_leaf_sums(mate)
+            probes, lost = probes + p, lost + lo
+        c = Counts(probes, lost)
         return c.probes * loss >= 8 and c.lost < c.probes * loss / 4
 
     def nodes() -> list[tuple[str, str, set[Key], set[str]]]:
@@ -593,7 +457,7 @@ def _judge(ev: Evidence, pairs: dict[Key, PairMesh], node_meshes: dict[str, Node
         suspects = []  # losses in several places that the parts named do not explain together
     order = {ABOVE: 0, UPLINK: 1, PATH: 1, NODE: 2, PAIR: 3}
     suspects.sort(key=lambda x: (order[x.kind], x.name))
-    return MeshVerdict(pairs, node_meshes, tuple(suspects), window_s)
+    return MeshVerdict(pairs, node_meshes, tuple(suspects), window_s, len(pairs) if probed is None else probed)
 
 
 # how unlikely a part's losses must be at the rate of the pairs it is compared with (a
@@ -668,3 +532,12 @@ class HeldMesh:
                 for d in (self._seen, self._clean, self._last):
                     d.pop(name, None)
         return tuple(self._last[name] for name in self._held)
+
+
+def __getattr__(name: str):
+    """``MeshWindow`` and ``KEEP_ALL_PAIRS`` live in model/mesh_window.py (which imports this
+    module): still importable from here."""
+    if name in ("MeshWindow", "KEEP_ALL_PAIRS"):
+        from netui.model import mesh_window
+        return getattr(mesh_window, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,113 +1,298 @@
 """The probe mesh's pairs pooled, kept as they change (model/mesh.py's window and judgement).
 
-A fleet of 1,024 nodes at the default rate keeps some 600,000 ordered pairs in its window, each
-with a probe or two: a judgement that walked them all every tick would cost the monitor
-seconds. ``PairIndex`` keeps each node's pairs and their pooled counts (both ways, per peer, per
-two leaves when given a topology) as each pair's counts change; ``Evidence`` is one
-judgement's view of it: the nodes that are down taken out, and then each part the judgement
-names, without a copy of the pairs. Pure: no I/O.
+A fleet of 1,024 nodes at the default rate has a million ordered pairs in its window, each with
+a probe or two: a judgement that walked them all would cost the monitor seconds, and an object
+per pair a gigabyte. ``PairIndex`` numbers the nodes and keeps every ordered pair's (probes,
+lost) in two flat tables of ints (a row per prober), pooled as they change: per node (the pairs
+it probes and those that probe it), per two leaves when given a topology (and each leaf's own),
+and the whole, with each node's count of peers and of lossy peers and the set of pairs that
+lost a probe. ``Evidence`` is one judgement's view of it: the nodes that are down taken out,
+and then each part the judgement names, without a copy of the pairs. Pure: no I/O.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
+from operator import itemgetter
 
 from netui.model.topology import Topology
 
 Key = tuple[str, str]  # an ordered pair: (prober, target)
 
 
+class _Counts:
+    """``PairIndex.counts``: an ordered pair → (probes, lost), for the pairs with a probe."""
+
+    __slots__ = ("_index",)
+
+    def __init__(self, index: PairIndex) -> None:
+        self._index = index
+
+    def get(self, key: Key, default=None):
+        ids = self._index.ids
+        a, b = ids.get(key[0]), ids.get(key[1])
+        if a is None or b is None:
+            return default
+        probes = self._index.probes[a][b]
+        return (probes, self._index.lost[a][b]) if probes else default
+
+    def __getitem__(self, key: Key) -> tuple[int, int]:
+        found = self.get(key)
+        if found is None:
+            raise KeyError(key)
+        return found
+
+    def __contains__(self, key: Key) -> bool:
+        return self.get(key) is not None
+
+    def __len__(self) -> int:
+        return self._index.pair_count
+
+
 class PairIndex:
     """Every ordered pair's (probes, lost), and pooled: per node (the pairs it probes and those
-    that probe it), per node and peer (pairs and lost both ways), per two leaves of
-    ``topology`` (``leaf_sums``; a leaf's own pairs under (leaf, leaf)), and the whole."""
+    that probe it), per node its peers and lossy peers (a peer: a pair either way; lossy: a
+    lost probe either way), per two leaves of ``topology`` (``leaf_sums``; a leaf's own pairs
+    under (leaf, leaf)), and the whole. A node is a number (``ids``); a node forgotten gets a
+    new number, its old one kept only until its last reading in others' windows leaves
+    (``change`` on a retired number moves the pair's counts, nothing pooled)."""
 
     def __init__(self) -> None:
-        self.counts: dict[Key, tuple[int, int]] = {}
-        self.by_node: dict[str, set[Key]] = {}
-        self.node_sums: dict[str, list[int]] = {}  # [probes, lost]
-        # node → peer → lost × 4 + pairs (its 1 or 2 pairs with the peer: one int, no list, a pair)
-        self.peers: dict[str, dict[str, int]] = {}
-        self.lossy_peers: dict[str, int] = {}  # node → its peers with a lost probe
+        self.ids: dict[str, int] = {}
+        self.names: list[str] = []
+        self.alive: list[bool] = []
+        self.probes: list[list[int]] = []  # [prober][target]
+        self.lost: list[list[int]] = []
+        self.node_probes: list[int] = []  # node → its pairs' probes, both ways
+        self.sums_of: list[list[int]] = []  # node → [lost, pairs, peers, lossy peers] of its pairs
         self.lossy: set[Key] = set()  # pairs with a lost probe
         self.sums = [0, 0]
+        self.pair_count = 0
+        self.counts = _Counts(self)
         self.topology: Topology | None = None
-        self.leaf: dict[str, str | None] = {}  # node → its leaf in ``topology``
-        self.leaf_sums: dict[Key, list[int]] = {}
+        self.leaf_names: list[str] = []
+        self.leaf_ix: list[int] = []  # node → its leaf's number in ``leaf_names``, -1: none
+        self.members: list[list[int]] = []  # leaf → its nodes' numbers
+        self.leaf_rows: list[list[list[int]]] = [[[0, 0]]]  # leaf → other leaf → [probes, lost] (last: a sink)
+        self.leaf_sums: dict[Key, list[int]] = {}  # (leaf, leaf) in order → the same lists
 
+    # --- nodes ------------------------------------------------------------------------------
+    def id_of(self, node: str) -> int:
+        """``node``'s number (a new one for a node not seen, or forgotten)."""
+        i = self.ids.get(node)
+        if i is None:
+            i = self.ids[node] = len(self.names)
+            self.names.append(node)
+            self.alive.append(True)
+            for row in self.probes:
+                row.append(0)
+            for row in self.lost:
+                row.append(0)
+            self.probes.append([0] * (i + 1))
+            self.lost.append([0] * (i + 1))
+            self.node_probes.append(0)
+            self.sums_of.append([0, 0, 0, 0])
+            k = self._leaf_number(node)
+            self.leaf_ix.append(k)
+            if k >= 0:
+                self.members[k].append(i)
+        return i
+
+    def retire(self, node: str) -> int | None:
+        """``node``'s pairs out of every pooled figure, its number retired (the node restarted,
+        or left): its next reading takes a new one. Its number, or None when not seen."""
+        i = self.ids.pop(node, None)
+        if i is None:
+            return None
+        for b, probes in enumerate(self.probes[i]):
+            if probes:
+                self.change(i, b, -probes, -self.lost[i][b])
+        for a, row in enumerate(self.probes):
+            if row[i]:
+                self.change(a, i, -row[i], -self.lost[a][i])
+        self.alive[i] = False  # (others' readings of it still to leave move its tables only)
+        if self.leaf_ix[i] >= 0:
+            self.members[self.leaf_ix[i]].remove(i)
+            self.leaf_ix[i] = -1
+        return i
+
+    def pairs_of(self, node: str) -> list[Key]:
+        """``node``'s ordered pairs with a probe, both ways (a walk of its row and column)."""
+        i = self.ids.get(node)
+        if i is None or not self.sums_of[i][1]:
+            return []
+        names, alive = self.names, self.alive
+        out = [(node, names[b]) for b, p in enumerate(self.probes[i]) if p and alive[b]]
+        out += [(names[a], node) for a, row in enumerate(self.probes) if row[i] and alive[a]]
+        return out
+
+    def nodes(self) -> Iterator[str]:
+        """The nodes with a pair."""
+        sums_of = self.sums_of
+        for node, i in self.ids.items():
+            if sums_of[i][1]:
+                yield node
+
+    def node_sums(self, node: str) -> tuple[int, int]:
+        i = self.ids.get(node)
+        if i is None:
+            return 0, 0
+        return self.node_probes[i], self.sums_of[i][0]
+
+    # --- leaves -----------------------------------------------------------------------------
     def use(self, topology: Topology | None) -> None:
-        """Pool by the leaves of ``topology`` from now on (a pass over the pairs when it changed)."""
+        """Pool by the leaves of ``topology`` from now on (a walk of the tables when it changed)."""
         if topology is self.topology:
             return
-        self.topology, self.leaf, self.leaf_sums = topology, {}, {}
-        if topology is not None:
-            for key, (probes, lost) in self.counts.items():
-                self._leaves_add(key, probes, lost)
+        self.topology = topology
+        self.leaf_names, self.leaf_rows, self.leaf_sums, self.members = [], [[[0, 0]]], {}, []
+        self.leaf_ix = [self._leaf_number(n) if self.alive[i] else -1 for i, n in enumerate(self.names)]
+        for i, k in enumerate(self.leaf_ix):
+            if k >= 0:
+                self.members[k].append(i)
+        if topology is None:
+            return
+        leaf_ix, rows, members = self.leaf_ix, self.leaf_rows, self.members
+        for a, (prow, lrow) in enumerate(zip(self.probes, self.lost)):
+            if leaf_ix[a] < 0:
+                continue
+            mine = rows[leaf_ix[a]]
+            for k, them in enumerate(members):  # (sums in C: a million pairs take some 30 ms)
+                s = mine[k]
+                s[0] += sum(map(prow.__getitem__, them))
+                s[1] += sum(map(lrow.__getitem__, them))
+
+    def _leaf_number(self, node: str) -> int:
+        leaf = self.topology.leaf_of(node) if self.topology is not None else None
+        if leaf is None:
+            return -1
+        try:
+            return self.leaf_names.index(leaf)
+        except ValueError:
+            pass
+        k = len(self.leaf_names)
+        self.leaf_names.append(leaf)
+        sink = [0, 0]
+        for j, row in enumerate(self.leaf_rows[:-1]):  # each leaf's row gets the new leaf, before its sink
+            two = (leaf, self.leaf_names[j]) if leaf <= self.leaf_names[j] else (self.leaf_names[j], leaf)
+            row.insert(k, self.leaf_sums.setdefault(two, [0, 0]))
+        self.leaf_rows[-1].insert(k, sink)  # an unplaced prober's row: sinks only
+        self.members.append([])
+        self.leaf_sums[(leaf, leaf)] = own = [0, 0]
+        mine = [self.leaf_rows[j][k] for j in range(k)] + [own, [0, 0]]
+        self.leaf_rows.insert(k, mine)
+        return k
+
+    def cross_leaf_sums(self, node: str) -> tuple[int, int]:
+        """The pooled (probes, lost) of ``node``'s pairs, both ways, to the nodes of the other
+        leaves (a node of no leaf: none), summed from the tables in C."""
+        i = self.ids.get(node)
+        if i is None or self.leaf_ix[i] < 0:
+            return 0, 0
+        k = self.leaf_ix[i]
+        others = [j for kk, them in enumerate(self.members) if kk != k for j in them]
+        probes, lost, column = self.probes, self.lost, itemgetter(i)
+        return (sum(map(probes[i].__getitem__, others)) + sum(map(column, map(probes.__getitem__, others))),
+                sum(map(lost[i].__getitem__, others)) + sum(map(column, map(lost.__getitem__, others))))
 
     def leaf_of(self, node: str) -> str | None:
-        leaf = self.leaf.get(node, "")
-        if leaf == "":
-            leaf = self.leaf[node] = self.topology.leaf_of(node) if self.topology is not None else None
-        return leaf
+        i = self.ids.get(node)
+        if i is not None:
+            k = self.leaf_ix[i]
+            return self.leaf_names[k] if k >= 0 else None
+        return self.topology.leaf_of(node) if self.topology is not None else None
 
-    def _leaves_add(self, key: Key, probes: int, lost: int) -> None:
-        a, b = self.leaf_of(key[0]), self.leaf_of(key[1])
-        if a is None or b is None:
-            return
-        two = (a, b) if a <= b else (b, a)
-        sums = self.leaf_sums.get(two)
-        if sums is None:
-            sums = self.leaf_sums[two] = [0, 0]
-        sums[0] += probes
-        sums[1] += lost
-
+    # --- counts -----------------------------------------------------------------------------
     def put(self, key: Key, probes: int, lost: int) -> None:
         """Pair ``key`` now has ``probes`` settled, ``lost`` of them lost."""
-        old = self.counts.get(key)
-        dp, dl = (probes, lost) if old is None else (probes - old[0], lost - old[1])
-        self.counts[key] = (probes, lost)
-        self._change(key, dp, dl, +1 if old is None else 0)
-        if lost:
-            self.lossy.add(key)
-        else:
-            self.lossy.discard(key)
+        a, b = self.id_of(key[0]), self.id_of(key[1])
+        self.change(a, b, probes - self.probes[a][b], lost - self.lost[a][b])
 
-    def remove(self, key: Key) -> None:
-        """Pair ``key`` has no settled probe left."""
-        old = self.counts.pop(key, None)
-        if old is None:
-            return
-        self.lossy.discard(key)
-        self._change(key, -old[0], -old[1], -1)
+    def change(self, a: int, b: int, dp: int, dl: int) -> int:
+        """Pair (``a``, ``b``) settled ``dp`` more probes, ``dl`` more lost (negative: aged
+        out). Its probes before."""
+        row = self.probes[a]
+        old = row[b]
+        now = row[b] = old + dp
+        if dl:
+            self.lost[a][b] += dl
+        if self.alive[a] and self.alive[b]:
+            self._pool(a, b, dp, dl, (not old) - (not now))
+        return old
 
-    def _change(self, key: Key, dp: int, dl: int, born: int) -> None:
+    def add_frame(self, a: int, entries: Sequence[int], start: int = 0) -> None:
+        """Prober ``a``'s readings ``entries[start:]`` — (target, answered, lost) flat, every
+        target a number in use — settled: ``change`` of each, in one pass."""
+        self._frame(a, entries, start, 1)
+
+    def age_frame(self, a: int, entries: Sequence[int]) -> None:
+        """Prober ``a``'s readings ``entries`` (as ``add_frame``'s) left the window."""
+        self._frame(a, entries, 0, -1)
+
+    def _frame(self, a: int, entries: Sequence[int], start: int, sign: int) -> None:
+        # ``change`` and ``_pool`` for the common reading (no probe lost), without a call each
+        probes = self.probes
+        row, alive, sums_of, leaf_ix, node_probes = probes[a], self.alive, self.sums_of, self.leaf_ix, self.node_probes
+        sa, leaves = sums_of[a], self.leaf_rows[leaf_ix[a]]
+        total = pairs = 0
+        it = iter(entries[start:] if start else entries)
+        for b, answered, lost in zip(it, it, it):
+            if lost:
+                self.change(a, b, sign * (answered + lost), sign * lost)
+                continue
+            n = sign * answered
+            old = row[b]
+            now = row[b] = old + n
+            if not alive[b]:
+                continue
+            node_probes[b] += n
+            total += n
+            leaves[leaf_ix[b]][0] += n
+            if not old or not now:  # the pair's first probe, or its last
+                born = 1 if now else -1
+                pairs += born
+                sb = sums_of[b]
+                sb[1] += born
+                if not probes[b][a]:
+                    sa[2] += born
+                    sb[2] += born
+        node_probes[a] += total
+        sa[1] += pairs
+        self.sums[0] += total
+        self.pair_count += pairs
+
+    def _pool(self, a: int, b: int, dp: int, dl: int, born: int) -> None:
+        """Pair (a, b)'s change into every pooled figure (``born`` +1: its first probe, -1: its last)."""
+        sa, sb = self.sums_of[a], self.sums_of[b]
+        self.node_probes[a] += dp
+        self.node_probes[b] += dp
         self.sums[0] += dp
-        self.sums[1] += dl
-        a, b = key
-        for node, other in ((a, b), (b, a)):
-            mine = self.by_node.get(node)
-            if mine is None:
-                mine = self.by_node[node] = set()
-                self.node_sums[node], self.peers[node], self.lossy_peers[node] = [0, 0], {}, 0
-            s = self.node_sums[node]
-            s[0] += dp
-            s[1] += dl
-            theirs = self.peers[node]
-            was = theirs.get(other, 0)
-            now = theirs[other] = was + 4 * dl + born
-            if (was >= 4) != (now >= 4):
-                self.lossy_peers[node] += 1 if now >= 4 else -1
-            if born > 0:
-                mine.add(key)
-            elif born < 0:
-                mine.discard(key)
-                if not now & 3:
-                    del theirs[other]
-                if not mine:
-                    for d in (self.by_node, self.node_sums, self.peers, self.lossy_peers):
-                        del d[node]
-        if self.topology is not None:
-            self._leaves_add(key, dp, dl)
+        ls = self.leaf_rows[self.leaf_ix[a]][self.leaf_ix[b]]
+        ls[0] += dp
+        if dl:
+            sa[0] += dl
+            sb[0] += dl
+            self.sums[1] += dl
+            ls[1] += dl
+            lost = self.lost[a][b]
+            if lost == dl or not lost:  # it lost its first probe, or its last lost one left
+                key = (self.names[a], self.names[b])
+                had = self.lost[b][a] and self.alive[b]
+                if lost:
+                    self.lossy.add(key)
+                else:
+                    self.lossy.discard(key)
+                if not had:
+                    step = 1 if lost else -1
+                    sa[3] += step
+                    sb[3] += step
+        if born:
+            sa[1] += born
+            sb[1] += born
+            self.pair_count += born
+            if not self.probes[b][a]:  # the peers: a pair either way
+                sa[2] += born
+                sb[2] += born
 
 
 class Evidence:
@@ -120,9 +305,11 @@ class Evidence:
         self.out = set(out)
         self._node_delta: dict[str, list[int]] = {}  # [probes, lost, pairs] taken out
         self._leaf_delta: dict[Key, list[int]] = {}
+        self._cross_delta: dict[str, list[int]] = {}  # [probes, lost] of its pairs to other leaves taken out
         self.sums = list(index.sums)
-        for node in self.out:
-            self.take(index.by_node.get(node, ()))
+        self.taken = 0  # pairs out of it
+        self.peers_out: dict[str, list[int]] = {}  # node → [peers, lossy peers] among the nodes out
+        self._take_out()
         self.judged = self.sums[0], self.sums[1]  # the judged pairs pooled, before any part is named
         # each leaf's nodes that have a pair to judge
         self.leaves: dict[str, set[str]] = {}
@@ -132,32 +319,106 @@ class Evidence:
                 if leaf is not None:
                     self.leaves.setdefault(leaf, set()).add(node)
 
+    def _take_out(self) -> None:
+        """The pairs of the nodes out leave the pooled figures: a walk of their rows and
+        columns of the tables (no key made a pair: a node down has a thousand pairs)."""
+        index, out = self.index, self.out
+        names, alive, probes, lost, leaf_ix = index.names, index.alive, index.probes, index.lost, index.leaf_ix
+        done: set[int] = set()
+        for g in sorted(index.ids[n] for n in out if n in index.ids):
+            done.add(g)
+            gone = names[g]
+            probes_g, lost_g = probes[g], lost[g]
+            for o in range(len(names)):
+                p1, p2 = probes_g[o], probes[o][g]
+                if not (p1 or p2) or o in done or not alive[o]:
+                    continue  # (the pair of two nodes out: once)
+                p, lo, k = p1 + p2, lost_g[o] + lost[o][g], (p1 > 0) + (p2 > 0)
+                self.sums[0] -= p
+                self.sums[1] -= lo
+                self.taken += k
+                other = names[o]
+                if other not in out:
+                    less = self.peers_out.get(other)
+                    if less is None:
+                        less = self.peers_out[other] = [0, 0]
+                    less[0] += 1
+                    less[1] += lo > 0
+                for node in (gone, other):
+                    d = self._node_delta.get(node)
+                    if d is None:
+                        d = self._node_delta[node] = [0, 0, 0]
+                    d[0] += p
+                    d[1] += lo
+                    d[2] += k
+                if leaf_ix[g] >= 0 and leaf_ix[o] >= 0:
+                    self._leaves_take(index.leaf_names[leaf_ix[g]], index.leaf_names[leaf_ix[o]], (gone, other), p, lo)
+
+    def _leaves_take(self, a: str, b: str, key: Key, probes: int, lost: int) -> None:
+        two = (a, b) if a <= b else (b, a)
+        ld = self._leaf_delta.get(two)
+        if ld is None:
+            ld = self._leaf_delta[two] = [0, 0]
+        ld[0] += probes
+        ld[1] += lost
+        if a != b:
+            for node in key:
+                cd = self._cross_delta.get(node)
+                if cd is None:
+                    cd = self._cross_delta[node] = [0, 0]
+                cd[0] += probes
+                cd[1] += lost
+
     def __contains__(self, key: Key) -> bool:
-        return key in self.index.counts and key not in self.removed
+        out = self.out
+        return key in self.index.counts and key not in self.removed and key[0] not in out and key[1] not in out
 
     def __bool__(self) -> bool:
-        return len(self.index.counts) > len(self.removed)
+        return self.index.pair_count > self.taken
 
     def lost(self, key: Key) -> int:
         return self.index.counts[key][1]
 
     def nodes(self) -> Iterator[str]:
         """The nodes with a pair left."""
-        delta = self._node_delta
-        for node, mine in self.index.by_node.items():
-            if node not in self.out and len(mine) > delta.get(node, (0, 0, 0))[2]:
+        delta, sums_of = self._node_delta, self.index.sums_of
+        for node, i in self.index.ids.items():
+            if node not in self.out and sums_of[i][1] > delta.get(node, (0, 0, 0))[2]:
                 yield node
 
     def node_sums(self, node: str) -> tuple[int, int]:
-        s, d = self.index.node_sums.get(node, (0, 0)), self._node_delta.get(node, (0, 0))
+        s, d = self.index.node_sums(node), self._node_delta.get(node, (0, 0))
         return s[0] - d[0], s[1] - d[1]
 
     def pairs_of(self, node: str) -> set[Key]:
-        removed = self.removed
-        return {k for k in self.index.by_node.get(node, ()) if k not in removed}
+        removed, out = self.removed, self.out
+        mine = {k for k in self.index.pairs_of(node) if k not in removed}
+        return {k for k in mine if k[0] not in out and k[1] not in out} if out else mine
 
     def lossy(self) -> set[Key]:
-        return self.index.lossy - self.removed
+        out = self.out
+        return {k for k in self.index.lossy - self.removed if k[0] not in out and k[1] not in out}
+
+    def pooled(self, keys: Iterable[Key]) -> tuple[int, int]:
+        """The pooled (probes, lost) of those of ``keys`` in the evidence."""
+        index, removed = self.index, self.removed
+        ids, table, lost_table = index.ids, index.probes, index.lost
+        probes = lost = 0
+        out = self.out
+        for k in keys:
+            a, b = ids.get(k[0]), ids.get(k[1])
+            if a is None or b is None or k in removed or k[0] in out or k[1] in out:
+                continue
+            n = table[a][b]
+            if n:
+                probes += n
+                lost += lost_table[a][b]
+        return probes, lost
+
+    def cross_leaf_sums(self, node: str) -> tuple[int, int]:
+        """``node``'s pairs to the other leaves' nodes, pooled (``PairIndex.cross_leaf_sums``)."""
+        s, d = self.index.cross_leaf_sums(node), self._cross_delta.get(node, (0, 0))
+        return s[0] - d[0], s[1] - d[1]
 
     def leaf_sums(self, a: str, b: str) -> tuple[int, int]:
         """The pooled [probes, lost] of the pairs between leaves ``a`` and ``b`` (a leaf's own: a == b)."""
@@ -181,12 +442,13 @@ class Evidence:
 
     def take(self, keys: Iterable[Key]) -> None:
         """These pairs are out of the evidence."""
-        index = self.index
+        index, out = self.index, self.out
         for key in keys:
             c = index.counts.get(key)
-            if c is None or key in self.removed:
+            if c is None or key in self.removed or key[0] in out or key[1] in out:
                 continue
             self.removed.add(key)
+            self.taken += 1
             probes, lost = c
             self.sums[0] -= probes
             self.sums[1] -= lost
@@ -200,19 +462,14 @@ class Evidence:
             if index.topology is not None:
                 a, b = index.leaf_of(key[0]), index.leaf_of(key[1])
                 if a is not None and b is not None:
-                    two = (a, b) if a <= b else (b, a)
-                    ld = self._leaf_delta.get(two)
-                    if ld is None:
-                        ld = self._leaf_delta[two] = [0, 0]
-                    ld[0] += probes
-                    ld[1] += lost
+                    self._leaves_take(a, b, key, probes, lost)
 
 
-def own_p99(node: str, index: PairIndex, p99_of: Callable[[Key], float | None],
+def own_p99(node: str, keys: Iterable[Key], p99_of: Callable[[Key], float | None],
             out: Container[str] = ()) -> tuple[float, Key] | None:
-    """The highest RTT p99 of ``node``'s own probes (of peers not in ``out``) and its pair."""
+    """The highest RTT p99 among ``keys`` of ``node``'s own probes (of peers not in ``out``) and its pair."""
     best: tuple[float, Key] | None = None
-    for key in index.by_node.get(node, ()):
+    for key in keys:
         if key[0] == node and key[1] not in out:
             p99 = p99_of(key)
             if p99 is not None and (best is None or p99 > best[0]):

@@ -122,14 +122,14 @@ class MeshScreen(NetuiScreen):
         suspects = self.query_one("#mesh-suspects", Static)
         worst = self.query_one("#mesh-worst", Static)
         verdict: MeshVerdict | None = fleet.mesh_verdict
-        if verdict is None or not verdict.pairs:
+        if verdict is None or not (verdict.pairs or verdict.probed):
             on = verdict is not None or app.monitor.mesh_on  # (a replay: its first readings still to come)
             waiting = WAITING_REPLAY if app.replay else WAITING
             heat.update(Text(waiting if on else OFF_REPLAY if app.replay else OFF, style="dim" if on else "bold"))
             suspects.update("")
             worst.update("")
             return
-        involved = {n for pair in verdict.pairs for n in pair}
+        involved = verdict.nodes.keys()
         names, sections = leaf_sections(fleet.topology_for([n.name for n in fleet if n.name in involved]),
                                         [n.name for n in fleet if n.name in involved])
         width = max(20, self.size.width - 2)
@@ -170,10 +170,12 @@ class MeshScreen(NetuiScreen):
         typical = median([p.p99_us for p in pairs.values() if p.p99_us is not None and p.enough] or [0.0])
         rtt = self.metric == "rtt"
 
+        few = verdict.unkept > 0 and verdict.nodes.keys()  # pairs of a probe or two, kept as counts only
+
         def cell(a: str, b: str) -> Text:
             p = pairs.get((a, b))
-            if p is None:
-                return Text("")
+            if p is None:  # no probe in the window, or too few and none lost
+                return Text("·", style=muted) if few and a in few and b in few else Text("")
             if not p.enough:
                 return Text("·", style=muted)
             if rtt:
@@ -215,6 +217,8 @@ class MeshScreen(NetuiScreen):
                 out.append("  (too few probes)", style="dim")
         if len(ordered) > rows:
             out.append(f"\n… {len(ordered) - rows} more pairs", style="dim")
+        if verdict.unkept:
+            out.append(f"\n… and {verdict.unkept:,} pairs of fewer than {MIN_PROBES} probes, none lost", style="dim")
         return out
 
 

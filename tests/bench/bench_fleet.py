@@ -24,7 +24,8 @@ shims: a key schedule per AES-GCM packet, each packet described for the log), ``
 (one process-wide cache of AES-GCM key schedules instead of each connection's own), ``+mesh``
 (the probe mesh on at the default rate: the fake nodes' frames carry its readings; its own
 cost, the "mesh" field's decoding, the fleet's window and judgement and the peers' steering,
-is printed on a line of its own), e.g. ``--variants engine,engine+asyncio,engine`` or
+is printed on a line of its own, and the longest judgement and the pairs whose figures the
+last verdict kept on another), e.g. ``--variants engine,engine+asyncio,engine`` or
 ``--variants engine,engine+mesh``.
 The fake fleet sends one SSH packet per frame, as OpenSSH's sshd does (``--asyncssh-ignore``: with
 asyncssh's IGNORE packet before each); ``--filler-bytes N`` sends frames of N filler bytes
@@ -256,6 +257,7 @@ async def _child(args) -> None:
 
         tick_s: list[float] = []
         told = monitor.on_update  # the UI's, when there is one
+        mesh_s[4:] = [0.0, 0.0]  # the longest judgement in the window
         ui0, ui_ticks0, mesh0 = list(ui.totals), len(ui.ticks), list(mesh_s)
         parts0 = list(parts_s) if parts_s is not None else None
 
@@ -292,8 +294,10 @@ async def _child(args) -> None:
             result["parts_s"] = [b - a for a, b in zip(parts0, parts_s)]
         if "mesh" in mods:
             window = fleet.mesh
-            result.update(mesh_s=[b - a for a, b in zip(mesh0, mesh_s)],
-                          mesh_pairs=len(window.pairs()) if window is not None else 0,
+            result.update(mesh_s=[b - a for a, b in zip(mesh0[:4], mesh_s[:4])],
+                          mesh_judge_max_ms=[x * 1e3 for x in mesh_s[4:]],
+                          mesh_pairs=window.pair_count if window is not None else 0,
+                          mesh_kept=len(fleet.mesh_verdict.pairs) if fleet.mesh_verdict is not None else 0,
                           mesh_suspects=[x.name for x in fleet.mesh_suspects])
         stop.set()
         await lag_task
@@ -507,6 +511,10 @@ def _print_result(r: dict, floor: dict | None) -> None:
               f"{sum(r['mesh_s']) / r['window_s'] * 100:.2f} % of a core (decode {parts[0]:.1f}, window {parts[1]:.1f}, "
               f"judgement {parts[2]:.1f}, steering {parts[3]:.1f}); {r['mesh_pairs']:,} pairs in the window at the "
               f"end, named: {', '.join(r['mesh_suspects']) or 'nobody'}")
+        if "mesh_judge_max_ms" in r:
+            cpu, wall = r["mesh_judge_max_ms"]
+            print(f"  {'':32s} the longest judgement {cpu:.0f} ms CPU ({wall:.0f} ms wall); the last verdict "
+                  f"kept {r['mesh_kept']:,} pairs' own figures")
     if "parts_s" in r:
         parts = [x / max(1, r["node_samples"]) * 1e6 for x in r["parts_s"]]
         print(f"  {'':32s} of which " + ", ".join(f"{name} {x:.1f}" for name, x in zip(PARTS, parts))

@@ -36,6 +36,20 @@ def test_a_field_as_the_sampler_packs_it():
         ("198.18.0.2", 5000, 3, 1, (120, 95, 130)), ("198.18.0.3", 5001, 0, 2, ())]
 
 
+@pytest.mark.parametrize("rows", [
+    [("198.18.0.2", 5000, 1, 0, [120]), ("198.18.0.3", 5001, 1, 0, [95])],  # one RTT each (the default rate's frame)
+    [("198.18.0.2", 5000, 2, 0, [120, 95]), ("198.18.0.3", 5001, 0, 1, [])],  # 2 and 0: the same length
+    [("198.18.0.2", 5000, 1, 1, [120]), ("198.18.0.3", 5001, 0, 0, [7])],  # one RTT listed for no answer
+], ids=["one-rtt-rows", "two-and-none", "rtt-without-answer"])
+def test_rows_of_one_rtt_read_as_any_others(rows):
+    value = field([row(*r) for r in rows])
+    if any(len(r[4]) > r[2] for r in rows):
+        with pytest.raises(ParseError):
+            parse_mesh(value)
+        return
+    assert [tuple(r) for r in parse_mesh(value).readings] == [(a, p, n, lost, tuple(t)) for a, p, n, lost, t in rows]
+
+
 def test_a_node_without_its_socket_says_so():
     m = parse_mesh(MESH_HEAD.pack(MESH_UNAVAILABLE, 97, 0, 0, 0, 0, 0, 1.0, 0, bytes(16)))
     assert not m.available and "Address family not supported" in (m.error or "")
@@ -62,6 +76,8 @@ def test_a_bad_mesh_field_makes_the_mesh_unavailable_not_the_node():
     sample = FrameDecoder().decode(encode_fields(base + [("mesh", b"garbage")]))
     assert sample.mesh is not None and not sample.mesh.available and "mesh" in (sample.mesh.error or "")
     assert FrameDecoder().decode(encode_fields(base)).mesh is None
+    good = field([row("198.18.0.2", 5000, 1, 0, [120])])
+    assert FrameDecoder().decode(encode_fields(base + [("mesh", good)])).mesh == parse_mesh(good)
 
 
 def test_the_command_line_stays_under_the_kernels_limit_for_one_argument():

@@ -1,0 +1,344 @@
+"""The probe mesh's window (model/mesh.py): what each ordered pair's probes settled over the
+last minute, kept for a fleet of thousands, and judged (model/mesh.py ``_judge`` over
+model/mesh_index.py's pooled figures). Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import repeat
+from operator import itemgetter
+
+from netui.model.mesh import (MESH_QUIET_PAIRS, MIN_PROBES, WINDOW_S, Counts, MeshPeerReading, MeshVerdict, NodeMesh,
+                              PairMesh, _judge, _quantile)
+from netui.model.mesh_index import Evidence, Key, PairIndex, own_p99
+from netui.model.topology import Topology
+
+Row = tuple[float, tuple[int, ...]]  # a kept pair's reading: (prober's mono_s, RTTs µs)
+Frame = list  # a prober's frame: [mono_s, array of (target number, answered, lost) …, highest RTT µs of pairs not kept]
+
+_REMAKE = PairMesh("", "", Counts(), None, None)  # a pair whose figures are to be made again
+
+# a window of fewer pairs than this (among fewer than ~141 probers) keeps every pair's figures
+# (a small fleet: each reaches MIN_PROBES); a larger one keeps them only for the pairs that lost
+# a probe or have MIN_PROBES
+KEEP_ALL_PAIRS = MESH_QUIET_PAIRS
+MAX_PENDING = 8192  # frames added and not yet read, at most (a tick of 8,192 nodes)
+_NONE_KEPT: dict[int, list] = {}
+_HIGHEST = itemgetter(2)  # a frame's highest RTT of the pairs not kept
+_ENDPOINT = itemgetter(0, 1)  # a reading's peer: (address, port)
+
+
+class MeshWindow:
+    """What each ordered pair's probes settled over the last ``window_s``: readings are added
+    as the probers report them (``add_readings``), dropped when older than the window on the
+    prober's own clock.
+
+    Kept for a fleet of thousands judged every tick: every pair's counts, pooled per node and
+    per leaf (model/mesh_index.py), follow its readings as they come and go; readings leave in
+    the order their prober sent them (a queue of frames per prober, a flat array each), never by
+    a scan of every pair. A pair's own figures (``PairMesh``: its RTTs' p50 and p99) are kept
+    only where they can matter — every pair in a window of fewer than KEEP_ALL_PAIRS, else the
+    pairs that lost a probe in the window or have MIN_PROBES — and made again only when they
+    changed. Of the other pairs (a probe or two and no loss: no figure to read) the window keeps
+    their counts and, for their prober's RTT p99, the highest RTT of each frame."""
+
+    def __init__(self, window_s: float = WINDOW_S) -> None:
+        self.window_s = window_s
+        self._index = PairIndex()
+        self._frames: dict[int, deque[Frame]] = {}  # prober's number → its frames, oldest first
+        self._rows: dict[Key, list[Row]] = {}  # the kept pairs' readings
+        self._kept_by: dict[int, dict[int, list[Row]]] = {}  # the same, prober's number → target's → rows
+        self._kept_of: dict[str, set[Key]] = {}  # node → its kept pairs, both ways
+        self._made: dict[Key, PairMesh] = {}  # each kept pair's figures, in the order the pairs came
+        self._remake: set[Key] = set()  # kept pairs whose rows changed since their figures were made
+        self._own: dict[str, tuple[float, Key] | None] = {}  # node → its kept probes' highest p99 and that pair (absent: to find)
+        self._latest: dict[str, float] = {}  # prober -> its latest frame's mono_s
+        self._pending: list[tuple] = []  # frames added, not yet in the figures: (prober, mono_s, readings, targets)
+        self._top: dict[int, list[int]] = {}  # prober's number → [its frames' highest RTT, how many have it] (absent: to find)
+
+    @property
+    def pair_count(self) -> int:
+        """How many ordered pairs have a reading in the window."""
+        if self._pending:
+            self._flush()
+        return self._index.pair_count
+
+    def add(self, prober: str, target: str, mono_s: float, answered: int, lost: int,
+            rtts_us: tuple[int, ...] = ()) -> None:
+        """One frame's reading of ``prober``'s probes of ``target``."""
+        self.add_readings(prober, mono_s, (MeshPeerReading(target, 0, answered, lost, rtts_us),), {(target, 0): target})
+
+    def add_readings(self, prober: str, mono_s: float, readings: Sequence[MeshPeerReading],
+                     target_of: Mapping[tuple[str, int], str]) -> None:
+        """One frame of ``prober``'s: the readings of each peer whose probes settled, the peer
+        named by ``target_of`` now (its address and port → the node; a reading of an address no
+        node answers on, or of the prober itself, is passed by).
+
+        The readings go into the window's figures at its next read (``pair_count``, ``pairs``,
+        ``judge``): a tick's frames in one pass, while the tables are in the CPU's caches
+        (frame by frame, between a thousand nodes' other work, each reading cost twice as much)."""
+        self.seen(prober, mono_s)
+        if not readings:
+            return  # (its old readings leave at the next read: ``_prune``)
+        self._pending.append((prober, mono_s, readings, list(map(target_of.get, map(_ENDPOINT, readings), repeat("")))))
+        if len(self._pending) >= MAX_PENDING:  # (a caller that never reads: the frames wait no longer)
+            self._flush()
+
+    def _flush(self) -> None:
+        """The frames added since the last read, into the figures, in the order they came."""
+        pending, self._pending = self._pending, []
+        for frame in pending:
+            self._add(*frame)
+
+    def _add(self, prober: str, mono_s: float, readings: Sequence[MeshPeerReading],
+             targets: list[str]) -> None:
+        index = self._index
+        a = index.id_of(prober)
+        frames = self._frames.get(a)
+        if frames is None:
+            frames = self._frames[a] = deque()
+        elif frames and frames[0][0] <= mono_s - self.window_s:
+            self._age(a, frames, mono_s - self.window_s)
+        if frames and frames[-1][0] == mono_s:
+            frame = frames[-1]
+        else:
+            frame = [mono_s, array("I"), 0]
+            frames.append(frame)
+        highest = frame[2]
+        ids, id_of, change, names = index.ids, index.id_of, index.change, index.names
+        # PairIndex.add_frame's pooling, inline for the common reading (no probe lost): this
+        # loop runs ~20,000 times a second on a 1,024-node fleet
+        probes, sums_of, leaf_ix, node_probes = index.probes, index.sums_of, index.leaf_ix, index.node_probes
+        row, sa, leaves = probes[a], sums_of[a], index.leaf_rows[index.leaf_ix[a]]
+        kept, keep_all = self._kept_by.get(a) or _NONE_KEPT, self._keep_all()
+        added: list[int] = []
+        total = pairs = 0
+        # each reading's peer: its number, looked up in C (None: a peer not numbered yet, or no node)
+        numbers = list(map(ids.get, targets))
+        for b, target, (_, _, answered, lost, rtts) in zip(numbers, targets, readings):
+            if b is None:
+                if not target or target == prober:  # ("": an address no node answers on)
+                    continue
+                b = id_of(target)
+                leaves = index.leaf_rows[index.leaf_ix[a]]
+            elif b == a:
+                continue
+            n = answered + lost
+            if not n:
+                continue
+            added += (b, answered, lost)
+            if lost:
+                change(a, b, n, lost)
+            else:
+                old = row[b]
+                row[b] = old + n
+                node_probes[b] += n
+                total += n
+                leaves[leaf_ix[b]][0] += n
+                if not old:
+                    pairs += 1
+                    sb = sums_of[b]
+                    sb[1] += 1
+                    if not probes[b][a]:
+                        sa[2] += 1
+                        sb[2] += 1
+            rows = kept.get(b)
+            # (a pair with a lost probe in the window is kept from that probe on: lost, not the table)
+            if rows is None and (lost or row[b] >= MIN_PROBES or keep_all):
+                rows = self._keep((prober, names[b]), a, b)
+                kept = self._kept_by[a]
+            if rows is not None:
+                rows.append((mono_s, rtts))
+                self._remake.add((prober, names[b]))
+            else:
+                for t in rtts:
+                    if t > highest:
+                        highest = t
+        if highest > frame[2]:
+            self._raise(a, frame[2], highest)
+            frame[2] = highest
+        frame[1].fromlist(added)
+        node_probes[a] += total
+        sa[1] += pairs
+        index.sums[0] += total
+        index.pair_count += pairs
+
+    def _keep(self, key: Key, a: int, b: int) -> list[Row]:
+        """Pair ``key``'s (numbers ``a``, ``b``) figures kept from now on (its readings before: its counts only)."""
+        rows = self._rows[key] = []
+        self._kept_by.setdefault(a, {})[b] = rows
+        self._made[key] = _REMAKE
+        for node in key:
+            self._kept_of.setdefault(node, set()).add(key)
+        return rows
+
+    def _unkeep(self, key: Key) -> None:
+        del self._rows[key], self._made[key]
+        ids = self._index.ids
+        self._kept_by[ids[key[0]]].pop(ids[key[1]], None)
+        self._remake.discard(key)
+        for node in key:
+            mine = self._kept_of.get(node)
+            if mine is not None:
+                mine.discard(key)
+        own = self._own.get(key[0])
+        if own is not None and own[1] == key:
+            del self._own[key[0]]
+
+    def seen(self, prober: str, mono_s: float) -> None:
+        """``prober`` reported at ``mono_s`` (with or without readings): its old ones age out."""
+        if mono_s < self._latest.get(prober, float("-inf")):  # a restarted node's new clock
+            self.forget(prober)
+        self._latest[prober] = mono_s
+
+    def forget(self, node: str) -> None:
+        """Everything of ``node`` as a prober or a target (it restarted, it left the fleet)."""
+        self._flush()  # (what came before goes in first)
+        for key in list(self._kept_of.pop(node, ())):
+            self._unkeep(key)
+        number = self._index.retire(node)
+        if number is not None:
+            self._frames.pop(number, None)
+            self._kept_by.pop(number, None)
+            self._top.pop(number, None)
+        self._latest.pop(node, None)
+        self._own.pop(node, None)
+
+    def _prune(self) -> None:
+        """Readings older than the window on their prober's clock leave, oldest first (a
+        prober's leave as it reports: what is left are those of the probers that stopped)."""
+        since, latest, names = self.window_s, self._latest, self._index.names
+        for a, frames in self._frames.items():
+            if frames and frames[0][0] <= latest.get(names[a], float("-inf")) - since:
+                self._age(a, frames, latest[names[a]] - since)
+
+    def _age(self, a: int, frames: deque[Frame], since: float) -> None:
+        """Prober ``a``'s readings of ``since`` or before leave."""
+        index = self._index
+        names, alive, rows_of = index.names, index.alive, self._rows
+        prober = names[a]
+        probes_of, lost_of = index.probes[a], index.lost[a]
+        keep_all, at = self._keep_all(), None
+        kept = self._kept_by.get(a)
+        while frames and frames[0][0] <= since:
+            _, entries, highest = frames.popleft()
+            top = self._top.get(a)
+            if top is not None and highest and highest == top[0]:
+                top[1] -= 1
+                if not top[1]:
+                    del self._top[a]
+            index.age_frame(a, entries)
+            if not kept:
+                continue
+            for j in range(0, len(entries), 3):
+                b = entries[j]
+                rows = kept.get(b)
+                if rows is None or not alive[b]:
+                    continue
+                key = (prober, names[b])
+                old = 0
+                while old < len(rows) and rows[old][0] <= since:
+                    old += 1
+                del rows[:old]
+                if not rows:
+                    self._unkeep(key)
+                elif not (keep_all or lost_of[b] or probes_of[b] >= MIN_PROBES):
+                    if at is None:  # (once a prober's frames age: a fleet growing past KEEP_ALL_PAIRS spills thousands)
+                        at = {frame[0]: frame for frame in frames}
+                    self._spill(a, at, rows)
+                    self._unkeep(key)
+                else:
+                    self._remake.add(key)
+
+    def _keep_all(self) -> bool:
+        """Every pair's figures kept: a window of fewer than KEEP_ALL_PAIRS pairs, among fewer
+        probers than would make that many (a large fleet coming up keeps none of them)."""
+        return self._index.pair_count < KEEP_ALL_PAIRS and len(self._frames) ** 2 < KEEP_ALL_PAIRS
+
+    def _spill(self, a: int, at: dict[float, Frame], rows: list[Row]) -> None:
+        """A pair no longer kept: its RTTs left go to its prober's frames' highest (``at``: its
+        frames by their time)."""
+        for mono_s, rtts in rows:
+            frame = at.get(mono_s)
+            if frame is not None and rtts and max(rtts) > frame[2]:
+                self._raise(a, frame[2], max(rtts))
+                frame[2] = max(rtts)
+
+    def _raise(self, a: int, old: int, new: int) -> None:
+        """A frame of prober ``a`` has a new highest RTT (``new`` > ``old``): its frames' highest follows."""
+        top = self._top.get(a)
+        if top is not None:
+            if new > top[0]:
+                top[0], top[1] = new, 1
+            elif new == top[0]:
+                top[1] += 1
+
+    def _highest(self, a: int) -> int:
+        """The highest RTT of prober ``a``'s frames (0: none), kept as they come and go."""
+        top = self._top.get(a)
+        if top is None:
+            frames = self._frames.get(a, ())
+            value = max(map(_HIGHEST, frames), default=0)
+            top = self._top[a] = [value, sum(1 for f in frames if f[2] == value) if value else 0]
+        return top[0]
+
+    def pairs(self) -> dict[tuple[str, str], PairMesh]:
+        """The figures of every kept pair with a settled probe in the window (a new dict each
+        call): every pair in a window of fewer than KEEP_ALL_PAIRS pairs, else those that lost a
+        probe or have MIN_PROBES."""
+        self._flush()
+        self._prune()
+        made, own, counts = self._made, self._own, self._index.counts
+        for key in self._remake:
+            probes, lost = counts[key]
+            rtts = [t for r in self._rows[key] for t in r[1]]
+            p = made[key] = PairMesh(key[0], key[1], Counts(probes, lost), _quantile(rtts, 0.5), _quantile(rtts, 0.99))
+            prober = key[0]
+            if prober in own:  # the prober's highest p99, kept as its pairs' change
+                best = own[prober]
+                if best is not None and best[1] == key and (p.p99_us is None or p.p99_us < best[0]):
+                    del own[prober]
+                elif p.p99_us is not None and (best is None or p.p99_us > best[0]):
+                    own[prober] = (p.p99_us, key)
+        self._remake.clear()
+        return dict(made)
+
+    def judge(self, topology: Topology | None = None, nodes: Iterable[str] | None = None) -> MeshVerdict:
+        """The window's pairs, nodes and suspects (``judge``); ``nodes``: those to judge (the
+        fleet's nodes that are up), every prober and target when None. Its cost grows with
+        the pairs that changed and the pairs of the parts that lose, not with every pair."""
+        pairs = self.pairs()
+        index = self._index
+        index.use(topology)
+        out: set[str] = set()
+        if nodes is not None:
+            keep = set(nodes)
+            out = {n for n in index.nodes() if n not in keep}
+            if out:
+                pairs = {k: p for k, p in pairs.items() if k[0] not in out and k[1] not in out}
+        evidence = Evidence(index, out)
+        probed = index.pair_count - evidence.taken
+        return _judge(evidence, pairs, self._node_meshes(evidence), topology, self.window_s, probed)
+
+    def _node_meshes(self, evidence: Evidence) -> dict[str, NodeMesh]:
+        """Each judged node's pairs pooled (``_nodes``), from the index: the nodes out taken off."""
+        index, out, made, own = self._index, evidence.out, self._made, self._own
+        found = {}
+        for node in evidence.nodes():
+            i = index.ids[node]
+            if node not in own:
+                own[node] = own_p99(node, self._kept_of.get(node, ()), lambda k: made[k].p99_us)
+            best = own[node]
+            if best is not None and best[1][1] in out:
+                best = own_p99(node, self._kept_of.get(node, ()), lambda k: made[k].p99_us, out)
+            p99 = None if best is None else best[0]
+            highest = self._highest(i)  # its pairs not kept: a probe or two, p99 their highest
+            if highest and (p99 is None or highest > p99):
+                p99 = float(highest)
+            d = evidence.peers_out.get(node) or (0, 0)
+            s = index.sums_of[i]
+            found[node] = NodeMesh(node, Counts(*evidence.node_sums(node)), s[2] - d[0], s[3] - d[1], p99)
+        return found
