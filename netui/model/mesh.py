@@ -122,8 +122,24 @@ class Counts:
         return Counts(self.probes + other.probes, self.lost + other.lost)
 
 
+class _Figure:
+    """What a pair or a node reads from its ``counts``: ``enough`` when MIN_PROBES or more
+    settled, and only then its ``loss`` (0..1; None: too few probes to be a figure)."""
+
+    __slots__ = ()
+    counts: Counts
+
+    @property
+    def enough(self) -> bool:
+        return self.counts.probes >= MIN_PROBES
+
+    @property
+    def loss(self) -> float | None:
+        return self.counts.loss if self.enough else None
+
+
 @dataclass(frozen=True, slots=True)
-class PairMesh:
+class PairMesh(_Figure):
     """One ordered pair over the window: ``prober`` probed ``target``. RTTs in µs on the
     prober's clock (None: no answer in the window); ``enough`` False: fewer than MIN_PROBES
     settled, so its loss is not a figure to read."""
@@ -134,17 +150,9 @@ class PairMesh:
     p50_us: float | None
     p99_us: float | None
 
-    @property
-    def enough(self) -> bool:
-        return self.counts.probes >= MIN_PROBES
-
-    @property
-    def loss(self) -> float | None:
-        return self.counts.loss if self.enough else None
-
 
 @dataclass(frozen=True)
-class NodeMesh:
+class NodeMesh(_Figure):
     """A node's pairs over the window, both ways (its probes and its peers' probes of it):
     their counts pooled, ``lossy_peers`` of ``peers`` lost at least one probe, RTT p99 of its
     own probes."""
@@ -154,16 +162,6 @@ class NodeMesh:
     peers: int
     lossy_peers: int
     p99_us: float | None
-
-    @property
-    def enough(self) -> bool:
-        """Its pairs settled MIN_PROBES probes or more between them: a loss figure to read."""
-        return self.counts.probes >= MIN_PROBES
-
-    @property
-    def loss(self) -> float | None:
-        """Its pairs' pooled loss (0..1), None with fewer than MIN_PROBES probes."""
-        return self.counts.loss if self.enough else None
 
 
 @dataclass(frozen=True)

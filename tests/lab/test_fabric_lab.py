@@ -23,25 +23,12 @@ import time
 import pytest
 
 from netui.model.leafload import leaf_loads
-from tests.lab.watch import monitor_for, run_until
+from tests.lab.watch import monitor_for, run_until, topology_file
 
 pytestmark = pytest.mark.lab
 
 UPLINK = "200mbit"
 UPLINK_GBPS = 0.2
-
-
-def topology_file(tmp_path, lab) -> str:
-    path = tmp_path / "fabric.toml"
-    leaves = {}
-    for node in lab.nodes:
-        leaves.setdefault(f"leaf{node.leaf}", []).append(node.name)
-    lines = ["[switches.spine]", ""]
-    for leaf, names in leaves.items():
-        lines += [f"[switches.{leaf}]", 'uplink = "spine"', f"uplink_gbps = {UPLINK_GBPS}",
-                  "nodes = [" + ", ".join(f'"{n}"' for n in names) + "]", ""]
-    path.write_text("\n".join(lines))
-    return str(path)
 
 
 def test_bench_matrix_names_the_shaped_uplink_not_nodes(two_tier_lab, tmp_path):
@@ -50,7 +37,7 @@ def test_bench_matrix_names_the_shaped_uplink_not_nodes(two_tier_lab, tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "netui", "bench", "iperf3", lab.host_pattern(), "--matrix", "--json",
          "-F", str(lab.ssh_config), "--duration", "2", "--threshold-gbps", "1",
-         "--topology", topology_file(tmp_path, lab)],
+         "--topology", topology_file(tmp_path, lab, UPLINK_GBPS)],
         capture_output=True, text=True, timeout=120)
     assert result.returncode == 1, result.stdout[-2000:] + result.stderr
     doc = json.loads(result.stdout)
@@ -71,7 +58,7 @@ async def test_leaf1_sending_to_leaf2_fills_leaf1s_uplink(two_tier_lab, tmp_path
     lab = two_tier_lab
     await asyncio.to_thread(lab.shape_uplink, "leaf1", UPLINK)  # pyroute2 runs its own event loop
     monitor = monitor_for(lab)
-    monitor.fleet.topology = read_topology_file(topology_file(tmp_path, lab))
+    monitor.fleet.topology = read_topology_file(topology_file(tmp_path, lab, UPLINK_GBPS))
     monitor.fleet.topology_source = "fabric.toml"
     flows = []
     try:
@@ -114,7 +101,7 @@ def test_with_three_leaves_the_shaped_uplink_is_named_alone(make_lab, tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "netui", "bench", "iperf3", lab.host_pattern(), "--matrix", "--json",
          "-F", str(lab.ssh_config), "--duration", "2", "--threshold-gbps", "1",
-         "--topology", topology_file(tmp_path, lab)],
+         "--topology", topology_file(tmp_path, lab, UPLINK_GBPS)],
         capture_output=True, text=True, timeout=240)
     assert result.returncode == 1, result.stdout[-2000:] + result.stderr
     verdict = json.loads(result.stdout)["verdict"]

@@ -26,7 +26,7 @@ import pytest
 from netui.checks.pairs.runner import PairTest
 from netui.checks.pairs.tools import BOTH_WAYS, SHIFT, PairSettings
 from netui.collectors.topology_files import read_topology_file
-from tests.lab.watch import lab_monitor, started_all_up, stop
+from tests.lab.watch import lab_monitor, started_all_up, stop, topology_file
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
@@ -34,18 +34,6 @@ RUNS = 10
 LOAD_S = 240  # the busy loops' own bound: longer than the ten runs, never forever
 BUSY = ("import sys, time\nend = time.monotonic() + float(sys.argv[1])\n"
         "while time.monotonic() < end:\n    pass\n")
-
-
-def topology_file(tmp_path, lab) -> str:
-    path = tmp_path / "fabric.toml"
-    leaves: dict[str, list[str]] = {}
-    for node in lab.nodes:
-        leaves.setdefault(f"leaf{node.leaf}", []).append(node.name)
-    lines = ["[switches.spine]", ""]
-    for leaf, names in leaves.items():
-        lines += [f"[switches.{leaf}]", 'uplink = "spine"', "nodes = [" + ", ".join(f'"{n}"' for n in names) + "]", ""]
-    path.write_text("\n".join(lines))
-    return str(path)
 
 
 async def test_ten_loaded_matrices_name_the_shaped_uplink_and_no_node(make_lab, tmp_path):

@@ -26,7 +26,7 @@ from netui.collectors.topology_files import read_topology_file
 from netui.engine.mesh import MeshSettings
 from netui.model.mesh import UPLINK
 from tests.lab.fabric import UPLINK as UPLINK_PORT
-from tests.lab.watch import monitor_for, started_all_up, stop
+from tests.lab.watch import monitor_for, started_all_up, stop, topology_file
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow,
               pytest.mark.skipif(shutil.which("nft") is None, reason="nft is not installed (tests/run.sh installs it)")]
@@ -36,18 +36,6 @@ CLEAN_S = 15.0
 WINDOW_S = 45.0  # how long the uplink may take to be named, at most
 NAMED_S = 10.0  # and then named at every tick, this long at least
 TABLE = "netui_uplink"
-
-
-def topology_file(tmp_path, lab) -> str:
-    path = tmp_path / "fabric.toml"
-    leaves: dict[str, list[str]] = {}
-    for node in lab.nodes:
-        leaves.setdefault(f"leaf{node.leaf}", []).append(node.name)
-    lines = ["[switches.spine]", ""]
-    for leaf, names in leaves.items():
-        lines += [f"[switches.{leaf}]", 'uplink = "spine"', "nodes = [" + ", ".join(f'"{n}"' for n in names) + "]", ""]
-    path.write_text("\n".join(lines))
-    return str(path)
 
 
 def lossy_uplink(namespace: str, percent: int | None) -> None:

@@ -121,3 +121,19 @@ def pings_left(lab) -> dict[str, list[str]]:
                     any("ping -n" in w for w in words):
                 found.setdefault(node.name, []).append(" ".join(words)[:120])
     return found
+
+
+def topology_file(tmp_path, lab, uplink_gbps: float | None = None) -> str:
+    """The two-tier ``lab``'s topology as a `--topology` TOML file in ``tmp_path``: a leaf
+    switch per leaf under the spine, its nodes, and each uplink's capacity when given."""
+    path = tmp_path / "fabric.toml"
+    leaves: dict[str, list[str]] = {}
+    for node in lab.nodes:
+        leaves.setdefault(f"leaf{node.leaf}", []).append(node.name)
+    lines = ["[switches.spine]", ""]
+    capacity = [f"uplink_gbps = {uplink_gbps}"] if uplink_gbps is not None else []
+    for leaf, names in leaves.items():
+        lines += [f"[switches.{leaf}]", 'uplink = "spine"', *capacity,
+                  "nodes = [" + ", ".join(f'"{n}"' for n in names) + "]", ""]
+    path.write_text("\n".join(lines))
+    return str(path)
