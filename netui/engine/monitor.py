@@ -148,8 +148,9 @@ class Monitor:
         self.last_tick_s: float | None = None  # how long the last tick took
         self._pull = [s for s in sources if not s.push]
         self._push = [s for s in sources if s.push]
+        self._push_names = {s.name for s in self._push}
         self._via = {s.name: s.via for s in sources if s.via is not None}
-        self._arrival: dict[str, float] = {}
+        self._arrival: dict[str, float] = {}  # node → when its last sample came (monotonic), the oldest first
         self._reads: dict[str, tuple[asyncio.Future, float]] = {}  # pull reads in flight, started at
         self._tasks: list[asyncio.Task] = []
         self.abandoned: list[str] = []  # nodes whose task had not ended when close() gave up
@@ -195,7 +196,9 @@ class Monitor:
             node.fail(NodeState.INTERNAL_ERROR, f"netui could not judge its sample: {type(exc).__name__}: {exc} "
                                                 "(a bug of netui: please report it)", time.time())
             return
-        self._arrival[name] = time.monotonic()
+        arrival = self._arrival
+        arrival.pop(name, None)  # (re-inserted: the dict stays in order of arrival, the oldest first)
+        arrival[name] = time.monotonic()
         if not taken:  # impossible numbers: the node's state says so; nothing of it is recorded
             return
         if self.mesh is not None:
@@ -246,12 +249,13 @@ class Monitor:
             await self._poll_pull()
         quiet_s = STALE_INTERVALS * self.interval_s
         now = time.monotonic()
-        nodes, arrival, up = self.fleet.nodes, self._arrival, NodeState.UP
-        for source in self._push:
-            node = nodes[source.name]
-            if node.state is up:
-                last = arrival.get(source.name)
-                if last is not None and now - last > quiet_s:
+        nodes, up, push = self.fleet.nodes, NodeState.UP, self._push_names
+        for name, last in self._arrival.items():  # the oldest first: only the quiet ones are looked at
+            if now - last <= quiet_s:
+                break
+            if name in push:
+                node = nodes[name]
+                if node.state is up:
                     node.set_state(NodeState.STALE, f"no sample for {now - last:.0f} s")
         judge_tick(self.fleet)
         self.lldp.tick()

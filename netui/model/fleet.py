@@ -42,6 +42,7 @@ class Fleet:
         self.straggler_rules = StragglerRules()
         self.stragglers: list[Straggler] = []  # held (model/blame.py), the first one the header names
         self.victims: list[Straggler] = []  # nodes slowed by a straggler, each with its ``slowed_by``
+        self._marked: set[str] = set()  # the nodes whose straggler, victim, slow links or rank were set
         self._held = HeldStragglers(self.straggler_rules)
         # the fabric's suspects (model/fabric_suspects.py): a leaf's uplink named, held as
         # stragglers are, the first one before the stragglers in the header
@@ -323,17 +324,22 @@ class Fleet:
         ]
         flagged = {s.node: s for s in stragglers}
         slowed = {s.node: s for s in victims if s.node not in self.pair_suspects}
-        nodes = self.nodes
-        for node in nodes.values():
-            node.straggler = flagged.get(node.name)
-            node.victim = slowed.get(node.name)
-            node.slow_links = slow.get(node.name, ())
-            node.straggler_rank = _NOT_RANKED
-        stragglers.sort(key=lambda s: -int(nodes[s.node].level))  # stable: in their order at one level
         pairs = [s for s in self.pair_suspects.values() if s.node not in named]
-        for s in pairs:
-            nodes[s.node].straggler = s
-            nodes[s.node].victim = None
+        flagged.update((s.node, s) for s in pairs)
+        # only the nodes marked now or at the last tick are written: the rest of a large fleet
+        # keeps its defaults untouched (a tick that walked every node's object cost more than
+        # judging them, among a thousand nodes' cold caches)
+        nodes = self.nodes
+        marked = flagged.keys() | slowed.keys() | slow.keys()
+        for name in self._marked | marked:
+            node = nodes.get(name)
+            if node is not None:
+                node.straggler = flagged.get(name)
+                node.victim = slowed.get(name)
+                node.slow_links = slow.get(name, ())
+                node.straggler_rank = _NOT_RANKED
+        self._marked = marked
+        stragglers.sort(key=lambda s: -int(nodes[s.node].level))  # stable: in their order at one level
         self.stragglers = stragglers + pairs
         self.victims = [s for s in victims if s.node in slowed]
         for rank, s in enumerate(self.stragglers):

@@ -285,10 +285,14 @@ def _excesses(peers: list[Node], idle: list[str], rules: StragglerRules) -> list
     least = rules.min_out_segs_per_s  # a ratio over fewer segments a second is not judged
     # a retransmit whose original the receiver already had (its D-SACK says so: veth and
     # multipath fabrics reorder) lost nothing: only the others say that a node's sending loses
-    tcps = [None if n.rates is None or n.rates.tcp is None or n.rates.tcp.out_segs_per_s is None
-            or n.rates.tcp.out_segs_per_s < least else n.rates.tcp for n in peers]
-    high("retrans", "TCP retransmits", [None if t is None else t.lost_ratio for t in tcps],
-         rules.min_retrans_ratio, units.ratio_percent, lambda i: _spurious_words(tcps[i]))
+    # (a ratio less its spurious retransmits is at most the ratio itself: where no node's reaches
+    # the floor, as in a healthy fleet, no node's rates are looked at)
+    floor = rules.min_retrans_ratio
+    if any(r is not None and r >= floor for r in [s.retrans_ratio for s in sums]):
+        tcps = [None if n.rates is None or n.rates.tcp is None or n.rates.tcp.out_segs_per_s is None
+                or n.rates.tcp.out_segs_per_s < least else n.rates.tcp for n in peers]
+        high("retrans", "TCP retransmits", [None if t is None else t.lost_ratio for t in tcps],
+             floor, units.ratio_percent, lambda i: _spurious_words(tcps[i]))
     high("drops", "drops", [s.drops_per_s for s in sums], rules.min_drops_per_s, lambda v: f"{units.per_s(v)}/s")
     high("softirq", "softirq", [s.hottest_softirq_percent for s in sums], rules.min_softirq_percent,
          lambda v: units.percent(v))
