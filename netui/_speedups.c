@@ -34,7 +34,7 @@
  *     Rows of ``width`` u64 turned into their first ``ncols`` columns, one after the other,
  *     followed by one more column: each row's sum of those (modulo 2**64).
  *
- * rate_codes(values, stride, offsets, ceiling) -> bytes of native u16
+ * rate_codes(values, stride, offsets, ceiling) -> array('H')
  *     model.history.RateRing's 16-bit log-scale code of ``values[r * stride + o]`` for every
  *     row r and every o in ``offsets`` (at most 16), row after row.
  *
@@ -429,13 +429,26 @@ static int get_u32(PyObject *obj, Py_buffer *view) {
 }
 
 static PyObject *array_type; /* array.array */
+static PyObject *one_double, *one_code; /* array('d', [0.0]) and array('H', [0]) */
 
-/* (array('d') of the doubles in ``out``, unknown); steals ``out`` */
-static PyObject *result(PyObject *out, Py_ssize_t unknown) {
-    PyObject *values = PyObject_CallFunction(array_type, "sO", "d", out);
-    Py_DECREF(out);
-    if (values == NULL)
+/* A new array of ``n`` items of the type of ``one`` (an array of one item), whose items the
+ * caller then writes through ``*data``: made and filled in place, not copied from a bytes */
+static PyObject *new_array(PyObject *one, Py_ssize_t n, void **data) {
+    PyObject *out = PySequence_Repeat(one, n);
+    if (out == NULL)
         return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(out, &view, PyBUF_WRITABLE) < 0) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    *data = view.buf; /* (stays valid: nothing resizes an array only this module holds) */
+    PyBuffer_Release(&view);
+    return out;
+}
+
+/* (``values``, unknown); steals ``values`` */
+static PyObject *result(PyObject *values, Py_ssize_t unknown) {
     return Py_BuildValue("(Nn)", values, unknown);
 }
 
@@ -484,10 +497,11 @@ static PyObject *deltas(PyObject *self, PyObject *args) {
             }
         }
     }
-    out = PyBytes_FromStringAndSize(NULL, n * 8);
+    void *data;
+    out = new_array(one_double, n, &data);
     if (out == NULL)
         goto fail;
-    double *o = (double *)PyBytes_AS_STRING(out);
+    double *o = data;
     Py_ssize_t unknown = 0;
     if (narrow) {
         const uint32_t *p = pa.buf, *c = pb.buf;
@@ -560,11 +574,12 @@ static PyObject *share(PyObject *self, PyObject *args) {
             goto fail;
         }
     }
-    PyObject *out = PyBytes_FromStringAndSize(NULL, n * 8);
+    void *data;
+    PyObject *out = new_array(one_double, n, &data);
     if (out == NULL)
         goto fail;
     const uint64_t *pp = v[0].buf, *pc = v[1].buf, *wp = v[2].buf, *wc = v[3].buf;
-    double *o = (double *)PyBytes_AS_STRING(out);
+    double *o = data;
     Py_ssize_t unknown = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         if (wc[i] > wp[i] && pc[i] >= pp[i] && pc[i] - pp[i] <= wc[i] - wp[i]) {
@@ -657,13 +672,14 @@ static PyObject *rate_codes(PyObject *self, PyObject *args) {
         }
     }
     Py_ssize_t rows = n / stride;
-    PyObject *out = PyBytes_FromStringAndSize(NULL, rows * k * 2);
+    void *data;
+    PyObject *out = new_array(one_code, rows * k, &data);
     if (out == NULL) {
         PyBuffer_Release(&v);
         return NULL;
     }
     const double *x = v.buf;
-    unsigned short *o = (unsigned short *)PyBytes_AS_STRING(out);
+    unsigned short *o = data;
     for (Py_ssize_t r = 0; r < rows; r++)
         for (Py_ssize_t j = 0; j < k; j++)
             *o++ = rate_code(x[r * stride + off[j]], ceiling);
@@ -903,7 +919,7 @@ static PyMethodDef methods[] = {
     {"positive", positive, METH_O, "Indexes of the values above 0 (NaN is not)."},
     {"iface_totals", iface_totals, METH_VARARGS, "A node's interface totals from its rates table."},
     {"column_stats", column_stats, METH_O, "(sum, max, index of the first max) of doubles."},
-    {"rate_codes", rate_codes, METH_VARARGS, "RateRing codes of some columns of rows of doubles."},
+    {"rate_codes", rate_codes, METH_VARARGS, "RateRing codes (an array of 'H') of some columns of rows of doubles."},
     {"columns", columns, METH_VARARGS, "The first ncols columns of rows of u64, then their row sums."},
     {"parse_rows", (PyCFunction)(void (*)(void))parse_rows, METH_VARARGS | METH_KEYWORDS,
      "Rows of u64 numbers, optionally labelled."},
@@ -922,6 +938,10 @@ PyMODINIT_FUNC PyInit__speedups(void) {
     array_type = PyObject_GetAttrString(array_module, "array");
     Py_DECREF(array_module);
     if (array_type == NULL)
+        return NULL;
+    one_double = PyObject_CallFunction(array_type, "s(d)", "d", 0.0);
+    one_code = PyObject_CallFunction(array_type, "s(i)", "H", 0);
+    if (one_double == NULL || one_code == NULL)
         return NULL;
     return PyModule_Create(&module);
 }

@@ -189,7 +189,7 @@ def _rate_code(value: float, ceiling: float) -> int:
     return round(math.log2(1.0 + value) * 1500)
 
 
-def py_rate_codes(values: array, stride: int, offsets: tuple[int, ...], ceiling: float) -> bytes:
+def py_rate_codes(values: array, stride: int, offsets: tuple[int, ...], ceiling: float) -> array:
     """Pure-Python twin of _speedups.rate_codes."""
     if not (isinstance(values, array) and values.typecode == "d"):
         raise TypeError("expected a buffer of doubles")
@@ -199,8 +199,7 @@ def py_rate_codes(values: array, stride: int, offsets: tuple[int, ...], ceiling:
         raise ValueError("not rows of that stride")
     if any(not 0 <= o < stride for o in offsets):
         raise ValueError("offset outside the row")
-    out = array("H", [_rate_code(values[r + o], ceiling) for r in range(0, len(values), stride) for o in offsets])
-    return out.tobytes()
+    return array("H", [_rate_code(values[r + o], ceiling) for r in range(0, len(values), stride) for o in offsets])
 
 
 def py_column_stats(values: array) -> tuple[float, float | None, int | None]:

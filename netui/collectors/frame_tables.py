@@ -20,7 +20,7 @@ _LITTLE_ENDIAN = sys.byteorder == "little"
 _U32 = "I" if array("I").itemsize == 4 else "L"
 
 
-def parse_u64s(raw: bytes, width: int, what: str, typecode: str = "Q") -> array:
+def parse_u64s(raw: bytes | memoryview, width: int, what: str, typecode: str = "Q") -> array:
     """The remote sampler's number tables: little-endian u64 values (u32 with ``typecode``
     _U32), ``width`` per row, taken as they are. Raises ParseError unless they are a whole
     number of rows, at least one.
@@ -57,16 +57,17 @@ _NETDEV_NAMES: dict[bytes, tuple[str, ...]] = {}  # names lines of the sampler's
 def parse_netdev_compact(raw: bytes) -> CounterTable:
     """The remote sampler's /proc/net/dev: names, a newline, u64s of 16 counters each. The
     tables with one names line share its tuple of names (a fleet's nodes are alike)."""
-    names_line, sep, packed = raw.partition(b"\n")
+    cut = raw.find(b"\n")
+    names_line = raw[:cut] if cut >= 0 else raw
     names = _NETDEV_NAMES.get(names_line)
     if names is None:
         split = names_line.decode("utf-8", "replace").split()
-        if not sep or not split or len(set(split)) != len(split):
+        if cut < 0 or not split or len(set(split)) != len(split):
             raise ParseError("net/dev summary: no interface names")
         if len(_NETDEV_NAMES) >= 1024:
             _NETDEV_NAMES.clear()
         names = _NETDEV_NAMES[names_line] = tuple(split)
-    v = parse_u64s(packed, 16, "net/dev summary")
+    v = parse_u64s(memoryview(raw)[cut + 1 :], 16, "net/dev summary")  # (the counters read in place, not copied first)
     if len(v) != 16 * len(names):
         raise ParseError(f"net/dev summary: {len(v) // 16} counter rows for {len(names)} names")
     return CounterTable(names, v)
@@ -88,15 +89,26 @@ def _tcp_layout(names: bytes) -> tuple:
     return layout
 
 
+_LAST_TCP: tuple = (b"", None)  # the names block of the last tcp table read, and its layout
+
+
 def parse_tcp_compact(raw: bytes) -> TcpSample:
     """The remote sampler's TCP table: the Tcp names, a newline, the TcpExt names, a newline,
     then i64s of the Tcp values and u64s of the TcpExt ones. The samples of one layout
     share its names and index."""
-    first = raw.find(b"\n")
-    second = raw.find(b"\n", first + 1) if first >= 0 else -1
-    if second < 0:
-        raise ParseError("tcp summary: no names")
-    tcp_keys, ext_keys, tcp_index, ext_index = _tcp_layout(raw[:second])
+    global _LAST_TCP
+    last, layout = _LAST_TCP
+    second = len(last)
+    # (a fleet's nodes send one names block: the last one's layout, when the frame starts with it)
+    if not (second and raw.startswith(last) and raw[second : second + 1] == b"\n"):
+        first = raw.find(b"\n")
+        second = raw.find(b"\n", first + 1) if first >= 0 else -1
+        if second < 0:
+            raise ParseError("tcp summary: no names")
+        names = raw[:second]
+        layout = _tcp_layout(names)
+        _LAST_TCP = names, layout
+    tcp_keys, ext_keys, tcp_index, ext_index = layout
     split = second + 1 + 8 * len(tcp_keys)
     if len(raw) - split != 8 * len(ext_keys):
         raise ParseError(f"tcp summary: {len(raw) - second - 1} bytes of values for "

@@ -559,9 +559,7 @@ class Node:
                              s.hottest_softirq_percent], t)  # NODE_SERIES
         if self.rates is not None:
             table = self.rates.interfaces  # a RatesTable: RX and TX bytes/s of every interface
-            codes = array("H")
-            codes.frombytes(rate_codes(table.flat, 16, _RX_TX, RATE_CEILING))
-            self.iface_history.append(table.layout.names, codes, t)
+            self.iface_history.append(table.layout.names, rate_codes(table.flat, 16, _RX_TX, RATE_CEILING), t)
         if self._oversized:
             self._trim_history(t)
         return True
