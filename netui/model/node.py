@@ -133,6 +133,8 @@ class NodeTotals(NamedTuple):
 
 
 _NO_SUMMARY = NodeTotals()
+_new_tuple = tuple.__new__
+_NO_FABRIC = (None,) * (len(NodeTotals._fields) - NodeTotals._fields.index("max_link_percent") - 1)  # its fabric columns
 
 
 def _sum(values) -> float | None:
@@ -189,8 +191,9 @@ def summarize(sample: NodeSample, rates: NodeRates | None, careful: dict[str, fl
         rx, tx, drops, errors, link = _interface_totals(table, careful, findings)
     else:
         rx, tx, drops, errors, link = _interface_totals_by_row(sample, rates, careful, findings)
-    return NodeTotals(rx, tx, drops, errors, *_host_totals(rates, careful, findings, retrans_min_segments),
-                       link), findings
+    # (built as a tuple, its fabric columns None: a node's summary is made every second)
+    return _new_tuple(NodeTotals, (rx, tx, drops, errors, *_host_totals(rates, careful, findings, retrans_min_segments),
+                                   link) + _NO_FABRIC), findings
 
 
 def _interface_totals(table: RatesTable, careful: dict[str, float], findings: list[Reading]) -> tuple:

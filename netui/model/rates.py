@@ -255,13 +255,26 @@ def _cpu_sum_rates(p: CpuSums | None, c: CpuSums | None, prev_mono_s: float, dt:
     if p is None or c is None:
         return None
     inv = 1.0 / dt
+    _, a1, a2, a3, a4, a5, _, _, _, _ = p
+    _, b1, b2, b3, b4, b5, hot_cpu, hot_softirq, hot_total, hot_since_s = c
     # the sampler's hottest CPU is over the time since its reading at hot_since_s: this interval's?
-    hot = (c.hot_cpu, c.hot_softirq * 100.0 / c.hot_total) if c.hot_since_s == prev_mono_s and c.hot_cpu is not None \
-        and 0 <= c.hot_softirq <= c.hot_total else None
-    # u64 sums: one that went back was reset (a new sampler after a wrap); one below 0, or
-    # rising faster than a node can, is no rate
-    return CpuSumRates(hot, *[None if a is None or b is None or b < a or a < 0
-                              or (r := (b - a) * inv) > MAX_EVENTS_PER_S else r for a, b in zip(p[1:6], c[1:6])])
+    hot = (hot_cpu, hot_softirq * 100.0 / hot_total) if hot_since_s == prev_mono_s and hot_cpu is not None \
+        and 0 <= hot_softirq <= hot_total else None
+    # (unpacked and built as a tuple: a node's sums are rated every second)
+    return _new_tuple(CpuSumRates, (hot, _sum_rate(a1, b1, inv), _sum_rate(a2, b2, inv), _sum_rate(a3, b3, inv),
+                                    _sum_rate(a4, b4, inv), _sum_rate(a5, b5, inv)))
+
+
+_new_tuple = tuple.__new__
+
+
+def _sum_rate(a: int | None, b: int | None, inv: float) -> float | None:
+    """A u64 sum's rate: one that went back was reset (a new sampler after a wrap); one below
+    0, or rising faster than a node can, is no rate."""
+    if a is None or b is None or b < a or a < 0:
+        return None
+    r = (b - a) * inv
+    return None if r > MAX_EVENTS_PER_S else r
 
 
 def _tcp_rates(prev: NodeSample, cur: NodeSample, dt: float) -> TcpRates | None:
@@ -276,8 +289,8 @@ def _tcp_rates(prev: NodeSample, cur: NodeSample, dt: float) -> TcpRates | None:
                 _TCP_POSITIONS.clear()
             positions = _TCP_POSITIONS[ct.keys_] = tuple(map(ct._index.get, _TCP_RATED))
         pv, cv = pt.values_, ct.values_
-        retrans, out, in_segs = [None if i is None or (d := cv[i] - pv[i]) < 0 or (r := d / dt) > MAX_EVENTS_PER_S
-                                 else r for i in positions]
+        i, j, k = positions
+        retrans, out, in_segs = _segs_rate(pv, cv, i, dt), _segs_rate(pv, cv, j, dt), _segs_rate(pv, cv, k, dt)
     else:
         def rate(key: str) -> float | None:
             if key not in pt or key not in ct:
@@ -303,7 +316,19 @@ def _tcp_rates(prev: NodeSample, cur: NodeSample, dt: float) -> TcpRates | None:
             before = pe.get(key)
             if before is not None and value > before and (value - before) * inv <= MAX_EVENTS_PER_S:
                 moved[key] = (value - before) * inv
-    return TcpRates(retrans, out, in_segs, ratio, moved, None if out is None else round(out * dt))
+    return _new_tuple(TcpRates, (retrans, out, in_segs, ratio, moved, None if out is None else round(out * dt)))
+
+
+def _segs_rate(pv: array, cv: array, i: int | None, dt: float) -> float | None:
+    """The rate of the Tcp counter at ``i`` (None: not in the layout, went back, or faster
+    than a node can count)."""
+    if i is None:
+        return None
+    d = cv[i] - pv[i]
+    if d < 0:
+        return None
+    r = d / dt
+    return None if r > MAX_EVENTS_PER_S else r
 
 
 _TCP_RATED = ("RetransSegs", "OutSegs", "InSegs")  # the Tcp counters TcpRates has rates of
@@ -401,5 +426,5 @@ def node_rates(prev: NodeSample | None, cur: NodeSample) -> NodeRates | None:
         return None
     assert prev is not None
     interfaces = interface_table_rates(prev.interfaces, cur.interfaces, dt)
-    return NodeRates(dt, interfaces, _tcp_rates(prev, cur, dt), _cpu_rates(prev, cur, dt), _softnet_rates(prev, cur, dt),
-                     _cpu_sum_rates(prev.cpu_sums, cur.cpu_sums, prev.mono_s, dt))
+    return _new_tuple(NodeRates, (dt, interfaces, _tcp_rates(prev, cur, dt), _cpu_rates(prev, cur, dt),
+                                  _softnet_rates(prev, cur, dt), _cpu_sum_rates(prev.cpu_sums, cur.cpu_sums, prev.mono_s, dt)))
