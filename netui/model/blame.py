@@ -22,6 +22,12 @@ answer one can act on:
   second and RX the next are two intervals of the same straggler. Victims are held alike.
   Stragglers keep the order in which they became one, so the first one stays first while its
   cause lasts.
+- **The wait for flows.** A node flagged for retransmits alone is a victim only once the
+  flows say so, and flows arrive with each node's frames, not in the same tick for every
+  node. While a node its retransmits may go to could still turn out to be its culprit once
+  some flow is read (``waiting_for_flows``), its intervals count but it does not become a
+  straggler: it does at the first interval whose flows are read (a victim by then, never),
+  or after ``unread_intervals`` such intervals in a row.
 
 Pure: ``HeldStragglers.update`` is fed once per interval; its cost grows with the nodes
 found slow, not with the fleet.
@@ -29,7 +35,7 @@ found slow, not with the fleet.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from statistics import median
 from typing import TYPE_CHECKING
@@ -127,7 +133,7 @@ def victims_of(found: Iterable[Straggler], culprits: Iterable[str] = (), rules: 
     # their victim. Without flows nothing says where they go: it stays a straggler
     causes = blamed | {c for by in out.values() for c in by}
     for s in found if peers and (causes or links) else ():
-        if s.slow or s.node in out or s.node in known or s.metric != "retrans":
+        if not retransmits_only(s) or s.node in out or s.node in known:
             continue
         flows = peers.get(s.node)
         by = _retransmitting_with(flows) if flows is not None else set()
@@ -174,7 +180,7 @@ def lossy_links(peers: Flows, flagged: Iterable[str], rules: StragglerRules | No
     unknown = set()  # nodes with a flow whose rates are not known yet (new, or a counter reset)
     for a, fl in peers.items():
         for b, f in fl.items():
-            if f[0] is None or (len(f) > 3 and f[3] is None):
+            if _unknown(f):
                 unknown.add(a)
             elif len(f) > 3 and f[3] > 0 and f[0]:
                 ratio = f[3] / (f[0] / SEGMENT_BYTES)
@@ -243,6 +249,61 @@ def _slow_flows_with(s: Straggler, flows: Mapping[str, tuple], reference: tuple[
     return out
 
 
+def _unknown(flow: tuple) -> bool:
+    """A flow whose rates are not known yet: the first reading of it (a connection just
+    opened, its node just connected), or a counter that went back (a sampler started again)."""
+    return flow[0] is None or (len(flow) > 3 and flow[3] is None)
+
+
+def retransmits_only(s: Straggler) -> bool:
+    """Flagged for TCP retransmits alone, no direction slow: a victim only by its flows."""
+    return s.metric == "retrans" and not s.slow
+
+
+def waiting_for_flows(found: Iterable[Straggler], peers: Flows, late: Collection[str] = (),
+                      readers: Collection[str] | None = None) -> set[str]:
+    """The nodes among ``found`` flagged for retransmits alone whose verdict waits for flows
+    not read yet: their retransmits may go to an *undecided* node, one that could still turn
+    out to be their culprit (``lossy_links``) once those flows are read.
+
+    A flow is *unread* while its rates are unknown at one end (``_unknown``), or while one
+    end's reading shows it and the other end's does not, that end being among ``readers``
+    (nodes whose reading lists every peer it saw; None: the nodes of ``peers``): that reading
+    is older than the flow. The ``late`` nodes, whose findings of this interval are still to
+    come (no frame since the last interval, or no rates yet), count as unread. A node among
+    ``found`` or ``late`` is undecided when it, or a node it exchanges flows with (either
+    end's reading shows one), has an unread flow: ``lossy_links`` judges a node's link only
+    when every flow beside it is read. A node's retransmits may go to a peer when its own
+    reading of their flow retransmitted or has unknown rates, or does not show a flow that
+    the peer's reading does (as ``victims_of`` reads them)."""
+    retransmitting = [s.node for s in found if retransmits_only(s)]
+    if not retransmitting:
+        return set()
+    if readers is None:
+        readers = peers.keys()
+    talks: dict[str, set[str]] = {}
+    unread = set(late)
+    for a, flows in peers.items():
+        for b, f in flows.items():
+            talks.setdefault(a, set()).add(b)
+            talks.setdefault(b, set()).add(a)
+            if _unknown(f) or (b in readers and a not in peers.get(b, ())):
+                unread.update((a, b))
+    if not unread:
+        return set()
+    nobody: set[str] = set()
+    undecided = {n for n in {s.node for s in found}.union(late)
+                 if n in unread or not talks.get(n, nobody).isdisjoint(unread)}
+    out = set()
+    for x in retransmitting:
+        mine = peers.get(x, {})
+        to = {p for p, f in mine.items() if _unknown(f) or (len(f) > 3 and f[3] > 0)}
+        to.update(p for p in talks.get(x, nobody) if p not in mine)  # (read at the peer's end only)
+        if any(p != x and p in undecided for p in to):
+            out.add(x)
+    return out
+
+
 def _retransmitting_with(flows: Mapping[str, tuple]) -> set[str]:
     """The peers of a node's flows that retransmitted this interval (retransmits/s, the
     fourth item of a ``PeerRates``)."""
@@ -268,6 +329,7 @@ class _Track:
     slowed_run: int = 0  # intervals in a row as a victim
     lossy: tuple = ()  # the retransmitting flows that named its link (lossy_links), ...
     lossy_at: int = -1_000_000  # ... at this interval: said while within the window
+    waited: int = 0  # intervals in a row a straggler that waited for flows (waiting_for_flows)
 
     def idle(self) -> bool:
         return not (self.held or self.held_victim or any(self.flagged) or any(self.victim))
@@ -291,12 +353,14 @@ class HeldStragglers:
         self.victims: list[Straggler] = []  # held, each with its ``slowed_by``
 
     def update(self, found: list[Straggler], culprits: Iterable[str] = (), peers: Flows | None = None,
-               links: Sequence[FabricSuspect] = (), crossing: Crossing | None = None
+               links: Sequence[FabricSuspect] = (), crossing: Crossing | None = None,
+               late: Collection[str] = (), readers: Collection[str] | None = None
                ) -> tuple[list[Straggler], list[Straggler]]:
         """One more interval whose stragglers are ``found`` (``find_stragglers``): the held
         stragglers and the held victims. ``culprits``, ``peers``, ``links`` and ``crossing``
         as for ``victims_of``; the stragglers held that were slow both ways in the window are
-        culprits too."""
+        culprits too. ``late`` and ``readers`` as for ``waiting_for_flows``: a node that
+        waits for flows this interval does not become a straggler in it (the module's rules)."""
         rules = self.rules
         n = max(1, rules.window_intervals)
         k = min(max(1, rules.flag_intervals), n)
@@ -306,6 +370,7 @@ class HeldStragglers:
         slowed = victims_of(found, known, rules, peers, links, crossing)
         causes = {c for by in slowed.values() for c in by}
         lossy = lossy_links(peers, {s.node for s in found}, rules) if peers and rules.victims else {}
+        waiting = waiting_for_flows(found, peers, late, readers) if peers and rules.victims else set()
         if lossy and links and crossing is not None:  # (as victims_of: a lossy uplink, not the node)
             lossy = {name: th for name, th in lossy.items()
                      if not all(any(l.explains(a, b, crossing) for l in links) for a, b in th)}
@@ -335,13 +400,16 @@ class HeldStragglers:
                 t.last, t.clean = s, 0
             else:
                 t.clean += 1
+            # (its intervals count meanwhile: named at the first one whose flows are read)
+            t.waited = t.waited + 1 if straggler and name in waiting else 0
+            waits = 0 < t.waited <= rules.unread_intervals
             if by is not None:
                 t.last_victim, t.unslowed = replace(s, slowed_by=by), 0
                 t.slowed_run += 1
             else:
                 t.unslowed += 1
                 t.slowed_run = 0
-            if not t.held and flagged >= k:
+            if not t.held and flagged >= k and straggler and not waits:
                 t.held = True
                 # in the order they became stragglers; at one interval, that interval's order
                 t.onset = (self._ticks, rank.get(name, len(rank)))

@@ -8,7 +8,7 @@ from dataclasses import replace
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
-from netui.model.blame import Flows, HeldStragglers
+from netui.model.blame import Flows, HeldStragglers, retransmits_only
 from netui.model.fabric_suspects import (FabricSuspect, HeldSuspects, LeafPressure, Paths, fabric_suspects,
                                          paused_leaves)
 from netui.model.flows import AddressBook, PeerRates, labelled, peer_flows
@@ -44,6 +44,7 @@ class Fleet:
         self.victims: list[Straggler] = []  # nodes slowed by a straggler, each with its ``slowed_by``
         self._marked: set[str] = set()  # the nodes whose straggler, victim, slow links or rank were set
         self._held = HeldStragglers(self.straggler_rules)
+        self._seen: list[int] = []  # each node's samples_seen at the last interval judged
         # the fabric's suspects (model/fabric_suspects.py): a leaf's uplink named, held as
         # stragglers are, the first one before the stragglers in the header
         self.fabric_suspects: list[FabricSuspect] = []
@@ -314,7 +315,12 @@ class Fleet:
                 links, crossing = self._held_links.standing(), paths.crossing
             elif self.fabric_suspects:
                 self.fabric_suspects = self._held_links.update(())
-            held.update(found, culprits, peers, links, crossing)
+            seen = [n.samples_seen for n in self.nodes.values()]
+            late, readers = set(), None
+            if peers and any(map(retransmits_only, found)):  # (what the wait for flows reads)
+                late, readers = self._late(seen), self._readers()
+            self._seen = seen
+            held.update(found, culprits, peers, links, crossing, late, readers)
         live, victims = self._held.stragglers, self._held.victims
         named = {s.node for s in live}
         stragglers = [
@@ -345,6 +351,23 @@ class Fleet:
         for rank, s in enumerate(self.stragglers):
             nodes[s.node].straggler_rank = rank
         return self.stragglers
+
+    def _late(self, seen: list[int]) -> set[str]:
+        """The nodes up whose findings of this interval are still to come: their frame of it
+        has not come (no sample taken since the last interval judged, ``seen`` being every
+        node's count now), or only their first has (no rates yet: just connected)."""
+        up = NodeState.UP
+        late = {n.name for n, before, now in zip(self.nodes.values(), self._seen, seen)
+                if now == before and n.state is up}
+        return late.union(n.name for n in self.nodes.values() if n.state is up and n.rates is None)
+
+    def _readers(self) -> set[str]:
+        """The nodes up whose last reading of their sockets lists every peer it saw (not cut at
+        the sampler's peer or socket cap): a flow between watched nodes that their reading does
+        not show is one it has not read yet."""
+        up = NodeState.UP
+        return {n.name for n in self.nodes.values() if n.state is up and n.flows is not None
+                and not n.flows.sample.capped and n.flows.sample.peers_seen <= len(n.flows.sample.peers)}
 
     def take_suspects(self, tested: Iterable[str], stragglers: Iterable[Straggler]) -> None:
         """A finished test (its check's ``stragglers``, checks/__init__.py): the nodes it

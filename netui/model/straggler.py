@@ -83,6 +83,11 @@ class StragglerRules:
     flag_intervals: int = 2
     window_intervals: int = 3
     clear_intervals: int = 3
+    # the wait for flows (model/blame.py): a node flagged for retransmits alone does not become
+    # a straggler while a node its retransmits may go to, itself flagged (or its frame late),
+    # has flows not read yet that may make it that node's victim; at most this many intervals
+    # in a row (a node with over 128 sockets reads a new flow's rates up to 10 s after it opened)
+    unread_intervals: int = 10
     # the victim rule: a node slow only in one direction, while another is slow both ways (or
     # on its own link), is that node's victim, "slowed by …", not a straggler
     victims: bool = True
