@@ -88,6 +88,14 @@ def mesh_loss(n: Node) -> float | None:
     return n.mesh.loss if n.mesh is not None else None
 
 
+def _loss_text(n: Node) -> str:
+    """The Loss cell: the node's figure; "no ans" for a node whose probes (or its peers' probes
+    of it) were never answered and that has no figure (UDP blocked at it: not a loss)."""
+    if n.mesh is not None and n.mesh.blocked and n.mesh.loss is None:
+        return "no ans"
+    return units.ratio_percent(mesh_loss(n))
+
+
 def _loss_level(n: Node) -> Level | None:
     """The Loss cell's level: its figure's (model/mesh.py ``loss_level``) on a node the mesh's
     suspect explains; elsewhere careful at most (a node that loses only toward the suspect's
@@ -134,7 +142,7 @@ COLUMNS: tuple[Column, ...] = (
            lambda n: _v(n.summary.pause_per_s), "pause_per_s", lambda n: n.summary.pause_per_s,
            priority=5.5, fabric=True),
     # the probe mesh: the node's pairs' pooled loss; kept before Drops/s at 80 columns
-    Column("loss", "Loss", 7, lambda n, o: units.ratio_percent(mesh_loss(n)), lambda n: _v(mesh_loss(n)),
+    Column("loss", "Loss", 7, lambda n, o: _loss_text(n), lambda n: _v(mesh_loss(n)),
            priority=3.8, mesh=True, level=_loss_level),
     Column("drops", "Drops/s", 8, lambda n, o: units.per_s(n.summary.drops_per_s),
            lambda n: _v(n.summary.drops_per_s), "drops_per_s", lambda n: n.summary.drops_per_s, priority=4),
