@@ -31,6 +31,7 @@ MAX_PENDING = 8192  # frames added and not yet read, at most (a tick of 8,192 no
 _NONE_KEPT: dict[int, list] = {}
 _HIGHEST = itemgetter(2)  # a frame's highest RTT of the pairs not kept
 _ENDPOINT = itemgetter(0, 1)  # a reading's peer: (address, port)
+_BITS = bytes.maketrans(bytes(range(256)), b"0" * 255 + b"1")  # a ``heard`` byte → "1" when answered
 
 
 class MeshWindow:
@@ -289,6 +290,36 @@ class MeshWindow:
             value = max(map(_HIGHEST, frames), default=0)
             top = self._top[a] = [value, sum(1 for f in frames if f[2] == value) if value else 0]
         return top[0]
+
+    def answered(self) -> tuple[list[str], dict[str, int]]:
+        """Which ordered pairs were answered at least once (what a recording's header keeps,
+        engine/recording/codec.py): the nodes, and for each prober answered by any, a bit set
+        whose bit j says its probes of the j-th node were."""
+        self._flush()
+        index = self._index
+        names, numbers = list(index.ids), list(index.ids.values())
+        out = {}
+        for name, i in index.ids.items():
+            if index.silence[i][OUT_HEARD]:
+                ones = bytes(map(index.heard[i].__getitem__, numbers)).translate(_BITS)
+                out[name] = int(ones[::-1], 2)
+        return names, out
+
+    def hear(self, names: Sequence[str], answered: Mapping[str, int]) -> None:
+        """The pairs of ``answered`` (as ``answered`` gives them) were answered before the first
+        reading here: a replay starts from what live mode knew when the recording began."""
+        self._flush()
+        index = self._index
+        for prober, bits in answered.items():
+            a = index.id_of(prober)
+            while bits:
+                low = bits & -bits
+                bits ^= low
+                j = low.bit_length() - 1
+                if j < len(names) and names[j] != prober:
+                    b = index.id_of(names[j])
+                    if index.heard[a][b] != ANSWERED:
+                        index.hear(a, b, 1, 0)
 
     def pairs(self) -> dict[tuple[str, str], PairMesh]:
         """The figures of every kept pair with a settled probe in the window (a new dict each
