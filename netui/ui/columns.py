@@ -41,7 +41,7 @@ class Column:
     right: bool = True
     priority: float = 99
     fabric: bool = False  # shown only when a node of the fleet has RDMA/ethtool data
-    mesh: bool = False  # shown only when the fleet has a probe mesh verdict (--mesh on, or a recording of one)
+    mesh: bool = False  # shown only when the fleet has a probe mesh verdict (on by default over SSH, or a recording of one)
     level: Callable[[Node], Level | None] | None = None  # the cell's level where no threshold gives it
 
 

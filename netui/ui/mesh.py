@@ -42,7 +42,8 @@ LABEL = 12  # a row's node name, at most
 RTT_LEVELS = ((20.0, Level.CRITICAL), (5.0, Level.WARNING), (2.0, Level.CAREFUL))
 RTT_MIN_EXCESS_US = 1000.0
 
-OFF = "The probe mesh is off: start netui with --mesh on to see the packet loss between every two nodes."
+OFF = ("The probe mesh is off: it shows the packet loss between every two nodes watched over SSH, on unless "
+       "--mesh off or config.toml's mesh = \"off\" turns it off.")
 OFF_REPLAY = "This recording has no probe mesh: it was made with the mesh off."
 WAITING_REPLAY = "This recording has the probe mesh; no readings yet at this point of it."
 NONE_ANSWERED_SCREEN = (

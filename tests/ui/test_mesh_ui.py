@@ -76,7 +76,8 @@ async def test_without_the_mesh_no_loss_column_and_its_screen_says_how_to_start_
         assert "Loss" not in on_screen(app).splitlines()[1]
         screen = await pressed(pilot, "m")
         assert isinstance(screen, MeshScreen)
-        assert "start netui with --mesh on" in on_screen(app)
+        assert "The probe mesh is off: it shows the packet loss between every two nodes watched over SSH" \
+            in plain_wide(app.screen.query_one("#mesh-heat"))
         await pilot.press("escape")
         assert isinstance(app.screen, ClusterScreen)
 
