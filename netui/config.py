@@ -8,7 +8,7 @@ defaults (netui/model/health.py ``DEFAULT_THRESHOLDS``). ``[health]`` sets
 ``retrans_min_segments`` and ``hold_intervals`` (``HealthRules``); ``[straggler]`` any field of
 ``StragglerRules``, the hold (``flag_intervals`` of ``window_intervals``, ``clear_intervals``)
 and the victim rule (``victims``) among them; ``mesh`` the probe mesh ("on", "off" or a rate in
-probes a second, as ``--mesh``, which wins over it). A missing default file is no
+probes a second, as ``--mesh``, which wins over it; on without either). A missing default file is no
 error; a file named with ``--config`` must exist. Unknown keys and bad values are a
 ``ConfigError`` whose message names the file and the key — never a traceback.
 """
@@ -51,7 +51,8 @@ class Config:
     straggler: StragglerRules = field(default_factory=StragglerRules)
     health: HealthRules = field(default_factory=HealthRules)
     path: str | None = None  # the file read, None when there was none
-    mesh: MeshSettings | None = None  # mesh = "on" | "off" | RATE (model/mesh.py): the probe mesh
+    # mesh = "on" | "off" | RATE (model/mesh.py): the probe mesh, on unless the file says otherwise
+    mesh: MeshSettings | None = field(default_factory=MeshSettings)
 
 
 def default_path() -> Path:
@@ -114,7 +115,7 @@ def parse_config(text: str, source: str = "config.toml") -> Config:
     if unknown:
         raise ConfigError(f"{source}: unknown section {sorted(unknown)[0]!r} "
                           "(known: mesh, health, thresholds, straggler)")
-    mesh = None
+    mesh: MeshSettings | None = MeshSettings()
     if "mesh" in doc:
         value = doc["mesh"]
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):

@@ -68,7 +68,7 @@ class WatchSettings:
     history_s: float = 900.0
     config_path: str | None = None  # None: ~/.config/netui/config.toml where it exists
     topology_path: str | None = None  # --topology FILE: where each node is cabled
-    mesh: MeshSettings | None = None  # --mesh: the probe mesh (None: off)
+    mesh: MeshSettings | None = None  # --mesh: the probe mesh (None: off, or not given: see ``mesh_option``)
     mesh_option: str | None = None  # --mesh as given; None: config.toml's ``mesh`` decides
 
     @classmethod

@@ -294,7 +294,11 @@ def mesh_document(fleet: Fleet) -> dict | None:
         counts = n.counts if n is not None else Counts()
         entry |= {"probes": counts.probes, "lost": counts.lost, "loss": mesh_loss(counts),
                   "peers": n.peers if n is not None else 0, "lossy_peers": n.lossy_peers if n is not None else 0,
-                  "p99_rtt_s": _rtt_s(n.p99_us) if n is not None else None}
+                  "p99_rtt_s": _rtt_s(n.p99_us) if n is not None else None,
+                  # its pairs never answered, not in the figures above (UDP blocked: no loss)
+                  "unanswered_pairs": n.unanswered if n is not None else 0,
+                  "answers_none": n.answers_none if n is not None else False,
+                  "answered_none": n.answered_none if n is not None else False}
         nodes.append(entry)
     pairs = verdict.pairs.values() if verdict is not None else ()
     worst = heapq.nsmallest(MESH_WORST_PAIRS, pairs, key=_worst_first)  # (a fleet of 1,024 has a million pairs)
@@ -308,6 +312,8 @@ def mesh_document(fleet: Fleet) -> dict | None:
             for s in fleet.mesh_suspects
         ],
         "pairs": verdict.probed if verdict is not None else 0,
+        "unanswered_pairs": verdict.unanswered if verdict is not None else 0,
+        "none_answered": verdict.none_answered if verdict is not None else False,
         "worst_pairs": [
             {"from": p.prober, "to": p.target, "probes": p.counts.probes, "lost": p.counts.lost,
              "loss": mesh_loss(p.counts), "p50_rtt_s": _rtt_s(p.p50_us), "p99_rtt_s": _rtt_s(p.p99_us)}

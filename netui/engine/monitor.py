@@ -434,7 +434,7 @@ class Monitor:
 
         self.stop_recording()
         self.recorder = Recorder(path, hosts=list(self.fleet.nodes), interval_s=self.interval_s,
-                                 max_size_bytes=max_size_bytes, keep=keep, clock=clock or time.time)
+                                 max_size_bytes=max_size_bytes, keep=keep, clock=clock or time.time, fleet=self.fleet)
         self.set_detail_all(True)  # a replay shows every panel
         return self.recorder
 

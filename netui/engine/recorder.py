@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from netui.engine.recording.codec import header_record, sample_record
+from netui.engine.recording.codec import header_record, mesh_answered_to_dict, sample_record
 from netui.engine.recording.writer import RecordingWriter, RecordRefused, RecordTooLarge
 from netui.model import units
 from netui.model.events import EventTracker
@@ -28,13 +28,18 @@ from netui.model.samples import NodeSample
 class Recorder:
     def __init__(self, path: str | Path, *, hosts: list[str], interval_s: float,
                  max_size_bytes: int | None = None, keep: int = 5,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, fleet: Fleet | None = None) -> None:
+        """``fleet``: the fleet recorded, whose probe mesh's pairs answered so far each file's
+        header keeps (a replay of it then judges them as live mode did)."""
         self.clock = clock
         self.started_s = clock()  # wall time of the first record
         self.ended_s: float | None = None  # set by close
         self.path = Path(path)
-        self.writer = RecordingWriter(path, header_record(clock(), hosts=hosts, interval_s=interval_s),
+        self._fleet = fleet
+        self.writer = RecordingWriter(path, header_record(clock(), hosts=hosts, interval_s=interval_s,
+                                                          mesh_answered=self._mesh_answered()),
                                       max_size_bytes=max_size_bytes, keep=keep)
+        self.writer.next_header = self._next_header
         self.tracker = EventTracker()
         self.samples = 0
         self.ticks = 0
@@ -74,6 +79,16 @@ class Recorder:
         except (OSError, ValueError):
             pass
 
+    def _mesh_answered(self) -> dict | None:
+        mesh = self._fleet.mesh if self._fleet is not None else None
+        return mesh_answered_to_dict(*mesh.answered()) if mesh is not None else None
+
+    def _next_header(self, header: dict) -> dict:
+        """A rotated file's header: the last one's, with the mesh's pairs answered by now."""
+        answered = self._mesh_answered()
+        header = {k: v for k, v in header.items() if k != "mesh_answered"}
+        return header | {"mesh_answered": answered} if answered else header
+
     def sample(self, node: str, sample: NodeSample) -> str | None:
         """Record one node's sample; None, or why it was refused (not written: a number a
         reader would refuse, or a record too long): the other nodes' samples go on."""
@@ -91,6 +106,7 @@ class Recorder:
         """The end of a tick: what changed, a tick mark, and a flush to the file."""
         if not self.active:
             return
+        self._fleet = fleet
         t = self.clock()
         for rec in self.tracker.changes(fleet):
             self._write({"type": rec.pop("type"), "t": t, **rec})

@@ -85,6 +85,13 @@ class Fleet:
                 self._mesh_of[name], self._mesh_at[endpoint] = endpoint, name
         self.mesh.add_readings(name, mesh.mono_s, mesh.readings, self._mesh_at)
 
+    def hear_mesh(self, names: list[str], answered: dict[str, int]) -> None:
+        """The mesh's pairs answered before its first reading here (a recording's header:
+        ``MeshWindow.hear``)."""
+        if self.mesh is None:
+            self.mesh = MeshWindow()
+        self.mesh.hear(names, answered)
+
     def update_mesh(self) -> MeshVerdict | None:
         """Judge the mesh's window over the nodes that are up (model/mesh.py ``judge``): every
         tick while the window is small (under MESH_QUIET_PAIRS pairs), while the last judgement

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 from netui.model.health import ABOVE_ZERO, Level, Threshold
-from netui.model.mesh_index import Evidence, Key, PairIndex
+from netui.model.mesh_index import ANSWERED, UNANSWERED_PROBES, Evidence, Key, PairIndex
 from netui.model.topology import Topology
 from netui.model.units import name_key
 
@@ -155,13 +155,26 @@ class PairMesh(_Figure):
 class NodeMesh(_Figure):
     """A node's pairs over the window, both ways (its probes and its peers' probes of it):
     their counts pooled, ``lossy_peers`` of ``peers`` lost at least one probe, RTT p99 of its
-    own probes."""
+    own probes — of the pairs answered at least once. Its pairs never answered are not in
+    those figures: ``unanswered`` counts those that lost UNANSWERED_PROBES or more, none
+    answered, either way; ``answers_none``: of its peers' probes of it, UNANSWERED_PROBES or
+    more lost and none ever answered (UDP to it blocked: its firewall?); ``answered_none``: the
+    same of its own probes. Both False when no node's probes were ever answered (the mesh's
+    ``none_answered``): that is said once, of the fleet."""
 
     node: str
     counts: Counts
     peers: int
     lossy_peers: int
     p99_us: float | None
+    unanswered: int = 0
+    answers_none: bool = False
+    answered_none: bool = False
+
+    @property
+    def blocked(self) -> bool:
+        """Its probes, or its peers' probes of it, never answered: UDP blocked at the node?"""
+        return self.answers_none or self.answered_none
 
 
 @dataclass(frozen=True)
@@ -189,6 +202,21 @@ class MeshSuspect:
 
 
 @dataclass(frozen=True)
+class Heard:
+    """Which ordered pairs were ever answered, as of a judgement (model/mesh_index.py
+    ``PairIndex.heard``, copied): ``rows``: a prober → a byte per target, by ``numbers``."""
+
+    numbers: dict[str, int]
+    rows: dict[str, bytes]
+
+    def unanswered(self, prober: str, target: str) -> bool:
+        row, i = self.rows.get(prober), self.numbers.get(target)
+        if row is None or i is None or i >= len(row):
+            return False
+        return UNANSWERED_PROBES <= row[i] != ANSWERED
+
+
+@dataclass(frozen=True)
 class MeshVerdict:
     """The mesh over its window: the pairs' figures, every node, and the suspects, worst first.
 
@@ -202,6 +230,18 @@ class MeshVerdict:
     suspects: tuple[MeshSuspect, ...]
     window_s: float
     probed: int = 0
+    # the pairs never answered (none of them in ``pairs`` nor in any figure above: unanswered,
+    # not lossy): how many lost UNANSWERED_PROBES or more; ``none_answered``: no node's probe
+    # was ever answered, UNANSWERED_PROBES or more lost (UDP blocked between the nodes?);
+    # ``heard``: which pairs, while any is unanswered
+    unanswered: int = 0
+    none_answered: bool = False
+    heard: Heard | None = None
+
+    def unanswered_pair(self, prober: str, target: str) -> bool:
+        """Whether ``prober``'s probes of ``target`` lost UNANSWERED_PROBES or more, and none
+        was ever answered."""
+        return self.heard is not None and self.heard.unanswered(prober, target)
 
     @property
     def unkept(self) -> int:

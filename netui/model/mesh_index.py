@@ -8,6 +8,13 @@ it probes and those that probe it), per two leaves when given a topology (and ea
 and the whole, with each node's count of peers and of lossy peers and the set of pairs that
 lost a probe. ``Evidence`` is one judgement's view of it: the nodes that are down taken out,
 and then each part the judgement names, without a copy of the pairs. Pure: no I/O.
+
+Only the pairs whose probes were answered at least once, since the index began to count them,
+are in those tables: a pair never answered is not losing probes but unanswered (UDP blocked
+between the two nodes, a firewall, a sampler that cannot answer), and a firewall must never be
+named a lossy link. ``heard`` keeps, per ordered pair, one byte: answered once (``ANSWERED``), or
+how many probes it lost while never answered (up to ``SILENT_CAP``) — a megabyte at 1,024
+nodes — with each node's sums of it beside (``silence``).
 """
 
 from __future__ import annotations
@@ -18,6 +25,14 @@ from operator import itemgetter
 from netui.model.topology import Topology
 
 Key = tuple[str, str]  # an ordered pair: (prober, target)
+
+ANSWERED = 255  # heard[a][b]: a's probes of b were answered at least once
+SILENT_CAP = 254  # else: how many it lost, counted up to this
+UNANSWERED_PROBES = 20  # a pair (or a node's pairs pooled) lost this many and none answered, ever: unanswered
+# silence[node]: [0] probes it lost of its never-answered pairs (each pair's up to SILENT_CAP), [1] its
+# peers' probes of it lost so, [2] its pairs answered, [3] its peers' pairs to it answered, [4] its
+# unanswered pairs (UNANSWERED_PROBES lost, none answered), [5] its peers' unanswered pairs to it
+OUT_LOST, IN_LOST, OUT_HEARD, IN_HEARD, OUT_UNANSWERED, IN_UNANSWERED = range(6)
 
 
 class _Counts:
@@ -68,6 +83,10 @@ class PairIndex:
         self.lossy: set[Key] = set()  # pairs with a lost probe
         self.sums = [0, 0]
         self.pair_count = 0
+        self.heard: list[bytearray] = []  # [prober][target]: ANSWERED, or probes lost while never answered
+        self.silence: list[list[int]] = []  # node → its ``heard`` pooled (OUT_LOST … IN_UNANSWERED)
+        self.answered_pairs = 0  # pairs answered at least once
+        self.unanswered_pairs = 0  # pairs that lost UNANSWERED_PROBES, none answered
         self.counts = _Counts(self)
         self.topology: Topology | None = None
         self.leaf_names: list[str] = []
@@ -88,8 +107,12 @@ class PairIndex:
                 row.append(0)
             for row in self.lost:
                 row.append(0)
+            for heard in self.heard:
+                heard.append(0)
             self.probes.append([0] * (i + 1))
             self.lost.append([0] * (i + 1))
+            self.heard.append(bytearray(i + 1))
+            self.silence.append([0] * 6)
             self.node_probes.append(0)
             self.sums_of.append([0, 0, 0, 0])
             k = self._leaf_number(node)
@@ -110,6 +133,12 @@ class PairIndex:
         for a, row in enumerate(self.probes):
             if row[i]:
                 self.change(a, i, -row[i], -self.lost[a][i])
+        for b, value in enumerate(self.heard[i]):
+            if value:
+                self._unhear(i, b)
+        for a, answered in enumerate(self.heard):
+            if answered[i]:
+                self._unhear(a, i)
         self.alive[i] = False  # (others' readings of it still to leave move its tables only)
         if self.leaf_ix[i] >= 0:
             self.members[self.leaf_ix[i]].remove(i)
@@ -138,6 +167,63 @@ class PairIndex:
         if i is None:
             return 0, 0
         return self.node_probes[i], self.sums_of[i][0]
+
+    # --- answered, ever ---------------------------------------------------------------------
+    def hear(self, a: int, b: int, answered: int, lost: int) -> bool:
+        """A reading of pair (``a``, ``b``), never answered before this one: True when it
+        answers (from now on, this reading included, the pair's readings go into the tables);
+        False when it does not (its lost probes counted in ``heard``, not in the tables)."""
+        row = self.heard[a]
+        was = row[b]
+        sa, sb = self.silence[a], self.silence[b]
+        if answered:
+            row[b] = ANSWERED
+            if was:
+                sa[OUT_LOST] -= was
+                sb[IN_LOST] -= was
+                if was >= UNANSWERED_PROBES:
+                    sa[OUT_UNANSWERED] -= 1
+                    sb[IN_UNANSWERED] -= 1
+                    self.unanswered_pairs -= 1
+            sa[OUT_HEARD] += 1
+            sb[IN_HEARD] += 1
+            self.answered_pairs += 1
+            return True
+        now = min(SILENT_CAP, was + lost)
+        if now != was:
+            row[b] = now
+            sa[OUT_LOST] += now - was
+            sb[IN_LOST] += now - was
+            if was < UNANSWERED_PROBES <= now:
+                sa[OUT_UNANSWERED] += 1
+                sb[IN_UNANSWERED] += 1
+                self.unanswered_pairs += 1
+        return False
+
+    def _unhear(self, a: int, b: int) -> None:
+        """Pair (``a``, ``b``)'s ``heard`` out of its nodes' sums (one of them is retired)."""
+        was = self.heard[a][b]
+        self.heard[a][b] = 0
+        sa, sb = self.silence[a], self.silence[b]
+        if was == ANSWERED:
+            sa[OUT_HEARD] -= 1
+            sb[IN_HEARD] -= 1
+            self.answered_pairs -= 1
+            return
+        sa[OUT_LOST] -= was
+        sb[IN_LOST] -= was
+        if was >= UNANSWERED_PROBES:
+            sa[OUT_UNANSWERED] -= 1
+            sb[IN_UNANSWERED] -= 1
+            self.unanswered_pairs -= 1
+
+    def silent_nodes(self) -> Iterator[str]:
+        """The nodes in use with a probe lost on a pair never answered, either way."""
+        silence, alive = self.silence, self.alive
+        for node, i in self.ids.items():
+            s = silence[i]
+            if alive[i] and (s[OUT_LOST] or s[IN_LOST]):
+                yield node
 
     # --- leaves -----------------------------------------------------------------------------
     def use(self, topology: Topology | None) -> None:

@@ -8,12 +8,14 @@ from __future__ import annotations
 from array import array
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from itertools import repeat
 from operator import itemgetter
 
-from netui.model.mesh import (MESH_QUIET_PAIRS, MIN_PROBES, WINDOW_S, Counts, MeshPeerReading, MeshVerdict, NodeMesh,
-                              PairMesh, _judge, _quantile)
-from netui.model.mesh_index import Evidence, Key, PairIndex, own_p99
+from netui.model.mesh import (MESH_QUIET_PAIRS, MIN_PROBES, WINDOW_S, Counts, Heard, MeshPeerReading, MeshVerdict,
+                              NodeMesh, PairMesh, _judge, _quantile)
+from netui.model.mesh_index import (ANSWERED, IN_HEARD, IN_LOST, IN_UNANSWERED, OUT_HEARD, OUT_LOST, OUT_UNANSWERED,
+                                   UNANSWERED_PROBES, Evidence, Key, PairIndex, own_p99)
 from netui.model.topology import Topology
 
 Row = tuple[float, tuple[int, ...]]  # a kept pair's reading: (prober's mono_s, RTTs µs)
@@ -29,6 +31,7 @@ MAX_PENDING = 8192  # frames added and not yet read, at most (a tick of 8,192 no
 _NONE_KEPT: dict[int, list] = {}
 _HIGHEST = itemgetter(2)  # a frame's highest RTT of the pairs not kept
 _ENDPOINT = itemgetter(0, 1)  # a reading's peer: (address, port)
+_BITS = bytes.maketrans(bytes(range(256)), b"0" * 255 + b"1")  # a ``heard`` byte → "1" when answered
 
 
 class MeshWindow:
@@ -114,6 +117,7 @@ class MeshWindow:
         probes, sums_of, leaf_ix, node_probes = index.probes, index.sums_of, index.leaf_ix, index.node_probes
         row, sa, leaves = probes[a], sums_of[a], index.leaf_rows[index.leaf_ix[a]]
         kept, keep_all = self._kept_by.get(a) or _NONE_KEPT, self._keep_all()
+        heard, hear = index.heard[a], index.hear
         added: list[int] = []
         total = pairs = 0
         # each reading's peer: its number, looked up in C (None: a peer not numbered yet, or no node)
@@ -129,6 +133,8 @@ class MeshWindow:
             n = answered + lost
             if not n:
                 continue
+            if heard[b] != ANSWERED and not hear(a, b, answered, lost):
+                continue  # never answered: unanswered, not lost (kept apart in ``heard``)
             added += (b, answered, lost)
             if lost:
                 change(a, b, n, lost)
@@ -285,6 +291,36 @@ class MeshWindow:
             top = self._top[a] = [value, sum(1 for f in frames if f[2] == value) if value else 0]
         return top[0]
 
+    def answered(self) -> tuple[list[str], dict[str, int]]:
+        """Which ordered pairs were answered at least once (what a recording's header keeps,
+        engine/recording/codec.py): the nodes, and for each prober answered by any, a bit set
+        whose bit j says its probes of the j-th node were."""
+        self._flush()
+        index = self._index
+        names, numbers = list(index.ids), list(index.ids.values())
+        out = {}
+        for name, i in index.ids.items():
+            if index.silence[i][OUT_HEARD]:
+                ones = bytes(map(index.heard[i].__getitem__, numbers)).translate(_BITS)
+                out[name] = int(ones[::-1], 2)
+        return names, out
+
+    def hear(self, names: Sequence[str], answered: Mapping[str, int]) -> None:
+        """The pairs of ``answered`` (as ``answered`` gives them) were answered before the first
+        reading here: a replay starts from what live mode knew when the recording began."""
+        self._flush()
+        index = self._index
+        for prober, bits in answered.items():
+            a = index.id_of(prober)
+            while bits:
+                low = bits & -bits
+                bits ^= low
+                j = low.bit_length() - 1
+                if j < len(names) and names[j] != prober:
+                    b = index.id_of(names[j])
+                    if index.heard[a][b] != ANSWERED:
+                        index.hear(a, b, 1, 0)
+
     def pairs(self) -> dict[tuple[str, str], PairMesh]:
         """The figures of every kept pair with a settled probe in the window (a new dict each
         call): every pair in a window of fewer than KEEP_ALL_PAIRS pairs, else those that lost a
@@ -321,7 +357,19 @@ class MeshWindow:
                 pairs = {k: p for k, p in pairs.items() if k[0] not in out and k[1] not in out}
         evidence = Evidence(index, out)
         probed = index.pair_count - evidence.taken
-        return _judge(evidence, pairs, self._node_meshes(evidence), topology, self.window_s, probed)
+        meshes = self._node_meshes(evidence)
+        # no node's probe ever answered: said once, of the fleet, and of no node
+        none = bool(meshes) and not any(index.silence[index.ids[n]][OUT_HEARD] for n in meshes) \
+            and sum(index.silence[index.ids[n]][OUT_LOST] for n in meshes) >= UNANSWERED_PROBES
+        if none:
+            meshes = {n: replace(m, answers_none=False, answered_none=False) for n, m in meshes.items()}
+        verdict = _judge(evidence, pairs, meshes, topology, self.window_s, probed)
+        if not (index.unanswered_pairs or none):
+            return verdict
+        heard = Heard(dict(index.ids), {n: bytes(index.heard[i]) for n, i in index.ids.items()}) \
+            if index.unanswered_pairs else None
+        unanswered = sum(index.silence[index.ids[n]][OUT_UNANSWERED] for n in meshes)
+        return replace(verdict, unanswered=unanswered, none_answered=none, heard=heard)
 
     def _node_meshes(self, evidence: Evidence) -> dict[str, NodeMesh]:
         """Each judged node's pairs pooled (``_nodes``), from the index: the nodes out taken off."""
@@ -340,5 +388,16 @@ class MeshWindow:
                 p99 = float(highest)
             d = evidence.peers_out.get(node) or (0, 0)
             s = index.sums_of[i]
-            found[node] = NodeMesh(node, Counts(*evidence.node_sums(node)), s[2] - d[0], s[3] - d[1], p99)
+            found[node] = NodeMesh(node, Counts(*evidence.node_sums(node)), s[2] - d[0], s[3] - d[1], p99,
+                                   *_silence(index.silence[i]))
+        for node in index.silent_nodes():  # (a node none of whose pairs was ever answered has none above)
+            if node not in found and node not in out:
+                found[node] = NodeMesh(node, Counts(), 0, 0, None, *_silence(index.silence[index.ids[node]]))
         return found
+
+
+def _silence(s: list[int]) -> tuple[int, bool, bool]:
+    """A node's ``PairIndex.silence`` as NodeMesh's (unanswered, answers_none, answered_none)."""
+    return (s[OUT_UNANSWERED] + s[IN_UNANSWERED],
+            not s[IN_HEARD] and s[IN_LOST] >= UNANSWERED_PROBES,
+            not s[OUT_HEARD] and s[OUT_LOST] >= UNANSWERED_PROBES)

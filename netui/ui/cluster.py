@@ -55,7 +55,7 @@ class ClusterScreen(NetuiScreen):
         Binding("M", "mark_all", "Mark all", key_display="M"),
         Binding("U", "unmark_all", "Unmark", key_display="U"),  # shown while nodes are marked
         Binding("P", "peers", "Peers", key_display="P"),  # the TCP flows between watched nodes
-        Binding("m", "mesh", "Mesh"),  # the probe mesh's screen; shown with a mesh (--mesh on)
+        Binding("m", "mesh", "Mesh"),  # the probe mesh's screen; shown with a mesh (on by default over SSH)
         Binding("escape", "escape", "Clear", show=False),
         # then a key for each registered check that netui's key table does not bind by hand
         # (ui/keys.py check_rows): __init__ adds them, the footer shows them last

@@ -41,7 +41,7 @@ class Column:
     right: bool = True
     priority: float = 99
     fabric: bool = False  # shown only when a node of the fleet has RDMA/ethtool data
-    mesh: bool = False  # shown only when the fleet has a probe mesh verdict (--mesh on, or a recording of one)
+    mesh: bool = False  # shown only when the fleet has a probe mesh verdict (on by default over SSH, or a recording of one)
     level: Callable[[Node], Level | None] | None = None  # the cell's level where no threshold gives it
 
 
@@ -86,6 +86,14 @@ def mesh_loss(n: Node) -> float | None:
     """The node's pooled mesh loss over the window (0..1): None when the mesh is off, the node
     is not up, or its pairs settled fewer than MIN_PROBES probes (never a 0 % without them)."""
     return n.mesh.loss if n.mesh is not None else None
+
+
+def _loss_text(n: Node) -> str:
+    """The Loss cell: the node's figure; "no ans" for a node whose probes (or its peers' probes
+    of it) were never answered and that has no figure (UDP blocked at it: not a loss)."""
+    if n.mesh is not None and n.mesh.blocked and n.mesh.loss is None:
+        return "no ans"
+    return units.ratio_percent(mesh_loss(n))
 
 
 def _loss_level(n: Node) -> Level | None:
@@ -134,7 +142,7 @@ COLUMNS: tuple[Column, ...] = (
            lambda n: _v(n.summary.pause_per_s), "pause_per_s", lambda n: n.summary.pause_per_s,
            priority=5.5, fabric=True),
     # the probe mesh: the node's pairs' pooled loss; kept before Drops/s at 80 columns
-    Column("loss", "Loss", 7, lambda n, o: units.ratio_percent(mesh_loss(n)), lambda n: _v(mesh_loss(n)),
+    Column("loss", "Loss", 7, lambda n, o: _loss_text(n), lambda n: _v(mesh_loss(n)),
            priority=3.8, mesh=True, level=_loss_level),
     Column("drops", "Drops/s", 8, lambda n, o: units.per_s(n.summary.drops_per_s),
            lambda n: _v(n.summary.drops_per_s), "drops_per_s", lambda n: n.summary.drops_per_s, priority=4),

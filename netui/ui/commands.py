@@ -117,8 +117,8 @@ def netui_commands(app, screen: Screen) -> Iterator[SystemCommand]:
                                               "or all (l)", lambda: screen.action_run_check("latency"))
         yield SystemCommand("Peer matrix", "The TCP flows between watched nodes: throughput, RTT, "
                                            "retransmits (P)", screen.action_peers)
-        yield SystemCommand("Probe mesh", "Packet loss and RTT between every two nodes, from the always-on "
-                                          "probe mesh (--mesh on): heatmap, lossy link suspects, worst pairs (m)",
+        yield SystemCommand("Probe mesh", "Packet loss and RTT between every two nodes, from the probe mesh "
+                                          "(on by default; --mesh off): heatmap, lossy link suspects, worst pairs (m)",
                             screen.action_mesh)
         yield SystemCommand("Doctor", "Check MTU, link speeds, RDMA ports, sysctls… of the marked nodes, "
                                       "or of all (D)", lambda: screen.action_run_check("doctor"))

@@ -21,7 +21,7 @@ from textual.widgets import Footer, Static
 
 from netui.model import units
 from netui.model.health import Level
-from netui.model.mesh import MIN_PROBES, MeshVerdict, PairMesh, loss_level
+from netui.model.mesh import MIN_PROBES, UNANSWERED_PROBES, MeshVerdict, PairMesh, loss_level
 from netui.model.topology import leaf_sections
 from netui.ui.base import NetuiScreen
 from netui.ui.flows import rtt_text
@@ -29,7 +29,7 @@ from netui.ui.matrix import matrix_table
 from netui.ui.render import LEVEL_VARIABLES
 from netui.ui.status import StatusBar
 from netui.ui.timeline import Timeline
-from netui.ui.why import mesh_words
+from netui.ui.why import blocked_words, mesh_words
 
 METRICS = ("loss", "rtt")
 METRIC_LABELS = {"loss": "loss", "rtt": "RTT p99"}
@@ -42,9 +42,14 @@ LABEL = 12  # a row's node name, at most
 RTT_LEVELS = ((20.0, Level.CRITICAL), (5.0, Level.WARNING), (2.0, Level.CAREFUL))
 RTT_MIN_EXCESS_US = 1000.0
 
-OFF = "The probe mesh is off: start netui with --mesh on to see the packet loss between every two nodes."
+OFF = ("The probe mesh is off: it shows the packet loss between every two nodes watched over SSH, on unless "
+       "--mesh off or config.toml's mesh = \"off\" turns it off.")
 OFF_REPLAY = "This recording has no probe mesh: it was made with the mesh off."
 WAITING_REPLAY = "This recording has the probe mesh; no readings yet at this point of it."
+NONE_ANSWERED_SCREEN = (
+    f"No node answered any probe: is UDP blocked between the nodes? Each node probes its peers over UDP, on a "
+    f"port the kernel chooses, at the address it was reached at over SSH; a firewall between them, or on every "
+    f"host, drops the probes (docs/mesh.md). Nothing is named: a probe never answered is no loss.")
 WAITING = (f"The probe mesh is on; no readings yet. Each node probes every other every few seconds; a pair's "
            f"loss shows once it has {MIN_PROBES} probes in the window.")
 
@@ -122,6 +127,12 @@ class MeshScreen(NetuiScreen):
         suspects = self.query_one("#mesh-suspects", Static)
         worst = self.query_one("#mesh-worst", Static)
         verdict: MeshVerdict | None = fleet.mesh_verdict
+        if verdict is not None and verdict.none_answered and not (verdict.pairs or verdict.probed):
+            heat.update(Text(NONE_ANSWERED_SCREEN, style=f"bold {app.theme_variables.get('warning', '')}".strip()))
+            suspects.update(Text("no suspect: a probe never answered is no loss, and names no part of the network",
+                                 style="dim"))
+            worst.update("")
+            return
         if verdict is None or not (verdict.pairs or verdict.probed):
             on = verdict is not None or app.monitor.mesh_on  # (a replay: its first readings still to come)
             waiting = WAITING_REPLAY if app.replay else WAITING
@@ -172,7 +183,11 @@ class MeshScreen(NetuiScreen):
 
         few = verdict.unkept > 0 and verdict.nodes.keys()  # pairs of a probe or two, kept as counts only
 
+        unanswered = Style(bold=True, color=self.app.theme_variables.get("warning") or None)
+
         def cell(a: str, b: str) -> Text:
+            if verdict.unanswered_pair(a, b):  # never answered: UDP blocked between them, not a loss
+                return Text("×", style=unanswered)
             p = pairs.get((a, b))
             if p is None:  # no probe in the window, or too few and none lost
                 return Text("·", style=muted) if few and a in few and b in few else Text("")
@@ -186,7 +201,8 @@ class MeshScreen(NetuiScreen):
         what = (f"RTT p99 on the prober's clock, coloured against the pairs' median p99 {rtt_cell(typical)}" if rtt
                 else "probes lost")
         window = f"{verdict.window_s:.0f} s"
-        legend = (f"{what}, over {window} · \"·\" fewer than {MIN_PROBES} probes · m: "
+        never = f" · \"×\" never answered (UDP blocked?)" if verdict.unanswered else ""
+        legend = (f"{what}, over {window} · \"·\" fewer than {MIN_PROBES} probes{never} · m: "
                   f"{'loss' if rtt else 'RTT p99'}" + (f" · {more} more nodes: see the pairs below" if more else ""))
         return Group(table, Text(legend, style=muted))
 
@@ -201,6 +217,14 @@ class MeshScreen(NetuiScreen):
                 out.append(f"judged now, named if it holds: {s.name}: {mesh_words(s)}\n", style="dim")
         if not out:
             out.append("no suspect: no part of the network loses beyond chance against the rest\n", style="dim")
+        # never answered: no loss, named nowhere above; said as what it likely is
+        warn = f"bold {self.app.theme_variables.get('warning', '')}".strip()
+        for m in sorted((m for m in verdict.nodes.values() if m.blocked), key=lambda m: units.name_key(m.node)):
+            out.append("no answer ", style=warn)
+            out.append(f"{m.node}: {blocked_words(m)}\n")
+        if verdict.unanswered:
+            out.append(f"{verdict.unanswered:,} pairs never answered in {UNANSWERED_PROBES} probes or more "
+                       f"(UDP blocked between them? not counted as loss)\n", style="dim")
         return out
 
     def _worst(self, verdict: MeshVerdict, rows: int) -> Text:

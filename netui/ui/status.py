@@ -127,6 +127,10 @@ class StatusBar(Static):
             straggler = Text(f" │ {lead} {name}{more}: {words}", style=style)
             # the Why column's words for it: its numbers whole where the sentence would be cut
             briefly = Text(f" │ {lead} {name}{more}: {brief}", style=style)
+        elif (note := mesh_note(fleet)) is not None:  # nothing named: the mesh's own state, when it has one
+            style = f"bold {theme.get('warning', '')}".strip()
+            straggler = Text(f" │ mesh: {note[0]}", style=style)
+            briefly = named = Text(f" │ mesh: {note[1]}", style=style)
         else:
             briefly = straggler
         return [Text.assemble(head, middle, sums, every, straggler), Text.assemble(head, middle, sums, straggler),
@@ -183,6 +187,25 @@ def _short_plank(fleet) -> tuple[str, str, str, str, int] | None:
         return "straggler", name, words, brief or words, planks
     lossy = mesh[0]
     return "lossy", lossy.name, mesh_words(lossy), mesh_loss_text(lossy), planks
+
+
+NONE_ANSWERED = "no node answered any probe: is UDP blocked between the nodes?"
+
+
+def mesh_note(fleet) -> tuple[str, str] | None:
+    """The probe mesh's state when it is no fault to name, in words and in few: no node's
+    probe ever answered (UDP blocked between the nodes: a firewall, said once, of the fleet);
+    else the nodes never answered (UDP blocked at them). None otherwise."""
+    verdict = fleet.mesh_verdict
+    if verdict is None:
+        return None
+    if verdict.none_answered:
+        return NONE_ANSWERED, "no answer (UDP blocked?)"
+    blocked = sorted((m.node for m in verdict.nodes.values() if m.blocked), key=units.name_key)
+    if not blocked:
+        return None
+    first = blocked[0] + (f" (+{len(blocked) - 1})" if len(blocked) > 1 else "")
+    return f"{first} never answered: UDP blocked at {'it' if len(blocked) == 1 else 'them'}?", f"{first} UDP blocked?"
 
 
 REGROW_CELLS = 3  # spare cells a longer form of the fleet's words needs to come back

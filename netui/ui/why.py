@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from netui.model import units
-from netui.model.mesh import ABOVE, NODE, PAIR, PATH, UPLINK, MeshSuspect
+from netui.model.mesh import ABOVE, NODE, PAIR, PATH, UPLINK, MeshSuspect, NodeMesh
 from netui.model.node import Node, NodeState, NodeTotals
 from netui.model.straggler import Straggler
 
@@ -191,6 +191,30 @@ def mesh_long(node: Node) -> str:
     return f"lossy: {s.name}, {mesh_words(s)}" if s is not None else ""
 
 
+def blocked_words(m: NodeMesh) -> str:
+    """A node whose mesh probes, or its peers' probes of it, were never answered (model/mesh.py
+    ``NodeMesh.blocked``), in words: not a loss, UDP blocked at it."""
+    if m.answers_none and m.answered_none:
+        return f"no probe to or from it ever answered: UDP blocked at {m.node}? (its firewall)"
+    if m.answers_none:
+        return f"answers none of its peers' probes, its own are answered: UDP to {m.node} blocked? (its firewall)"
+    return f"none of its probes ever answered, it answers its peers': UDP from {m.node} blocked?"
+
+
+def mesh_blocked_long(node: Node) -> str:
+    """``blocked_words`` of the node's mesh, "mesh: …"; "" for a node not blocked."""
+    m = node.mesh
+    return f"mesh: {blocked_words(m)}" if m is not None and m.blocked else ""
+
+
+def mesh_blocked_short(node: Node, cells: int = SHORT_CELLS) -> str:
+    """``mesh_blocked_long`` in at most ``cells`` cells: "mesh: UDP blocked?"; "" for none."""
+    m = node.mesh
+    if m is None or not m.blocked:
+        return ""
+    return "mesh: UDP blocked?" if cells >= 18 else "UDP blocked?"
+
+
 def short_why(node: Node, retry_in_s: float | None = None, cells: int = SHORT_CELLS) -> str:
     """Why the node is not well, in about ``cells`` cells (the Why column's width); "" for
     a healthy node."""
@@ -200,7 +224,7 @@ def short_why(node: Node, retry_in_s: float | None = None, cells: int = SHORT_CE
     if state is not NodeState.UP:
         return failure_short(node) + _retry_text(retry_in_s, short=True)
     return (straggler_short(node, cells) or mesh_short(node, cells) or victim_short(node, cells)
-            or (node.slow_links[0] if node.slow_links else "") or health_short(node))
+            or (node.slow_links[0] if node.slow_links else "") or health_short(node) or mesh_blocked_short(node, cells))
 
 
 def long_why(node: Node, retry_in_s: float | None = None) -> str:
@@ -218,6 +242,8 @@ def long_why(node: Node, retry_in_s: float | None = None) -> str:
     if node.mesh_suspect is not None:
         s = node.mesh_suspect
         reasons.insert(0, f"lossy: {s.name} {mesh_loss_text(s)}")
+    if blocked := mesh_blocked_long(node):
+        reasons.append(blocked)
     if node.straggler is not None:
         reasons.insert(0, "straggler: " + node.straggler.reason.split(": ", 1)[-1])
     return "; ".join(reasons) or node.health.label
@@ -236,7 +262,7 @@ def flag_line(node: Node) -> str:
     level = node.level
     if state is not NodeState.UP:
         return f"{level.label} · {state.value}: {node.failure_words()}"  # the grid counts down to the next try
-    mesh = mesh_long(node)
+    mesh = mesh_long(node) or mesh_blocked_long(node)
     also = f"; {mesh}" if mesh else ""  # said after what sets the level, when something else does
     s = node.straggler
     if s is not None:

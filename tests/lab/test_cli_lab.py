@@ -32,6 +32,9 @@ def test_snapshot_json_of_four_lab_nodes(lab):
         assert all(c["softirq_percent"] is not None for c in node["cpus"]) and len(node["softnet"]) >= ncpus
         assert node["cpu_totals"]["hottest_softirq_percent"] is not None and node["cpu_totals"]["net_rx_per_s"] is not None
     assert doc["totals"]["states"] == {"up": 4}
+    # the probe mesh is on by default over SSH: each node says where it answers (no probe has
+    # settled yet in a snapshot's few seconds)
+    assert [(m["node"], m["available"]) for m in doc["mesh"]["nodes"]] == [(f"node{k}", True) for k in range(1, 5)]
 
 
 def test_snapshot_reports_each_failure_and_still_prints_the_rest(lab, tmp_path):

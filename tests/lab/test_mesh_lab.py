@@ -3,7 +3,9 @@
 A clean fleet: every ordered pair probed, 0 % loss on enough probes, nobody named. nftables in
 one node's namespace drops 2 % of the UDP it receives: its link is named within the window and
 nothing else ever is; the same 2 % only from one peer: the path between those two, not either
-node. A packet from outside the session (no token, not on a list) gets no answer.
+node. A packet from outside the session (no token, not on a list) gets no answer. One node's
+nftables dropping every UDP packet it receives from the start (its host firewall): that node
+shown never answered, nothing named, the others' figures clean.
 
 Traffic only between the lab's namespaces and the root namespace's bridge address
 (198.18.0.0/24); every probe is bounded by the sampler's rate, every wait by a deadline; the
@@ -116,3 +118,38 @@ async def test_a_probe_from_outside_the_session_gets_no_answer(lab):
         assert refused >= 2
     finally:
         await stop(monitor, task)
+
+
+BLOCKED_S = 30.0  # how long a node blocked from the start may take to be shown so, at most
+
+
+async def test_a_node_whose_firewall_drops_udp_from_the_start_is_unanswered_and_nothing_is_named(lab):
+    nft(lab, 2, "table inet netui_blip {\n chain input {\n  type filter hook input priority 0; policy accept;\n"
+                "  udp dport != 22 drop\n }\n}\n")
+    monitor = mesh_monitor(lab)
+    task = None
+    try:
+        task = await started_all_up(monitor)
+        ticks, v = [], None
+        end = time.monotonic() + BLOCKED_S
+        while time.monotonic() < end:
+            ticks += await names_over(monitor, 1.0)
+            v = monitor.fleet.mesh_verdict
+            if v is not None and "node2" in v.nodes and v.nodes["node2"].blocked and v.unanswered == 6:
+                break
+        assert v is not None and v.nodes["node2"].answers_none and v.nodes["node2"].answered_none, v
+        assert v.unanswered == 6 and not v.none_answered  # node2's pairs, both ways
+        ticks += await names_over(monitor, 5.0)
+        assert not any(ticks), ticks  # never a link, nor anything else
+        v = monitor.fleet.mesh_verdict
+        others = [n.name for n in lab.nodes if n.name != "node2"]
+        assert {(a, b) for a in others for b in others if a != b} == set(v.pairs), v.pairs
+        assert all(p.enough and p.loss == 0.0 for p in v.pairs.values()), v.pairs
+        assert all(v.nodes[n].loss == 0.0 and not v.nodes[n].blocked for n in others)
+        assert monitor.fleet["node2"].mesh.loss is None  # no loss figure: it is no loss
+    finally:
+        nft(lab, 2, None)
+        if task is not None:
+            await stop(monitor, task)
+        else:
+            await monitor.close()

@@ -76,7 +76,8 @@ async def test_without_the_mesh_no_loss_column_and_its_screen_says_how_to_start_
         assert "Loss" not in on_screen(app).splitlines()[1]
         screen = await pressed(pilot, "m")
         assert isinstance(screen, MeshScreen)
-        assert "start netui with --mesh on" in on_screen(app)
+        assert "The probe mesh is off: it shows the packet loss between every two nodes watched over SSH" \
+            in plain_wide(app.screen.query_one("#mesh-heat"))
         await pilot.press("escape")
         assert isinstance(app.screen, ClusterScreen)
 
@@ -175,3 +176,39 @@ async def test_a_replay_of_a_mesh_recording_before_its_first_readings_says_they_
         await pressed(pilot, "m")
         text = on_screen(app)
         assert "mesh off" not in text and "no readings yet" in text
+
+
+def node3_blocked(a: str, b: str) -> float:
+    return 1.0 if "node3" in (a, b) else 0.0
+
+
+async def test_a_node_never_answered_is_said_blocked_and_named_nowhere():
+    # node3's UDP dropped from the start (its host firewall): no loss, no link named
+    app = mesh_app(node3_blocked)
+    async with running(app, SIZE, polls=JUDGED) as pilot:
+        loss = dict(zip([r[0] for r in grid_rows(app)], column(app, "loss")))
+        why = dict(zip([r[0] for r in grid_rows(app)], column(app, "health")))
+        assert loss == {"node1": "0%", "node2": "0%", "node3": "no ans", "node4": "0%"}
+        assert why["node3"] == "mesh: UDP blocked?" and why["node1"] == ""
+        assert "node3 never answered: UDP blocked at it?" in status(app) and "lossy" not in status(app)
+        screen = await pressed(pilot, "m")
+        heat = plain_wide(screen.query_one("#mesh-heat")).splitlines()
+        row3 = next(line for line in heat if line.startswith("node3"))
+        row1 = next(line for line in heat if line.startswith("node1"))
+        assert row3.split()[1:] == ["×", "×", "×"] and sorted(row1.split()[1:]) == ["0%", "0%", "×"]
+        assert any('"×" never answered (UDP blocked?)' in line for line in heat)
+        said = plain_wide(screen.query_one("#mesh-suspects"))
+        assert "no suspect" in said and "lossy" not in said
+        assert "no answer node3: no probe to or from it ever answered: UDP blocked at node3? (its firewall)" in said
+        assert "6 pairs never answered" in said
+
+
+async def test_udp_blocked_everywhere_is_said_once_and_names_nothing():
+    app = mesh_app(lambda a, b: 1.0)
+    async with running(app, SIZE, polls=JUDGED) as pilot:
+        assert "mesh: no answer (UDP blocked?)" in status(app)
+        assert set(column(app, "health")) == {""} and "lossy" not in on_screen(app)
+        screen = await pressed(pilot, "m")
+        heat = plain_wide(screen.query_one("#mesh-heat"))
+        assert heat.startswith("No node answered any probe: is UDP blocked between the nodes?")
+        assert "Nothing is named" in heat and "lossy" not in plain_wide(screen.query_one("#mesh-suspects"))

@@ -117,7 +117,7 @@ def test_the_mesh_is_turned_on_by_the_file_or_refused_with_the_key_named():
     from netui.model.mesh import DEFAULT_RATE, MeshSettings
 
     assert parse_config('mesh = "on"').mesh == MeshSettings()
-    assert parse_config('mesh = "off"').mesh is None and parse_config("").mesh is None
+    assert parse_config('mesh = "off"').mesh is None and parse_config("").mesh == MeshSettings()  # on by default
     assert parse_config("mesh = 40").mesh.rate == 40.0 != DEFAULT_RATE
     for bad in ('mesh = "loud"', "mesh = true", "mesh = 0.01", "mesh = [1]"):
         with pytest.raises(ConfigError, match="config.toml: mesh"):

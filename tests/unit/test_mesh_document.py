@@ -25,13 +25,13 @@ def address(name: str) -> str:
     return f"198.18.0.{NODES.index(name) + 1}"
 
 
-def sample(name: str, k: int, *, lossy: str = "n3", available: bool = True):
+def sample(name: str, k: int, *, lossy: str = "n3", available: bool = True, blocked=lambda a, b: False):
     """5 probes of every other node settled a frame (none at ``k`` 0, where the nodes first say
     where they answer); one lost on a pair of ``lossy``'s every fifth frame; RTTs 200-249 µs,
     and 900 µs toward n6 from n5."""
     readings = []
     for j, peer in enumerate(p for p in NODES if p != name and k):
-        lost = int(lossy in (name, peer) and (k + j) % 5 == 0)
+        lost = 5 if blocked(name, peer) else int(lossy in (name, peer) and (k + j) % 5 == 0)
         slow = 700 if (name, peer) == ("n5", "n6") else 0
         readings.append(MeshPeerReading(address(peer), 40_000, 5 - lost, lost,
                                         tuple(200 + slow + (k * 7 + i) % 50 for i in range(5 - lost))))
@@ -131,3 +131,17 @@ def test_the_exports_carry_the_mesh_as_metrics(tmp_path):
     prom = prom_out.getvalue()
     assert "# TYPE netui_mesh_loss_ratio gauge" in prom and "# TYPE netui_mesh_rtt_p99_seconds gauge" in prom
     assert 'netui_mesh_loss_ratio{instance="n3"} 0.04 1790000030.000\n' in prom
+
+
+def test_a_node_never_answered_is_its_own_state_not_a_loss_and_blocked_everywhere_one_state():
+    doc = mesh_doc(fed(10, lossy="", blocked=lambda a, b: "n4" in (a, b)))
+    n4 = next(n for n in doc["nodes"] if n["node"] == "n4")
+    assert n4 | {"answers_none": True, "answered_none": True, "unanswered_pairs": 10, "loss": None,
+                 "probes": 0} == n4
+    n1 = next(n for n in doc["nodes"] if n["node"] == "n1")
+    assert (n1["loss"], n1["unanswered_pairs"], n1["answers_none"]) == (0.0, 2, False)
+    assert doc["suspects"] == [] and doc["unanswered_pairs"] == 10 and doc["none_answered"] is False
+    assert all("n4" not in (p["from"], p["to"]) for p in doc["worst_pairs"])
+    everywhere = mesh_doc(fed(10, lossy="", blocked=lambda a, b: True))
+    assert everywhere["none_answered"] is True and everywhere["suspects"] == [] and everywhere["pairs"] == 0
+    assert not any(n["answers_none"] or n["answered_none"] for n in everywhere["nodes"])

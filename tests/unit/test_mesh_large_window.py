@@ -27,6 +27,7 @@ def filled(lossy: str | None, seconds: int = 9, seed: int = 3):
     probes. Node node000 probes node001 a few times every frame (a pair with MIN_PROBES)."""
     rng = random.Random(seed)
     w, readings, latest = MeshWindow(window_s=WINDOW_S), [], {}
+    heard = set()  # a pair's readings count from its first answer on (before it: unanswered)
     for t in range(seconds):
         mono = 500.0 + t
         for i, a in enumerate(NODES):
@@ -38,7 +39,10 @@ def filled(lossy: str | None, seconds: int = 9, seed: int = 3):
                 lost = int(lossy in (a, b) and rng.random() < 0.33)
                 rtts = () if lost else (100 + rng.randrange(400),)
                 frame.append((b, 7000, 1 - lost, lost, rtts))
-                readings.append((a, b, mono, 1 - lost, lost, rtts))
+                if not lost:
+                    heard.add((a, b))
+                if (a, b) in heard:
+                    readings.append((a, b, mono, 1 - lost, lost, rtts))
             w.add_readings(a, mono, frame, {(n, 7000): n for n in NODES})
             latest[a] = mono
     return w, reference_pairs(readings, latest, WINDOW_S)

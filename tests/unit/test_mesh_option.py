@@ -1,4 +1,4 @@
-"""--mesh and config.toml's mesh: the option wins, the file decides without it, off otherwise;
+"""--mesh and config.toml's mesh: the option wins, the file decides without it, on otherwise;
 only SSH nodes take part."""
 
 from __future__ import annotations
@@ -23,13 +23,14 @@ def monitor_of(tmp_path, argv, config_text=None):
 
 
 @pytest.mark.parametrize("argv, text, on", [
-    ([], None, False),
+    ([], None, True),
     ([], 'mesh = "on"', True),
+    ([], 'mesh = "off"', False),
     (["--mesh", "off"], 'mesh = "on"', False),
     (["--mesh", "on"], None, True),
     (["--mesh", "30"], 'mesh = "off"', True),
 ])
-def test_the_option_wins_over_the_file_which_wins_over_off(tmp_path, argv, text, on):
+def test_the_option_wins_over_the_file_which_wins_over_on(tmp_path, argv, text, on):
     monitor = monitor_of(tmp_path, argv, text)
     assert (monitor.mesh is not None) == on
     if on:

@@ -148,3 +148,109 @@ def test_any_json_as_a_recorded_mesh_is_read_or_refused_and_the_fleet_judges_it(
         take_sample(fleet, "gpu02", mesh_node_sample("gpu02", k, up=("gpu01", "gpu02")))
         judge_tick(fleet)
     assert fleet["gpu01"].state is NodeState.UP
+
+
+# --- the pairs answered before a recording began -----------------------------------------------
+
+def _frame(name: str, k: int, silent: bool):
+    """5 probes of every other node settled a frame; with ``silent``, every probe to or from n3
+    is lost (answered before: a black hole, not UDP blocked)."""
+    from tests.unit.test_mesh_document import NODES, address
+    from tests.synth import node_sample
+
+    readings = tuple(MeshPeerReading(address(p), 40_000, 0 if silent and "n3" in (name, p) else 5,
+                                     5 if silent and "n3" in (name, p) else 0,
+                                     () if silent and "n3" in (name, p) else (200, 210, 220, 230, 240))
+                     for p in NODES if p != name and k)
+    s = node_sample(k)
+    return replace(s, mesh=MeshSample(s.mono_s, port=40_000, peers=5, readings=readings, address=address(name)))
+
+
+def _recorded_late(tmp_path, *, keep_header: bool = True):
+    """A fleet whose pairs were all answered for 30 s, then a recording started, then n3 went
+    silent: the live fleet, and the recording's path."""
+    from netui.engine.recorder import Recorder
+    from tests.unit.test_mesh_document import NODES
+
+    live = Fleet(list(NODES))
+    for k in range(30):
+        for name in NODES:
+            take_sample(live, name, _frame(name, k, silent=False))
+        judge_tick(live)
+    path = tmp_path / "late.ndjson.gz"
+    recorder = Recorder(path, hosts=list(NODES), interval_s=1.0, fleet=live if keep_header else None)
+    for k in range(30, 130):
+        for name in NODES:
+            s = _frame(name, k, silent=True)
+            recorder.sample(name, s)
+            take_sample(live, name, s)
+        judge_tick(live)
+        recorder.tick(live)
+    recorder.close()
+    return live, path
+
+
+def _replayed(path) -> Fleet:
+    recording = load(path)
+    fleet = Fleet(list(recording.nodes))
+    for _ in replay_frames(recording, fleet):
+        pass
+    return fleet
+
+
+def test_a_recording_started_late_replays_a_black_hole_as_live_judged_it(tmp_path):
+    live, path = _recorded_late(tmp_path)
+    assert [s.name for s in live.mesh_suspects] == ["n3 link"] and not live.mesh_verdict.unanswered
+    replayed = _replayed(path)
+    assert replayed.mesh_suspects == live.mesh_suspects
+    assert replayed.mesh_verdict.nodes["n3"] == live.mesh_verdict.nodes["n3"]
+    assert not replayed.mesh_verdict.nodes["n3"].blocked
+
+
+def test_without_what_was_answered_before_the_recording_the_silent_node_reads_blocked(tmp_path):
+    """(what the header's ``mesh_answered`` is for: without it the replay judges otherwise)"""
+    _, path = _recorded_late(tmp_path, keep_header=False)
+    replayed = _replayed(path)
+    assert replayed.mesh_suspects == () and replayed.mesh_verdict.nodes["n3"].blocked
+
+
+def test_a_rotated_files_header_holds_the_pairs_answered_by_then(tmp_path):
+    from netui.engine.recorder import Recorder
+    from netui.engine.recording.codec import mesh_answered_from_dict
+    from netui.engine.recording.reader import read_records, recording_files
+    from tests.unit.test_mesh_document import NODES
+
+    live = Fleet(list(NODES))
+    path = tmp_path / "rotated.ndjson.gz"
+    recorder = Recorder(path, hosts=list(NODES), interval_s=1.0, max_size_bytes=1024, keep=3, fleet=live)
+    for k in range(20):
+        for name in NODES:
+            s = _frame(name, k, silent=False)
+            recorder.sample(name, s)
+            take_sample(live, name, s)
+        judge_tick(live)
+        recorder.tick(live)
+    recorder.close()
+    assert recorder.writer.rotations >= 3
+    first = next(read_records(recording_files(path)[:1], []))  # the oldest file kept: answered by then
+    assert first["type"] == "header"
+    names, answered = mesh_answered_from_dict(first["mesh_answered"])
+    pairs = {(p, names[j]) for p, bits in answered.items() for j in range(len(names)) if bits >> j & 1}
+    assert pairs == {(a, b) for a in NODES for b in NODES if a != b}
+    assert live.mesh.answered() == (names, answered)
+
+
+@pytest.mark.parametrize("bad", [[], {"nodes": "a", "answered": {}}, {"nodes": ["a"], "answered": {"z": "AQ=="}},
+                                 {"nodes": ["a", "b"], "answered": {"a": "not base64!"}},
+                                 {"nodes": ["a"], "answered": {"a": "A" * 400}}])
+def test_a_header_of_answered_pairs_netui_would_not_write_is_passed_by(tmp_path, bad):
+    from tests.unit.test_mesh_document import NODES
+
+    path = tmp_path / "bad.ndjson.gz"
+    w = RecordingWriter(path, header_record(100.0, hosts=list(NODES), interval_s=1.0) | {"mesh_answered": bad})
+    for k in range(3):
+        for name in NODES:
+            w.write(sample_record(100.0 + k, name, _frame(name, k, silent=False)))
+        w.write({"type": "tick", "t": 100.0 + k})
+    w.close()
+    assert _replayed(path).mesh_verdict is not None

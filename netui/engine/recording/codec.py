@@ -8,6 +8,8 @@ netui/engine/recording/__init__.py and docs/json.md.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import ipaddress
 import json
 import math
@@ -204,9 +206,47 @@ def dump_lines(records: Iterable[tuple[str, NodeSample]]) -> Iterator[str]:
 # --- records ------------------------------------------------------------------------------------
 
 
-def header_record(t: float, *, hosts: list[str], interval_s: float) -> dict:
+def header_record(t: float, *, hosts: list[str], interval_s: float, mesh_answered: dict | None = None) -> dict:
+    """A file's header; ``mesh_answered`` (``mesh_answered_to_dict``): the probe mesh's pairs
+    answered before the file began, absent when none was."""
     return {"type": "header", "format": FORMAT_VERSION, "netui": __version__, "hosts": list(hosts),
-            "interval_s": interval_s, "t": t}
+            "interval_s": interval_s, "t": t, **({"mesh_answered": mesh_answered} if mesh_answered else {})}
+
+
+MESH_ANSWERED_MAX_NODES = 4096  # a header's mesh_answered at most (~2.8 MB); past it, left out
+
+
+def mesh_answered_to_dict(names: list[str], answered: dict[str, int]) -> dict | None:
+    """The mesh's pairs answered at least once (``MeshWindow.answered``) as a header keeps them:
+    the nodes, and per prober the bits of the nodes that answered it, little-endian, base64 (a
+    1,024-node fleet: some 180 kB before compression); None when no pair was answered, or
+    past MESH_ANSWERED_MAX_NODES nodes (a header a reader's line would not take)."""
+    if not answered or len(names) > MESH_ANSWERED_MAX_NODES:
+        return None
+    size = (len(names) + 7) // 8
+    return {"nodes": list(names),
+            "answered": {p: base64.b64encode(bits.to_bytes(size, "little")).decode() for p, bits in answered.items()}}
+
+
+def mesh_answered_from_dict(d: object) -> tuple[list[str], dict[str, int]]:
+    """``mesh_answered_to_dict`` back; ValueError when it is not what netui writes."""
+    if not isinstance(d, dict) or not isinstance(d.get("nodes"), list) or not isinstance(d.get("answered"), dict):
+        raise ValueError("mesh_answered is not an object of nodes and answered")
+    names = d["nodes"]
+    if len(names) > MAX_NODES or not all(isinstance(n, str) and len(n) <= MAX_NAME_CHARS for n in names):
+        raise ValueError("mesh_answered: its nodes are not names")
+    if len(d["answered"]) > len(names):
+        raise ValueError("mesh_answered: more probers than nodes")
+    size = (len(names) + 7) // 8
+    out = {}
+    for prober, text in d["answered"].items():
+        if prober not in names or not isinstance(text, str) or len(text) > 4 * (size + 2) // 3 + 4:
+            raise ValueError("mesh_answered: a prober's bits are not its nodes'")
+        try:
+            out[prober] = int.from_bytes(base64.b64decode(text, validate=True), "little")
+        except (binascii.Error, ValueError):
+            raise ValueError("mesh_answered: bits not in base64") from None
+    return list(names), out
 
 
 def is_interval(value) -> bool:

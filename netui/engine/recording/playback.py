@@ -21,7 +21,8 @@ from pathlib import Path
 from statistics import median
 
 from netui.engine.monitor import judge_tick, report_state, take_sample, take_test
-from netui.engine.recording.codec import MAX_INTERVAL_S, MAX_NODES, MIN_INTERVAL_S, RecordingError, is_interval
+from netui.engine.recording.codec import (MAX_INTERVAL_S, MAX_NODES, MIN_INTERVAL_S, RecordingError, is_interval,
+                                          mesh_answered_from_dict)
 from netui.engine.recording.reader import read_records, recording_files
 from netui.model.events import EventTracker
 from netui.model.fleet import Fleet
@@ -181,6 +182,22 @@ class Step:
 Observe = Callable[[str, NodeSample], object]
 
 
+def hear_mesh(fleet: Fleet, recording: Recording) -> None:
+    """The probe mesh's pairs answered before the recording began (its header's
+    ``mesh_answered``), into the fleet's mesh: replayed, they are judged as they were live (a
+    pair answered then that stays silent is a black hole, not a pair never answered). A
+    header's that netui would not have written is passed by: a replay without it judges
+    those pairs as never answered."""
+    d = recording.header.get("mesh_answered") if recording.header else None
+    if d is None:
+        return
+    try:
+        names, answered = mesh_answered_from_dict(d)
+    except ValueError:
+        return
+    fleet.hear_mesh(names, answered)
+
+
 def replay_frames(recording: Recording, fleet: Fleet, *, observe: Observe | None = None, start: int = 0,
                   stop: int | None = None, judge: bool = True, events: bool = False) -> Iterator[Step]:
     """Apply the recording's frames ``start`` … ``stop - 1`` to ``fleet``, in order, and
@@ -199,6 +216,8 @@ def replay_frames(recording: Recording, fleet: Fleet, *, observe: Observe | None
             return take_sample(fleet, name, sample)
     tracker = EventTracker() if events else None
     frames = recording.frames
+    if start == 0:
+        hear_mesh(fleet, recording)
     for index in range(start, len(frames) if stop is None else min(stop, len(frames))):
         frame = frames[index]
         sampled: list[str] = []

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 from netui.engine.recording.codec import decode_line, encode, has_long_integers
@@ -62,6 +63,7 @@ class RecordingWriter:
         self.level = level
         self.records = 0  # written in all files
         self.rotations = 0
+        self.next_header: Callable[[dict], dict] | None = None  # a new file's header from the last (rotation)
         self._file = None
         self._open()
 
@@ -120,6 +122,8 @@ class RecordingWriter:
             self.path.with_name(f"{self.path.name}.{k}").rename(self.path.with_name(f"{self.path.name}.{k + 1}"))
         self.path.rename(self.path.with_name(f"{self.path.name}.1"))
         self.rotations += 1
+        if self.next_header is not None:
+            self.header = self.next_header(self.header)
         self._open()
 
     def _finish(self) -> None:
