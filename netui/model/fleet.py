@@ -111,7 +111,8 @@ class Fleet:
             self._mesh_waited += 1
             return self.mesh_verdict
         self._mesh_up, self._mesh_waited, self._mesh_pairs = up, 0, self.mesh.pair_count
-        verdict = self.mesh_verdict = self.mesh.judge(self.topology, up)
+        # (the parts named now keep their names on half the evidence that named them)
+        verdict = self.mesh_verdict = self.mesh.judge(self.topology, up, {s.name for s in self.mesh_suspects})
         held = self.mesh_suspects = self._held_mesh.update(verdict.suspects)
         # each node's pairs, and the first held suspect that explains them (its own link first:
         # the suspects come widest first, a node's link before the path between two nodes)

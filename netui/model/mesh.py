@@ -9,7 +9,7 @@ is model/mesh_window.py's; where their losses point, ``judge`` here.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -98,6 +98,9 @@ MIN_PROBES = 20  # a pair with fewer settled probes in the window shows "few pro
 # MIN_LOST of them, LOSS_RATIO times what the probes elsewhere lose (never under LOSS_FLOOR)
 LOSS_MARK = 0.005
 MIN_LOST = 8
+# a part already named stays named while half that stands (a window whose losses hover at the
+# mark must not name and unname it tick after tick; it still goes once its losses age out)
+MIN_LOST_HELD = MIN_LOST // 2
 LOSS_RATIO = 5.0
 LOSS_FLOOR = 0.001
 # a loss figure's level (the grid's Loss column, the mesh screen's cells): any probe lost is
@@ -295,13 +298,14 @@ def _nodes(pairs: dict[tuple[str, str], PairMesh]) -> dict[str, NodeMesh]:
             for node, c in counts.items()}
 
 
-def _losing(probes: int, lost: int) -> bool:
-    """Losing on its own: at least MIN_LOST probes lost, and LOSS_MARK of them."""
-    return probes > 0 and lost >= MIN_LOST and lost / probes >= LOSS_MARK
+def _losing(probes: int, lost: int, least: int = MIN_LOST) -> bool:
+    """Losing on its own: at least ``least`` probes lost (MIN_LOST; MIN_LOST_HELD for a part
+    already named), and LOSS_MARK of them."""
+    return probes > 0 and lost >= least and lost / probes >= LOSS_MARK
 
 
 def judge(pairs: dict[tuple[str, str], PairMesh], topology: Topology | None = None,
-          window_s: float = WINDOW_S) -> MeshVerdict:
+          window_s: float = WINDOW_S, held: Collection[str] = ()) -> MeshVerdict:
     """Where the window's losses point, Pingmesh's way (docs/mesh.md):
 
     - **above**: with a topology of three leaves or more, the pairs between every two leaves
@@ -315,33 +319,39 @@ def judge(pairs: dict[tuple[str, str], PairMesh], topology: Topology | None = No
       explains out of the evidence, and the next one is looked for among the rest.
 
     A fleet that loses everywhere names nothing: there is no quiet pair to compare with. Pairs
-    with no settled probe take no part. (``MeshWindow.judge`` judges its window the same way
-    without this pass over every pair.)"""
+    with no settled probe take no part. ``held``: the names of the parts named now (HeldMesh),
+    which lose on their own from MIN_LOST_HELD probes lost. (``MeshWindow.judge`` judges its
+    window the same way without this pass over every pair.)"""
     index = PairIndex()
     index.use(topology)
     for key, p in pairs.items():
         index.put(key, p.counts.probes, p.counts.lost)
-    return _judge(Evidence(index), pairs, _nodes(pairs), topology, window_s)
+    return _judge(Evidence(index), pairs, _nodes(pairs), topology, window_s, held=held)
 
 
 def _judge(ev: Evidence, pairs: dict[Key, PairMesh], node_meshes: dict[str, NodeMesh],
-           topology: Topology | None, window_s: float, probed: int | None = None) -> MeshVerdict:
+           topology: Topology | None, window_s: float, probed: int | None = None,
+           held: Collection[str] = ()) -> MeshVerdict:
     """``judge`` over ``ev``, the judged pairs indexed: a candidate part is looked at pair by
     pair only when its pooled counts lose."""
     suspects: list[MeshSuspect] = []
     counts = ev.index.counts
 
+    def least(*labels: str) -> int:
+        """How many lost probes make a part lose on its own: fewer for a part named now."""
+        return MIN_LOST_HELD if any(label in held for label in labels) else MIN_LOST
+
     def pooled(keys: Iterable[Key]) -> Counts:
         return Counts(*ev.pooled(keys))
 
-    def losing(inside: set[Key]) -> bool:
+    def losing(inside: set[Key], at_least: int = MIN_LOST) -> bool:
         c = pooled(inside)
-        return _losing(c.probes, c.lost)
+        return _losing(c.probes, c.lost, at_least)
 
     def ends(inside: Iterable[Key]) -> set[str]:
         return {n for k in inside for n in k}
 
-    def spread(inside: set[Key], among: set[str]) -> bool:
+    def spread(inside: set[Key], among: set[str], at_least: int = MIN_LOST) -> bool:
         """Still losing without the node of ``among`` that lost the most."""
         lost: dict[str, int] = {}
         for k in inside:
@@ -353,7 +363,7 @@ def _judge(ev: Evidence, pairs: dict[Key, PairMesh], node_meshes: dict[str, Node
         top = max(lost, key=lambda n: (lost[n], n))
         whole = pooled(inside)
         without = pooled(k for k in inside if top in k)
-        return _losing(whole.probes - without.probes, whole.lost - without.lost)
+        return _losing(whole.probes - without.probes, whole.lost - without.lost, at_least)
 
     def name(kind: str, label: str, inside: set[Key], nodes: Iterable[str], quiet: Counts) -> None:
         suspects.append(MeshSuspect(kind, label, tuple(sorted(set(nodes), key=name_key)), pooled(inside), quiet,
@@ -391,10 +401,13 @@ def _judge(ev: Evidence, pairs: dict[Key, PairMesh], node_meshes: dict[str, Node
             # an uplink loses toward every other leaf, not because of one node at either end
             mine = leaves[leaf]
             others = [other for other in leaves if other != leaf]
-            if not others or not all(_losing(*ev.leaf_sums(leaf, other)) for other in others):
+            # (two leaves: the uplink is named as their path, "leaf1↔leaf2")
+            labels = [f"{leaf} uplink"] + (["↔".join(sorted((leaf, *others), key=name_key))] if len(others) == 1 else [])
+            fewest = least(*labels)
+            if not others or not all(_losing(*ev.leaf_sums(leaf, other), fewest) for other in others):
                 continue
             towards = [ev.leaf_pairs(leaf, other) for other in others]
-            if all(spread(t, mine) and spread(t, ends(t) - mine) for t in towards):
+            if all(spread(t, mine, fewest) and spread(t, ends(t) - mine, fewest) for t in towards):
                 found.setdefault(frozenset(set().union(*towards)), []).append(leaf)
         out = []
         for inside, named_leaves in found.items():
@@ -443,10 +456,11 @@ def _judge(ev: Evidence, pairs: dict[Key, PairMesh], node_meshes: dict[str, Node
     def nodes() -> list[tuple[str, str, set[Key], set[str]]]:
         out = []
         for node in list(ev.nodes()):
-            if not _losing(*ev.node_sums(node)):
+            fewest = least(f"{node} link")
+            if not _losing(*ev.node_sums(node), fewest):
                 continue
             inside = ev.pairs_of(node)
-            if spread(inside, ends(inside) - {node}) and not contradicted(node, inside) \
+            if spread(inside, ends(inside) - {node}, fewest) and not contradicted(node, inside) \
                     and mates_quiet(node, inside):
                 out.append((NODE, f"{node} link", inside, {node}))
         return out
@@ -466,7 +480,7 @@ def _judge(ev: Evidence, pairs: dict[Key, PairMesh], node_meshes: dict[str, Node
         for a, b in {tuple(sorted(k, key=name_key)) for k in ev.lossy()}:
             inside = {k for k in ((a, b), (b, a)) if k in ev}
             # the path between two nodes only when both are shown fine with their other peers
-            if losing(inside) and clean_elsewhere(a, inside) and clean_elsewhere(b, inside):
+            if losing(inside, least(f"{a}↔{b}")) and clean_elsewhere(a, inside) and clean_elsewhere(b, inside):
                 out.append((PAIR, f"{a}↔{b}", inside, {a, b}))
         return out
 

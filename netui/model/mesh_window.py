@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from array import array
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 from itertools import repeat
 from operator import itemgetter
@@ -342,10 +342,12 @@ class MeshWindow:
         self._remake.clear()
         return dict(made)
 
-    def judge(self, topology: Topology | None = None, nodes: Iterable[str] | None = None) -> MeshVerdict:
+    def judge(self, topology: Topology | None = None, nodes: Iterable[str] | None = None,
+              held: Collection[str] = ()) -> MeshVerdict:
         """The window's pairs, nodes and suspects (``judge``); ``nodes``: those to judge (the
-        fleet's nodes that are up), every prober and target when None. Its cost grows with
-        the pairs that changed and the pairs of the parts that lose, not with every pair."""
+        fleet's nodes that are up), every prober and target when None; ``held``: the names of
+        the parts named now. Its cost grows with the pairs that changed and the pairs of the
+        parts that lose, not with every pair."""
         pairs = self.pairs()
         index = self._index
         index.use(topology)
@@ -363,7 +365,7 @@ class MeshWindow:
             and sum(index.silence[index.ids[n]][OUT_LOST] for n in meshes) >= UNANSWERED_PROBES
         if none:
             meshes = {n: replace(m, answers_none=False, answered_none=False) for n, m in meshes.items()}
-        verdict = _judge(evidence, pairs, meshes, topology, self.window_s, probed)
+        verdict = _judge(evidence, pairs, meshes, topology, self.window_s, probed, held)
         if not (index.unanswered_pairs or none):
             return verdict
         heard = Heard(dict(index.ids), {n: bytes(index.heard[i]) for n, i in index.ids.items()}) \
