@@ -57,7 +57,8 @@ import threading
 import time
 
 from netui.collectors.frames import FrameDecoder, frame_length
-from netui.collectors.protocol import MESH_ANSWER, MESH_PACKET, MESH_PERIOD_S, MESH_QUERY, MESH_RATE
+from netui.collectors.protocol import MESH_ANSWER, MESH_PACKET, MESH_QUERY
+from netui.model.mesh import DEFAULT_PERIOD_S as MESH_PERIOD_S, DEFAULT_RATE as MESH_RATE
 from netui.collectors.ssh import SAMPLER_SOURCE, sampler_command
 from netui.engine.mesh import peer_lines
 

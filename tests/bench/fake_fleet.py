@@ -36,6 +36,7 @@ import asyncssh  # noqa: E402
 from netui.collectors import protocol
 from netui.collectors.frames import encode_fields
 from netui.collectors.ssh import SAMPLER_SOURCE
+from netui.model.mesh import DEFAULT_PERIOD_S, DEFAULT_RATE
 from tests.bench.node128 import iface_attrs, proc_texts
 
 MAX_STEPS = 1800  # frames per session; a session ends after this (counters never wrap)
@@ -158,8 +159,8 @@ class FakeMesh:
         words = line.split()
         if words[0] == b"m":
             self.on = len(words) >= 2 and len(words[1]) == 32
-            self.rate = float(words[2]) if len(words) > 2 else protocol.MESH_RATE
-            self.period_s = float(words[3]) if len(words) > 3 else protocol.MESH_PERIOD_S
+            self.rate = float(words[2]) if len(words) > 2 else DEFAULT_RATE
+            self.period_s = float(words[3]) if len(words) > 3 else DEFAULT_PERIOD_S
             self.peers, self.next, self.owed = [], 0, 0.0
         elif words[0] == b"mp+":
             self.peers += [(words[i].decode(), int(words[i + 1])) for i in range(1, len(words) - 1, 2)]
