@@ -940,8 +940,11 @@ PyMODINIT_FUNC PyInit__speedups(void) {
     if (array_type == NULL)
         return NULL;
     one_double = PyObject_CallFunction(array_type, "s(d)", "d", 0.0);
-    one_code = PyObject_CallFunction(array_type, "s(i)", "H", 0);
-    if (one_double == NULL || one_code == NULL)
+    one_code = one_double == NULL ? NULL : PyObject_CallFunction(array_type, "s(i)", "H", 0);
+    if (one_code == NULL) {
+        Py_CLEAR(one_double);
+        Py_CLEAR(array_type);
         return NULL;
+    }
     return PyModule_Create(&module);
 }

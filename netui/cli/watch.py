@@ -139,8 +139,9 @@ def build_monitor(settings: WatchSettings, *, history_s: float | None = None,
                           mesh=config.mesh if settings.mesh_option is None else settings.mesh)
     monitor.fleet.straggler_rules = config.straggler
     if hold_intervals == 1:  # judged at once: stragglers too
+        # (and no wait for flows not read yet: a single judgement has no later one to wait for)
         monitor.fleet.straggler_rules = replace(config.straggler, flag_intervals=1, window_intervals=1,
-                                                clear_intervals=1)
+                                                clear_intervals=1, unread_intervals=0)
     from netui.cli.topology import attach_topology
 
     attach_topology(monitor.fleet, settings.topology_path, settings.sources.slurm is not False)

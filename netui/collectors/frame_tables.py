@@ -58,11 +58,13 @@ def parse_netdev_compact(raw: bytes) -> CounterTable:
     """The remote sampler's /proc/net/dev: names, a newline, u64s of 16 counters each. The
     tables with one names line share its tuple of names (a fleet's nodes are alike)."""
     cut = raw.find(b"\n")
-    names_line = raw[:cut] if cut >= 0 else raw
+    if cut < 0:
+        raise ParseError("net/dev summary: no interface names")
+    names_line = raw[:cut]
     names = _NETDEV_NAMES.get(names_line)
     if names is None:
         split = names_line.decode("utf-8", "replace").split()
-        if cut < 0 or not split or len(set(split)) != len(split):
+        if not split or len(set(split)) != len(split):
             raise ParseError("net/dev summary: no interface names")
         if len(_NETDEV_NAMES) >= 1024:
             _NETDEV_NAMES.clear()

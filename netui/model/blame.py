@@ -329,7 +329,7 @@ class _Track:
     slowed_run: int = 0  # intervals in a row as a victim
     lossy: tuple = ()  # the retransmitting flows that named its link (lossy_links), ...
     lossy_at: int = -1_000_000  # ... at this interval: said while within the window
-    waited: int = 0  # intervals in a row a straggler that waited for flows (waiting_for_flows)
+    waited: int = 0  # intervals a straggler waited for flows (waiting_for_flows) since it was last named or clean
 
     def idle(self) -> bool:
         return not (self.held or self.held_victim or any(self.flagged) or any(self.victim))
@@ -400,9 +400,13 @@ class HeldStragglers:
                 t.last, t.clean = s, 0
             else:
                 t.clean += 1
-            # (its intervals count meanwhile: named at the first one whose flows are read)
-            t.waited = t.waited + 1 if straggler and name in waiting else 0
-            waits = 0 < t.waited <= rules.unread_intervals
+            # (its intervals count meanwhile: named at the first one whose flows are read). The
+            # intervals waited add up while it is a straggler, not held: one flagged on and off
+            # does not wait afresh after each interval under the floor
+            waiting_now = straggler and name in waiting
+            if waiting_now:
+                t.waited += 1
+            waits = waiting_now and t.waited <= rules.unread_intervals
             if by is not None:
                 t.last_victim, t.unslowed = replace(s, slowed_by=by), 0
                 t.slowed_run += 1
@@ -417,6 +421,8 @@ class HeldStragglers:
                 # clean long enough, or a victim k intervals in a row: what slows it is known
                 # (as when its flows are first read, a few intervals after they opened)
                 t.held = t.blamed = False
+            if t.held or t.clean >= m:  # named, or clean long enough: a later wait starts afresh
+                t.waited = 0
             # a culprit while held and a culprit in the window: a name the flows moved to
             # another node (a job's flows read one by one as they open) is not kept
             t.blamed = t.held and t.culprit > 0

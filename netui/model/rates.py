@@ -258,8 +258,10 @@ def _cpu_sum_rates(p: CpuSums | None, c: CpuSums | None, prev_mono_s: float, dt:
     _, a1, a2, a3, a4, a5, _, _, _, _ = p
     _, b1, b2, b3, b4, b5, hot_cpu, hot_softirq, hot_total, hot_since_s = c
     # the sampler's hottest CPU is over the time since its reading at hot_since_s: this interval's?
-    hot = (hot_cpu, hot_softirq * 100.0 / hot_total) if hot_since_s == prev_mono_s and hot_cpu is not None \
-        and 0 <= hot_softirq <= hot_total else None
+    hot = None
+    if hot_since_s == prev_mono_s and hot_cpu is not None and hot_softirq is not None and hot_total \
+            and 0 <= hot_softirq <= hot_total:
+        hot = (hot_cpu, hot_softirq * 100.0 / hot_total)
     # (unpacked and built as a tuple: a node's sums are rated every second)
     return _new_tuple(CpuSumRates, (hot, _sum_rate(a1, b1, inv), _sum_rate(a2, b2, inv), _sum_rate(a3, b3, inv),
                                     _sum_rate(a4, b4, inv), _sum_rate(a5, b5, inv)))

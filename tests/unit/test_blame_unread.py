@@ -176,3 +176,28 @@ def test_a_wait_for_flows_never_read_ends_after_unread_intervals():
     named = [ring.tick() for _ in range(wait + 1)]  # steps 1 .. wait + 1
     assert named[0] == [] and all(n == ["node3"] for n in named[1:wait]), ring.story()
     assert named[wait] == ["node3", "node2"], ring.story()
+
+
+def test_the_wait_is_bounded_over_a_straggler_flagged_on_and_off():
+    """As above, node4's reading stuck, but node2's retransmits dip under the floor every third
+    interval (its ratio hovering at it): flagged two intervals of three, it is named after
+    ``unread_intervals`` intervals of waiting in all, not waiting afresh after each dip."""
+    first = frame("node4", 1).peers
+
+    def stuck_and_dipping(name, step, first_step):
+        sample = frame(name, step)
+        if name == "node4" and step >= 1:
+            sample = replace(sample, peers=first)
+        if name == "node2":  # no retransmit in the intervals ending at a multiple of 3
+            dips = step // 3
+            counters = dict(sample.tcp.tcp, RetransSegs=int(LOSS * SEGMENTS_PER_S) * (step - dips))
+            sample = replace(sample, tcp=replace(sample.tcp, tcp=counters))
+        return sample
+
+    ring = Ring(stuck_and_dipping)
+    wait = ring.fleet.straggler_rules.unread_intervals
+    for _ in range(3 * wait):
+        ring.tick()
+    first = next((i for i, n in enumerate(ring.named) if "node2" in n), None)
+    # its flagged intervals: two of every three from step 1; the wait over after ``wait`` of them
+    assert first is not None and first <= 1 + (3 * wait + 1) // 2 + 1, ring.story()

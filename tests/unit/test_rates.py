@@ -445,3 +445,32 @@ def test_node_and_fabric_rates_take_the_same_intervals(prev_boot, cur_boot, dt, 
     assert (node_rates(prev, cur) is not None) is comparable
     assert (fabric_rates(fprev, fcur) is not None) is comparable
     assert node_rates(None, cur) is None and fabric_rates(None, fcur) is None
+
+
+def test_a_hottest_cpu_over_no_ticks_is_no_figure_not_a_division_by_zero():
+    from netui.model.rates import _cpu_sum_rates
+    from netui.model.samples import CpuSums
+
+    before = CpuSums(4, 10, 10, 10, 0, 0, 1, 0, 10, 99.0)
+    after = CpuSums(4, 20, 20, 20, 0, 0, 1, 0, 0, 100.0)  # (a sampler's odd reading: no ticks at all)
+    rates = _cpu_sum_rates(before, after, 100.0, 1.0)
+    assert rates.hottest is None and rates.net_rx_per_s == 10.0
+
+
+def test_the_rates_and_the_grid_row_have_every_field_of_their_types():
+    """node_rates and summarize build their named tuples as plain tuples (tuple.__new__, for
+    speed): a field added to a type must be added there too, or every field after it shifts."""
+    from tests.bench.fake_fleet import NodeFrames
+    from netui.collectors.frames import FrameDecoder
+    from netui.model.node import NodeTotals, summarize
+    from netui.model.rates import CpuSumRates, NodeRates, TcpRates
+
+    frames, decode = NodeFrames(), FrameDecoder().decode
+    samples = [decode(w[w.index(b"\n") + 1:]) for w in (frames.frame(s, 1000.0 + s, 500.0 + s, 499.0 + s)
+                                                        for s in range(2))]
+    rates = node_rates(*samples)
+    assert len(rates) == len(NodeRates._fields) and isinstance(rates, NodeRates)
+    assert len(rates.tcp) == len(TcpRates._fields) and len(rates.cpu_sums) == len(CpuSumRates._fields)
+    summary, _ = summarize(samples[1], rates)
+    assert len(summary) == len(NodeTotals._fields) and summary.max_link_percent is not None
+    assert summary.rdma_rx_bytes_per_s is None and summary.pause_per_s is None
