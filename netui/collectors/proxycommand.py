@@ -69,7 +69,8 @@ class ProxyCommand:
         self.returncode: int | None = None
         self.start_error: OSError | None = None
         self.ended = asyncio.Event()
-        self.closed = False  # closed here (the command killed if it still ran): not its failure
+        self.closed = False  # closed here while its output was open (the command killed): not its failure
+        self.killed = False  # closed here before it ended: an end by a signal may be this close's
         self._pipes: _Pipes | None = None
 
     async def create_connection(self, session_factory, host: str, port: int):
@@ -101,7 +102,11 @@ class ProxyCommand:
 
     def close(self) -> None:
         if not self.ended.is_set():
-            self.closed = True
+            self.killed = True
+            # (a close that follows the command closing its output, as the connection fails on
+            # it, is not why it failed: whether it exited on its own is then waited for)
+            if self._pipes is None or not self._pipes.lost:
+                self.closed = True
         if self._pipes and self._pipes.transport is not None:
             self._pipes.transport.close()  # kills the command if it still runs
 
@@ -123,6 +128,8 @@ class ProxyCommand:
         if self.closed:
             return None  # ended because the connection was closed
         code = self.returncode
+        if self.killed and code is not None and code < 0:
+            return None  # it closed its output and was then killed here: the connection's failure
         status = f"status {code}" if code is None or code >= 0 else f"killed by signal {-code}"
         lines = [line.strip() for line in self.stderr.decode("utf-8", "replace").splitlines() if line.strip()]
         return f"ProxyCommand exited: {status}" + (f": {_printable(lines[-1])}" if lines else "")
