@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from array import array
 from collections import deque
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Container, Iterable, Mapping, Sequence
 from dataclasses import replace
 from itertools import repeat
 from operator import itemgetter
@@ -305,21 +305,26 @@ class MeshWindow:
                 out[name] = int(ones[::-1], 2)
         return names, out
 
-    def hear(self, names: Sequence[str], answered: Mapping[str, int]) -> None:
+    def hear(self, names: Sequence[str], answered: Mapping[str, int], nodes: Container[str]) -> None:
         """The pairs of ``answered`` (as ``answered`` gives them) were answered before the first
-        reading here: a replay starts from what live mode knew when the recording began."""
+        reading here: a replay starts from what live mode knew when the recording began. Only
+        the pairs of two ``nodes`` (the fleet's) are taken: another name is passed by, never
+        numbered (a recording's header is its word, and each node numbered costs a row and a
+        column of every pair table)."""
         self._flush()
         index = self._index
+        columns = [(j, index.id_of(name)) for j, name in enumerate(names) if name in nodes]
+        if not columns:
+            return
+        width = f"0{len(names)}b"
         for prober, bits in answered.items():
+            if prober not in nodes:
+                continue
             a = index.id_of(prober)
-            while bits:
-                low = bits & -bits
-                bits ^= low
-                j = low.bit_length() - 1
-                if j < len(names) and names[j] != prober:
-                    b = index.id_of(names[j])
-                    if index.heard[a][b] != ANSWERED:
-                        index.hear(a, b, 1, 0)
+            ones, row = format(bits, width)[::-1], index.heard[a]  # ones[j]: bit j
+            for j, b in columns:
+                if ones[j] == "1" and b != a and row[b] != ANSWERED:
+                    index.hear(a, b, 1, 0)
 
     def pairs(self) -> dict[tuple[str, str], PairMesh]:
         """The figures of every kept pair with a settled probe in the window (a new dict each
