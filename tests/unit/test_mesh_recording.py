@@ -243,17 +243,36 @@ def test_a_rotated_files_header_holds_the_pairs_answered_by_then(tmp_path):
 @pytest.mark.parametrize("bad", [[], {"nodes": "a", "answered": {}}, {"nodes": ["a"], "answered": {"z": "AQ=="}},
                                  {"nodes": ["a", "b"], "answered": {"a": "not base64!"}},
                                  {"nodes": ["a"], "answered": {"a": "A" * 400}}])
-def test_a_header_of_answered_pairs_netui_would_not_write_is_passed_by(tmp_path, bad):
+def test_a_header_of_answered_pairs_netui_would_not_write_is_passed_by_and_said(tmp_path, bad):
     from tests.unit.test_mesh_document import NODES
 
     path = tmp_path / "bad.ndjson.gz"
-    w = RecordingWriter(path, header_record(100.0, hosts=list(NODES), interval_s=1.0) | {"mesh_answered": bad})
-    for k in range(3):
-        for name in NODES:
-            w.write(sample_record(100.0 + k, name, _frame(name, k, silent=False)))
-        w.write({"type": "tick", "t": 100.0 + k})
-    w.close()
+    _with_header(path, bad, NODES)
+    recording = load(path)
+    assert len(recording.frames) == 3 and recording.mesh_answered is None  # the rest read whole
+    [note] = recording.notes
+    assert "mesh_answered is unreadable" in note and note.isprintable()
+    assert note.endswith("pairs answered before the recording are judged as never answered")
     assert _replayed(path).mesh_verdict is not None
+
+
+def test_a_late_recording_whose_header_is_unreadable_says_why_its_silent_node_reads_blocked(tmp_path):
+    """The header damaged after the recording: the replay judges as if it had none, and the
+    notes (shown on opening a replay, printed by export and --replay) say so."""
+    from netui.engine.recording.reader import read_records, recording_files
+
+    _, path = _recorded_late(tmp_path)
+    records = list(read_records(recording_files(path), []))
+    records[0]["mesh_answered"]["nodes"].append(records[0]["mesh_answered"]["nodes"][0])  # a node twice
+    w = RecordingWriter(tmp_path / "damaged.ndjson.gz", records[0])
+    for rec in records[1:]:
+        w.write(rec | {"sample": sample_to_dict(rec["sample"])} if rec["type"] == "sample" else rec)
+    w.close()
+
+    recording = load(tmp_path / "damaged.ndjson.gz")
+    assert len(recording.notes) == 1 and "a node named twice" in recording.notes[0]
+    replayed = _replayed(tmp_path / "damaged.ndjson.gz")
+    assert replayed.mesh_suspects == () and replayed.mesh_verdict.nodes["n3"].blocked
 
 
 def _with_header(path, mesh_answered, nodes) -> None:
@@ -293,7 +312,7 @@ def test_a_header_of_invented_names_numbers_none_of_them_and_stays_small(tmp_pat
         tracemalloc.stop()
 
     assert fleet.mesh.answered() == (fleet_nodes, {"n1": 0b10, "n2": 0b01})
-    assert peak < 10_000_000  # (the header alone is 2.8 MB of text: its bits decoded, some 2.6 MB)
+    assert peak < 1_000_000  # (the header's 2.8 MB were decoded at load; the fleet's pairs: some 15 kB)
 
 
 @pytest.mark.parametrize("bad", [{"nodes": ["a", "b", "a"], "answered": {"a": "Ag=="}},
