@@ -373,8 +373,13 @@ class MeshWindow:
         verdict = _judge(evidence, pairs, meshes, topology, self.window_s, probed, held)
         if not (index.unanswered_pairs or none):
             return verdict
-        heard = Heard(dict(index.ids), {n: bytes(index.heard[i]) for n, i in index.ids.items()}) \
-            if index.unanswered_pairs else None
+        # (``Heard.unanswered`` reads only the rows of the probers with an unanswered pair: a
+        # copy of every row would be a megabyte a judgement at 1,024 nodes)
+        heard = None
+        if index.unanswered_pairs:
+            silence, rows = index.silence, index.heard
+            heard = Heard(dict(index.ids),
+                          {n: bytes(rows[i]) for n, i in index.ids.items() if silence[i][OUT_UNANSWERED]})
         unanswered = sum(index.silence[index.ids[n]][OUT_UNANSWERED] for n in meshes)
         return replace(verdict, unanswered=unanswered, none_answered=none, heard=heard)
 

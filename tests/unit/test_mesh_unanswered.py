@@ -156,3 +156,16 @@ def test_a_large_window_never_answered_keeps_no_pair_and_a_byte_a_pair():
     assert v.none_answered and v.suspects == () and v.pairs == {} and w.pair_count == 0
     assert not w._rows and v.unanswered == 0  # (a probe a pair: not yet a pair's state)
     assert sum(len(row) for row in w._index.heard) == len(nodes) ** 2
+
+
+def test_a_verdict_copies_the_answered_table_of_the_probers_with_an_unanswered_pair_only():
+    """(a copy of every row is a megabyte a judgement at 1,024 nodes, four at 2,048)"""
+    w = window(lambda a, b, t: 1.0 if (a, b) in (("node1", "node2"), ("node4", "node2")) else 0.0)
+    v = w.judge(None)
+    assert v.unanswered == 2 and set(v.heard.rows) == {"node1", "node4"}
+    index = w._index
+    for a in NODES:
+        for b in NODES:
+            was = index.heard[index.ids[a]][index.ids[b]]
+            assert v.unanswered_pair(a, b) == (UNANSWERED_PROBES <= was < 255) == ((a, b) in (("node1", "node2"),
+                                                                                               ("node4", "node2")))
