@@ -169,3 +169,25 @@ def test_a_verdict_copies_the_answered_table_of_the_probers_with_an_unanswered_p
             was = index.heard[index.ids[a]][index.ids[b]]
             assert v.unanswered_pair(a, b) == (UNANSWERED_PROBES <= was < 255) == ((a, b) in (("node1", "node2"),
                                                                                                ("node4", "node2")))
+
+
+def test_what_a_recording_keeps_as_answered_follows_restarts_and_nodes_that_join():
+    """``MeshWindow.answered`` (each recording file's header) over a numbering with holes: two
+    nodes restart (their pairs start afresh, under new numbers) and a node joins after them."""
+    before = {("node1", "node2"), ("node2", "node5"), ("node6", "node4")}  # blocked, then
+    after = {("node2", "node1"), ("node4", "node6"), ("node3", "node5"), ("node0", "node2")}  # blocked since
+    w = window(lambda a, b, t: 1.0 if (a, b) in before else 0.0, frames=30)
+    w.seen("node3", 1.0)  # a new boot: its clock went back
+    w.seen("node1", 2.0)
+    nodes = NODES + ["node0"]
+    window(lambda a, b, t: 1.0 if (a, b) in after else 0.0, frames=5, start=30, nodes=nodes, w=w)
+    restarted = {"node1", "node3"}
+    expected = {(a, b) for a in nodes for b in nodes if a != b and (a, b) not in after} \
+        | {(a, b) for a in NODES for b in NODES if a != b and (a, b) not in before and not restarted & {a, b}}
+
+    names, answered = w.answered()
+
+    assert names == list(w._index.ids) and sorted(names) == sorted(nodes)
+    assert [w._index.ids[n] for n in names] != list(range(len(names)))  # (holes: the test's point)
+    assert {(p, names[j]) for p, bits in answered.items() for j in range(len(names)) if bits >> j & 1} == expected
+    assert all(bits < 1 << len(names) for bits in answered.values())
