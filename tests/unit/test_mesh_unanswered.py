@@ -191,3 +191,15 @@ def test_what_a_recording_keeps_as_answered_follows_restarts_and_nodes_that_join
     assert [w._index.ids[n] for n in names] != list(range(len(names)))  # (holes: the test's point)
     assert {(p, names[j]) for p, bits in answered.items() for j in range(len(names)) if bits >> j & 1} == expected
     assert all(bits < 1 << len(names) for bits in answered.values())
+
+
+def test_the_reading_that_brings_a_pairs_first_answer_counts_its_lost_probes_as_loss():
+    """A frame's reading does not say which of its probes came first: the probes lost in
+    the readings before the first answer are not loss, those lost in that reading are."""
+    w = MeshWindow(window_s=60.0)
+    for t in range(3):
+        w.add("node1", "node2", 100.0 + t, 0, 5)  # never answered: unanswered, not loss
+    w.add("node1", "node2", 103.0, 2, 3, (200, 210))
+    w.add("node1", "node2", 104.0, 5, 0, (200,) * 5)
+    counts = w.judge(None).pairs[("node1", "node2")].counts
+    assert (counts.probes, counts.lost) == (10, 3)
