@@ -87,10 +87,10 @@ class Fleet:
 
     def hear_mesh(self, names: list[str], answered: dict[str, int]) -> None:
         """The mesh's pairs answered before its first reading here (a recording's header:
-        ``MeshWindow.hear``)."""
+        ``MeshWindow.hear``): only the pairs of two of the fleet's nodes."""
         if self.mesh is None:
             self.mesh = MeshWindow()
-        self.mesh.hear(names, answered)
+        self.mesh.hear(names, answered, self.nodes)
 
     def update_mesh(self) -> MeshVerdict | None:
         """Judge the mesh's window over the nodes that are up (model/mesh.py ``judge``): every

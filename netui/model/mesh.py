@@ -207,7 +207,8 @@ class MeshSuspect:
 @dataclass(frozen=True)
 class Heard:
     """Which ordered pairs were ever answered, as of a judgement (model/mesh_index.py
-    ``PairIndex.heard``, copied): ``rows``: a prober → a byte per target, by ``numbers``."""
+    ``PairIndex.heard``, copied): ``rows``: a prober → a byte per target, by ``numbers`` (only
+    the probers with an unanswered pair: the others have no pair to show as such)."""
 
     numbers: dict[str, int]
     rows: dict[str, bytes]

@@ -179,12 +179,7 @@ class PairIndex:
         if answered:
             row[b] = ANSWERED
             if was:
-                sa[OUT_LOST] -= was
-                sb[IN_LOST] -= was
-                if was >= UNANSWERED_PROBES:
-                    sa[OUT_UNANSWERED] -= 1
-                    sb[IN_UNANSWERED] -= 1
-                    self.unanswered_pairs -= 1
+                self._unsilence(sa, sb, was)
             sa[OUT_HEARD] += 1
             sb[IN_HEARD] += 1
             self.answered_pairs += 1
@@ -210,6 +205,11 @@ class PairIndex:
             sb[IN_HEARD] -= 1
             self.answered_pairs -= 1
             return
+        self._unsilence(sa, sb, was)
+
+    def _unsilence(self, sa: list[int], sb: list[int], was: int) -> None:
+        """A silent pair's ``was`` (its ``heard`` byte: probes lost, never answered) out of its
+        prober's and target's sums (``sa``, ``sb``) and the count of unanswered pairs."""
         sa[OUT_LOST] -= was
         sb[IN_LOST] -= was
         if was >= UNANSWERED_PROBES:

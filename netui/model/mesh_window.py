@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from array import array
 from collections import deque
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Container, Iterable, Mapping, Sequence
 from dataclasses import replace
 from itertools import repeat
 from operator import itemgetter
@@ -298,28 +298,42 @@ class MeshWindow:
         self._flush()
         index = self._index
         names, numbers = list(index.ids), list(index.ids.values())
+        # the numbers in use, as runs of consecutive ones (a node restarted or gone leaves a
+        # hole): a row's bytes are sliced a run at a time, in C, not read one by one
+        runs, start = [], 0
+        for k in range(1, len(numbers) + 1):
+            if k == len(numbers) or numbers[k] != numbers[k - 1] + 1:
+                runs.append(slice(numbers[start], numbers[k - 1] + 1))
+                start = k
+        whole = len(runs) == 1
         out = {}
         for name, i in index.ids.items():
             if index.silence[i][OUT_HEARD]:
-                ones = bytes(map(index.heard[i].__getitem__, numbers)).translate(_BITS)
+                row = index.heard[i]
+                ones = (row[runs[0]] if whole else b"".join(row[run] for run in runs)).translate(_BITS)
                 out[name] = int(ones[::-1], 2)
         return names, out
 
-    def hear(self, names: Sequence[str], answered: Mapping[str, int]) -> None:
+    def hear(self, names: Sequence[str], answered: Mapping[str, int], nodes: Container[str]) -> None:
         """The pairs of ``answered`` (as ``answered`` gives them) were answered before the first
-        reading here: a replay starts from what live mode knew when the recording began."""
+        reading here: a replay starts from what live mode knew when the recording began. Only
+        the pairs of two ``nodes`` (the fleet's) are taken: another name is passed by, never
+        numbered (a recording's header is its word, and each node numbered costs a row and a
+        column of every pair table)."""
         self._flush()
         index = self._index
+        columns = [(j, index.id_of(name)) for j, name in enumerate(names) if name in nodes]
+        if not columns:
+            return
+        width = f"0{len(names)}b"
         for prober, bits in answered.items():
+            if prober not in nodes:
+                continue
             a = index.id_of(prober)
-            while bits:
-                low = bits & -bits
-                bits ^= low
-                j = low.bit_length() - 1
-                if j < len(names) and names[j] != prober:
-                    b = index.id_of(names[j])
-                    if index.heard[a][b] != ANSWERED:
-                        index.hear(a, b, 1, 0)
+            ones, row = format(bits, width)[::-1], index.heard[a]  # ones[j]: bit j
+            for j, b in columns:
+                if ones[j] == "1" and b != a and row[b] != ANSWERED:
+                    index.hear(a, b, 1, 0)
 
     def pairs(self) -> dict[tuple[str, str], PairMesh]:
         """The figures of every kept pair with a settled probe in the window (a new dict each
@@ -368,8 +382,13 @@ class MeshWindow:
         verdict = _judge(evidence, pairs, meshes, topology, self.window_s, probed, held)
         if not (index.unanswered_pairs or none):
             return verdict
-        heard = Heard(dict(index.ids), {n: bytes(index.heard[i]) for n, i in index.ids.items()}) \
-            if index.unanswered_pairs else None
+        # (``Heard.unanswered`` reads only the rows of the probers with an unanswered pair: a
+        # copy of every row would be a megabyte a judgement at 1,024 nodes)
+        heard = None
+        if index.unanswered_pairs:
+            silence, rows = index.silence, index.heard
+            heard = Heard(dict(index.ids),
+                          {n: bytes(rows[i]) for n, i in index.ids.items() if silence[i][OUT_UNANSWERED]})
         unanswered = sum(index.silence[index.ids[n]][OUT_UNANSWERED] for n in meshes)
         return replace(verdict, unanswered=unanswered, none_answered=none, heard=heard)
 

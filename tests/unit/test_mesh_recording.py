@@ -243,14 +243,83 @@ def test_a_rotated_files_header_holds_the_pairs_answered_by_then(tmp_path):
 @pytest.mark.parametrize("bad", [[], {"nodes": "a", "answered": {}}, {"nodes": ["a"], "answered": {"z": "AQ=="}},
                                  {"nodes": ["a", "b"], "answered": {"a": "not base64!"}},
                                  {"nodes": ["a"], "answered": {"a": "A" * 400}}])
-def test_a_header_of_answered_pairs_netui_would_not_write_is_passed_by(tmp_path, bad):
+def test_a_header_of_answered_pairs_netui_would_not_write_is_passed_by_and_said(tmp_path, bad):
     from tests.unit.test_mesh_document import NODES
 
     path = tmp_path / "bad.ndjson.gz"
-    w = RecordingWriter(path, header_record(100.0, hosts=list(NODES), interval_s=1.0) | {"mesh_answered": bad})
+    _with_header(path, bad, NODES)
+    recording = load(path)
+    assert len(recording.frames) == 3 and recording.mesh_answered is None  # the rest read whole
+    [note] = recording.notes
+    assert "mesh_answered is unreadable" in note and note.isprintable()
+    assert note.endswith("pairs answered before the recording are judged as never answered")
+    assert _replayed(path).mesh_verdict is not None
+
+
+def test_a_late_recording_whose_header_is_unreadable_says_why_its_silent_node_reads_blocked(tmp_path):
+    """The header damaged after the recording: the replay judges as if it had none, and the
+    notes (shown on opening a replay, printed by export and --replay) say so."""
+    from netui.engine.recording.reader import read_records, recording_files
+
+    _, path = _recorded_late(tmp_path)
+    records = list(read_records(recording_files(path), []))
+    records[0]["mesh_answered"]["nodes"].append(records[0]["mesh_answered"]["nodes"][0])  # a node twice
+    w = RecordingWriter(tmp_path / "damaged.ndjson.gz", records[0])
+    for rec in records[1:]:
+        w.write(rec | {"sample": sample_to_dict(rec["sample"])} if rec["type"] == "sample" else rec)
+    w.close()
+
+    recording = load(tmp_path / "damaged.ndjson.gz")
+    assert len(recording.notes) == 1 and "a node named twice" in recording.notes[0]
+    replayed = _replayed(tmp_path / "damaged.ndjson.gz")
+    assert replayed.mesh_suspects == () and replayed.mesh_verdict.nodes["n3"].blocked
+
+
+def _with_header(path, mesh_answered, nodes) -> None:
+    """A recording of ``nodes`` whose header's ``mesh_answered`` is the one given, 3 ticks long."""
+    w = RecordingWriter(path, header_record(100.0, hosts=list(nodes), interval_s=1.0) | {"mesh_answered": mesh_answered})
     for k in range(3):
-        for name in NODES:
+        for name in nodes:
             w.write(sample_record(100.0 + k, name, _frame(name, k, silent=False)))
         w.write({"type": "tick", "t": 100.0 + k})
     w.close()
-    assert _replayed(path).mesh_verdict is not None
+
+
+def test_a_header_of_invented_names_numbers_none_of_them_and_stays_small(tmp_path):
+    """A header that netui could have written (4,096 names, every pair answered) of a 2-node
+    fleet: only the fleet's pairs are heard; the other names are never numbered (each would
+    grow the pair tables by a row and a column: 4,094 of them, some 300 MB)."""
+    import tracemalloc
+
+    from netui.engine.recording.codec import MESH_ANSWERED_MAX_NODES, mesh_answered_to_dict
+    from netui.engine.recording.playback import hear_mesh
+
+    fleet_nodes = ["n1", "n2"]
+    names = fleet_nodes + [f"invented{j:04d}" for j in range(MESH_ANSWERED_MAX_NODES - 2)]
+    every = (1 << len(names)) - 1
+    header = mesh_answered_to_dict(names, {name: every ^ (1 << j) for j, name in enumerate(names)})
+    assert header is not None
+    path = tmp_path / "invented.ndjson.gz"
+    _with_header(path, header, fleet_nodes)
+    recording = load(path)
+    fleet = Fleet(list(recording.nodes))
+
+    tracemalloc.start()
+    try:
+        hear_mesh(fleet, recording)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+    assert fleet.mesh.answered() == (fleet_nodes, {"n1": 0b10, "n2": 0b01})
+    assert peak < 1_000_000  # (the header's 2.8 MB were decoded at load; the fleet's pairs: some 15 kB)
+
+
+@pytest.mark.parametrize("bad", [{"nodes": ["a", "b", "a"], "answered": {"a": "Ag=="}},
+                                 {"nodes": [f"n{j}" for j in range(4097)], "answered": {"n0": "Ag=="}}],
+                         ids=["a name twice", "more names than netui writes"])
+def test_a_header_of_answered_pairs_is_refused_with_a_name_twice_or_more_names_than_netui_writes(bad):
+    from netui.engine.recording.codec import mesh_answered_from_dict
+
+    with pytest.raises(ValueError, match="mesh_answered"):
+        mesh_answered_from_dict(bad)

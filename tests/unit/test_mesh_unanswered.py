@@ -156,3 +156,50 @@ def test_a_large_window_never_answered_keeps_no_pair_and_a_byte_a_pair():
     assert v.none_answered and v.suspects == () and v.pairs == {} and w.pair_count == 0
     assert not w._rows and v.unanswered == 0  # (a probe a pair: not yet a pair's state)
     assert sum(len(row) for row in w._index.heard) == len(nodes) ** 2
+
+
+def test_a_verdict_copies_the_answered_table_of_the_probers_with_an_unanswered_pair_only():
+    """(a copy of every row is a megabyte a judgement at 1,024 nodes, four at 2,048)"""
+    w = window(lambda a, b, t: 1.0 if (a, b) in (("node1", "node2"), ("node4", "node2")) else 0.0)
+    v = w.judge(None)
+    assert v.unanswered == 2 and set(v.heard.rows) == {"node1", "node4"}
+    index = w._index
+    for a in NODES:
+        for b in NODES:
+            was = index.heard[index.ids[a]][index.ids[b]]
+            assert v.unanswered_pair(a, b) == (UNANSWERED_PROBES <= was < 255) == ((a, b) in (("node1", "node2"),
+                                                                                               ("node4", "node2")))
+
+
+def test_what_a_recording_keeps_as_answered_follows_restarts_and_nodes_that_join():
+    """``MeshWindow.answered`` (each recording file's header) over a numbering with holes: two
+    nodes restart (their pairs start afresh, under new numbers) and a node joins after them."""
+    before = {("node1", "node2"), ("node2", "node5"), ("node6", "node4")}  # blocked, then
+    after = {("node2", "node1"), ("node4", "node6"), ("node3", "node5"), ("node0", "node2")}  # blocked since
+    w = window(lambda a, b, t: 1.0 if (a, b) in before else 0.0, frames=30)
+    w.seen("node3", 1.0)  # a new boot: its clock went back
+    w.seen("node1", 2.0)
+    nodes = NODES + ["node0"]
+    window(lambda a, b, t: 1.0 if (a, b) in after else 0.0, frames=5, start=30, nodes=nodes, w=w)
+    restarted = {"node1", "node3"}
+    expected = {(a, b) for a in nodes for b in nodes if a != b and (a, b) not in after} \
+        | {(a, b) for a in NODES for b in NODES if a != b and (a, b) not in before and not restarted & {a, b}}
+
+    names, answered = w.answered()
+
+    assert names == list(w._index.ids) and sorted(names) == sorted(nodes)
+    assert [w._index.ids[n] for n in names] != list(range(len(names)))  # (holes: the test's point)
+    assert {(p, names[j]) for p, bits in answered.items() for j in range(len(names)) if bits >> j & 1} == expected
+    assert all(bits < 1 << len(names) for bits in answered.values())
+
+
+def test_the_reading_that_brings_a_pairs_first_answer_counts_its_lost_probes_as_loss():
+    """A frame's reading does not say which of its probes came first: the probes lost in
+    the readings before the first answer are not loss, those lost in that reading are."""
+    w = MeshWindow(window_s=60.0)
+    for t in range(3):
+        w.add("node1", "node2", 100.0 + t, 0, 5)  # never answered: unanswered, not loss
+    w.add("node1", "node2", 103.0, 2, 3, (200, 210))
+    w.add("node1", "node2", 104.0, 5, 0, (200,) * 5)
+    counts = w.judge(None).pairs[("node1", "node2")].counts
+    assert (counts.probes, counts.lost) == (10, 3)

@@ -229,18 +229,25 @@ def mesh_answered_to_dict(names: list[str], answered: dict[str, int]) -> dict | 
 
 
 def mesh_answered_from_dict(d: object) -> tuple[list[str], dict[str, int]]:
-    """``mesh_answered_to_dict`` back; ValueError when it is not what netui writes."""
+    """``mesh_answered_to_dict`` back; ValueError when it is not what netui writes (more than
+    MESH_ANSWERED_MAX_NODES nodes, a node named twice, a prober that is none of them, bits
+    longer than the nodes')."""
     if not isinstance(d, dict) or not isinstance(d.get("nodes"), list) or not isinstance(d.get("answered"), dict):
         raise ValueError("mesh_answered is not an object of nodes and answered")
     names = d["nodes"]
-    if len(names) > MAX_NODES or not all(isinstance(n, str) and len(n) <= MAX_NAME_CHARS for n in names):
+    if len(names) > MESH_ANSWERED_MAX_NODES:
+        raise ValueError(f"mesh_answered: {len(names):,} nodes (netui writes at most {MESH_ANSWERED_MAX_NODES:,})")
+    if not all(isinstance(n, str) and len(n) <= MAX_NAME_CHARS for n in names):
         raise ValueError("mesh_answered: its nodes are not names")
+    known = set(names)
+    if len(known) != len(names):
+        raise ValueError("mesh_answered: a node named twice")
     if len(d["answered"]) > len(names):
         raise ValueError("mesh_answered: more probers than nodes")
     size = (len(names) + 7) // 8
     out = {}
     for prober, text in d["answered"].items():
-        if prober not in names or not isinstance(text, str) or len(text) > 4 * (size + 2) // 3 + 4:
+        if prober not in known or not isinstance(text, str) or len(text) > 4 * (size + 2) // 3 + 4:
             raise ValueError("mesh_answered: a prober's bits are not its nodes'")
         try:
             out[prober] = int.from_bytes(base64.b64decode(text, validate=True), "little")

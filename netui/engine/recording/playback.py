@@ -57,6 +57,8 @@ class Recording:
     interval_s: float
     notes: list[str]
     samples: int
+    # its first header's ``mesh_answered`` read (``mesh_answered_from_dict``): None when absent or refused
+    mesh_answered: tuple[list[str], dict[str, int]] | None = None
 
     @property
     def start_t(self) -> float:
@@ -152,7 +154,22 @@ def load(path: str | Path) -> Recording:
         steps = [b.t - a.t for a, b in zip(frames, frames[1:]) if b.t > a.t]
         interval = round(median(steps), 3) if steps else 1.0
         interval = min(max(interval, MIN_INTERVAL_S), MAX_INTERVAL_S)  # history rings are sized by it
-    return Recording(files, header, frames, list(nodes), float(interval), notes, samples)
+    return Recording(files, header, frames, list(nodes), float(interval), notes, samples,
+                     _mesh_answered(path, header, notes))
+
+
+def _mesh_answered(path: str | Path, header: dict | None, notes: list[str]) -> tuple[list[str], dict[str, int]] | None:
+    """The header's ``mesh_answered`` read; one that netui would not have written is passed by
+    and said in ``notes`` (the replay then judges those pairs as never answered)."""
+    d = header.get("mesh_answered") if header else None
+    if d is None:
+        return None
+    try:
+        return mesh_answered_from_dict(d)
+    except ValueError as exc:
+        notes.append(f"{path}: the header's mesh_answered is unreadable ({str(exc).removeprefix('mesh_answered: ')}): "
+                     "mesh pairs answered before the recording are judged as never answered")
+        return None
 
 
 @dataclass(frozen=True)
@@ -185,17 +202,10 @@ Observe = Callable[[str, NodeSample], object]
 def hear_mesh(fleet: Fleet, recording: Recording) -> None:
     """The probe mesh's pairs answered before the recording began (its header's
     ``mesh_answered``), into the fleet's mesh: replayed, they are judged as they were live (a
-    pair answered then that stays silent is a black hole, not a pair never answered). A
-    header's that netui would not have written is passed by: a replay without it judges
-    those pairs as never answered."""
-    d = recording.header.get("mesh_answered") if recording.header else None
-    if d is None:
-        return
-    try:
-        names, answered = mesh_answered_from_dict(d)
-    except ValueError:
-        return
-    fleet.hear_mesh(names, answered)
+    pair answered then that stays silent is a black hole, not a pair never answered). Without
+    it (absent, or refused at ``load`` with a note) those pairs are judged as never answered."""
+    if recording.mesh_answered is not None:
+        fleet.hear_mesh(*recording.mesh_answered)
 
 
 def replay_frames(recording: Recording, fleet: Fleet, *, observe: Observe | None = None, start: int = 0,
