@@ -63,6 +63,20 @@
  * share(part_prev, part_cur, whole_prev, whole_cur, scale) -> (array('d'), unknown)
  *     d(part) / d(whole) * scale, NaN unless 0 <= d(part) <= d(whole) and d(whole) > 0.
  *
+ * mesh_rows(value, start, rows, max_rtts, texts, reading) -> tuple, or None
+ *     The ``rows`` peers' rows of a sampler's "mesh" field (docs/protocol.md#mesh) from
+ *     value[start:] to its end: each a row of 28 bytes (u8 family, 3 bytes unread, 16 address
+ *     bytes, then u16 port, answered, lost, listed, little-endian) and ``listed`` u32 RTTs.
+ *     Each row becomes reading((address, port, answered, lost, (rtt, ...))), made as
+ *     tuple.__new__ makes it (``reading``: a subclass of tuple; its __new__ is not called),
+ *     ``address`` being texts[family byte + the 16 address bytes] (a bytes key of 17).
+ *     None when a row's address is not in ``texts``, unless an earlier row was wrong: the
+ *     caller puts its text there and asks again. ValueError, row after row: "mesh: cut
+ *     inside a peer's row"; "mesh: L RTTs listed for A answers" (more than ``answered``,
+ *     than ``max_rtts``, or cut short); after them "mesh: N bytes after its last row".
+ *     TypeError unless ``texts`` is a dict and ``reading`` a subclass of tuple; ValueError
+ *     ("mesh_rows: negative start or rows") for a negative start or rows.
+ *
  * peak_sum(buf, width, capacity, count, last, i, j) -> float or None
  *     Over the newest ``last`` rows of a ring of ``capacity`` rows of ``width`` floats
  *     (array 'f', row r at buf[r * width:]; ``count`` rows appended ever, the newest at
@@ -913,7 +927,115 @@ static PyObject *peak_sum(PyObject *self, PyObject *args) {
     return PyFloat_FromDouble(peak);
 }
 
+#define MESH_ROW_SIZE 28
+
+static PyObject *mesh_rows(PyObject *self, PyObject *args) {
+    PyObject *obj, *texts, *reading;
+    Py_ssize_t start, rows, max_rtts;
+    if (!PyArg_ParseTuple(args, "OnnnOO", &obj, &start, &rows, &max_rtts, &texts, &reading))
+        return NULL;
+    if (!PyDict_Check(texts)) {
+        PyErr_SetString(PyExc_TypeError, "mesh_rows: texts must be a dict");
+        return NULL;
+    }
+    if (!PyType_Check(reading) || !PyType_IsSubtype((PyTypeObject *)reading, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "mesh_rows: reading must be a subclass of tuple");
+        return NULL;
+    }
+    if (start < 0 || rows < 0) {
+        PyErr_SetString(PyExc_ValueError, "mesh_rows: negative start or rows");
+        return NULL;
+    }
+    PyTypeObject *type = (PyTypeObject *)reading;
+    Py_buffer view;
+    if (PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const unsigned char *s = (const unsigned char *)view.buf;
+    Py_ssize_t size = view.len, at = start;
+    /* (``rows`` is the field's own word: the tuple is no longer than the rows that fit; a row
+     * past them is cut short, an error before its slot is filled) */
+    Py_ssize_t fit = size > start ? (size - start) / MESH_ROW_SIZE : 0;
+    PyObject *out = PyTuple_New(rows < fit ? rows : fit), *item = NULL;
+    if (out == NULL)
+        goto fail;
+    for (Py_ssize_t k = 0; k < rows; k++) {
+        if (at > size - MESH_ROW_SIZE) {
+            PyErr_SetString(PyExc_ValueError, "mesh: cut inside a peer's row");
+            goto fail;
+        }
+        const unsigned char *r = s + at;
+        unsigned port = r[20] | (unsigned)r[21] << 8, answered = r[22] | (unsigned)r[23] << 8;
+        unsigned lost = r[24] | (unsigned)r[25] << 8, listed = r[26] | (unsigned)r[27] << 8;
+        at += MESH_ROW_SIZE;
+        if (listed && (listed > answered || (Py_ssize_t)listed > max_rtts || (Py_ssize_t)listed * 4 > size - at)) {
+            PyErr_Format(PyExc_ValueError, "mesh: %u RTTs listed for %u answers", listed, answered);
+            goto fail;
+        }
+        char key_bytes[17];
+        key_bytes[0] = (char)r[0];
+        memcpy(key_bytes + 1, r + 4, 16);
+        PyObject *key = PyBytes_FromStringAndSize(key_bytes, 17);
+        if (key == NULL)
+            goto fail;
+        PyObject *address = PyDict_GetItemWithError(texts, key); /* borrowed */
+        Py_DECREF(key);
+        if (address == NULL) {
+            if (PyErr_Occurred())
+                goto fail;
+            Py_DECREF(out);
+            PyBuffer_Release(&view);
+            Py_RETURN_NONE;
+        }
+        PyObject *rtts = PyTuple_New(listed);
+        if (rtts == NULL)
+            goto fail;
+        for (unsigned j = 0; j < listed; j++, at += 4) {
+            const unsigned char *u = s + at;
+            uint32_t v = (uint32_t)u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16 | (uint32_t)u[3] << 24;
+            PyObject *rtt = PyLong_FromUnsignedLong(v);
+            if (rtt == NULL) {
+                Py_DECREF(rtts);
+                goto fail;
+            }
+            PyTuple_SET_ITEM(rtts, j, rtt);
+        }
+        item = type->tp_alloc(type, 5);
+        if (item == NULL) {
+            Py_DECREF(rtts);
+            goto fail;
+        }
+        Py_INCREF(address);
+        PyTuple_SET_ITEM(item, 0, address);
+        PyTuple_SET_ITEM(item, 4, rtts);
+        PyObject *numbers[3] = {PyLong_FromUnsignedLong(port), PyLong_FromUnsignedLong(answered),
+                                PyLong_FromUnsignedLong(lost)};
+        for (int j = 0; j < 3; j++) {
+            if (numbers[j] == NULL) {
+                for (int m = 0; m < 3; m++)
+                    Py_XDECREF(numbers[m]);
+                goto fail;
+            }
+        }
+        for (int j = 0; j < 3; j++)
+            PyTuple_SET_ITEM(item, j + 1, numbers[j]);
+        PyTuple_SET_ITEM(out, k, item);
+        item = NULL;
+    }
+    if (at != size) {
+        PyErr_Format(PyExc_ValueError, "mesh: %zd bytes after its last row", size - at);
+        goto fail;
+    }
+    PyBuffer_Release(&view);
+    return out;
+fail:
+    Py_XDECREF(item);
+    Py_XDECREF(out);
+    PyBuffer_Release(&view);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
+    {"mesh_rows", mesh_rows, METH_VARARGS, "The readings of a mesh field's rows (None: an address not in texts)."},
     {"peak_sum", peak_sum, METH_VARARGS, "The largest a + b of one row over a ring's newest rows of floats."},
     {"frame_fields", frame_fields, METH_VARARGS, "The {key: value} fields of a remote sampler frame's payload."},
     {"positive", positive, METH_O, "Indexes of the values above 0 (NaN is not)."},

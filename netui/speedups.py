@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import struct
 from array import array
 from functools import lru_cache
 
@@ -330,17 +331,50 @@ def py_peak_sum(buf: array, width: int, capacity: int, count: int, last: int, i:
     return peak
 
 
+_MESH_ROW = struct.Struct("<B3x16sHHHH")  # (collectors/protocol.py MESH_ROW)
+_new_tuple = tuple.__new__
+
+
+def py_mesh_rows(value, start: int, rows: int, max_rtts: int, texts: dict, reading: type) -> tuple | None:
+    """Pure-Python twin of _speedups.mesh_rows."""
+    if not isinstance(texts, dict):
+        raise TypeError("mesh_rows: texts must be a dict")
+    if not (isinstance(reading, type) and issubclass(reading, tuple)):
+        raise TypeError("mesh_rows: reading must be a subclass of tuple")
+    if start < 0 or rows < 0:
+        raise ValueError("mesh_rows: negative start or rows")
+    data = bytes(memoryview(value))
+    size, at, out = len(data), start, []
+    row_size = _MESH_ROW.size
+    for _ in range(rows):
+        if at > size - row_size:
+            raise ValueError("mesh: cut inside a peer's row")
+        family, raw, port, answered, lost, listed = _MESH_ROW.unpack_from(data, at)
+        at += row_size
+        if listed and (listed > answered or listed > max_rtts or listed * 4 > size - at):
+            raise ValueError(f"mesh: {listed} RTTs listed for {answered} answers")
+        address = texts.get(bytes((family,)) + raw)
+        if address is None:
+            return None
+        rtts = struct.unpack_from(f"<{listed}I", data, at)
+        at += 4 * listed
+        out.append(_new_tuple(reading, (address, port, answered, lost, rtts)))
+    if at != size:
+        raise ValueError(f"mesh: {size - at} bytes after its last row")
+    return tuple(out)
+
+
 try:
     if os.environ.get("NETUI_PURE_PYTHON"):
         raise ImportError("NETUI_PURE_PYTHON is set")
-    from netui._speedups import (column_stats, columns, deltas, frame_fields, iface_totals, parse_rows, peak_sum,
-                                 positive, rate_codes, share)
+    from netui._speedups import (column_stats, columns, deltas, frame_fields, iface_totals, mesh_rows, parse_rows,
+                                 peak_sum, positive, rate_codes, share)
 
     COMPILED = True
 except ImportError:
     parse_rows, deltas, share, columns, rate_codes = py_parse_rows, py_deltas, py_share, py_columns, py_rate_codes
     column_stats, iface_totals, positive, frame_fields = py_column_stats, py_iface_totals, py_positive, py_frame_fields
-    peak_sum = py_peak_sum
+    peak_sum, mesh_rows = py_peak_sum, py_mesh_rows
     COMPILED = False
 
 

@@ -295,3 +295,64 @@ def test_the_twins_agree_on_peak_sum(width, capacity, count, last, data):
     ring = array("f", values)
     assert outcome(compiled.peak_sum, ring, width, capacity, count, last, i, j) == \
         outcome(speedups.py_peak_sum, ring, width, capacity, count, last, i, j)
+
+
+def _mesh_row(family: int, raw: bytes, port: int, answered: int, lost: int, rtts: list[int], listed=None) -> bytes:
+    import struct
+
+    n = len(rtts) if listed is None else listed
+    return struct.pack("<B3x16sHHHH", family, raw, port, answered, lost, n) + struct.pack(f"<{len(rtts)}I", *rtts)
+
+
+class _Reading(tuple):
+    pass
+
+
+_A, _B = bytes([198, 18, 0, 2]) + bytes(12), bytes([198, 18, 0, 3]) + bytes(12)
+_TEXTS = {b"\x02" + _A: "198.18.0.2", b"\x02" + _B: "198.18.0.3"}
+
+
+def test_mesh_rows_reads_the_rows_a_sampler_packs():
+    value = b"head" + _mesh_row(2, _A, 5000, 3, 1, [120, 95, 130]) + _mesh_row(2, _B, 5001, 0, 2, [])
+    for mesh_rows in (speedups.mesh_rows, speedups.py_mesh_rows):
+        got = mesh_rows(value, 4, 2, 64, _TEXTS, _Reading)
+        assert got == (("198.18.0.2", 5000, 3, 1, (120, 95, 130)), ("198.18.0.3", 5001, 0, 2, ()))
+        assert type(got) is tuple and all(type(r) is _Reading for r in got)
+        assert mesh_rows(b"head", 4, 0, 64, {}, _Reading) == ()
+        assert mesh_rows(value, 4, 2, 64, {b"\x02" + _A: "a"}, _Reading) is None  # an address to put in texts
+        assert outcome(mesh_rows, value, 4, 3, 64, {}, _Reading)[1] is None  # (None: the first row's address)
+        assert outcome(mesh_rows, value, 4, 3, 64, _TEXTS, _Reading)[1] == ("ValueError", "mesh: cut inside a peer's row")
+        assert outcome(mesh_rows, value, 4, 1, 64, _TEXTS, _Reading)[1] == ("ValueError", "mesh: 28 bytes after its last row")
+        assert outcome(mesh_rows, value, 4, 2, 2, _TEXTS, _Reading)[1] == ("ValueError", "mesh: 3 RTTs listed for 3 answers")
+        assert outcome(mesh_rows, value[:-29], 4, 1, 64, _TEXTS, _Reading)[1] == \
+            ("ValueError", "mesh: 3 RTTs listed for 3 answers")  # cut inside its RTTs
+        assert outcome(mesh_rows, _mesh_row(2, _A, 1, 1, 0, [7, 8]), 0, 1, 64, _TEXTS, _Reading)[1] == \
+            ("ValueError", "mesh: 2 RTTs listed for 1 answers")
+        assert outcome(mesh_rows, value, -1, 2, 64, _TEXTS, _Reading)[1] == \
+            ("ValueError", "mesh_rows: negative start or rows")
+        assert outcome(mesh_rows, value, 4, 2, 64, [], _Reading)[1] == ("TypeError", "mesh_rows: texts must be a dict")
+        assert outcome(mesh_rows, value, 4, 2, 64, _TEXTS, list)[1] == \
+            ("TypeError", "mesh_rows: reading must be a subclass of tuple")
+        assert outcome(mesh_rows, "text", 0, 0, 64, _TEXTS, _Reading)[1][0] == "TypeError"
+
+
+mesh_rows_of = st.lists(st.tuples(st.sampled_from([2, 10, 7]), st.sampled_from([_A, _B]), st.integers(0, 65535),
+                                  st.integers(0, 70), st.integers(0, 3), st.lists(st.integers(0, 2**32 - 1), max_size=70),
+                                  st.one_of(st.none(), st.integers(0, 70))), max_size=5)
+
+
+@pytest.mark.slow
+@needs_c
+@settings(max_examples=500, deadline=None)
+@given(mesh_rows_of, st.integers(-2, 2), st.integers(0, 40), st.integers(0, 3), st.booleans())
+def test_the_twins_agree_on_mesh_rows(rows, extra_rows, cut, start, known):
+    value = bytes(start) + b"".join(_mesh_row(*r) for r in rows)
+    texts = {b"\x02" + _A: "a", b"\x02" + _B: "b", b"\x0a" + _A: "c"}
+    if not known:
+        texts.pop(b"\x02" + _B)
+    for data in (value, value[: max(0, len(value) - cut)], bytearray(value)):
+        n = max(0, len(rows) + extra_rows)
+        c = outcome(compiled.mesh_rows, data, start, n, 64, texts, _Reading)
+        py = outcome(speedups.py_mesh_rows, data, start, n, 64, texts, _Reading)
+        assert c == py
+        assert c[0] is None or [type(r) for r in c[0]] == [_Reading] * n
