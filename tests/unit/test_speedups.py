@@ -356,3 +356,89 @@ def test_the_twins_agree_on_mesh_rows(rows, extra_rows, cut, start, known):
         py = outcome(speedups.py_mesh_rows, data, start, n, 64, texts, _Reading)
         assert c == py
         assert c[0] is None or [type(r) for r in c[0]] == [_Reading] * n
+
+
+def _pair_tables(draw, n: int, leaves: int) -> dict:
+    """PairIndex's tables (model/mesh_index.py) for ``n`` nodes of ``leaves`` leaves, any counts."""
+    small = st.integers(0, 25)
+    return {
+        "probes": [draw(st.lists(small, min_size=n, max_size=n)) for _ in range(n)],
+        "alive": draw(st.lists(st.booleans(), min_size=n, max_size=n)),
+        "node_probes": draw(st.lists(small, min_size=n, max_size=n)),
+        "sums_of": [draw(st.lists(small, min_size=4, max_size=4)) for _ in range(n)],
+        "leaf_rows": [[[draw(small), 0] for _ in range(leaves + 1)] for _ in range(leaves + 1)],
+        "leaf_ix": draw(st.lists(st.integers(-1, leaves - 1), min_size=n, max_size=n)),
+    }
+
+
+@pytest.mark.slow
+@needs_c
+@settings(max_examples=400, deadline=None)
+@given(st.integers(1, 5), st.integers(1, 3), st.sampled_from([1, -1]), st.data())
+def test_the_twins_agree_on_pool_entries(n, leaves, sign, data):
+    import copy
+
+    tables = _pair_tables(data.draw, n, leaves)
+    a = data.draw(st.integers(0, n - 1))
+    entries = array("I", [x for _ in range(data.draw(st.integers(0, 6)))
+                          for x in (data.draw(st.integers(0, n - 1)), data.draw(st.integers(0, 3)),
+                                    data.draw(st.sampled_from([0, 0, 0, 1])))])
+    at = data.draw(st.sampled_from([0, 3, 6, 1, len(entries) + 3]))
+    got = []
+    for pool in (compiled.pool_entries, speedups.py_pool_entries):
+        t = copy.deepcopy(tables)
+        got.append((outcome(pool, entries, at, sign, a, t["probes"], t["alive"], t["node_probes"], t["sums_of"],
+                            t["leaf_rows"][t["leaf_ix"][a]], t["leaf_ix"]), t))
+    assert got[0] == got[1]
+
+
+@pytest.mark.slow
+@needs_c
+@settings(max_examples=400, deadline=None)
+@given(st.integers(1, 5), st.integers(1, 3), st.data())
+def test_the_twins_agree_on_pool_readings(n, leaves, data):
+    import copy
+
+    tables = _pair_tables(data.draw, n, leaves)
+    a = data.draw(st.integers(0, n - 1))
+    rtts = st.one_of(st.tuples(), st.tuples(st.integers(0, 2**32 - 1)), st.tuples(st.integers(0, 999), st.integers(0, 999)),
+                     st.just((1.5,)), st.just((2**70,)))
+    reading = st.one_of(st.tuples(st.just("10.0.0.1"), st.integers(0, 65535), st.integers(0, 30),
+                                  st.sampled_from([0, 0, 0, 1]), rtts),
+                        st.just(("x", 1, 1, 0)), st.just(("x", 1, 1.0, 0, ())))
+    readings = data.draw(st.lists(reading, max_size=6))
+    ids = {f"n{b}": b for b in range(n)} | {"x": "not a number"}
+    targets = [data.draw(st.sampled_from([*ids, "", "gone"])) for _ in readings]
+    heard = bytearray(data.draw(st.lists(st.sampled_from([255, 255, 0, 3]), min_size=n, max_size=n)))
+    kept = {b: [] for b in data.draw(st.lists(st.integers(0, n - 1), max_size=2))}
+    at = data.draw(st.sampled_from([0, 0, 1, -1]))
+    highest = data.draw(st.integers(0, 500))
+    got = []
+    for pool in (compiled.pool_readings, speedups.py_pool_readings):
+        t, added = copy.deepcopy(tables), [7]
+        got.append((outcome(pool, readings, targets, ids, at, a, heard, t["probes"], t["node_probes"], t["sums_of"],
+                            t["leaf_rows"][t["leaf_ix"][a]], t["leaf_ix"], kept, 20, highest, added), t, added))
+    assert got[0] == got[1]
+
+
+def test_pool_readings_stops_at_what_its_caller_takes():
+    """The common reading settled in C; a lost probe, a target never answered or of no number,
+    a kept pair, one reaching MIN_PROBES: left to the caller, in order."""
+    IDS = {"n0": 0, "n1": 1, "n2": 2}
+    for pool in (speedups.pool_readings, speedups.py_pool_readings):
+        probes, node_probes, sums_of = [[0, 0, 0], [0, 0, 0], [0, 0, 19]], [0, 0, 0], [[0] * 4 for _ in range(3)]
+        leaf_row, leaf_ix = [[0, 0], [0, 0]], [0, 0, 0]
+        r = ("10.0.0.1", 7000, 1, 0, (150,))
+        args = (probes, node_probes, sums_of, leaf_row, leaf_ix)
+        added: list[int] = []
+        heard = bytearray([255, 255, 255])
+        assert pool([r, r], ["n1", "n0"], IDS, 0, 0, heard, *args, {}, 20, 100, added) == (2, 1, 1, 150)  # (itself: passed by)
+        assert (probes[0], node_probes, sums_of[0], sums_of[1], leaf_row, added) == \
+            ([0, 1, 0], [0, 1, 0], [0, 0, 1, 0], [0, 1, 1, 0], [[1, 0], [0, 0]], [1, 1, 0])
+        lost = ("10.0.0.1", 7000, 0, 1, ())
+        assert pool([r, lost, r], ["n1", "n1", "n1"], IDS, 0, 0, heard, *args, {}, 20, 0, []) == (1, 1, 0, 150)
+        assert pool([r], [""], IDS, 0, 0, heard, *args, {}, 20, 0, [])[0] == 0
+        assert pool([r], ["n1"], IDS, 0, 0, bytearray([255, 3, 255]), *args, {}, 20, 0, [])[0] == 0
+        assert pool([r], ["n1"], IDS, 0, 0, heard, *args, {1: []}, 20, 0, [])[0] == 0
+        assert pool([r], ["n1"], IDS, 0, 0, heard, *args, {}, 3, 0, [])[0] == 0  # (3 probes: MIN_PROBES of 3)
+        assert pool([r], ["n2"], IDS, 0, 2, heard, *args, {}, 20, 0, [])[0] == 1
