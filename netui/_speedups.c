@@ -63,6 +63,45 @@
  * share(part_prev, part_cur, whole_prev, whole_cur, scale) -> (array('d'), unknown)
  *     d(part) / d(whole) * scale, NaN unless 0 <= d(part) <= d(whole) and d(whole) > 0.
  *
+ * mesh_rows(value, start, rows, max_rtts, texts, reading) -> tuple, or None
+ *     The ``rows`` peers' rows of a sampler's "mesh" field (docs/protocol.md#mesh) from
+ *     value[start:] to its end: each a row of 28 bytes (u8 family, 3 bytes unread, 16 address
+ *     bytes, then u16 port, answered, lost, listed, little-endian) and ``listed`` u32 RTTs.
+ *     Each row becomes reading((address, port, answered, lost, (rtt, ...))), made as
+ *     tuple.__new__ makes it (``reading``: a subclass of tuple; its __new__ is not called),
+ *     ``address`` being texts[family byte + the 16 address bytes] (a bytes key of 17).
+ *     None when a row's address is not in ``texts``, unless an earlier row was wrong: the
+ *     caller puts its text there and asks again. ValueError, row after row: "mesh: cut
+ *     inside a peer's row"; "mesh: L RTTs listed for A answers" (more than ``answered``,
+ *     than ``max_rtts``, or cut short); after them "mesh: N bytes after its last row".
+ *     TypeError unless ``texts`` is a dict and ``reading`` a subclass of tuple; ValueError
+ *     ("mesh_rows: negative start or rows") for a negative start or rows.
+ *
+ * pool_entries(entries, at, sign, a, probes, alive, node_probes, sums_of, leaf_row, leaf_ix)
+ *         -> (stop, total, pairs)
+ *     model/mesh_index.py PairIndex._frame's pass over prober ``a``'s readings ``entries``
+ *     (an array of 'I': target, answered, lost, ...) from ``at`` on, ``sign`` 1 (settled) or
+ *     -1 (aged out), the tables PairIndex's (lists of ints, of lists of ints, a list of bools),
+ *     up to the first reading that lost a probe (its offset: ``stop``; len(entries) when
+ *     none): each one's ``sign * answered`` added to probes[a][b]; for a target b alive,
+ *     to node_probes[b], ``total``, leaf_row[leaf_ix[b]][0]; a pair's first probe or its last
+ *     (``pairs`` +1 or -1) counted in sums_of[b][1], and when b does not probe a, in
+ *     sums_of[a][2] and sums_of[b][2]. ``total`` and ``pairs`` are the caller's to pool for
+ *     ``a``. ValueError for an ``at`` not on a reading, or entries not whole readings;
+ *     IndexError for a number outside its table; TypeError for a table not as PairIndex's.
+ *
+ * pool_readings(readings, targets, ids, at, a, heard, probes, node_probes, sums_of, leaf_row,
+ *               leaf_ix, kept, min_probes, highest, added) -> (stop, total, pairs, highest)
+ *     model/mesh_window.py MeshWindow._add's pass over a frame's ``readings`` (tuples of
+ *     (address, port, answered, lost, rtts)) of prober ``a``, their ``targets`` (numbered by
+ *     the dict ``ids``), from ``at`` on, up to the first reading it leaves to its caller (its index: ``stop``;
+ *     len(readings) when none): one that is not a tuple of 5 with ints (exactly; of a C long)
+ *     and a tuple of such ints, of a target ``ids`` does not number (with an int), that lost a probe, of a target whose pair was never answered
+ *     (heard[b] != 255), is in ``kept`` (a dict), or reaches ``min_probes``. A reading of
+ *     ``a`` itself or of no probe is passed by. Each other one settled as
+ *     pool_entries(sign 1) settles it, its (b, answered, 0) appended to the list ``added``
+ *     and its RTTs taken into ``highest`` (their largest, if above). Errors as pool_entries's.
+ *
  * peak_sum(buf, width, capacity, count, last, i, j) -> float or None
  *     Over the newest ``last`` rows of a ring of ``capacity`` rows of ``width`` floats
  *     (array 'f', row r at buf[r * width:]; ``count`` rows appended ever, the newest at
@@ -913,7 +952,347 @@ static PyObject *peak_sum(PyObject *self, PyObject *args) {
     return PyFloat_FromDouble(peak);
 }
 
+#define MESH_ROW_SIZE 28
+
+static PyObject *mesh_rows(PyObject *self, PyObject *args) {
+    PyObject *obj, *texts, *reading;
+    Py_ssize_t start, rows, max_rtts;
+    if (!PyArg_ParseTuple(args, "OnnnOO", &obj, &start, &rows, &max_rtts, &texts, &reading))
+        return NULL;
+    if (!PyDict_Check(texts)) {
+        PyErr_SetString(PyExc_TypeError, "mesh_rows: texts must be a dict");
+        return NULL;
+    }
+    if (!PyType_Check(reading) || !PyType_IsSubtype((PyTypeObject *)reading, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "mesh_rows: reading must be a subclass of tuple");
+        return NULL;
+    }
+    if (start < 0 || rows < 0) {
+        PyErr_SetString(PyExc_ValueError, "mesh_rows: negative start or rows");
+        return NULL;
+    }
+    PyTypeObject *type = (PyTypeObject *)reading;
+    Py_buffer view;
+    if (PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const unsigned char *s = (const unsigned char *)view.buf;
+    Py_ssize_t size = view.len, at = start;
+    /* (``rows`` is the field's own word: the tuple is no longer than the rows that fit; a row
+     * past them is cut short, an error before its slot is filled) */
+    Py_ssize_t fit = size > start ? (size - start) / MESH_ROW_SIZE : 0;
+    PyObject *out = PyTuple_New(rows < fit ? rows : fit), *item = NULL;
+    if (out == NULL)
+        goto fail;
+    for (Py_ssize_t k = 0; k < rows; k++) {
+        if (at > size - MESH_ROW_SIZE) {
+            PyErr_SetString(PyExc_ValueError, "mesh: cut inside a peer's row");
+            goto fail;
+        }
+        const unsigned char *r = s + at;
+        unsigned port = r[20] | (unsigned)r[21] << 8, answered = r[22] | (unsigned)r[23] << 8;
+        unsigned lost = r[24] | (unsigned)r[25] << 8, listed = r[26] | (unsigned)r[27] << 8;
+        at += MESH_ROW_SIZE;
+        if (listed && (listed > answered || (Py_ssize_t)listed > max_rtts || (Py_ssize_t)listed * 4 > size - at)) {
+            PyErr_Format(PyExc_ValueError, "mesh: %u RTTs listed for %u answers", listed, answered);
+            goto fail;
+        }
+        char key_bytes[17];
+        key_bytes[0] = (char)r[0];
+        memcpy(key_bytes + 1, r + 4, 16);
+        PyObject *key = PyBytes_FromStringAndSize(key_bytes, 17);
+        if (key == NULL)
+            goto fail;
+        PyObject *address = PyDict_GetItemWithError(texts, key); /* borrowed */
+        Py_DECREF(key);
+        if (address == NULL) {
+            if (PyErr_Occurred())
+                goto fail;
+            Py_DECREF(out);
+            PyBuffer_Release(&view);
+            Py_RETURN_NONE;
+        }
+        PyObject *rtts = PyTuple_New(listed);
+        if (rtts == NULL)
+            goto fail;
+        for (unsigned j = 0; j < listed; j++, at += 4) {
+            const unsigned char *u = s + at;
+            uint32_t v = (uint32_t)u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16 | (uint32_t)u[3] << 24;
+            PyObject *rtt = PyLong_FromUnsignedLong(v);
+            if (rtt == NULL) {
+                Py_DECREF(rtts);
+                goto fail;
+            }
+            PyTuple_SET_ITEM(rtts, j, rtt);
+        }
+        item = type->tp_alloc(type, 5);
+        if (item == NULL) {
+            Py_DECREF(rtts);
+            goto fail;
+        }
+        Py_INCREF(address);
+        PyTuple_SET_ITEM(item, 0, address);
+        PyTuple_SET_ITEM(item, 4, rtts);
+        PyObject *numbers[3] = {PyLong_FromUnsignedLong(port), PyLong_FromUnsignedLong(answered),
+                                PyLong_FromUnsignedLong(lost)};
+        for (int j = 0; j < 3; j++) {
+            if (numbers[j] == NULL) {
+                for (int m = 0; m < 3; m++)
+                    Py_XDECREF(numbers[m]);
+                goto fail;
+            }
+        }
+        for (int j = 0; j < 3; j++)
+            PyTuple_SET_ITEM(item, j + 1, numbers[j]);
+        PyTuple_SET_ITEM(out, k, item);
+        item = NULL;
+    }
+    if (at != size) {
+        PyErr_Format(PyExc_ValueError, "mesh: %zd bytes after its last row", size - at);
+        goto fail;
+    }
+    PyBuffer_Release(&view);
+    return out;
+fail:
+    Py_XDECREF(item);
+    Py_XDECREF(out);
+    PyBuffer_Release(&view);
+    return NULL;
+}
+
+/* list[i] (a list of ints, i checked) as a C long; -1 with an error set when it is not one */
+static inline int item_long(PyObject *list, Py_ssize_t i, long *out) {
+    if (i < 0 || i >= PyList_GET_SIZE(list)) {
+        PyErr_SetString(PyExc_IndexError, "list index out of range");
+        return -1;
+    }
+    long v = PyLong_AsLong(PyList_GET_ITEM(list, i));
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* list[i] += d (its old value in *old) */
+static inline int item_add(PyObject *list, Py_ssize_t i, long d, long *old) {
+    long v;
+    if (item_long(list, i, &v) < 0)
+        return -1;
+    PyObject *now = PyLong_FromLong(v + d);
+    if (now == NULL)
+        return -1;
+    PyObject *was = PyList_GET_ITEM(list, i);
+    PyList_SET_ITEM(list, i, now);
+    Py_DECREF(was);
+    if (old)
+        *old = v;
+    return 0;
+}
+
+/* list[i], itself a list; NULL with TypeError or IndexError */
+static inline PyObject *item_list(PyObject *list, Py_ssize_t i) {
+    if (i < 0 || i >= PyList_GET_SIZE(list)) {
+        PyErr_SetString(PyExc_IndexError, "list index out of range");
+        return NULL;
+    }
+    PyObject *item = PyList_GET_ITEM(list, i);
+    if (!PyList_Check(item)) {
+        PyErr_SetString(PyExc_TypeError, "expected PairIndex's tables (lists)");
+        return NULL;
+    }
+    return item;
+}
+
+/* the tables the two passes share */
+typedef struct {
+    PyObject *probes, *row, *node_probes, *sums_of, *sa, *leaf_row, *leaf_ix, *alive;
+} pool_tables;
+
+static int tables_of(pool_tables *t, Py_ssize_t a) {
+    if (!PyList_Check(t->probes) || !PyList_Check(t->node_probes) || !PyList_Check(t->sums_of) ||
+        !PyList_Check(t->leaf_row) || !PyList_Check(t->leaf_ix) || (t->alive && !PyList_Check(t->alive))) {
+        PyErr_SetString(PyExc_TypeError, "expected PairIndex's tables (lists)");
+        return -1;
+    }
+    if ((t->row = item_list(t->probes, a)) == NULL || (t->sa = item_list(t->sums_of, a)) == NULL)
+        return -1;
+    return 0;
+}
+
+/* pair (a, b) settled n more probes (n < 0: aged out), none lost: into the tables; its first
+ * probe or its last counted in *pairs (``alive``: whether b is, NULL when known to be) */
+static int pool_one(pool_tables *t, Py_ssize_t a, Py_ssize_t b, long n, long *total, long *pairs) {
+    long old, k, back;
+    if (item_add(t->row, b, n, &old) < 0)
+        return -1;
+    if (t->alive) {
+        if (b >= PyList_GET_SIZE(t->alive)) {
+            PyErr_SetString(PyExc_IndexError, "list index out of range");
+            return -1;
+        }
+        int up = PyObject_IsTrue(PyList_GET_ITEM(t->alive, b));
+        if (up < 0)
+            return -1;
+        if (!up)
+            return 0;
+    }
+    if (item_add(t->node_probes, b, n, NULL) < 0)
+        return -1;
+    *total += n;
+    if (item_long(t->leaf_ix, b, &k) < 0)
+        return -1;
+    if (k < 0)
+        k += PyList_GET_SIZE(t->leaf_row); /* (-1: no leaf, the row's last: its sink) */
+    PyObject *cell = item_list(t->leaf_row, k);
+    if (cell == NULL || item_add(cell, 0, n, NULL) < 0)
+        return -1;
+    long now = old + n;
+    if (!old || !now) { /* the pair's first probe, or its last */
+        long born = now ? 1 : -1;
+        *pairs += born;
+        PyObject *sb = item_list(t->sums_of, b), *them;
+        if (sb == NULL || item_add(sb, 1, born, NULL) < 0)
+            return -1;
+        if ((them = item_list(t->probes, b)) == NULL || item_long(them, a, &back) < 0)
+            return -1;
+        if (!back && (item_add(t->sa, 2, born, NULL) < 0 || item_add(sb, 2, born, NULL) < 0))
+            return -1;
+    }
+    return 0;
+}
+
+static PyObject *pool_entries(PyObject *self, PyObject *args) {
+    PyObject *obj;
+    Py_ssize_t at, a;
+    int sign;
+    pool_tables t = {0};
+    if (!PyArg_ParseTuple(args, "OninOOOOOO", &obj, &at, &sign, &a, &t.probes, &t.alive, &t.node_probes,
+                          &t.sums_of, &t.leaf_row, &t.leaf_ix))
+        return NULL;
+    if (tables_of(&t, a) < 0)
+        return NULL;
+    Py_buffer v;
+    if (get_u32(obj, &v) < 0)
+        return NULL;
+    const uint32_t *e = v.buf;
+    Py_ssize_t n = v.len / 4;
+    long total = 0, pairs = 0;
+    if (n % 3 || at < 0 || at % 3 || at > n) {
+        PyErr_SetString(PyExc_ValueError, "pool_entries: not whole readings from a reading on");
+        goto fail;
+    }
+    for (; at < n; at += 3) {
+        if (e[at + 2])
+            break; /* a lost probe: the caller's */
+        if (pool_one(&t, a, (Py_ssize_t)e[at], sign * (long)e[at + 1], &total, &pairs) < 0)
+            goto fail;
+    }
+    PyBuffer_Release(&v);
+    return Py_BuildValue("(nll)", at, total, pairs);
+fail:
+    PyBuffer_Release(&v);
+    return NULL;
+}
+
+static PyObject *pool_readings(PyObject *self, PyObject *args) {
+    PyObject *readings, *targets, *ids, *heard_obj, *kept, *added, *highest_obj;
+    Py_ssize_t at, a, min_probes;
+    pool_tables t = {0};
+    if (!PyArg_ParseTuple(args, "OOOnnOOOOOOOnOO", &readings, &targets, &ids, &at, &a, &heard_obj, &t.probes,
+                          &t.node_probes, &t.sums_of, &t.leaf_row, &t.leaf_ix, &kept, &min_probes, &highest_obj,
+                          &added))
+        return NULL;
+    if (!PyList_Check(targets) || !PyDict_Check(ids) || !PyDict_Check(kept) || !PyList_Check(added) ||
+        !(PyList_Check(readings) || PyTuple_Check(readings))) {
+        PyErr_SetString(PyExc_TypeError, "pool_readings: expected lists of readings and targets, dicts, a list");
+        return NULL;
+    }
+    if (tables_of(&t, a) < 0)
+        return NULL;
+    long highest = PyLong_AsLong(highest_obj);
+    if (highest == -1 && PyErr_Occurred())
+        return NULL;
+    Py_buffer h;
+    if (PyObject_GetBuffer(heard_obj, &h, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const unsigned char *heard = h.buf;
+    PyObject **items = PySequence_Fast_ITEMS(readings);
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(readings);
+    long total = 0, pairs = 0;
+    if (PyList_GET_SIZE(targets) < n)
+        n = PyList_GET_SIZE(targets); /* (as zip) */
+    if (at < 0)
+        at = n;
+    for (; at < n; at++) {
+        PyObject *r = items[at], *number = PyDict_GetItemWithError(ids, PyList_GET_ITEM(targets, at));
+        if (number == NULL && PyErr_Occurred())
+            goto fail;
+        if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 5 || number == NULL || !PyLong_CheckExact(number))
+            break;
+        PyObject *rtts = PyTuple_GET_ITEM(r, 4);
+        if (!PyLong_CheckExact(PyTuple_GET_ITEM(r, 2)) || !PyLong_CheckExact(PyTuple_GET_ITEM(r, 3)) ||
+            !PyTuple_Check(rtts))
+            break;
+        Py_ssize_t b = PyLong_AsSsize_t(number);
+        long answered = PyLong_AsLong(PyTuple_GET_ITEM(r, 2)), lost = PyLong_AsLong(PyTuple_GET_ITEM(r, 3));
+        if (PyErr_Occurred()) { /* (beyond a C long: the caller's) */
+            PyErr_Clear();
+            break;
+        }
+        if (b == a)
+            continue;
+        if (lost || b < 0 || b >= h.len)
+            break;
+        if (!answered)
+            continue; /* (no probe: passed by) */
+        long old, top = highest;
+        if (heard[b] != 255 || item_long(t.row, b, &old) < 0 || old + answered >= min_probes)
+            break;
+        int in_kept = 0;
+        if (PyDict_GET_SIZE(kept)) {
+            PyObject *rows = PyDict_GetItemWithError(kept, number);
+            if (rows == NULL && PyErr_Occurred())
+                goto fail;
+            in_kept = rows != NULL;
+        }
+        if (in_kept)
+            break;
+        Py_ssize_t m = PyTuple_GET_SIZE(rtts), j;
+        for (j = 0; j < m; j++) {
+            PyObject *rtt = PyTuple_GET_ITEM(rtts, j);
+            if (!PyLong_CheckExact(rtt))
+                break;
+            long v = PyLong_AsLong(rtt);
+            if (v == -1 && PyErr_Occurred()) {
+                PyErr_Clear();
+                break;
+            }
+            if (v > top)
+                top = v;
+        }
+        if (j < m)
+            break; /* (RTTs not ints of a C long: the caller's) */
+        if (pool_one(&t, a, b, answered, &total, &pairs) < 0)
+            goto fail;
+        highest = top;
+        PyObject *zero = PyLong_FromLong(0), *count = PyTuple_GET_ITEM(r, 2);
+        if (zero == NULL || PyList_Append(added, number) < 0 || PyList_Append(added, count) < 0 ||
+            PyList_Append(added, zero) < 0) {
+            Py_XDECREF(zero);
+            goto fail;
+        }
+        Py_DECREF(zero);
+    }
+    PyBuffer_Release(&h);
+    return Py_BuildValue("(nlll)", at, total, pairs, highest);
+fail:
+    PyBuffer_Release(&h);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
+    {"pool_entries", pool_entries, METH_VARARGS, "PairIndex._frame's pass over readings that lost no probe."},
+    {"pool_readings", pool_readings, METH_VARARGS, "MeshWindow._add's pass over a frame's common readings."},
+    {"mesh_rows", mesh_rows, METH_VARARGS, "The readings of a mesh field's rows (None: an address not in texts)."},
     {"peak_sum", peak_sum, METH_VARARGS, "The largest a + b of one row over a ring's newest rows of floats."},
     {"frame_fields", frame_fields, METH_VARARGS, "The {key: value} fields of a remote sampler frame's payload."},
     {"positive", positive, METH_O, "Indexes of the values above 0 (NaN is not)."},

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import struct
 from array import array
 from functools import lru_cache
 
@@ -330,17 +331,145 @@ def py_peak_sum(buf: array, width: int, capacity: int, count: int, last: int, i:
     return peak
 
 
+_MESH_ROW = struct.Struct("<B3x16sHHHH")  # (collectors/protocol.py MESH_ROW)
+_new_tuple = tuple.__new__
+
+
+def py_mesh_rows(value, start: int, rows: int, max_rtts: int, texts: dict, reading: type) -> tuple | None:
+    """Pure-Python twin of _speedups.mesh_rows."""
+    if not isinstance(texts, dict):
+        raise TypeError("mesh_rows: texts must be a dict")
+    if not (isinstance(reading, type) and issubclass(reading, tuple)):
+        raise TypeError("mesh_rows: reading must be a subclass of tuple")
+    if start < 0 or rows < 0:
+        raise ValueError("mesh_rows: negative start or rows")
+    data = bytes(memoryview(value))
+    size, at, out = len(data), start, []
+    row_size = _MESH_ROW.size
+    for _ in range(rows):
+        if at > size - row_size:
+            raise ValueError("mesh: cut inside a peer's row")
+        family, raw, port, answered, lost, listed = _MESH_ROW.unpack_from(data, at)
+        at += row_size
+        if listed and (listed > answered or listed > max_rtts or listed * 4 > size - at):
+            raise ValueError(f"mesh: {listed} RTTs listed for {answered} answers")
+        address = texts.get(bytes((family,)) + raw)
+        if address is None:
+            return None
+        rtts = struct.unpack_from(f"<{listed}I", data, at)
+        at += 4 * listed
+        out.append(_new_tuple(reading, (address, port, answered, lost, rtts)))
+    if at != size:
+        raise ValueError(f"mesh: {size - at} bytes after its last row")
+    return tuple(out)
+
+
+def _pool_one(a: int, b: int, n: int, row: list, probes: list, alive, node_probes: list, sums_of: list,
+              sa: list, leaf_row: list, leaf_ix: list) -> tuple[int, int]:
+    """Pair (a, b)'s ``n`` more probes, none lost, pooled: (total, pairs) for the caller's ``a``."""
+    old = row[b]
+    now = row[b] = old + n
+    if alive is not None and not alive[b]:
+        return 0, 0
+    node_probes[b] += n
+    leaf_row[leaf_ix[b]][0] += n
+    if old and now:
+        return n, 0
+    born = 1 if now else -1
+    sb = sums_of[b]
+    sb[1] += born
+    if not probes[b][a]:
+        sa[2] += born
+        sb[2] += born
+    return n, born
+
+
+def _tables(probes, node_probes, sums_of, leaf_row, leaf_ix, alive, a: int) -> tuple[list, list]:
+    if not all(isinstance(t, list) for t in (probes, node_probes, sums_of, leaf_row, leaf_ix)) \
+            or not (alive is None or isinstance(alive, list)):
+        raise TypeError("expected PairIndex's tables (lists)")
+    row, sa = probes[a], sums_of[a]
+    if not (isinstance(row, list) and isinstance(sa, list)):
+        raise TypeError("expected PairIndex's tables (lists)")
+    return row, sa
+
+
+def py_pool_entries(entries: array, at: int, sign: int, a: int, probes: list, alive: list, node_probes: list,
+                    sums_of: list, leaf_row: list, leaf_ix: list) -> tuple[int, int, int]:
+    """Pure-Python twin of _speedups.pool_entries."""
+    row, sa = _tables(probes, node_probes, sums_of, leaf_row, leaf_ix, alive, a)
+    if not (isinstance(entries, array) and entries.typecode == "I"):
+        raise TypeError("expected a buffer of unsigned 32-bit integers")
+    n = len(entries)
+    if n % 3 or at < 0 or at % 3 or at > n:
+        raise ValueError("pool_entries: not whole readings from a reading on")
+    total = pairs = 0
+    while at < n:
+        b, answered, lost = entries[at], entries[at + 1], entries[at + 2]
+        if lost:
+            break  # a lost probe: the caller's
+        t, p = _pool_one(a, b, sign * answered, row, probes, alive, node_probes, sums_of, sa, leaf_row, leaf_ix)
+        total, pairs, at = total + t, pairs + p, at + 3
+    return at, total, pairs
+
+
+_LONG = range(-(1 << 63), 1 << 63)
+
+
+def py_pool_readings(readings, targets: list, ids: dict, at: int, a: int, heard, probes: list, node_probes: list,
+                     sums_of: list, leaf_row: list, leaf_ix: list, kept: dict, min_probes: int, highest: int,
+                     added: list) -> tuple[int, int, int, int]:
+    """Pure-Python twin of _speedups.pool_readings."""
+    if not (isinstance(targets, list) and isinstance(ids, dict) and isinstance(kept, dict)
+            and isinstance(added, list) and isinstance(readings, (list, tuple))):
+        raise TypeError("pool_readings: expected lists of readings and targets, dicts, a list")
+    row, sa = _tables(probes, node_probes, sums_of, leaf_row, leaf_ix, None, a)
+    heard = memoryview(heard).cast("B")
+    total = pairs = 0
+    n = min(len(readings), len(targets))
+    at = n if at < 0 else at
+    while at < n:
+        r, b = readings[at], ids.get(targets[at])
+        if not (isinstance(r, tuple) and len(r) == 5 and type(b) is int):
+            break
+        _, _, answered, lost, rtts = r
+        if not (type(answered) is int and type(lost) is int and isinstance(rtts, tuple)):
+            break
+        if b not in _LONG or answered not in _LONG or lost not in _LONG:
+            break  # (beyond a C long: the caller's)
+        if b == a:
+            at += 1
+            continue
+        if lost or b < 0 or b >= len(heard):
+            break
+        if not answered:
+            at += 1
+            continue  # (no probe: passed by)
+        if heard[b] != 255 or row[b] + answered >= min_probes or (kept and b in kept):
+            break
+        if not all(type(t) is int and t in _LONG for t in rtts):
+            break  # (RTTs not ints of a C long: the caller's)
+        t, p = _pool_one(a, b, answered, row, probes, None, node_probes, sums_of, sa, leaf_row, leaf_ix)
+        total, pairs = total + t, pairs + p
+        for rtt in rtts:
+            if rtt > highest:
+                highest = rtt
+        added += (b, answered, 0)
+        at += 1
+    return at, total, pairs, highest
+
+
 try:
     if os.environ.get("NETUI_PURE_PYTHON"):
         raise ImportError("NETUI_PURE_PYTHON is set")
-    from netui._speedups import (column_stats, columns, deltas, frame_fields, iface_totals, parse_rows, peak_sum,
-                                 positive, rate_codes, share)
+    from netui._speedups import (column_stats, columns, deltas, frame_fields, iface_totals, mesh_rows, parse_rows,
+                                 peak_sum, pool_entries, pool_readings, positive, rate_codes, share)
 
     COMPILED = True
 except ImportError:
     parse_rows, deltas, share, columns, rate_codes = py_parse_rows, py_deltas, py_share, py_columns, py_rate_codes
     column_stats, iface_totals, positive, frame_fields = py_column_stats, py_iface_totals, py_positive, py_frame_fields
-    peak_sum = py_peak_sum
+    peak_sum, mesh_rows, pool_entries, pool_readings = py_peak_sum, py_mesh_rows, py_pool_entries, py_pool_readings
     COMPILED = False
 
 

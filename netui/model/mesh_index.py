@@ -19,10 +19,12 @@ nodes — with each node's sums of it beside (``silence``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterable, Iterator, Sequence
+from array import array
+from collections.abc import Callable, Container, Iterable, Iterator
 from operator import itemgetter
 
 from netui.model.topology import Topology
+from netui.speedups import pool_entries
 
 Key = tuple[str, str]  # an ordered pair: (prober, target)
 
@@ -306,44 +308,33 @@ class PairIndex:
             self._pool(a, b, dp, dl, (not old) - (not now))
         return old
 
-    def add_frame(self, a: int, entries: Sequence[int], start: int = 0) -> None:
-        """Prober ``a``'s readings ``entries[start:]`` — (target, answered, lost) flat, every
-        target a number in use — settled: ``change`` of each, in one pass."""
+    def add_frame(self, a: int, entries: array, start: int = 0) -> None:
+        """Prober ``a``'s readings ``entries[start:]`` — (target, answered, lost) flat, an
+        array of 'I', every target a number in use — settled: ``change`` of each, in one pass."""
         self._frame(a, entries, start, 1)
 
-    def age_frame(self, a: int, entries: Sequence[int]) -> None:
+    def age_frame(self, a: int, entries: array) -> None:
         """Prober ``a``'s readings ``entries`` (as ``add_frame``'s) left the window."""
         self._frame(a, entries, 0, -1)
 
-    def _frame(self, a: int, entries: Sequence[int], start: int, sign: int) -> None:
-        # ``change`` and ``_pool`` for the common reading (no probe lost), without a call each
-        probes = self.probes
-        row, alive, sums_of, leaf_ix, node_probes = probes[a], self.alive, self.sums_of, self.leaf_ix, self.node_probes
-        sa, leaves = sums_of[a], self.leaf_rows[leaf_ix[a]]
+    def _frame(self, a: int, entries: array, start: int, sign: int) -> None:
+        # ``change`` and ``_pool`` for the common reading (no probe lost) in one C pass
+        # (speedups.pool_entries), up to each lost one, which ``change`` takes
+        tables = (self.probes, self.alive, self.node_probes, self.sums_of, self.leaf_rows[self.leaf_ix[a]],
+                  self.leaf_ix)
+        at, end = start, len(entries)
         total = pairs = 0
-        it = iter(entries[start:] if start else entries)
-        for b, answered, lost in zip(it, it, it):
-            if lost:
-                self.change(a, b, sign * (answered + lost), sign * lost)
-                continue
-            n = sign * answered
-            old = row[b]
-            now = row[b] = old + n
-            if not alive[b]:
-                continue
-            node_probes[b] += n
-            total += n
-            leaves[leaf_ix[b]][0] += n
-            if not old or not now:  # the pair's first probe, or its last
-                born = 1 if now else -1
-                pairs += born
-                sb = sums_of[b]
-                sb[1] += born
-                if not probes[b][a]:
-                    sa[2] += born
-                    sb[2] += born
-        node_probes[a] += total
-        sa[1] += pairs
+        while True:
+            at, t, p = pool_entries(entries, at, sign, a, *tables)
+            total += t
+            pairs += p
+            if at >= end:
+                break
+            b, answered, lost = entries[at:at + 3]
+            self.change(a, b, sign * (answered + lost), sign * lost)
+            at += 3
+        self.node_probes[a] += total
+        self.sums_of[a][1] += pairs
         self.sums[0] += total
         self.pair_count += pairs
 

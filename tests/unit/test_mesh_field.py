@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import socket
 import struct
+from dataclasses import replace
 
 import pytest
 
@@ -14,6 +15,7 @@ from netui.collectors.mesh import parse_mesh
 from netui.collectors.procfs import ParseError
 from netui.collectors.protocol import MESH_HEAD, MESH_MAX_RTTS, MESH_ON, MESH_ROW, MESH_UNAVAILABLE
 from netui.collectors.ssh import sampler_command
+from netui.model.mesh import MeshSample
 
 
 def row(address: str, port: int, answered: int, lost: int, rtts: list[int]) -> bytes:
@@ -48,6 +50,14 @@ def test_rows_of_one_rtt_read_as_any_others(rows):
             parse_mesh(value)
         return
     assert [tuple(r) for r in parse_mesh(value).readings] == [(a, p, n, lost, tuple(t)) for a, p, n, lost, t in rows]
+
+
+def test_a_decoded_sample_is_the_one_its_constructor_makes():
+    """(parse_mesh makes it without MeshSample's __init__: every field must be as its own)"""
+    m = parse_mesh(field([row("198.18.0.2", 5000, 1, 0, [120])]))
+    made = MeshSample(12.5, port=4242, peers=3, answers=17, refused=2, readings=m.readings, address="198.18.0.1")
+    assert m == made and vars(m) == vars(made) and repr(m) == repr(made)
+    assert replace(m, available=False) == replace(made, available=False)
 
 
 def test_a_node_without_its_socket_says_so():

@@ -295,3 +295,150 @@ def test_the_twins_agree_on_peak_sum(width, capacity, count, last, data):
     ring = array("f", values)
     assert outcome(compiled.peak_sum, ring, width, capacity, count, last, i, j) == \
         outcome(speedups.py_peak_sum, ring, width, capacity, count, last, i, j)
+
+
+def _mesh_row(family: int, raw: bytes, port: int, answered: int, lost: int, rtts: list[int], listed=None) -> bytes:
+    import struct
+
+    n = len(rtts) if listed is None else listed
+    return struct.pack("<B3x16sHHHH", family, raw, port, answered, lost, n) + struct.pack(f"<{len(rtts)}I", *rtts)
+
+
+class _Reading(tuple):
+    pass
+
+
+_A, _B = bytes([198, 18, 0, 2]) + bytes(12), bytes([198, 18, 0, 3]) + bytes(12)
+_TEXTS = {b"\x02" + _A: "198.18.0.2", b"\x02" + _B: "198.18.0.3"}
+
+
+def test_mesh_rows_reads_the_rows_a_sampler_packs():
+    value = b"head" + _mesh_row(2, _A, 5000, 3, 1, [120, 95, 130]) + _mesh_row(2, _B, 5001, 0, 2, [])
+    for mesh_rows in (speedups.mesh_rows, speedups.py_mesh_rows):
+        got = mesh_rows(value, 4, 2, 64, _TEXTS, _Reading)
+        assert got == (("198.18.0.2", 5000, 3, 1, (120, 95, 130)), ("198.18.0.3", 5001, 0, 2, ()))
+        assert type(got) is tuple and all(type(r) is _Reading for r in got)
+        assert mesh_rows(b"head", 4, 0, 64, {}, _Reading) == ()
+        assert mesh_rows(value, 4, 2, 64, {b"\x02" + _A: "a"}, _Reading) is None  # an address to put in texts
+        assert outcome(mesh_rows, value, 4, 3, 64, {}, _Reading)[1] is None  # (None: the first row's address)
+        assert outcome(mesh_rows, value, 4, 3, 64, _TEXTS, _Reading)[1] == ("ValueError", "mesh: cut inside a peer's row")
+        assert outcome(mesh_rows, value, 4, 1, 64, _TEXTS, _Reading)[1] == ("ValueError", "mesh: 28 bytes after its last row")
+        assert outcome(mesh_rows, value, 4, 2, 2, _TEXTS, _Reading)[1] == ("ValueError", "mesh: 3 RTTs listed for 3 answers")
+        assert outcome(mesh_rows, value[:-29], 4, 1, 64, _TEXTS, _Reading)[1] == \
+            ("ValueError", "mesh: 3 RTTs listed for 3 answers")  # cut inside its RTTs
+        assert outcome(mesh_rows, _mesh_row(2, _A, 1, 1, 0, [7, 8]), 0, 1, 64, _TEXTS, _Reading)[1] == \
+            ("ValueError", "mesh: 2 RTTs listed for 1 answers")
+        assert outcome(mesh_rows, value, -1, 2, 64, _TEXTS, _Reading)[1] == \
+            ("ValueError", "mesh_rows: negative start or rows")
+        assert outcome(mesh_rows, value, 4, 2, 64, [], _Reading)[1] == ("TypeError", "mesh_rows: texts must be a dict")
+        assert outcome(mesh_rows, value, 4, 2, 64, _TEXTS, list)[1] == \
+            ("TypeError", "mesh_rows: reading must be a subclass of tuple")
+        assert outcome(mesh_rows, "text", 0, 0, 64, _TEXTS, _Reading)[1][0] == "TypeError"
+
+
+mesh_rows_of = st.lists(st.tuples(st.sampled_from([2, 10, 7]), st.sampled_from([_A, _B]), st.integers(0, 65535),
+                                  st.integers(0, 70), st.integers(0, 3), st.lists(st.integers(0, 2**32 - 1), max_size=70),
+                                  st.one_of(st.none(), st.integers(0, 70))), max_size=5)
+
+
+@pytest.mark.slow
+@needs_c
+@settings(max_examples=500, deadline=None)
+@given(mesh_rows_of, st.integers(-2, 2), st.integers(0, 40), st.integers(0, 3), st.booleans())
+def test_the_twins_agree_on_mesh_rows(rows, extra_rows, cut, start, known):
+    value = bytes(start) + b"".join(_mesh_row(*r) for r in rows)
+    texts = {b"\x02" + _A: "a", b"\x02" + _B: "b", b"\x0a" + _A: "c"}
+    if not known:
+        texts.pop(b"\x02" + _B)
+    for data in (value, value[: max(0, len(value) - cut)], bytearray(value)):
+        n = max(0, len(rows) + extra_rows)
+        c = outcome(compiled.mesh_rows, data, start, n, 64, texts, _Reading)
+        py = outcome(speedups.py_mesh_rows, data, start, n, 64, texts, _Reading)
+        assert c == py
+        assert c[0] is None or [type(r) for r in c[0]] == [_Reading] * n
+
+
+def _pair_tables(draw, n: int, leaves: int) -> dict:
+    """PairIndex's tables (model/mesh_index.py) for ``n`` nodes of ``leaves`` leaves, any counts."""
+    small = st.integers(0, 25)
+    return {
+        "probes": [draw(st.lists(small, min_size=n, max_size=n)) for _ in range(n)],
+        "alive": draw(st.lists(st.booleans(), min_size=n, max_size=n)),
+        "node_probes": draw(st.lists(small, min_size=n, max_size=n)),
+        "sums_of": [draw(st.lists(small, min_size=4, max_size=4)) for _ in range(n)],
+        "leaf_rows": [[[draw(small), 0] for _ in range(leaves + 1)] for _ in range(leaves + 1)],
+        "leaf_ix": draw(st.lists(st.integers(-1, leaves - 1), min_size=n, max_size=n)),
+    }
+
+
+@pytest.mark.slow
+@needs_c
+@settings(max_examples=400, deadline=None)
+@given(st.integers(1, 5), st.integers(1, 3), st.sampled_from([1, -1]), st.data())
+def test_the_twins_agree_on_pool_entries(n, leaves, sign, data):
+    import copy
+
+    tables = _pair_tables(data.draw, n, leaves)
+    a = data.draw(st.integers(0, n - 1))
+    entries = array("I", [x for _ in range(data.draw(st.integers(0, 6)))
+                          for x in (data.draw(st.integers(0, n - 1)), data.draw(st.integers(0, 3)),
+                                    data.draw(st.sampled_from([0, 0, 0, 1])))])
+    at = data.draw(st.sampled_from([0, 3, 6, 1, len(entries) + 3]))
+    got = []
+    for pool in (compiled.pool_entries, speedups.py_pool_entries):
+        t = copy.deepcopy(tables)
+        got.append((outcome(pool, entries, at, sign, a, t["probes"], t["alive"], t["node_probes"], t["sums_of"],
+                            t["leaf_rows"][t["leaf_ix"][a]], t["leaf_ix"]), t))
+    assert got[0] == got[1]
+
+
+@pytest.mark.slow
+@needs_c
+@settings(max_examples=400, deadline=None)
+@given(st.integers(1, 5), st.integers(1, 3), st.data())
+def test_the_twins_agree_on_pool_readings(n, leaves, data):
+    import copy
+
+    tables = _pair_tables(data.draw, n, leaves)
+    a = data.draw(st.integers(0, n - 1))
+    rtts = st.one_of(st.tuples(), st.tuples(st.integers(0, 2**32 - 1)), st.tuples(st.integers(0, 999), st.integers(0, 999)),
+                     st.just((1.5,)), st.just((2**70,)))
+    reading = st.one_of(st.tuples(st.just("10.0.0.1"), st.integers(0, 65535), st.integers(0, 30),
+                                  st.sampled_from([0, 0, 0, 1]), rtts),
+                        st.just(("x", 1, 1, 0)), st.just(("x", 1, 1.0, 0, ())))
+    readings = data.draw(st.lists(reading, max_size=6))
+    ids = {f"n{b}": b for b in range(n)} | {"x": "not a number"}
+    targets = [data.draw(st.sampled_from([*ids, "", "gone"])) for _ in readings]
+    heard = bytearray(data.draw(st.lists(st.sampled_from([255, 255, 0, 3]), min_size=n, max_size=n)))
+    kept = {b: [] for b in data.draw(st.lists(st.integers(0, n - 1), max_size=2))}
+    at = data.draw(st.sampled_from([0, 0, 1, -1]))
+    highest = data.draw(st.integers(0, 500))
+    got = []
+    for pool in (compiled.pool_readings, speedups.py_pool_readings):
+        t, added = copy.deepcopy(tables), [7]
+        got.append((outcome(pool, readings, targets, ids, at, a, heard, t["probes"], t["node_probes"], t["sums_of"],
+                            t["leaf_rows"][t["leaf_ix"][a]], t["leaf_ix"], kept, 20, highest, added), t, added))
+    assert got[0] == got[1]
+
+
+def test_pool_readings_stops_at_what_its_caller_takes():
+    """The common reading settled in C; a lost probe, a target never answered or of no number,
+    a kept pair, one reaching MIN_PROBES: left to the caller, in order."""
+    IDS = {"n0": 0, "n1": 1, "n2": 2}
+    for pool in (speedups.pool_readings, speedups.py_pool_readings):
+        probes, node_probes, sums_of = [[0, 0, 0], [0, 0, 0], [0, 0, 19]], [0, 0, 0], [[0] * 4 for _ in range(3)]
+        leaf_row, leaf_ix = [[0, 0], [0, 0]], [0, 0, 0]
+        r = ("10.0.0.1", 7000, 1, 0, (150,))
+        args = (probes, node_probes, sums_of, leaf_row, leaf_ix)
+        added: list[int] = []
+        heard = bytearray([255, 255, 255])
+        assert pool([r, r], ["n1", "n0"], IDS, 0, 0, heard, *args, {}, 20, 100, added) == (2, 1, 1, 150)  # (itself: passed by)
+        assert (probes[0], node_probes, sums_of[0], sums_of[1], leaf_row, added) == \
+            ([0, 1, 0], [0, 1, 0], [0, 0, 1, 0], [0, 1, 1, 0], [[1, 0], [0, 0]], [1, 1, 0])
+        lost = ("10.0.0.1", 7000, 0, 1, ())
+        assert pool([r, lost, r], ["n1", "n1", "n1"], IDS, 0, 0, heard, *args, {}, 20, 0, []) == (1, 1, 0, 150)
+        assert pool([r], [""], IDS, 0, 0, heard, *args, {}, 20, 0, [])[0] == 0
+        assert pool([r], ["n1"], IDS, 0, 0, bytearray([255, 3, 255]), *args, {}, 20, 0, [])[0] == 0
+        assert pool([r], ["n1"], IDS, 0, 0, heard, *args, {1: []}, 20, 0, [])[0] == 0
+        assert pool([r], ["n1"], IDS, 0, 0, heard, *args, {}, 3, 0, [])[0] == 0  # (3 probes: MIN_PROBES of 3)
+        assert pool([r], ["n2"], IDS, 0, 2, heard, *args, {}, 20, 0, [])[0] == 1
