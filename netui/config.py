@@ -53,6 +53,7 @@ class Config:
     path: str | None = None  # the file read, None when there was none
     # mesh = "on" | "off" | RATE (model/mesh.py): the probe mesh, on unless the file says otherwise
     mesh: MeshSettings | None = field(default_factory=MeshSettings)
+    mesh_said: bool = False  # the file says ``mesh``: else the default, on up to DEFAULT_MESH_NODES nodes
 
 
 def default_path() -> Path:
@@ -171,7 +172,7 @@ def parse_config(text: str, source: str = "config.toml") -> Config:
     if rules.flag_intervals > rules.window_intervals:
         raise ConfigError(f"{source}: straggler.flag_intervals: at most window_intervals "
                           f"({rules.flag_intervals} of {rules.window_intervals} intervals cannot happen)")
-    return Config(thresholds, rules, health=_health(doc, source), path=source, mesh=mesh)
+    return Config(thresholds, rules, health=_health(doc, source), path=source, mesh=mesh, mesh_said="mesh" in doc)
 
 
 # [health]: each setting a whole number, at least this

@@ -136,7 +136,7 @@ def build_monitor(settings: WatchSettings, *, history_s: float | None = None,
             source.prepare()
         monitor = Monitor(sources, interval_s=settings.interval_s, history_s=history_s,
                           thresholds=config.thresholds or None, rules=rules, connector=connector,
-                          mesh=config.mesh if settings.mesh_option is None else settings.mesh)
+                          mesh=mesh_for(settings, config, len(sources)))
     monitor.fleet.straggler_rules = config.straggler
     if hold_intervals == 1:  # judged at once: stragglers too
         # (and no wait for flows not read yet: a single judgement has no later one to wait for)
@@ -146,6 +146,18 @@ def build_monitor(settings: WatchSettings, *, history_s: float | None = None,
 
     attach_topology(monitor.fleet, settings.topology_path, settings.sources.slurm is not False)
     return monitor
+
+
+def mesh_for(settings, config, nodes: int):
+    """The probe mesh's settings: --mesh's, else config.toml's ``mesh``, else on for a fleet of
+    up to DEFAULT_MESH_NODES nodes (None: off)."""
+    from netui.model.mesh import DEFAULT_MESH_NODES
+
+    if settings.mesh_option is not None:
+        return settings.mesh
+    if config.mesh_said or nodes <= DEFAULT_MESH_NODES:
+        return config.mesh
+    return None
 
 
 async def _snapshot(monitor: Monitor, connect_timeout_s: float) -> dict:

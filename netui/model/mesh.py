@@ -58,6 +58,10 @@ class MeshSample:
 
 # --- how hard the mesh probes ------------------------------------------------------------------
 
+# on by default for a fleet of up to this many nodes: beyond, its window's memory and the first
+# minute's steering grow with the pairs (2,048 nodes: some 170 MB more and a slow start), and
+# --mesh on or config.toml's mesh turns it on
+DEFAULT_MESH_NODES = 1024
 DEFAULT_RATE = 20.0  # probes a node sends per second, at most (a 1,024-node fleet: each peer every 51 s)
 DEFAULT_PERIOD_S = 2.0  # each peer probed at most once per this many seconds (a small fleet: 30 a minute)
 

@@ -77,8 +77,8 @@ KEYS = (
         "peer matrix: the TCP flows between watched nodes as a heatmap (m: throughput, RTT, "
         "retransmits/s), the worst pairs listed below"),
     Key("m", ("m",), ("mesh", "cycle_metric"), (CLUSTER, MESH), ("probe mesh", "loss"),
-        "probe mesh (on by default over SSH; --mesh off): the loss between every two nodes as a heatmap "
-        "(m on its screen: loss ↔ RTT p99), the worst pairs and the mesh's suspects below"),
+        "probe mesh (on by default over SSH up to 1,024 nodes; --mesh off|on): the loss between every two "
+        "nodes as a heatmap (m on its screen: loss ↔ RTT p99), the worst pairs and the mesh's suspects below"),
     Key("D", ("D", "r"), ("run_check('doctor')", "rerun"), (CLUSTER, DOCTOR), ("doctor",),
         "doctor: MTU, link speeds, RDMA ports, sysctls … of the marked (or all); r on its screen "
         "runs it again", check="doctor"),

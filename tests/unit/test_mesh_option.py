@@ -41,3 +41,22 @@ def test_the_option_wins_over_the_file_which_wins_over_on(tmp_path, argv, text, 
 def test_a_bad_rate_is_said_with_the_option_named(tmp_path):
     with pytest.raises(InputError, match="--mesh: "):
         WatchSettings.from_options(build_parser(None).parse_args(["--mesh", "loud", "n1"]))
+
+
+def test_the_mesh_is_on_by_default_up_to_a_fleet_size_and_said_otherwise_whatever_the_size():
+    """On unless said, for a fleet of up to DEFAULT_MESH_NODES nodes; beyond, off unless --mesh
+    or config.toml's mesh says so (its memory and first minute grow with the pairs)."""
+    from types import SimpleNamespace
+
+    from netui.cli.watch import mesh_for
+    from netui.config import Config, parse_config
+    from netui.model.mesh import DEFAULT_MESH_NODES, MeshSettings
+
+    unsaid = SimpleNamespace(mesh_option=None, mesh=None)
+    assert mesh_for(unsaid, Config(), DEFAULT_MESH_NODES) == MeshSettings()
+    assert mesh_for(unsaid, Config(), DEFAULT_MESH_NODES + 1) is None
+    assert mesh_for(unsaid, parse_config('mesh = "on"'), 4096) == MeshSettings()
+    assert mesh_for(unsaid, parse_config('mesh = "off"'), 4) is None
+    on = SimpleNamespace(mesh_option="on", mesh=MeshSettings())
+    assert mesh_for(on, Config(), 4096) == MeshSettings()
+    assert mesh_for(SimpleNamespace(mesh_option="off", mesh=None), Config(), 4) is None
