@@ -419,7 +419,7 @@ class Fleet:
     def address_book(self) -> AddressBook:
         """Remote address → watched node, from the addresses each node's sockets use and the
         nodes named by an address (``user@198.18.0.2:22``). Made again when a reading changed."""
-        key = tuple(id(n.sample.peers) if n.sample is not None else 0 for n in self.nodes.values())
+        key = [id(n.sample.peers) if n.sample is not None else 0 for n in self.nodes.values()]
         cached = getattr(self, "_book", None)
         if cached is not None and cached[0] == key:
             return cached[1]
@@ -436,7 +436,9 @@ class Fleet:
     def peer_flows(self) -> dict[str, dict[str, PeerRates]]:
         """The TCP flows between watched nodes at their last readings:
         ``{node: {peer node: PeerRates}}`` (model/flows.py)."""
-        return peer_flows({n.name: n.flows for n in self.nodes.values() if n.state is NodeState.UP}, self.address_book())
+        up = NodeState.UP
+        return peer_flows({n.name: n.flows for n in self.nodes.values() if n.flows is not None and n.state is up},
+                          self.address_book())
 
     def node_peers(self, name: str) -> dict[str, PeerRates]:
         """One node's peers by watched node name or address, busiest first ({}: no reading)."""

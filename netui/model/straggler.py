@@ -35,7 +35,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from operator import attrgetter
+from itertools import repeat
+from operator import attrgetter, sub
 from statistics import median
 from netui.model import units
 from netui.model.health import DEFAULT_THRESHOLDS, Level
@@ -146,7 +147,7 @@ class _Finding:
 def _spread(values: list[float], mid: float) -> float:
     """Robust standard deviation, never below 5 % of the median (a near-identical fleet
     must not flag a node for a 1 % difference)."""
-    mad = median([abs(v - mid) for v in values]) * MAD_TO_SIGMA
+    mad = median(list(map(abs, map(sub, values, repeat(mid))))) * MAD_TO_SIGMA  # (|v - mid|, in C)
     return max(mad, abs(mid) * 0.05, 1e-12)
 
 
@@ -177,16 +178,20 @@ def find_stragglers(nodes: Iterable[Node], rules: StragglerRules | None = None) 
     up = [n for n in nodes if n.state is up_state and n.rates is not None]
     findings: list[_Finding] = []
     judged: dict[str, Node] = {}  # the nodes busy in a busy plane, in the order of ``up``
-    sums = [(n, n.summary) for n in up]
+    sums = [n.summary for n in up]
+    floor = rules.idle_floor_bytes_per_s
+    # (every tick over the whole fleet: each plane's columns read in C, one list of totals,
+    # and the busy nodes by position; a plane no node has, RDMA on most, ends at the totals)
     for prefix, rx_of, tx_of in _PLANES:
-        rows = [(n, rx_of(s), tx_of(s)) for n, s in sums]
-        rows = [(n, rx, tx) for n, rx, tx in rows if rx is not None or tx is not None]
-        busy = [(n, rx, tx) for n, rx, tx in rows if (rx or 0.0) + (tx or 0.0) >= rules.idle_floor_bytes_per_s]
-        if len(busy) < rules.min_nodes or \
-                median([(rx or 0.0) + (tx or 0.0) for _, rx, tx in busy]) < rules.busy_floor_bytes_per_s:
+        rxs, txs = list(map(rx_of, sums)), list(map(tx_of, sums))
+        totals = [(rx or 0.0) + (tx or 0.0) for rx, tx in zip(rxs, txs)]
+        at = [i for i, total in enumerate(totals) if total >= floor]
+        if len(at) < rules.min_nodes or median([totals[i] for i in at]) < rules.busy_floor_bytes_per_s:
             continue
+        busy = [(up[i], rxs[i], txs[i]) for i in at]
         judged.update((n.name, n) for n, _, _ in busy)
-        idle = [n.name for n, rx, tx in rows if (rx or 0.0) + (tx or 0.0) < rules.idle_floor_bytes_per_s]
+        idle = [up[i].name for i, total in enumerate(totals)
+                if total < floor and (rxs[i] is not None or txs[i] is not None)]
         findings += _slow(prefix, busy, idle, rules)
     if not judged:
         return []
@@ -272,8 +277,14 @@ def _excesses(peers: list[Node], idle: list[str], rules: StragglerRules) -> list
             return
         mid = median(values)
         spread = _spread(values, mid)
-        for i, (n, v) in enumerate(zip(peers, column)):
-            if v is None or v < floor:  # far above a clean fleet, but still harmless
+        # only a value at the floor (under it: far above a clean fleet, but still harmless)
+        # and near robust_z σ above the median can be flagged: the others are passed over in
+        # one comprehension, with some slack for rounding; the test below is the exact one
+        bar = mid + rules.robust_z * spread
+        cut = max(floor, bar - abs(bar) * 1e-9)
+        for i in [i for i, v in enumerate(column) if v is not None and v >= cut]:
+            n, v = peers[i], column[i]
+            if v < floor:
                 continue
             z = (v - mid) / spread
             if z >= rules.robust_z:
