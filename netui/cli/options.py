@@ -152,7 +152,8 @@ def mesh_option(p: argparse.ArgumentParser) -> None:
                    help="the probe mesh: every node probes the others over UDP at a low rate and "
                         "answers their probes, to see packet loss no counter shows (docs/mesh.md); "
                         "on: at most 20 probes a second per node, each peer at most every 2 s; RATE: "
-                        "probes a second per node; off: no probe (default: config.toml's mesh, else on)")
+                        "probes a second per node; off: no probe (default: config.toml's mesh, else on for up to "
+                        "1,024 SSH nodes, off for more)")
 
 
 def set_interval_default(p: argparse.ArgumentParser, seconds: float, help_text: str) -> None:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from netui.cli.settings import WatchSettings
     from netui.config import Config
     from netui.engine.monitor import Monitor
+    from netui.model.mesh import MeshSettings
 
 
 class _Version(argparse.Action):
@@ -120,6 +121,7 @@ def build_monitor(settings: WatchSettings, *, history_s: float | None = None,
     from dataclasses import replace
 
     from netui.cli.sources import build_sources, replays
+    from netui.engine.mesh import taking_part
     from netui.engine.monitor import Monitor
 
     config = read_config(settings.config_path)
@@ -136,7 +138,7 @@ def build_monitor(settings: WatchSettings, *, history_s: float | None = None,
             source.prepare()
         monitor = Monitor(sources, interval_s=settings.interval_s, history_s=history_s,
                           thresholds=config.thresholds or None, rules=rules, connector=connector,
-                          mesh=mesh_for(settings, config, len(sources)))
+                          mesh=mesh_for(settings, config, len(taking_part(sources))))
     monitor.fleet.straggler_rules = config.straggler
     if hold_intervals == 1:  # judged at once: stragglers too
         # (and no wait for flows not read yet: a single judgement has no later one to wait for)
@@ -148,14 +150,16 @@ def build_monitor(settings: WatchSettings, *, history_s: float | None = None,
     return monitor
 
 
-def mesh_for(settings, config, nodes: int):
-    """The probe mesh's settings: --mesh's, else config.toml's ``mesh``, else on for a fleet of
-    up to DEFAULT_MESH_NODES nodes (None: off)."""
+def mesh_for(settings: WatchSettings, config: Config, probing_nodes: int) -> MeshSettings | None:
+    """The probe mesh's settings: --mesh's, else config.toml's ``mesh``, else on when up to
+    DEFAULT_MESH_NODES nodes would probe (None: off). ``probing_nodes``: the nodes that take
+    part (engine/mesh.py ``taking_part``: SSH nodes, not this host, node_exporter or Prometheus
+    ones), as its cost grows with their pairs."""
     from netui.model.mesh import DEFAULT_MESH_NODES
 
     if settings.mesh_option is not None:
         return settings.mesh
-    if config.mesh_said or nodes <= DEFAULT_MESH_NODES:
+    if config.mesh_said or probing_nodes <= DEFAULT_MESH_NODES:
         return config.mesh
     return None
 

@@ -36,6 +36,13 @@ def peer_lines(endpoints: Iterable[tuple[str, int]], verb: str = "mp+") -> list[
     return lines
 
 
+def taking_part(sources: Iterable[Source]) -> list[Source]:
+    """The sources whose nodes probe and are probed: those streaming from a sampler that
+    ``send_mesh`` steers (SSH nodes; not this host read in-process, node_exporter, Prometheus
+    or a recording)."""
+    return [s for s in sources if s.push and s.send_mesh(())]
+
+
 class MeshCoordinator:
     """Keeps every node's peer list: ``observe`` each node's sample, ``left`` when one fails.
     ``sources``: the nodes that take part (those whose ``send_mesh`` steers a sampler);
@@ -104,4 +111,4 @@ class MeshCoordinator:
         self._told.clear()
 
 
-__all__ = ["LINE_BYTES", "MeshCoordinator", "MeshSettings", "parse_mesh_option", "peer_lines"]
+__all__ = ["LINE_BYTES", "MeshCoordinator", "MeshSettings", "parse_mesh_option", "peer_lines", "taking_part"]

@@ -32,7 +32,7 @@ from typing import ClassVar
 
 from netui.collectors.source import Source
 from netui.engine.lldp import LldpReader
-from netui.engine.mesh import MeshCoordinator, MeshSettings
+from netui.engine.mesh import MeshCoordinator, MeshSettings, taking_part
 from netui.engine.sources import SourceError
 from netui.model.fleet import Fleet
 from netui.model.node import NodeState
@@ -164,7 +164,7 @@ class Monitor:
         self.lldp = LldpReader(self)  # each node's LLDP neighbours, once per connection
         self.mesh: MeshCoordinator | None = None
         if mesh is not None:
-            self.mesh = MeshCoordinator([s for s in sources if s.push and s.send_mesh(())], mesh)
+            self.mesh = MeshCoordinator(taking_part(sources), mesh)
 
     @property
     def mesh_on(self) -> bool:

@@ -118,7 +118,8 @@ def netui_commands(app, screen: Screen) -> Iterator[SystemCommand]:
         yield SystemCommand("Peer matrix", "The TCP flows between watched nodes: throughput, RTT, "
                                            "retransmits (P)", screen.action_peers)
         yield SystemCommand("Probe mesh", "Packet loss and RTT between every two nodes, from the probe mesh "
-                                          "(on by default; --mesh off): heatmap, lossy link suspects, worst pairs (m)",
+                                          "(on by default over SSH up to 1,024 nodes; --mesh off|on): heatmap, "
+                                          "lossy link suspects, worst pairs (m)",
                             screen.action_mesh)
         yield SystemCommand("Doctor", "Check MTU, link speeds, RDMA ports, sysctls… of the marked nodes, "
                                       "or of all (D)", lambda: screen.action_run_check("doctor"))

@@ -43,7 +43,7 @@ RTT_LEVELS = ((20.0, Level.CRITICAL), (5.0, Level.WARNING), (2.0, Level.CAREFUL)
 RTT_MIN_EXCESS_US = 1000.0
 
 OFF = ("The probe mesh is off: it shows the packet loss between every two nodes watched over SSH, on unless "
-       "--mesh off or config.toml's mesh = \"off\" turns it off, or the fleet has more than 1,024 nodes "
+       "--mesh off or config.toml's mesh = \"off\" turns it off, or more than 1,024 nodes are watched over SSH "
        "(--mesh on turns it on).")
 OFF_REPLAY = "This recording has no probe mesh: it was made with the mesh off."
 WAITING_REPLAY = "This recording has the probe mesh; no readings yet at this point of it."

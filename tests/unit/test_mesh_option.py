@@ -60,3 +60,23 @@ def test_the_mesh_is_on_by_default_up_to_a_fleet_size_and_said_otherwise_whateve
     on = SimpleNamespace(mesh_option="on", mesh=MeshSettings())
     assert mesh_for(on, Config(), 4096) == MeshSettings()
     assert mesh_for(SimpleNamespace(mesh_option="off", mesh=None), Config(), 4) is None
+
+
+def test_the_fleet_size_counts_the_nodes_that_would_probe_not_this_host(tmp_path):
+    """This host watched locally (--local) takes no part in the mesh, so it does not count:
+    DEFAULT_MESH_NODES SSH nodes and this host have the mesh on; one SSH node more, off."""
+    from netui.model.mesh import DEFAULT_MESH_NODES
+
+    (tmp_path / "config.toml").write_text("")
+
+    def monitor(ssh_nodes):
+        args = build_parser(None).parse_args(["--local", "--config", str(tmp_path / "config.toml"),
+                                              f"n[1-{ssh_nodes}]"])
+        monitor = build_monitor(WatchSettings.from_options(args), history_s=60)
+        asyncio.run(monitor.close())
+        return monitor
+
+    at_most = monitor(DEFAULT_MESH_NODES)
+    assert len(at_most.sources) == DEFAULT_MESH_NODES + 1
+    assert at_most.mesh is not None and len(at_most.mesh.sources) == DEFAULT_MESH_NODES
+    assert monitor(DEFAULT_MESH_NODES + 1).mesh is None

@@ -166,6 +166,23 @@ def _frame(name: str, k: int, silent: bool):
     return replace(s, mesh=MeshSample(s.mono_s, port=40_000, peers=5, readings=readings, address=address(name)))
 
 
+def _ticks(live: Fleet, steps: range, *, silent: bool, recorder=None) -> None:
+    """Each tick of ``steps``, as the live monitor takes it: every node's ``_frame`` taken by
+    the fleet (and written by ``recorder`` first, when one records), then the tick judged
+    (and recorded)."""
+    from tests.unit.test_mesh_document import NODES
+
+    for k in steps:
+        for name in NODES:
+            s = _frame(name, k, silent=silent)
+            if recorder is not None:
+                recorder.sample(name, s)
+            take_sample(live, name, s)
+        judge_tick(live)
+        if recorder is not None:
+            recorder.tick(live)
+
+
 def _recorded_late(tmp_path, *, keep_header: bool = True):
     """A fleet whose pairs were all answered for 30 s, then a recording started, then n3 went
     silent: the live fleet, and the recording's path."""
@@ -173,19 +190,10 @@ def _recorded_late(tmp_path, *, keep_header: bool = True):
     from tests.unit.test_mesh_document import NODES
 
     live = Fleet(list(NODES))
-    for k in range(30):
-        for name in NODES:
-            take_sample(live, name, _frame(name, k, silent=False))
-        judge_tick(live)
+    _ticks(live, range(30), silent=False)
     path = tmp_path / "late.ndjson.gz"
     recorder = Recorder(path, hosts=list(NODES), interval_s=1.0, fleet=live if keep_header else None)
-    for k in range(30, 130):
-        for name in NODES:
-            s = _frame(name, k, silent=True)
-            recorder.sample(name, s)
-            take_sample(live, name, s)
-        judge_tick(live)
-        recorder.tick(live)
+    _ticks(live, range(30, 130), silent=True, recorder=recorder)
     recorder.close()
     return live, path
 
@@ -223,13 +231,7 @@ def test_a_rotated_files_header_holds_the_pairs_answered_by_then(tmp_path):
     live = Fleet(list(NODES))
     path = tmp_path / "rotated.ndjson.gz"
     recorder = Recorder(path, hosts=list(NODES), interval_s=1.0, max_size_bytes=1024, keep=3, fleet=live)
-    for k in range(20):
-        for name in NODES:
-            s = _frame(name, k, silent=False)
-            recorder.sample(name, s)
-            take_sample(live, name, s)
-        judge_tick(live)
-        recorder.tick(live)
+    _ticks(live, range(20), silent=False, recorder=recorder)
     recorder.close()
     assert recorder.writer.rotations >= 3
     first = next(read_records(recording_files(path)[:1], []))  # the oldest file kept: answered by then
