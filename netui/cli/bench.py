@@ -106,8 +106,9 @@ def build_parser() -> argparse.ArgumentParser:
     test.add_argument("--one-at-a-time", action="store_true",
                       help="one test at a time (nodes behind a shared uplink)")
     test.add_argument("--no-confirm", action="store_true",
-                      help="do not rerun, each alone, the pairs that decide a verdict naming a node or a "
-                           "link (by default they are, and the verdict is reached on the confirmed numbers)")
+                      help="do not rerun, each alone, the pairs that decide a failing verdict (those of a node "
+                           "or link it names, or a few failing pairs that name no one; by default they are, "
+                           "and the verdict is reached on the confirmed numbers)")
     test.add_argument("--test-net", metavar="CIDR|IFACE",
                       help="test on this subnet or interface (default: the fastest subnet all nodes share)")
     test.add_argument("--threshold-gbps", type=positive_float, metavar="X",

@@ -111,7 +111,7 @@ class PairTestDialog(SettingsDialog[PairSettings]):
         yield TickBox("one test at a time (shared uplinks)", s.one_at_a_time, id="one-at-a-time", compact=True)
         if self.matrix:
             yield Label("")
-            yield TickBox("confirm: rerun alone the pairs that decide a blame", s.confirm, id="confirm",
+            yield TickBox("confirm: rerun alone the pairs that decide a fail", s.confirm, id="confirm",
                           compact=True)
 
     def plan_text(self, s: PairSettings) -> str:

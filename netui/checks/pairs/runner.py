@@ -506,10 +506,11 @@ class PairTest(NodeCommands):
                 self._discard(st)
 
     async def _confirm(self, endpoints: dict[str, Endpoint]) -> None:
-        """Rerun, each alone, the pairs that decide a verdict naming a node or a link
+        """Rerun, each alone, the pairs that decide a failing verdict: those of a node or a link
+        it names, or the few failing pairs of one that names no one
         (checks/pairs/verdict_confirm.py); their results go to ``report.retests``. When the
-        verdict on the confirmed numbers names what the matrix's did not, its deciding pairs
-        are rerun in turn: at most ``CONFIRM_WAVES`` waves, ``RETEST_LIMIT`` pairs in all. A
+        verdict on the confirmed numbers names or fails what the matrix's did not, its deciding
+        pairs are rerun in turn: at most ``CONFIRM_WAVES`` waves, ``RETEST_LIMIT`` pairs in all. A
         bidirectional matrix's pairs are rerun one way: one direction, one number."""
         for _ in range(CONFIRM_WAVES):
             budget = RETEST_LIMIT - self.report.retests_total

@@ -70,7 +70,7 @@ class PairSettings(DictSettings):
     threshold_percent: float = 90.0
     port: int | None = None  # the first TCP port tried (None: the tool's own, FIRST_PORT)
     pattern: str = SHIFT  # a matrix both ways: shift or pairs (one way and bidir run pairs)
-    confirm: bool = True  # rerun alone the pairs that decide a verdict naming a node or a link
+    confirm: bool = True  # rerun alone the pairs that decide a failing verdict (verdict_confirm.py)
 
     def pattern_used(self, matrix: bool) -> str:
         """The schedule a test with these settings runs: shift only for a matrix both ways

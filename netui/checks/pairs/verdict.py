@@ -31,8 +31,9 @@ Pure: no I/O, no clock. The rules, as docs/checks.md says them:
   switch whose every pair fails while the nodes at both ends pass elsewhere (or run above a
   ``FABRIC_GAP`` gap in the rates, whatever the mark) is named, and the pairs through it
   blame no node.
-- **Confirmed** (checks/pairs/verdict_confirm.py): before a verdict naming a node or a link
-  is final, the pairs that decide it are rerun alone and it is judged again on them.
+- **Confirmed** (checks/pairs/verdict_confirm.py): before a failing verdict is final (one
+  naming a node or a link, or a few failing pairs naming no one), the pairs that decide it are
+  rerun alone and it is judged again on them.
 """
 
 from __future__ import annotations
