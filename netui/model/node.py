@@ -25,8 +25,8 @@ from netui.model.limits import MAX_TIME_S, MIN_INTERVAL_S, U64_MAX
 from netui.model.mesh import NODE as MESH_NODE, MeshSuspect, NodeMesh
 from netui.model.rates import NodeRates, RatesTable, node_rates
 from netui.speedups import column_stats, iface_totals, rate_codes
-from netui.model.samples import (INTERFACE_COUNTER_NAMES, CounterMap, InterfaceSample, InterfaceTable, NodeSample,
-                                 data_plane_rows, hidden)
+from netui.model.samples import (INTERFACE_COUNTER_NAMES, CounterMap, IfaceLayout, InterfaceSample, InterfaceTable,
+                                 NodeSample, data_plane_rows, hidden)
 from netui.model.text import safe_line
 
 RETRYING = " (retrying in "  # how the collectors end a failure's reason while they wait to retry
@@ -455,6 +455,11 @@ class Node:
         self.last_failure: tuple[NodeState, str] | None = None  # kept while a retry connects
         self.failed_at_s: float | None = None  # the wall clock of the last failure, when the transport said
         self.sample: NodeSample | None = None
+        # of the sample, what the tick's pass over the fleet reads (model/peers.py
+        # ``slower_links``): its interfaces' layout when in a table, and whether it has a
+        # fabric part, kept here so that pass does not reach into a thousand samples
+        self.iface_layout: IfaceLayout | None = None
+        self.has_fabric = False
         self.rates: NodeRates | None = None
         self.summary = _NO_SUMMARY
         self.rules = rules
@@ -530,6 +535,9 @@ class Node:
             if fabric is not sample.fabric:
                 sample = replace(sample, fabric=fabric)
         self.sample = sample
+        interfaces = sample.interfaces
+        self.iface_layout = interfaces.layout if type(interfaces) is InterfaceTable else None
+        self.has_fabric = sample.fabric is not None
         self.samples_seen += 1
         self.summary, findings = summarize(sample, self.rates, self._careful, self.rules.retrans_min_segments)
         rated = rate(findings, self.thresholds) if findings else []

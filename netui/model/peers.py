@@ -70,20 +70,19 @@ def slower_links(nodes: Iterable[Node]) -> dict[str, tuple[str, ...]]:
             group[1].extend(names)
 
     for n in up:
-        s = n.sample
-        interfaces = s.interfaces
-        if type(interfaces) is InterfaceTable:
-            seen = layouts.get(id(interfaces.layout))
+        layout = n.iface_layout  # (the node's: its sample is not reached into, unless needed)
+        if layout is not None:
+            seen = layouts.get(id(layout))
             if seen is None:
-                layouts[id(interfaces.layout)] = (interfaces.layout, [n.name])
+                layouts[id(layout)] = (layout, [n.name])
             else:
                 seen[1].append(n.name)
         else:
-            links = _physical_links_up(interfaces)
+            links = _physical_links_up(n.sample.interfaces)
             if links:
                 join(links, [n.name])
-        if s.fabric is not None:
-            for p in s.fabric.ports.values():
+        if n.has_fabric:
+            for p in n.sample.fabric.ports.values():
                 if p.active and p.rate_gbps:
                     ports.setdefault(p.label, []).append((n.name, p.rate_gbps))
     for layout, names in layouts.values():
