@@ -172,6 +172,21 @@ def careful_bounds(thresholds: dict[str, Threshold] | None) -> dict[str, float]:
 
 
 _DEFAULT_CAREFUL = careful_bounds(None)
+_CAREFUL_OF: dict[int, tuple[dict[str, Threshold], dict[str, float]]] = {}  # id(thresholds) → them, their bounds
+
+
+def shared_careful_bounds(thresholds: dict[str, Threshold] | None) -> dict[str, float]:
+    """``careful_bounds`` of ``thresholds``, one dict for every node given the same ones (a
+    fleet's nodes share the configuration's: read at every sample, one dict stays in the
+    CPU's caches where a thousand copies would not). Read only."""
+    if thresholds is None:
+        return _DEFAULT_CAREFUL
+    known = _CAREFUL_OF.get(id(thresholds))
+    if known is None or known[0] is not thresholds:
+        if len(_CAREFUL_OF) >= 64:
+            _CAREFUL_OF.clear()
+        known = _CAREFUL_OF[id(thresholds)] = (thresholds, careful_bounds(thresholds))
+    return known[1]
 
 
 def summarize(sample: NodeSample, rates: NodeRates | None, careful: dict[str, float] | None = None,
@@ -468,7 +483,7 @@ class Node:
         self.interval_health: Health = HEALTHY  # the last interval's own judgement, not held
         self._rated: list | None = []  # the findings interval_health was made of (None: with ports down)
         self.thresholds = thresholds
-        self._careful = careful_bounds(thresholds)
+        self._careful = shared_careful_bounds(thresholds)
         self.samples_seen = 0
         self.refused = 0  # samples refused for impossible numbers (``refusal``)
         self.straggler = None  # a model.straggler.Straggler while the fleet says so
