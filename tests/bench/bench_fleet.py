@@ -25,8 +25,17 @@ shims: a key schedule per AES-GCM packet, each packet described for the log), ``
 (the probe mesh on at the default rate: the fake nodes' frames carry its readings; its own
 cost, the "mesh" field's decoding, the fleet's window and judgement and the peers' steering,
 is printed on a line of its own, and the longest judgement and the pairs whose figures the
-last verdict kept on another), e.g. ``--variants engine,engine+asyncio,engine`` or
-``--variants engine,engine+mesh``.
+last verdict kept on another), ``+peers`` (every fake node's frames carry its TCP peers, the
+"peers" field as the sampler packs it, of a data-parallel training job: 4 sockets to each of
+its two ring all-reduce neighbours among the fleet, its SSH session, the job's store and its
+storage, each node at its own address in 198.18.0.0/15, counters growing every frame
+(tests/bench/fake_peers.py; the child connects node I of N as SSH user ``peers-I-N``, which
+tells the fake node who it is); their own cost, the field's decoding, each node's flow rates
+and the flows between watched nodes that a tick makes when it found someone slow, address
+book included, is printed on a line of its own, and what the monitor made of them at the end
+on another: nodes with flow rates, peer flows mapped to fleet nodes, the time to make the
+fleet's flows once), e.g. ``--variants engine,engine+asyncio,engine``,
+``--variants engine,engine+mesh`` or ``--variants floor,engine,floor+peers,engine+peers``.
 The fake fleet sends one SSH packet per frame, as OpenSSH's sshd does (``--asyncssh-ignore``: with
 asyncssh's IGNORE packet before each); ``--filler-bytes N`` sends frames of N filler bytes
 (the floor's cost by frame size).
@@ -83,16 +92,20 @@ import psutil
 
 from tests.bench.arrivals import LATE_GAP, arrival_figures
 from tests.bench.fake_fleet import node_name, raise_open_files_limit, write_client_files, write_keys
+from tests.bench.fake_peers import peers_user
 from tests.bench.fleet_probes import (
     PARTS,
+    PEER_PARTS,
     ArrivalLog,
     UiTimes,
     discard_source_class,
     logged,
     loop_lag,
     stream_source_class,
+    peers_seen,
     time_mesh,
     time_parts,
+    time_peers,
 )
 
 UP_TIMEOUT_S = 300.0
@@ -121,6 +134,10 @@ MODIFIERS = {
     "detail": "every node sends its per-CPU tables too (as while recording), not only their sums",
     "mesh": "the probe mesh on at the default rate (--mesh on): every node's frames carry what its probes of "
             "the others settled, as a real node's at 10 probes/s (tests/bench/fake_fleet.py FakeMesh)",
+    "peers": "every node's frames carry its TCP peers as the sampler packs them (the \"peers\" field): a "
+             "data-parallel job's ring all-reduce to its two neighbours among the fleet, its SSH session, the "
+             "job's store and its storage, counters growing every frame (tests/bench/fake_peers.py); their own "
+             "cost (decode, flow rates, the flows between nodes) is printed on a line of its own",
     "parts": "times the engine's parts (decode, rates, summary, health, the rest of observe, ticks) with "
              "perf_counter around each (adds ~1 µs per node-sample)",
     "gcm-shared": "one process-wide lru_cache of AESGCM per key, shared by all connections (the cache "
@@ -178,7 +195,11 @@ async def _child(args) -> None:
         from netui.collectors import ssh_connect as ssh
         ssh.PREFERRED_CIPHERS = ("chacha20-poly1305@openssh.com",
                                  *(c for c in ssh.PREFERRED_CIPHERS if not c.startswith("chacha20")))
-    sources = [cls(n, n, connector) for n in names]
+    if "peers" in mods:  # the user name tells the fake node who it is: it sends its peers
+        sources = [cls(n, n, connector, user=peers_user(i, args.nodes)) for i, n in enumerate(names)]
+    else:
+        sources = [cls(n, n, connector) for n in names]
+    peers_s = time_peers() if "peers" in mods else None
     parts_s = time_parts() if "parts" in mods else None
     mesh_s = [0.0, 0.0, 0.0, 0.0]
     if "mesh" in mods:
@@ -260,6 +281,7 @@ async def _child(args) -> None:
         mesh_s[4:] = [0.0, 0.0]  # the longest judgement in the window
         ui0, ui_ticks0, mesh0 = list(ui.totals), len(ui.ticks), list(mesh_s)
         parts0 = list(parts_s) if parts_s is not None else None
+        peers0 = list(peers_s) if peers_s is not None else None
 
         def on_update() -> None:
             tick_s.append(monitor.last_tick_s or 0.0)
@@ -292,6 +314,9 @@ async def _child(args) -> None:
                           ui_per_tick_ms_max=max(per_tick) * 1e3 if per_tick else None, ui_ticks=len(per_tick))
         if parts_s is not None:
             result["parts_s"] = [b - a for a, b in zip(parts0, parts_s)]
+        if peers_s is not None:
+            result["peers_s"] = [b - a for a, b in zip(peers0, peers_s)]
+            result.update(peers_seen(fleet))
         if "mesh" in mods:
             window = fleet.mesh
             result.update(mesh_s=[b - a for a, b in zip(mesh0[:4], mesh_s[:4])],
@@ -515,6 +540,18 @@ def _print_result(r: dict, floor: dict | None) -> None:
             cpu, wall = r["mesh_judge_max_ms"]
             print(f"  {'':32s} the longest judgement {cpu:.0f} ms CPU ({wall:.0f} ms wall); the last verdict "
                   f"kept {r['mesh_kept']:,} pairs' own figures")
+    if "peers_s" in r:
+        *parts, made = r["peers_s"]
+        parts = [x / max(1, r["node_samples"]) * 1e6 for x in parts]
+        print(f"  {'':32s} of which the peer flows {sum(parts[:3]):.1f} µs per node-sample, "
+              f"{sum(r['peers_s'][:3]) / r['window_s'] * 100:.2f} % of a core (wall, timed inside: "
+              + ", ".join(f"{name} {x:.1f}" for name, x in zip(PEER_PARTS, parts))
+              + f"; the flows made {made:.0f} times)")
+        print(f"  {'':32s} at the end: {r['peers_nodes_with_flows']:,} of {r['nodes']:,} nodes with flow rates, "
+              f"{r['peers_nodes_mapped']:,} with flows to watched nodes, {r['peers_pairs']:,} peer flows mapped to "
+              f"fleet nodes ({r['peers_pairs_rated']:,} with a rate; a ring: 2 a node); the fleet's flows made in "
+              f"{r['peers_flows_ms']:.1f} ms (made at every tick, as while someone is slow: "
+              f"{r['peers_flows_ms'] * 1e3 / r['nodes']:.1f} µs per node-sample more)")
     if "parts_s" in r:
         parts = [x / max(1, r["node_samples"]) * 1e6 for x in r["parts_s"]]
         print(f"  {'':32s} of which " + ", ".join(f"{name} {x:.1f}" for name, x in zip(PARTS, parts))
@@ -641,7 +678,13 @@ def _print_memory(results: list[dict]) -> None:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    import textwrap
+
+    modifiers = "\n".join(textwrap.fill(f"+{name}: {what}", 100, initial_indent="  ", subsequent_indent="      ")
+                          for name, what in MODIFIERS.items())
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog=f"a variant's modifiers (--variants floor,engine,engine+peers):\n{modifiers}")
     p.add_argument("--nodes", default="64,256,1024", help="fleet sizes, comma-separated")
     p.add_argument("--seconds", type=float, default=20.0, help="measurement window per run")
     p.add_argument("--rounds", type=int, default=1,
