@@ -64,8 +64,10 @@ late. Late share = 1 − on time / due. Also printed: the delay (p50/p99/max), h
 sender's stamps were > 1.5 intervals apart (the fake's schedule slipped), and "lag growing:
 yes" when the mean delay of the window's second half exceeds the first's by more than a
 tenth of an interval (a backlog building; the loop lag's p99 per half is shown beside). After each fleet size, the ratios to the floor: engine / floor
-(target ≤ 1.6×) and all included (ui) / floor (target ≤ 2.0×), and the RSS with 15 min of
-history (the rings not yet allocated added; target ≤ 600 MB at 2,048 nodes). ``--instructions`` runs each child
+(target ≤ 1.6×) and all included (ui) / floor (target ≤ 2.0×), the same for each variant run
+with a feature on (``+mesh``, ``+peers``: against ``floor+peers`` where it ran), and the RSS
+with 15 min of history (the rings not yet allocated added; target ≤ 600 MB at 2,048 nodes).
+``--instructions`` runs each child
 under callgrind, instrumented during the window only, and adds instructions per node-sample
 (user space; steady when the machine is busy, but ~50× slower: use fleets of ~8 nodes).
 Targets: at 1,024 nodes, engine ≤ 1.6× the floor and all included ≤ 2.0×; at
@@ -199,7 +201,7 @@ async def _child(args) -> None:
         sources = [cls(n, n, connector, user=peers_user(i, args.nodes)) for i, n in enumerate(names)]
     else:
         sources = [cls(n, n, connector) for n in names]
-    peers_s = time_peers() if "peers" in mods else None
+    peers_s = time_peers() if "peers" in mods and not base.startswith("floor") else None
     parts_s = time_parts() if "parts" in mods else None
     mesh_s = [0.0, 0.0, 0.0, 0.0]
     if "mesh" in mods:
@@ -563,7 +565,8 @@ def _print_result(r: dict, floor: dict | None) -> None:
               f"{'/'.join(f'{x * 1e3:.0f}' for x in r['gc_s'])} ms)")
     if floor is not None and "cpu_s" in floor and floor["node_samples"]:
         f_us = floor["cpu_s"] / floor["node_samples"] * 1e6
-        print(f"  {'':32s} = floor {f_us:.0f} + netui {us - f_us:.0f} µs per node-sample ({us / f_us:.2f}× the floor)")
+        print(f"  {'':32s} = {floor['variant']} {f_us:.0f} + netui {us - f_us:.0f} µs per node-sample "
+              f"({us / f_us:.2f}× the floor)")
     if r.get("up_end", r["nodes"]) < r["nodes"] or r.get("error"):
         print(f"  {'':32s} WARNING: {r.get('up_end')} of {r['nodes']} up at the end; {r.get('states_end')} {r.get('error', '')}")
     if r.get("close_hung"):
@@ -597,14 +600,20 @@ def _print_ratios(nodes: int, rounds: list[dict[str, dict]]) -> None:
         return r["cpu_s"] / r["node_samples"] * 1e6
 
     def ratio(variant: str, target: float, label: str) -> str | None:
-        found = [x / f for runs in rounds if (f := us(runs.get("floor"))) and (x := us(runs.get(variant)))]
+        floor = _floor_of(variant, rounds[0] if rounds else {})
+        found = [x / f for runs in rounds if (f := us(runs.get(floor))) and (x := us(runs.get(variant)))]
         if not found:
             return None
         each = f" (rounds {', '.join(f'{x:.2f}×' for x in found)})" if len(found) > 1 else ""
-        return f"{label} / floor = {statistics.median(found):.2f}×{each} (target ≤ {target}×)"
+        return f"{label} / {floor} = {statistics.median(found):.2f}×{each} (target ≤ {target}×)"
 
+    # the two of issue 29, then the same with the features it names switched on (its ratios to hold)
+    featured = [v for v in (rounds[0] if rounds else {}) if _split_variant(v)[0] in ("engine", "ui")
+                and _split_variant(v)[1] and set(_split_variant(v)[1]) <= FEATURES]
     parts = [p for p in (ratio("engine", ENGINE_RATIO_TARGET, "engine"),
-                         ratio("ui", UI_RATIO_TARGET, "all included (ui)")) if p]
+                         ratio("ui", UI_RATIO_TARGET, "all included (ui)"),
+                         *(ratio(v, ENGINE_RATIO_TARGET if v.startswith("engine") else UI_RATIO_TARGET, v)
+                           for v in featured)) if p]
     last = rounds[-1] if rounds else {}
     biggest = last.get("ui") or last.get("engine")
     if biggest is not None and "rss" in biggest:
@@ -614,6 +623,19 @@ def _print_ratios(nodes: int, rounds: list[dict[str, dict]]) -> None:
         parts.append(f"RSS {full / 2**20:.0f} MB with 15 min of history ({biggest['variant']}{target})")
     if parts:
         print(f"  {nodes} nodes: " + ", ".join(parts))
+
+
+FEATURES = {"peers", "mesh"}  # modifiers that switch a feature on, not try a change
+FLOOR_DATA = {"peers"}  # modifiers that change what the fleet sends the floor too
+
+
+def _floor_of(variant: str, floors) -> str:
+    """The floor ``variant`` is measured against, of those run (``floors``): the one that read
+    the same frames (``floor+peers`` for ``engine+peers``) where it ran, else the plain one."""
+    base, mods = _split_variant(variant)
+    plain = "floor-stream" if base.endswith("-stream") else "floor"
+    same = "+".join([plain, *(m for m in mods if m in FLOOR_DATA)])
+    return same if same in floors else plain
 
 
 def _parent(args) -> None:
@@ -650,8 +672,8 @@ def _parent(args) -> None:
                         r = _run_child(args, server, config, nodes, variant)
                         results.append(r)
                         _print_result(r, None if variant.startswith("floor")
-                                      else floors.get("floor-stream" if "-stream" in variant else "floor"))
-                        if variant in ("floor", "floor-stream"):
+                                      else floors.get(_floor_of(variant, floors)))
+                        if variant.startswith("floor") and set(_split_variant(variant)[1]) <= FLOOR_DATA:
                             floors[variant] = r
                         runs.setdefault(variant, r)
                         sys.stdout.flush()
