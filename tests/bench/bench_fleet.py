@@ -25,8 +25,17 @@ shims: a key schedule per AES-GCM packet, each packet described for the log), ``
 (the probe mesh on at the default rate: the fake nodes' frames carry its readings; its own
 cost, the "mesh" field's decoding, the fleet's window and judgement and the peers' steering,
 is printed on a line of its own, and the longest judgement and the pairs whose figures the
-last verdict kept on another), e.g. ``--variants engine,engine+asyncio,engine`` or
-``--variants engine,engine+mesh``.
+last verdict kept on another), ``+peers`` (every fake node's frames carry its TCP peers, the
+"peers" field as the sampler packs it, of a data-parallel training job: 4 sockets to each of
+its two ring all-reduce neighbours among the fleet, its SSH session, the job's store and its
+storage, each node at its own address in 198.18.0.0/15, counters growing every frame
+(tests/bench/fake_peers.py; the child connects node I of N as SSH user ``peers-I-N``, which
+tells the fake node who it is); their own cost, the field's decoding, each node's flow rates
+and the flows between watched nodes that a tick makes when it found someone slow, address
+book included, is printed on a line of its own, and what the monitor made of them at the end
+on another: nodes with flow rates, peer flows mapped to fleet nodes, the time to make the
+fleet's flows once), e.g. ``--variants engine,engine+asyncio,engine``,
+``--variants engine,engine+mesh`` or ``--variants floor,engine,floor+peers,engine+peers``.
 The fake fleet sends one SSH packet per frame, as OpenSSH's sshd does (``--asyncssh-ignore``: with
 asyncssh's IGNORE packet before each); ``--filler-bytes N`` sends frames of N filler bytes
 (the floor's cost by frame size).
@@ -55,8 +64,10 @@ late. Late share = 1 − on time / due. Also printed: the delay (p50/p99/max), h
 sender's stamps were > 1.5 intervals apart (the fake's schedule slipped), and "lag growing:
 yes" when the mean delay of the window's second half exceeds the first's by more than a
 tenth of an interval (a backlog building; the loop lag's p99 per half is shown beside). After each fleet size, the ratios to the floor: engine / floor
-(target ≤ 1.6×) and all included (ui) / floor (target ≤ 2.0×), and the RSS with 15 min of
-history (the rings not yet allocated added; target ≤ 600 MB at 2,048 nodes). ``--instructions`` runs each child
+(target ≤ 1.6×) and all included (ui) / floor (target ≤ 2.0×), the same for each variant run
+with a feature on (``+mesh``, ``+peers``: against ``floor+peers`` where it ran), and the RSS
+with 15 min of history (the rings not yet allocated added; target ≤ 600 MB at 2,048 nodes).
+``--instructions`` runs each child
 under callgrind, instrumented during the window only, and adds instructions per node-sample
 (user space; steady when the machine is busy, but ~50× slower: use fleets of ~8 nodes).
 Targets: at 1,024 nodes, engine ≤ 1.6× the floor and all included ≤ 2.0×; at
@@ -83,16 +94,20 @@ import psutil
 
 from tests.bench.arrivals import LATE_GAP, arrival_figures
 from tests.bench.fake_fleet import node_name, raise_open_files_limit, write_client_files, write_keys
+from tests.bench.fake_peers import peers_user
 from tests.bench.fleet_probes import (
     PARTS,
+    PEER_PARTS,
     ArrivalLog,
     UiTimes,
     discard_source_class,
     logged,
     loop_lag,
     stream_source_class,
+    peers_seen,
     time_mesh,
     time_parts,
+    time_peers,
 )
 
 UP_TIMEOUT_S = 300.0
@@ -121,6 +136,10 @@ MODIFIERS = {
     "detail": "every node sends its per-CPU tables too (as while recording), not only their sums",
     "mesh": "the probe mesh on at the default rate (--mesh on): every node's frames carry what its probes of "
             "the others settled, as a real node's at 10 probes/s (tests/bench/fake_fleet.py FakeMesh)",
+    "peers": "every node's frames carry its TCP peers as the sampler packs them (the \"peers\" field): a "
+             "data-parallel job's ring all-reduce to its two neighbours among the fleet, its SSH session, the "
+             "job's store and its storage, counters growing every frame (tests/bench/fake_peers.py); their own "
+             "cost (decode, flow rates, the flows between nodes) is printed on a line of its own",
     "parts": "times the engine's parts (decode, rates, summary, health, the rest of observe, ticks) with "
              "perf_counter around each (adds ~1 µs per node-sample)",
     "gcm-shared": "one process-wide lru_cache of AESGCM per key, shared by all connections (the cache "
@@ -178,7 +197,11 @@ async def _child(args) -> None:
         from netui.collectors import ssh_connect as ssh
         ssh.PREFERRED_CIPHERS = ("chacha20-poly1305@openssh.com",
                                  *(c for c in ssh.PREFERRED_CIPHERS if not c.startswith("chacha20")))
-    sources = [cls(n, n, connector) for n in names]
+    if "peers" in mods:  # the user name tells the fake node who it is: it sends its peers
+        sources = [cls(n, n, connector, user=peers_user(i, args.nodes)) for i, n in enumerate(names)]
+    else:
+        sources = [cls(n, n, connector) for n in names]
+    peers_s = time_peers() if "peers" in mods and not base.startswith("floor") else None
     parts_s = time_parts() if "parts" in mods else None
     mesh_s = [0.0, 0.0, 0.0, 0.0]
     if "mesh" in mods:
@@ -260,6 +283,7 @@ async def _child(args) -> None:
         mesh_s[4:] = [0.0, 0.0]  # the longest judgement in the window
         ui0, ui_ticks0, mesh0 = list(ui.totals), len(ui.ticks), list(mesh_s)
         parts0 = list(parts_s) if parts_s is not None else None
+        peers0 = list(peers_s) if peers_s is not None else None
 
         def on_update() -> None:
             tick_s.append(monitor.last_tick_s or 0.0)
@@ -292,6 +316,9 @@ async def _child(args) -> None:
                           ui_per_tick_ms_max=max(per_tick) * 1e3 if per_tick else None, ui_ticks=len(per_tick))
         if parts_s is not None:
             result["parts_s"] = [b - a for a, b in zip(parts0, parts_s)]
+        if peers_s is not None:
+            result["peers_s"] = [b - a for a, b in zip(peers0, peers_s)]
+            result.update(peers_seen(fleet))
         if "mesh" in mods:
             window = fleet.mesh
             result.update(mesh_s=[b - a for a, b in zip(mesh0[:4], mesh_s[:4])],
@@ -515,6 +542,18 @@ def _print_result(r: dict, floor: dict | None) -> None:
             cpu, wall = r["mesh_judge_max_ms"]
             print(f"  {'':32s} the longest judgement {cpu:.0f} ms CPU ({wall:.0f} ms wall); the last verdict "
                   f"kept {r['mesh_kept']:,} pairs' own figures")
+    if "peers_s" in r:
+        *parts, made = r["peers_s"]
+        parts = [x / max(1, r["node_samples"]) * 1e6 for x in parts]
+        print(f"  {'':32s} of which the peer flows {sum(parts[:3]):.1f} µs per node-sample, "
+              f"{sum(r['peers_s'][:3]) / r['window_s'] * 100:.2f} % of a core (wall, timed inside: "
+              + ", ".join(f"{name} {x:.1f}" for name, x in zip(PEER_PARTS, parts))
+              + f"; the flows made {made:.0f} times)")
+        print(f"  {'':32s} at the end: {r['peers_nodes_with_flows']:,} of {r['nodes']:,} nodes with flow rates, "
+              f"{r['peers_nodes_mapped']:,} with flows to watched nodes, {r['peers_pairs']:,} peer flows mapped to "
+              f"fleet nodes ({r['peers_pairs_rated']:,} with a rate; a ring: 2 a node); the fleet's flows made in "
+              f"{r['peers_flows_ms']:.1f} ms (made at every tick, as while someone is slow: "
+              f"{r['peers_flows_ms'] * 1e3 / r['nodes']:.1f} µs per node-sample more)")
     if "parts_s" in r:
         parts = [x / max(1, r["node_samples"]) * 1e6 for x in r["parts_s"]]
         print(f"  {'':32s} of which " + ", ".join(f"{name} {x:.1f}" for name, x in zip(PARTS, parts))
@@ -526,7 +565,8 @@ def _print_result(r: dict, floor: dict | None) -> None:
               f"{'/'.join(f'{x * 1e3:.0f}' for x in r['gc_s'])} ms)")
     if floor is not None and "cpu_s" in floor and floor["node_samples"]:
         f_us = floor["cpu_s"] / floor["node_samples"] * 1e6
-        print(f"  {'':32s} = floor {f_us:.0f} + netui {us - f_us:.0f} µs per node-sample ({us / f_us:.2f}× the floor)")
+        print(f"  {'':32s} = {floor['variant']} {f_us:.0f} + netui {us - f_us:.0f} µs per node-sample "
+              f"({us / f_us:.2f}× the floor)")
     if r.get("up_end", r["nodes"]) < r["nodes"] or r.get("error"):
         print(f"  {'':32s} WARNING: {r.get('up_end')} of {r['nodes']} up at the end; {r.get('states_end')} {r.get('error', '')}")
     if r.get("close_hung"):
@@ -560,14 +600,20 @@ def _print_ratios(nodes: int, rounds: list[dict[str, dict]]) -> None:
         return r["cpu_s"] / r["node_samples"] * 1e6
 
     def ratio(variant: str, target: float, label: str) -> str | None:
-        found = [x / f for runs in rounds if (f := us(runs.get("floor"))) and (x := us(runs.get(variant)))]
+        floor = _floor_of(variant, rounds[0] if rounds else {})
+        found = [x / f for runs in rounds if (f := us(runs.get(floor))) and (x := us(runs.get(variant)))]
         if not found:
             return None
         each = f" (rounds {', '.join(f'{x:.2f}×' for x in found)})" if len(found) > 1 else ""
-        return f"{label} / floor = {statistics.median(found):.2f}×{each} (target ≤ {target}×)"
+        return f"{label} / {floor} = {statistics.median(found):.2f}×{each} (target ≤ {target}×)"
 
+    # the two of issue 29, then the same with the features it names switched on (its ratios to hold)
+    featured = [v for v in (rounds[0] if rounds else {}) if _split_variant(v)[0] in ("engine", "ui")
+                and _split_variant(v)[1] and set(_split_variant(v)[1]) <= FEATURES]
     parts = [p for p in (ratio("engine", ENGINE_RATIO_TARGET, "engine"),
-                         ratio("ui", UI_RATIO_TARGET, "all included (ui)")) if p]
+                         ratio("ui", UI_RATIO_TARGET, "all included (ui)"),
+                         *(ratio(v, ENGINE_RATIO_TARGET if v.startswith("engine") else UI_RATIO_TARGET, v)
+                           for v in featured)) if p]
     last = rounds[-1] if rounds else {}
     biggest = last.get("ui") or last.get("engine")
     if biggest is not None and "rss" in biggest:
@@ -577,6 +623,19 @@ def _print_ratios(nodes: int, rounds: list[dict[str, dict]]) -> None:
         parts.append(f"RSS {full / 2**20:.0f} MB with 15 min of history ({biggest['variant']}{target})")
     if parts:
         print(f"  {nodes} nodes: " + ", ".join(parts))
+
+
+FEATURES = {"peers", "mesh"}  # modifiers that switch a feature on, not try a change
+FLOOR_DATA = {"peers"}  # modifiers that change what the fleet sends the floor too
+
+
+def _floor_of(variant: str, floors) -> str:
+    """The floor ``variant`` is measured against, of those run (``floors``): the one that read
+    the same frames (``floor+peers`` for ``engine+peers``) where it ran, else the plain one."""
+    base, mods = _split_variant(variant)
+    plain = "floor-stream" if base.endswith("-stream") else "floor"
+    same = "+".join([plain, *(m for m in mods if m in FLOOR_DATA)])
+    return same if same in floors else plain
 
 
 def _parent(args) -> None:
@@ -613,8 +672,8 @@ def _parent(args) -> None:
                         r = _run_child(args, server, config, nodes, variant)
                         results.append(r)
                         _print_result(r, None if variant.startswith("floor")
-                                      else floors.get("floor-stream" if "-stream" in variant else "floor"))
-                        if variant in ("floor", "floor-stream"):
+                                      else floors.get(_floor_of(variant, floors)))
+                        if variant.startswith("floor") and set(_split_variant(variant)[1]) <= FLOOR_DATA:
                             floors[variant] = r
                         runs.setdefault(variant, r)
                         sys.stdout.flush()
@@ -641,7 +700,13 @@ def _print_memory(results: list[dict]) -> None:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    import textwrap
+
+    modifiers = "\n".join(textwrap.fill(f"+{name}: {what}", 100, initial_indent="  ", subsequent_indent="      ")
+                          for name, what in MODIFIERS.items())
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog=f"a variant's modifiers (--variants floor,engine,engine+peers):\n{modifiers}")
     p.add_argument("--nodes", default="64,256,1024", help="fleet sizes, comma-separated")
     p.add_argument("--seconds", type=float, default=20.0, help="measurement window per run")
     p.add_argument("--rounds", type=int, default=1,

@@ -2,10 +2,12 @@
 
 Every SSH session is one node: whatever command it is asked to run (but the LLDP read), it streams frames in the
 remote sampler's exact format (collectors/sampler.py) once per interval until the channel
-closes, and honours ``i SECONDS`` lines on stdin. The frames are those of a 128-CPU,
-16-interface node (tests/bench/node128.py) reduced by the sampler's own ``frame()`` — its
-source is executed with file reads served from node128's texts — so the client parses
-exactly what a real node would send. Counters advance one step per frame of a session.
+closes, and honours ``i SECONDS`` lines on stdin (and the probe mesh's lines: ``FakeMesh``).
+The frames are those of a 128-CPU, 16-interface node (tests/bench/node128.py) reduced by the
+sampler's own ``frame()`` — its source is executed with file reads served from node128's
+texts — so the client parses exactly what a real node would send. A session whose SSH user
+is ``peers-I-N`` sends node I of N's TCP peers too (tests/bench/fake_peers.py). Counters
+advance one step per frame of a session.
 
 Run as a separate process (the benchmark does this):
     python -m tests.bench.fake_fleet DIR
@@ -37,6 +39,7 @@ from netui.collectors import protocol
 from netui.collectors.frames import encode_fields
 from netui.collectors.ssh import SAMPLER_SOURCE
 from netui.model.mesh import DEFAULT_PERIOD_S, DEFAULT_RATE
+from tests.bench.fake_peers import FakePeers, node_of_user
 from tests.bench.node128 import iface_attrs, proc_texts
 
 MAX_STEPS = 1800  # frames per session; a session ends after this (counters never wrap)
@@ -125,15 +128,18 @@ class NodeFrames:
         return bodies[step]
 
     def frame(self, step: int, wall_s: float, mono_s: float, since_s: float | None = None,
-              detail: bool = False, mesh: bytes | None = None) -> bytes:
+              detail: bool = False, mesh: bytes | None = None, peers: bytes | None = None) -> bytes:
         """One frame, exactly as the sampler writes it: header line, then the payload
-        (``mesh``: its "mesh" field, ``FakeMesh.field``)."""
+        (``peers``: its "peers" field, ``FakePeers.field``; ``mesh``: its "mesh" field,
+        ``FakeMesh.field``; in the sampler's order)."""
         if self.filler:
             return b"NETUI2 %d\n" % len(self.filler) + self.filler
         body, at = self.body(step, detail)
         if at >= 0 and since_s is not None:
             body = body[:at] + struct.pack("<d", since_s) + body[at + 8:]
         payload = encode_fields([("wall", repr(wall_s).encode()), ("mono", repr(mono_s).encode())]) + body
+        if peers is not None:
+            payload += encode_fields([("peers", peers)])
         if mesh is not None:
             payload += encode_fields([("mesh", mesh)])
         return b"NETUI2 %d\n" % len(payload) + payload
@@ -268,6 +274,8 @@ class FleetServer:
         self.sessions += 1
         self.mesh_ports += 1
         mesh = FakeMesh(20000 + self.mesh_ports % 40000)
+        node = node_of_user(process.get_extra_info("username"))  # (bench_fleet +peers)
+        peers = FakePeers(*node) if node is not None else None
         interval = 1.0
         detail = (process.command or "").endswith(" --detail")  # the sampler's arguments end the command
         since = None
@@ -313,7 +321,8 @@ class FleetServer:
                     break
                 mono = time.monotonic()
                 process.stdout.write(self.frames.frame(step, time.time(), mono, since, detail,
-                                                       mesh.field(mono, interval)))
+                                                       mesh.field(mono, interval),
+                                                       peers.field(mono) if peers is not None else None))
                 since = mono
                 await _drained(process.stdout, 30.0)
                 self.frames_sent += 1

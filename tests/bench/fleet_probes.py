@@ -1,6 +1,6 @@
 """What bench_fleet's child measures besides its process figures: the sources it runs (the
 floor's, the stream reads of before), every frame's arrival, the event loop's lag, and the CPU
-of the UI's handlers, of the engine's parts and of the probe mesh.
+of the UI's handlers, of the engine's parts, of the probe mesh and of the nodes' TCP peers.
 """
 
 from __future__ import annotations
@@ -174,6 +174,58 @@ def time_mesh() -> list[float]:
     Fleet.update_mesh = timed(Fleet.update_mesh, 2)
     MeshCoordinator.observe = timed(MeshCoordinator.observe, 3)
     return totals
+
+
+PEER_PARTS = ("decode", "flow rates", "the tick's peer flows", "of which the address book")
+
+
+def time_peers() -> list[float]:
+    """Time the monitor's own work on the nodes' TCP peers (perf_counter, as ``time_parts``:
+    two calls a frame, where thread_time's system call would weigh): the "peers" field's
+    decoding (``FrameDecoder._peers_of``: the repeat check and ``parse_peers``), each
+    node's flow rates (``flow_rates``, in Node.observe), the flows between watched nodes
+    (``Fleet.peer_flows``: the straggler pass reads them at a tick that found someone slow, the
+    peer matrix at each of its refreshes) and, of those, the address book (``Fleet.address_book``).
+    Running totals in seconds, in PEER_PARTS's order, then how many times the flows were
+    made."""
+    from netui.collectors.frames import FrameDecoder
+    from netui.model import node as node_module
+    from netui.model.fleet import Fleet
+
+    totals = [0.0] * (len(PEER_PARTS) + 1)
+    clock = time.perf_counter
+
+    def timed(function, slot: int):
+        def run(*args, **kwargs):
+            t0 = clock()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                totals[slot] += clock() - t0
+                if slot == 2:
+                    totals[-1] += 1
+        return run
+
+    FrameDecoder._peers_of = timed(FrameDecoder._peers_of, 0)
+    node_module.flow_rates = timed(node_module.flow_rates, 1)  # (looked up in the module by Node.observe)
+    Fleet.peer_flows = timed(Fleet.peer_flows, 2)
+    Fleet.address_book = timed(Fleet.address_book, 3)
+    return totals
+
+
+def peers_seen(fleet) -> dict:
+    """What the monitor made of the fleet's peers at the end (after the window: not in its
+    figures): how many nodes have flow rates, the flows between watched nodes (one
+    ``Fleet.peer_flows``, as a tick that found someone slow makes them, and its time) and
+    how many nodes and node pairs they name."""
+    have = sum(1 for n in fleet if n.flows is not None and n.flows.rates)
+    t0 = time.perf_counter()
+    flows = fleet.peer_flows()
+    spent = time.perf_counter() - t0
+    pairs = sum(len(peers) for peers in flows.values())
+    rated = sum(1 for peers in flows.values() for r in peers.values() if r.tx_bytes_per_s is not None)
+    return {"peers_nodes_with_flows": have, "peers_nodes_mapped": len(flows), "peers_pairs": pairs,
+            "peers_pairs_rated": rated, "peers_flows_ms": spent * 1e3}
 
 
 PARTS = ("decode", "rates", "summary", "health", "the rest of observe", "ticks")
