@@ -6,8 +6,10 @@ ring can be resized (``resize``) keeping its newest rows when the interval chang
 from __future__ import annotations
 
 import math
+import struct
 from array import array
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
 from operator import add
 
 from netui.speedups import peak_sum
@@ -313,9 +315,32 @@ class FloatTable(RateTable):
     __slots__ = ()
     _typecode = "f"
 
+    def append_floats(self, names: tuple[str, ...], values: Sequence[float | None], t: float = NAN) -> None:
+        """``append`` of the row ``values`` (None: unknown), packed into the buffer in place
+        (a node's own series, every sample: no array made for them)."""
+        if names != self.names:
+            self._set_names(names, self)
+        count = self._count
+        row = count % self.capacity
+        self._t[row] = t
+        self._count = count + 1
+        width = len(names)
+        if width:
+            pack, at = _pack_floats(width), row * width * self._buf.itemsize
+            try:
+                pack(self._buf, at, *values)
+            except struct.error:  # an unknown (None) among them
+                pack(self._buf, at, *[NAN if v is None else v for v in values])
+
     @staticmethod
     def _decode(raw: list) -> list[float | None]:
         return [None if math.isnan(v) else v for v in raw]
+
+
+@lru_cache(maxsize=64)
+def _pack_floats(width: int) -> Callable[..., None]:
+    """``pack_into`` of ``width`` float32s in the machine's order (as array 'f' holds them)."""
+    return struct.Struct(f"{width}f").pack_into
 
 
 class NodeHistory(Mapping):
@@ -330,8 +355,7 @@ class NodeHistory(Mapping):
 
     def append(self, values: list[float | None], t: float = NAN) -> None:
         """One sample taken at ``t`` (seconds): ``values[j]`` of ``names[j]`` (None unknown)."""
-        self.table.append(self.names, array("f", values) if None not in values else
-                          array("f", [NAN if v is None else v for v in values]), t)
+        self.table.append_floats(self.names, values, t)
 
     def __getitem__(self, name: str) -> RateColumn:
         if name not in self.names:
