@@ -65,8 +65,9 @@ TREND_FLOOR_BYTES_PER_S = 1.25e6
 def _trend(n: Node, o: GridOptions) -> str:
     if not n.state.reachable:
         return ""  # a node that is down has no trend: its last bars are not news
-    rx = n.history["rx_bytes_per_s"].values(SPARK_WIDTH)
-    tx = n.history["tx_bytes_per_s"].values(SPARK_WIDTH)
+    table = n.history.table  # its columns read straight (the views' calls, on every row painted)
+    rx = table.column("rx_bytes_per_s", SPARK_WIDTH)
+    tx = table.column("tx_bytes_per_s", SPARK_WIDTH)
     both = [None if a is None and b is None else (a or 0) + (b or 0) for a, b in zip(rx, tx)]
     return spark(both, SPARK_WIDTH, top=o.trend_top)
 
@@ -189,7 +190,8 @@ SORT_LABELS = {"worst": "worst first"} | {c.key: c.label for c in COLUMNS}
 
 def fleet_has_fabric(nodes) -> bool:
     """True when a node has RDMA ports or ethtool counters: the fabric columns are shown."""
-    return any(n.sample is not None and n.sample.fabric is not None for n in nodes)
+    # a list rather than any(): a fleet without RDMA is walked whole, and every tick
+    return bool([n for n in nodes if n.sample is not None and n.sample.fabric is not None])
 
 
 def fleet_has_mesh(fleet) -> bool:

@@ -334,7 +334,9 @@ class FleetGrid(ScrollView, can_focus=True):
         every = [*self._level_styles.values(), *leaf_styles, self.STALE_STYLE]
         self._row_styles = {None: base} | {s: base + s for s in every}
         self._cursor_styles = {None: pre} | {s: pre + s + post for s in every}
-        self._paint_width = self.scrollable_content_region.width
+        # the whole content width, the scrollbar's gutter too: Textual pads a narrower line to
+        # it (a new Strip a line) before it crops the gutter off again
+        self._paint_width = self.content_region.width
         self._paint_top = self.scroll_offset.y
         return super().render_lines(crop)
 
