@@ -42,3 +42,14 @@ def test_every_sort_orders_as_before_with_ranks():
 def test_a_rows_cells_are_counted_as_cell_len_counts_them():
     for texts in (["gpu0001 ", "up "], ["▁▂▃▇ ", "straggler: TX 1… "], ["日本 ", "x\u200dy "], [], [""]):
         assert _cells(texts) == cell_len("".join(texts))
+
+
+def test_the_grid_ranks_names_it_has_not_seen():
+    from netui.model.fleet import Fleet
+    from netui.ui.grid import FleetGrid
+
+    grid = FleetGrid()
+    grid.sort = "node"
+    assert [n.name for n in grid.visible_nodes(Fleet(["n10", "n9"]))] == ["n9", "n10"]
+    # another fleet (a replay opened, say): its new names are ranked with the rest
+    assert [n.name for n in grid.visible_nodes(Fleet(["n10", "n1", "n9", "m2"]))] == ["m2", "n1", "n9", "n10"]
