@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from netui.model import units
 from netui.model.health import Level
 from netui.model.leafload import LeafLoad
 from netui.model.mesh import loss_level
-from netui.model.node import Node
+from netui.model.node import Node, NodeState
 from netui.ui.render import spark
 from netui.ui.why import SHORT_CELLS, long_why, short_why
 
 SPARK_WIDTH = 12
+_UP = NodeState.UP  # (``NodeState.healthy``, without its call: the sort asks it of every node)
 
 
 @dataclass(frozen=True)
@@ -64,8 +65,9 @@ TREND_FLOOR_BYTES_PER_S = 1.25e6
 def _trend(n: Node, o: GridOptions) -> str:
     if not n.state.reachable:
         return ""  # a node that is down has no trend: its last bars are not news
-    rx = n.history["rx_bytes_per_s"].values(SPARK_WIDTH)
-    tx = n.history["tx_bytes_per_s"].values(SPARK_WIDTH)
+    table = n.history.table  # its columns read straight (the views' calls, on every row painted)
+    rx = table.column("rx_bytes_per_s", SPARK_WIDTH)
+    tx = table.column("tx_bytes_per_s", SPARK_WIDTH)
     both = [None if a is None and b is None else (a or 0) + (b or 0) for a, b in zip(rx, tx)]
     return spark(both, SPARK_WIDTH, top=o.trend_top)
 
@@ -188,7 +190,8 @@ SORT_LABELS = {"worst": "worst first"} | {c.key: c.label for c in COLUMNS}
 
 def fleet_has_fabric(nodes) -> bool:
     """True when a node has RDMA ports or ethtool counters: the fabric columns are shown."""
-    return any(n.sample is not None and n.sample.fabric is not None for n in nodes)
+    # a list rather than any(): a fleet without RDMA is walked whole, and every tick
+    return bool([n for n in nodes if n.sample is not None and n.sample.fabric is not None])
 
 
 def fleet_has_mesh(fleet) -> bool:
@@ -204,22 +207,32 @@ def next_sort(sort: str, *, fabric: bool, mesh: bool = False) -> str:
     return offered[(i + 1) % len(offered)]
 
 
-def sort_key(sort: str) -> Callable[[Node], tuple]:
+def sort_key(sort: str, name_rank: Callable[[str], object] = units.name_key) -> Callable[[Node], tuple]:
     """Key for ``sorted``: worst first, or the column descending (names ascending, in
     natural order: node9 before node10).
 
     Worst first is the held level, then a straggler (in the fleet's order of them, the
     first being the one the status line names), then a node that is not up (nothing
     is known of it), then the name: nothing that moves every sample, so nodes tied on all
-    of these never swap rows from one sample to the next."""
+    of these never swap rows from one sample to the next.
+
+    ``name_rank``: a name's place in natural order; by default ``units.name_key``, or a
+    lookup in ``natural_ranks`` of the names sorted (the grid's: an int compares faster than
+    a name's key, which a sort at 1,024 nodes would also make anew every tick)."""
     if sort == "worst":
-        return lambda n: (-int(n.level), n.straggler_rank, n.state.healthy, units.name_key(n.name))
+        return lambda n: (-n.level, n.straggler_rank, n.state is _UP, name_rank(n.name))
     if sort == "node":
-        return lambda n: (units.name_key(n.name),)
+        return lambda n: (name_rank(n.name),)
     col = next(c for c in COLUMNS if c.key == sort)
     sort_value = col.sort_value
     assert sort_value is not None
-    return lambda n: (-sort_value(n), units.name_key(n.name))
+    return lambda n: (-sort_value(n), name_rank(n.name))
+
+
+def natural_ranks(names: Iterable[str]) -> dict[str, int]:
+    """Each name's place among ``names`` in natural order (``units.name_key``): a
+    ``sort_key``'s ``name_rank`` for these names, whose order it keeps exactly."""
+    return {name: i for i, name in enumerate(sorted(names, key=units.name_key))}
 
 
 def _share_text(low: float, high: float) -> str:

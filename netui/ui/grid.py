@@ -33,7 +33,7 @@ from netui.model.health import Level
 from netui.model.leafload import LeafLoad, leaf_loads, with_suspects
 from netui.model.node import Node, NodeState
 from netui.ui.columns import (SORT_LABELS, WHY_WIDE, Column, GridOptions, cell_level, fit_columns, fleet_has_fabric,
-                              fleet_has_mesh, leaf_text, sort_key, trend_top)
+                              fleet_has_mesh, leaf_text, natural_ranks, sort_key, trend_top)
 from netui.ui.render import level_styles
 
 
@@ -130,6 +130,7 @@ class FleetGrid(ScrollView, can_focus=True):
         self._shown: list[Node] = []
         self._cursor = 0
         self._followed: str | None = None  # the node the user put the cursor on
+        self._name_ranks: dict[str, int] = {}  # each node's place by name (natural order), for the sort
         self._level_styles: dict[Level, Style] = {}
         self._formatted: dict[str, FormattedRow] = {}  # this tick's rows painted so far, by node
         # styles of the paint in progress, resolved once per render_lines
@@ -176,8 +177,12 @@ class FleetGrid(ScrollView, can_focus=True):
     def visible_nodes(self, fleet: Fleet) -> list[Node]:
         """The nodes that pass the filter (substring of name or state), in the grid's sort."""
         needle = self.filter.lower()
-        nodes = [n for n in fleet if not needle or needle in n.name.lower() or needle in n.state.value]
-        return sorted(nodes, key=sort_key(self.sort))
+        nodes = [n for n in fleet if needle in n.name.lower() or needle in n.state.value] if needle else list(fleet)
+        try:
+            return sorted(nodes, key=sort_key(self.sort, self._name_ranks.__getitem__))
+        except KeyError:  # a name not ranked yet (the first tick, another fleet): rank them all again
+            self._name_ranks = natural_ranks(n.name for n in fleet)
+            return sorted(nodes, key=sort_key(self.sort, self._name_ranks.__getitem__))
 
     # one tick -----------------------------------------------------------------------------
     def show(self, fleet: Fleet) -> None:
@@ -201,7 +206,9 @@ class FleetGrid(ScrollView, can_focus=True):
         self._formatted = {}
         # the cursor stays on the row the user chose; until then (or while it is filtered out), on top
         followed = self._followed
-        if self._lines is self._shown:  # flat: names only (a tick at 1,024 nodes walks them all)
+        if followed is None:  # no row chosen yet: nothing to look for
+            self._cursor = 0
+        elif self._lines is self._shown:  # flat: names only (a tick at 1,024 nodes walks them all)
             self._cursor = next((i for i, n in enumerate(self._shown) if n.name == followed), 0)
         else:
             self._cursor = next((i for i, n in enumerate(self._lines) if _key(n) == followed), 0)
@@ -276,39 +283,43 @@ class FleetGrid(ScrollView, can_focus=True):
                 text = text[: width - 1] + "…"
             texts.append((text.rjust(width) if col.right else text.ljust(width)) + " ")
         joined = "".join(texts)
-        return FormattedRow(texts, [(joined, style)], cell_len(joined))
+        return FormattedRow(texts, [(joined, style)], _cells(texts))
 
     def _format(self, node: Node) -> FormattedRow:
         texts: list[str] = []
         runs: list[tuple[str, Style | None]] = []
         run: list[str] = []
         run_style: Style | None = None
+        styles = self._level_styles
         stale = node.state is NodeState.STALE
+        level = node.level  # the name's, state's and Why's (``cell_level``): asked once a row
         for col, width in zip(self._columns, self._widths):
-            level = cell_level(col, node)
+            key = col.key
             # names and states always wear their level's colour; metrics only when not ok
-            if level is not None and (level > 0 or col.key in ("node", "state")):
-                style: Style | None = self._level_styles[level]
-            elif stale and col.key not in ("node", "health"):
+            if key in _NAMED:
+                style: Style | None = styles[level]
+            elif (cell := level if key == "health" else cell_level(col, node)) is not None and cell > 0:
+                style = styles[cell]
+            elif stale and key != "health":
                 style = self.STALE_STYLE  # the last values of a node that stopped answering: dim
             else:
                 style = None
             text = col.text(node, self.options)
-            if col.key == "node" and node.name in self.marked:
+            if key == "node" and node.name in self.marked:
                 text = self.MARK + text
             if len(text) > width:
                 text = text[: width - 1] + "…"
             # one blank cell after every column separates it from the next
             text = (text.rjust(width) if col.right else text.ljust(width)) + " "
             texts.append(text)
-            if run and style is not run_style:
+            if style is not run_style and run:
                 runs.append(("".join(run), run_style))
                 run = []
             run.append(text)
             run_style = style
         if run:
             runs.append(("".join(run), run_style))
-        return FormattedRow(texts, runs, sum(cell_len(text) for text, _ in runs))
+        return FormattedRow(texts, runs, _cells(texts))
 
     # painting -----------------------------------------------------------------------------
     def render_lines(self, crop: Region) -> list[Strip]:
@@ -323,7 +334,9 @@ class FleetGrid(ScrollView, can_focus=True):
         every = [*self._level_styles.values(), *leaf_styles, self.STALE_STYLE]
         self._row_styles = {None: base} | {s: base + s for s in every}
         self._cursor_styles = {None: pre} | {s: pre + s + post for s in every}
-        self._paint_width = self.scrollable_content_region.width
+        # the whole content width, the scrollbar's gutter too: Textual pads a narrower line to
+        # it (a new Strip a line) before it crops the gutter off again
+        self._paint_width = self.content_region.width
         self._paint_top = self.scroll_offset.y
         return super().render_lines(crop)
 
@@ -450,6 +463,20 @@ class FleetGrid(ScrollView, can_focus=True):
             self.action_choose()
         else:
             self.move_cursor(index)
+
+
+def _cells(texts: list[str]) -> int:
+    """The cells of a row's texts: their length, but for the cells that are not ASCII (a
+    sparkline, an ellipsis, a hostile name), measured alone (``cell_len`` walks a text with a
+    wide or special character one character at a time)."""
+    cells = sum(map(len, texts))
+    for text in texts:
+        if not text.isascii():
+            cells += cell_len(text) - len(text)
+    return cells
+
+
+_NAMED = frozenset(("node", "state"))  # cells that wear their node's level's colour even when ok
 
 
 def _key(line: Node | LeafLoad) -> str:

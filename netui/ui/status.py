@@ -82,8 +82,9 @@ class StatusBar(Static):
         (the Σ line has it), and the straggler's numbers last — its name stays."""
         fleet = app.fleet
         theme = app.theme_variables
+        by_state = fleet.count_by_state()
         counts = Text()
-        for i, (state, count) in enumerate(fleet.count_by_state().items()):
+        for i, (state, count) in enumerate(by_state.items()):
             if i:
                 counts.append(", ")
             color = theme.get("success") if state is NodeState.UP else (
@@ -98,7 +99,7 @@ class StatusBar(Static):
         short_head = Text(f"{title} ", style="bold") if title else Text()
         short_head.append_text(counts)
         # the fewest cells: how many of them are up ("3/5 up"), in the colour of the worst state
-        up = sum(1 for n in fleet if n.state is NodeState.UP)
+        up = by_state.get(NodeState.UP, 0)
         least = Text(f"{title} ", style="bold") if title else Text()
         least.append(f"{up} up" if up == len(fleet) else f"{up}/{len(fleet)} up",
                      style=counts.spans[-1].style if counts.spans else "")
