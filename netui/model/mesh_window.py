@@ -12,12 +12,12 @@ from dataclasses import replace
 from itertools import repeat
 from operator import itemgetter
 
-from netui.model.mesh import (MESH_QUIET_PAIRS, MIN_PROBES, WINDOW_S, Counts, Heard, MeshPeerReading, MeshVerdict,
-                              NodeMesh, PairMesh, _judge, _quantile)
+from netui.model.mesh import (MESH_QUIET_PAIRS, MIN_PROBES, WINDOW_S, Counts, Heard, MeshPeerReading, MeshRows,
+                              MeshVerdict, NodeMesh, PairMesh, _judge, _quantile)
 from netui.model.mesh_index import (ANSWERED, IN_HEARD, IN_LOST, IN_UNANSWERED, OUT_HEARD, OUT_LOST, OUT_UNANSWERED,
                                    UNANSWERED_PROBES, Evidence, Key, PairIndex, own_p99)
 from netui.model.topology import Topology
-from netui.speedups import pool_readings
+from netui.speedups import mesh_targets, pool_readings, pool_rows
 
 Row = tuple[float, tuple[int, ...]]  # a kept pair's reading: (prober's mono_s, RTTs µs)
 Frame = list  # a prober's frame: [mono_s, array of (target number, answered, lost) …, highest RTT µs of pairs not kept]
@@ -33,6 +33,36 @@ _NONE_KEPT: dict[int, list] = {}
 _HIGHEST = itemgetter(2)  # a frame's highest RTT of the pairs not kept
 _ENDPOINT = itemgetter(0, 1)  # a reading's peer: (address, port)
 _BITS = bytes.maketrans(bytes(range(256)), b"0" * 255 + b"1")  # a ``heard`` byte → "1" when answered
+
+
+class Endpoints(Mapping[tuple[str, int], str]):
+    """Where each node answers probes: (address, port) → node, changed by ``put`` and ``drop``
+    only, each change counted in ``version`` — so a window given it (``add_readings``) keeps
+    what it made of it (the frame's rows' peers numbered, in C) until it changes."""
+
+    def __init__(self) -> None:
+        self._nodes: dict[tuple[str, int], str] = {}
+        self.version = 0
+
+    def put(self, endpoint: tuple[str, int], node: str) -> None:
+        self._nodes[endpoint] = node
+        self.version += 1
+
+    def drop(self, endpoint: tuple[str, int]) -> None:
+        if self._nodes.pop(endpoint, None) is not None:
+            self.version += 1
+
+    def get(self, endpoint, default=None):  # (the dict's own: a reading at a time on the general path)
+        return self._nodes.get(endpoint, default)
+
+    def __getitem__(self, endpoint: tuple[str, int]) -> str:
+        return self._nodes[endpoint]
+
+    def __iter__(self):
+        return iter(self._nodes)
+
+    def __len__(self) -> int:
+        return len(self._nodes)
 
 
 class MeshWindow:
@@ -62,6 +92,11 @@ class MeshWindow:
         self._latest: dict[str, float] = {}  # prober -> its latest frame's mono_s
         self._pending: list[tuple] = []  # frames added, not yet in the figures: (prober, mono_s, readings, targets)
         self._top: dict[int, list[int]] = {}  # prober's number → [its frames' highest RTT, how many have it] (absent: to find)
+        # a packed row's peer (speedups.mesh_targets's key) → its node's number, -1: no node answers
+        # there; made of ``_at_of`` as it was at ``_at_version``, and of the numbers in use
+        self._at: dict[int, int] = {}
+        self._at_of: Endpoints | None = None
+        self._at_version = -1
 
     @property
     def pair_count(self) -> int:
@@ -87,9 +122,35 @@ class MeshWindow:
         self.seen(prober, mono_s)
         if not readings:
             return  # (its old readings leave at the next read: ``_prune``)
-        self._pending.append((prober, mono_s, readings, list(map(target_of.get, map(_ENDPOINT, readings), repeat("")))))
+        if type(readings) is MeshRows and isinstance(target_of, Endpoints):
+            # the rows as packed: each peer numbered in C by what ``_at`` made of ``target_of``
+            self._pending.append((prober, mono_s, readings, self._places(readings, target_of)))
+        else:
+            self._pending.append((prober, mono_s, readings,
+                                  list(map(target_of.get, map(_ENDPOINT, readings), repeat("")))))
         if len(self._pending) >= MAX_PENDING:  # (a caller that never reads: the frames wait no longer)
             self._flush()
+
+    def _places(self, rows: MeshRows, target_of: Endpoints) -> tuple[array, dict[int, str] | None]:
+        """Each of ``rows``' peers numbered (speedups.mesh_targets: -1 no node answers there, -2
+        a node not numbered yet, named in the dict beside) and where its row starts."""
+        if target_of is not self._at_of or target_of.version != self._at_version:
+            self._at.clear()
+            self._at_of, self._at_version = target_of, target_of.version
+        places, missing = mesh_targets(rows.data, rows.start, rows.rows, self._at)
+        if missing is None:
+            return places, None
+        ids, names = self._index.ids, {}
+        for k, key in missing:  # (a peer met first: its reading's text, once)
+            r = rows[k]
+            target = target_of.get((r.address, r.port), "")
+            b = ids.get(target) if target else -1
+            if b is None:
+                places[2 * k] = -2
+                names[k] = target  # (numbered when its frame goes in, in the order it came)
+            else:
+                places[2 * k] = self._at[key] = b
+        return places, names or None
 
     def _flush(self) -> None:
         """The frames added since the last read, into the figures, in the order they came."""
@@ -98,7 +159,9 @@ class MeshWindow:
             self._add(*frame)
 
     def _add(self, prober: str, mono_s: float, readings: Sequence[MeshPeerReading],
-             targets: list[str]) -> None:
+             targets: list[str] | tuple[array, dict[int, str] | None]) -> None:
+        """One frame's ``readings`` into the figures: their ``targets`` named (``add_readings``),
+        or (rows as packed) numbered and placed (``_places``)."""
         index = self._index
         a = index.id_of(prober)
         frames = self._frames.get(a)
@@ -116,24 +179,44 @@ class MeshWindow:
         probes, sums_of, node_probes = index.probes, index.sums_of, index.node_probes
         kept, keep_all = self._kept_by.get(a) or _NONE_KEPT, self._keep_all()
         heard, hear = index.heard[a], index.hear
-        added: list[int] = []
+        places: array | None = None  # (rows as packed: each one's number and offset, and the names of those -2)
+        late: dict[int, str] = {}
+        named: list[str] = []
+        if isinstance(targets, tuple):
+            places, late = targets[0], targets[1] or late
+        else:
+            named = targets
+        added: list[int] | array = array("I") if places is not None else []
         total = pairs = 0
-        if type(readings) is not tuple and type(readings) is not list:
+        if places is None and type(readings) is not tuple and type(readings) is not list:
             readings = list(readings)
         at, end = 0, len(readings)
         while at < end:
             if not keep_all:
                 # the common reading (a known peer's probes answered, none lost, its pair not kept)
-                # in one C pass (speedups.pool_readings): this runs ~20,000 times a second on a
-                # 1,024-node fleet; it stops at a reading of another kind, taken here
-                at, t, p, highest = pool_readings(readings, targets, ids, at, a, heard, probes, node_probes,
-                                                  sums_of, index.leaf_rows[index.leaf_ix[a]], index.leaf_ix, kept,
-                                                  MIN_PROBES, highest, added)
+                # in one C pass (speedups.pool_rows from the packed rows, pool_readings from
+                # readings): this runs ~20,000 times a second on a 1,024-node fleet; it stops at a
+                # reading of another kind, taken here
+                leaf_row = index.leaf_rows[index.leaf_ix[a]]
+                if isinstance(added, array):
+                    at, t, p, highest, entries = pool_rows(readings.data, places, at, a, heard, probes,  # type: ignore[attr-defined]
+                                                           node_probes, sums_of, leaf_row, index.leaf_ix, kept,
+                                                           MIN_PROBES, highest)
+                    added.frombytes(entries)
+                else:
+                    at, t, p, highest = pool_readings(readings, named, ids, at, a, heard, probes, node_probes,
+                                                      sums_of, leaf_row, index.leaf_ix, kept, MIN_PROBES, highest,
+                                                      added)
                 total += t
                 pairs += p
                 if at >= end:
                     break
-            target, (_, _, answered, lost, rtts) = targets[at], readings[at]
+            if places is not None:
+                number = places[2 * at]
+                target = late[at] if number == -2 else names[number] if number >= 0 else ""
+            else:
+                target = named[at]
+            _, _, answered, lost, rtts = readings[at]
             b = ids.get(target)
             at += 1
             if b is None:
@@ -147,7 +230,7 @@ class MeshWindow:
                 continue
             if heard[b] != ANSWERED and not hear(a, b, answered, lost):
                 continue  # never answered: unanswered, not lost (kept apart in ``heard``)
-            added += (b, answered, lost)
+            added.extend((b, answered, lost))
             change(a, b, n, lost)
             rows = kept.get(b)
             # (a pair with a lost probe in the window is kept from that probe on: lost, not the table)
@@ -164,7 +247,10 @@ class MeshWindow:
         if highest > frame[2]:
             self._raise(a, frame[2], highest)
             frame[2] = highest
-        frame[1].fromlist(added)
+        if isinstance(added, array):
+            frame[1].extend(added)
+        else:
+            frame[1].fromlist(added)
         node_probes[a] += total
         sums_of[a][1] += pairs
         index.sums[0] += total
@@ -210,6 +296,7 @@ class MeshWindow:
             self._top.pop(number, None)
         self._latest.pop(node, None)
         self._own.pop(node, None)
+        self._at.clear()  # (its number is retired)
 
     def _prune(self) -> None:
         """Readings older than the window on their prober's clock leave, oldest first (a
