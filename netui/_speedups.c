@@ -82,14 +82,16 @@
  *     with the same ValueErrors in the same order, and each row's address family: 2 (IPv4) or
  *     10 (IPv6), else ValueError "mesh: address family F" (after that row's RTTs are checked).
  *
- * mesh_targets(value, start, rows, at_of) -> (places, missing)
- *     Each of the ``rows`` rows' peer (value[start:] as mesh_check passed it) numbered by the
- *     dict ``at_of``: its key, an int, is the peer's family, address and port (IPv4 and
- *     IPv4-mapped IPv6: IPv4 << 16 | port; other IPv6: 1 << 144 | IPv6 << 16 | port), its
- *     value a number >= -1. ``places``: an array of 'i', per row its number (-2: its key not
- *     in ``at_of``, or not an int from -1 up) and the offset in ``value`` where it starts;
- *     ``missing``: the list of (row, key) of the rows numbered -2, None when there is none.
- *     ValueError as mesh_check's for rows not whole; TypeError unless ``at_of`` is a dict.
+ * mesh_targets(value, start, rows, at_port) -> (places, missing)
+ *     Each of the ``rows`` rows' peer (value[start:] as mesh_check passed it) numbered by
+ *     ``at_port``, a list of 65536: at_port[port] is None or a tuple (key, number, key, number,
+ *     ...) of the peers on that port, ``key`` the address's 17 bytes (4, 12 zero bytes and the
+ *     address for IPv4 and IPv4-mapped IPv6; 6 and the address for other IPv6), ``number`` an
+ *     int >= -1. ``places``: an array of 'i', per row its number (-2: its peer not there, or
+ *     its number not such an int) and the offset in ``value`` where it starts; ``missing``: the
+ *     list of (row, port, key) of the rows numbered -2, None when there is none. ValueError as
+ *     mesh_check's for rows not whole, or an unknown family; TypeError unless ``at_port`` is a
+ *     list of 65536.
  *
  * pool_rows(value, places, at, a, heard, probes, node_probes, sums_of, leaf_row, leaf_ix,
  *           kept, min_probes, highest) -> (stop, total, pairs, highest, entries)
@@ -1313,28 +1315,26 @@ fail:
 
 /* --- a mesh field's rows taken as they are packed (collectors/mesh.py MeshRows) ------------ */
 
-/* row r's peer as one int (its family, address and port): IPv4, and IPv4-mapped IPv6 as IPv4
- * (as its text is), address << 16 | port; other IPv6 1 << 144 | address << 16 | port. NULL
- * with ValueError for another family */
-static PyObject *endpoint_key(const unsigned char *r) {
+/* row r's peer's address as 17 bytes into ``key``: 4 and 12 zero bytes and the address for
+ * IPv4 and IPv4-mapped IPv6 (as its text is IPv4), 6 and the address for other IPv6; -1 with
+ * ValueError for another family */
+static int endpoint_key(const unsigned char *r, unsigned char *key) {
     static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-    unsigned family = r[0], port = r[20] | (unsigned)r[21] << 8;
+    unsigned family = r[0];
     const unsigned char *addr = r + 4;
     if (family == 2 || (family == 10 && memcmp(addr, mapped, 12) == 0)) {
-        const unsigned char *v4 = family == 2 ? addr : addr + 12;
-        uint64_t k = (uint64_t)v4[0] << 24 | (uint64_t)v4[1] << 16 | (uint64_t)v4[2] << 8 | v4[3];
-        return PyLong_FromUnsignedLongLong(k << 16 | port);
+        key[0] = 4;
+        memset(key + 1, 0, 12);
+        memcpy(key + 13, family == 2 ? addr : addr + 12, 4);
+        return 0;
     }
     if (family == 10) {
-        unsigned char b[19];
-        b[0] = 1;
-        memcpy(b + 1, addr, 16);
-        b[17] = (unsigned char)(port >> 8);
-        b[18] = (unsigned char)port;
-        return _PyLong_FromByteArray(b, 19, 0, 0);
+        key[0] = 6;
+        memcpy(key + 1, addr, 16);
+        return 0;
     }
     PyErr_Format(PyExc_ValueError, "mesh: address family %u", family);
-    return NULL;
+    return -1;
 }
 
 /* the offset after row ``at``'s RTTs, or -1 with ValueError as mesh_rows's */
@@ -1391,12 +1391,12 @@ fail:
 static PyObject *one_int; /* array('i', [0]) */
 
 static PyObject *mesh_targets(PyObject *self, PyObject *args) {
-    PyObject *obj, *at_of, *places = NULL, *missing = NULL;
+    PyObject *obj, *at_port, *places = NULL, *missing = NULL;
     Py_ssize_t start, rows;
-    if (!PyArg_ParseTuple(args, "OnnO", &obj, &start, &rows, &at_of))
+    if (!PyArg_ParseTuple(args, "OnnO", &obj, &start, &rows, &at_port))
         return NULL;
-    if (!PyDict_Check(at_of)) {
-        PyErr_SetString(PyExc_TypeError, "mesh_targets: at_of must be a dict");
+    if (!PyList_Check(at_port) || PyList_GET_SIZE(at_port) != 65536) {
+        PyErr_SetString(PyExc_TypeError, "mesh_targets: at_port must be a list of 65536");
         return NULL;
     }
     if (start < 0 || rows < 0) {
@@ -1417,34 +1417,39 @@ static PyObject *mesh_targets(PyObject *self, PyObject *args) {
     Py_ssize_t at = start;
     for (Py_ssize_t k = 0; k < rows; k++) {
         Py_ssize_t next = row_end(s, view.len, at, INT32_MAX);
-        if (next < 0 || next > INT32_MAX)
+        unsigned char key[17];
+        if (next < 0 || next > INT32_MAX || endpoint_key(s + at, key) < 0)
             goto fail;
-        PyObject *key = endpoint_key(s + at);
-        if (key == NULL)
-            goto fail;
-        PyObject *number = PyDict_GetItemWithError(at_of, key); /* borrowed */
+        unsigned port = s[at + 20] | (unsigned)s[at + 21] << 8;
+        PyObject *peers = PyList_GET_ITEM(at_port, port);
         long b = -2;
-        if (number != NULL && PyLong_CheckExact(number)) {
-            b = PyLong_AsLong(number);
-            if (b < -1 || b > INT32_MAX) {
-                PyErr_Clear();
-                b = -2;
+        if (PyTuple_Check(peers)) { /* (key, number, key, number, ...) of the nodes on this port */
+            Py_ssize_t m = PyTuple_GET_SIZE(peers);
+            for (Py_ssize_t j = 0; j + 1 < m; j += 2) {
+                PyObject *known = PyTuple_GET_ITEM(peers, j), *number = PyTuple_GET_ITEM(peers, j + 1);
+                if (PyBytes_Check(known) && PyBytes_GET_SIZE(known) == 17 &&
+                    memcmp(PyBytes_AS_STRING(known), key, 17) == 0) {
+                    if (PyLong_CheckExact(number)) {
+                        b = PyLong_AsLong(number);
+                        if (b < -1 || b > INT32_MAX) {
+                            PyErr_Clear();
+                            b = -2;
+                        }
+                    }
+                    break;
+                }
             }
         }
         if (b == -2) {
-            if (PyErr_Occurred() || (missing == NULL && (missing = PyList_New(0)) == NULL)) {
-                Py_DECREF(key);
+            if (missing == NULL && (missing = PyList_New(0)) == NULL)
+                goto fail;
+            PyObject *item = Py_BuildValue("(nIy#)", k, port, (const char *)key, (Py_ssize_t)17);
+            if (item == NULL || PyList_Append(missing, item) < 0) {
+                Py_XDECREF(item);
                 goto fail;
             }
-            PyObject *pair = Py_BuildValue("(nO)", k, key);
-            if (pair == NULL || PyList_Append(missing, pair) < 0) {
-                Py_XDECREF(pair);
-                Py_DECREF(key);
-                goto fail;
-            }
-            Py_DECREF(pair);
+            Py_DECREF(item);
         }
-        Py_DECREF(key);
         out[2 * k] = (int)b;
         out[2 * k + 1] = (int)at;
         at = next;

@@ -487,20 +487,20 @@ def py_mesh_check(value, start: int, rows: int, max_rtts: int) -> None:
         raise ValueError(f"mesh: {len(data) - at} bytes after its last row")
 
 
-def endpoint_key(family: int, raw: bytes, port: int) -> int:
-    """A mesh row's peer as one int, as _speedups.mesh_targets keys it (ValueError for a
-    family neither 2 nor 10)."""
+def endpoint_key(family: int, raw: bytes) -> bytes:
+    """A mesh row's peer's address as _speedups.mesh_targets keys it: 17 bytes (ValueError for
+    a family neither 2 nor 10)."""
     if family == 2 or (family == 10 and raw[:12] == _MAPPED):
-        return int.from_bytes(raw[:4] if family == 2 else raw[12:16], "big") << 16 | port
+        return b"\x04" + bytes(12) + (raw[:4] if family == 2 else raw[12:16])
     if family == 10:
-        return 1 << 144 | int.from_bytes(raw[:16], "big") << 16 | port
+        return b"\x06" + raw[:16]
     raise ValueError(f"mesh: address family {family}")
 
 
-def py_mesh_targets(value, start: int, rows: int, at_of: dict) -> tuple[array, list | None]:
+def py_mesh_targets(value, start: int, rows: int, at_port: list) -> tuple[array, list | None]:
     """Pure-Python twin of _speedups.mesh_targets."""
-    if not isinstance(at_of, dict):
-        raise TypeError("mesh_targets: at_of must be a dict")
+    if not isinstance(at_port, list) or len(at_port) != 65536:
+        raise TypeError("mesh_targets: at_port must be a list of 65536")
     if start < 0 or rows < 0:
         raise ValueError("mesh_targets: negative start or rows")
     data = bytes(memoryview(value))
@@ -510,11 +510,17 @@ def py_mesh_targets(value, start: int, rows: int, at_of: dict) -> tuple[array, l
     for k in range(rows):
         end = _row_end(data, at, 1 << 31)
         family, raw, port, _, _, _ = _MESH_ROW.unpack_from(data, at)
-        key = endpoint_key(family, raw, port)
-        b = at_of.get(key)
-        if type(b) is not int or not -1 <= b < 1 << 31:
-            b = -2
-            missing.append((k, key))
+        key, b = endpoint_key(family, raw), -2
+        peers = at_port[port]
+        if isinstance(peers, tuple):
+            for j in range(0, len(peers) - 1, 2):
+                if isinstance(peers[j], bytes) and peers[j] == key:
+                    number = peers[j + 1]
+                    if type(number) is int and -1 <= number < 1 << 31:
+                        b = number
+                    break
+        if b == -2:
+            missing.append((k, port, key))
         places[2 * k], places[2 * k + 1] = b, at
         at = end
     return places, missing or None

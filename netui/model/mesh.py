@@ -507,7 +507,7 @@ def _judge(ev: Evidence, pairs: dict[Key, PairMesh], node_meshes: dict[str, Node
 
     def nodes() -> list[tuple[str, str, set[Key], set[str]]]:
         out = []
-        for node in list(ev.nodes()):
+        for node in list(ev.nodes_that_lost(MIN_LOST_HELD)):  # (fewer lost: none loses on its own)
             fewest = least(f"{node} link")
             if not _losing(*ev.node_sums(node), fewest):
                 continue

@@ -130,3 +130,13 @@ def test_a_peer_is_found_by_the_address_its_text_gives(family, raw):
     w.add_readings("a", 1.0, parse_mesh(value).readings, at)
     w.add_readings("a", 2.0, parse_mesh(value).readings, at)  # (the second: numbered from what the first made)
     assert w.pair_count == 1 and w._index.counts[("a", "b")] == (2, 0)
+
+
+def test_a_judged_node_is_the_one_its_constructor_makes():
+    """(the window makes each node's NodeMesh without its __init__: every field must be as its own)"""
+    from netui.model.mesh import Counts, NodeMesh
+    from netui.model.mesh_window import _node_mesh
+
+    made = _node_mesh("n1", Counts(40, 2), 7, 1, 180.0, [0, 25, 3, 0, 0, 1])
+    own = NodeMesh("n1", Counts(40, 2), 7, 1, 180.0, 1, True, False)
+    assert made == own and vars(made) == vars(own) and repr(made) == repr(own) and hash(made) == hash(own)

@@ -450,27 +450,33 @@ def test_pool_readings_stops_at_what_its_caller_takes():
 @given(mesh_rows_of, st.integers(-2, 2), st.integers(0, 40), st.integers(0, 3))
 def test_the_twins_agree_on_mesh_check_and_mesh_targets(rows, extra_rows, cut, start):
     value = bytes(start) + b"".join(_mesh_row(*r) for r in rows)
-    keys = [speedups.endpoint_key(f, raw, port) for f, raw, port, *_ in rows if f in (2, 10)]
-    at_of = {k: i - 1 for i, k in enumerate(keys[::2])} | {1: "not a number"}
+    at_port: list = [None] * 65536
+    for i, (f, raw, port, *_) in enumerate(rows):
+        if f in (2, 10) and i % 2 == 0:  # (every other peer known; some of a number that is not one)
+            at_port[port] = (*(at_port[port] or ()), speedups.endpoint_key(f, raw), i - 1 if i % 4 else "x")
     for data in (value, value[: max(0, len(value) - cut)], bytearray(value)):
         n = max(0, len(rows) + extra_rows)
         assert outcome(compiled.mesh_check, data, start, n, 64) == outcome(speedups.py_mesh_check, data, start, n, 64)
-        c = outcome(compiled.mesh_targets, data, start, n, at_of)
-        assert c == outcome(speedups.py_mesh_targets, data, start, n, at_of)
+        c = outcome(compiled.mesh_targets, data, start, n, at_port)
+        assert c == outcome(speedups.py_mesh_targets, data, start, n, at_port)
         if outcome(compiled.mesh_check, data, start, n, 64)[1] is None:  # (checked rows: every one placed)
-            assert c[1] is None and len(c[0][0]) == 2 * n
+            assert c[0] is not None and len(c[0][0]) == 2 * n
 
 
-def test_mesh_targets_numbers_each_rows_peer_by_its_key():
-    value = b"head" + _mesh_row(2, _A, 5000, 3, 1, [120, 95, 130]) + _mesh_row(10, bytes(10) + b"\xff\xff" + _B[:4], 5001,
-                                                                           0, 2, []) + _mesh_row(2, _A, 5001, 1, 0, [9])
-    a, b = speedups.endpoint_key(2, _A, 5000), speedups.endpoint_key(2, _B, 5001)
-    assert a == (198 << 24 | 18 << 16 | 2) << 16 | 5000 and b == speedups.endpoint_key(10, bytes(10) + b"\xff\xff" + _B[:4], 5001)
-    assert speedups.endpoint_key(10, _A, 1) == 1 << 144 | int.from_bytes(_A, "big") << 16 | 1
+def test_mesh_targets_numbers_each_rows_peer_by_its_address_and_port():
+    mapped_b = bytes(10) + b"\xff\xff" + _B[:4]
+    value = b"head" + _mesh_row(2, _A, 5000, 3, 1, [120, 95, 130]) + _mesh_row(10, mapped_b, 5001, 0, 2, []) \
+        + _mesh_row(2, _A, 5001, 1, 0, [9])
+    a, b = speedups.endpoint_key(2, _A), speedups.endpoint_key(2, _B)
+    assert a == b"\x04" + bytes(12) + _A[:4] and b == speedups.endpoint_key(10, mapped_b)
+    assert speedups.endpoint_key(10, _A) == b"\x06" + _A
+    at_port: list = [None] * 65536
+    at_port[5000], at_port[5001] = (a, 4), (b"\x06" + _A, 9, b, -1)
     for mesh_targets in (speedups.mesh_targets, speedups.py_mesh_targets):
-        places, missing = mesh_targets(value, 4, 3, {a: 4, b: -1})
-        assert list(places) == [4, 4, -1, 4 + 40, -2, 4 + 68] and missing == [(2, speedups.endpoint_key(2, _A, 5001))]
-        assert mesh_targets(value, 4, 0, {})[1] is None
+        places, missing = mesh_targets(value, 4, 3, at_port)
+        assert list(places) == [4, 4, -1, 4 + 40, -2, 4 + 68] and missing == [(2, 5001, a)]
+        assert mesh_targets(value, 4, 0, at_port)[1] is None
+        assert outcome(mesh_targets, value, 4, 3, {})[1] == ("TypeError", "mesh_targets: at_port must be a list of 65536")
 
 
 def test_pool_rows_takes_what_pool_readings_takes():
