@@ -84,8 +84,8 @@
  *
  * mesh_targets(value, start, rows, at_port) -> (places, missing)
  *     Each of the ``rows`` rows' peer (value[start:] as mesh_check passed it) numbered by
- *     ``at_port``, a list of 65536: at_port[port] is None or a tuple (key, number, key, number,
- *     ...) of the peers on that port, ``key`` the address's 17 bytes (4, 12 zero bytes and the
+ *     ``at_port``, a list of 65536: at_port[port] is None, a tuple (key, number, key, number,
+ *     ...) of the peers on that port or a dict {key: number} of them, ``key`` the address's 17 bytes (4, 12 zero bytes and the
  *     address for IPv4 and IPv4-mapped IPv6; 6 and the address for other IPv6), ``number`` an
  *     int >= -1. ``places``: an array of 'i', per row its number (-2: its peer not there, or
  *     its number not such an int) and the offset in ``value`` where it starts; ``missing``: the
@@ -1423,7 +1423,22 @@ static PyObject *mesh_targets(PyObject *self, PyObject *args) {
         unsigned port = s[at + 20] | (unsigned)s[at + 21] << 8;
         PyObject *peers = PyList_GET_ITEM(at_port, port);
         long b = -2;
-        if (PyTuple_Check(peers)) { /* (key, number, key, number, ...) of the nodes on this port */
+        if (PyDict_Check(peers)) { /* {key: number} of the many nodes on this port */
+            PyObject *k17 = PyBytes_FromStringAndSize((const char *)key, 17), *number;
+            if (k17 == NULL)
+                goto fail;
+            number = PyDict_GetItemWithError(peers, k17); /* borrowed */
+            Py_DECREF(k17);
+            if (number == NULL && PyErr_Occurred())
+                goto fail;
+            if (number != NULL && PyLong_CheckExact(number)) {
+                b = PyLong_AsLong(number);
+                if (b < -1 || b > INT32_MAX) {
+                    PyErr_Clear();
+                    b = -2;
+                }
+            }
+        } else if (PyTuple_Check(peers)) { /* (key, number, key, number, ...) of the few nodes on this port */
             Py_ssize_t m = PyTuple_GET_SIZE(peers);
             for (Py_ssize_t j = 0; j + 1 < m; j += 2) {
                 PyObject *known = PyTuple_GET_ITEM(peers, j), *number = PyTuple_GET_ITEM(peers, j + 1);

@@ -512,7 +512,11 @@ def py_mesh_targets(value, start: int, rows: int, at_port: list) -> tuple[array,
         family, raw, port, _, _, _ = _MESH_ROW.unpack_from(data, at)
         key, b = endpoint_key(family, raw), -2
         peers = at_port[port]
-        if isinstance(peers, tuple):
+        if isinstance(peers, dict):
+            number = peers.get(key)
+            if type(number) is int and -1 <= number < 1 << 31:
+                b = number
+        elif isinstance(peers, tuple):
             for j in range(0, len(peers) - 1, 2):
                 if isinstance(peers[j], bytes) and peers[j] == key:
                     number = peers[j + 1]

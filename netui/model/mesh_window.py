@@ -29,6 +29,9 @@ _REMAKE = PairMesh("", "", Counts(), None, None)  # a pair whose figures are to 
 # a probe or have MIN_PROBES
 KEEP_ALL_PAIRS = MESH_QUIET_PAIRS
 MAX_PENDING = 8192  # frames added and not yet read, at most (a tick of 8,192 nodes)
+# the nodes on one UDP port that ``_places`` compares one by one (each sampler's port is its
+# own, chosen by its kernel: a few share one); more are found through a dict by their address
+FEW_ON_A_PORT = 4
 _NONE_KEPT: dict[int, list] = {}
 _HIGHEST = itemgetter(2)  # a frame's highest RTT of the pairs not kept
 _ENDPOINT = itemgetter(0, 1)  # a reading's peer: (address, port)
@@ -92,10 +95,11 @@ class MeshWindow:
         self._latest: dict[str, float] = {}  # prober -> its latest frame's mono_s
         self._pending: list[tuple] = []  # frames added, not yet in the figures: (prober, mono_s, readings, targets)
         self._top: dict[int, list[int]] = {}  # prober's number → [its frames' highest RTT, how many have it] (absent: to find)
-        # a packed row's peer: at a port, the (address key, its node's number, …) of its peers
+        # a packed row's peer: at a port, the (address key, its node's number, …) of its peers, or a
+        # dict {address key: number} of them
         # (speedups.mesh_targets; -1: no node answers there), made of ``_at_of`` as it was at
         # ``_at_version`` and of the numbers in use
-        self._at: list[tuple | None] = [None] * 65536
+        self._at: list[tuple | dict | None] = [None] * 65536
         self._at_of: Endpoints | None = None
         self._at_version = -1
 
@@ -151,7 +155,13 @@ class MeshWindow:
                 names[k] = target  # (numbered when its frame goes in, in the order it came)
             else:
                 places[2 * k] = b
-                at[port] = (*(at[port] or ()), key, b)
+                peers = at[port]
+                if isinstance(peers, dict):
+                    peers[key] = b
+                elif peers is None or len(peers) < 2 * FEW_ON_A_PORT:
+                    at[port] = (*(peers or ()), key, b)
+                else:  # (many nodes on one port: by their address, hashed)
+                    at[port] = dict(zip(peers[::2], peers[1::2])) | {key: b}
         return places, names or None
 
     def _forget_places(self) -> None:

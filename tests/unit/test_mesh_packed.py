@@ -47,11 +47,12 @@ def frames(seconds: int = 8, seed: int = 5):
     prober itself; node010's link loses a third; node020 restarts at second 4 (its clock
     starts again), node030 moves to another port at second 5."""
     rng = random.Random(seed)
-    ports = {n: 7000 for n in NODES}
+    # (most nodes share a port, as nodes behind one NAT would: found by address; some have their own)
+    ports = {n: 8000 + i if i % 10 == 0 else 7000 + i % 3 for i, n in enumerate(NODES)}
     clock = {n: 1000.0 for n in NODES}
     for t in range(seconds):
         if t == 5:
-            ports["node030"] = 7001
+            ports["node030"] = 9001
         batch = []
         for i, a in enumerate(NODES):
             if a == LATE and t < 3:

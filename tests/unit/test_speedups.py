@@ -454,6 +454,9 @@ def test_the_twins_agree_on_mesh_check_and_mesh_targets(rows, extra_rows, cut, s
     for i, (f, raw, port, *_) in enumerate(rows):
         if f in (2, 10) and i % 2 == 0:  # (every other peer known; some of a number that is not one)
             at_port[port] = (*(at_port[port] or ()), speedups.endpoint_key(f, raw), i - 1 if i % 4 else "x")
+    if rows and isinstance(at_port[rows[-1][2]], tuple):  # (a port of many: a dict)
+        peers = at_port[rows[-1][2]]
+        at_port[rows[-1][2]] = dict(zip(peers[::2], peers[1::2]))
     for data in (value, value[: max(0, len(value) - cut)], bytearray(value)):
         n = max(0, len(rows) + extra_rows)
         assert outcome(compiled.mesh_check, data, start, n, 64) == outcome(speedups.py_mesh_check, data, start, n, 64)
@@ -477,6 +480,9 @@ def test_mesh_targets_numbers_each_rows_peer_by_its_address_and_port():
         assert list(places) == [4, 4, -1, 4 + 40, -2, 4 + 68] and missing == [(2, 5001, a)]
         assert mesh_targets(value, 4, 0, at_port)[1] is None
         assert outcome(mesh_targets, value, 4, 3, {})[1] == ("TypeError", "mesh_targets: at_port must be a list of 65536")
+        many = list(at_port)
+        many[5000], many[5001] = {a: 4, b: 7}, {b"\x06" + _A: 9, b: -1}
+        assert list(mesh_targets(value, 4, 3, many)[0]) == [4, 4, -1, 4 + 40, -2, 4 + 68]
 
 
 def test_pool_rows_takes_what_pool_readings_takes():
