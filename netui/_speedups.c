@@ -77,6 +77,30 @@
  *     TypeError unless ``texts`` is a dict and ``reading`` a subclass of tuple; ValueError
  *     ("mesh_rows: negative start or rows") for a negative start or rows.
  *
+ * mesh_check(value, start, rows, max_rtts) -> None
+ *     Checks the ``rows`` rows of a "mesh" field from value[start:] as mesh_rows reads them,
+ *     with the same ValueErrors in the same order, and each row's address family: 2 (IPv4) or
+ *     10 (IPv6), else ValueError "mesh: address family F" (after that row's RTTs are checked).
+ *
+ * mesh_targets(value, start, rows, at_port) -> (places, missing)
+ *     Each of the ``rows`` rows' peer (value[start:] as mesh_check passed it) numbered by
+ *     ``at_port``, a list of 65536: at_port[port] is None, a tuple (key, number, key, number,
+ *     ...) of the peers on that port or a dict {key: number} of them, ``key`` the address's 17 bytes (4, 12 zero bytes and the
+ *     address for IPv4 and IPv4-mapped IPv6; 6 and the address for other IPv6), ``number`` an
+ *     int >= -1. ``places``: an array of 'i', per row its number (-2: its peer not there, or
+ *     its number not such an int) and the offset in ``value`` where it starts; ``missing``: the
+ *     list of (row, port, key) of the rows numbered -2, None when there is none. ValueError as
+ *     mesh_check's for rows not whole, or an unknown family; TypeError unless ``at_port`` is a
+ *     list of 65536.
+ *
+ * pool_rows(value, places, at, a, heard, probes, node_probes, sums_of, leaf_row, leaf_ix,
+ *           kept, min_probes, highest) -> (stop, total, pairs, highest, entries)
+ *     pool_readings over the rows of ``value`` that ``places`` (mesh_targets's) numbers and
+ *     places, from row ``at`` on: a row numbered -1 or ``a`` is passed by; it stops at a row
+ *     numbered otherwise below 0, or out of ``heard``, or not whole in ``value``, and at the
+ *     readings pool_readings leaves to its caller. ``entries``: the rows settled as bytes of
+ *     (b, answered, 0) u32 triples, native order (what ``added`` gets from pool_readings).
+ *
  * pool_entries(entries, at, sign, a, probes, alive, node_probes, sums_of, leaf_row, leaf_ix)
  *         -> (stop, total, pairs)
  *     model/mesh_index.py PairIndex._frame's pass over prober ``a``'s readings ``entries``
@@ -1289,9 +1313,274 @@ fail:
     return NULL;
 }
 
+/* --- a mesh field's rows taken as they are packed (collectors/mesh.py MeshRows) ------------ */
+
+/* row r's peer's address as 17 bytes into ``key``: 4 and 12 zero bytes and the address for
+ * IPv4 and IPv4-mapped IPv6 (as its text is IPv4), 6 and the address for other IPv6; -1 with
+ * ValueError for another family */
+static int endpoint_key(const unsigned char *r, unsigned char *key) {
+    static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    unsigned family = r[0];
+    const unsigned char *addr = r + 4;
+    if (family == 2 || (family == 10 && memcmp(addr, mapped, 12) == 0)) {
+        key[0] = 4;
+        memset(key + 1, 0, 12);
+        memcpy(key + 13, family == 2 ? addr : addr + 12, 4);
+        return 0;
+    }
+    if (family == 10) {
+        key[0] = 6;
+        memcpy(key + 1, addr, 16);
+        return 0;
+    }
+    PyErr_Format(PyExc_ValueError, "mesh: address family %u", family);
+    return -1;
+}
+
+/* the offset after row ``at``'s RTTs, or -1 with ValueError as mesh_rows's */
+static Py_ssize_t row_end(const unsigned char *s, Py_ssize_t size, Py_ssize_t at, Py_ssize_t max_rtts) {
+    if (at > size - MESH_ROW_SIZE) {
+        PyErr_SetString(PyExc_ValueError, "mesh: cut inside a peer's row");
+        return -1;
+    }
+    const unsigned char *r = s + at;
+    unsigned answered = r[22] | (unsigned)r[23] << 8, listed = r[26] | (unsigned)r[27] << 8;
+    at += MESH_ROW_SIZE;
+    if (listed && (listed > answered || (Py_ssize_t)listed > max_rtts || (Py_ssize_t)listed * 4 > size - at)) {
+        PyErr_Format(PyExc_ValueError, "mesh: %u RTTs listed for %u answers", listed, answered);
+        return -1;
+    }
+    return at + 4 * (Py_ssize_t)listed;
+}
+
+static PyObject *mesh_check(PyObject *self, PyObject *args) {
+    PyObject *obj;
+    Py_ssize_t start, rows, max_rtts;
+    if (!PyArg_ParseTuple(args, "Onnn", &obj, &start, &rows, &max_rtts))
+        return NULL;
+    if (start < 0 || rows < 0) {
+        PyErr_SetString(PyExc_ValueError, "mesh_check: negative start or rows");
+        return NULL;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const unsigned char *s = view.buf;
+    Py_ssize_t at = start;
+    for (Py_ssize_t k = 0; k < rows; k++) {
+        Py_ssize_t next = row_end(s, view.len, at, max_rtts);
+        if (next < 0)
+            goto fail;
+        if (s[at] != 2 && s[at] != 10) {
+            PyErr_Format(PyExc_ValueError, "mesh: address family %u", s[at]);
+            goto fail;
+        }
+        at = next;
+    }
+    if (at != view.len) {
+        PyErr_Format(PyExc_ValueError, "mesh: %zd bytes after its last row", view.len - at);
+        goto fail;
+    }
+    PyBuffer_Release(&view);
+    Py_RETURN_NONE;
+fail:
+    PyBuffer_Release(&view);
+    return NULL;
+}
+
+static PyObject *one_int; /* array('i', [0]) */
+
+static PyObject *mesh_targets(PyObject *self, PyObject *args) {
+    PyObject *obj, *at_port, *places = NULL, *missing = NULL;
+    Py_ssize_t start, rows;
+    if (!PyArg_ParseTuple(args, "OnnO", &obj, &start, &rows, &at_port))
+        return NULL;
+    if (!PyList_Check(at_port) || PyList_GET_SIZE(at_port) != 65536) {
+        PyErr_SetString(PyExc_TypeError, "mesh_targets: at_port must be a list of 65536");
+        return NULL;
+    }
+    if (start < 0 || rows < 0) {
+        PyErr_SetString(PyExc_ValueError, "mesh_targets: negative start or rows");
+        return NULL;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const unsigned char *s = view.buf;
+    int *out;
+    if (rows > view.len / MESH_ROW_SIZE) {
+        PyErr_SetString(PyExc_ValueError, "mesh: cut inside a peer's row");
+        goto fail;
+    }
+    if ((places = new_array(one_int, 2 * rows, (void **)&out)) == NULL)
+        goto fail;
+    Py_ssize_t at = start;
+    for (Py_ssize_t k = 0; k < rows; k++) {
+        Py_ssize_t next = row_end(s, view.len, at, INT32_MAX);
+        unsigned char key[17];
+        if (next < 0 || next > INT32_MAX || endpoint_key(s + at, key) < 0)
+            goto fail;
+        unsigned port = s[at + 20] | (unsigned)s[at + 21] << 8;
+        PyObject *peers = PyList_GET_ITEM(at_port, port);
+        long b = -2;
+        if (PyDict_Check(peers)) { /* {key: number} of the many nodes on this port */
+            PyObject *k17 = PyBytes_FromStringAndSize((const char *)key, 17), *number;
+            if (k17 == NULL)
+                goto fail;
+            number = PyDict_GetItemWithError(peers, k17); /* borrowed */
+            Py_DECREF(k17);
+            if (number == NULL && PyErr_Occurred())
+                goto fail;
+            if (number != NULL && PyLong_CheckExact(number)) {
+                b = PyLong_AsLong(number);
+                if (b < -1 || b > INT32_MAX) {
+                    PyErr_Clear();
+                    b = -2;
+                }
+            }
+        } else if (PyTuple_Check(peers)) { /* (key, number, key, number, ...) of the few nodes on this port */
+            Py_ssize_t m = PyTuple_GET_SIZE(peers);
+            for (Py_ssize_t j = 0; j + 1 < m; j += 2) {
+                PyObject *known = PyTuple_GET_ITEM(peers, j), *number = PyTuple_GET_ITEM(peers, j + 1);
+                if (PyBytes_Check(known) && PyBytes_GET_SIZE(known) == 17 &&
+                    memcmp(PyBytes_AS_STRING(known), key, 17) == 0) {
+                    if (PyLong_CheckExact(number)) {
+                        b = PyLong_AsLong(number);
+                        if (b < -1 || b > INT32_MAX) {
+                            PyErr_Clear();
+                            b = -2;
+                        }
+                    }
+                    break;
+                }
+            }
+        }
+        if (b == -2) {
+            if (missing == NULL && (missing = PyList_New(0)) == NULL)
+                goto fail;
+            PyObject *item = Py_BuildValue("(nIy#)", k, port, (const char *)key, (Py_ssize_t)17);
+            if (item == NULL || PyList_Append(missing, item) < 0) {
+                Py_XDECREF(item);
+                goto fail;
+            }
+            Py_DECREF(item);
+        }
+        out[2 * k] = (int)b;
+        out[2 * k + 1] = (int)at;
+        at = next;
+    }
+    PyBuffer_Release(&view);
+    if (missing == NULL) {
+        missing = Py_None;
+        Py_INCREF(missing);
+    }
+    return Py_BuildValue("(NN)", places, missing);
+fail:
+    Py_XDECREF(places);
+    Py_XDECREF(missing);
+    PyBuffer_Release(&view);
+    return NULL;
+}
+
+static PyObject *pool_rows(PyObject *self, PyObject *args) {
+    PyObject *obj, *places_obj, *heard_obj, *kept, *entries = NULL;
+    Py_ssize_t at, a, min_probes;
+    long highest;
+    pool_tables t = {0};
+    if (!PyArg_ParseTuple(args, "OOnnOOOOOOOnl", &obj, &places_obj, &at, &a, &heard_obj, &t.probes, &t.node_probes,
+                          &t.sums_of, &t.leaf_row, &t.leaf_ix, &kept, &min_probes, &highest))
+        return NULL;
+    if (!PyDict_Check(kept)) {
+        PyErr_SetString(PyExc_TypeError, "pool_rows: kept must be a dict");
+        return NULL;
+    }
+    if (tables_of(&t, a) < 0)
+        return NULL;
+    Py_buffer v, p, h;
+    if (PyObject_GetBuffer(obj, &v, PyBUF_SIMPLE) < 0)
+        return NULL;
+    if (get_typed(places_obj, &p, 4, "i", "pool_rows: places must be an array of 'i'") < 0) {
+        PyBuffer_Release(&v);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(heard_obj, &h, PyBUF_SIMPLE) < 0) {
+        PyBuffer_Release(&p);
+        PyBuffer_Release(&v);
+        return NULL;
+    }
+    const unsigned char *s = v.buf, *heard = h.buf;
+    const int *places = p.buf;
+    Py_ssize_t n = p.len / 8, count = 0;
+    long total = 0, pairs = 0;
+    if (at < 0)
+        at = n;
+    if ((entries = PyBytes_FromStringAndSize(NULL, (n > at ? n - at : 0) * 12)) == NULL)
+        goto fail;
+    uint32_t *e = (uint32_t *)PyBytes_AS_STRING(entries);
+    for (; at < n; at++) {
+        long b = places[2 * at];
+        Py_ssize_t off = places[2 * at + 1];
+        if (b == -1 || b == a)
+            continue; /* (no node answers there, or the prober itself: passed by) */
+        if (b < 0 || b >= h.len || off < 0 || off > v.len - MESH_ROW_SIZE)
+            break;
+        const unsigned char *r = s + off;
+        unsigned answered = r[22] | (unsigned)r[23] << 8, lost = r[24] | (unsigned)r[25] << 8;
+        unsigned listed = r[26] | (unsigned)r[27] << 8;
+        if (lost || (Py_ssize_t)listed * 4 > v.len - off - MESH_ROW_SIZE)
+            break;
+        if (!answered)
+            continue; /* (no probe: passed by) */
+        long old, top = highest;
+        if (heard[b] != 255 || item_long(t.row, b, &old) < 0 || old + (long)answered >= min_probes)
+            break;
+        if (PyDict_GET_SIZE(kept)) {
+            PyObject *number = PyLong_FromLong(b);
+            if (number == NULL)
+                goto fail;
+            PyObject *rows = PyDict_GetItemWithError(kept, number);
+            Py_DECREF(number);
+            if (rows != NULL)
+                break;
+            if (PyErr_Occurred())
+                goto fail;
+        }
+        for (unsigned j = 0; j < listed; j++) {
+            const unsigned char *u = r + MESH_ROW_SIZE + 4 * j;
+            long rtt = (long)((uint32_t)u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16 | (uint32_t)u[3] << 24);
+            if (rtt > top)
+                top = rtt;
+        }
+        if (pool_one(&t, a, b, (long)answered, &total, &pairs) < 0)
+            goto fail;
+        highest = top;
+        e[3 * count] = (uint32_t)b;
+        e[3 * count + 1] = answered;
+        e[3 * count + 2] = 0;
+        count++;
+    }
+    if (PyErr_Occurred())
+        goto fail;
+    if (_PyBytes_Resize(&entries, count * 12) < 0)
+        goto fail;
+    PyBuffer_Release(&h);
+    PyBuffer_Release(&p);
+    PyBuffer_Release(&v);
+    return Py_BuildValue("(nlllN)", at, total, pairs, highest, entries);
+fail:
+    Py_XDECREF(entries);
+    PyBuffer_Release(&h);
+    PyBuffer_Release(&p);
+    PyBuffer_Release(&v);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"pool_entries", pool_entries, METH_VARARGS, "PairIndex._frame's pass over readings that lost no probe."},
     {"pool_readings", pool_readings, METH_VARARGS, "MeshWindow._add's pass over a frame's common readings."},
+    {"mesh_check", mesh_check, METH_VARARGS, "Checks a mesh field's rows as mesh_rows reads them, their families too."},
+    {"mesh_targets", mesh_targets, METH_VARARGS, "A mesh field's rows' peers numbered, and where each row starts."},
+    {"pool_rows", pool_rows, METH_VARARGS, "MeshWindow's pass over a frame's common rows, as they are packed."},
     {"mesh_rows", mesh_rows, METH_VARARGS, "The readings of a mesh field's rows (None: an address not in texts)."},
     {"peak_sum", peak_sum, METH_VARARGS, "The largest a + b of one row over a ring's newest rows of floats."},
     {"frame_fields", frame_fields, METH_VARARGS, "The {key: value} fields of a remote sampler frame's payload."},
@@ -1320,7 +1609,9 @@ PyMODINIT_FUNC PyInit__speedups(void) {
         return NULL;
     one_double = PyObject_CallFunction(array_type, "s(d)", "d", 0.0);
     one_code = one_double == NULL ? NULL : PyObject_CallFunction(array_type, "s(i)", "H", 0);
-    if (one_code == NULL) {
+    one_int = one_code == NULL ? NULL : PyObject_CallFunction(array_type, "s(i)", "i", 0);
+    if (one_int == NULL) {
+        Py_CLEAR(one_code);
         Py_CLEAR(one_double);
         Py_CLEAR(array_type);
         return NULL;

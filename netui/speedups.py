@@ -459,17 +459,126 @@ def py_pool_readings(readings, targets: list, ids: dict, at: int, a: int, heard,
     return at, total, pairs, highest
 
 
+_MAPPED = bytes(10) + b"\xff\xff"
+
+
+def _row_end(data: bytes, at: int, max_rtts: int) -> int:
+    if at > len(data) - _MESH_ROW.size:
+        raise ValueError("mesh: cut inside a peer's row")
+    _, _, _, answered, _, listed = _MESH_ROW.unpack_from(data, at)
+    at += _MESH_ROW.size
+    if listed and (listed > answered or listed > max_rtts or listed * 4 > len(data) - at):
+        raise ValueError(f"mesh: {listed} RTTs listed for {answered} answers")
+    return at + 4 * listed
+
+
+def py_mesh_check(value, start: int, rows: int, max_rtts: int) -> None:
+    """Pure-Python twin of _speedups.mesh_check."""
+    if start < 0 or rows < 0:
+        raise ValueError("mesh_check: negative start or rows")
+    data = bytes(memoryview(value))
+    at = start
+    for _ in range(rows):
+        end = _row_end(data, at, max_rtts)
+        if data[at] not in (2, 10):
+            raise ValueError(f"mesh: address family {data[at]}")
+        at = end
+    if at != len(data):
+        raise ValueError(f"mesh: {len(data) - at} bytes after its last row")
+
+
+def endpoint_key(family: int, raw: bytes) -> bytes:
+    """A mesh row's peer's address as _speedups.mesh_targets keys it: 17 bytes (ValueError for
+    a family neither 2 nor 10)."""
+    if family == 2 or (family == 10 and raw[:12] == _MAPPED):
+        return b"\x04" + bytes(12) + (raw[:4] if family == 2 else raw[12:16])
+    if family == 10:
+        return b"\x06" + raw[:16]
+    raise ValueError(f"mesh: address family {family}")
+
+
+def py_mesh_targets(value, start: int, rows: int, at_port: list) -> tuple[array, list | None]:
+    """Pure-Python twin of _speedups.mesh_targets."""
+    if not isinstance(at_port, list) or len(at_port) != 65536:
+        raise TypeError("mesh_targets: at_port must be a list of 65536")
+    if start < 0 or rows < 0:
+        raise ValueError("mesh_targets: negative start or rows")
+    data = bytes(memoryview(value))
+    if rows > len(data) // _MESH_ROW.size:
+        raise ValueError("mesh: cut inside a peer's row")
+    places, missing, at = array("i", bytes(8 * rows)), [], start
+    for k in range(rows):
+        end = _row_end(data, at, 1 << 31)
+        family, raw, port, _, _, _ = _MESH_ROW.unpack_from(data, at)
+        key, b = endpoint_key(family, raw), -2
+        peers = at_port[port]
+        if isinstance(peers, dict):
+            number = peers.get(key)
+            if type(number) is int and -1 <= number < 1 << 31:
+                b = number
+        elif isinstance(peers, tuple):
+            for j in range(0, len(peers) - 1, 2):
+                if isinstance(peers[j], bytes) and peers[j] == key:
+                    number = peers[j + 1]
+                    if type(number) is int and -1 <= number < 1 << 31:
+                        b = number
+                    break
+        if b == -2:
+            missing.append((k, port, key))
+        places[2 * k], places[2 * k + 1] = b, at
+        at = end
+    return places, missing or None
+
+
+def py_pool_rows(value, places: array, at: int, a: int, heard, probes: list, node_probes: list, sums_of: list,
+                 leaf_row: list, leaf_ix: list, kept: dict, min_probes: int, highest: int
+                 ) -> tuple[int, int, int, int, bytes]:
+    """Pure-Python twin of _speedups.pool_rows."""
+    if not isinstance(kept, dict):
+        raise TypeError("pool_rows: kept must be a dict")
+    row, sa = _tables(probes, node_probes, sums_of, leaf_row, leaf_ix, None, a)
+    if not (isinstance(places, array) and places.typecode == "i"):
+        raise TypeError("pool_rows: places must be an array of 'i'")
+    data, heard = bytes(memoryview(value)), memoryview(heard).cast("B")
+    n, total, pairs, entries = len(places) // 2, 0, 0, array("I")
+    at = n if at < 0 else at
+    while at < n:
+        b, off = places[2 * at], places[2 * at + 1]
+        if b == -1 or b == a:
+            at += 1
+            continue
+        if b < 0 or b >= len(heard) or off < 0 or off > len(data) - _MESH_ROW.size:
+            break
+        _, _, _, answered, lost, listed = _MESH_ROW.unpack_from(data, off)
+        if lost or listed * 4 > len(data) - off - _MESH_ROW.size:
+            break
+        if not answered:
+            at += 1
+            continue
+        if heard[b] != 255 or row[b] + answered >= min_probes or (kept and b in kept):
+            break
+        rtts = struct.unpack_from(f"<{listed}I", data, off + _MESH_ROW.size)
+        t, p = _pool_one(a, b, answered, row, probes, None, node_probes, sums_of, sa, leaf_row, leaf_ix)
+        total, pairs = total + t, pairs + p
+        highest = max(highest, *rtts) if rtts else highest
+        entries += array("I", (b, answered, 0))
+        at += 1
+    return at, total, pairs, highest, entries.tobytes()
+
+
 try:
     if os.environ.get("NETUI_PURE_PYTHON"):
         raise ImportError("NETUI_PURE_PYTHON is set")
-    from netui._speedups import (column_stats, columns, deltas, frame_fields, iface_totals, mesh_rows, parse_rows,
-                                 peak_sum, pool_entries, pool_readings, positive, rate_codes, share)
+    from netui._speedups import (column_stats, columns, deltas, frame_fields, iface_totals, mesh_check, mesh_rows,
+                                 mesh_targets, parse_rows, peak_sum, pool_entries, pool_readings, pool_rows, positive,
+                                 rate_codes, share)
 
     COMPILED = True
 except ImportError:
     parse_rows, deltas, share, columns, rate_codes = py_parse_rows, py_deltas, py_share, py_columns, py_rate_codes
     column_stats, iface_totals, positive, frame_fields = py_column_stats, py_iface_totals, py_positive, py_frame_fields
     peak_sum, mesh_rows, pool_entries, pool_readings = py_peak_sum, py_mesh_rows, py_pool_entries, py_pool_readings
+    mesh_check, mesh_targets, pool_rows = py_mesh_check, py_mesh_targets, py_pool_rows
     COMPILED = False
 
 

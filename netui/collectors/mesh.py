@@ -7,12 +7,13 @@ from __future__ import annotations
 import dataclasses
 import os
 import struct
+from functools import partial
 
 from netui.collectors.peers import address_text
 from netui.collectors.procfs import ParseError
 from netui.collectors.protocol import MESH_HEAD, MESH_MAX_PEERS, MESH_MAX_RTTS, MESH_ON, MESH_ROW, MESH_UNAVAILABLE
-from netui.model.mesh import MeshPeerReading, MeshSample
-from netui.speedups import mesh_rows
+from netui.model.mesh import MeshPeerReading, MeshRows, MeshSample
+from netui.speedups import mesh_check, mesh_rows
 
 
 _RTTS = [struct.Struct(f"<{n}I") for n in range(MESH_MAX_RTTS + 1)]  # n RTTs listed after a row
@@ -38,12 +39,11 @@ def parse_mesh(value: bytes) -> MeshSample:
         raise ParseError(f"mesh: unknown status {status}")
     if rows > MESH_MAX_PEERS:
         raise ParseError(f"mesh: {rows} peers, more than the sampler takes")
-    try:  # (in one C pass: speedups.mesh_rows; row by row when an address is new, or a row wrong)
-        readings = mesh_rows(value, MESH_HEAD.size, rows, MESH_MAX_RTTS, _TEXTS, MeshPeerReading)
+    try:  # (the rows checked in one C pass, taken as they are: MeshRows)
+        mesh_check(value, MESH_HEAD.size, rows, MESH_MAX_RTTS)
     except ValueError as exc:
         raise ParseError(str(exc)) from None
-    if readings is None:
-        readings = tuple(_rows(value, rows))
+    readings = MeshRows(value, MESH_HEAD.size, rows, partial(_readings, value, rows))
     address = (_TEXTS.get(bytes((family,)) + home) or _text(family, home)) if family else None
     # MeshSample(mono, port=port, …) without its __init__: a frozen dataclass's sets each field
     # through object.__setattr__, three times what the rest of a 20-row frame's decoding costs
@@ -53,6 +53,13 @@ def parse_mesh(value: bytes) -> MeshSample:
     fields["mono_s"], fields["port"], fields["peers"], fields["answers"] = mono, port, peers, answers
     fields["refused"], fields["readings"], fields["address"] = refused, readings, address
     return sample
+
+
+def _readings(value: bytes, rows: int) -> tuple[MeshPeerReading, ...]:
+    """The rows of a field that ``mesh_check`` passed, as MeshPeerReadings (in one C pass,
+    speedups.mesh_rows; row by row when an address is new)."""
+    readings = mesh_rows(value, MESH_HEAD.size, rows, MESH_MAX_RTTS, _TEXTS, MeshPeerReading)
+    return tuple(_rows(value, rows)) if readings is None else readings
 
 
 def _text(family: int, raw: bytes) -> str:

@@ -14,7 +14,7 @@ from netui.model.fabric_suspects import (FabricSuspect, HeldSuspects, LeafPressu
 from netui.model.flows import AddressBook, PeerRates, labelled, peer_flows
 from netui.model.health import DEFAULT_RULES, HealthRules, Threshold
 from netui.model.mesh import MESH_QUIET_PAIRS, MESH_QUIET_S, NODE, HeldMesh, MeshSample, MeshSuspect, MeshVerdict
-from netui.model.mesh_window import MeshWindow
+from netui.model.mesh_window import Endpoints, MeshWindow
 from netui.model.node import Node, NodeState
 from netui.model.peers import slower_links
 from netui.model.straggler import Straggler, StragglerRules, find_stragglers
@@ -58,7 +58,7 @@ class Fleet:
         self._mesh_up: list[str] = []  # the nodes up at the last judgement
         self._mesh_waited = 0  # ticks since it, with nothing named
         self._mesh_pairs = 0  # the pairs in the window at the last judgement
-        self._mesh_at: dict[tuple[str, int], str] = {}  # (address, port) a node answers on → node
+        self._mesh_at = Endpoints()  # (address, port) a node answers on → node
         self._mesh_of: dict[str, tuple[str, int]] = {}
         # the suspects of the last pair test that tested each node: stragglers until a later
         # test of the node clears them, or ``clear_pair_suspects``
@@ -81,8 +81,9 @@ class Fleet:
             old = self._mesh_of.get(name)
             if old != endpoint:
                 if old is not None:
-                    self._mesh_at.pop(old, None)
-                self._mesh_of[name], self._mesh_at[endpoint] = endpoint, name
+                    self._mesh_at.drop(old)
+                self._mesh_of[name] = endpoint
+                self._mesh_at.put(endpoint, name)
         self.mesh.add_readings(name, mesh.mono_s, mesh.readings, self._mesh_at)
 
     def hear_mesh(self, names: list[str], answered: dict[str, int]) -> None:

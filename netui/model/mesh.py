@@ -9,9 +9,9 @@ is model/mesh_window.py's; where their losses point, ``judge`` here.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, overload
 
 from netui.model.health import ABOVE_ZERO, Level, Threshold
 from netui.model.mesh_index import ANSWERED, UNANSWERED_PROBES, Evidence, Key, PairIndex
@@ -34,6 +34,53 @@ class MeshPeerReading(NamedTuple):
     rtts_us: tuple[int, ...] = ()
 
 
+class MeshRows(Sequence[MeshPeerReading]):
+    """A frame's readings as the sampler packs them (docs/protocol.md#mesh): the "mesh" field's
+    ``data``, its ``rows`` rows from ``start`` on, checked by the decoder. The window takes them
+    from the bytes (model/mesh_window.py: ~20,000 rows a second at 1,024 nodes); read as a
+    sequence they are MeshPeerReadings, made once, when first asked for (``read``: a function
+    of no argument that makes them, the decoder's)."""
+
+    __slots__ = ("data", "start", "rows", "_read", "_readings")
+
+    def __init__(self, data: bytes, start: int, count: int, read: Callable[[], tuple[MeshPeerReading, ...]]) -> None:
+        self.data, self.start, self.rows = data, start, count
+        self._read: Callable[[], tuple[MeshPeerReading, ...]] | None = read
+        self._readings: tuple[MeshPeerReading, ...] | None = None
+
+    def readings(self) -> tuple[MeshPeerReading, ...]:
+        if self._readings is None:
+            assert self._read is not None
+            self._readings, self._read = self._read(), None
+        return self._readings
+
+    def __len__(self) -> int:
+        return self.rows
+
+    @overload
+    def __getitem__(self, i: int) -> MeshPeerReading: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> tuple[MeshPeerReading, ...]: ...
+
+    def __getitem__(self, i):
+        return self.readings()[i]
+
+    def __iter__(self) -> Iterator[MeshPeerReading]:
+        return iter(self.readings())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (MeshRows, tuple, list)):
+            return self.readings() == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.readings())
+
+    def __repr__(self) -> str:
+        return repr(self.readings())
+
+
 @dataclass(frozen=True)
 class MeshSample:
     """A node's part of the mesh at one frame (``mono_s``: its CLOCK_MONOTONIC).
@@ -52,7 +99,7 @@ class MeshSample:
     peers: int = 0
     answers: int = 0
     refused: int = 0
-    readings: tuple[MeshPeerReading, ...] = ()
+    readings: Sequence[MeshPeerReading] = ()  # a tuple, or (decoded from a frame) MeshRows
     address: str | None = None  # where its peers reach it (its SSH session's address); None: unknown
 
 
@@ -460,7 +507,7 @@ def _judge(ev: Evidence, pairs: dict[Key, PairMesh], node_meshes: dict[str, Node
 
     def nodes() -> list[tuple[str, str, set[Key], set[str]]]:
         out = []
-        for node in list(ev.nodes()):
+        for node in list(ev.nodes_that_lost(MIN_LOST_HELD)):  # (fewer lost: none loses on its own)
             fewest = least(f"{node} link")
             if not _losing(*ev.node_sums(node), fewest):
                 continue

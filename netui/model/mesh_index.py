@@ -463,6 +463,16 @@ class Evidence:
             if node not in self.out and sums_of[i][1] > delta.get(node, (0, 0, 0))[2]:
                 yield node
 
+    def nodes_that_lost(self, least: int) -> Iterator[str]:
+        """``nodes()`` but those whose pairs lost fewer than ``least`` probes in the index (the
+        pairs taken out only take lost probes away): every node that can lose ``least`` here,
+        found by a look at its lost count, in ``nodes()``'s order."""
+        delta, sums_of, out = self._node_delta, self.index.sums_of, self.out
+        for node, i in self.index.ids.items():
+            s = sums_of[i]
+            if s[0] >= least and node not in out and s[1] > delta.get(node, (0, 0, 0))[2]:
+                yield node
+
     def node_sums(self, node: str) -> tuple[int, int]:
         s, d = self.index.node_sums(node), self._node_delta.get(node, (0, 0))
         return s[0] - d[0], s[1] - d[1]

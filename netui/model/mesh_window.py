@@ -7,17 +7,17 @@ from __future__ import annotations
 
 from array import array
 from collections import deque
-from collections.abc import Collection, Container, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Container, Iterable, Mapping, Sequence
 from dataclasses import replace
 from itertools import repeat
 from operator import itemgetter
 
-from netui.model.mesh import (MESH_QUIET_PAIRS, MIN_PROBES, WINDOW_S, Counts, Heard, MeshPeerReading, MeshVerdict,
-                              NodeMesh, PairMesh, _judge, _quantile)
+from netui.model.mesh import (MESH_QUIET_PAIRS, MIN_PROBES, WINDOW_S, Counts, Heard, MeshPeerReading, MeshRows,
+                              MeshVerdict, NodeMesh, PairMesh, _judge, _quantile)
 from netui.model.mesh_index import (ANSWERED, IN_HEARD, IN_LOST, IN_UNANSWERED, OUT_HEARD, OUT_LOST, OUT_UNANSWERED,
                                    UNANSWERED_PROBES, Evidence, Key, PairIndex, own_p99)
 from netui.model.topology import Topology
-from netui.speedups import pool_readings
+from netui.speedups import mesh_targets, pool_readings, pool_rows
 
 Row = tuple[float, tuple[int, ...]]  # a kept pair's reading: (prober's mono_s, RTTs µs)
 Frame = list  # a prober's frame: [mono_s, array of (target number, answered, lost) …, highest RTT µs of pairs not kept]
@@ -29,10 +29,43 @@ _REMAKE = PairMesh("", "", Counts(), None, None)  # a pair whose figures are to 
 # a probe or have MIN_PROBES
 KEEP_ALL_PAIRS = MESH_QUIET_PAIRS
 MAX_PENDING = 8192  # frames added and not yet read, at most (a tick of 8,192 nodes)
+# the nodes on one UDP port that ``_places`` compares one by one (each sampler's port is its
+# own, chosen by its kernel: a few share one); more are found through a dict by their address
+FEW_ON_A_PORT = 4
 _NONE_KEPT: dict[int, list] = {}
 _HIGHEST = itemgetter(2)  # a frame's highest RTT of the pairs not kept
 _ENDPOINT = itemgetter(0, 1)  # a reading's peer: (address, port)
 _BITS = bytes.maketrans(bytes(range(256)), b"0" * 255 + b"1")  # a ``heard`` byte → "1" when answered
+
+
+class Endpoints(Mapping[tuple[str, int], str]):
+    """Where each node answers probes: (address, port) → node, changed by ``put`` and ``drop``
+    only, each change counted in ``version`` — so a window given it (``add_readings``) keeps
+    what it made of it (the frame's rows' peers numbered, in C) until it changes."""
+
+    def __init__(self) -> None:
+        self._nodes: dict[tuple[str, int], str] = {}
+        self.version = 0
+
+    def put(self, endpoint: tuple[str, int], node: str) -> None:
+        self._nodes[endpoint] = node
+        self.version += 1
+
+    def drop(self, endpoint: tuple[str, int]) -> None:
+        if self._nodes.pop(endpoint, None) is not None:
+            self.version += 1
+
+    def get(self, endpoint, default=None):  # (the dict's own: a reading at a time on the general path)
+        return self._nodes.get(endpoint, default)
+
+    def __getitem__(self, endpoint: tuple[str, int]) -> str:
+        return self._nodes[endpoint]
+
+    def __iter__(self):
+        return iter(self._nodes)
+
+    def __len__(self) -> int:
+        return len(self._nodes)
 
 
 class MeshWindow:
@@ -62,6 +95,13 @@ class MeshWindow:
         self._latest: dict[str, float] = {}  # prober -> its latest frame's mono_s
         self._pending: list[tuple] = []  # frames added, not yet in the figures: (prober, mono_s, readings, targets)
         self._top: dict[int, list[int]] = {}  # prober's number → [its frames' highest RTT, how many have it] (absent: to find)
+        # a packed row's peer: at a port, the (address key, its node's number, …) of its peers, or a
+        # dict {address key: number} of them
+        # (speedups.mesh_targets; -1: no node answers there), made of ``_at_of`` as it was at
+        # ``_at_version`` and of the numbers in use
+        self._at: list[tuple | dict | None] = [None] * 65536
+        self._at_of: Endpoints | None = None
+        self._at_version = -1
 
     @property
     def pair_count(self) -> int:
@@ -87,9 +127,47 @@ class MeshWindow:
         self.seen(prober, mono_s)
         if not readings:
             return  # (its old readings leave at the next read: ``_prune``)
-        self._pending.append((prober, mono_s, readings, list(map(target_of.get, map(_ENDPOINT, readings), repeat("")))))
+        if type(readings) is MeshRows and isinstance(target_of, Endpoints):
+            # the rows as packed: each peer numbered in C by what ``_at`` made of ``target_of``
+            self._pending.append((prober, mono_s, readings, self._places(readings, target_of)))
+        else:
+            self._pending.append((prober, mono_s, readings,
+                                  list(map(target_of.get, map(_ENDPOINT, readings), repeat("")))))
         if len(self._pending) >= MAX_PENDING:  # (a caller that never reads: the frames wait no longer)
             self._flush()
+
+    def _places(self, rows: MeshRows, target_of: Endpoints) -> tuple[array, dict[int, str] | None]:
+        """Each of ``rows``' peers numbered (speedups.mesh_targets: -1 no node answers there, -2
+        a node not numbered yet, named in the dict beside) and where its row starts."""
+        if target_of is not self._at_of or target_of.version != self._at_version:
+            self._forget_places()
+            self._at_of, self._at_version = target_of, target_of.version
+        at = self._at
+        places, missing = mesh_targets(rows.data, rows.start, rows.rows, at)
+        if missing is None:
+            return places, None
+        ids, names = self._index.ids, {}
+        for k, port, key in missing:  # (a peer met first: its reading's text, once)
+            r = rows[k]
+            target = target_of.get((r.address, r.port), "")
+            b = ids.get(target) if target else -1
+            if b is None:
+                names[k] = target  # (numbered when its frame goes in, in the order it came)
+            else:
+                places[2 * k] = b
+                peers = at[port]
+                if isinstance(peers, dict):
+                    peers[key] = b
+                elif peers is None or len(peers) < 2 * FEW_ON_A_PORT:
+                    at[port] = (*(peers or ()), key, b)
+                else:  # (many nodes on one port: by their address, hashed)
+                    at[port] = dict(zip(peers[::2], peers[1::2])) | {key: b}
+        return places, names or None
+
+    def _forget_places(self) -> None:
+        """What ``_places`` knew of where the nodes answer is forgotten (it changed)."""
+        if any(self._at):
+            self._at = [None] * 65536
 
     def _flush(self) -> None:
         """The frames added since the last read, into the figures, in the order they came."""
@@ -98,7 +176,9 @@ class MeshWindow:
             self._add(*frame)
 
     def _add(self, prober: str, mono_s: float, readings: Sequence[MeshPeerReading],
-             targets: list[str]) -> None:
+             targets: list[str] | tuple[array, dict[int, str] | None]) -> None:
+        """One frame's ``readings`` into the figures: their ``targets`` named (``add_readings``),
+        or (rows as packed) numbered and placed (``_places``)."""
         index = self._index
         a = index.id_of(prober)
         frames = self._frames.get(a)
@@ -111,64 +191,92 @@ class MeshWindow:
         else:
             frame = [mono_s, array("I"), 0]
             frames.append(frame)
-        highest = frame[2]
-        ids, id_of, change, names = index.ids, index.id_of, index.change, index.names
-        probes, sums_of, node_probes = index.probes, index.sums_of, index.node_probes
         kept, keep_all = self._kept_by.get(a) or _NONE_KEPT, self._keep_all()
-        heard, hear = index.heard[a], index.hear
-        added: list[int] = []
-        total = pairs = 0
-        if type(readings) is not tuple and type(readings) is not list:
-            readings = list(readings)
-        at, end = 0, len(readings)
-        while at < end:
+        heard, probes, sums_of, node_probes = index.heard[a], index.probes, index.sums_of, index.node_probes
+        places: array | None = None  # (rows as packed: each one's number and offset, and the names of those -2)
+        late: dict[int, str] = {}
+        named: list[str] = []
+        if isinstance(targets, tuple):
+            places, late = targets[0], targets[1] or late
+        else:
+            named = targets
+            if type(readings) is not tuple and type(readings) is not list:
+                readings = list(readings)
+        added: list[int] = []  # (of readings as tuples: their entries, for the frame's array at the end)
+        extend = frame[1].extend if places is not None else added.extend
+        at, end, total, pairs, highest = 0, len(readings), 0, 0, frame[2]
+        while True:
             if not keep_all:
                 # the common reading (a known peer's probes answered, none lost, its pair not kept)
-                # in one C pass (speedups.pool_readings): this runs ~20,000 times a second on a
-                # 1,024-node fleet; it stops at a reading of another kind, taken here
-                at, t, p, highest = pool_readings(readings, targets, ids, at, a, heard, probes, node_probes,
-                                                  sums_of, index.leaf_rows[index.leaf_ix[a]], index.leaf_ix, kept,
-                                                  MIN_PROBES, highest, added)
+                # in one C pass (speedups.pool_rows from the packed rows, pool_readings from
+                # readings): this runs ~20,000 times a second on a 1,024-node fleet; it stops at a
+                # reading of another kind, taken here
+                leaf_row = index.leaf_rows[index.leaf_ix[a]]
+                if places is not None:
+                    at, t, p, highest, entries = pool_rows(readings.data, places, at, a, heard, probes,  # type: ignore[attr-defined]
+                                                           node_probes, sums_of, leaf_row, index.leaf_ix, kept,
+                                                           MIN_PROBES, highest)
+                    frame[1].frombytes(entries)
+                else:
+                    at, t, p, highest = pool_readings(readings, named, index.ids, at, a, heard, probes, node_probes,
+                                                      sums_of, leaf_row, index.leaf_ix, kept, MIN_PROBES, highest,
+                                                      added)
                 total += t
                 pairs += p
-                if at >= end:
-                    break
-            target, (_, _, answered, lost, rtts) = targets[at], readings[at]
-            b = ids.get(target)
-            at += 1
-            if b is None:
-                if not target or target == prober:  # ("": an address no node answers on)
-                    continue
-                b = id_of(target)
-            elif b == a:
-                continue
-            n = answered + lost
-            if not n:
-                continue
-            if heard[b] != ANSWERED and not hear(a, b, answered, lost):
-                continue  # never answered: unanswered, not lost (kept apart in ``heard``)
-            added += (b, answered, lost)
-            change(a, b, n, lost)
-            rows = kept.get(b)
-            # (a pair with a lost probe in the window is kept from that probe on: lost, not the table)
-            if rows is None and (lost or probes[a][b] >= MIN_PROBES or keep_all):
-                rows = self._keep((prober, names[b]), a, b)
-                kept = self._kept_by[a]
-            if rows is not None:
-                rows.append((mono_s, rtts))
-                self._remake.add((prober, names[b]))
+            if at >= end:
+                break
+            if places is not None:
+                number = places[2 * at]
+                target = late[at] if number == -2 else index.names[number] if number >= 0 else ""
             else:
-                for t in rtts:
-                    if t > highest:
-                        highest = t
+                target = named[at]
+            kept, highest = self._take(a, prober, mono_s, target, readings[at], kept, keep_all, highest, extend)
+            at += 1
         if highest > frame[2]:
             self._raise(a, frame[2], highest)
             frame[2] = highest
-        frame[1].fromlist(added)
+        if added:
+            frame[1].fromlist(added)
         node_probes[a] += total
         sums_of[a][1] += pairs
         index.sums[0] += total
         index.pair_count += pairs
+
+    def _take(self, a: int, prober: str, mono_s: float, target: str, reading: MeshPeerReading, kept: dict[int, list],
+              keep_all: bool, highest: int, extend: Callable[[Iterable[int]], None]) -> tuple[dict[int, list], int]:
+        """One reading of prober ``a`` (``target``: its peer's name, "" for none) that the C pass
+        left, into the figures, its entry given to ``extend``; the prober's kept pairs and the
+        frame's highest RTT after it."""
+        index = self._index
+        _, _, answered, lost, rtts = reading
+        b = index.ids.get(target)
+        if b is None:
+            if not target or target == prober:  # ("": an address no node answers on)
+                return kept, highest
+            b = index.id_of(target)
+        elif b == a:
+            return kept, highest
+        n = answered + lost
+        if not n:
+            return kept, highest
+        if index.heard[a][b] != ANSWERED and not index.hear(a, b, answered, lost):
+            return kept, highest  # never answered: unanswered, not lost (kept apart in ``heard``)
+        extend((b, answered, lost))
+        index.change(a, b, n, lost)
+        rows = kept.get(b)
+        names = index.names
+        # (a pair with a lost probe in the window is kept from that probe on: lost, not the table)
+        if rows is None and (lost or index.probes[a][b] >= MIN_PROBES or keep_all):
+            rows = self._keep((prober, names[b]), a, b)
+            kept = self._kept_by[a]
+        if rows is not None:
+            rows.append((mono_s, rtts))
+            self._remake.add((prober, names[b]))
+        else:
+            for t in rtts:
+                if t > highest:
+                    highest = t
+        return kept, highest
 
     def _keep(self, key: Key, a: int, b: int) -> list[Row]:
         """Pair ``key``'s (numbers ``a``, ``b``) figures kept from now on (its readings before: its counts only)."""
@@ -210,6 +318,7 @@ class MeshWindow:
             self._top.pop(number, None)
         self._latest.pop(node, None)
         self._own.pop(node, None)
+        self._forget_places()  # (its number is retired)
 
     def _prune(self) -> None:
         """Readings older than the window on their prober's clock leave, oldest first (a
@@ -221,41 +330,49 @@ class MeshWindow:
 
     def _age(self, a: int, frames: deque[Frame], since: float) -> None:
         """Prober ``a``'s readings of ``since`` or before leave."""
-        index = self._index
-        names, alive, rows_of = index.names, index.alive, self._rows
-        prober = names[a]
-        probes_of, lost_of = index.probes[a], index.lost[a]
-        keep_all, at = self._keep_all(), None
-        kept = self._kept_by.get(a)
+        index, tops = self._index, self._top
+        kept, by_time = self._kept_by.get(a), None
+        keep_all = kept is not None and self._keep_all()  # (as the window stood before these frames left)
         while frames and frames[0][0] <= since:
             _, entries, highest = frames.popleft()
-            top = self._top.get(a)
+            top = tops.get(a)
             if top is not None and highest and highest == top[0]:
                 top[1] -= 1
                 if not top[1]:
-                    del self._top[a]
+                    del tops[a]
             index.age_frame(a, entries)
-            if not kept:
+            if kept:
+                by_time = self._age_kept(a, entries, kept, frames, since, keep_all, by_time)
+
+    def _age_kept(self, a: int, entries: array, kept: dict[int, list[Row]], frames: deque[Frame], since: float,
+                  keep_all: bool, by_time: dict[float, Frame] | None) -> dict[float, Frame] | None:
+        """The kept pairs among a frame's ``entries`` that left: their rows of ``since`` or before
+        go, and the pair is no longer kept when it has none, or no longer needs its figures
+        (``by_time``: the prober's frames by their time, made once an _age call needs them)."""
+        index = self._index
+        names, alive = index.names, index.alive
+        prober = names[a]
+        probes_of, lost_of = index.probes[a], index.lost[a]
+        for j in range(0, len(entries), 3):
+            b = entries[j]
+            rows = kept.get(b)
+            if rows is None or not alive[b]:
                 continue
-            for j in range(0, len(entries), 3):
-                b = entries[j]
-                rows = kept.get(b)
-                if rows is None or not alive[b]:
-                    continue
-                key = (prober, names[b])
-                old = 0
-                while old < len(rows) and rows[old][0] <= since:
-                    old += 1
-                del rows[:old]
-                if not rows:
-                    self._unkeep(key)
-                elif not (keep_all or lost_of[b] or probes_of[b] >= MIN_PROBES):
-                    if at is None:  # (once a prober's frames age: a fleet growing past KEEP_ALL_PAIRS spills thousands)
-                        at = {frame[0]: frame for frame in frames}
-                    self._spill(a, at, rows)
-                    self._unkeep(key)
-                else:
-                    self._remake.add(key)
+            key = (prober, names[b])
+            old = 0
+            while old < len(rows) and rows[old][0] <= since:
+                old += 1
+            del rows[:old]
+            if not rows:
+                self._unkeep(key)
+            elif not (keep_all or lost_of[b] or probes_of[b] >= MIN_PROBES):
+                if by_time is None:  # (once a prober's frames age: a fleet growing past KEEP_ALL_PAIRS spills thousands)
+                    by_time = {frame[0]: frame for frame in frames}
+                self._spill(a, by_time, rows)
+                self._unkeep(key)
+            else:
+                self._remake.add(key)
+        return by_time
 
     def _keep_all(self) -> bool:
         """Every pair's figures kept: a window of fewer than KEEP_ALL_PAIRS pairs, among fewer
@@ -407,12 +524,27 @@ class MeshWindow:
                 p99 = float(highest)
             d = evidence.peers_out.get(node) or (0, 0)
             s = index.sums_of[i]
-            found[node] = NodeMesh(node, Counts(*evidence.node_sums(node)), s[2] - d[0], s[3] - d[1], p99,
-                                   *_silence(index.silence[i]))
+            found[node] = _node_mesh(node, Counts(*evidence.node_sums(node)), s[2] - d[0], s[3] - d[1], p99,
+                                     index.silence[i])
         for node in index.silent_nodes():  # (a node none of whose pairs was ever answered has none above)
             if node not in found and node not in out:
-                found[node] = NodeMesh(node, Counts(), 0, 0, None, *_silence(index.silence[index.ids[node]]))
+                found[node] = _node_mesh(node, Counts(), 0, 0, None, index.silence[index.ids[node]])
         return found
+
+
+_new_object = object.__new__
+
+
+def _node_mesh(node: str, counts: Counts, peers: int, lossy_peers: int, p99_us: float | None,
+               silence: list[int]) -> NodeMesh:
+    """NodeMesh(node, counts, peers, lossy_peers, p99_us, *_silence(silence)), made without its
+    __init__: a frozen dataclass's sets each field through object.__setattr__, a third of a
+    1,024-node judgement's time (each node's made again every judgement)."""
+    unanswered, answers_none, answered_none = _silence(silence)
+    mesh = _new_object(NodeMesh)
+    mesh.__dict__.update(node=node, counts=counts, peers=peers, lossy_peers=lossy_peers, p99_us=p99_us,
+                         unanswered=unanswered, answers_none=answers_none, answered_none=answered_none)
+    return mesh
 
 
 def _silence(s: list[int]) -> tuple[int, bool, bool]:

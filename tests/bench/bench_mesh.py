@@ -3,7 +3,8 @@
 Run: python -m tests.bench.bench_mesh [--nodes 1024] [--leaves 32] [--seconds 20] [--loss-node NAME]
 A window is filled as ``--nodes`` nodes fill the mesh's 60 s window at the default rate (each
 node 20 readings a frame, one probe and one RTT each, its peers in turn, as
-tests/bench/fake_fleet.py's FakeMesh sends them), with a topology of ``--leaves`` leaves; then
+tests/bench/fake_fleet.py's FakeMesh sends them, decoded from their "mesh" field before the clock
+starts, so taken as the fleet takes them: packed rows, each node at an address of its own), with a topology of ``--leaves`` leaves; then
 ``--seconds`` more frames of every node are added, the window judged after each second as the
 fleet judges it (model/fleet.py: at most every 5 s while quiet; here every second, the worst
 case: something named). ``--loss-node`` makes one node's link lose 2 % of the probes through it.
@@ -20,11 +21,21 @@ from __future__ import annotations
 import argparse
 import gc
 import random
+import socket
+import struct
 import time
 import tracemalloc
+from collections.abc import Mapping, Sequence
 
+from netui.collectors.mesh import parse_mesh
+from netui.collectors.protocol import MESH_HEAD, MESH_ON, MESH_ROW
 from netui.model.mesh import DEFAULT_RATE, WINDOW_S, MeshPeerReading, MeshWindow
 from netui.model.topology import Attachment, Switch, Topology
+
+try:
+    from netui.model.mesh_window import Endpoints
+except ImportError:
+    Endpoints = None  # type: ignore[assignment,misc]
 
 
 PORT = 7000
@@ -45,9 +56,12 @@ class Probers:
         self.next = {n: i + 1 for i, n in enumerate(names)}  # each starts at a different peer
         self.loss_node = loss_node
         self.rng = random.Random(seed)
+        self.at = endpoints(names)  # where each node answers
 
-    def frame(self, prober: str, second: int) -> list[MeshPeerReading]:
-        names, out = self.names, []
+    def frame(self, prober: str, second: int) -> Sequence[MeshPeerReading]:
+        """The readings of ``prober``'s frame as the frame decoder gives them: its "mesh" field
+        decoded (collectors/mesh.py: MeshRows, taken by the window as packed)."""
+        names, rows = self.names, []
         for _ in range(int(DEFAULT_RATE)):
             target = names[self.next[prober] % len(names)]
             self.next[prober] += 1
@@ -55,8 +69,28 @@ class Probers:
                 target = names[self.next[prober] % len(names)]
                 self.next[prober] += 1
             lost = int(self.loss_node in (prober, target) and self.rng.random() < 0.02)
-            out.append(MeshPeerReading(target, PORT, 1 - lost, lost, () if lost else (150 + (second + len(out)) % 50,)))
-        return out
+            rtts = () if lost else (150 + (second + len(rows)) % 50,)
+            rows.append(MESH_ROW.pack(2, socket.inet_aton(address(target)) + bytes(12), PORT, 1 - lost, lost, len(rtts))
+                        + struct.pack(f"<{len(rtts)}I", *rtts))
+        head = MESH_HEAD.pack(MESH_ON, 0, PORT, len(names) - 1, 0, 0, len(rows), 1000.0 + second, 2,
+                              socket.inet_aton(address(prober)) + bytes(12))
+        return parse_mesh(head + b"".join(rows)).readings
+
+
+def address(name: str) -> str:
+    """A node's address here: 10.x.y.z from its number."""
+    i = int(name[4:])
+    return f"10.{i >> 16 & 255}.{i >> 8 & 255}.{i & 255}"
+
+
+def endpoints(names: list[str]) -> Mapping[tuple[str, int], str]:
+    """Where each node answers, as Fleet.observe_mesh keeps it (model/mesh_window.py Endpoints)."""
+    if Endpoints is None:  # (the window before Endpoints: a dict)
+        return {(address(n), PORT): n for n in names}
+    at = Endpoints()
+    for n in names:
+        at.put((address(n), PORT), n)
+    return at
 
 
 def add(window: MeshWindow, prober: str, mono_s: float, readings: list[MeshPeerReading], at: dict) -> None:
@@ -74,7 +108,7 @@ def add(window: MeshWindow, prober: str, mono_s: float, readings: list[MeshPeerR
 def fill(window: MeshWindow, names: list[str], probers: Probers, seconds: int, start: int = 0) -> float:
     """``seconds`` seconds of every node's frames; the CPU seconds they took."""
     frames = [[probers.frame(n, s) for n in names] for s in range(start, start + seconds)]
-    at = {(n, PORT): n for n in names}  # (each node's address is its name here)
+    at = probers.at  # (one for the session, as the fleet's)
     t0 = time.process_time()
     for s, per_node in enumerate(frames, start):
         for n, readings in zip(names, per_node):

@@ -442,3 +442,94 @@ def test_pool_readings_stops_at_what_its_caller_takes():
         assert pool([r], ["n1"], IDS, 0, 0, heard, *args, {1: []}, 20, 0, [])[0] == 0
         assert pool([r], ["n1"], IDS, 0, 0, heard, *args, {}, 3, 0, [])[0] == 0  # (3 probes: MIN_PROBES of 3)
         assert pool([r], ["n2"], IDS, 0, 2, heard, *args, {}, 20, 0, [])[0] == 1
+
+
+@pytest.mark.slow
+@needs_c
+@settings(max_examples=500, deadline=None)
+@given(mesh_rows_of, st.integers(-2, 2), st.integers(0, 40), st.integers(0, 3))
+def test_the_twins_agree_on_mesh_check_and_mesh_targets(rows, extra_rows, cut, start):
+    value = bytes(start) + b"".join(_mesh_row(*r) for r in rows)
+    at_port: list = [None] * 65536
+    for i, (f, raw, port, *_) in enumerate(rows):
+        if f in (2, 10) and i % 2 == 0:  # (every other peer known; some of a number that is not one)
+            at_port[port] = (*(at_port[port] or ()), speedups.endpoint_key(f, raw), i - 1 if i % 4 else "x")
+    if rows and isinstance(at_port[rows[-1][2]], tuple):  # (a port of many: a dict)
+        peers = at_port[rows[-1][2]]
+        at_port[rows[-1][2]] = dict(zip(peers[::2], peers[1::2]))
+    for data in (value, value[: max(0, len(value) - cut)], bytearray(value)):
+        n = max(0, len(rows) + extra_rows)
+        assert outcome(compiled.mesh_check, data, start, n, 64) == outcome(speedups.py_mesh_check, data, start, n, 64)
+        c = outcome(compiled.mesh_targets, data, start, n, at_port)
+        assert c == outcome(speedups.py_mesh_targets, data, start, n, at_port)
+        if outcome(compiled.mesh_check, data, start, n, 64)[1] is None:  # (checked rows: every one placed)
+            assert c[0] is not None and len(c[0][0]) == 2 * n
+
+
+def test_mesh_targets_numbers_each_rows_peer_by_its_address_and_port():
+    mapped_b = bytes(10) + b"\xff\xff" + _B[:4]
+    value = b"head" + _mesh_row(2, _A, 5000, 3, 1, [120, 95, 130]) + _mesh_row(10, mapped_b, 5001, 0, 2, []) \
+        + _mesh_row(2, _A, 5001, 1, 0, [9])
+    a, b = speedups.endpoint_key(2, _A), speedups.endpoint_key(2, _B)
+    assert a == b"\x04" + bytes(12) + _A[:4] and b == speedups.endpoint_key(10, mapped_b)
+    assert speedups.endpoint_key(10, _A) == b"\x06" + _A
+    at_port: list = [None] * 65536
+    at_port[5000], at_port[5001] = (a, 4), (b"\x06" + _A, 9, b, -1)
+    for mesh_targets in (speedups.mesh_targets, speedups.py_mesh_targets):
+        places, missing = mesh_targets(value, 4, 3, at_port)
+        assert list(places) == [4, 4, -1, 4 + 40, -2, 4 + 68] and missing == [(2, 5001, a)]
+        assert mesh_targets(value, 4, 0, at_port)[1] is None
+        assert outcome(mesh_targets, value, 4, 3, {})[1] == ("TypeError", "mesh_targets: at_port must be a list of 65536")
+        many = list(at_port)
+        many[5000], many[5001] = {a: 4, b: 7}, {b"\x06" + _A: 9, b: -1}
+        assert list(mesh_targets(value, 4, 3, many)[0]) == [4, 4, -1, 4 + 40, -2, 4 + 68]
+
+
+def test_pool_rows_takes_what_pool_readings_takes():
+    """The same rows, packed: settled as pool_readings settles them, stopping where it stops."""
+    r, lost = _mesh_row(2, _A, 7000, 1, 0, [150]), _mesh_row(2, _A, 7000, 0, 1, [])
+    for pool_rows in (speedups.pool_rows, speedups.py_pool_rows):
+        probes, node_probes, sums_of = [[0, 0, 0], [0, 0, 0], [0, 0, 19]], [0, 0, 0], [[0] * 4 for _ in range(3)]
+        leaf_row, leaf_ix = [[0, 0], [0, 0]], [0, 0, 0]
+        args = (probes, node_probes, sums_of, leaf_row, leaf_ix)
+        heard = bytearray([255, 255, 255])
+        places = array("i", [1, 0, 0, 28, -1, 0])  # n1, itself, no node there
+        assert pool_rows(r * 3, places, 0, 0, heard, *args, {}, 20, 100) == (3, 1, 1, 150, array("I", [1, 1, 0]).tobytes())
+        assert (probes[0], node_probes, sums_of[0], sums_of[1], leaf_row) == \
+            ([0, 1, 0], [0, 1, 0], [0, 0, 1, 0], [0, 1, 1, 0], [[1, 0], [0, 0]])
+        assert pool_rows(r + lost + r, array("i", [1, 0, 1, 28, 1, 56]), 0, 0, heard, *args, {}, 20, 0)[:4] == (1, 1, 0, 150)
+        assert pool_rows(r, array("i", [-2, 0]), 0, 0, heard, *args, {}, 20, 0)[0] == 0  # (not numbered yet)
+        assert pool_rows(r, array("i", [1, 0]), 0, 0, bytearray([255, 3, 255]), *args, {}, 20, 0)[0] == 0
+        assert pool_rows(r, array("i", [1, 0]), 0, 0, heard, *args, {1: []}, 20, 0)[0] == 0
+        assert pool_rows(r, array("i", [1, 0]), 0, 0, heard, *args, {}, 3, 0)[0] == 0  # (3 probes: MIN_PROBES of 3)
+        assert pool_rows(r, array("i", [1, 9]), 0, 0, heard, *args, {}, 20, 0)[0] == 0  # (not a whole row there)
+        assert outcome(pool_rows, r, array("I", [1, 0]), 0, 0, heard, *args, {}, 20, 0)[1] == \
+            ("TypeError", "pool_rows: places must be an array of 'i'")
+
+
+@pytest.mark.slow
+@needs_c
+@settings(max_examples=400, deadline=None)
+@given(st.integers(1, 5), st.integers(1, 3), st.data())
+def test_the_twins_agree_on_pool_rows(n, leaves, data):
+    import copy
+
+    tables = _pair_tables(data.draw, n, leaves)
+    a = data.draw(st.integers(0, n - 1))
+    rows = data.draw(st.lists(st.tuples(st.integers(0, 30), st.sampled_from([0, 0, 0, 1]),
+                                        st.lists(st.integers(0, 2**32 - 1), max_size=2)), max_size=6))
+    value = b"".join(_mesh_row(2, _A, 7000, max(answered, len(rtts)), lost, rtts) for answered, lost, rtts in rows)
+    places, off = array("i"), 0
+    for answered, lost, rtts in rows:
+        places += array("i", [data.draw(st.sampled_from([*range(n), -1, -2, n + 3])),
+                               data.draw(st.sampled_from([off, off, off, 5]))])
+        off += 28 + 4 * len(rtts)
+    heard = bytearray(data.draw(st.lists(st.sampled_from([255, 255, 0, 3]), min_size=n, max_size=n)))
+    kept = {b: [] for b in data.draw(st.lists(st.integers(0, n - 1), max_size=2))}
+    at, highest = data.draw(st.sampled_from([0, 0, 1, -1])), data.draw(st.integers(0, 500))
+    got = []
+    for pool in (compiled.pool_rows, speedups.py_pool_rows):
+        t = copy.deepcopy(tables)
+        got.append((outcome(pool, value, places, at, a, heard, t["probes"], t["node_probes"], t["sums_of"],
+                            t["leaf_rows"][t["leaf_ix"][a]], t["leaf_ix"], kept, 20, highest), t))
+    assert got[0] == got[1]
