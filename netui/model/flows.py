@@ -40,9 +40,11 @@ class PeerCounters(NamedTuple):
     rtt_max_us: int
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class PeerSample:
-    """A node's TCP peers at one reading (``mono_s``, the node's CLOCK_MONOTONIC).
+    """A node's TCP peers at one reading (``mono_s``, the node's CLOCK_MONOTONIC). Never
+    changed once made (not frozen, as ``NodeSample``: a frozen dataclass's ``__init__`` costs
+    an ``object.__setattr__`` a field, and a fleet makes one a node a reading).
 
     ``available`` False: the node's kernel did not answer sock_diag (``error`` says why);
     the node is otherwise fine. ``capped``: the reading stopped at the socket cap.
