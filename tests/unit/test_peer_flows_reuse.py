@@ -1,5 +1,6 @@
-"""What the peers' decoding keeps from one reading to the next (so a thousand nodes'
-readings cost little) never hides a change: an address that moves is seen."""
+"""What the peers' decoding and flow rates keep from one reading to the next (so a thousand
+nodes' readings cost little) never hides a change: an address that moves is seen, peers that
+change places keep their own rates."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import struct
 
 from netui.collectors import sampler
 from netui.collectors.peers import parse_peers
+from netui.model.flows import PeerCounters, PeerRates, PeerSample, flow_rates
 
 TCP_INFO = struct.Struct("=68xI28xI16xQQ24xQ")  # rtt, total_retrans, bytes_acked, bytes_received, delivery_rate
 
@@ -28,3 +30,33 @@ def test_readings_from_the_same_local_addresses_share_them_and_a_new_address_is_
     moved = parse_peers(field("198.18.0.7", 3.0, 9000))
     assert moved.local_addresses == ("198.18.0.7",)
     assert [p.address for p in (first.peers + second.peers + moved.peers)] == ["198.18.0.9"] * 3
+
+
+def counters(address: str, t: int, rate: int) -> PeerCounters:
+    return PeerCounters(address, 1, rate * t, 0, 0, 0, 100, 100)
+
+
+def test_peers_that_change_places_between_readings_keep_their_own_rates():
+    first = PeerSample(1.0, peers=(counters("10.0.0.1", 1, 500), counters("10.0.0.2", 1, 100)))
+    flows = flow_rates(None, first)
+    swapped = PeerSample(2.0, peers=(counters("10.0.0.2", 2, 100)._replace(sent_bytes=10_000),
+                                     counters("10.0.0.1", 2, 500)))
+    flows = flow_rates(first, swapped, flows)
+    assert flows is not None
+    assert flows.rates["10.0.0.2"].tx_bytes_per_s == 10_000 - 100
+    assert flows.rates["10.0.0.1"].tx_bytes_per_s == 500
+    assert list(flows.rates) == ["10.0.0.2", "10.0.0.1"]  # busiest first
+    third = PeerSample(3.0, peers=(counters("10.0.0.3", 3, 7), counters("10.0.0.2", 3, 5000)))
+    later = flow_rates(swapped, third, flows)
+    assert later is not None
+    assert later.rates["10.0.0.2"] == PeerRates(15_000 - 10_000, 0.0, 0.0001, 0.0, 1, None)
+    assert later.rates["10.0.0.3"].tx_bytes_per_s is None  # new: unknown, as ever
+    assert list(later.rates) == ["10.0.0.2", "10.0.0.3"]
+
+
+def test_an_address_twice_in_the_reading_before_is_rated_against_its_last_row():
+    prev = PeerSample(1.0, peers=(counters("10.0.0.1", 1, 100), counters("10.0.0.1", 1, 300)))
+    cur = PeerSample(2.0, peers=(counters("10.0.0.1", 2, 100), counters("10.0.0.2", 2, 1)))
+    flows = flow_rates(prev, cur, flow_rates(None, prev))
+    assert flows is not None
+    assert flows.rates["10.0.0.1"].tx_bytes_per_s is None  # 200 after 300: as a counter gone back
