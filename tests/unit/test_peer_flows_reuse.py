@@ -1,14 +1,17 @@
-"""What the peers' decoding and flow rates keep from one reading to the next (so a thousand
-nodes' readings cost little) never hides a change: an address that moves is seen, peers that
-change places keep their own rates."""
+"""What the peers' decoding and the fleet's address book keep from one reading to the next
+(so a thousand nodes' readings cost little) never hides a change: an address that moves is
+seen, a node named by its address is found, peers that change places keep their own rates."""
 
 from __future__ import annotations
 
 import struct
+from dataclasses import replace
 
 from netui.collectors import sampler
 from netui.collectors.peers import parse_peers
+from netui.model.fleet import Fleet
 from netui.model.flows import PeerCounters, PeerRates, PeerSample, flow_rates
+from tests.synth import node_sample
 
 TCP_INFO = struct.Struct("=68xI28xI16xQQ24xQ")  # rtt, total_retrans, bytes_acked, bytes_received, delivery_rate
 
@@ -30,6 +33,38 @@ def test_readings_from_the_same_local_addresses_share_them_and_a_new_address_is_
     moved = parse_peers(field("198.18.0.7", 3.0, 9000))
     assert moved.local_addresses == ("198.18.0.7",)
     assert [p.address for p in (first.peers + second.peers + moved.peers)] == ["198.18.0.9"] * 3
+
+
+def test_the_fleet_sees_a_node_whose_address_changed_between_readings():
+    fleet = Fleet(["a", "b"], history_s=10)
+
+    def observe(t: int, address_of_b: str) -> None:
+        fleet["a"].observe(replace(node_sample(t), peers=parse_peers(field("198.18.0.1", t, 1000 * t))))
+        fleet["b"].observe(replace(node_sample(t), peers=parse_peers(field(address_of_b, t, 1000 * t))))
+
+    observe(1, "198.18.0.2")
+    assert fleet.address_book().node("198.18.0.2") == "b"
+    observe(2, "198.18.0.2")
+    assert fleet.address_book().node("198.18.0.2") == "b"
+    observe(3, "198.18.0.3")  # b's address moved (a new lease, a bond's other port)
+    book = fleet.address_book()
+    assert book.node("198.18.0.3") == "b" and book.node("198.18.0.2") is None
+    assert book.node("198.18.0.1") == "a"
+    # the same addresses in new tuples (a recording replayed) are the same book
+    fleet["b"].sample = replace(fleet["b"].sample,
+                                peers=replace(fleet["b"].sample.peers, local_addresses=("198.18.0.3",)))
+    assert fleet.address_book() is book
+
+
+def test_a_node_named_by_its_address_is_found_at_every_reading():
+    fleet = Fleet(["root@198.18.0.5:22", "[fd00::5]:2222", "node0001"], history_s=10)
+    for t in (1, 2, 3):
+        for name in fleet.nodes:  # readings whose sockets show no local address of the node's own
+            fleet[name].observe(replace(node_sample(t), peers=PeerSample(float(t))))
+        book = fleet.address_book()
+        assert book.node("198.18.0.5") == "root@198.18.0.5:22"
+        assert book.node("fd00::5") == "[fd00::5]:2222"
+        assert not book.knows("node0001")
 
 
 def counters(address: str, t: int, rate: int) -> PeerCounters:
