@@ -16,6 +16,10 @@ _FAMILIES = {2: socket.AF_INET, 10: socket.AF_INET6}
 _MAPPED = b"\0" * 10 + b"\xff\xff"
 MAX_ROWS = 4096  # more rows than this is not the sampler's field
 _ADDRESSES: dict[tuple[int, bytes], str] = {}  # (family, 16 bytes) → its text: a fleet's peers repeat
+# a field's local addresses (its bytes) → their texts: a node's rarely change, and one tuple
+# for them reading after reading lets a fleet see at a glance that they did not (address_book)
+_LOCALS: dict[bytes, tuple[str, ...]] = {}
+_counters = tuple.__new__  # a PeerCounters of its eight items, without PeerCounters(...)'s argument parsing
 
 
 def address_text(family: int, raw: bytes) -> str | None:
@@ -30,7 +34,8 @@ def address_text(family: int, raw: bytes) -> str | None:
 
 
 def parse_peers(value: bytes) -> PeerSample:
-    """The PeerSample of one "peers" field; ParseError when it is not as the sampler packs it."""
+    """The PeerSample of one "peers" field; ParseError when it is not as the sampler packs it.
+    Readings whose local addresses are the same bytes share one ``local_addresses`` tuple."""
     if len(value) < PEER_HEAD.size:
         raise ParseError(f"peers: {len(value)} bytes, shorter than its head")
     status, flags, code, sockets, seen, rows, addrs, mono = PEER_HEAD.unpack_from(value)
@@ -41,14 +46,14 @@ def parse_peers(value: bytes) -> PeerSample:
         raise ParseError(f"peers: unknown status {status}")
     if rows > MAX_ROWS or addrs > MAX_ROWS:
         raise ParseError(f"peers: {rows} peers and {addrs} addresses, more than the sampler sends")
-    need = PEER_HEAD.size + rows * PEER_ROW.size + addrs * PEER_ADDR.size
-    if len(value) != need or mono != mono:  # (NaN)
-        raise ParseError(f"peers: {len(value)} bytes where its head says {need}")
-    peers = []
-    at = PEER_HEAD.size + rows * PEER_ROW.size
+    head = PEER_HEAD.size
+    at = head + rows * PEER_ROW.size
+    if len(value) != at + addrs * PEER_ADDR.size or mono != mono:  # (NaN)
+        raise ParseError(f"peers: {len(value)} bytes where its head says {at + addrs * PEER_ADDR.size}")
+    peers: list[PeerCounters] = []
+    append = peers.append
     known = _ADDRESSES.get
-    for family, count, raw, sent, received, retrans, delivery, rtt, rtt_max in PEER_ROW.iter_unpack(
-            value[PEER_HEAD.size:at]):
+    for family, count, raw, sent, received, retrans, delivery, rtt, rtt_max in PEER_ROW.iter_unpack(value[head:at]):
         address = known((family, raw))
         if address is None:
             address = address_text(family, raw)
@@ -57,15 +62,25 @@ def parse_peers(value: bytes) -> PeerSample:
             if len(_ADDRESSES) >= 65536:
                 _ADDRESSES.clear()
             _ADDRESSES[(family, raw)] = address
-        peers.append(PeerCounters(address, count, sent, received, retrans, delivery, rtt, rtt_max))
-    local = []
-    for _ in range(addrs):
-        family, raw = PEER_ADDR.unpack_from(value, at)
-        at += PEER_ADDR.size
+        append(_counters(PeerCounters, (address, count, sent, received, retrans, delivery, rtt, rtt_max)))
+    tail = bytes(value[at:])  # (a key: bytes, whatever buffer the field came in)
+    local = _LOCALS.get(tail)
+    if local is None:
+        local = _local_addresses(tail)
+        if len(_LOCALS) >= 65536:
+            _LOCALS.clear()
+        _LOCALS[tail] = local
+    return PeerSample(mono, True, None, bool(flags & PEERS_CAPPED), sockets, seen, tuple(peers), local)
+
+
+def _local_addresses(packed: bytes) -> tuple[str, ...]:
+    """The texts of a field's local addresses, each once, in their order (an unknown family left out)."""
+    local: list[str] = []
+    for family, raw in PEER_ADDR.iter_unpack(packed):
         address = address_text(family, raw)
         if address is not None and address not in local:
             local.append(address)
-    return PeerSample(mono, True, None, bool(flags & PEERS_CAPPED), sockets, seen, tuple(peers), tuple(local))
+    return tuple(local)
 
 
 def tcp_opens(snmp: str | bytes | None) -> int | None:

@@ -419,19 +419,25 @@ class Fleet:
 
     def address_book(self) -> AddressBook:
         """Remote address → watched node, from the addresses each node's sockets use and the
-        nodes named by an address (``user@198.18.0.2:22``). Made again when a reading changed."""
-        key = [id(n.sample.peers) if n.sample is not None else 0 for n in self.nodes.values()]
+        nodes named by an address (``user@198.18.0.2:22``). Made again when a node's local
+        addresses changed (or the fleet's names), not at every reading."""
+        # (read at each tick that found someone slow, over every node: its key is each node's
+        # local-addresses tuple, which the decoder shares while the field's bytes repeat, so
+        # comparing it with the last is a pass of identity checks; the addresses in the names
+        # are worked out once per set of names)
+        nodes = self.nodes
+        names = tuple(nodes)
+        local = [s.peers.local_addresses if (s := n.sample) is not None and s.peers is not None else ()
+                 for n in nodes.values()]
         cached = getattr(self, "_book", None)
-        if cached is not None and cached[0] == key:
-            return cached[1]
-        extra = {}
-        for name in self.nodes:
-            address = _address_in(name)
-            if address is not None:
-                extra[address] = name
-        book = AddressBook(((n.name, n.sample.peers if n.sample is not None else None) for n in self.nodes.values()),
-                           extra)
-        self._book = (key, book)
+        if cached is not None and cached[0] == names and cached[1] == local:
+            return cached[2]
+        named = getattr(self, "_named", None)
+        if named is None or named[0] != names:
+            named = self._named = (names, {a: name for name in names if (a := _address_in(name)) is not None})
+        book = AddressBook(((n.name, n.sample.peers if n.sample is not None else None) for n in nodes.values()),
+                           named[1])
+        self._book = (names, local, book)
         return book
 
     def peer_flows(self) -> dict[str, dict[str, PeerRates]]:

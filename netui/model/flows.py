@@ -40,9 +40,11 @@ class PeerCounters(NamedTuple):
     rtt_max_us: int
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class PeerSample:
-    """A node's TCP peers at one reading (``mono_s``, the node's CLOCK_MONOTONIC).
+    """A node's TCP peers at one reading (``mono_s``, the node's CLOCK_MONOTONIC). Never
+    changed once made (not frozen, as ``NodeSample``: a frozen dataclass's ``__init__`` costs
+    an ``object.__setattr__`` a field, and a fleet makes one a node a reading).
 
     ``available`` False: the node's kernel did not answer sock_diag (``error`` says why);
     the node is otherwise fine. ``capped``: the reading stopped at the socket cap.
@@ -77,25 +79,23 @@ class PeerRates(NamedTuple):
         return (self.tx_bytes_per_s or 0.0) + (self.rx_bytes_per_s or 0.0)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class NodeFlows:
-    """A node's peer rates at its last reading: ``rates`` by remote address, busiest first."""
+    """A node's peer rates at its last reading: ``rates`` by remote address, busiest first.
+    Never changed once made (not frozen: a frozen dataclass's ``__init__`` costs an
+    ``object.__setattr__`` a field, and a fleet makes one a node a reading).
+
+    ``distinct``: each of ``sample``'s peers is at an address of its own (so the next
+    reading's peers may be matched to them by position); False when not known."""
 
     mono_s: float
     rates: dict[str, PeerRates]
     sample: PeerSample
+    distinct: bool = False
 
 
-def _rate(prev: int, cur: int, dt: float) -> float | None:
-    d = cur - prev
-    if d < 0:
-        return None
-    v = d / dt
-    return v if v <= MAX_BYTES_PER_S else None
-
-
-def _gauge_s(us: int) -> float | None:
-    return us / 1e6 if 0 < us <= MAX_RTT_S * 1e6 else None
+_MAX_RTT_US = MAX_RTT_S * 1e6  # an RTT past this (or 0: none measured) is unknown
+_rates = tuple.__new__  # a PeerRates of its six items: what ``PeerRates(...)`` makes, without its keyword parsing
 
 
 def flow_rates(prev: PeerSample | None, cur: PeerSample | None, last: NodeFlows | None = None) -> NodeFlows | None:
@@ -107,25 +107,57 @@ def flow_rates(prev: PeerSample | None, cur: PeerSample | None, last: NodeFlows 
         return None
     if last is not None and last.sample.mono_s == cur.mono_s:
         return last if last.sample is cur else NodeFlows(last.mono_s, last.rates, cur)
-    before = {}
+    before: tuple[PeerCounters, ...] = ()
     dt = 0.0
     if prev is not None and prev.available:
         dt = cur.mono_s - prev.mono_s
         if dt > 0 and math.isfinite(dt):
-            before = {p.address: p for p in prev.peers}
+            before = prev.peers
+    known = len(before)
+    # (this runs for every node at every new reading, so the rates are made inline; the
+    # previous reading's peers are matched by position — the sampler sends a node's peers in
+    # much the same order every reading — where their addresses are known to be distinct,
+    # else by address, the last row of an address as a dict keeps it)
+    by_address = None if last is not None and last.sample is prev and last.distinct else {p[0]: p for p in before}
     rates: dict[str, PeerRates] = {}
-    for p in cur.peers:
-        b = before.get(p.address)
-        if b is None:
-            tx = rx = retrans = None
+    ordered = True  # busiest first already (the sampler's order, mostly)
+    top = math.inf
+    rows = 0
+    for address, sockets, sent, received, retrans, delivery, rtt, _ in cur.peers:
+        if by_address is None:
+            b = before[rows] if rows < known else None
+            if b is None or b[0] != address:
+                by_address = {p[0]: p for p in before}
+                b = by_address.get(address)
         else:
-            tx = _rate(b.sent_bytes, p.sent_bytes, dt)
-            rx = _rate(b.received_bytes, p.received_bytes, dt)
-            retrans = _rate(b.retrans_segs, p.retrans_segs, dt)
-        delivery = float(p.delivery_bytes_per_s) if 0 < p.delivery_bytes_per_s <= MAX_BYTES_PER_S else None
-        rates[p.address] = PeerRates(tx, rx, _gauge_s(p.rtt_us), retrans, p.sockets, delivery)
-    ordered = dict(sorted(rates.items(), key=lambda kv: -kv[1].bytes_per_s))
-    return NodeFlows(cur.mono_s, ordered, cur)
+            b = by_address.get(address)
+        rows += 1
+        if b is None:
+            tx = rx = retrans_per_s = None
+            total = 0.0
+        else:
+            d = sent - b[2]
+            tx = d / dt if d >= 0 else None
+            if tx is not None and tx > MAX_BYTES_PER_S:
+                tx = None
+            d = received - b[3]
+            rx = d / dt if d >= 0 else None
+            if rx is not None and rx > MAX_BYTES_PER_S:
+                rx = None
+            d = retrans - b[4]
+            retrans_per_s = d / dt if d >= 0 else None
+            if retrans_per_s is not None and retrans_per_s > MAX_BYTES_PER_S:
+                retrans_per_s = None
+            total = (tx or 0.0) + (rx or 0.0)  # (PeerRates.bytes_per_s)
+        rates[address] = _rates(PeerRates, (tx, rx, rtt / 1e6 if 0 < rtt <= _MAX_RTT_US else None, retrans_per_s,
+                                            sockets, float(delivery) if 0 < delivery <= MAX_BYTES_PER_S else None))
+        if total > top:
+            ordered = False
+        top = total
+    distinct = len(rates) == rows
+    if not ordered or not distinct:  # (an address twice: its place is its first row's, its rates its last's)
+        rates = dict(sorted(rates.items(), key=lambda kv: -kv[1].bytes_per_s))
+    return NodeFlows(cur.mono_s, rates, cur, distinct)
 
 
 class AddressBook:
@@ -178,27 +210,52 @@ def merge(rates: Iterable[PeerRates]) -> PeerRates:
                      total(r.delivery_bytes_per_s for r in rs))
 
 
+def _by_name(rates: dict[str, PeerRates], owner: Mapping[str, str], self_name: str | None,
+             names: frozenset[str] | None) -> dict[str, PeerRates]:
+    """``rates`` by the name ``owner`` gives their address (else the address itself), merged
+    and busiest first; ``self_name`` left out, and with ``names`` only those."""
+    label = owner.get
+    out: dict[str, PeerRates] = {}
+    groups: dict[str, list[PeerRates]] | None = None
+    ordered = True
+    top = math.inf
+    for address, r in rates.items():
+        name = label(address, address)
+        if name == self_name or (names is not None and name not in names):
+            continue
+        if name in out:  # (rare: one peer at several addresses)
+            if groups is None:
+                groups = {}
+            groups.setdefault(name, [out[name]]).append(r)
+            continue
+        out[name] = r
+        total = (r[0] or 0.0) + (r[1] or 0.0)  # (bytes_per_s)
+        if total > top:
+            ordered = False
+        top = total
+    if groups is not None:
+        for name, rs in groups.items():
+            out[name] = merge(rs)
+    elif ordered:  # each name one address, busiest first already (as flow_rates orders them)
+        return out
+    return dict(sorted(out.items(), key=lambda kv: -kv[1].bytes_per_s))
+
+
 def labelled(flows: NodeFlows, book: AddressBook, self_name: str | None = None) -> dict[str, PeerRates]:
     """A node's peers by the name of the watched node they are (else their address),
     busiest first; its own addresses (a node talking to itself) left out."""
-    groups: dict[str, list[PeerRates]] = {}
-    for address, r in flows.rates.items():
-        name = book.label(address)
-        if self_name is not None and name == self_name:
-            continue
-        groups.setdefault(name, []).append(r)
-    out = {name: merge(rs) for name, rs in groups.items()}
-    return dict(sorted(out.items(), key=lambda kv: -kv[1].bytes_per_s))
+    return _by_name(flows.rates, book._owner, self_name, None)
 
 
 def peer_flows(flows: Mapping[str, NodeFlows | None], book: AddressBook) -> dict[str, dict[str, PeerRates]]:
     """The flows between watched nodes: ``{node: {peer node: PeerRates}}`` (a node without
     a reading, or whose peers are not watched nodes, is absent)."""
     out: dict[str, dict[str, PeerRates]] = {}
+    owner, names = book._owner, book._names
     for name, f in flows.items():
         if f is None:
             continue
-        peers = {peer: r for peer, r in labelled(f, book, name).items() if book.knows(peer)}
+        peers = _by_name(f.rates, owner, name, names)
         if peers:
             out[name] = peers
     return out
