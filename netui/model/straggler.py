@@ -185,7 +185,9 @@ def find_stragglers(nodes: Iterable[Node], rules: StragglerRules | None = None) 
     for prefix, rx_of, tx_of in _PLANES:
         rxs, txs = list(map(rx_of, sums)), list(map(tx_of, sums))
         totals = [(rx or 0.0) + (tx or 0.0) for rx, tx in zip(rxs, txs)]
-        at = [i for i, total in enumerate(totals) if total >= floor]
+        # (a node with no figure in this plane, RDMA on a host without it, is not in it: even
+        # where a configuration sets the idle floor to 0)
+        at = [i for i, total in enumerate(totals) if total >= floor and (rxs[i] is not None or txs[i] is not None)]
         if len(at) < rules.min_nodes or median([totals[i] for i in at]) < rules.busy_floor_bytes_per_s:
             continue
         busy = [(up[i], rxs[i], txs[i]) for i in at]

@@ -247,6 +247,17 @@ def test_a_slow_rdma_node_is_named_even_when_tcp_is_quiet():
                                "(flagged below 25 %; all 5 busy)")
 
 
+def test_hosts_without_rdma_are_not_in_its_plane_even_with_no_idle_floor():
+    # config.toml may set the idle floor to 0: a host with no RDMA figure at all must still not
+    # count as an RDMA node (at 0 it would pull the RDMA median to 0 and hide the slow node)
+    specs = {f"r{i}": {"rx_bps": 90e9, "tx_bps": 90e9} for i in range(5)}
+    specs["r3"] = {"rx_bps": 90e9, "tx_bps": 20e9}
+    nodes = rdma_cluster(specs) + cluster({f"h{i}": 0.001 for i in range(6)})  # (host chatter alike)
+    found = find_stragglers(nodes, StragglerRules(idle_floor_bytes_per_s=0))
+    assert names(found) == ["r3"] and found[0].metric == "rdma_tx"
+    assert "all 5 busy" in found[0].reason
+
+
 def test_one_way_rdma_is_judged_by_its_own_totals():
     specs = {"n1": {"rx_bps": 0, "tx_bps": 90e9}, "n2": {"rx_bps": 90e9, "tx_bps": 0},
              "n3": {"rx_bps": 0, "tx_bps": 9e9}, "n4": {"rx_bps": 9e9, "tx_bps": 0},
