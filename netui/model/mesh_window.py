@@ -32,6 +32,7 @@ MAX_PENDING = 8192  # frames added and not yet read, at most (a tick of 8,192 no
 # the nodes on one UDP port that ``_places`` compares one by one (each sampler's port is its
 # own, chosen by its kernel: a few share one); more are found through a dict by their address
 FEW_ON_A_PORT = 4
+NOWHERE_KEPT = 4096  # peers that no node answers at, kept in ``MeshWindow._places``'s table at most (beyond 4 a node)
 _NONE_KEPT: dict[int, list] = {}
 _HIGHEST = itemgetter(2)  # a frame's highest RTT of the pairs not kept
 _ENDPOINT = itemgetter(0, 1)  # a reading's peer: (address, port)
@@ -102,6 +103,7 @@ class MeshWindow:
         self._at: list[tuple | dict | None] = [None] * 65536
         self._at_of: Endpoints | None = None
         self._at_version = -1
+        self._nowhere = 0  # peers in ``_at`` that no node answers at (-1): a bad sampler's can be many
 
     @property
     def pair_count(self) -> int:
@@ -151,6 +153,13 @@ class MeshWindow:
             r = rows[k]
             target = target_of.get((r.address, r.port), "")
             b = ids.get(target) if target else -1
+            if b == -1:
+                # (an address no node answers on is kept too, so it is not read again each frame;
+                # a sampler that names ever new ones must not grow the table without end)
+                self._nowhere += 1
+                if self._nowhere > NOWHERE_KEPT + 4 * len(ids):
+                    self._forget_places()
+                    at = self._at
             if b is None:
                 names[k] = target  # (numbered when its frame goes in, in the order it came)
             else:
@@ -168,6 +177,7 @@ class MeshWindow:
         """What ``_places`` knew of where the nodes answer is forgotten (it changed)."""
         if any(self._at):
             self._at = [None] * 65536
+        self._nowhere = 0
 
     def _flush(self) -> None:
         """The frames added since the last read, into the figures, in the order they came."""

@@ -141,3 +141,20 @@ def test_a_judged_node_is_the_one_its_constructor_makes():
     made = _node_mesh("n1", Counts(40, 2), 7, 1, 180.0, [0, 25, 3, 0, 0, 1])
     own = NodeMesh("n1", Counts(40, 2), 7, 1, 180.0, 1, True, False)
     assert made == own and vars(made) == vars(own) and repr(made) == repr(own) and hash(made) == hash(own)
+
+
+def test_peers_no_node_answers_at_are_kept_only_so_many():
+    """A sampler naming ever new addresses (broken, or hostile) must not grow the window's
+    table of where the nodes answer without end: past NOWHERE_KEPT it starts again."""
+    from netui.model import mesh_window
+
+    at = Endpoints()
+    at.put(("10.0.0.2", 7000), "b")
+    w = MeshWindow()
+    rows_of = lambda k: [row(f"192.0.{(k * 200 + j) // 250 % 250}.{(k * 200 + j) % 250 + 1}", 9000 + j, 1, 0, [50])
+                         for j in range(200)] + [row("10.0.0.2", 7000, 1, 0, [60])]
+    for k in range(60):  # 12,000 addresses no node answers at
+        w.add_readings("a", 1.0 + k, parse_mesh(field(0, 7000, 1.0 + k, rows_of(k))).readings, at)
+        kept = sum(len(p) // 2 if isinstance(p, tuple) else len(p) for p in w._at if p)
+        assert kept <= mesh_window.NOWHERE_KEPT + 4 * len(w._index.ids) + 201
+    assert w.pair_count == 1 and w._index.counts[("a", "b")] == (60, 0)  # (the one node answering, all along)
