@@ -1418,8 +1418,12 @@ static PyObject *mesh_targets(PyObject *self, PyObject *args) {
     for (Py_ssize_t k = 0; k < rows; k++) {
         Py_ssize_t next = row_end(s, view.len, at, INT32_MAX);
         unsigned char key[17];
-        if (next < 0 || next > INT32_MAX || endpoint_key(s + at, key) < 0)
+        if (next < 0 || endpoint_key(s + at, key) < 0)
             goto fail;
+        if (next > INT32_MAX) {
+            PyErr_SetString(PyExc_ValueError, "mesh: rows beyond 2 GB");
+            goto fail;
+        }
         unsigned port = s[at + 20] | (unsigned)s[at + 21] << 8;
         PyObject *peers = PyList_GET_ITEM(at_port, port);
         long b = -2;
@@ -1433,7 +1437,7 @@ static PyObject *mesh_targets(PyObject *self, PyObject *args) {
                 goto fail;
             if (number != NULL && PyLong_CheckExact(number)) {
                 b = PyLong_AsLong(number);
-                if (b < -1 || b > INT32_MAX) {
+                if ((b == -1 && PyErr_Occurred()) || b < -1 || b > INT32_MAX) { /* (beyond a long: as the twin) */
                     PyErr_Clear();
                     b = -2;
                 }
@@ -1446,7 +1450,7 @@ static PyObject *mesh_targets(PyObject *self, PyObject *args) {
                     memcmp(PyBytes_AS_STRING(known), key, 17) == 0) {
                     if (PyLong_CheckExact(number)) {
                         b = PyLong_AsLong(number);
-                        if (b < -1 || b > INT32_MAX) {
+                        if ((b == -1 && PyErr_Occurred()) || b < -1 || b > INT32_MAX) {
                             PyErr_Clear();
                             b = -2;
                         }

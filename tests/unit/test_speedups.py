@@ -483,6 +483,13 @@ def test_mesh_targets_numbers_each_rows_peer_by_its_address_and_port():
         many = list(at_port)
         many[5000], many[5001] = {a: 4, b: 7}, {b"\x06" + _A: 9, b: -1}
         assert list(mesh_targets(value, 4, 3, many)[0]) == [4, 4, -1, 4 + 40, -2, 4 + 68]
+        # a number that is not one of the window's (beyond a long, past int32, a bool): not known
+        for odd in (2**70, -2**70, 2**31, -2, True):
+            for table in ((a, odd), {a: odd}):
+                bad = list(at_port)
+                bad[5000] = table
+                places, missing = mesh_targets(value, 4, 3, bad)
+                assert list(places)[:2] == [-2, 4] and missing[0] == (0, 5000, a)
 
 
 def test_pool_rows_takes_what_pool_readings_takes():
