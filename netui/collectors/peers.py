@@ -19,6 +19,10 @@ _ADDRESSES: dict[tuple[int, bytes], str] = {}  # (family, 16 bytes) → its text
 # a field's local addresses (its bytes) → their texts: a node's rarely change, and one tuple
 # for them reading after reading lets a fleet see at a glance that they did not (address_book)
 _LOCALS: dict[bytes, tuple[str, ...]] = {}
+# at most so many sets of local addresses kept (a fleet of 8,192 nodes, one set each), each of at
+# most so many bytes (64 addresses): at most ~10 MB, whatever the nodes send
+LOCALS_KEPT = 8192
+LOCALS_BYTES = 64 * PEER_ADDR.size
 _counters = tuple.__new__  # a PeerCounters of its eight items, without PeerCounters(...)'s argument parsing
 
 
@@ -67,9 +71,10 @@ def parse_peers(value: bytes) -> PeerSample:
     local = _LOCALS.get(tail)
     if local is None:
         local = _local_addresses(tail)
-        if len(_LOCALS) >= 65536:
+        if len(_LOCALS) >= LOCALS_KEPT:  # (a node has one set, or a few: a fleet's worth, kept)
             _LOCALS.clear()
-        _LOCALS[tail] = local
+        if len(tail) <= LOCALS_BYTES:  # (a node listing thousands of addresses: read each time)
+            _LOCALS[tail] = local
     return PeerSample(mono, True, None, bool(flags & PEERS_CAPPED), sockets, seen, tuple(peers), local)
 
 

@@ -35,6 +35,25 @@ def test_readings_from_the_same_local_addresses_share_them_and_a_new_address_is_
     assert [p.address for p in (first.peers + second.peers + moved.peers)] == ["198.18.0.9"] * 3
 
 
+def test_the_kept_local_addresses_are_bounded_whatever_the_nodes_send(monkeypatch):
+    from netui.collectors import peers
+
+    monkeypatch.setattr(peers, "_LOCALS", {})
+    monkeypatch.setattr(peers, "LOCALS_KEPT", 4)
+    for k in range(10):  # ten nodes, each its own address: at most LOCALS_KEPT kept, each read right
+        assert parse_peers(field(f"198.18.1.{k + 1}", 1.0, 1000)).local_addresses == (f"198.18.1.{k + 1}",)
+        assert len(peers._LOCALS) <= 4
+    head = field("198.18.0.1", 1.0, 1000)  # one address; a node listing more than LOCALS_BYTES: read, not kept
+    many = b"".join(peers.PEER_ADDR.pack(2, bytes([198, 18, 2, j % 250]) + bytes(12)) for j in range(100))
+    tail_at = len(head) - peers.PEER_ADDR.size
+    value = bytearray(head[:tail_at] + many)
+    head_fields = list(peers.PEER_HEAD.unpack_from(head))
+    head_fields[6] = 100
+    peers.PEER_HEAD.pack_into(value, 0, *head_fields)
+    sample = parse_peers(bytes(value))
+    assert len(sample.local_addresses) == 100 and bytes(value[tail_at:]) not in peers._LOCALS
+
+
 def test_the_fleet_sees_a_node_whose_address_changed_between_readings():
     fleet = Fleet(["a", "b"], history_s=10)
 
