@@ -449,3 +449,32 @@ def test_a_switch_the_confirmed_numbers_name_anew_has_its_own_pairs_rerun(run):
     assert [f.name for f in v.fabric] == ["leaf2↔spine"] and v.suspects == [], v.text
     assert any(LAB_LEAF[a] in ("leaf1", "leaf3") and LAB_LEAF[b] in ("leaf1", "leaf3") and LAB_LEAF[a] != LAB_LEAF[b]
                for a, b in v.retested), "no leaf1↔leaf3 pair was rerun"
+
+
+async def test_a_failure_naming_no_one_is_not_rerun_in_part_when_a_pair_cannot_run():
+    """All of them or none: two unlucky pairs, one with an end the runner has no test address
+    for: rerunning the other alone could not change the verdict, so no retest runs."""
+    from types import SimpleNamespace
+
+    from netui.checks.pairs.runner import PairTest
+    from netui.checks.pairs.tools import PairSettings
+
+    other = ("node3", "node4")
+    matrix = [dataclasses.replace(r, gbps=0.88 * 0.9 * 0.199) if r.pair == other else r
+              for r in alike_matrix()]
+    verdict = on_alike(matrix)
+    assert verdict.status == FAIL and not verdict.suspects and not verdict.fabric
+    assert sorted(pairs_to_confirm(verdict)) == sorted([UNLUCKY, other])
+    fleet = SimpleNamespace(topology_for=lambda nodes: None, topology_source="")
+    test = PairTest(SimpleNamespace(fleet=fleet), NODES4, PairSettings(duration_s=1), shells={})
+    test.report.results, test.report.nominal_speeds_mbps = matrix, NOMINAL
+    waves = []
+
+    async def each_alone(rounds, staged, endpoints, *, first=0):
+        waves.append(rounds)
+
+    test._run_rounds = each_alone
+    await test._confirm(dict.fromkeys(["node1", "node2", "node3"]))  # (node4: no test address)
+    assert waves == [] and test.report.retests_total == 0
+    await test._confirm(dict.fromkeys(NODES4))  # (with it: both, each alone)
+    assert sorted(p for (p,) in waves[0]) == sorted([UNLUCKY, other])

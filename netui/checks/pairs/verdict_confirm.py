@@ -18,7 +18,8 @@ with ``confirmed``. The rules, as docs/checks.md says them:
   largest share of the mark they needed), all of them or none: only when none was rerun yet
   and they are at most ``FAILING_NAMING_NOBODY`` (and the retests left allow). The verdict
   fails on any failing pair, so rerunning some while others still fail could not change it;
-  a fleet whose every pair fails costs no retest.
+  more than ``FAILING_NAMING_NOBODY`` failing pairs cost no retest (nor, in the runner, a
+  set of which a pair has an end with no test address).
 - **Until what is named was confirmed.** The pairs rerun alone change the pass mark and the
   healthy evidence, so the verdict on the confirmed numbers may name what the matrix's did not
   (a busy machine's matrix: the uplink's pairs and the in-leaf pairs rerun alone, the in-leaf
