@@ -146,6 +146,23 @@ class UiTimes:
         return self
 
 
+def _timer(totals: list[float], clock=time.perf_counter, spent_on=None):
+    """``timed(function, slot)``: ``function`` wrapped to add the ``clock`` time of each call to
+    ``totals[slot]`` (``spent_on(slot, spent, t0_wall)``, when given, told of each call too)."""
+    def timed(function, slot: int):
+        def run(*args, **kwargs):
+            t0, w0 = clock(), (time.perf_counter() if spent_on is not None else 0.0)
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent = clock() - t0
+                totals[slot] += spent
+                if spent_on is not None:
+                    spent_on(slot, spent, w0)
+        return run
+    return timed
+
+
 def time_mesh() -> list[float]:
     """Count the CPU time (this thread's) of the probe mesh's own work in the monitor: the
     "mesh" field's decoding, the fleet's window (``observe_mesh``), its judgement
@@ -157,17 +174,11 @@ def time_mesh() -> list[float]:
 
     totals = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]  # and the longest judgement: CPU, wall
 
-    def timed(method, slot: int):
-        def run(*args, **kwargs):
-            t0, w0 = time.thread_time(), time.perf_counter()
-            try:
-                return method(*args, **kwargs)
-            finally:
-                spent = time.thread_time() - t0
-                totals[slot] += spent
-                if slot == 2:
-                    totals[4], totals[5] = max(totals[4], spent), max(totals[5], time.perf_counter() - w0)
-        return run
+    def longest(slot: int, spent: float, w0: float) -> None:
+        if slot == 2:
+            totals[4], totals[5] = max(totals[4], spent), max(totals[5], time.perf_counter() - w0)
+
+    timed = _timer(totals, time.thread_time, longest)
 
     frames.parse_mesh = timed(frames.parse_mesh, 0)
     Fleet.observe_mesh = timed(Fleet.observe_mesh, 1)
@@ -193,18 +204,12 @@ def time_peers() -> list[float]:
     from netui.model.fleet import Fleet
 
     totals = [0.0] * (len(PEER_PARTS) + 1)
-    clock = time.perf_counter
 
-    def timed(function, slot: int):
-        def run(*args, **kwargs):
-            t0 = clock()
-            try:
-                return function(*args, **kwargs)
-            finally:
-                totals[slot] += clock() - t0
-                if slot == 2:
-                    totals[-1] += 1
-        return run
+    def count(slot: int, spent: float, w0: float) -> None:
+        if slot == 2:
+            totals[-1] += 1
+
+    timed = _timer(totals, spent_on=count)
 
     FrameDecoder._peers_of = timed(FrameDecoder._peers_of, 0)
     node_module.flow_rates = timed(node_module.flow_rates, 1)  # (looked up in the module by Node.observe)
@@ -244,15 +249,7 @@ def time_parts() -> list[float]:
 
     totals = [0.0] * len(PARTS)
     clock = time.perf_counter
-
-    def timed(function, slot: int):
-        def run(*args, **kwargs):
-            t0 = clock()
-            try:
-                return function(*args, **kwargs)
-            finally:
-                totals[slot] += clock() - t0
-        return run
+    timed = _timer(totals)
 
     inner = [0.0]  # the parts timed inside the sink, taken off "the rest"
 
