@@ -25,7 +25,8 @@ shims: a key schedule per AES-GCM packet, each packet described for the log), ``
 (the probe mesh on at the default rate: the fake nodes' frames carry its readings; its own
 cost, the "mesh" field's decoding, the fleet's window and judgement and the peers' steering,
 is printed on a line of its own, and the longest judgement and the pairs whose figures the
-last verdict kept on another), ``+peers`` (every fake node's frames carry its TCP peers, the
+last verdict kept on another; ``floor+mesh``: the floor's sessions turn each fake node's mesh on
+themselves with the fleet's other nodes as its peers, so it reads the same frames), ``+peers`` (every fake node's frames carry its TCP peers, the
 "peers" field as the sampler packs it, of a data-parallel training job: 4 sockets to each of
 its two ring all-reduce neighbours among the fleet, its SSH session, the job's store and its
 storage, each node at its own address in 198.18.0.0/15, counters growing every frame
@@ -65,7 +66,7 @@ sender's stamps were > 1.5 intervals apart (the fake's schedule slipped), and "l
 yes" when the mean delay of the window's second half exceeds the first's by more than a
 tenth of an interval (a backlog building; the loop lag's p99 per half is shown beside). After each fleet size, the ratios to the floor: engine / floor
 (target ≤ 1.6×) and all included (ui) / floor (target ≤ 2.0×), the same for each variant run
-with a feature on (``+mesh``, ``+peers``: against ``floor+peers`` where it ran), and the RSS
+with a feature on (``+mesh``, ``+peers``: against ``floor+mesh``, ``floor+peers`` where it ran), and the RSS
 with 15 min of history (the rings not yet allocated added; target ≤ 600 MB at 2,048 nodes).
 ``--instructions`` runs each child
 under callgrind, instrumented during the window only, and adds instructions per node-sample
@@ -190,7 +191,8 @@ async def _child(args) -> None:
     if base.endswith("-stream"):
         cls = stream_source_class(base.startswith("floor"), arrivals)
     else:
-        cls = logged(discard_source_class() if base == "floor" else SshSource, arrivals)
+        cls = logged(discard_source_class(args.nodes - 1 if "mesh" in mods else 0) if base == "floor" else SshSource,
+                     arrivals)
     if "eager-keepalive" in mods:
         connector.lazy_keepalive = False
     if "chacha20" in mods:
@@ -204,12 +206,13 @@ async def _child(args) -> None:
     peers_s = time_peers() if "peers" in mods and not base.startswith("floor") else None
     parts_s = time_parts() if "parts" in mods else None
     mesh_s = [0.0, 0.0, 0.0, 0.0]
-    if "mesh" in mods:
+    mesh = "mesh" in mods and not base.startswith("floor")  # (the floor's sources turn it on themselves)
+    if mesh:
         from netui.engine.mesh import MeshSettings
 
         mesh_s = time_mesh()
     monitor = Monitor(sources, interval_s=INTERVAL_S, history_s=HISTORY_S, connector=connector,
-                      mesh=MeshSettings() if "mesh" in mods else None)
+                      mesh=MeshSettings() if mesh else None)
     if "detail" in mods:
         monitor.set_detail_all(True)
     fleet = monitor.fleet
@@ -252,7 +255,7 @@ async def _child(args) -> None:
                     and time.monotonic() < lldp_deadline:
                 await asyncio.sleep(0.1)
         await asyncio.sleep(SETTLE_S)
-        if "mesh" in mods:  # the mesh's window full, as after a minute of a session
+        if mesh:  # the mesh's window full, as after a minute of a session
             from netui.model.mesh import WINDOW_S
 
             await asyncio.sleep(WINDOW_S)
@@ -319,7 +322,7 @@ async def _child(args) -> None:
         if peers_s is not None:
             result["peers_s"] = [b - a for a, b in zip(peers0, peers_s)]
             result.update(peers_seen(fleet))
-        if "mesh" in mods:
+        if mesh:
             window = fleet.mesh
             result.update(mesh_s=[b - a for a, b in zip(mesh0[:4], mesh_s[:4])],
                           mesh_judge_max_ms=[x * 1e3 for x in mesh_s[4:]],
@@ -626,7 +629,7 @@ def _print_ratios(nodes: int, rounds: list[dict[str, dict]]) -> None:
 
 
 FEATURES = {"peers", "mesh"}  # modifiers that switch a feature on, not try a change
-FLOOR_DATA = {"peers"}  # modifiers that change what the fleet sends the floor too
+FLOOR_DATA = {"peers", "mesh"}  # modifiers that change what the fleet sends the floor too
 
 
 def _floor_of(variant: str, floors) -> str:

@@ -44,18 +44,33 @@ def logged(source_class, log: ArrivalLog):
     return type(source_class.__name__, (source_class,), {"session_class": LoggedSession})
 
 
-def discard_source_class():
+def discard_source_class(mesh_peers: int = 0):
+    """SshSource with its frames read and thrown away (bench_fleet's floor). ``mesh_peers``:
+    also turn each node's probe mesh on at the default rate with that many peers, as the
+    monitor steers it (engine/mesh.py), from its first frame on, so the floor carries the
+    mesh's frames too (``floor+mesh``); 0: the mesh off."""
     from netui.collectors.ssh import SshSource
     from netui.collectors.ssh_stream import SamplerSession
+    from netui.engine.mesh import MeshCoordinator, MeshSettings, peer_lines
+
+    steer: list[str] = []
+    if mesh_peers:  # (the ports are numbers only: the fake nodes' probes are never sent)
+        steer = [MeshCoordinator([], MeshSettings()).on_line(), "mp-",
+                 *peer_lines(("127.0.0.1", 20000 + i) for i in range(mesh_peers))]
 
     class DiscardSession(SamplerSession):
         def frame(self, payload: bytes) -> None:  # (not queued with the monitor: transport only)
-            self._source.frames_total += 1
+            source = self._source
+            if steer and not source.steered and source._channel is not None:  # (not before the channel is the source's)
+                source.steered = True
+                source.send_mesh(steer)
+            source.frames_total += 1
 
     class DiscardSource(SshSource):
         """SshSource's connection, channel and frame splitting, with the frames dropped undecoded."""
 
         frames_total = 0
+        steered = False
         session_class = DiscardSession
 
     return DiscardSource
