@@ -163,8 +163,10 @@ class Monitor:
         self._detail_all = False  # every node's (a recording, a snapshot)
         self.lldp = LldpReader(self)  # each node's LLDP neighbours, once per connection
         self.mesh: MeshCoordinator | None = None
-        if mesh is not None:
-            self.mesh = MeshCoordinator(taking_part(sources), mesh)
+        probers = taking_part(sources)
+        self.mesh_probers = len(probers)  # the nodes that could probe: fewer than 2 make no mesh
+        if mesh is not None and len(probers) >= 2:
+            self.mesh = MeshCoordinator(probers, mesh)
 
     @property
     def mesh_on(self) -> bool:

@@ -5,8 +5,11 @@ on without readings, or with too few probes. Scripted nodes with real mesh readi
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
+from netui.collectors.source import BaseSource
 from netui.engine.mesh import MeshSettings
 from netui.engine.monitor import Monitor
 from netui.model.topology import Attachment, Switch, Topology
@@ -70,8 +73,32 @@ async def test_the_loss_column_says_nothing_until_enough_probes():
         assert "too few probes" in plain_wide(screen.query_one("#mesh-worst"))
 
 
+class QuietSampler(BaseSource):
+    """A node streaming from a sampler the mesh steers (as an SSH node's), that has sent
+    nothing yet."""
+
+    push = True
+
+    async def run(self, sink) -> None:
+        await asyncio.Event().wait()
+
+    def send_mesh(self, lines) -> bool:
+        return True
+
+
+def quiet_samplers(count: int) -> list[BaseSource]:
+    out: list[BaseSource] = []
+    for i in range(count):
+        source = QuietSampler()
+        source.name = f"node{i + 1}"
+        out.append(source)
+    return out
+
+
 async def test_without_the_mesh_no_loss_column_and_its_screen_says_how_to_start_it():
-    app = demo_app()
+    from tests.synth import demo_sources
+
+    app = make_app(Monitor([*demo_sources(), *quiet_samplers(2)], interval_s=1.0, history_s=60), autostart=False)
     async with running(app, SIZE, polls=3) as pilot:
         assert "Loss" not in on_screen(app).splitlines()[1]
         screen = await pressed(pilot, "m")
@@ -82,10 +109,26 @@ async def test_without_the_mesh_no_loss_column_and_its_screen_says_how_to_start_
         assert isinstance(app.screen, ClusterScreen)
 
 
+@pytest.mark.parametrize(("samplers", "said"), [(0, "no node here is"), (1, "one node here is")])
+async def test_asked_for_with_fewer_than_two_ssh_nodes_the_mesh_is_off_and_its_screen_says_why(samplers, said):
+    # (this host, node_exporter, Prometheus: nothing to probe from; one SSH node: nobody to probe)
+    monitor = Monitor([*demo_app().monitor.sources, *quiet_samplers(samplers)], interval_s=1.0, history_s=60,
+                      mesh=MeshSettings())
+    assert monitor.mesh is None and not monitor.mesh_on and monitor.mesh_probers == samplers
+    app = make_app(monitor, autostart=False)
+    async with running(app, SIZE, polls=2) as pilot:
+        await pressed(pilot, "m")
+        heat = plain_wide(app.screen.query_one("#mesh-heat"))
+        assert "The probe mesh is off: it needs two or more nodes watched over SSH" in heat and said in heat
+        assert "no readings yet" not in heat and "--mesh on" not in heat
+
+
 async def test_with_the_mesh_on_and_no_reading_yet_the_screen_says_so():
     from tests.synth import demo_sources
 
-    app = make_app(Monitor(demo_sources(), interval_s=1.0, history_s=60, mesh=MeshSettings()), autostart=False)
+    monitor = Monitor([*demo_sources(), *quiet_samplers(2)], interval_s=1.0, history_s=60, mesh=MeshSettings())
+    assert monitor.mesh_on and monitor.mesh_probers == 2
+    app = make_app(monitor, autostart=False)
     async with running(app, SIZE, polls=2) as pilot:
         await pressed(pilot, "m")
         text = on_screen(app)
