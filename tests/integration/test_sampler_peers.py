@@ -1,5 +1,9 @@
 """The sampler's TCP peers, run here as a node runs it: a bounded loopback flow is seen
-(with the loopback skip turned off for the test), and skipped by default."""
+(with the loopback skip turned off for the test), and skipped by default.
+
+The in-process readers dump only the test's own sockets, on a loopback address of their own
+(tests/own_sockets.py): a host where another process holds thousands of loopback sockets
+cannot cut them from the dump (it is capped) nor add to their counts."""
 
 from __future__ import annotations
 
@@ -15,17 +19,16 @@ from netui.collectors.peers import LocalPeers
 from netui.collectors.ssh import sampler_command
 from netui.model.node import Node
 from tests.integration.test_sampler import read_frames
+from tests.own_sockets import connected, dump_only_from, listening, own_address
 
 FLOW_BYTES = 4 << 20  # one bounded loopback flow
 
 
-def flow() -> tuple[list[socket.socket], int]:
-    """A loopback connection that carried FLOW_BYTES, kept open (closed by the caller)."""
-    lsn = socket.socket()
-    lsn.bind(("127.0.0.1", 0))
-    lsn.listen(1)
-    cli = socket.create_connection(lsn.getsockname(), timeout=10)
-    srv, _ = lsn.accept()
+def flow(address: str = "127.0.0.1") -> tuple[list[socket.socket], int]:
+    """A loopback connection on ``address`` (both its ends) that carried FLOW_BYTES, kept
+    open (closed by the caller)."""
+    lsn = listening(address, 1)
+    cli, srv = connected(lsn, 10)
     srv.settimeout(10)
     got = [0]
 
@@ -88,20 +91,29 @@ def test_the_sampler_sees_a_loopback_flow_when_asked_to_and_skips_it_by_default(
         assert peer(s, "127.0.0.1") is None and peer(s, "::1") is None
 
 
+def own_reader(address: str, discover_s: float) -> LocalPeers:
+    """A local-mode reader of loopback peers whose dumps hold the sockets on ``address`` only."""
+    reader = LocalPeers(loopback=True, discover_s=discover_s, share=1.0)
+    dump_only_from(reader._peers, address)  # (its sampler.Peers: the code a node runs)
+    return reader
+
+
 def test_local_mode_reads_peers_through_the_samplers_code():
-    reader = LocalPeers(loopback=True, discover_s=0.0, share=1.0)  # (a dump each reading: the new flow is found)
+    address = own_address()
+    reader = own_reader(address, 0.0)  # (a dump each reading: the new flow is found)
     socks: list = []
     try:
         first = reader.read(1.0)
-        socks, _ = flow()
+        socks, _ = flow(address)
         second = reader.read(1e9)  # (due at once)
     finally:
         reader.close()
         for s in socks:
             s.close()
     assert first.available and second.available
-    grown = peer(second, "127.0.0.1")
-    assert grown is not None and grown.received_bytes >= FLOW_BYTES
+    assert peer(first, address) is None
+    grown = peer(second, address)
+    assert grown is not None and grown.sockets == 2 and grown.received_bytes >= FLOW_BYTES
 
 
 def test_local_mode_samples_carry_peers_from_the_second_on():
@@ -123,23 +135,24 @@ def test_a_connection_opened_brings_the_next_dump_forward():
     from netui.collectors.sampler import EARLY_DUMPS
 
     socks: list = []
-    readers = [LocalPeers(loopback=True, discover_s=1e6, share=1.0) for _ in range(2)]
+    address = own_address()
+    readers = [own_reader(address, 1e6) for _ in range(2)]
     try:
         for r in readers:
             r.read(time.monotonic(), 100)
         found = []
         for k in range(EARLY_DUMPS + 1):
-            more, _ = flow()
+            more, _ = flow(address)
             socks += more
             if k == 0:
                 same = readers[0].read(time.monotonic(), 100)
-            found.append(peer(readers[1].read(time.monotonic(), 103 + 3 * k), "127.0.0.1"))
+            found.append(peer(readers[1].read(time.monotonic(), 103 + 3 * k), address))
     finally:
         for r in readers:
             r.close()
         for s in socks:
             s.close()
-    assert peer(same, "127.0.0.1") is None  # no dump: the new sockets are unknown
+    assert peer(same, address) is None  # no dump: the new sockets are unknown
     # each flow is two sockets here (both its ends); its bytes count from the next reading
     assert [p.sockets if p else 0 for p in found] == [2 * (k + 1) for k in range(EARLY_DUMPS)] + [2 * EARLY_DUMPS]
 

@@ -215,16 +215,16 @@ def test_the_json_document_has_each_nodes_peers_and_the_flows_between_nodes():
 
 
 def test_between_dumps_the_known_sockets_are_read_one_by_one_and_new_ones_wait_for_the_next_dump():
-    import socket as so
+    from tests.own_sockets import connected, dump_only_from, listening, own_address
 
-    lsn = so.socket()
-    lsn.bind(("127.0.0.1", 0))
-    lsn.listen(4)
+    # the test's sockets on an address of their own, the dump filtered to it: another
+    # process's thousands of loopback sockets neither cut them from the dump nor mix in
+    address = own_address()
+    lsn = listening(address)
     opened = []
 
     def connect():
-        cli = so.create_connection(lsn.getsockname(), timeout=5)
-        srv, _ = lsn.accept()
+        cli, srv = connected(lsn)
         opened.extend((cli, srv))
         return cli, srv
 
@@ -234,9 +234,9 @@ def test_between_dumps_the_known_sockets_are_read_one_by_one_and_new_ones_wait_f
 
     try:
         one = connect()
-        p = sampler.Peers(loopback=True, discover_s=3600.0, share=1.0)
+        p = dump_only_from(sampler.Peers(loopback=True, discover_s=3600.0, share=1.0), address)
         p.field(1.0)  # a dump
-        assert len(mine(p, one[0])) == 2
+        assert len(mine(p, one[0])) == 2 and len(p.known) == 2  # (its two ends: nothing else is dumped)
         before = p.socks[mine(p, one[0])[0]]
         one[0].sendall(b"x" * 10000)
         got = 0
