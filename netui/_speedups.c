@@ -1129,16 +1129,55 @@ static inline PyObject *item_list(PyObject *list, Py_ssize_t i) {
 /* the tables the two passes share */
 typedef struct {
     PyObject *probes, *row, *node_probes, *sums_of, *sa, *leaf_row, *leaf_ix, *alive;
+    long long *np; /* node_probes as an array of 'q' (written in place: no int made a write), or NULL: a list */
+    Py_ssize_t np_n;
+    Py_buffer np_view;
 } pool_tables;
 
+/* the tables checked, node_probes's buffer held (tables_done releases it) */
 static int tables_of(pool_tables *t, Py_ssize_t a) {
-    if (!PyList_Check(t->probes) || !PyList_Check(t->node_probes) || !PyList_Check(t->sums_of) ||
-        !PyList_Check(t->leaf_row) || !PyList_Check(t->leaf_ix) || (t->alive && !PyList_Check(t->alive))) {
+    if (!PyList_Check(t->probes) || !PyList_Check(t->sums_of) || !PyList_Check(t->leaf_row) ||
+        !PyList_Check(t->leaf_ix) || (t->alive && !PyList_Check(t->alive))) {
         PyErr_SetString(PyExc_TypeError, "expected PairIndex's tables (lists)");
         return -1;
     }
     if ((t->row = item_list(t->probes, a)) == NULL || (t->sa = item_list(t->sums_of, a)) == NULL)
         return -1;
+    t->np = NULL;
+    if (!PyList_Check(t->node_probes)) {
+        if (PyObject_GetBuffer(t->node_probes, &t->np_view, PyBUF_WRITABLE | PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_TypeError, "expected PairIndex's tables (lists)");
+            return -1;
+        }
+        const char *f = t->np_view.format ? t->np_view.format : "B";
+        if (t->np_view.itemsize != 8 || strcmp(f, "q") != 0) {
+            PyBuffer_Release(&t->np_view);
+            PyErr_SetString(PyExc_TypeError, "expected PairIndex's tables (lists)");
+            return -1;
+        }
+        t->np = t->np_view.buf;
+        t->np_n = t->np_view.len / 8;
+    }
+    return 0;
+}
+
+static void tables_done(pool_tables *t) {
+    if (t->np != NULL) {
+        PyBuffer_Release(&t->np_view);
+        t->np = NULL;
+    }
+}
+
+/* node_probes[i] += d */
+static inline int node_add(pool_tables *t, Py_ssize_t i, long d) {
+    if (t->np == NULL)
+        return item_add(t->node_probes, i, d, NULL);
+    if (i < 0 || i >= t->np_n) {
+        PyErr_SetString(PyExc_IndexError, "array index out of range");
+        return -1;
+    }
+    t->np[i] += d;
     return 0;
 }
 
@@ -1159,7 +1198,7 @@ static int pool_one(pool_tables *t, Py_ssize_t a, Py_ssize_t b, long n, long *to
         if (!up)
             return 0;
     }
-    if (item_add(t->node_probes, b, n, NULL) < 0)
+    if (node_add(t, b, n) < 0)
         return -1;
     *total += n;
     if (item_long(t->leaf_ix, b, &k) < 0)
@@ -1184,15 +1223,14 @@ static int pool_one(pool_tables *t, Py_ssize_t a, Py_ssize_t b, long n, long *to
     return 0;
 }
 
-static PyObject *pool_entries(PyObject *self, PyObject *args) {
+static PyObject *pool_entries_in(PyObject *args, pool_tables *tp) {
     PyObject *obj;
     Py_ssize_t at, a;
     int sign;
-    pool_tables t = {0};
-    if (!PyArg_ParseTuple(args, "OninOOOOOO", &obj, &at, &sign, &a, &t.probes, &t.alive, &t.node_probes,
-                          &t.sums_of, &t.leaf_row, &t.leaf_ix))
+    if (!PyArg_ParseTuple(args, "OninOOOOOO", &obj, &at, &sign, &a, &tp->probes, &tp->alive, &tp->node_probes,
+                          &tp->sums_of, &tp->leaf_row, &tp->leaf_ix))
         return NULL;
-    if (tables_of(&t, a) < 0)
+    if (tables_of(tp, a) < 0)
         return NULL;
     Py_buffer v;
     if (get_u32(obj, &v) < 0)
@@ -1207,7 +1245,7 @@ static PyObject *pool_entries(PyObject *self, PyObject *args) {
     for (; at < n; at += 3) {
         if (e[at + 2])
             break; /* a lost probe: the caller's */
-        if (pool_one(&t, a, (Py_ssize_t)e[at], sign * (long)e[at + 1], &total, &pairs) < 0)
+        if (pool_one(tp, a, (Py_ssize_t)e[at], sign * (long)e[at + 1], &total, &pairs) < 0)
             goto fail;
     }
     PyBuffer_Release(&v);
@@ -1217,12 +1255,18 @@ fail:
     return NULL;
 }
 
-static PyObject *pool_readings(PyObject *self, PyObject *args) {
+static PyObject *pool_entries(PyObject *self, PyObject *args) {
+    pool_tables t = {0};
+    PyObject *out = pool_entries_in(args, &t);
+    tables_done(&t);
+    return out;
+}
+
+static PyObject *pool_readings_in(PyObject *args, pool_tables *tp) {
     PyObject *readings, *targets, *ids, *heard_obj, *kept, *added, *highest_obj;
     Py_ssize_t at, a, min_probes;
-    pool_tables t = {0};
-    if (!PyArg_ParseTuple(args, "OOOnnOOOOOOOnOO", &readings, &targets, &ids, &at, &a, &heard_obj, &t.probes,
-                          &t.node_probes, &t.sums_of, &t.leaf_row, &t.leaf_ix, &kept, &min_probes, &highest_obj,
+    if (!PyArg_ParseTuple(args, "OOOnnOOOOOOOnOO", &readings, &targets, &ids, &at, &a, &heard_obj, &tp->probes,
+                          &tp->node_probes, &tp->sums_of, &tp->leaf_row, &tp->leaf_ix, &kept, &min_probes, &highest_obj,
                           &added))
         return NULL;
     if (!PyList_Check(targets) || !PyDict_Check(ids) || !PyDict_Check(kept) || !PyList_Check(added) ||
@@ -1230,7 +1274,7 @@ static PyObject *pool_readings(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_TypeError, "pool_readings: expected lists of readings and targets, dicts, a list");
         return NULL;
     }
-    if (tables_of(&t, a) < 0)
+    if (tables_of(tp, a) < 0)
         return NULL;
     long highest = PyLong_AsLong(highest_obj);
     if (highest == -1 && PyErr_Occurred())
@@ -1269,7 +1313,7 @@ static PyObject *pool_readings(PyObject *self, PyObject *args) {
         if (!answered)
             continue; /* (no probe: passed by) */
         long old, top = highest;
-        if (heard[b] != 255 || item_long(t.row, b, &old) < 0 || old + answered >= min_probes)
+        if (heard[b] != 255 || item_long(tp->row, b, &old) < 0 || old + answered >= min_probes)
             break;
         int in_kept = 0;
         if (PyDict_GET_SIZE(kept)) {
@@ -1295,7 +1339,7 @@ static PyObject *pool_readings(PyObject *self, PyObject *args) {
         }
         if (j < m)
             break; /* (RTTs not ints of a C long: the caller's) */
-        if (pool_one(&t, a, b, answered, &total, &pairs) < 0)
+        if (pool_one(tp, a, b, answered, &total, &pairs) < 0)
             goto fail;
         highest = top;
         PyObject *zero = PyLong_FromLong(0), *count = PyTuple_GET_ITEM(r, 2);
@@ -1311,6 +1355,13 @@ static PyObject *pool_readings(PyObject *self, PyObject *args) {
 fail:
     PyBuffer_Release(&h);
     return NULL;
+}
+
+static PyObject *pool_readings(PyObject *self, PyObject *args) {
+    pool_tables t = {0};
+    PyObject *out = pool_readings_in(args, &t);
+    tables_done(&t);
+    return out;
 }
 
 /* --- a mesh field's rows taken as they are packed (collectors/mesh.py MeshRows) ------------ */
@@ -1486,19 +1537,18 @@ fail:
     return NULL;
 }
 
-static PyObject *pool_rows(PyObject *self, PyObject *args) {
+static PyObject *pool_rows_in(PyObject *args, pool_tables *tp) {
     PyObject *obj, *places_obj, *heard_obj, *kept, *entries = NULL;
     Py_ssize_t at, a, min_probes;
     long highest;
-    pool_tables t = {0};
-    if (!PyArg_ParseTuple(args, "OOnnOOOOOOOnl", &obj, &places_obj, &at, &a, &heard_obj, &t.probes, &t.node_probes,
-                          &t.sums_of, &t.leaf_row, &t.leaf_ix, &kept, &min_probes, &highest))
+    if (!PyArg_ParseTuple(args, "OOnnOOOOOOOnl", &obj, &places_obj, &at, &a, &heard_obj, &tp->probes, &tp->node_probes,
+                          &tp->sums_of, &tp->leaf_row, &tp->leaf_ix, &kept, &min_probes, &highest))
         return NULL;
     if (!PyDict_Check(kept)) {
         PyErr_SetString(PyExc_TypeError, "pool_rows: kept must be a dict");
         return NULL;
     }
-    if (tables_of(&t, a) < 0)
+    if (tables_of(tp, a) < 0)
         return NULL;
     Py_buffer v, p, h;
     if (PyObject_GetBuffer(obj, &v, PyBUF_SIMPLE) < 0)
@@ -1536,7 +1586,7 @@ static PyObject *pool_rows(PyObject *self, PyObject *args) {
         if (!answered)
             continue; /* (no probe: passed by) */
         long old, top = highest;
-        if (heard[b] != 255 || item_long(t.row, b, &old) < 0 || old + (long)answered >= min_probes)
+        if (heard[b] != 255 || item_long(tp->row, b, &old) < 0 || old + (long)answered >= min_probes)
             break;
         if (PyDict_GET_SIZE(kept)) {
             PyObject *number = PyLong_FromLong(b);
@@ -1555,7 +1605,7 @@ static PyObject *pool_rows(PyObject *self, PyObject *args) {
             if (rtt > top)
                 top = rtt;
         }
-        if (pool_one(&t, a, b, (long)answered, &total, &pairs) < 0)
+        if (pool_one(tp, a, b, (long)answered, &total, &pairs) < 0)
             goto fail;
         highest = top;
         e[3 * count] = (uint32_t)b;
@@ -1577,6 +1627,13 @@ fail:
     PyBuffer_Release(&p);
     PyBuffer_Release(&v);
     return NULL;
+}
+
+static PyObject *pool_rows(PyObject *self, PyObject *args) {
+    pool_tables t = {0};
+    PyObject *out = pool_rows_in(args, &t);
+    tables_done(&t);
+    return out;
 }
 
 /* --- a frame's put-in and its prober's due frames aged out, in one call ------------------- */
@@ -1607,7 +1664,7 @@ static int pool_one_acc(pool_tables *t, pool_acc *acc, Py_ssize_t a, Py_ssize_t 
         if (!up)
             return 0;
     }
-    if (item_add(t->node_probes, b, n, NULL) < 0)
+    if (node_add(t, b, n) < 0)
         return -1;
     *total += n;
     if (item_long(t->leaf_ix, b, &k) < 0)
@@ -1654,7 +1711,7 @@ static int pool_apply(pool_tables *t, pool_acc *acc, Py_ssize_t a, PyObject *sum
     if (acc->sa2 && item_add(t->sa, 2, acc->sa2, NULL) < 0)
         return -1;
     acc->sa2 = 0;
-    if (total && (item_add(t->node_probes, a, total, NULL) < 0 || item_add(sums, 0, total, NULL) < 0))
+    if (total && (node_add(t, a, total) < 0 || item_add(sums, 0, total, NULL) < 0))
         return -1;
     if (pairs && item_add(t->sa, 1, pairs, NULL) < 0)
         return -1;
@@ -1946,6 +2003,7 @@ applied:
 fail:
     Py_XDECREF(frame);
 done_alloc:
+    tables_done(&t);
     if (n_leaf > 64) {
         PyMem_Free(acc.leaf_d);
         PyMem_Free(acc.touched);

@@ -385,8 +385,9 @@ def _pool_one(a: int, b: int, n: int, row: list, probes: list, alive, node_probe
 
 
 def _tables(probes, node_probes, sums_of, leaf_row, leaf_ix, alive, a: int) -> tuple[list, list]:
-    if not all(isinstance(t, list) for t in (probes, node_probes, sums_of, leaf_row, leaf_ix)) \
-            or not (alive is None or isinstance(alive, list)):
+    if not all(isinstance(t, list) for t in (probes, sums_of, leaf_row, leaf_ix)) \
+            or not (alive is None or isinstance(alive, list)) \
+            or not (isinstance(node_probes, list) or isinstance(node_probes, array) and node_probes.typecode == "q"):
         raise TypeError("expected PairIndex's tables (lists)")
     row, sa = probes[a], sums_of[a]
     if not (isinstance(row, list) and isinstance(sa, list)):

@@ -364,7 +364,8 @@ def _pair_tables(draw, n: int, leaves: int) -> dict:
     return {
         "probes": [draw(st.lists(small, min_size=n, max_size=n)) for _ in range(n)],
         "alive": draw(st.lists(st.booleans(), min_size=n, max_size=n)),
-        "node_probes": draw(st.lists(small, min_size=n, max_size=n)),
+        # (a list, or as PairIndex keeps it: an array of 'q')
+        "node_probes": draw(st.sampled_from([list, lambda v: array("q", v)]))(draw(st.lists(small, min_size=n, max_size=n))),
         "sums_of": [draw(st.lists(small, min_size=4, max_size=4)) for _ in range(n)],
         "leaf_rows": [[[draw(small), 0] for _ in range(leaves + 1)] for _ in range(leaves + 1)],
         "leaf_ix": draw(st.lists(st.integers(-1, leaves - 1), min_size=n, max_size=n)),
