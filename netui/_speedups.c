@@ -1083,12 +1083,37 @@ fail:
     return NULL;
 }
 
+/* an int of one digit (|v| < 2**30: the tables' counts) read in place, else 0 (PyLong_AsLong's:
+ * a call a read, two or three reads a row) */
+static inline int compact_long(PyObject *o, long *out) {
+#if PY_VERSION_HEX >= 0x030C0000
+    if (PyLong_CheckExact(o) && PyUnstable_Long_IsCompact((PyLongObject *)o)) {
+        *out = (long)PyUnstable_Long_CompactValue((PyLongObject *)o);
+        return 1;
+    }
+#elif PY_VERSION_HEX >= 0x030B0000
+    if (PyLong_CheckExact(o)) {
+        Py_ssize_t size = Py_SIZE(o);
+        if (size == 0 || size == 1 || size == -1) {
+            *out = size * (long)((PyLongObject *)o)->ob_digit[0];
+            return 1;
+        }
+    }
+#else
+    (void)o;
+    (void)out;
+#endif
+    return 0;
+}
+
 /* list[i] (a list of ints, i checked) as a C long; -1 with an error set when it is not one */
 static inline int item_long(PyObject *list, Py_ssize_t i, long *out) {
     if (i < 0 || i >= PyList_GET_SIZE(list)) {
         PyErr_SetString(PyExc_IndexError, "list index out of range");
         return -1;
     }
+    if (compact_long(PyList_GET_ITEM(list, i), out))
+        return 0;
     long v = PyLong_AsLong(PyList_GET_ITEM(list, i));
     if (v == -1 && PyErr_Occurred())
         return -1;
@@ -1751,6 +1776,15 @@ static int entries_lost(PyObject *entries, int *lost) {
 
 static PyObject *str_popleft, *str_append, *str_frombytes, *one_u32;
 
+/* a op b as Python compares them (two floats: as doubles, no call) */
+static inline int compare(PyObject *a, PyObject *b, int op) {
+    if (PyFloat_CheckExact(a) && PyFloat_CheckExact(b)) {
+        double x = PyFloat_AS_DOUBLE(a), y = PyFloat_AS_DOUBLE(b);
+        return op == Py_LE ? x <= y : x == y;
+    }
+    return PyObject_RichCompareBool(a, b, op);
+}
+
 /* tops[a]: a frame of highest ``highest`` left (MeshWindow._age's) */
 static int top_left(PyObject *tops, PyObject *a_obj, long highest) {
     PyObject *top = PyDict_GetItemWithError(tops, a_obj); /* borrowed */
@@ -1844,7 +1878,7 @@ static PyObject *put_frame(PyObject *self, PyObject *const *args, Py_ssize_t nar
             break;
         if ((frame = PySequence_GetItem(frames, 0)) == NULL || frame_check(frame) < 0)
             goto fail;
-        if ((cmp = PyObject_RichCompareBool(PyList_GET_ITEM(frame, 0), since, Py_LE)) < 0)
+        if ((cmp = compare(PyList_GET_ITEM(frame, 0), since, Py_LE)) < 0)
             goto fail;
         if (!cmp)
             break;
@@ -1885,7 +1919,7 @@ static PyObject *put_frame(PyObject *self, PyObject *const *args, Py_ssize_t nar
         if (count > 0) {
             if ((frame = PySequence_GetItem(frames, count - 1)) == NULL || frame_check(frame) < 0)
                 goto fail;
-            if ((cmp = PyObject_RichCompareBool(PyList_GET_ITEM(frame, 0), mono_s, Py_EQ)) < 0)
+            if ((cmp = compare(PyList_GET_ITEM(frame, 0), mono_s, Py_EQ)) < 0)
                 goto fail;
             if (!cmp)
                 Py_CLEAR(frame);
@@ -1999,7 +2033,14 @@ applied:
     all_pairs = pairs;
     if (pool_apply(&t, &acc, a, sums, total, pairs) < 0)
         goto fail;
-    out = Py_BuildValue("(nl)", at, all_pairs);
+    PyObject *at_obj = PyLong_FromSsize_t(at), *pairs_obj = at_obj ? PyLong_FromLong(all_pairs) : NULL;
+    if (pairs_obj != NULL && (out = PyTuple_New(2)) != NULL) {
+        PyTuple_SET_ITEM(out, 0, at_obj);
+        PyTuple_SET_ITEM(out, 1, pairs_obj);
+    } else {
+        Py_XDECREF(at_obj);
+        Py_XDECREF(pairs_obj);
+    }
 fail:
     Py_XDECREF(frame);
 done_alloc:
