@@ -105,7 +105,8 @@
  *         -> (stop, total, pairs)
  *     model/mesh_index.py PairIndex._frame's pass over prober ``a``'s readings ``entries``
  *     (an array of 'I': target, answered, lost, ...) from ``at`` on, ``sign`` 1 (settled) or
- *     -1 (aged out), the tables PairIndex's (lists of ints, of lists of ints, a list of bools),
+ *     -1 (aged out), the tables PairIndex's (lists of ints, of lists of ints, a list of bools;
+ *     node_probes a list of ints or, as PairIndex keeps it, an array of 'q', written in place),
  *     up to the first reading that lost a probe (its offset: ``stop``; len(entries) when
  *     none): each one's ``sign * answered`` added to probes[a][b]; for a target b alive,
  *     to node_probes[b], ``total``, leaf_row[leaf_ix[b]][0]; a pair's first probe or its last
@@ -125,6 +126,22 @@
  *     ``a`` itself or of no probe is passed by. Each other one settled as
  *     pool_entries(sign 1) settles it, its (b, answered, 0) appended to the list ``added``
  *     and its RTTs taken into ``highest`` (their largest, if above). Errors as pool_entries's.
+ *
+ * put_frame(frames, since, mono_s, value, places, a, heard, probes, alive, node_probes, sums_of,
+ *           sums, tops, leaf_row, leaf_ix, min_probes) -> (stop, pairs)
+ *     model/mesh_window.py MeshWindow._flush's common frame of prober ``a`` (which keeps no
+ *     pair's rows) in one call. First its frames (``frames``, a deque of [mono_s, array of 'I'
+ *     entries, highest RTT], oldest first) of ``since`` or before leave, each as pool_entries
+ *     (sign -1) takes it, and tops[a] ([highest, how many frames have it], when there) loses
+ *     it when its highest is that; it stops at one holding a reading that lost a probe, left
+ *     in ``frames`` (``stop`` -1). Else the frame of ``mono_s`` (the last of ``frames``, or a
+ *     new one appended) gets the rows of ``value`` that pool_rows (kept empty, ``highest`` the
+ *     frame's) takes from row 0, their entries appended to its array, its highest raised as
+ *     MeshWindow._raise raises it (and tops[a]); ``stop``: the row pool_rows stopped at
+ *     (len(places) // 2 when none). Leaf cells, sums_of[a][1], sums_of[a][2], node_probes[a]
+ *     and sums[0] are written once, at the end; ``pairs``: the pairs begun less those ended,
+ *     the caller's to add to its count. Errors as pool_entries's and pool_rows's; TypeError for
+ *     a frame not such a list, ``tops`` not a dict of lists, ``sums`` not a list.
  *
  * peak_sum(buf, width, capacity, count, last, i, j) -> float or None
  *     Over the newest ``last`` rows of a ring of ``capacity`` rows of ``width`` floats

@@ -364,8 +364,8 @@ def _pair_tables(draw, n: int, leaves: int) -> dict:
     return {
         "probes": [draw(st.lists(small, min_size=n, max_size=n)) for _ in range(n)],
         "alive": draw(st.lists(st.booleans(), min_size=n, max_size=n)),
-        # (a list, or as PairIndex keeps it: an array of 'q')
-        "node_probes": draw(st.sampled_from([list, lambda v: array("q", v)]))(draw(st.lists(small, min_size=n, max_size=n))),
+        "node_probes": draw(st.sampled_from([list, lambda v: array("q", v)]))(  # (as PairIndex keeps it: 'q')
+            draw(st.lists(small, min_size=n, max_size=n))),
         "sums_of": [draw(st.lists(small, min_size=4, max_size=4)) for _ in range(n)],
         "leaf_rows": [[[draw(small), 0] for _ in range(leaves + 1)] for _ in range(leaves + 1)],
         "leaf_ix": draw(st.lists(st.integers(-1, leaves - 1), min_size=n, max_size=n)),
@@ -605,7 +605,7 @@ def test_the_twins_agree_on_put_frame(n, leaves, data):
         try:
             result = put(f, since, mono_s, value, places, a, heard, t["probes"], t["alive"], t["node_probes"],
                          t["sums_of"], s, tp, t["leaf_rows"][t["leaf_ix"][a]], t["leaf_ix"], 20), None
-        except (ValueError, TypeError, IndexError) as exc:  # (a number out of its table: the same error, the same state)
+        except (ValueError, TypeError, IndexError) as exc:  # (a number out of its table: the same error and state)
             result = None, (type(exc).__name__, str(exc))
         got.append((result, t, [(x[0], list(x[1]), x[2]) for x in f], tp, s))
     assert got[0] == got[1]
