@@ -105,7 +105,8 @@
  *         -> (stop, total, pairs)
  *     model/mesh_index.py PairIndex._frame's pass over prober ``a``'s readings ``entries``
  *     (an array of 'I': target, answered, lost, ...) from ``at`` on, ``sign`` 1 (settled) or
- *     -1 (aged out), the tables PairIndex's (lists of ints, of lists of ints, a list of bools),
+ *     -1 (aged out), the tables PairIndex's (lists of ints, of lists of ints, a list of bools;
+ *     node_probes a list of ints or, as PairIndex keeps it, an array of 'q', written in place),
  *     up to the first reading that lost a probe (its offset: ``stop``; len(entries) when
  *     none): each one's ``sign * answered`` added to probes[a][b]; for a target b alive,
  *     to node_probes[b], ``total``, leaf_row[leaf_ix[b]][0]; a pair's first probe or its last
@@ -125,6 +126,22 @@
  *     ``a`` itself or of no probe is passed by. Each other one settled as
  *     pool_entries(sign 1) settles it, its (b, answered, 0) appended to the list ``added``
  *     and its RTTs taken into ``highest`` (their largest, if above). Errors as pool_entries's.
+ *
+ * put_frame(frames, since, mono_s, value, places, a, heard, probes, alive, node_probes, sums_of,
+ *           sums, tops, leaf_row, leaf_ix, min_probes) -> (stop, pairs)
+ *     model/mesh_window.py MeshWindow._flush's common frame of prober ``a`` (which keeps no
+ *     pair's rows) in one call. First its frames (``frames``, a deque of [mono_s, array of 'I'
+ *     entries, highest RTT], oldest first) of ``since`` or before leave, each as pool_entries
+ *     (sign -1) takes it, and tops[a] ([highest, how many frames have it], when there) loses
+ *     it when its highest is that; it stops at one holding a reading that lost a probe, left
+ *     in ``frames`` (``stop`` -1). Else the frame of ``mono_s`` (the last of ``frames``, or a
+ *     new one appended) gets the rows of ``value`` that pool_rows (kept empty, ``highest`` the
+ *     frame's) takes from row 0, their entries appended to its array, its highest raised as
+ *     MeshWindow._raise raises it (and tops[a]); ``stop``: the row pool_rows stopped at
+ *     (len(places) // 2 when none). Leaf cells, sums_of[a][1], sums_of[a][2], node_probes[a]
+ *     and sums[0] are written once, at the end; ``pairs``: the pairs begun less those ended,
+ *     the caller's to add to its count. Errors as pool_entries's and pool_rows's; TypeError for
+ *     a frame not such a list, ``tops`` not a dict of lists, ``sums`` not a list.
  *
  * peak_sum(buf, width, capacity, count, last, i, j) -> float or None
  *     Over the newest ``last`` rows of a ring of ``capacity`` rows of ``width`` floats
@@ -1083,12 +1100,37 @@ fail:
     return NULL;
 }
 
+/* an int of one digit (|v| < 2**30: the tables' counts) read in place, else 0 (PyLong_AsLong's:
+ * a call a read, two or three reads a row) */
+static inline int compact_long(PyObject *o, long *out) {
+#if PY_VERSION_HEX >= 0x030C0000
+    if (PyLong_CheckExact(o) && PyUnstable_Long_IsCompact((PyLongObject *)o)) {
+        *out = (long)PyUnstable_Long_CompactValue((PyLongObject *)o);
+        return 1;
+    }
+#elif PY_VERSION_HEX >= 0x030B0000
+    if (PyLong_CheckExact(o)) {
+        Py_ssize_t size = Py_SIZE(o);
+        if (size == 0 || size == 1 || size == -1) {
+            *out = size * (long)((PyLongObject *)o)->ob_digit[0];
+            return 1;
+        }
+    }
+#else
+    (void)o;
+    (void)out;
+#endif
+    return 0;
+}
+
 /* list[i] (a list of ints, i checked) as a C long; -1 with an error set when it is not one */
 static inline int item_long(PyObject *list, Py_ssize_t i, long *out) {
     if (i < 0 || i >= PyList_GET_SIZE(list)) {
         PyErr_SetString(PyExc_IndexError, "list index out of range");
         return -1;
     }
+    if (compact_long(PyList_GET_ITEM(list, i), out))
+        return 0;
     long v = PyLong_AsLong(PyList_GET_ITEM(list, i));
     if (v == -1 && PyErr_Occurred())
         return -1;
@@ -1129,16 +1171,55 @@ static inline PyObject *item_list(PyObject *list, Py_ssize_t i) {
 /* the tables the two passes share */
 typedef struct {
     PyObject *probes, *row, *node_probes, *sums_of, *sa, *leaf_row, *leaf_ix, *alive;
+    long long *np; /* node_probes as an array of 'q' (written in place: no int made a write), or NULL: a list */
+    Py_ssize_t np_n;
+    Py_buffer np_view;
 } pool_tables;
 
+/* the tables checked, node_probes's buffer held (tables_done releases it) */
 static int tables_of(pool_tables *t, Py_ssize_t a) {
-    if (!PyList_Check(t->probes) || !PyList_Check(t->node_probes) || !PyList_Check(t->sums_of) ||
-        !PyList_Check(t->leaf_row) || !PyList_Check(t->leaf_ix) || (t->alive && !PyList_Check(t->alive))) {
+    if (!PyList_Check(t->probes) || !PyList_Check(t->sums_of) || !PyList_Check(t->leaf_row) ||
+        !PyList_Check(t->leaf_ix) || (t->alive && !PyList_Check(t->alive))) {
         PyErr_SetString(PyExc_TypeError, "expected PairIndex's tables (lists)");
         return -1;
     }
     if ((t->row = item_list(t->probes, a)) == NULL || (t->sa = item_list(t->sums_of, a)) == NULL)
         return -1;
+    t->np = NULL;
+    if (!PyList_Check(t->node_probes)) {
+        if (PyObject_GetBuffer(t->node_probes, &t->np_view, PyBUF_WRITABLE | PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_TypeError, "expected PairIndex's tables (lists)");
+            return -1;
+        }
+        const char *f = t->np_view.format ? t->np_view.format : "B";
+        if (t->np_view.itemsize != 8 || strcmp(f, "q") != 0) {
+            PyBuffer_Release(&t->np_view);
+            PyErr_SetString(PyExc_TypeError, "expected PairIndex's tables (lists)");
+            return -1;
+        }
+        t->np = t->np_view.buf;
+        t->np_n = t->np_view.len / 8;
+    }
+    return 0;
+}
+
+static void tables_done(pool_tables *t) {
+    if (t->np != NULL) {
+        PyBuffer_Release(&t->np_view);
+        t->np = NULL;
+    }
+}
+
+/* node_probes[i] += d */
+static inline int node_add(pool_tables *t, Py_ssize_t i, long d) {
+    if (t->np == NULL)
+        return item_add(t->node_probes, i, d, NULL);
+    if (i < 0 || i >= t->np_n) {
+        PyErr_SetString(PyExc_IndexError, "array index out of range");
+        return -1;
+    }
+    t->np[i] += d;
     return 0;
 }
 
@@ -1159,7 +1240,7 @@ static int pool_one(pool_tables *t, Py_ssize_t a, Py_ssize_t b, long n, long *to
         if (!up)
             return 0;
     }
-    if (item_add(t->node_probes, b, n, NULL) < 0)
+    if (node_add(t, b, n) < 0)
         return -1;
     *total += n;
     if (item_long(t->leaf_ix, b, &k) < 0)
@@ -1184,15 +1265,14 @@ static int pool_one(pool_tables *t, Py_ssize_t a, Py_ssize_t b, long n, long *to
     return 0;
 }
 
-static PyObject *pool_entries(PyObject *self, PyObject *args) {
+static PyObject *pool_entries_in(PyObject *args, pool_tables *tp) {
     PyObject *obj;
     Py_ssize_t at, a;
     int sign;
-    pool_tables t = {0};
-    if (!PyArg_ParseTuple(args, "OninOOOOOO", &obj, &at, &sign, &a, &t.probes, &t.alive, &t.node_probes,
-                          &t.sums_of, &t.leaf_row, &t.leaf_ix))
+    if (!PyArg_ParseTuple(args, "OninOOOOOO", &obj, &at, &sign, &a, &tp->probes, &tp->alive, &tp->node_probes,
+                          &tp->sums_of, &tp->leaf_row, &tp->leaf_ix))
         return NULL;
-    if (tables_of(&t, a) < 0)
+    if (tables_of(tp, a) < 0)
         return NULL;
     Py_buffer v;
     if (get_u32(obj, &v) < 0)
@@ -1207,7 +1287,7 @@ static PyObject *pool_entries(PyObject *self, PyObject *args) {
     for (; at < n; at += 3) {
         if (e[at + 2])
             break; /* a lost probe: the caller's */
-        if (pool_one(&t, a, (Py_ssize_t)e[at], sign * (long)e[at + 1], &total, &pairs) < 0)
+        if (pool_one(tp, a, (Py_ssize_t)e[at], sign * (long)e[at + 1], &total, &pairs) < 0)
             goto fail;
     }
     PyBuffer_Release(&v);
@@ -1217,12 +1297,18 @@ fail:
     return NULL;
 }
 
-static PyObject *pool_readings(PyObject *self, PyObject *args) {
+static PyObject *pool_entries(PyObject *self, PyObject *args) {
+    pool_tables t = {0};
+    PyObject *out = pool_entries_in(args, &t);
+    tables_done(&t);
+    return out;
+}
+
+static PyObject *pool_readings_in(PyObject *args, pool_tables *tp) {
     PyObject *readings, *targets, *ids, *heard_obj, *kept, *added, *highest_obj;
     Py_ssize_t at, a, min_probes;
-    pool_tables t = {0};
-    if (!PyArg_ParseTuple(args, "OOOnnOOOOOOOnOO", &readings, &targets, &ids, &at, &a, &heard_obj, &t.probes,
-                          &t.node_probes, &t.sums_of, &t.leaf_row, &t.leaf_ix, &kept, &min_probes, &highest_obj,
+    if (!PyArg_ParseTuple(args, "OOOnnOOOOOOOnOO", &readings, &targets, &ids, &at, &a, &heard_obj, &tp->probes,
+                          &tp->node_probes, &tp->sums_of, &tp->leaf_row, &tp->leaf_ix, &kept, &min_probes, &highest_obj,
                           &added))
         return NULL;
     if (!PyList_Check(targets) || !PyDict_Check(ids) || !PyDict_Check(kept) || !PyList_Check(added) ||
@@ -1230,7 +1316,7 @@ static PyObject *pool_readings(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_TypeError, "pool_readings: expected lists of readings and targets, dicts, a list");
         return NULL;
     }
-    if (tables_of(&t, a) < 0)
+    if (tables_of(tp, a) < 0)
         return NULL;
     long highest = PyLong_AsLong(highest_obj);
     if (highest == -1 && PyErr_Occurred())
@@ -1269,7 +1355,7 @@ static PyObject *pool_readings(PyObject *self, PyObject *args) {
         if (!answered)
             continue; /* (no probe: passed by) */
         long old, top = highest;
-        if (heard[b] != 255 || item_long(t.row, b, &old) < 0 || old + answered >= min_probes)
+        if (heard[b] != 255 || item_long(tp->row, b, &old) < 0 || old + answered >= min_probes)
             break;
         int in_kept = 0;
         if (PyDict_GET_SIZE(kept)) {
@@ -1295,7 +1381,7 @@ static PyObject *pool_readings(PyObject *self, PyObject *args) {
         }
         if (j < m)
             break; /* (RTTs not ints of a C long: the caller's) */
-        if (pool_one(&t, a, b, answered, &total, &pairs) < 0)
+        if (pool_one(tp, a, b, answered, &total, &pairs) < 0)
             goto fail;
         highest = top;
         PyObject *zero = PyLong_FromLong(0), *count = PyTuple_GET_ITEM(r, 2);
@@ -1311,6 +1397,13 @@ static PyObject *pool_readings(PyObject *self, PyObject *args) {
 fail:
     PyBuffer_Release(&h);
     return NULL;
+}
+
+static PyObject *pool_readings(PyObject *self, PyObject *args) {
+    pool_tables t = {0};
+    PyObject *out = pool_readings_in(args, &t);
+    tables_done(&t);
+    return out;
 }
 
 /* --- a mesh field's rows taken as they are packed (collectors/mesh.py MeshRows) ------------ */
@@ -1486,19 +1579,18 @@ fail:
     return NULL;
 }
 
-static PyObject *pool_rows(PyObject *self, PyObject *args) {
+static PyObject *pool_rows_in(PyObject *args, pool_tables *tp) {
     PyObject *obj, *places_obj, *heard_obj, *kept, *entries = NULL;
     Py_ssize_t at, a, min_probes;
     long highest;
-    pool_tables t = {0};
-    if (!PyArg_ParseTuple(args, "OOnnOOOOOOOnl", &obj, &places_obj, &at, &a, &heard_obj, &t.probes, &t.node_probes,
-                          &t.sums_of, &t.leaf_row, &t.leaf_ix, &kept, &min_probes, &highest))
+    if (!PyArg_ParseTuple(args, "OOnnOOOOOOOnl", &obj, &places_obj, &at, &a, &heard_obj, &tp->probes, &tp->node_probes,
+                          &tp->sums_of, &tp->leaf_row, &tp->leaf_ix, &kept, &min_probes, &highest))
         return NULL;
     if (!PyDict_Check(kept)) {
         PyErr_SetString(PyExc_TypeError, "pool_rows: kept must be a dict");
         return NULL;
     }
-    if (tables_of(&t, a) < 0)
+    if (tables_of(tp, a) < 0)
         return NULL;
     Py_buffer v, p, h;
     if (PyObject_GetBuffer(obj, &v, PyBUF_SIMPLE) < 0)
@@ -1536,7 +1628,7 @@ static PyObject *pool_rows(PyObject *self, PyObject *args) {
         if (!answered)
             continue; /* (no probe: passed by) */
         long old, top = highest;
-        if (heard[b] != 255 || item_long(t.row, b, &old) < 0 || old + (long)answered >= min_probes)
+        if (heard[b] != 255 || item_long(tp->row, b, &old) < 0 || old + (long)answered >= min_probes)
             break;
         if (PyDict_GET_SIZE(kept)) {
             PyObject *number = PyLong_FromLong(b);
@@ -1555,7 +1647,7 @@ static PyObject *pool_rows(PyObject *self, PyObject *args) {
             if (rtt > top)
                 top = rtt;
         }
-        if (pool_one(&t, a, b, (long)answered, &total, &pairs) < 0)
+        if (pool_one(tp, a, b, (long)answered, &total, &pairs) < 0)
             goto fail;
         highest = top;
         e[3 * count] = (uint32_t)b;
@@ -1579,7 +1671,408 @@ fail:
     return NULL;
 }
 
+static PyObject *pool_rows(PyObject *self, PyObject *args) {
+    pool_tables t = {0};
+    PyObject *out = pool_rows_in(args, &t);
+    tables_done(&t);
+    return out;
+}
+
+/* --- a frame's put-in and its prober's due frames aged out, in one call ------------------- */
+
+/* pool_one's figures that ``put_frame`` adds up over a call and writes once at its end (a new
+ * int each write otherwise: most of a row's cost): leaf_row[k][0] per leaf k, sums_of[a][2] */
+typedef struct {
+    long *leaf_d;
+    Py_ssize_t *touched, n_touched;
+    char *seen;
+    long sa2;
+} pool_acc;
+
+/* pool_one, leaf_row[k][0] and sums_of[a][2] added up in ``acc`` (checked as pool_one checks them) */
+static int pool_one_acc(pool_tables *t, pool_acc *acc, Py_ssize_t a, Py_ssize_t b, long n, long *total,
+                        long *pairs) {
+    long old, k, back;
+    if (item_add(t->row, b, n, &old) < 0)
+        return -1;
+    if (t->alive) {
+        if (b >= PyList_GET_SIZE(t->alive)) {
+            PyErr_SetString(PyExc_IndexError, "list index out of range");
+            return -1;
+        }
+        int up = PyObject_IsTrue(PyList_GET_ITEM(t->alive, b));
+        if (up < 0)
+            return -1;
+        if (!up)
+            return 0;
+    }
+    if (node_add(t, b, n) < 0)
+        return -1;
+    *total += n;
+    if (item_long(t->leaf_ix, b, &k) < 0)
+        return -1;
+    if (k < 0)
+        k += PyList_GET_SIZE(t->leaf_row);
+    if (item_list(t->leaf_row, k) == NULL)
+        return -1;
+    if (!acc->seen[k]) {
+        acc->seen[k] = 1;
+        acc->touched[acc->n_touched++] = k;
+    }
+    acc->leaf_d[k] += n;
+    long now = old + n;
+    if (!old || !now) {
+        long born = now ? 1 : -1;
+        *pairs += born;
+        PyObject *sb = item_list(t->sums_of, b), *them;
+        if (sb == NULL || item_add(sb, 1, born, NULL) < 0)
+            return -1;
+        if ((them = item_list(t->probes, b)) == NULL || item_long(them, a, &back) < 0)
+            return -1;
+        if (!back) {
+            acc->sa2 += born;
+            if (item_add(sb, 2, born, NULL) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* what ``acc`` added up, and the prober's own (``total``, ``pairs``), into the tables */
+static int pool_apply(pool_tables *t, pool_acc *acc, Py_ssize_t a, PyObject *sums, long total, long pairs) {
+    for (Py_ssize_t j = 0; j < acc->n_touched; j++) {
+        Py_ssize_t k = acc->touched[j];
+        long d = acc->leaf_d[k];
+        acc->leaf_d[k] = 0;
+        acc->seen[k] = 0;
+        PyObject *cell;
+        if (d && ((cell = item_list(t->leaf_row, k)) == NULL || item_add(cell, 0, d, NULL) < 0))
+            return -1;
+    }
+    acc->n_touched = 0;
+    if (acc->sa2 && item_add(t->sa, 2, acc->sa2, NULL) < 0)
+        return -1;
+    acc->sa2 = 0;
+    if (total && (node_add(t, a, total) < 0 || item_add(sums, 0, total, NULL) < 0))
+        return -1;
+    if (pairs && item_add(t->sa, 1, pairs, NULL) < 0)
+        return -1;
+    return 0;
+}
+
+/* list ``frame`` as MeshWindow keeps one: [mono_s, array of 'I', highest]; 0, or -1 with TypeError */
+static int frame_check(PyObject *frame) {
+    if (!PyList_Check(frame) || PyList_GET_SIZE(frame) != 3) {
+        PyErr_SetString(PyExc_TypeError, "put_frame: a frame must be a list [mono_s, entries, highest]");
+        return -1;
+    }
+    return 0;
+}
+
+/* the frame's entries: ``*lost`` whether one lost a probe; -1 with an error when not an array of 'I' */
+static int entries_lost(PyObject *entries, int *lost) {
+    Py_buffer v;
+    if (get_u32(entries, &v) < 0)
+        return -1;
+    const uint32_t *e = v.buf;
+    Py_ssize_t n = v.len / 4;
+    *lost = 0;
+    if (n % 3) {
+        PyBuffer_Release(&v);
+        PyErr_SetString(PyExc_ValueError, "put_frame: entries not whole readings");
+        return -1;
+    }
+    for (Py_ssize_t j = 2; j < n; j += 3)
+        if (e[j]) {
+            *lost = 1;
+            break;
+        }
+    PyBuffer_Release(&v);
+    return 0;
+}
+
+static PyObject *str_popleft, *str_append, *str_frombytes, *one_u32;
+
+/* a op b as Python compares them (two floats: as doubles, no call) */
+static inline int compare(PyObject *a, PyObject *b, int op) {
+    if (PyFloat_CheckExact(a) && PyFloat_CheckExact(b)) {
+        double x = PyFloat_AS_DOUBLE(a), y = PyFloat_AS_DOUBLE(b);
+        return op == Py_LE ? x <= y : x == y;
+    }
+    return PyObject_RichCompareBool(a, b, op);
+}
+
+/* tops[a]: a frame of highest ``highest`` left (MeshWindow._age's) */
+static int top_left(PyObject *tops, PyObject *a_obj, long highest) {
+    PyObject *top = PyDict_GetItemWithError(tops, a_obj); /* borrowed */
+    long best, count;
+    if (top == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    if (!PyList_Check(top)) {
+        PyErr_SetString(PyExc_TypeError, "put_frame: tops must hold lists [highest, count]");
+        return -1;
+    }
+    if (!highest || item_long(top, 0, &best) < 0 || highest != best)
+        return PyErr_Occurred() ? -1 : 0;
+    if (item_add(top, 1, -1, &count) < 0)
+        return -1;
+    if (count - 1 == 0 && PyDict_DelItem(tops, a_obj) < 0)
+        return -1;
+    return 0;
+}
+
+/* tops[a]: a frame's highest raised to ``highest`` (MeshWindow._raise's) */
+static int top_raised(PyObject *tops, PyObject *a_obj, long highest) {
+    PyObject *top = PyDict_GetItemWithError(tops, a_obj);
+    long best;
+    if (top == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    if (!PyList_Check(top)) {
+        PyErr_SetString(PyExc_TypeError, "put_frame: tops must hold lists [highest, count]");
+        return -1;
+    }
+    if (item_long(top, 0, &best) < 0)
+        return -1;
+    if (highest > best) {
+        PyObject *h = PyLong_FromLong(highest);
+        if (h == NULL || PyList_SetItem(top, 0, h) < 0) /* (PyList_SetItem steals, even when it fails) */
+            return -1;
+        PyObject *one = PyLong_FromLong(1);
+        if (one == NULL || PyList_SetItem(top, 1, one) < 0)
+            return -1;
+    } else if (highest == best && item_add(top, 1, 1, NULL) < 0) {
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *put_frame(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 16) {
+        PyErr_SetString(PyExc_TypeError, "put_frame: 16 arguments");
+        return NULL;
+    }
+    PyObject *frames = args[0], *since = args[1], *mono_s = args[2], *value = args[3], *places_obj = args[4];
+    PyObject *a_obj = args[5], *heard_obj = args[6], *sums = args[11], *tops = args[12];
+    PyObject *frame = NULL, *out = NULL;
+    pool_tables t = {.probes = args[7], .alive = args[8], .node_probes = args[9], .sums_of = args[10],
+                     .leaf_row = args[13], .leaf_ix = args[14]};
+    Py_ssize_t a = PyLong_AsSsize_t(a_obj);
+    long min_probes = PyLong_AsLong(args[15]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (!PyDict_Check(tops) || !PyList_Check(sums)) {
+        PyErr_SetString(PyExc_TypeError, "put_frame: tops must be a dict, sums a list");
+        return NULL;
+    }
+    if (tables_of(&t, a) < 0)
+        return NULL;
+    Py_ssize_t n_leaf = PyList_GET_SIZE(t.leaf_row);
+    long leaf_d_[64];
+    Py_ssize_t touched_[64];
+    char seen_[64];
+    pool_acc acc = {leaf_d_, touched_, 0, seen_, 0};
+    if (n_leaf > 64) {
+        acc.leaf_d = PyMem_Calloc(n_leaf, sizeof(long));
+        acc.touched = PyMem_Calloc(n_leaf, sizeof(Py_ssize_t));
+        acc.seen = PyMem_Calloc(n_leaf, 1);
+        if (acc.leaf_d == NULL || acc.touched == NULL || acc.seen == NULL) {
+            PyErr_NoMemory();
+            goto done_alloc;
+        }
+    } else {
+        memset(leaf_d_, 0, sizeof leaf_d_);
+        memset(seen_, 0, sizeof seen_);
+    }
+    long total = 0, pairs = 0, all_pairs = 0;
+    Py_ssize_t at = -1;
+    int cmp;
+    /* 1. its frames of ``since`` or before leave, the oldest first, up to one that lost a probe */
+    for (;;) {
+        Py_ssize_t count = PySequence_Size(frames);
+        if (count < 0)
+            goto fail;
+        if (count == 0)
+            break;
+        if ((frame = PySequence_GetItem(frames, 0)) == NULL || frame_check(frame) < 0)
+            goto fail;
+        if ((cmp = compare(PyList_GET_ITEM(frame, 0), since, Py_LE)) < 0)
+            goto fail;
+        if (!cmp)
+            break;
+        int lost;
+        long highest;
+        if (entries_lost(PyList_GET_ITEM(frame, 1), &lost) < 0)
+            goto fail;
+        if (lost)
+            goto applied; /* (the caller's: at -1) */
+        if (item_long(frame, 2, &highest) < 0)
+            goto fail;
+        PyObject *gone = PyObject_CallMethodNoArgs(frames, str_popleft);
+        if (gone == NULL)
+            goto fail;
+        Py_DECREF(gone);
+        if (top_left(tops, a_obj, highest) < 0)
+            goto fail;
+        Py_buffer v;
+        if (get_u32(PyList_GET_ITEM(frame, 1), &v) < 0)
+            goto fail;
+        const uint32_t *e = v.buf;
+        Py_ssize_t n = v.len / 4;
+        for (Py_ssize_t j = 0; j < n; j += 3)
+            if (pool_one_acc(&t, &acc, a, (Py_ssize_t)e[j], -(long)e[j + 1], &total, &pairs) < 0) {
+                PyBuffer_Release(&v);
+                goto fail;
+            }
+        PyBuffer_Release(&v);
+        Py_CLEAR(frame);
+    }
+    Py_CLEAR(frame);
+    /* 2. the frame of ``mono_s``: its common rows in, as pool_rows's (the prober keeps no pair) */
+    {
+        t.alive = NULL;
+        Py_ssize_t count = PySequence_Size(frames);
+        if (count < 0)
+            goto fail;
+        if (count > 0) {
+            if ((frame = PySequence_GetItem(frames, count - 1)) == NULL || frame_check(frame) < 0)
+                goto fail;
+            if ((cmp = compare(PyList_GET_ITEM(frame, 0), mono_s, Py_EQ)) < 0)
+                goto fail;
+            if (!cmp)
+                Py_CLEAR(frame);
+        }
+        Py_buffer v, p, h;
+        if (PyObject_GetBuffer(value, &v, PyBUF_SIMPLE) < 0)
+            goto fail;
+        if (get_typed(places_obj, &p, 4, "i", "put_frame: places must be an array of 'i'") < 0) {
+            PyBuffer_Release(&v);
+            goto fail;
+        }
+        if (PyObject_GetBuffer(heard_obj, &h, PyBUF_SIMPLE) < 0) {
+            PyBuffer_Release(&p);
+            PyBuffer_Release(&v);
+            goto fail;
+        }
+        const unsigned char *s = v.buf, *heard = h.buf;
+        const int *places = p.buf;
+        Py_ssize_t n = p.len / 8, got = 0;
+        long highest = 0, was = 0;
+        uint32_t *e = PyMem_Malloc((n ? n : 1) * 12), *into;
+        PyObject *entries = NULL;
+        if (e == NULL) {
+            PyErr_NoMemory();
+            goto rows_fail;
+        }
+        if (frame != NULL && item_long(frame, 2, &was) < 0)
+            goto rows_fail;
+        highest = was;
+        for (at = 0; at < n; at++) {
+            long b = places[2 * at];
+            Py_ssize_t off = places[2 * at + 1];
+            if (b == -1 || b == a)
+                continue;
+            if (b < 0 || b >= h.len || off < 0 || off > v.len - MESH_ROW_SIZE)
+                break;
+            const unsigned char *r = s + off;
+            unsigned answered = r[22] | (unsigned)r[23] << 8, lost = r[24] | (unsigned)r[25] << 8;
+            unsigned listed = r[26] | (unsigned)r[27] << 8;
+            if (lost || (Py_ssize_t)listed * 4 > v.len - off - MESH_ROW_SIZE)
+                break;
+            if (!answered)
+                continue;
+            long old, top = highest;
+            if (heard[b] != 255 || item_long(t.row, b, &old) < 0 || old + (long)answered >= min_probes)
+                break;
+            for (unsigned j = 0; j < listed; j++) {
+                const unsigned char *u = r + MESH_ROW_SIZE + 4 * j;
+                long rtt = (long)((uint32_t)u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16 | (uint32_t)u[3] << 24);
+                if (rtt > top)
+                    top = rtt;
+            }
+            if (pool_one_acc(&t, &acc, a, b, (long)answered, &total, &pairs) < 0)
+                goto rows_fail;
+            highest = top;
+            e[3 * got] = (uint32_t)b;
+            e[3 * got + 1] = answered;
+            e[3 * got + 2] = 0;
+            got++;
+        }
+        if (PyErr_Occurred())
+            goto rows_fail;
+        if (frame == NULL) { /* a new frame: [mono_s, its entries, highest] at the end of ``frames`` */
+            if ((entries = new_array(one_u32, 3 * got, (void **)&into)) == NULL)
+                goto rows_fail;
+            memcpy(into, e, 12 * got);
+            PyObject *zero = PyLong_FromLong(0);
+            if (zero == NULL || (frame = PyList_New(3)) == NULL) {
+                Py_XDECREF(zero);
+                goto rows_fail;
+            }
+            Py_INCREF(mono_s);
+            PyList_SET_ITEM(frame, 0, mono_s);
+            PyList_SET_ITEM(frame, 1, entries);
+            PyList_SET_ITEM(frame, 2, zero);
+            entries = NULL;
+            PyObject *r = PyObject_CallMethodOneArg(frames, str_append, frame);
+            if (r == NULL)
+                goto rows_fail;
+            Py_DECREF(r);
+        } else if (got) {
+            if ((entries = PyBytes_FromStringAndSize((const char *)e, 12 * got)) == NULL)
+                goto rows_fail;
+            PyObject *r = PyObject_CallMethodOneArg(PyList_GET_ITEM(frame, 1), str_frombytes, entries);
+            if (r == NULL)
+                goto rows_fail;
+            Py_DECREF(r);
+            Py_CLEAR(entries);
+        }
+        if (highest > was) {
+            if (top_raised(tops, a_obj, highest) < 0)
+                goto rows_fail;
+            PyObject *h2 = PyLong_FromLong(highest);
+            if (h2 == NULL || PyList_SetItem(frame, 2, h2) < 0)
+                goto rows_fail;
+        }
+        PyMem_Free(e);
+        PyBuffer_Release(&h);
+        PyBuffer_Release(&p);
+        PyBuffer_Release(&v);
+        goto applied;
+    rows_fail:
+        Py_XDECREF(entries);
+        PyMem_Free(e);
+        PyBuffer_Release(&h);
+        PyBuffer_Release(&p);
+        PyBuffer_Release(&v);
+        goto fail;
+    }
+applied:
+    all_pairs = pairs;
+    if (pool_apply(&t, &acc, a, sums, total, pairs) < 0)
+        goto fail;
+    PyObject *at_obj = PyLong_FromSsize_t(at), *pairs_obj = at_obj ? PyLong_FromLong(all_pairs) : NULL;
+    if (pairs_obj != NULL && (out = PyTuple_New(2)) != NULL) {
+        PyTuple_SET_ITEM(out, 0, at_obj);
+        PyTuple_SET_ITEM(out, 1, pairs_obj);
+    } else {
+        Py_XDECREF(at_obj);
+        Py_XDECREF(pairs_obj);
+    }
+fail:
+    Py_XDECREF(frame);
+done_alloc:
+    tables_done(&t);
+    if (n_leaf > 64) {
+        PyMem_Free(acc.leaf_d);
+        PyMem_Free(acc.touched);
+        PyMem_Free(acc.seen);
+    }
+    return out;
+}
+
 static PyMethodDef methods[] = {
+    {"put_frame", (PyCFunction)(void (*)(void))put_frame, METH_FASTCALL,
+     "MeshWindow._add's common path: a prober's due frames aged out, its new frame's rows put in."},
     {"pool_entries", pool_entries, METH_VARARGS, "PairIndex._frame's pass over readings that lost no probe."},
     {"pool_readings", pool_readings, METH_VARARGS, "MeshWindow._add's pass over a frame's common readings."},
     {"mesh_check", mesh_check, METH_VARARGS, "Checks a mesh field's rows as mesh_rows reads them, their families too."},
@@ -1614,7 +2107,12 @@ PyMODINIT_FUNC PyInit__speedups(void) {
     one_double = PyObject_CallFunction(array_type, "s(d)", "d", 0.0);
     one_code = one_double == NULL ? NULL : PyObject_CallFunction(array_type, "s(i)", "H", 0);
     one_int = one_code == NULL ? NULL : PyObject_CallFunction(array_type, "s(i)", "i", 0);
-    if (one_int == NULL) {
+    one_u32 = one_int == NULL ? NULL : PyObject_CallFunction(array_type, "s(i)", "I", 0);
+    str_popleft = PyUnicode_InternFromString("popleft");
+    str_append = PyUnicode_InternFromString("append");
+    str_frombytes = PyUnicode_InternFromString("frombytes");
+    if (one_u32 == NULL || str_popleft == NULL || str_append == NULL || str_frombytes == NULL) {
+        Py_CLEAR(one_int);
         Py_CLEAR(one_code);
         Py_CLEAR(one_double);
         Py_CLEAR(array_type);

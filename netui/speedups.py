@@ -385,8 +385,9 @@ def _pool_one(a: int, b: int, n: int, row: list, probes: list, alive, node_probe
 
 
 def _tables(probes, node_probes, sums_of, leaf_row, leaf_ix, alive, a: int) -> tuple[list, list]:
-    if not all(isinstance(t, list) for t in (probes, node_probes, sums_of, leaf_row, leaf_ix)) \
-            or not (alive is None or isinstance(alive, list)):
+    if not all(isinstance(t, list) for t in (probes, sums_of, leaf_row, leaf_ix)) \
+            or not (alive is None or isinstance(alive, list)) \
+            or not (isinstance(node_probes, list) or isinstance(node_probes, array) and node_probes.typecode == "q"):
         raise TypeError("expected PairIndex's tables (lists)")
     row, sa = probes[a], sums_of[a]
     if not (isinstance(row, list) and isinstance(sa, list)):
@@ -566,19 +567,149 @@ def py_pool_rows(value, places: array, at: int, a: int, heard, probes: list, nod
     return at, total, pairs, highest, entries.tobytes()
 
 
+def _pool_one_acc(a: int, b: int, n: int, row: list, probes: list, alive, node_probes: list, sums_of: list,
+                  leaf_row: list, leaf_ix: list, acc: dict) -> tuple[int, int]:
+    """_pool_one, leaf_row[k][0] and sums_of[a][2] added up in ``acc`` (as put_frame's C)."""
+    old = row[b]
+    now = row[b] = old + n
+    if alive is not None and not alive[b]:
+        return 0, 0
+    node_probes[b] += n
+    k = leaf_ix[b]
+    if not isinstance(leaf_row[k], list):
+        raise TypeError("expected PairIndex's tables (lists)")
+    k = k if k >= 0 else k + len(leaf_row)
+    acc[k] = acc.get(k, 0) + n
+    if old and now:
+        return n, 0
+    born = 1 if now else -1
+    sb = sums_of[b]
+    if not isinstance(sb, list):
+        raise TypeError("expected PairIndex's tables (lists)")
+    sb[1] += born
+    if not probes[b][a]:
+        acc["sa2"] = acc.get("sa2", 0) + born
+        sb[2] += born
+    return n, born
+
+
+def _put_frame_end(acc: dict, leaf_row: list, sa: list, node_probes: list, sums: list, a: int, total: int,
+                   pairs: int) -> None:
+    sa2 = acc.pop("sa2", 0)
+    for k, d in acc.items():
+        if d:
+            leaf_row[k][0] += d
+    if sa2:
+        sa[2] += sa2
+    if total:
+        node_probes[a] += total
+        sums[0] += total
+    if pairs:
+        sa[1] += pairs
+
+
+def py_put_frame(frames, since, mono_s, value, places: array, a: int, heard, probes: list, alive: list,
+                 node_probes: list, sums_of: list, sums: list, tops: dict, leaf_row: list, leaf_ix: list,
+                 min_probes: int) -> tuple[int, int]:
+    """Pure-Python twin of _speedups.put_frame."""
+    if not (isinstance(tops, dict) and isinstance(sums, list)):
+        raise TypeError("put_frame: tops must be a dict, sums a list")
+    row, sa = _tables(probes, node_probes, sums_of, leaf_row, leaf_ix, alive, a)
+    acc: dict = {}
+    total = pairs = 0
+    while len(frames):  # its frames of ``since`` or before leave, up to one that lost a probe
+        frame = frames[0]
+        if not (isinstance(frame, list) and len(frame) == 3):
+            raise TypeError("put_frame: a frame must be a list [mono_s, entries, highest]")
+        if not frame[0] <= since:
+            break
+        entries = frame[1]
+        if not (isinstance(entries, array) and entries.typecode == "I"):
+            raise TypeError("expected a buffer of unsigned 32-bit integers")
+        if len(entries) % 3:
+            raise ValueError("put_frame: entries not whole readings")
+        if any(entries[2::3]):
+            _put_frame_end(acc, leaf_row, sa, node_probes, sums, a, total, pairs)
+            return -1, pairs
+        highest = frame[2]
+        frames.popleft()
+        top = tops.get(a)
+        if top is not None:
+            if not isinstance(top, list):
+                raise TypeError("put_frame: tops must hold lists [highest, count]")
+            if highest and highest == top[0]:
+                top[1] -= 1
+                if not top[1]:
+                    del tops[a]
+        for j in range(0, len(entries), 3):
+            t, p = _pool_one_acc(a, entries[j], -entries[j + 1], row, probes, alive, node_probes, sums_of,
+                                 leaf_row, leaf_ix, acc)
+            total, pairs = total + t, pairs + p
+    frame = frames[-1] if len(frames) else None  # the frame of ``mono_s``: its common rows in
+    if frame is not None:
+        if not (isinstance(frame, list) and len(frame) == 3):
+            raise TypeError("put_frame: a frame must be a list [mono_s, entries, highest]")
+        if not frame[0] == mono_s:
+            frame = None
+    if not (isinstance(places, array) and places.typecode == "i"):
+        raise TypeError("put_frame: places must be an array of 'i'")
+    data, heard = bytes(memoryview(value)), memoryview(heard).cast("B")
+    n, added = len(places) // 2, array("I")
+    highest = was = 0 if frame is None else frame[2]
+    at = 0
+    while at < n:
+        b, off = places[2 * at], places[2 * at + 1]
+        if b == -1 or b == a:
+            at += 1
+            continue
+        if b < 0 or b >= len(heard) or off < 0 or off > len(data) - _MESH_ROW.size:
+            break
+        _, _, _, answered, lost, listed = _MESH_ROW.unpack_from(data, off)
+        if lost or listed * 4 > len(data) - off - _MESH_ROW.size:
+            break
+        if not answered:
+            at += 1
+            continue
+        if heard[b] != 255 or row[b] + answered >= min_probes:
+            break
+        rtts = struct.unpack_from(f"<{listed}I", data, off + _MESH_ROW.size)
+        t, p = _pool_one_acc(a, b, answered, row, probes, None, node_probes, sums_of, leaf_row, leaf_ix, acc)
+        total, pairs = total + t, pairs + p
+        highest = max(highest, *rtts) if rtts else highest
+        added += array("I", (b, answered, 0))
+        at += 1
+    if frame is None:
+        frame = [mono_s, added, 0]
+        frames.append(frame)
+    elif added:
+        frame[1].frombytes(added.tobytes())
+    if highest > was:
+        top = tops.get(a)
+        if top is not None:
+            if not isinstance(top, list):
+                raise TypeError("put_frame: tops must hold lists [highest, count]")
+            if highest > top[0]:
+                top[0], top[1] = highest, 1
+            elif highest == top[0]:
+                top[1] += 1
+        frame[2] = highest
+    _put_frame_end(acc, leaf_row, sa, node_probes, sums, a, total, pairs)
+    return at, pairs
+
+
 try:
     if os.environ.get("NETUI_PURE_PYTHON"):
         raise ImportError("NETUI_PURE_PYTHON is set")
     from netui._speedups import (column_stats, columns, deltas, frame_fields, iface_totals, mesh_check, mesh_rows,
                                  mesh_targets, parse_rows, peak_sum, pool_entries, pool_readings, pool_rows, positive,
-                                 rate_codes, share)
+                                 put_frame, rate_codes, share)
 
     COMPILED = True
 except ImportError:
     parse_rows, deltas, share, columns, rate_codes = py_parse_rows, py_deltas, py_share, py_columns, py_rate_codes
     column_stats, iface_totals, positive, frame_fields = py_column_stats, py_iface_totals, py_positive, py_frame_fields
     peak_sum, mesh_rows, pool_entries, pool_readings = py_peak_sum, py_mesh_rows, py_pool_entries, py_pool_readings
-    mesh_check, mesh_targets, pool_rows = py_mesh_check, py_mesh_targets, py_pool_rows
+    mesh_check, mesh_targets, pool_rows, put_frame = py_mesh_check, py_mesh_targets, py_pool_rows, py_put_frame
     COMPILED = False
 
 

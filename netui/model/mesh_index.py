@@ -80,7 +80,7 @@ class PairIndex:
         self.alive: list[bool] = []
         self.probes: list[list[int]] = []  # [prober][target]
         self.lost: list[list[int]] = []
-        self.node_probes: list[int] = []  # node → its pairs' probes, both ways
+        self.node_probes = array("q")  # node → its pairs' probes, both ways (written in place, in C)
         self.sums_of: list[list[int]] = []  # node → [lost, pairs, peers, lossy peers] of its pairs
         self.lossy: set[Key] = set()  # pairs with a lost probe
         self.sums = [0, 0]

@@ -53,6 +53,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=1024)
     parser.add_argument("--seconds", type=int, default=2)
+    parser.add_argument("--fill", type=int, default=60,
+                        help="seconds filled before the measured ones (60: the frames aged then are the fill's first, "
+                             "the very first holding no row; 62: two full ones)")
     parser.add_argument("--report", default=None, help="a callgrind output file to read")
     parser.add_argument("--gc", action="store_true", help="the cyclic GC on while measured (off: steadier counts)")
     parser.add_argument("--wait", default=None, help="after the fill, touch WAIT.ready and wait for WAIT")
@@ -85,7 +88,7 @@ def main() -> None:
     def judged():
         return f.mesh.judge(topology, names)
 
-    for _ in range(60):  # the window filled
+    for _ in range(args.fill):  # the window filled
         queue(decode(fields()))
         put_in()
     judged()

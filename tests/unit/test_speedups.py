@@ -364,7 +364,8 @@ def _pair_tables(draw, n: int, leaves: int) -> dict:
     return {
         "probes": [draw(st.lists(small, min_size=n, max_size=n)) for _ in range(n)],
         "alive": draw(st.lists(st.booleans(), min_size=n, max_size=n)),
-        "node_probes": draw(st.lists(small, min_size=n, max_size=n)),
+        "node_probes": draw(st.sampled_from([list, lambda v: array("q", v)]))(  # (as PairIndex keeps it: 'q')
+            draw(st.lists(small, min_size=n, max_size=n))),
         "sums_of": [draw(st.lists(small, min_size=4, max_size=4)) for _ in range(n)],
         "leaf_rows": [[[draw(small), 0] for _ in range(leaves + 1)] for _ in range(leaves + 1)],
         "leaf_ix": draw(st.lists(st.integers(-1, leaves - 1), min_size=n, max_size=n)),
@@ -539,4 +540,72 @@ def test_the_twins_agree_on_pool_rows(n, leaves, data):
         t = copy.deepcopy(tables)
         got.append((outcome(pool, value, places, at, a, heard, t["probes"], t["node_probes"], t["sums_of"],
                             t["leaf_rows"][t["leaf_ix"][a]], t["leaf_ix"], kept, 20, highest), t))
+    assert got[0] == got[1]
+
+
+def test_put_frame_ages_a_probers_frames_and_puts_its_rows_in():
+    """A frame of ``since`` or before leaves (its pairs out of every pooled figure), the new
+    frame's common rows go in as pool_rows puts them; it stops at a frame that lost a probe (-1)
+    and at a row pool_rows leaves (its index)."""
+    from collections import deque
+
+    r, lost = _mesh_row(2, _A, 7000, 1, 0, [150]), _mesh_row(2, _A, 7000, 0, 1, [])
+    for put_frame in (speedups.put_frame, speedups.py_put_frame):
+        probes, alive, node_probes = [[0, 1, 0], [0, 0, 0], [0, 0, 0]], [True] * 3, [1, 1, 0]
+        sums_of, sums, tops = [[0, 1, 1, 0], [0, 1, 1, 0], [0] * 4], [1, 0], {0: [150, 1]}
+        leaf_row, leaf_ix = [[1, 0], [0, 0]], [0, 0, 0]
+        frames = deque([[1.0, array("I", [1, 1, 0]), 150]])
+        heard = bytearray([255, 255, 255])
+        args = (probes, alive, node_probes, sums_of, sums, tops, leaf_row, leaf_ix, 20)
+        # second 1 leaves (the pair (0, 1) with it), second 61 puts a probe of node 2 in
+        assert put_frame(frames, 1.0, 61.0, r * 2, array("i", [2, 0, 0, 28]), 0, heard, *args) == (2, 0)
+        assert probes[0] == [0, 0, 1] and node_probes == [1, 0, 1] and sums == [1, 0] and tops == {}
+        assert sums_of == [[0, 1, 1, 0], [0, 0, 0, 0], [0, 1, 1, 0]] and leaf_row == [[1, 0], [0, 0]]
+        assert [(f[0], list(f[1]), f[2]) for f in frames] == [(61.0, [2, 1, 0], 150)]
+        # a frame at the same time joins it; a lost probe is the caller's (row 1)
+        assert put_frame(frames, 1.0, 61.0, r + lost, array("i", [1, 0, 1, 28]), 0, heard, *args) == (1, 1)
+        assert [(f[0], list(f[1]), f[2]) for f in frames] == [(61.0, [2, 1, 0, 1, 1, 0], 150)]
+        frames[0][1][5] = 1  # (as if it lost one: ageing it is the caller's, nothing done)
+        assert put_frame(frames, 61.0, 62.0, r, array("i", [1, 0]), 0, heard, *args) == (-1, 0)
+        assert len(frames) == 1 and probes[0] == [0, 1, 1]
+        assert outcome(put_frame, frames, 0.0, 62.0, r, array("I", [1, 0]), 0, heard, *args)[1] == \
+            ("TypeError", "put_frame: places must be an array of 'i'")
+
+
+@pytest.mark.slow
+@needs_c
+@settings(max_examples=500, deadline=None)
+@given(st.integers(1, 5), st.integers(1, 3), st.data())
+def test_the_twins_agree_on_put_frame(n, leaves, data):
+    import copy
+    from collections import deque
+
+    tables = _pair_tables(data.draw, n, leaves)
+    a = data.draw(st.integers(0, n - 1))
+    entry = st.tuples(st.sampled_from([*range(n), *range(n), n]), st.integers(0, 3), st.sampled_from([0, 0, 0, 0, 1]))
+    frames = deque([m, array("I", [x for e in data.draw(st.lists(entry, max_size=4)) for x in e]),
+                    data.draw(st.sampled_from([0, 0, 150, 300]))]
+                   for m in sorted(data.draw(st.lists(st.sampled_from([0.0, 1.0, 2, 3.5, 5.0]), max_size=4))))
+    since = data.draw(st.sampled_from([-1.0, 0.0, 1, 2.0, 4.0, 6.0]))
+    mono_s = data.draw(st.sampled_from([*(f[0] for f in frames), 7.0]))
+    rows = data.draw(st.lists(st.tuples(st.integers(0, 30), st.sampled_from([0, 0, 0, 1]),
+                                        st.lists(st.integers(0, 2**32 - 1), max_size=2)), max_size=6))
+    value = b"".join(_mesh_row(2, _A, 7000, max(answered, len(rtts)), lost, rtts) for answered, lost, rtts in rows)
+    places, off = array("i"), 0
+    for answered, lost, rtts in rows:
+        places += array("i", [data.draw(st.sampled_from([*range(n), -1, -2, n + 3])),
+                               data.draw(st.sampled_from([off, off, off, 5]))])
+        off += 28 + 4 * len(rtts)
+    heard = bytearray(data.draw(st.lists(st.sampled_from([255, 255, 0, 3]), min_size=n, max_size=n)))
+    tops = data.draw(st.sampled_from([{}, {a: [150, 1]}, {a: [300, 2]}, {a: [2**40, 1]}]))
+    sums = [data.draw(st.integers(0, 25)), 0]
+    got = []
+    for put in (compiled.put_frame, speedups.py_put_frame):
+        t, f, tp, s = copy.deepcopy(tables), copy.deepcopy(frames), copy.deepcopy(tops), list(sums)
+        try:
+            result = put(f, since, mono_s, value, places, a, heard, t["probes"], t["alive"], t["node_probes"],
+                         t["sums_of"], s, tp, t["leaf_rows"][t["leaf_ix"][a]], t["leaf_ix"], 20), None
+        except (ValueError, TypeError, IndexError) as exc:  # (a number out of its table: the same error and state)
+            result = None, (type(exc).__name__, str(exc))
+        got.append((result, t, [(x[0], list(x[1]), x[2]) for x in f], tp, s))
     assert got[0] == got[1]
