@@ -98,10 +98,15 @@ class SshSource(BaseSource):
         """Until cancelled: stream, and on any failure report it and retry with backoff."""
         s = self.connector.settings
         waits = backoff.Backoff(s.backoff_first_s, s.backoff_max_s, self._seed)
+        failure: Failure | None = None
         while True:
             raise_if_cancelled()
             try:
-                sink.report(self.name, NodeState.CONNECTING, None)
+                # a node that failed keeps its failure while it is tried again (its countdown
+                # gone): not "connecting" for the moment each retry takes, so a dead node does
+                # not flicker between the two in the grid
+                sink.report(self.name, *((NodeState.CONNECTING, None) if failure is None
+                                         else (failure.state, failure.reason)))
                 await self._stream(sink)
                 failure = Failure(NodeState.DOWN, "the sampler stopped")
             except asyncio.CancelledError:

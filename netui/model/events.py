@@ -13,7 +13,7 @@ from __future__ import annotations
 from netui import checks
 from netui.model.fleet import Fleet
 from netui.model.health import Level
-from netui.model.node import WAITING_STATES, NodeState
+from netui.model.node import WAITING_STATES, NodeState, without_countdown
 from netui.model.text import safe_line
 
 EVENT_TYPES = ("state", "health", "straggler", "test")
@@ -31,8 +31,10 @@ class EventTracker:
         out: list[dict] = []
         for node in fleet:
             was = self._state.get(node.name, (NodeState.CONNECTING, None))
-            # an up node's error is the list of files it could not read: not a change of state
-            now = (node.state, None if node.state is NodeState.UP else node.error)
+            # an up node's error is the list of files it could not read: not a change of state;
+            # a failure's countdown to its retry is none either
+            now = (node.state, None if node.state is NodeState.UP or node.error is None
+                   else without_countdown(node.error))
             if now != was:
                 out.append({"type": "state", "node": node.name, "state": node.state.value, "reason": node.error,
                             "was": was[0].value})
