@@ -572,6 +572,8 @@ class Node:
         else:
             if rated != self._rated:  # (the same findings in the same words as the interval before: its health)
                 self.interval_health = health_of(rated) if rated else HEALTHY
+            else:  # the same: the list before is kept, and this one let go now, while in the cache
+                rated = self._rated
             self.health = self.held.feed(rated, (), self.interval_health)
         self._rated = rated if not ports_down else None
         if not sample.problems and sample.fabric is None:
