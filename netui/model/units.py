@@ -75,6 +75,8 @@ def per_s(value: float | None, *, width: int = 0) -> str:
         text = "0"
     elif value < 10:
         text = f"{value:.1f}"
+    elif value < 999.5:  # (as si words it, without a prefix: findings are worded every second)
+        text = f"{value:.3g}"
     else:
         text = si(value)
     return text.rjust(width) if width else text

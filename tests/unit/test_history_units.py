@@ -272,3 +272,20 @@ def _si_as_before(value, unit=""):
        st.sampled_from(["", "b/s", "B/s"]))
 def test_si_words_every_value_as_before(value, unit):
     assert units.si(value, unit) == _si_as_before(value, unit)
+
+
+def _per_s_as_before(value):
+    if value is None:
+        return units.UNKNOWN
+    if value == 0:
+        return "0"
+    if value < 10:
+        return f"{value:.1f}"
+    return _si_as_before(value)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), st.floats(0, 2000),
+                 st.sampled_from([9.99, 9.95, 10.0, 99.95, 999.4999, 999.5, 999.5000001, 1e3, -3.0])))
+def test_per_s_words_every_rate_as_before(value):
+    assert units.per_s(value) == _per_s_as_before(value)
