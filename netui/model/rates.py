@@ -311,17 +311,18 @@ def _tcp_rates(prev: NodeSample, cur: NodeSample, dt: float) -> TcpRates | None:
     elif retrans == 0.0 and out == 0.0:
         ratio = 0.0
     pe, ce = prev.tcp.ext, cur.tcp.ext
-    moved: dict[str, float] = {}
+    moved: dict[str, float]
     if type(ce) is CounterMap and type(pe) is CounterMap and ce.keys_ is pe.keys_:  # one layout: in C
-        rates, _ = deltas(pe.values_, ce.values_, 1.0 / dt, False, MAX_EVENTS_PER_S)
-        up = positive(rates)
-        if up:
-            keys = ce.keys_
-            moved = {keys[i]: rates[i] for i in up}  # usually a few of them
-        else:  # (most intervals: none moved, and one empty dict, never written, serves every node)
+        pv, cv = pe.values_, ce.values_
+        if pv == cv:  # (most intervals of a healthy node: none moved; one empty dict, never written, for all)
             moved = _NONE_MOVED
+        else:
+            rates, _ = deltas(pv, cv, 1.0 / dt, False, MAX_EVENTS_PER_S)
+            keys = ce.keys_
+            moved = {keys[i]: rates[i] for i in positive(rates)} or _NONE_MOVED  # usually a few of them
     else:
         inv = 1.0 / dt  # as in C, so a replayed recording gives the very same rates
+        moved = {}
         for key, value in ce.items():
             before = pe.get(key)
             if before is not None and value > before and (value - before) * inv <= MAX_EVENTS_PER_S:

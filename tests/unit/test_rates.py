@@ -534,3 +534,31 @@ def test_the_tcp_segment_rates_by_position_follow_the_rule(before, after, dt):
     retrans, out, in_segs = (rule(a, b) for a, b in zip(before, after))
     assert (rates.retrans_segs_per_s, rates.out_segs_per_s, rates.in_segs_per_s) == (retrans, out, in_segs)
     assert rates.ext_per_s == {}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 2**64 - 1), min_size=3, max_size=3), st.data(), st.sampled_from([0.5, 1.0, 1e-3]))
+def test_the_tcpext_counters_that_moved_are_those_that_rose(before, data, dt):
+    """By position (the remote sampler's layout): ext_per_s holds each counter that rose, at
+    its rate, unless faster than a node counts; none moved (the arrays equal) is empty too."""
+    from array import array
+    from dataclasses import replace
+
+    from netui.model.limits import MAX_EVENTS_PER_S
+    from netui.model.rates import _tcp_rates
+    from netui.model.samples import CounterMap, TcpSample
+
+    after = data.draw(st.one_of(st.just(list(before)), st.lists(st.integers(0, 2**64 - 1), min_size=3, max_size=3),
+                                st.tuples(*(st.integers(0, 5).map(lambda d, b=b: min(b + d, 2**64 - 1))
+                                            for b in before)).map(list)))
+    keys, ext = ("RetransSegs", "OutSegs"), ("TCPDSACKRecvSegs", "TCPLostRetransmit", "TCPTimeouts")
+    index = {k: i for i, k in enumerate(keys)}
+
+    def sample(t, counters):
+        return replace(make_sample(t, make_iface()), tcp=TcpSample(CounterMap(keys, array("q", [1, 1]), index),
+                                                                   CounterMap(ext, array("Q", counters))))
+
+    moved = _tcp_rates(sample(0.0, before), sample(dt, after), dt).ext_per_s
+    inv = 1.0 / dt
+    assert moved == {k: (b - a) * inv for k, a, b in zip(ext, before, after)
+                     if b > a and (b - a) * inv <= MAX_EVENTS_PER_S}
