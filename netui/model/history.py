@@ -237,7 +237,7 @@ class RateTable:
         """Append one row, taken at time ``t`` (seconds; NaN: unknown): ``codes[j]``
         (RateRing codes, array 'H') is the new value of ``names[j]``. Series not in
         ``names`` are dropped, new ones start here."""
-        if names != self.names:
+        if names is not self.names and names != self.names:  # (the same tuple, sample after sample)
             self._set_names(names, self)
         row = self._count % self.capacity
         self._t[row] = t
@@ -318,7 +318,7 @@ class FloatTable(RateTable):
     def append_floats(self, names: tuple[str, ...], values: Sequence[float | None], t: float = NAN) -> None:
         """``append`` of the row ``values`` (None: unknown), packed into the buffer in place
         (a node's own series, every sample: no array made for them)."""
-        if names != self.names:
+        if names is not self.names and names != self.names:
             self._set_names(names, self)
         count = self._count
         row = count % self.capacity
@@ -353,7 +353,7 @@ class NodeHistory(Mapping):
         self.table = FloatTable(capacity, names)
         self.names = names
 
-    def append(self, values: list[float | None], t: float = NAN) -> None:
+    def append(self, values: Sequence[float | None], t: float = NAN) -> None:
         """One sample taken at ``t`` (seconds): ``values[j]`` of ``names[j]`` (None unknown)."""
         self.table.append_floats(self.names, values, t)
 
@@ -391,7 +391,7 @@ class IfaceHistory(Mapping):
 
     def append(self, names: tuple[str, ...], codes: array, t: float = NAN) -> None:
         """One sample taken at ``t`` (seconds): ``codes`` holds RX then TX codes of each of ``names``."""
-        if names != self._names:
+        if names is not self._names and names != self._names:  # (a steady node's layout: its very tuple)
             self._names = names
             self._series = tuple(f"{n}/{d}" for n in names for d in ("rx", "tx"))
         self.table.append(self._series, codes, t)

@@ -11,7 +11,7 @@ from array import array
 from collections.abc import Mapping
 from dataclasses import replace
 from enum import Enum
-from operator import add
+from operator import add, itemgetter
 from typing import NamedTuple
 
 from netui.model import units
@@ -134,7 +134,8 @@ class NodeTotals(NamedTuple):
 
 _NO_SUMMARY = NodeTotals()
 _new_tuple = tuple.__new__
-_NO_FABRIC = (None,) * (len(NodeTotals._fields) - NodeTotals._fields.index("max_link_percent") - 1)  # its fabric columns
+assert NodeTotals._fields[12:] == ("max_link_percent", "rdma_rx_bytes_per_s", "rdma_tx_bytes_per_s",
+                                   "rdma_errors_per_s", "cnp_per_s", "pause_per_s")  # (summarize builds it so)
 
 
 def _sum(values) -> float | None:
@@ -206,9 +207,11 @@ def summarize(sample: NodeSample, rates: NodeRates | None, careful: dict[str, fl
         rx, tx, drops, errors, link = _interface_totals(table, careful, findings)
     else:
         rx, tx, drops, errors, link = _interface_totals_by_row(sample, rates, careful, findings)
+    retrans, ratio, judged, hot_cpu, hot_percent, net_rx, d, q = _host_totals(rates, careful, findings,
+                                                                              retrans_min_segments)
     # (built as a tuple, its fabric columns None: a node's summary is made every second)
-    return _new_tuple(NodeTotals, (rx, tx, drops, errors, *_host_totals(rates, careful, findings, retrans_min_segments),
-                                   link) + _NO_FABRIC), findings
+    return _new_tuple(NodeTotals, (rx, tx, drops, errors, retrans, ratio, judged, hot_cpu, hot_percent, net_rx, d, q,
+                                   link, None, None, None, None, None)), findings
 
 
 def _interface_totals(table: RatesTable, careful: dict[str, float], findings: list[Reading]) -> tuple:
@@ -346,6 +349,7 @@ _RX_TX = (0, 8)  # rx_bytes and tx_bytes in a row of InterfaceCounters
 
 # Series kept per node (grid sparklines, node charts) and per interface.
 NODE_SERIES = ("rx_bytes_per_s", "tx_bytes_per_s", "drops_per_s", "retrans_segs_per_s", "hottest_softirq_percent")
+_node_row = itemgetter(*map(NodeTotals._fields.index, NODE_SERIES))  # a summary's NODE_SERIES, as a tuple
 
 
 _PACKED = frozenset("QLIH")  # array typecodes of unsigned counters: in range by construction
@@ -568,6 +572,8 @@ class Node:
         else:
             if rated != self._rated:  # (the same findings in the same words as the interval before: its health)
                 self.interval_health = health_of(rated) if rated else HEALTHY
+            else:  # the same: the list before is kept, and this one let go now, while in the cache
+                rated = self._rated
             self.health = self.held.feed(rated, (), self.interval_health)
         self._rated = rated if not ports_down else None
         if not sample.problems and sample.fabric is None:
@@ -579,10 +585,8 @@ class Node:
             self.state = _UP
             problems = sample.problems + (tuple(map(safe_line, sample.fabric.problems)) if sample.fabric else ())
             self.error = "; ".join(problems) or None
-        s = self.summary
         t = sample.wall_s
-        self.history.append([s.rx_bytes_per_s, s.tx_bytes_per_s, s.drops_per_s, s.retrans_segs_per_s,
-                             s.hottest_softirq_percent], t)  # NODE_SERIES
+        self.history.append(_node_row(self.summary), t)  # NODE_SERIES, read in C
         if self.rates is not None:
             table = self.rates.interfaces  # a RatesTable: RX and TX bytes/s of every interface
             self.iface_history.append(table.layout.names, rate_codes(table.flat, 16, _RX_TX, RATE_CEILING), t)

@@ -156,7 +156,7 @@ class TcpRates(NamedTuple):
     out_segs_per_s: float | None
     in_segs_per_s: float | None
     retrans_ratio: float | None
-    ext_per_s: dict[str, float]  # TcpExt counters that moved in this interval
+    ext_per_s: dict[str, float]  # TcpExt counters that moved in this interval (read only: may be shared)
     out_segs: int | None = None  # ΔOutSegs: segments sent in the interval
 
     @property
@@ -262,21 +262,20 @@ def _cpu_sum_rates(p: CpuSums | None, c: CpuSums | None, prev_mono_s: float, dt:
     if hot_since_s == prev_mono_s and hot_cpu is not None and hot_softirq is not None and hot_total \
             and 0 <= hot_softirq <= hot_total:
         hot = (hot_cpu, hot_softirq * 100.0 / hot_total)
-    # (unpacked and built as a tuple: a node's sums are rated every second)
-    return _new_tuple(CpuSumRates, (hot, _sum_rate(a1, b1, inv), _sum_rate(a2, b2, inv), _sum_rate(a3, b3, inv),
-                                    _sum_rate(a4, b4, inv), _sum_rate(a5, b5, inv)))
+    # a u64 sum's rate: one that went back was reset (a new sampler after a wrap); one below 0,
+    # or rising faster than a node can, is no rate. (Unpacked, rated inline and built as a
+    # tuple: a node's sums are rated every second.)
+    top = MAX_EVENTS_PER_S
+    return _new_tuple(CpuSumRates, (
+        hot,
+        None if a1 is None or b1 is None or b1 < a1 or a1 < 0 or (r1 := (b1 - a1) * inv) > top else r1,
+        None if a2 is None or b2 is None or b2 < a2 or a2 < 0 or (r2 := (b2 - a2) * inv) > top else r2,
+        None if a3 is None or b3 is None or b3 < a3 or a3 < 0 or (r3 := (b3 - a3) * inv) > top else r3,
+        None if a4 is None or b4 is None or b4 < a4 or a4 < 0 or (r4 := (b4 - a4) * inv) > top else r4,
+        None if a5 is None or b5 is None or b5 < a5 or a5 < 0 or (r5 := (b5 - a5) * inv) > top else r5))
 
 
 _new_tuple = tuple.__new__
-
-
-def _sum_rate(a: int | None, b: int | None, inv: float) -> float | None:
-    """A u64 sum's rate: one that went back was reset (a new sampler after a wrap); one below
-    0, or rising faster than a node can, is no rate."""
-    if a is None or b is None or b < a or a < 0:
-        return None
-    r = (b - a) * inv
-    return None if r > MAX_EVENTS_PER_S else r
 
 
 def _tcp_rates(prev: NodeSample, cur: NodeSample, dt: float) -> TcpRates | None:
@@ -292,7 +291,12 @@ def _tcp_rates(prev: NodeSample, cur: NodeSample, dt: float) -> TcpRates | None:
             positions = _TCP_POSITIONS[ct.keys_] = tuple(map(ct._index.get, _TCP_RATED))
         pv, cv = pt.values_, ct.values_
         i, j, k = positions
-        retrans, out, in_segs = _segs_rate(pv, cv, i, dt), _segs_rate(pv, cv, j, dt), _segs_rate(pv, cv, k, dt)
+        # each one's rate: None when not in the layout, gone back, or faster than a node counts
+        # (inline: every node's, every second)
+        top = MAX_EVENTS_PER_S
+        retrans = None if i is None or (d := cv[i] - pv[i]) < 0 or (r := d / dt) > top else r
+        out = None if j is None or (d := cv[j] - pv[j]) < 0 or (r := d / dt) > top else r
+        in_segs = None if k is None or (d := cv[k] - pv[k]) < 0 or (r := d / dt) > top else r
     else:
         def rate(key: str) -> float | None:
             if key not in pt or key not in ct:
@@ -307,13 +311,18 @@ def _tcp_rates(prev: NodeSample, cur: NodeSample, dt: float) -> TcpRates | None:
     elif retrans == 0.0 and out == 0.0:
         ratio = 0.0
     pe, ce = prev.tcp.ext, cur.tcp.ext
-    moved: dict[str, float] = {}
+    moved: dict[str, float]
     if type(ce) is CounterMap and type(pe) is CounterMap and ce.keys_ is pe.keys_:  # one layout: in C
-        rates, _ = deltas(pe.values_, ce.values_, 1.0 / dt, False, MAX_EVENTS_PER_S)
-        keys = ce.keys_
-        moved = {keys[i]: rates[i] for i in positive(rates)}  # usually a few of them
+        pv, cv = pe.values_, ce.values_
+        if pv == cv:  # (most intervals of a healthy node: none moved; one empty dict, never written, for all)
+            moved = _NONE_MOVED
+        else:
+            rates, _ = deltas(pv, cv, 1.0 / dt, False, MAX_EVENTS_PER_S)
+            keys = ce.keys_
+            moved = {keys[i]: rates[i] for i in positive(rates)} or _NONE_MOVED  # usually a few of them
     else:
         inv = 1.0 / dt  # as in C, so a replayed recording gives the very same rates
+        moved = {}
         for key, value in ce.items():
             before = pe.get(key)
             if before is not None and value > before and (value - before) * inv <= MAX_EVENTS_PER_S:
@@ -321,16 +330,7 @@ def _tcp_rates(prev: NodeSample, cur: NodeSample, dt: float) -> TcpRates | None:
     return _new_tuple(TcpRates, (retrans, out, in_segs, ratio, moved, None if out is None else round(out * dt)))
 
 
-def _segs_rate(pv: array, cv: array, i: int | None, dt: float) -> float | None:
-    """The rate of the Tcp counter at ``i`` (None: not in the layout, went back, or faster
-    than a node can count)."""
-    if i is None:
-        return None
-    d = cv[i] - pv[i]
-    if d < 0:
-        return None
-    r = d / dt
-    return None if r > MAX_EVENTS_PER_S else r
+_NONE_MOVED: dict[str, float] = {}  # TcpRates.ext_per_s of an interval in which no TcpExt counter moved: read only
 
 
 _TCP_RATED = ("RetransSegs", "OutSegs", "InSegs")  # the Tcp counters TcpRates has rates of

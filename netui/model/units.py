@@ -9,6 +9,8 @@ from functools import lru_cache
 UNKNOWN = "—"
 
 _SI = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+# each prefix with the least value shown with it: its factor rounded (999.6e6 is "1 G", not "1000 M")
+_SI_FROM = tuple((factor * 0.9995, factor, prefix) for factor, prefix in _SI)
 
 
 def si(value: float | None, unit: str = "", *, width: int = 0) -> str:
@@ -17,9 +19,10 @@ def si(value: float | None, unit: str = "", *, width: int = 0) -> str:
     if value is None or not -math.inf < value < math.inf:
         text = UNKNOWN
     else:
-        for factor, prefix in _SI:
+        size = abs(value)
+        for least, factor, prefix in _SI_FROM:
             # pick the prefix after rounding, so 999.6e6 is "1 G", not "1000 M"
-            if abs(value) >= factor * 0.9995:
+            if size >= least:
                 scaled = value / factor
                 text = f"{scaled:.3g}" if scaled < 99.95 else f"{scaled:.0f}"
                 text = f"{text} {prefix}{unit}"
@@ -72,6 +75,8 @@ def per_s(value: float | None, *, width: int = 0) -> str:
         text = "0"
     elif value < 10:
         text = f"{value:.1f}"
+    elif value < 999.5:  # (as si words it, without a prefix: findings are worded every second)
+        text = f"{value:.3g}"
     else:
         text = si(value)
     return text.rjust(width) if width else text

@@ -252,3 +252,40 @@ def test_percent_and_speed():
     assert units.speed(100) == "100M"
     assert units.speed(2_500) == "2500M"
     assert units.speed(None) == "—"
+
+
+def _si_as_before(value, unit=""):
+    """units.si as it was written first (each bound computed at each call): the reference."""
+    if value is None or not -math.inf < value < math.inf:
+        return units.UNKNOWN
+    for factor, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= factor * 0.9995:
+            scaled = value / factor
+            text = f"{scaled:.3g}" if scaled < 99.95 else f"{scaled:.0f}"
+            return f"{text} {prefix}{unit}".rstrip()
+    return (f"{value:.3g} {unit}" if value else f"0 {unit}").rstrip()
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-(10**16), 10**16).map(float),
+                 st.sampled_from([999.5, 999.4999, 999.5e3, 999.49e6, 999.5e9, 999.5e12, 0.0, -999.5])),
+       st.sampled_from(["", "b/s", "B/s"]))
+def test_si_words_every_value_as_before(value, unit):
+    assert units.si(value, unit) == _si_as_before(value, unit)
+
+
+def _per_s_as_before(value):
+    if value is None:
+        return units.UNKNOWN
+    if value == 0:
+        return "0"
+    if value < 10:
+        return f"{value:.1f}"
+    return _si_as_before(value)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), st.floats(0, 2000),
+                 st.sampled_from([9.99, 9.95, 10.0, 99.95, 999.4999, 999.5, 999.5000001, 1e3, -3.0])))
+def test_per_s_words_every_rate_as_before(value):
+    assert units.per_s(value) == _per_s_as_before(value)

@@ -474,3 +474,91 @@ def test_the_rates_and_the_grid_row_have_every_field_of_their_types():
     summary, _ = summarize(samples[1], rates)
     assert len(summary) == len(NodeTotals._fields) and summary.max_link_percent is not None
     assert summary.rdma_rx_bytes_per_s is None and summary.pause_per_s is None
+
+
+_U64 = st.one_of(st.none(), st.integers(-5, 2**64 - 1), st.integers(0, 1000))
+
+
+def _rule(a, b, inv):
+    """A u64 sum's rate as the model states it: None when either is unknown, it went back,
+    the earlier one is below 0, or it rose faster than a node can."""
+    from netui.model.limits import MAX_EVENTS_PER_S
+
+    if a is None or b is None or b < a or a < 0:
+        return None
+    r = (b - a) * inv
+    return None if r > MAX_EVENTS_PER_S else r
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_U64, min_size=5, max_size=5), st.lists(_U64, min_size=5, max_size=5),
+       st.sampled_from([0.5, 1.0, 3.0, 1e-3]))
+def test_the_cpu_sums_rates_follow_the_rule_whatever_the_counters(before, after, dt):
+    from netui.model.rates import _cpu_sum_rates
+    from netui.model.samples import CpuSums
+
+    p = CpuSums(4, *before, None, None, None, None)
+    c = CpuSums(4, *after, None, None, None, None)
+    rates = _cpu_sum_rates(p, c, 99.0, dt)
+    assert tuple(rates[1:]) == tuple(_rule(a, b, 1.0 / dt) for a, b in zip(before, after))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-(2**63), 2**63 - 1), min_size=3, max_size=3),
+       st.lists(st.integers(-(2**63), 2**63 - 1), min_size=3, max_size=3), st.sampled_from([0.5, 1.0, 7.0]))
+def test_the_tcp_segment_rates_by_position_follow_the_rule(before, after, dt):
+    """The remote sampler's Tcp counters (packed, one layout): each rate is d / dt, None when
+    the counter went back or rose faster than a node counts; the ratio as defined."""
+    from array import array
+
+    from netui.model.limits import MAX_EVENTS_PER_S
+    from netui.model.rates import _tcp_rates
+    from netui.model.samples import CounterMap, TcpSample
+
+    from dataclasses import replace
+
+    keys, ext = ("RetransSegs", "OutSegs", "InSegs"), ("TCPDSACKRecvSegs",)
+    index = {k: i for i, k in enumerate(keys)}  # (the layout's own: the by-position path)
+
+    def sample(t, counters):
+        return replace(make_sample(t, make_iface()), tcp=TcpSample(CounterMap(keys, array("q", counters), index),
+                                                                   CounterMap(ext, array("Q", [5]))))
+
+    prev, cur = sample(0.0, before), sample(dt, after)
+    rates = _tcp_rates(prev, cur, dt)
+
+    def rule(a, b):
+        d = b - a
+        return None if d < 0 or d / dt > MAX_EVENTS_PER_S else d / dt
+
+    retrans, out, in_segs = (rule(a, b) for a, b in zip(before, after))
+    assert (rates.retrans_segs_per_s, rates.out_segs_per_s, rates.in_segs_per_s) == (retrans, out, in_segs)
+    assert rates.ext_per_s == {}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 2**64 - 1), min_size=3, max_size=3), st.data(), st.sampled_from([0.5, 1.0, 1e-3]))
+def test_the_tcpext_counters_that_moved_are_those_that_rose(before, data, dt):
+    """By position (the remote sampler's layout): ext_per_s holds each counter that rose, at
+    its rate, unless faster than a node counts; none moved (the arrays equal) is empty too."""
+    from array import array
+    from dataclasses import replace
+
+    from netui.model.limits import MAX_EVENTS_PER_S
+    from netui.model.rates import _tcp_rates
+    from netui.model.samples import CounterMap, TcpSample
+
+    after = data.draw(st.one_of(st.just(list(before)), st.lists(st.integers(0, 2**64 - 1), min_size=3, max_size=3),
+                                st.tuples(*(st.integers(0, 5).map(lambda d, b=b: min(b + d, 2**64 - 1))
+                                            for b in before)).map(list)))
+    keys, ext = ("RetransSegs", "OutSegs"), ("TCPDSACKRecvSegs", "TCPLostRetransmit", "TCPTimeouts")
+    index = {k: i for i, k in enumerate(keys)}
+
+    def sample(t, counters):
+        return replace(make_sample(t, make_iface()), tcp=TcpSample(CounterMap(keys, array("q", [1, 1]), index),
+                                                                   CounterMap(ext, array("Q", counters))))
+
+    moved = _tcp_rates(sample(0.0, before), sample(dt, after), dt).ext_per_s
+    inv = 1.0 / dt
+    assert moved == {k: (b - a) * inv for k, a, b in zip(ext, before, after)
+                     if b > a and (b - a) * inv <= MAX_EVENTS_PER_S}

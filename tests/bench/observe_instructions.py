@@ -1,0 +1,163 @@
+"""Benchmark: the engine's instructions and allocations per node-sample, by step, in one process.
+
+Run: sh tests/bench/observe_instructions.sh OUT.cg [--nodes 256] [--seconds 4] [--no-tick]  (callgrind, the report after)
+     python -m tests.bench.observe_instructions --blocks [--nodes 256] [--seconds 4]  (blocks kept, no callgrind)
+
+``--nodes`` nodes (tests/bench/fake_fleet.py's frames of a 128-CPU, 16-interface node, the
+sums only, as the grid gets them), each with a FrameDecoder of its own, are fed WARM seconds
+of frames (their histories hold rows), then ``--seconds`` more with each step called through a
+C function of its own (``operator.call`` for all, inside it ``functools.reduce`` decode,
+``itertools.starmap`` observe (engine/monitor.py ``take_sample``: ``Node.observe``), ``filter``
+the tick's judgement (``judge_tick``)), so callgrind's inclusive counts of those are the steps'
+instructions, and its call counts of the allocator the blocks allocated (in the measured
+seconds, the tick's too: ``--no-tick`` leaves it out). The nodes are taken
+in turn, as a fleet's frames come: each node's data is cold by its next sample. The cyclic GC
+is off in the measured seconds (when a collection falls is chance).
+
+``--blocks`` (no callgrind): the memory blocks a node-sample leaves behind until the next one
+lets them go, counted by keeping every value the node holds after each sample alive
+(``sys.getallocatedblocks``): the objects a sample makes that are freed a second later, cold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import gc
+import itertools
+import operator
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from netui.collectors.frames import FrameDecoder
+from netui.engine.monitor import judge_tick, take_sample, tune_gc
+from netui.model.fleet import Fleet
+from tests.bench.fake_fleet import NodeFrames
+
+WARM = 20
+STEPS = {"decode": "functools_reduce", "observe": "starmap_next", "tick": "filter_next"}
+ALLOC = ("_PyObject_Malloc", "_PyObject_Calloc")  # (every object, and PyMem_Malloc, goes through these)
+
+
+def _payloads(source: NodeFrames, second: int, nodes: int) -> list[bytes]:
+    whole = source.frame(second, 1000.0 + second, 1000.0 + second, 999.0 + second if second else None)
+    payload = whole[whole.index(b"\n") + 1:]
+    return [payload] * nodes  # (every node's frame alike: the same bytes, its own decoder and state)
+
+
+def _held(node) -> tuple:
+    """Every value a node holds after a sample, one level into its held health."""
+    return (*vars(node).values(), *(getattr(node.held, a, None) for a in getattr(node.held, "__slots__", ())),
+            *getattr(node.held, "__dict__", {}).values())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=256)
+    parser.add_argument("--seconds", type=int, default=4)
+    parser.add_argument("--blocks", action="store_true", help="count the blocks a node-sample keeps until the next")
+    parser.add_argument("--report", default=None, help="a callgrind output file to read")
+    parser.add_argument("--no-tick", action="store_true",
+                        help="no tick in the measured seconds (the blocks allocated: decode and observe's alone)")
+    parser.add_argument("--wait", default=None, help="after the warm seconds, touch WAIT.ready and wait for WAIT")
+    args = parser.parse_args()
+    if args.report:
+        report(args.report, args.nodes * args.seconds)
+        return
+    tune_gc()
+    names = [f"node{i:04d}" for i in range(args.nodes)]
+    fleet = Fleet(names)
+    decoders = [FrameDecoder().decode for _ in names]
+    source = NodeFrames()
+    pairs = list(zip(names, decoders))
+
+    def decode(payloads):
+        return [d(p) for d, p in zip(decoders, payloads)]
+
+    def observe(samples):
+        for n, s in zip(names, samples):
+            take_sample(fleet, n, s)
+
+    for second in range(WARM):
+        observe(decode(_payloads(source, second, args.nodes)))
+        judge_tick(fleet)
+    measured = [_payloads(source, second, args.nodes) for second in range(WARM, WARM + args.seconds)]
+    gc.collect()
+    gc.disable()
+    if args.wait:  # (callgrind's instrumentation is turned on now: tests/bench/observe_instructions.sh)
+        Path(args.wait + ".ready").touch()
+        while not Path(args.wait).exists():
+            time.sleep(0.05)
+    if args.blocks:
+        keep: list = []
+        made = 0
+        for payloads in measured:
+            before = sys.getallocatedblocks()
+            for (n, d), p in zip(pairs, payloads):
+                take_sample(fleet, n, d(p))
+                keep.append(_held(fleet.nodes[n]))
+            made += sys.getallocatedblocks() - before - len(payloads)  # (less keep's own tuples)
+        print(f"{args.nodes} nodes, {args.seconds} s: {made / (args.nodes * args.seconds):.1f} blocks kept "
+              "per node-sample until the next (less the keeping)")
+        return
+    for payloads in measured:  # (made before: the allocator's calls counted are the steps' own)
+        samples = operator.call(functools.reduce, lambda _, v: decode(v), [payloads], None)
+        operator.call(lambda: list(itertools.starmap(observe, [(samples,)])))
+        if not args.no_tick:
+            operator.call(lambda: list(filter(lambda _: judge_tick(fleet) and False, [0])))
+        del samples
+    node = fleet.nodes[names[0]]
+    assert node.summary.rx_bytes_per_s and node.samples_seen == WARM + args.seconds
+
+
+def report(path: str, node_samples: int) -> None:
+    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", path],
+                          capture_output=True, text=True, check=True).stdout
+    found: dict[str, int] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if parts and parts[0].replace(",", "").isdigit():
+            for step, symbol in STEPS.items():
+                if re.search(rf":{symbol}( |$)", line):
+                    found.setdefault(step, int(parts[0].replace(",", "")))
+    total = 0
+    for step in STEPS:
+        n = found.get(step, 0) / node_samples
+        total += n
+        print(f"  {step:>8}: {n / 1e3:7.1f} k instructions per node-sample")
+    print(f"  {'all':>8}: {total / 1e3:7.1f} k")
+    print(f"  {'allocated':>8}: {_calls(path, ALLOC) / node_samples:7.1f} blocks per node-sample (made, freed or not)")
+
+
+def _calls(path: str, functions: tuple[str, ...]) -> int:
+    """Calls to ``functions`` counted in a callgrind file (its ``calls=`` lines)."""
+    names: dict[str, str] = {}  # compressed id → name
+    wanted = False
+    total = 0
+    ref = re.compile(r"^c?fn=\((\d+)\)(?: (.*))?$")
+    with open(path) as f:
+        for line in f:
+            if line.startswith("cfn="):
+                m = ref.match(line.strip())
+                if m:
+                    if m.group(2):
+                        names[m.group(1)] = m.group(2)
+                    wanted = names.get(m.group(1)) in functions
+                else:
+                    wanted = line[4:].strip() in functions
+            elif line.startswith("fn="):
+                m = ref.match(line.strip())
+                if m and m.group(2):
+                    names[m.group(1)] = m.group(2)
+                wanted = False
+            elif line.startswith("calls=") and wanted:
+                total += int(line[6:].split()[0])
+                wanted = False
+    return total
+
+
+if __name__ == "__main__":
+    main()
