@@ -474,3 +474,37 @@ def test_the_index_is_built_off_the_event_loop(tmp_path, monkeypatch):
 
     asyncio.run(main())
     assert threads and threads[0] is not threading.main_thread()
+
+
+def test_a_refused_node_stays_down_while_it_is_retried_never_connecting_again(tmp_path):
+    """Each retry of a dead node keeps its failure (without the countdown, while the retry
+    runs): the grid shows it down throughout, not flickering to "connecting" and back."""
+    config = tmp_path / "ssh_config"
+    config.write_text("Host *\n    StrictHostKeyChecking yes\n")
+    port = closed_port()
+
+    async def main() -> list[tuple[NodeState, str | None]]:
+        from netui.collectors.ssh_connect import SshConnector
+
+        connector = SshConnector(SshSettings(config_paths=[str(config)], connect_timeout_s=2,
+                                             backoff_first_s=0.01, backoff_max_s=0.02))
+        sink = Reports()
+        task = asyncio.ensure_future(SshSource("dead", "127.0.0.1", connector, port=port).run(sink))
+        try:
+            for _ in range(1000):  # bounded: 4 tries take some 50 ms
+                if len(sink.reports) >= 8 or task.done():
+                    break
+                await asyncio.sleep(0.01)
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            await connector.close()
+        return sink.reports
+
+    reports = asyncio.run(asyncio.wait_for(main(), HANG_BOUND_S / 5))
+    assert len(reports) >= 8, reports
+    assert reports[0] == (NodeState.CONNECTING, None)
+    assert all(state is NodeState.DOWN for state, _ in reports[1:]), reports
+    # a failure with its countdown, then the same failure while it is tried again, in turn
+    assert [r for _, r in reports[1::2]] == [r for _, r in reports[1::2] if r.startswith("connection refused (retrying in ")]
+    assert {r for _, r in reports[2::2]} == {"connection refused"}
