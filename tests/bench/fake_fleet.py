@@ -115,7 +115,7 @@ class NodeFrames:
         send), and where in it the sums' "since" clock is (-1: none)."""
         bodies, ns = self._bodies[detail], self._ns[detail]
         while len(bodies) <= step:
-            ns["_state"]["texts"] = proc_texts(len(bodies))
+            ns["_state"]["texts"] = proc_texts(len(bodies), wobble=True)
             whole = ns["sampler"].frame()
             payload = whole[whole.index(b"\n") + 1:]
             assert payload.startswith(_PREFIX), payload[:40]

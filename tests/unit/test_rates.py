@@ -562,3 +562,23 @@ def test_the_tcpext_counters_that_moved_are_those_that_rose(before, data, dt):
     inv = 1.0 / dt
     assert moved == {k: (b - a) * inv for k, a, b in zip(ext, before, after)
                      if b > a and (b - a) * inv <= MAX_EVENTS_PER_S}
+
+
+def test_the_fake_fleets_node_is_busy_its_rates_move_and_its_counters_never_go_back():
+    """bench_fleet's fake node (tests/bench/node128.py with ``wobble``): a busy node's rates
+    differ from one second to the next, its TcpExt counters move, and no counter goes back:
+    a node whose every frame is alike would flatter what the engine keeps between frames."""
+    from netui.collectors.frames import FrameDecoder
+    from tests.bench.fake_fleet import NodeFrames
+
+    frames, decode = NodeFrames(), FrameDecoder().decode
+    samples = [decode(w[w.index(b"\n") + 1:]) for w in (frames.frame(s, 1000.0 + s, 500.0 + s, 499.0 + s)
+                                                        for s in range(6))]
+    rates = [node_rates(a, b) for a, b in zip(samples, samples[1:])]
+    assert len({r.tcp.ext_per_s.get("TCPOFOQueue") for r in rates}) == len(rates)  # moving, and by other amounts
+    assert all(r.tcp.ext_per_s.get("TCPLossProbes") for r in rates)
+    assert len({r.cpu_sums.net_rx_per_s for r in rates}) == len(rates)
+    assert len({r.cpu_sums.time_squeeze_per_s for r in rates}) > 1  # its finding in other words
+    assert all(r.tcp.ext_per_s.get("TCPTimeouts") in (None, 0) for r in rates)  # healthy: no failure moves
+    for a, b in zip(samples, samples[1:]):
+        assert all(y >= x for x, y in zip(a.tcp.ext.values(), b.tcp.ext.values()))
