@@ -35,8 +35,9 @@ from netui.engine.lldp import LldpReader
 from netui.engine.mesh import MeshCoordinator, MeshSettings, taking_part
 from netui.engine.sources import SourceError
 from netui.model.fleet import Fleet
-from netui.model.node import NodeState
+from netui.model.node import NodeState, without_countdown
 from netui.model.samples import NodeSample
+from netui.model.text import safe_line
 
 INTERVALS_S = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
 STALE_INTERVALS = 3  # a node with no sample for this many intervals is stale
@@ -83,6 +84,11 @@ def report_state(node, state: NodeState, reason: str | None, at_s: float | None 
     when, wall clock; None in a replay, which has no such clock)."""
     if not state.failed:
         node.set_state(state, reason)
+    elif state is node.state and node.error is not None and reason is not None \
+            and safe_line(reason) == without_countdown(node.error):
+        # tried again (collectors/ssh.py): the same failure, its countdown gone while the retry
+        # runs; when it failed stays when it failed
+        node.error = without_countdown(node.error)
     else:
         node.fail(state, reason or state.value, at_s)
 

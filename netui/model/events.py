@@ -36,7 +36,9 @@ class EventTracker:
             now = (node.state, None if node.state is NodeState.UP or node.error is None
                    else without_countdown(node.error))
             if now != was:
-                out.append({"type": "state", "node": node.name, "state": node.state.value, "reason": node.error,
+                # (written once and read later, in a replay's Why column too: no countdown)
+                reason = node.error if node.state is NodeState.UP or node.error is None else now[1]
+                out.append({"type": "state", "node": node.name, "state": node.state.value, "reason": reason,
                             "was": was[0].value})
                 self._state[node.name] = now
             level = node.health.level if node.state is NodeState.UP else node.level

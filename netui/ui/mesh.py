@@ -46,7 +46,7 @@ OFF = ("The probe mesh is off: it shows the packet loss between every two nodes 
        "--mesh off or config.toml's mesh = \"off\" turns it off, or more than 1,024 nodes are watched over SSH "
        "(--mesh on turns it on).")
 NO_PROBERS = ("The probe mesh is off: it needs two or more nodes watched over SSH, whose samplers probe each other "
-              "over UDP; {}.")
+              "over UDP; {} watched over SSH.")
 OFF_REPLAY = "This recording has no probe mesh: it was made with the mesh off."
 WAITING_REPLAY = "This recording has the probe mesh; no readings yet at this point of it."
 NONE_ANSWERED_SCREEN = (
@@ -140,7 +140,7 @@ class MeshScreen(NetuiScreen):
             on = verdict is not None or app.monitor.mesh_on  # (a replay: its first readings still to come)
             waiting = WAITING_REPLAY if app.replay else WAITING
             off = OFF_REPLAY if app.replay else OFF if app.monitor.mesh_probers >= 2 else NO_PROBERS.format(
-                "one node here is" if app.monitor.mesh_probers else "no node here is")
+                "only one node here is" if app.monitor.mesh_probers else "no node here is")
             heat.update(Text(waiting if on else off, style="dim" if on else "bold"))
             suspects.update("")
             worst.update("")

@@ -17,10 +17,9 @@ from collections.abc import Callable
 
 from netui.model import units
 from netui.model.mesh import ABOVE, NODE, PAIR, PATH, UPLINK, MeshSuspect, NodeMesh
-from netui.model.node import Node, NodeState, NodeTotals
+from netui.model.node import Node, NodeState, NodeTotals, without_countdown
 from netui.model.straggler import Straggler
 
-_RETRYING = " (retrying in "  # how the collectors end a failure's reason while they wait
 
 # a failure's reason → its short form (by prefix)
 _SHORT_FAILURES = (
@@ -43,7 +42,7 @@ _SELF_EXPLAINING = (NodeState.HOST_KEY_CHANGED, NodeState.HOST_KEY_UNKNOWN, Node
 def _reason(node: Node) -> str:
     """The failure's reason without the collector's "(retrying in N s)" (the countdown
     replaces it)."""
-    return (node.error or node.state.value).split(_RETRYING, 1)[0]
+    return without_countdown(node.error or node.state.value)
 
 
 def failure_short(node: Node) -> str:

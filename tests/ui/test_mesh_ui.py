@@ -109,7 +109,8 @@ async def test_without_the_mesh_no_loss_column_and_its_screen_says_how_to_start_
         assert isinstance(app.screen, ClusterScreen)
 
 
-@pytest.mark.parametrize(("samplers", "said"), [(0, "no node here is"), (1, "one node here is")])
+@pytest.mark.parametrize(("samplers", "said"), [(0, "no node here is watched over SSH."),
+                                                    (1, "only one node here is watched over SSH.")])
 async def test_asked_for_with_fewer_than_two_ssh_nodes_the_mesh_is_off_and_its_screen_says_why(samplers, said):
     # (this host, node_exporter, Prometheus: nothing to probe from; one SSH node: nobody to probe)
     monitor = Monitor([*demo_app().monitor.sources, *quiet_samplers(samplers)], interval_s=1.0, history_s=60,

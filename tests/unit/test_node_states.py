@@ -56,3 +56,17 @@ def test_a_transport_report_is_a_failure_exactly_for_a_failed_state(state):
 def test_a_state_event_is_a_warning_while_waiting_and_critical_when_failed(state):
     level = event_level({"type": "state", "state": state.value})
     assert level is (Level.OK if state.healthy else Level.WARNING if state.waiting else Level.CRITICAL)
+
+
+def test_a_retry_of_the_same_failure_drops_its_countdown_and_keeps_when_it_failed():
+    node = Node("n1")
+    report_state(node, NodeState.DOWN, "connection refused (retrying in 2 s)", 1000.0)
+    report_state(node, NodeState.DOWN, "connection refused", 1002.0)  # tried again (collectors/ssh.py)
+    assert node.error == "connection refused" and node.failed_at_s == 1000.0
+    assert node.health.level is Level.CRITICAL
+    report_state(node, NodeState.DOWN, "connection refused (retrying in 4 s)", 1003.0)  # failed again
+    assert node.error == "connection refused (retrying in 4 s)" and node.failed_at_s == 1003.0
+    report_state(node, NodeState.DOWN, "no route to host", 1009.0)  # another failure: its own time
+    assert node.error == "no route to host" and node.failed_at_s == 1009.0
+    report_state(node, NodeState.AUTH_FAILED, "no route to host", 1010.0)
+    assert node.state is NodeState.AUTH_FAILED and node.failed_at_s == 1010.0
