@@ -1687,6 +1687,7 @@ typedef struct {
     Py_ssize_t *touched, n_touched;
     char *seen;
     long sa2;
+    Py_ssize_t cap;  /* the leaves leaf_d, touched and seen hold */
 } pool_acc;
 
 /* pool_one, leaf_row[k][0] and sums_of[a][2] added up in ``acc`` (checked as pool_one checks them) */
@@ -1715,6 +1716,10 @@ static int pool_one_acc(pool_tables *t, pool_acc *acc, Py_ssize_t a, Py_ssize_t 
         k += PyList_GET_SIZE(t->leaf_row);
     if (item_list(t->leaf_row, k) == NULL)
         return -1;
+    if (k >= acc->cap) {  /* (leaf_row grown since the call began: nothing can, but never past the scratch) */
+        PyErr_SetString(PyExc_IndexError, "put_frame: a leaf beyond the leaves the call began with");
+        return -1;
+    }
     if (!acc->seen[k]) {
         acc->seen[k] = 1;
         acc->touched[acc->n_touched++] = k;
@@ -1857,8 +1862,10 @@ static PyObject *put_frame(PyObject *self, PyObject *const *args, Py_ssize_t nar
     pool_tables t = {.probes = args[7], .alive = args[8], .node_probes = args[9], .sums_of = args[10],
                      .leaf_row = args[13], .leaf_ix = args[14]};
     Py_ssize_t a = PyLong_AsSsize_t(a_obj);
+    if (a == -1 && PyErr_Occurred())
+        return NULL;
     long min_probes = PyLong_AsLong(args[15]);
-    if (PyErr_Occurred())
+    if (min_probes == -1 && PyErr_Occurred())
         return NULL;
     if (!PyDict_Check(tops) || !PyList_Check(sums)) {
         PyErr_SetString(PyExc_TypeError, "put_frame: tops must be a dict, sums a list");
@@ -1870,7 +1877,7 @@ static PyObject *put_frame(PyObject *self, PyObject *const *args, Py_ssize_t nar
     long leaf_d_[64];
     Py_ssize_t touched_[64];
     char seen_[64];
-    pool_acc acc = {leaf_d_, touched_, 0, seen_, 0};
+    pool_acc acc = {leaf_d_, touched_, 0, seen_, 0, n_leaf};
     if (n_leaf > 64) {
         acc.leaf_d = PyMem_Calloc(n_leaf, sizeof(long));
         acc.touched = PyMem_Calloc(n_leaf, sizeof(Py_ssize_t));
