@@ -153,6 +153,8 @@ def _split_variant(variant: str) -> tuple[str, list[str]]:
     if base not in VARIANTS or any(m not in MODIFIERS for m in mods):
         raise argparse.ArgumentTypeError(f"unknown variant {variant!r}: {', '.join(VARIANTS)} "
                                          f"with +{', +'.join(MODIFIERS)}")
+    if base.endswith("-stream") and "mesh" in mods:  # (its floor would not turn the fake nodes' mesh on)
+        raise argparse.ArgumentTypeError(f"{variant!r}: the stream variants run without the probe mesh")
     return base, mods
 
 
@@ -538,7 +540,8 @@ def _print_result(r: dict, floor: dict | None) -> None:
     if "mesh_s" in r:
         parts = [x / max(1, r["node_samples"]) * 1e6 for x in r["mesh_s"]]
         print(f"  {'':32s} of which the probe mesh {sum(parts):.1f} µs per node-sample, "
-              f"{sum(r['mesh_s']) / r['window_s'] * 100:.2f} % of a core (decode {parts[0]:.1f}, window {parts[1]:.1f}, "
+              f"{sum(r['mesh_s']) / r['window_s'] * 100:.2f} % of a core (timed inside: wall, the judgement CPU; "
+              f"decode {parts[0]:.1f}, window {parts[1]:.1f}, "
               f"judgement {parts[2]:.1f}, steering {parts[3]:.1f}); {r['mesh_pairs']:,} pairs in the window at the "
               f"end, named: {', '.join(r['mesh_suspects']) or 'nobody'}")
         if "mesh_judge_max_ms" in r:

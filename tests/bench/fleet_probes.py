@@ -59,10 +59,12 @@ def discard_source_class(mesh_peers: int = 0):
                  *peer_lines(("127.0.0.1", 20000 + i) for i in range(mesh_peers))]
 
     class DiscardSession(SamplerSession):
+        steered = False  # this session's sampler told to turn its mesh on (a reconnect's anew)
+
         def frame(self, payload: bytes) -> None:  # (not queued with the monitor: transport only)
             source = self._source
-            if steer and not source.steered and source._channel is not None:  # (not before the channel is the source's)
-                source.steered = True
+            if steer and not self.steered and source._channel is not None:  # (not before the channel is the source's)
+                self.steered = True
                 source.send_mesh(steer)
             source.frames_total += 1
 
@@ -70,7 +72,6 @@ def discard_source_class(mesh_peers: int = 0):
         """SshSource's connection, channel and frame splitting, with the frames dropped undecoded."""
 
         frames_total = 0
-        steered = False
         session_class = DiscardSession
 
     return DiscardSource
