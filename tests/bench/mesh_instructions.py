@@ -1,6 +1,6 @@
 """Benchmark: the probe mesh's instructions per node-sample, by step, under callgrind.
 
-Run: sh tests/bench/mesh_instructions.sh OUT.cg [--nodes 1024] [--seconds 2]   (callgrind, the report after)
+Run: sh tests/bench/steps_instructions.sh mesh_instructions OUT.cg [--nodes 1024] [--seconds 2]   (callgrind, the report after)
      python -m tests.bench.mesh_instructions [--nodes 1024] [--seconds 2]      (CPU seconds only)
 
 A fleet of ``--nodes`` nodes (each at 127.0.0.1 on a port of its own, as tests/bench/fake_fleet.py
@@ -92,7 +92,7 @@ def main() -> None:
         queue(decode(fields()))
         put_in()
     judged()
-    if args.wait:  # (callgrind's instrumentation is turned on now: tests/bench/mesh_instructions.sh)
+    if args.wait:  # (callgrind's instrumentation is turned on now: tests/bench/steps_instructions.sh)
         Path(args.wait + ".ready").touch()
         while not Path(args.wait).exists():
             time.sleep(0.05)

@@ -1,6 +1,6 @@
 """Benchmark: the engine's instructions and allocations per node-sample, by step, in one process.
 
-Run: sh tests/bench/observe_instructions.sh OUT.cg [--nodes 256] [--seconds 4] [--no-tick]  (callgrind, the report after)
+Run: sh tests/bench/steps_instructions.sh observe_instructions OUT.cg [--nodes 256] [--seconds 4] [--no-tick]  (callgrind, the report after)
      python -m tests.bench.observe_instructions --blocks [--nodes 256] [--seconds 4]  (blocks kept, no callgrind)
 
 ``--nodes`` nodes (tests/bench/fake_fleet.py's frames of a 128-CPU, 16-interface node, the
@@ -87,7 +87,7 @@ def main() -> None:
     measured = [_payloads(source, second, args.nodes) for second in range(WARM, WARM + args.seconds)]
     gc.collect()
     gc.disable()
-    if args.wait:  # (callgrind's instrumentation is turned on now: tests/bench/observe_instructions.sh)
+    if args.wait:  # (callgrind's instrumentation is turned on now: tests/bench/steps_instructions.sh)
         Path(args.wait + ".ready").touch()
         while not Path(args.wait).exists():
             time.sleep(0.05)
