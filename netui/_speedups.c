@@ -1223,9 +1223,22 @@ static inline int node_add(pool_tables *t, Py_ssize_t i, long d) {
     return 0;
 }
 
+/* pool_one's figures that ``put_frame`` adds up over a call and writes once at its end (a new
+ * int each write otherwise: most of a row's cost): leaf_row[k][0] per leaf k, sums_of[a][2] */
+typedef struct {
+    long *leaf_d;
+    Py_ssize_t *touched, n_touched;
+    char *seen;
+    long sa2;
+    Py_ssize_t cap;  /* the leaves leaf_d, touched and seen hold */
+} pool_acc;
+
 /* pair (a, b) settled n more probes (n < 0: aged out), none lost: into the tables; its first
- * probe or its last counted in *pairs (``alive``: whether b is, NULL when known to be) */
-static int pool_one(pool_tables *t, Py_ssize_t a, Py_ssize_t b, long n, long *total, long *pairs) {
+ * probe or its last counted in *pairs (``alive``: whether b is, NULL when known to be). With
+ * ``acc``, leaf_row[k][0] and sums_of[a][2] are added up there (pool_apply writes them),
+ * else written now */
+static int pool_one(pool_tables *t, pool_acc *acc, Py_ssize_t a, Py_ssize_t b, long n, long *total,
+                    long *pairs) {
     long old, k, back;
     if (item_add(t->row, b, n, &old) < 0)
         return -1;
@@ -1248,8 +1261,22 @@ static int pool_one(pool_tables *t, Py_ssize_t a, Py_ssize_t b, long n, long *to
     if (k < 0)
         k += PyList_GET_SIZE(t->leaf_row); /* (-1: no leaf, the row's last: its sink) */
     PyObject *cell = item_list(t->leaf_row, k);
-    if (cell == NULL || item_add(cell, 0, n, NULL) < 0)
+    if (cell == NULL)
         return -1;
+    if (acc == NULL) {
+        if (item_add(cell, 0, n, NULL) < 0)
+            return -1;
+    } else {
+        if (k >= acc->cap) {  /* (leaf_row grown since the call began: nothing can, but never past the scratch) */
+            PyErr_SetString(PyExc_IndexError, "put_frame: a leaf beyond the leaves the call began with");
+            return -1;
+        }
+        if (!acc->seen[k]) {
+            acc->seen[k] = 1;
+            acc->touched[acc->n_touched++] = k;
+        }
+        acc->leaf_d[k] += n;
+    }
     long now = old + n;
     if (!old || !now) { /* the pair's first probe, or its last */
         long born = now ? 1 : -1;
@@ -1259,8 +1286,14 @@ static int pool_one(pool_tables *t, Py_ssize_t a, Py_ssize_t b, long n, long *to
             return -1;
         if ((them = item_list(t->probes, b)) == NULL || item_long(them, a, &back) < 0)
             return -1;
-        if (!back && (item_add(t->sa, 2, born, NULL) < 0 || item_add(sb, 2, born, NULL) < 0))
-            return -1;
+        if (!back) {
+            if (acc != NULL)
+                acc->sa2 += born;
+            else if (item_add(t->sa, 2, born, NULL) < 0)
+                return -1;
+            if (item_add(sb, 2, born, NULL) < 0)
+                return -1;
+        }
     }
     return 0;
 }
@@ -1287,7 +1320,7 @@ static PyObject *pool_entries_in(PyObject *args, pool_tables *tp) {
     for (; at < n; at += 3) {
         if (e[at + 2])
             break; /* a lost probe: the caller's */
-        if (pool_one(tp, a, (Py_ssize_t)e[at], sign * (long)e[at + 1], &total, &pairs) < 0)
+        if (pool_one(tp, NULL, a, (Py_ssize_t)e[at], sign * (long)e[at + 1], &total, &pairs) < 0)
             goto fail;
     }
     PyBuffer_Release(&v);
@@ -1381,7 +1414,7 @@ static PyObject *pool_readings_in(PyObject *args, pool_tables *tp) {
         }
         if (j < m)
             break; /* (RTTs not ints of a C long: the caller's) */
-        if (pool_one(tp, a, b, answered, &total, &pairs) < 0)
+        if (pool_one(tp, NULL, a, b, answered, &total, &pairs) < 0)
             goto fail;
         highest = top;
         PyObject *zero = PyLong_FromLong(0), *count = PyTuple_GET_ITEM(r, 2);
@@ -1647,7 +1680,7 @@ static PyObject *pool_rows_in(PyObject *args, pool_tables *tp) {
             if (rtt > top)
                 top = rtt;
         }
-        if (pool_one(tp, a, b, (long)answered, &total, &pairs) < 0)
+        if (pool_one(tp, NULL, a, b, (long)answered, &total, &pairs) < 0)
             goto fail;
         highest = top;
         e[3 * count] = (uint32_t)b;
@@ -1680,68 +1713,6 @@ static PyObject *pool_rows(PyObject *self, PyObject *args) {
 
 /* --- a frame's put-in and its prober's due frames aged out, in one call ------------------- */
 
-/* pool_one's figures that ``put_frame`` adds up over a call and writes once at its end (a new
- * int each write otherwise: most of a row's cost): leaf_row[k][0] per leaf k, sums_of[a][2] */
-typedef struct {
-    long *leaf_d;
-    Py_ssize_t *touched, n_touched;
-    char *seen;
-    long sa2;
-    Py_ssize_t cap;  /* the leaves leaf_d, touched and seen hold */
-} pool_acc;
-
-/* pool_one, leaf_row[k][0] and sums_of[a][2] added up in ``acc`` (checked as pool_one checks them) */
-static int pool_one_acc(pool_tables *t, pool_acc *acc, Py_ssize_t a, Py_ssize_t b, long n, long *total,
-                        long *pairs) {
-    long old, k, back;
-    if (item_add(t->row, b, n, &old) < 0)
-        return -1;
-    if (t->alive) {
-        if (b >= PyList_GET_SIZE(t->alive)) {
-            PyErr_SetString(PyExc_IndexError, "list index out of range");
-            return -1;
-        }
-        int up = PyObject_IsTrue(PyList_GET_ITEM(t->alive, b));
-        if (up < 0)
-            return -1;
-        if (!up)
-            return 0;
-    }
-    if (node_add(t, b, n) < 0)
-        return -1;
-    *total += n;
-    if (item_long(t->leaf_ix, b, &k) < 0)
-        return -1;
-    if (k < 0)
-        k += PyList_GET_SIZE(t->leaf_row);
-    if (item_list(t->leaf_row, k) == NULL)
-        return -1;
-    if (k >= acc->cap) {  /* (leaf_row grown since the call began: nothing can, but never past the scratch) */
-        PyErr_SetString(PyExc_IndexError, "put_frame: a leaf beyond the leaves the call began with");
-        return -1;
-    }
-    if (!acc->seen[k]) {
-        acc->seen[k] = 1;
-        acc->touched[acc->n_touched++] = k;
-    }
-    acc->leaf_d[k] += n;
-    long now = old + n;
-    if (!old || !now) {
-        long born = now ? 1 : -1;
-        *pairs += born;
-        PyObject *sb = item_list(t->sums_of, b), *them;
-        if (sb == NULL || item_add(sb, 1, born, NULL) < 0)
-            return -1;
-        if ((them = item_list(t->probes, b)) == NULL || item_long(them, a, &back) < 0)
-            return -1;
-        if (!back) {
-            acc->sa2 += born;
-            if (item_add(sb, 2, born, NULL) < 0)
-                return -1;
-        }
-    }
-    return 0;
-}
 
 /* what ``acc`` added up, and the prober's own (``total``, ``pairs``), into the tables */
 static int pool_apply(pool_tables *t, pool_acc *acc, Py_ssize_t a, PyObject *sums, long total, long pairs) {
@@ -1926,7 +1897,7 @@ static PyObject *put_frame(PyObject *self, PyObject *const *args, Py_ssize_t nar
         const uint32_t *e = v.buf;
         Py_ssize_t n = v.len / 4;
         for (Py_ssize_t j = 0; j < n; j += 3)
-            if (pool_one_acc(&t, &acc, a, (Py_ssize_t)e[j], -(long)e[j + 1], &total, &pairs) < 0) {
+            if (pool_one(&t, &acc, a, (Py_ssize_t)e[j], -(long)e[j + 1], &total, &pairs) < 0) {
                 PyBuffer_Release(&v);
                 goto fail;
             }
@@ -1996,7 +1967,7 @@ static PyObject *put_frame(PyObject *self, PyObject *const *args, Py_ssize_t nar
                 if (rtt > top)
                     top = rtt;
             }
-            if (pool_one_acc(&t, &acc, a, b, (long)answered, &total, &pairs) < 0)
+            if (pool_one(&t, &acc, a, b, (long)answered, &total, &pairs) < 0)
                 goto rows_fail;
             highest = top;
             e[3 * got] = (uint32_t)b;

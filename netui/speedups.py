@@ -365,21 +365,35 @@ def py_mesh_rows(value, start: int, rows: int, max_rtts: int, texts: dict, readi
 
 
 def _pool_one(a: int, b: int, n: int, row: list, probes: list, alive, node_probes: list, sums_of: list,
-              sa: list, leaf_row: list, leaf_ix: list) -> tuple[int, int]:
-    """Pair (a, b)'s ``n`` more probes, none lost, pooled: (total, pairs) for the caller's ``a``."""
+              sa: list | None, leaf_row: list, leaf_ix: list, acc: dict | None = None) -> tuple[int, int]:
+    """Pair (a, b)'s ``n`` more probes, none lost, pooled: (total, pairs) for the caller's ``a``.
+    With ``acc``, leaf_row[k][0] and sums_of[a][2] are added up there (as put_frame's C;
+    ``_put_frame_end`` writes them), else written now."""
     old = row[b]
     now = row[b] = old + n
     if alive is not None and not alive[b]:
         return 0, 0
     node_probes[b] += n
-    leaf_row[leaf_ix[b]][0] += n
+    k = leaf_ix[b]
+    if acc is None:
+        leaf_row[k][0] += n
+    else:  # (nothing written: checked as the C checks)
+        if not isinstance(leaf_row[k], list):
+            raise TypeError("expected PairIndex's tables (lists)")
+        k = k if k >= 0 else k + len(leaf_row)
+        acc[k] = acc.get(k, 0) + n
     if old and now:
         return n, 0
     born = 1 if now else -1
     sb = sums_of[b]
+    if acc is not None and not isinstance(sb, list):
+        raise TypeError("expected PairIndex's tables (lists)")
     sb[1] += born
     if not probes[b][a]:
-        sa[2] += born
+        if acc is None:
+            sa[2] += born  # type: ignore[index]
+        else:
+            acc["sa2"] = acc.get("sa2", 0) + born
         sb[2] += born
     return n, born
 
@@ -567,32 +581,6 @@ def py_pool_rows(value, places: array, at: int, a: int, heard, probes: list, nod
     return at, total, pairs, highest, entries.tobytes()
 
 
-def _pool_one_acc(a: int, b: int, n: int, row: list, probes: list, alive, node_probes: list, sums_of: list,
-                  leaf_row: list, leaf_ix: list, acc: dict) -> tuple[int, int]:
-    """_pool_one, leaf_row[k][0] and sums_of[a][2] added up in ``acc`` (as put_frame's C)."""
-    old = row[b]
-    now = row[b] = old + n
-    if alive is not None and not alive[b]:
-        return 0, 0
-    node_probes[b] += n
-    k = leaf_ix[b]
-    if not isinstance(leaf_row[k], list):
-        raise TypeError("expected PairIndex's tables (lists)")
-    k = k if k >= 0 else k + len(leaf_row)
-    acc[k] = acc.get(k, 0) + n
-    if old and now:
-        return n, 0
-    born = 1 if now else -1
-    sb = sums_of[b]
-    if not isinstance(sb, list):
-        raise TypeError("expected PairIndex's tables (lists)")
-    sb[1] += born
-    if not probes[b][a]:
-        acc["sa2"] = acc.get("sa2", 0) + born
-        sb[2] += born
-    return n, born
-
-
 def _put_frame_end(acc: dict, leaf_row: list, sa: list, node_probes: list, sums: list, a: int, total: int,
                    pairs: int) -> None:
     sa2 = acc.pop("sa2", 0)
@@ -642,8 +630,8 @@ def py_put_frame(frames, since, mono_s, value, places: array, a: int, heard, pro
                 if not top[1]:
                     del tops[a]
         for j in range(0, len(entries), 3):
-            t, p = _pool_one_acc(a, entries[j], -entries[j + 1], row, probes, alive, node_probes, sums_of,
-                                 leaf_row, leaf_ix, acc)
+            t, p = _pool_one(a, entries[j], -entries[j + 1], row, probes, alive, node_probes, sums_of, None,
+                             leaf_row, leaf_ix, acc)
             total, pairs = total + t, pairs + p
     frame = frames[-1] if len(frames) else None  # the frame of ``mono_s``: its common rows in
     if frame is not None:
@@ -673,7 +661,7 @@ def py_put_frame(frames, since, mono_s, value, places: array, a: int, heard, pro
         if heard[b] != 255 or row[b] + answered >= min_probes:
             break
         rtts = struct.unpack_from(f"<{listed}I", data, off + _MESH_ROW.size)
-        t, p = _pool_one_acc(a, b, answered, row, probes, None, node_probes, sums_of, leaf_row, leaf_ix, acc)
+        t, p = _pool_one(a, b, answered, row, probes, None, node_probes, sums_of, None, leaf_row, leaf_ix, acc)
         total, pairs = total + t, pairs + p
         highest = max(highest, *rtts) if rtts else highest
         added += array("I", (b, answered, 0))
