@@ -20,7 +20,7 @@ from dataclasses import replace
 
 from netui.collectors.assemble import interfaces_from_texts, kept_interfaces, sample_from_texts, unpack_attrs
 from netui.collectors.mesh import parse_mesh
-from netui.collectors.peers import parse_peers
+from netui.collectors.peers import PeerLayout, layout_of, parse_like, parse_peers
 from netui.collectors.frame_tables import (
     parse_cpu_compact,
     parse_cpusum,
@@ -97,18 +97,25 @@ class FrameDecoder:
         self._cut: str | None = None  # this frame's interfaces beyond MAX_IFACES, in words
         self._peers_raw: bytes | None = None  # the last "peers" field, and its PeerSample
         self._peers: PeerSample | None = None
+        self._peers_layout: PeerLayout | None = None  # what the next field likely shares with it (parse_like)
         self._ids: tuple = (None, None, None, None)  # the last boot_id and hostname fields, and their texts
 
     def _peers_of(self, raw: bytes | None) -> PeerSample | None:
-        """The PeerSample of a "peers" field (the one before when the sampler repeated it); a
-        field that does not parse makes peers unavailable, never the node's error."""
+        """The PeerSample of a "peers" field (the one before when the sampler repeated it; one
+        whose peers and addresses are the bytes of the one before read as its layout,
+        ``parse_like``); a field that does not parse makes peers unavailable, never the node's error."""
         if raw is None:
             return None
         if raw != self._peers_raw:
-            try:
-                peers = parse_peers(raw)
-            except ParseError as exc:
-                peers = PeerSample(self._peers.mono_s if self._peers else 0.0, available=False, error=str(exc))
+            layout = self._peers_layout
+            peers = parse_like(raw, layout) if layout is not None else None
+            if peers is None:
+                try:
+                    peers = parse_peers(raw)
+                    self._peers_layout = layout_of(raw, peers)
+                except ParseError as exc:
+                    peers = PeerSample(self._peers.mono_s if self._peers else 0.0, available=False, error=str(exc))
+                    self._peers_layout = None
             self._peers_raw, self._peers = bytes(raw), peers
         return self._peers
 

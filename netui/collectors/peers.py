@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import os
 import socket
+import struct
+from itertools import repeat
+from typing import NamedTuple
 
 from netui.collectors.procfs import ParseError
 from netui.collectors.protocol import (PEER_ADDR, PEER_HEAD, PEER_ROW, PEERS_CAPPED, PEERS_OK, PEERS_UNAVAILABLE)
@@ -76,6 +79,59 @@ def parse_peers(value: bytes) -> PeerSample:
         if len(tail) <= LOCALS_BYTES:  # (a node listing thousands of addresses: read each time)
             _LOCALS[tail] = local
     return PeerSample(mono, True, None, bool(flags & PEERS_CAPPED), sockets, seen, tuple(peers), local)
+
+
+class PeerLayout(NamedTuple):
+    """What a node's successive "peers" fields share while its peers and addresses stay put:
+    the same bytes but for the head's counts and clock and each row's counters (``parse_like``)."""
+
+    size: int  # the field's length in bytes
+    rows: int
+    key: struct.Struct  # each row's family and address bytes, in one unpack
+    known: tuple  # what ``key`` unpacked in the field the layout was taken from
+    counters: struct.Struct  # each row's sockets, sums and gauges (PeerCounters after its address), in one unpack
+    tail: bytes  # the local addresses, packed
+    addresses: tuple[str, ...]  # each row's address as text
+    local_addresses: tuple[str, ...]
+
+
+LAYOUT_ROWS = 64  # a field of more rows is read row by row every time (the sampler sends at most 32)
+_LAYOUT_STRUCTS: dict[int, tuple[struct.Struct, struct.Struct]] = {}
+
+
+def layout_of(value: bytes, sample: PeerSample) -> PeerLayout | None:
+    """The layout of a field that ``parse_peers`` read as ``sample``; None when there is none
+    worth keeping (sock_diag unavailable, more than LAYOUT_ROWS rows)."""
+    rows = len(sample.peers)
+    if not sample.available or rows > LAYOUT_ROWS:
+        return None
+    structs = _LAYOUT_STRUCTS.get(rows)
+    if structs is None:
+        structs = _LAYOUT_STRUCTS[rows] = (struct.Struct("<" + "B7x16s40x" * rows),
+                                           struct.Struct("<" + "4xI16xQQQQII" * rows))
+    key, counters = structs
+    at = PEER_HEAD.size + rows * PEER_ROW.size
+    return PeerLayout(len(value), rows, key, key.unpack_from(value, PEER_HEAD.size), counters, bytes(value[at:]),
+                      tuple(p[0] for p in sample.peers), sample.local_addresses)
+
+
+def parse_like(value: bytes, layout: PeerLayout) -> PeerSample | None:
+    """``parse_peers(value)`` when ``value`` has ``layout`` (its rows' families and addresses and
+    its local addresses the same bytes; each row's counters read in one unpack, the addresses'
+    texts and the local addresses' tuple those of the layout); None when it has not (then
+    ``parse_peers`` it)."""
+    if len(value) != layout.size:
+        return None
+    status, flags, _, sockets, seen, rows, addrs, mono = PEER_HEAD.unpack_from(value)
+    head = PEER_HEAD.size
+    rows_end = head + rows * PEER_ROW.size
+    if (status != PEERS_OK or rows != layout.rows or mono != mono or value[rows_end:] != layout.tail
+            or addrs * PEER_ADDR.size != len(value) - rows_end
+            or layout.key.unpack_from(value, head) != layout.known):
+        return None
+    c = iter(layout.counters.unpack_from(value, head))  # (zip takes a row's seven from it in turn)
+    peers = tuple(map(_counters, repeat(PeerCounters), zip(layout.addresses, c, c, c, c, c, c, c)))
+    return PeerSample(mono, True, None, bool(flags & PEERS_CAPPED), sockets, seen, peers, layout.local_addresses)
 
 
 def _local_addresses(packed: bytes) -> tuple[str, ...]:

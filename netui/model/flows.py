@@ -79,51 +79,121 @@ class PeerRates(NamedTuple):
         return (self.tx_bytes_per_s or 0.0) + (self.rx_bytes_per_s or 0.0)
 
 
-@dataclass(slots=True)
 class NodeFlows:
     """A node's peer rates at its last reading: ``rates`` by remote address, busiest first.
-    Never changed once made (not frozen: a frozen dataclass's ``__init__`` costs an
-    ``object.__setattr__`` a field, and a fleet makes one a node a reading).
+    Never changed once made (as a dataclass of ``mono_s``, ``rates``, ``sample`` and
+    ``distinct``: compared by them, never a key).
 
     ``distinct``: each of ``sample``'s peers is at an address of its own (so the next
-    reading's peers may be matched to them by position); False when not known."""
+    reading's peers may be matched to them by position); False when not known.
 
-    mono_s: float
-    rates: dict[str, PeerRates]
-    sample: PeerSample
-    distinct: bool = False
+    ``flow_rates`` makes the rates when they are first read, of the two readings it was
+    given (never changed either): a node's flows are read by a tick that found someone slow,
+    a screen that shows them, a document, not at each of the node's readings."""
+
+    __slots__ = ("mono_s", "sample", "_rates", "_distinct", "_inputs")
+    __hash__ = None  # type: ignore[assignment]  # (compared by value, as the dataclass it was)
+
+    def __init__(self, mono_s: float, rates: dict[str, PeerRates], sample: PeerSample, distinct: bool = False) -> None:
+        self.mono_s = mono_s
+        self.sample = sample
+        self._rates = rates
+        self._distinct = distinct
+        # what ``rates`` are made of when first read: the peers before, the peers rated, the
+        # seconds between, whether the peers before are known distinct, whether to say
+        # ``distinct`` (else False); None: made
+        self._inputs: tuple[tuple[PeerCounters, ...], tuple[PeerCounters, ...], float, bool, bool] | None = None
+
+    @property
+    def rates(self) -> dict[str, PeerRates]:
+        if self._inputs is not None:
+            self._rate()
+        return self._rates
+
+    @property
+    def distinct(self) -> bool:
+        if self._inputs is not None:
+            self._rate()
+        return self._distinct
+
+    def _rate(self) -> None:
+        assert self._inputs is not None
+        before, peers, dt, positional, tell = self._inputs
+        self._rates, distinct = _rated(before, peers, dt, positional)
+        self._distinct = distinct and tell
+        self._inputs = None
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, NodeFlows)
+        return (self.mono_s, self.rates, self.sample, self.distinct) == (other.mono_s, other.rates, other.sample,
+                                                                          other.distinct)
+
+    def __repr__(self) -> str:
+        return (f"NodeFlows(mono_s={self.mono_s!r}, rates={self.rates!r}, sample={self.sample!r}, "
+                f"distinct={self.distinct!r})")
 
 
+def _later(mono_s: float, sample: PeerSample,
+           inputs: tuple[tuple[PeerCounters, ...], tuple[PeerCounters, ...], float, bool, bool]) -> NodeFlows:
+    """NodeFlows whose rates are made of ``inputs`` when first read (NodeFlows._inputs)."""
+    flows = _new(NodeFlows)
+    flows.mono_s = mono_s
+    flows.sample = sample
+    flows._rates = _NONE
+    flows._distinct = False
+    flows._inputs = inputs
+    return flows
+
+
+_new = object.__new__
+_NONE: dict[str, PeerRates] = {}  # (a lazy NodeFlows' rates until made: never handed out)
 _MAX_RTT_US = MAX_RTT_S * 1e6  # an RTT past this (or 0: none measured) is unknown
 _rates = tuple.__new__  # a PeerRates of its six items: what ``PeerRates(...)`` makes, without its keyword parsing
 
 
 def flow_rates(prev: PeerSample | None, cur: PeerSample | None, last: NodeFlows | None = None) -> NodeFlows | None:
     """The peer rates of ``cur`` against the reading before (``prev``). A frame that
-    repeats the last reading (same ``mono_s``) keeps ``last``; no reading, or sock_diag
-    unavailable: None. A peer not in ``prev`` has unknown byte rates (its RTT and sockets
-    are known)."""
+    repeats the last reading (same ``mono_s``) keeps ``last``'s rates; no reading, or
+    sock_diag unavailable: None. A peer not in ``prev`` has unknown byte rates (its RTT and
+    sockets are known). The rates are made when first read (NodeFlows)."""
     if cur is None or not cur.available:
         return None
     if last is not None and last.sample.mono_s == cur.mono_s:
-        return last if last.sample is cur else NodeFlows(last.mono_s, last.rates, cur)
+        if last.sample is cur:
+            return last
+        inputs = last._inputs
+        if inputs is None:
+            return NodeFlows(last.mono_s, last._rates, cur)
+        return _later(last.mono_s, cur, (*inputs[:4], False))  # (``distinct`` not known, as before)
     before: tuple[PeerCounters, ...] = ()
     dt = 0.0
     if prev is not None and prev.available:
         dt = cur.mono_s - prev.mono_s
         if dt > 0 and math.isfinite(dt):
             before = prev.peers
+    # (the peers before are matched by position when known distinct, which only a made
+    # NodeFlows knows; else by address, which gives the same rates)
+    positional = last is not None and last.sample is prev and last._inputs is None and last._distinct
+    return _later(cur.mono_s, cur, (before, cur.peers, dt, positional, True))
+
+
+def _rated(before: tuple[PeerCounters, ...], peers: tuple[PeerCounters, ...], dt: float,
+           positional: bool) -> tuple[dict[str, PeerRates], bool]:
+    """The rates of ``peers`` against ``before`` (() when unknown), ``dt`` seconds before,
+    busiest first, and whether each of ``peers`` is at an address of its own. ``positional``:
+    ``before``'s addresses are known distinct."""
     known = len(before)
-    # (this runs for every node at every new reading, so the rates are made inline; the
-    # previous reading's peers are matched by position — the sampler sends a node's peers in
-    # much the same order every reading — where their addresses are known to be distinct,
-    # else by address, the last row of an address as a dict keeps it)
-    by_address = None if last is not None and last.sample is prev and last.distinct else {p[0]: p for p in before}
+    # (the previous reading's peers are matched by position — the sampler sends a node's
+    # peers in much the same order every reading — where their addresses are known to be
+    # distinct, else by address, the last row of an address as a dict keeps it)
+    by_address = None if positional else {p[0]: p for p in before}
     rates: dict[str, PeerRates] = {}
     ordered = True  # busiest first already (the sampler's order, mostly)
     top = math.inf
     rows = 0
-    for address, sockets, sent, received, retrans, delivery, rtt, _ in cur.peers:
+    for address, sockets, sent, received, retrans, delivery, rtt, _ in peers:
         if by_address is None:
             b = before[rows] if rows < known else None
             if b is None or b[0] != address:
@@ -157,7 +227,7 @@ def flow_rates(prev: PeerSample | None, cur: PeerSample | None, last: NodeFlows 
     distinct = len(rates) == rows
     if not ordered or not distinct:  # (an address twice: its place is its first row's, its rates its last's)
         rates = dict(sorted(rates.items(), key=lambda kv: -kv[1].bytes_per_s))
-    return NodeFlows(cur.mono_s, rates, cur, distinct)
+    return rates, distinct
 
 
 class AddressBook:

@@ -1,0 +1,102 @@
+"""Benchmark: the instructions per node-sample of the "peers" field's decoding and flow rates, in one process.
+
+Run: sh tests/bench/steps_instructions.sh peers_instructions OUT.cg [--nodes 256] [--seconds 4]  (callgrind, the report after)
+
+``--nodes`` nodes of a ring all-reduce job (tests/bench/fake_peers.py: 12 sockets, 5 peers,
+counters growing every frame), each with a FrameDecoder of its own, are fed WARM seconds of
+their "peers" fields, then ``--seconds`` more with each step called through a C function of
+its own (``operator.call`` for all, inside it ``functools.reduce`` the decoding, the
+FrameDecoder's of the field alone; ``itertools.starmap`` the flow rates, as ``Node.observe``
+calls ``flow_rates``; with ``--read`` each node's rates read at once, as a tick that found
+someone slow reads them all), so callgrind's inclusive counts of those are the steps' instructions.
+The nodes are taken in turn, as a fleet's frames come. The cyclic GC is off in the measured
+seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import gc
+import itertools
+import operator
+import time
+from pathlib import Path
+
+from netui.collectors.frames import FrameDecoder
+from netui.model.flows import flow_rates
+from tests.bench.fake_peers import FakePeers
+from tests.bench.observe_instructions import ALLOC, _calls
+
+WARM = 5
+STEPS = {"decode": "functools_reduce", "flow rates": "starmap_next"}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=256)
+    parser.add_argument("--seconds", type=int, default=4)
+    parser.add_argument("--read", action="store_true",
+                        help="read each node's rates at each sample (as a tick that found someone slow does)")
+    parser.add_argument("--report", default=None, help="a callgrind output file to read")
+    parser.add_argument("--wait", default=None, help="after the warm seconds, touch WAIT.ready and wait for WAIT")
+    args = parser.parse_args()
+    if args.report:
+        report(args.report, args.nodes * args.seconds)
+        return
+    fakes = [FakePeers(i, args.nodes) for i in range(args.nodes)]
+    decoders = [FrameDecoder()._peers_of for _ in fakes]
+    fields = [[f.field(1000.0 + t) for f in fakes] for t in range(WARM + args.seconds)]
+    samples = [None] * args.nodes
+    flows = [None] * args.nodes
+
+    def decode(values):
+        return [d(v) for d, v in zip(decoders, values)]
+
+    def rates(cur):
+        for i, c in enumerate(cur):
+            flows[i] = f = flow_rates(samples[i], c, flows[i])
+            samples[i] = c
+            if read and f is not None:
+                f.rates  # noqa: B018  (made when first read: model/flows.py NodeFlows)
+
+    read = args.read
+
+    for values in fields[:WARM]:
+        rates(decode(values))
+    gc.collect()
+    gc.disable()
+    if args.wait:  # (callgrind's instrumentation is turned on now: tests/bench/steps_instructions.sh peers_instructions)
+        Path(args.wait + ".ready").touch()
+        while not Path(args.wait).exists():
+            time.sleep(0.05)
+    for values in fields[WARM:]:
+        cur = operator.call(functools.reduce, lambda _, v: decode(v), [values], None)
+        operator.call(lambda: list(itertools.starmap(rates, [(cur,)])))
+    assert all(f is not None and len(f.rates) == 5 and f.distinct for f in flows)
+
+
+def report(path: str, node_samples: int) -> None:
+    import re
+    import subprocess
+
+    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", path],
+                          capture_output=True, text=True, check=True).stdout
+    found: dict[str, int] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if parts and parts[0].replace(",", "").isdigit():
+            for step, symbol in STEPS.items():
+                if re.search(rf":{symbol}( |$)", line):
+                    found.setdefault(step, int(parts[0].replace(",", "")))
+    total = 0.0
+    for step in STEPS:
+        n = found.get(step, 0) / node_samples
+        total += n
+        print(f"  {step:>10}: {n / 1e3:7.2f} k instructions per node-sample")
+    print(f"  {'all':>10}: {total / 1e3:7.2f} k")
+    print(f"  {'allocated':>10}: {_calls(path, ALLOC) / node_samples:7.1f} blocks per node-sample (made, freed or not)")
+
+
+if __name__ == "__main__":
+    main()
