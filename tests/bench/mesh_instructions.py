@@ -23,7 +23,6 @@ import functools
 import gc
 import itertools
 import operator
-import subprocess
 import time
 
 from pathlib import Path
@@ -32,6 +31,7 @@ from netui.collectors.mesh import parse_mesh
 from netui.engine.monitor import tune_gc
 from netui.model.fleet import Fleet
 from tests.bench.bench_mesh import fleet
+from tests.bench.callgrind_steps import report
 from tests.bench.fake_fleet import FakeMesh
 
 STEPS = {"decode": "functools_reduce", "queue": "starmap_next", "put in, aged out": "filterfalse_next",
@@ -61,7 +61,7 @@ def main() -> None:
     parser.add_argument("--wait", default=None, help="after the fill, touch WAIT.ready and wait for WAIT")
     args = parser.parse_args()
     if args.report:
-        report(args.report, args.nodes * args.seconds)
+        report(args.report, args.nodes * args.seconds, STEPS)
         return
     tune_gc()  # (as the engine runs)
     names, topology = fleet(args.nodes, 32)
@@ -108,24 +108,6 @@ def main() -> None:
     cpu = time.process_time() - t0
     print(f"{args.nodes} nodes, {args.seconds} s measured: {cpu / (args.nodes * args.seconds) * 1e6:.1f} µs CPU "
           f"per node-sample (decode, queue, put in and aged out, judged); {f.mesh.pair_count:,} pairs")
-
-
-def report(path: str, node_samples: int) -> None:
-    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", path],
-                          capture_output=True, text=True, check=True).stdout
-    found = {}
-    for line in text.splitlines():
-        parts = line.split()
-        if len(parts) >= 3 and parts[0].replace(",", "").isdigit():
-            for step, symbol in STEPS.items():
-                if parts[2].endswith(":" + symbol):
-                    found.setdefault(step, int(parts[0].replace(",", "")))
-    total = 0
-    for step in STEPS:
-        n = found.get(step, 0) / node_samples
-        total += n if step[0] != "(" else 0
-        print(f"  {step:>18}: {n / 1e3:7.1f} k instructions per node-sample")
-    print(f"  {'all':>18}: {total / 1e3:7.1f} k")
 
 
 if __name__ == "__main__":

@@ -26,8 +26,6 @@ import functools
 import gc
 import itertools
 import operator
-import re
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -35,11 +33,11 @@ from pathlib import Path
 from netui.collectors.frames import FrameDecoder
 from netui.engine.monitor import judge_tick, take_sample, tune_gc
 from netui.model.fleet import Fleet
+from tests.bench.callgrind_steps import report
 from tests.bench.fake_fleet import NodeFrames
 
 WARM = 20
 STEPS = {"decode": "functools_reduce", "observe": "starmap_next", "tick": "filter_next"}
-ALLOC = ("_PyObject_Malloc", "_PyObject_Calloc")  # (every object, and PyMem_Malloc, goes through these)
 
 
 def _payloads(source: NodeFrames, second: int, nodes: int) -> list[bytes]:
@@ -65,7 +63,7 @@ def main() -> None:
     parser.add_argument("--wait", default=None, help="after the warm seconds, touch WAIT.ready and wait for WAIT")
     args = parser.parse_args()
     if args.report:
-        report(args.report, args.nodes * args.seconds)
+        report(args.report, args.nodes * args.seconds, STEPS, allocations=True)
         return
     tune_gc()
     names = [f"node{i:04d}" for i in range(args.nodes)]
@@ -111,52 +109,6 @@ def main() -> None:
         del samples
     node = fleet.nodes[names[0]]
     assert node.summary.rx_bytes_per_s and node.samples_seen == WARM + args.seconds
-
-
-def report(path: str, node_samples: int) -> None:
-    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", path],
-                          capture_output=True, text=True, check=True).stdout
-    found: dict[str, int] = {}
-    for line in text.splitlines():
-        parts = line.split()
-        if parts and parts[0].replace(",", "").isdigit():
-            for step, symbol in STEPS.items():
-                if re.search(rf":{symbol}( |$)", line):
-                    found.setdefault(step, int(parts[0].replace(",", "")))
-    total = 0
-    for step in STEPS:
-        n = found.get(step, 0) / node_samples
-        total += n
-        print(f"  {step:>8}: {n / 1e3:7.1f} k instructions per node-sample")
-    print(f"  {'all':>8}: {total / 1e3:7.1f} k")
-    print(f"  {'allocated':>8}: {_calls(path, ALLOC) / node_samples:7.1f} blocks per node-sample (made, freed or not)")
-
-
-def _calls(path: str, functions: tuple[str, ...]) -> int:
-    """Calls to ``functions`` counted in a callgrind file (its ``calls=`` lines)."""
-    names: dict[str, str] = {}  # compressed id → name
-    wanted = False
-    total = 0
-    ref = re.compile(r"^c?fn=\((\d+)\)(?: (.*))?$")
-    with open(path) as f:
-        for line in f:
-            if line.startswith("cfn="):
-                m = ref.match(line.strip())
-                if m:
-                    if m.group(2):
-                        names[m.group(1)] = m.group(2)
-                    wanted = names.get(m.group(1)) in functions
-                else:
-                    wanted = line[4:].strip() in functions
-            elif line.startswith("fn="):
-                m = ref.match(line.strip())
-                if m and m.group(2):
-                    names[m.group(1)] = m.group(2)
-                wanted = False
-            elif line.startswith("calls=") and wanted:
-                total += int(line[6:].split()[0])
-                wanted = False
-    return total
 
 
 if __name__ == "__main__":

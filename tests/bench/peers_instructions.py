@@ -26,7 +26,7 @@ from pathlib import Path
 from netui.collectors.frames import FrameDecoder
 from netui.model.flows import flow_rates
 from tests.bench.fake_peers import FakePeers
-from tests.bench.observe_instructions import ALLOC, _calls
+from tests.bench.callgrind_steps import report
 
 WARM = 5
 STEPS = {"decode": "functools_reduce", "flow rates": "starmap_next"}
@@ -42,7 +42,7 @@ def main() -> None:
     parser.add_argument("--wait", default=None, help="after the warm seconds, touch WAIT.ready and wait for WAIT")
     args = parser.parse_args()
     if args.report:
-        report(args.report, args.nodes * args.seconds)
+        report(args.report, args.nodes * args.seconds, STEPS, allocations=True, digits=2)
         return
     fakes = [FakePeers(i, args.nodes) for i in range(args.nodes)]
     decoders = [FrameDecoder()._peers_of for _ in fakes]
@@ -74,28 +74,6 @@ def main() -> None:
         cur = operator.call(functools.reduce, lambda _, v: decode(v), [values], None)
         operator.call(lambda: list(itertools.starmap(rates, [(cur,)])))
     assert all(f is not None and len(f.rates) == 5 and f.distinct for f in flows)
-
-
-def report(path: str, node_samples: int) -> None:
-    import re
-    import subprocess
-
-    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", path],
-                          capture_output=True, text=True, check=True).stdout
-    found: dict[str, int] = {}
-    for line in text.splitlines():
-        parts = line.split()
-        if parts and parts[0].replace(",", "").isdigit():
-            for step, symbol in STEPS.items():
-                if re.search(rf":{symbol}( |$)", line):
-                    found.setdefault(step, int(parts[0].replace(",", "")))
-    total = 0.0
-    for step in STEPS:
-        n = found.get(step, 0) / node_samples
-        total += n
-        print(f"  {step:>10}: {n / 1e3:7.2f} k instructions per node-sample")
-    print(f"  {'all':>10}: {total / 1e3:7.2f} k")
-    print(f"  {'allocated':>10}: {_calls(path, ALLOC) / node_samples:7.1f} blocks per node-sample (made, freed or not)")
 
 
 if __name__ == "__main__":
