@@ -488,16 +488,23 @@ def test_a_refused_node_stays_down_while_it_is_retried_never_connecting_again(tm
 
         connector = SshConnector(SshSettings(config_paths=[str(config)], connect_timeout_s=2,
                                              backoff_first_s=0.01, backoff_max_s=0.02))
-        sink = Reports()
+        eight = asyncio.Event()
+
+        class Counted(Reports):
+            def report(self, name, state, reason) -> None:
+                super().report(name, state, reason)
+                if len(self.reports) >= 8:
+                    eight.set()
+
+        sink = Counted()
         task = asyncio.ensure_future(SshSource("dead", "127.0.0.1", connector, port=port).run(sink))
-        try:
-            for _ in range(1000):  # bounded: 4 tries take some 50 ms
-                if len(sink.reports) >= 8 or task.done():
-                    break
-                await asyncio.sleep(0.01)
+        waited = asyncio.ensure_future(eight.wait())
+        try:  # (4 tries take some 50 ms; a task that ended early ends the wait too)
+            await asyncio.wait([task, waited], timeout=30, return_when=asyncio.FIRST_COMPLETED)
         finally:
             task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+            waited.cancel()
+            await asyncio.gather(task, waited, return_exceptions=True)
             await connector.close()
         return sink.reports
 
