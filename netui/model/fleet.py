@@ -306,8 +306,9 @@ class Fleet:
             culprits.update(self.pair_suspects)
             found = find_stragglers(self.nodes.values(), self.straggler_rules)
             paths = self.paths()
-            # (the flows are only read when someone is slow, or an uplink has a capacity to fill)
-            if peers is None and (found or paths is not None and self._capacities()):
+            # (the flows are only read when they can change what is found, or an uplink has a
+            # capacity to fill)
+            if peers is None and (held.needs_flows(found) or paths is not None and (found or self._capacities())):
                 peers = self.peer_flows()
             links, crossing = (), None
             if paths is not None:
@@ -444,8 +445,8 @@ class Fleet:
         """The TCP flows between watched nodes at their last readings:
         ``{node: {peer node: PeerRates}}`` (model/flows.py)."""
         up = NodeState.UP
-        return peer_flows({n.name: n.flows for n in self.nodes.values() if n.flows is not None and n.state is up},
-                          self.address_book())
+        flows = {n.name: n.flows for n in self.nodes.values() if n.flows is not None and n.state is up}
+        return peer_flows(flows, self.address_book()) if flows else {}  # (no book to make without flows)
 
     def node_peers(self, name: str) -> dict[str, PeerRates]:
         """One node's peers by watched node name or address, busiest first ({}: no reading)."""
