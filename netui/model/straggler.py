@@ -181,9 +181,11 @@ def find_stragglers(nodes: Iterable[Node], rules: StragglerRules | None = None) 
     sums = [n.summary for n in up]
     floor = rules.idle_floor_bytes_per_s
     # (every tick over the whole fleet: each plane's columns read in C, one list of totals,
-    # and the busy nodes by position; a plane no node has, RDMA on most, ends at the totals)
+    # and the busy nodes by position; a plane no node has, RDMA on most, ends at its columns)
     for prefix, rx_of, tx_of in _PLANES:
         rxs, txs = list(map(rx_of, sums)), list(map(tx_of, sums))
+        if rxs.count(None) == len(rxs) and txs.count(None) == len(txs):
+            continue
         totals = [(rx or 0.0) + (tx or 0.0) for rx, tx in zip(rxs, txs)]
         # (a node with no figure in this plane, RDMA on a host without it, is not in it: even
         # where a configuration sets the idle floor to 0)
