@@ -597,13 +597,14 @@ def _print_arrivals(r: dict) -> None:
           f"loop lag p99 {lag1:.0f} → {lag2:.0f} ms, first → second half of the window)")
 
 
-def _print_ratios(nodes: int, rounds: list[dict[str, dict]]) -> None:
+def _print_ratios(nodes: int, rounds: list[dict[str, list[dict]]]) -> None:
     """The fleet size's summary: CPU per node-sample as a ratio to the floor's of the same
-    round (the median of the rounds, each round's beside it), and RSS."""
-    def us(r: dict | None) -> float | None:
-        if r is None or not r.get("node_samples"):
-            return None
-        return r["cpu_s"] / r["node_samples"] * 1e6
+    round (the median of the rounds, each round's beside it), and RSS. A variant run more
+    than once in a round (``--variants floor,engine,ui,floor``: the floor before and after
+    the others, as the machine's pace drifts within a round) counts as the mean of its runs."""
+    def us(runs: list[dict] | None) -> float | None:
+        each = [r["cpu_s"] / r["node_samples"] * 1e6 for r in runs or () if r.get("node_samples")]
+        return statistics.fmean(each) if each else None
 
     def ratio(variant: str, target: float, label: str) -> str | None:
         floor = _floor_of(variant, rounds[0] if rounds else {})
@@ -621,7 +622,7 @@ def _print_ratios(nodes: int, rounds: list[dict[str, dict]]) -> None:
                          *(ratio(v, ENGINE_RATIO_TARGET if v.startswith("engine") else UI_RATIO_TARGET, v)
                            for v in featured)) if p]
     last = rounds[-1] if rounds else {}
-    biggest = last.get("ui") or last.get("engine")
+    biggest = (last.get("ui") or last.get("engine") or [None])[0]
     if biggest is not None and "rss" in biggest:
         # the rings are preallocated as each node's tables appear: add what is not yet
         full = biggest["rss"] + max(0, biggest["ring_bytes_full"] - biggest["ring_bytes"])
@@ -670,10 +671,10 @@ def _parent(args) -> None:
                 config = write_client_files(directory, nodes, server.port, per_host=args.config_style == "per-host",
                                             ciphers=args.ciphers)
                 print(f"\n{nodes} nodes:")
-                rounds: list[dict[str, dict]] = []  # per round, the first run of each variant
+                rounds: list[dict[str, list[dict]]] = []  # per round, each variant's runs
                 for _ in range(args.rounds):
                     floors: dict[str, dict] = {}
-                    runs: dict[str, dict] = {}
+                    runs: dict[str, list[dict]] = {}
                     for variant in variants:
                         r = _run_child(args, server, config, nodes, variant)
                         results.append(r)
@@ -681,7 +682,7 @@ def _parent(args) -> None:
                                       else floors.get(_floor_of(variant, floors)))
                         if variant.startswith("floor") and set(_split_variant(variant)[1]) <= FLOOR_DATA:
                             floors[variant] = r
-                        runs.setdefault(variant, r)
+                        runs.setdefault(variant, []).append(r)
                         sys.stdout.flush()
                         time.sleep(2)  # the server's sessions of this run end
                     rounds.append(runs)
@@ -716,7 +717,8 @@ def main() -> None:
     p.add_argument("--nodes", default="64,256,1024", help="fleet sizes, comma-separated")
     p.add_argument("--seconds", type=float, default=20.0, help="measurement window per run")
     p.add_argument("--rounds", type=int, default=1,
-                   help="run the variants this many times in turn (each round against its own floor); the "
+                   help="run the variants this many times in turn (each round against its own floor; a variant "
+                        "named twice, as floor,engine,ui,floor, counts as the mean of its runs); the "
                         "summary gives the median ratio and each round's")
     p.add_argument("--ui", action=argparse.BooleanOptionalAction, default=True, help="also run under the Textual UI")
     p.add_argument("--floor", action=argparse.BooleanOptionalAction, default=True, help="also run the SSH-only floor")
