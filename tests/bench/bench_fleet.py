@@ -749,6 +749,12 @@ def main() -> None:
     p.add_argument("--config", help=argparse.SUPPRESS)
     p.add_argument("--server-pid", type=int, help=argparse.SUPPRESS)
     args = p.parse_args()
+    for v in (args.variants or "").split(","):
+        if v:
+            try:
+                _split_variant(v)
+            except argparse.ArgumentTypeError as exc:
+                p.error(str(exc))  # (a usage line and exit 2, not a traceback)
     if args.child:
         args.nodes = int(args.nodes)
         if "asyncio" in _split_variant(args.variant)[1]:
