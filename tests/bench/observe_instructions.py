@@ -1,6 +1,6 @@
 """Benchmark: the engine's instructions and allocations per node-sample, by step, in one process.
 
-Run: sh tests/bench/steps_instructions.sh observe_instructions OUT.cg [--nodes 256] [--seconds 4] [--no-tick]  (callgrind, the report after)
+Run: sh tests/bench/steps_instructions.sh observe_instructions OUT.cg [--nodes 256] [--seconds 4] [--no-tick] [--spread 12]  (callgrind, the report after)
      python -m tests.bench.observe_instructions --blocks [--nodes 256] [--seconds 4]  (blocks kept, no callgrind)
 
 ``--nodes`` nodes (tests/bench/fake_fleet.py's frames of a 128-CPU, 16-interface node, the
@@ -40,10 +40,23 @@ WARM = 20
 STEPS = {"decode": "functools_reduce", "observe": "starmap_next", "tick": "filter_next"}
 
 
-def _payloads(source: NodeFrames, second: int, nodes: int) -> list[bytes]:
-    whole = source.frame(second, 1000.0 + second, 1000.0 + second, 999.0 + second if second else None)
-    payload = whole[whole.index(b"\n") + 1:]
-    return [payload] * nodes  # (every node's frame alike: the same bytes, its own decoder and state)
+def _payloads(source: NodeFrames, second: int, nodes: int, spread: int = 0) -> list[bytes | None]:
+    """Every node's frame of ``second``: node i's of its step ``second - i % spread`` (it
+    connected that many seconds after the first: its own phase of the same frames, as a fleet's
+    nodes are; None before it connected); with no spread every node's frame alike (the same
+    bytes, its own decoder and state)."""
+    frames: dict[int, bytes | None] = {}
+    out: list[bytes | None] = []
+    for i in range(nodes):
+        step = second - (i % spread if spread else 0)
+        if step not in frames:
+            if step < 0:
+                frames[step] = None
+            else:
+                whole = source.frame(step, 1000.0 + second, 1000.0 + second, 999.0 + second if step else None)
+                frames[step] = whole[whole.index(b"\n") + 1:]
+        out.append(frames[step])
+    return out
 
 
 def _held(node) -> tuple:
@@ -60,6 +73,9 @@ def main() -> None:
     parser.add_argument("--report", default=None, help="a callgrind output file to read")
     parser.add_argument("--no-tick", action="store_true",
                         help="no tick in the measured seconds (the blocks allocated: decode and observe's alone)")
+    parser.add_argument("--spread", type=int, default=0,
+                        help="node i connects i %% SPREAD seconds after the first (its own phase of the frames, "
+                             "as in the fake fleet: the tick then finds what a fleet's tick finds); 0: every node alike")
     parser.add_argument("--wait", default=None, help="after the warm seconds, touch WAIT.ready and wait for WAIT")
     args = parser.parse_args()
     if args.report:
@@ -73,16 +89,17 @@ def main() -> None:
     pairs = list(zip(names, decoders))
 
     def decode(payloads):
-        return [d(p) for d, p in zip(decoders, payloads)]
+        return [d(p) if p is not None else None for d, p in zip(decoders, payloads)]
 
     def observe(samples):
         for n, s in zip(names, samples):
-            take_sample(fleet, n, s)
+            if s is not None:
+                take_sample(fleet, n, s)
 
     for second in range(WARM):
-        observe(decode(_payloads(source, second, args.nodes)))
+        observe(decode(_payloads(source, second, args.nodes, args.spread)))
         judge_tick(fleet)
-    measured = [_payloads(source, second, args.nodes) for second in range(WARM, WARM + args.seconds)]
+    measured = [_payloads(source, second, args.nodes, args.spread) for second in range(WARM, WARM + args.seconds)]
     gc.collect()
     gc.disable()
     if args.wait:  # (callgrind's instrumentation is turned on now: tests/bench/steps_instructions.sh)
@@ -95,6 +112,8 @@ def main() -> None:
         for payloads in measured:
             before = sys.getallocatedblocks()
             for (n, d), p in zip(pairs, payloads):
+                if p is None:
+                    continue
                 take_sample(fleet, n, d(p))
                 keep.append(_held(fleet.nodes[n]))
             made += sys.getallocatedblocks() - before - len(payloads)  # (less keep's own tuples)
