@@ -38,6 +38,16 @@
  *     model.history.RateRing's 16-bit log-scale code of ``values[r * stride + o]`` for every
  *     row r and every o in ``offsets`` (at most 16), row after row.
  *
+ * rate_row(buf, at, width, values, stride, offsets, ceiling) -> None
+ *     rate_codes(values, stride, offsets, ceiling), which must be ``width`` codes, written
+ *     into ``buf`` (a writable buffer of 'H') from item ``at`` on, nothing made: a history
+ *     table's row. ValueError when they are not ``width`` or do not fit there.
+ *
+ * float_row(buf, at, values) -> None
+ *     The numbers of the tuple ``values`` (at most 64; None: NaN) written as float32, as
+ *     struct's native 'f' packs them, into ``buf`` (a writable buffer of 'f') from item
+ *     ``at`` on. TypeError, and nothing written, when a value is neither a number nor None.
+ *
  * column_stats(values) -> (sum, max, index)
  *     Of a buffer of doubles without NaN: the sum (left to right, as sum()), the largest
  *     value and the index of its first occurrence; (0.0, None, None) when empty.
@@ -765,6 +775,126 @@ static PyObject *rate_codes(PyObject *self, PyObject *args) {
             *o++ = rate_code(x[r * stride + off[j]], ceiling);
     PyBuffer_Release(&v);
     return out;
+}
+
+/* A writable, contiguous buffer of ``itemsize``-byte items of format ``code``, holding
+ * ``n`` items from item ``at`` on; TypeError ``what`` or ValueError otherwise. */
+static int get_row(PyObject *obj, Py_buffer *view, Py_ssize_t itemsize, char code, const char *what,
+                   Py_ssize_t at, Py_ssize_t n) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0)
+        return -1;
+    const char *f = view->format ? view->format : "B";
+    if (f[0] == '@' || f[0] == '=')
+        f++;
+    if (view->itemsize != itemsize || f[0] != code || f[1] != 0) {
+        PyBuffer_Release(view);
+        PyErr_SetString(PyExc_TypeError, what);
+        return -1;
+    }
+    if (at < 0 || n < 0 || at > view->len / itemsize - n) {
+        PyBuffer_Release(view);
+        PyErr_SetString(PyExc_ValueError, "the row is outside the buffer");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *float_row(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "float_row(buf, at, values)");
+        return NULL;
+    }
+    Py_ssize_t at = PyLong_AsSsize_t(args[1]);
+    if (at == -1 && PyErr_Occurred())
+        return NULL;
+    if (!PyTuple_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "values must be a tuple");
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(args[2]);
+    double x[64];
+    if (n > 64) {
+        PyErr_SetString(PyExc_ValueError, "float_row: at most 64 values");
+        return NULL;
+    }
+    for (Py_ssize_t j = 0; j < n; j++) { /* read first: a value that is no number writes nothing */
+        PyObject *item = PyTuple_GET_ITEM(args[2], j);
+        if (item == Py_None) {
+            x[j] = NAN;
+        } else if (PyFloat_CheckExact(item)) {
+            x[j] = PyFloat_AS_DOUBLE(item);
+        } else { /* (an int, or anything with __float__, as struct takes it) */
+            x[j] = PyFloat_AsDouble(item);
+            if (x[j] == -1.0 && PyErr_Occurred())
+                return NULL;
+        }
+    }
+    Py_buffer v;
+    if (get_row(args[0], &v, 4, 'f', "expected a buffer of floats", at, n) < 0)
+        return NULL;
+    float *o = (float *)v.buf + at;
+    for (Py_ssize_t j = 0; j < n; j++)
+        o[j] = (float)x[j]; /* (as struct's native 'f' packs it) */
+    PyBuffer_Release(&v);
+    Py_RETURN_NONE;
+}
+
+static PyObject *rate_row(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "rate_row(buf, at, width, values, stride, offsets, ceiling)");
+        return NULL;
+    }
+    Py_ssize_t at = PyLong_AsSsize_t(args[1]), width = PyLong_AsSsize_t(args[2]);
+    Py_ssize_t stride = PyLong_AsSsize_t(args[4]);
+    double ceiling = PyFloat_AsDouble(args[6]);
+    if (PyErr_Occurred())
+        return NULL;
+    PyObject *offsets = args[5];
+    if (!PyTuple_Check(offsets)) {
+        PyErr_SetString(PyExc_TypeError, "offsets must be a tuple");
+        return NULL;
+    }
+    Py_buffer v;
+    if (get_doubles(args[3], &v) < 0)
+        return NULL;
+    Py_ssize_t n = v.len / 8, k = PyTuple_GET_SIZE(offsets);
+    Py_ssize_t off[16];
+    if (stride < 1 || n % stride || k > 16) {
+        PyBuffer_Release(&v);
+        PyErr_SetString(PyExc_ValueError, "not rows of that stride");
+        return NULL;
+    }
+    for (Py_ssize_t j = 0; j < k; j++) {
+        off[j] = PyLong_AsSsize_t(PyTuple_GET_ITEM(offsets, j));
+        if (off[j] == -1 && PyErr_Occurred()) {
+            PyBuffer_Release(&v);
+            return NULL;
+        }
+        if (off[j] < 0 || off[j] >= stride) {
+            PyBuffer_Release(&v);
+            PyErr_SetString(PyExc_ValueError, "offset outside the row");
+            return NULL;
+        }
+    }
+    Py_ssize_t rows = n / stride;
+    if (n / stride * k != width) {
+        PyBuffer_Release(&v);
+        PyErr_SetString(PyExc_ValueError, "rate_row: not width codes");
+        return NULL;
+    }
+    Py_buffer out;
+    if (get_row(args[0], &out, 2, 'H', "expected a buffer of unsigned 16-bit integers", at, rows * k) < 0) {
+        PyBuffer_Release(&v);
+        return NULL;
+    }
+    const double *x = v.buf;
+    unsigned short *o = (unsigned short *)out.buf + at;
+    for (Py_ssize_t r = 0; r < rows; r++)
+        for (Py_ssize_t j = 0; j < k; j++)
+            *o++ = rate_code(x[r * stride + off[j]], ceiling);
+    PyBuffer_Release(&out);
+    PyBuffer_Release(&v);
+    Py_RETURN_NONE;
 }
 
 static PyObject *column_stats(PyObject *self, PyObject *obj) {
@@ -2063,6 +2193,10 @@ static PyMethodDef methods[] = {
     {"iface_totals", iface_totals, METH_VARARGS, "A node's interface totals from its rates table."},
     {"column_stats", column_stats, METH_O, "(sum, max, index of the first max) of doubles."},
     {"rate_codes", rate_codes, METH_VARARGS, "RateRing codes (an array of 'H') of some columns of rows of doubles."},
+    {"rate_row", (PyCFunction)(void (*)(void))rate_row, METH_FASTCALL,
+     "rate_codes written into a buffer of 'H' from an item on (a history table's row)."},
+    {"float_row", (PyCFunction)(void (*)(void))float_row, METH_FASTCALL,
+     "Numbers (None: NaN) written as float32 into a buffer of 'f' from an item on."},
     {"columns", columns, METH_VARARGS, "The first ncols columns of rows of u64, then their row sums."},
     {"parse_rows", (PyCFunction)(void (*)(void))parse_rows, METH_VARARGS | METH_KEYWORDS,
      "Rows of u64 numbers, optionally labelled."},

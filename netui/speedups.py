@@ -203,6 +203,34 @@ def py_rate_codes(values: array, stride: int, offsets: tuple[int, ...], ceiling:
     return array("H", [_rate_code(values[r + o], ceiling) for r in range(0, len(values), stride) for o in offsets])
 
 
+def py_rate_row(buf: array, at: int, width: int, values: array, stride: int, offsets: tuple[int, ...],
+                ceiling: float) -> None:
+    """Pure-Python twin of _speedups.rate_row."""
+    codes = py_rate_codes(values, stride, offsets, ceiling)
+    if len(codes) != width:
+        raise ValueError("rate_row: not width codes")
+    if not (isinstance(buf, array) and buf.typecode == "H"):
+        raise TypeError("expected a buffer of unsigned 16-bit integers")
+    if not 0 <= at <= len(buf) - len(codes):
+        raise ValueError("the row is outside the buffer")
+    buf[at : at + len(codes)] = codes
+
+
+def py_float_row(buf: array, at: int, values: tuple) -> None:
+    """Pure-Python twin of _speedups.float_row."""
+    if not isinstance(values, tuple):
+        raise TypeError("values must be a tuple")
+    if len(values) > 64:
+        raise ValueError("float_row: at most 64 values")
+    # (ldexp(v, 0) is v as a double, converted and refused as C's PyFloat_AsDouble does)
+    row = array("f", [NAN if v is None else math.ldexp(v, 0) for v in values])
+    if not (isinstance(buf, array) and buf.typecode == "f"):
+        raise TypeError("expected a buffer of floats")
+    if not 0 <= at <= len(buf) - len(row):
+        raise ValueError("the row is outside the buffer")
+    buf[at : at + len(row)] = row
+
+
 def py_column_stats(values: array) -> tuple[float, float | None, int | None]:
     """Pure-Python twin of _speedups.column_stats."""
     if not (isinstance(values, array) and values.typecode == "d"):
@@ -691,6 +719,7 @@ try:
     from netui._speedups import (column_stats, columns, deltas, frame_fields, iface_totals, mesh_check, mesh_rows,
                                  mesh_targets, parse_rows, peak_sum, pool_entries, pool_readings, pool_rows, positive,
                                  put_frame, rate_codes, share)
+    from netui._speedups import float_row, rate_row
 
     COMPILED = True
 except ImportError:
@@ -698,6 +727,7 @@ except ImportError:
     column_stats, iface_totals, positive, frame_fields = py_column_stats, py_iface_totals, py_positive, py_frame_fields
     peak_sum, mesh_rows, pool_entries, pool_readings = py_peak_sum, py_mesh_rows, py_pool_entries, py_pool_readings
     mesh_check, mesh_targets, pool_rows, put_frame = py_mesh_check, py_mesh_targets, py_pool_rows, py_put_frame
+    float_row, rate_row = py_float_row, py_rate_row
     COMPILED = False
 
 

@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
+from operator import itemgetter
 
 
 class Level(IntEnum):
@@ -145,8 +146,17 @@ def health_of(rated: list[tuple[Level, str]]) -> Health:
         return HEALTHY
     if len(rated) == 1:
         return Health(rated[0][0], (rated[0][1],))
-    rated = sorted(rated, key=lambda x: -x[0])
-    return Health(rated[0][0], tuple(text for _, text in rated))
+    rated = _worst_first(rated)
+    return Health(rated[0][0], tuple(map(_text, rated)))
+
+
+_level, _text = itemgetter(0), itemgetter(1)  # of a (level, reason)
+
+
+def _worst_first(rated: list[tuple[Level, str]]) -> list[tuple[Level, str]]:
+    """``rated`` sorted worst level first, in their order within a level (``reverse`` keeps a
+    sort stable; one key function for every call, none made at each)."""
+    return sorted(rated, key=_level, reverse=True)
 
 
 def reason_key(text: str) -> str:
@@ -184,7 +194,7 @@ class HeldHealth:
         """The health to show after one more interval whose findings are ``rated``.
         ``interval``: that interval's own health (``health_of(rated)``) when the caller has
         made it already: while the level holds it is what is shown, not made again."""
-        now = (rated[0][0] if len(rated) == 1 else max([r[0] for r in rated])) if rated else _OK
+        now = (rated[0][0] if len(rated) == 1 else max(map(_level, rated))) if rated else _OK
         if now == self.level:
             if self._streak:
                 self._streak.clear()
@@ -199,19 +209,28 @@ class HeldHealth:
             if len(self._streak) >= self.hold:
                 levels = [level for level, _ in self._streak]
                 self.level = min(levels) if up else max(levels)
-                self._reasons = next(r for level, r in reversed(self._streak) if level == self.level)
+                for level, found in reversed(self._streak):  # (a loop, not a generator: no closure cells in feed)
+                    if level == self.level:
+                        self._reasons = found
+                        break
                 # the latest intervals past the new level still count towards the next step
                 keep = len(self._streak)
                 while keep and (self._streak[keep - 1][0] > self.level if up else self._streak[keep - 1][0] < self.level):
                     keep -= 1
                 del self._streak[:keep]
             if self._reasons is not rated and self._reasons and rated:
-                # the reasons of the level shown, in this interval's words where still true
-                current = {reason_key(text): (level, text) for level, text in rated}
-                self._reasons = [current.get(reason_key(text), (level, text)) for level, text in self._reasons]
+                self._reword(rated)
         if not immediate:
             if not self._reasons:
                 return HEALTHY if self.level is _OK else Health(self.level, ())
-            return Health(self.level, tuple(t for _, t in sorted(self._reasons, key=lambda x: -x[0])))
-        both = sorted([*immediate, *self._reasons], key=lambda x: -x[0])
-        return Health(max(self.level, max(level for level, _ in immediate)), tuple(t for _, t in both))
+            return Health(self.level, tuple(map(_text, _worst_first(self._reasons))))
+        both = _worst_first([*immediate, *self._reasons])
+        return Health(max(self.level, max(map(_level, immediate))), tuple(map(_text, both)))
+
+    def _reword(self, rated: list[tuple[Level, str]]) -> None:
+        """The reasons of the level shown, in this interval's (``rated``) words where still
+        true (the same ``reason_key``)."""
+        held = self._reasons
+        current = {reason_key(found[1]): found for found in rated}
+        # (get: this interval's finding of the same key, or the held one)
+        self._reasons = list(map(current.get, map(reason_key, map(_text, held)), held))

@@ -6,13 +6,11 @@ ring can be resized (``resize``) keeping its newest rows when the interval chang
 from __future__ import annotations
 
 import math
-import struct
 from array import array
-from collections.abc import Callable, Mapping, Sequence
-from functools import lru_cache
+from collections.abc import Mapping, Sequence
 from operator import add
 
-from netui.speedups import peak_sum
+from netui.speedups import float_row, peak_sum, rate_row
 
 NAN = float("nan")
 
@@ -246,6 +244,20 @@ class RateTable:
         if width:
             self._buf[row * width : (row + 1) * width] = codes
 
+    def append_rates(self, names: tuple[str, ...], values: array, stride: int, offsets: tuple[int, ...],
+                     t: float = NAN) -> None:
+        """``append`` of the codes of ``values[r * stride + o]`` (bytes/s, say; array 'd', NaN
+        unknown) for every row r and every o in ``offsets``, row after row, as the new values
+        of ``names``: written into the table in C, no codes made apart."""
+        if names is not self.names and names != self.names:
+            self._set_names(names, self)
+        row = self._count % self.capacity
+        self._t[row] = t
+        self._count += 1
+        width = len(names)
+        if width:  # (ValueError unless they are ``width`` codes)
+            rate_row(self._buf, row * width, width, values, stride, offsets, _CEILING)
+
     def _newest(self, buf: array, width: int, n: int) -> array:
         """The newest ``n`` rows of ``buf`` (``width`` items a row), oldest first."""
         cap = self.capacity
@@ -326,21 +338,22 @@ class FloatTable(RateTable):
         self._count = count + 1
         width = len(names)
         if width:
-            pack, at = _pack_floats(width), row * width * self._buf.itemsize
-            try:
-                pack(self._buf, at, *values)
-            except struct.error:  # an unknown (None) among them
-                pack(self._buf, at, *[NAN if v is None else v for v in values])
+            if type(values) is not tuple or len(values) != width:
+                values = _floats_row(values, width)
+            float_row(self._buf, row * width, values)  # (in C: nothing made)
 
     @staticmethod
     def _decode(raw: list) -> list[float | None]:
         return [None if math.isnan(v) else v for v in raw]
 
 
-@lru_cache(maxsize=64)
-def _pack_floats(width: int) -> Callable[..., None]:
-    """``pack_into`` of ``width`` float32s in the machine's order (as array 'f' holds them)."""
-    return struct.Struct(f"{width}f").pack_into
+def _floats_row(values: Sequence[float | None], width: int) -> tuple:
+    """``values`` as the tuple of ``width`` that ``float_row`` writes (ValueError: a row of
+    another length)."""
+    values = tuple(values)
+    if len(values) != width:
+        raise ValueError(f"{len(values)} values for {width} series")
+    return values
 
 
 class NodeHistory(Mapping):
@@ -395,6 +408,16 @@ class IfaceHistory(Mapping):
             self._names = names
             self._series = tuple(f"{n}/{d}" for n in names for d in ("rx", "tx"))
         self.table.append(self._series, codes, t)
+
+    def append_rates(self, names: tuple[str, ...], values: array, stride: int, offsets: tuple[int, int],
+                     t: float = NAN) -> None:
+        """``append`` of the RX and TX bytes/s of each of ``names`` read from rows of ``values``
+        (array 'd', NaN unknown; row i is ``names[i]``'s, ``stride`` numbers long, RX and TX at
+        ``offsets``), coded straight into the table (``RateTable.append_rates``)."""
+        if names is not self._names and names != self._names:
+            self._names = names
+            self._series = tuple(f"{n}/{d}" for n in names for d in ("rx", "tx"))
+        self.table.append_rates(self._series, values, stride, offsets, t)
 
     def __getitem__(self, name: str) -> tuple[RateColumn, RateColumn]:
         if name not in self._names:

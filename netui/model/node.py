@@ -20,11 +20,11 @@ from netui.model.fabric import (ROCE_LOSS_COUNTERS, FabricRates, FabricSample, P
                                 port_down, port_rates_health)
 from netui.model.health import (DEFAULT_RULES, HEALTHY, Health, HealthRules, HeldHealth, Level, Reading, Threshold,
                                 health_of, merged, rate)
-from netui.model.history import RATE_CEILING, IfaceHistory, NodeHistory, Ring, capacity_for, rows_after
+from netui.model.history import IfaceHistory, NodeHistory, Ring, capacity_for, rows_after
 from netui.model.limits import MAX_TIME_S, MIN_INTERVAL_S, U64_MAX
 from netui.model.mesh import NODE as MESH_NODE, MeshSuspect, NodeMesh
 from netui.model.rates import NodeRates, RatesTable, node_rates
-from netui.speedups import column_stats, iface_totals, rate_codes
+from netui.speedups import column_stats, iface_totals
 from netui.model.samples import (INTERFACE_COUNTER_NAMES, CounterMap, IfaceLayout, InterfaceSample, InterfaceTable,
                                  NodeSample, data_plane_rows, hidden)
 from netui.model.text import safe_line
@@ -586,10 +586,10 @@ class Node:
             problems = sample.problems + (tuple(map(safe_line, sample.fabric.problems)) if sample.fabric else ())
             self.error = "; ".join(problems) or None
         t = sample.wall_s
-        self.history.append(_node_row(self.summary), t)  # NODE_SERIES, read in C
+        self.history.append(_node_row(self.summary), t)  # NODE_SERIES, written in C
         if self.rates is not None:
             table = self.rates.interfaces  # a RatesTable: RX and TX bytes/s of every interface
-            self.iface_history.append(table.layout.names, rate_codes(table.flat, 16, _RX_TX, RATE_CEILING), t)
+            self.iface_history.append_rates(table.layout.names, table.flat, 16, _RX_TX, t)
         if self._oversized:
             self._trim_history(t)
         return True

@@ -130,7 +130,15 @@ def interface_table_rates(prev: InterfaceTable, cur: InterfaceTable, dt: float) 
             return RatesTable(cl, flat, unknown)
         except (TypeError, ValueError):
             pass
-    # interfaces came, went or were recreated, or the counters are not u64: row by row
+    return _interface_rates_by_row(prev, cur, inv)
+
+
+def _interface_rates_by_row(prev: InterfaceTable, cur: InterfaceTable, inv: float) -> RatesTable:
+    """``interface_table_rates`` row by row: interfaces came, went or were recreated, or the
+    counters are not u64. (A function of its own: the comprehension's closure would cost
+    the common case its cells at every call.)"""
+    pl, cl = prev.layout, cur.layout
+    pv, cv = prev.flat, cur.flat
     out = array("d")
     for i, name in enumerate(cl.names):
         j = pl.index.get(name)
@@ -298,13 +306,7 @@ def _tcp_rates(prev: NodeSample, cur: NodeSample, dt: float) -> TcpRates | None:
         out = None if j is None or (d := cv[j] - pv[j]) < 0 or (r := d / dt) > top else r
         in_segs = None if k is None or (d := cv[k] - pv[k]) < 0 or (r := d / dt) > top else r
     else:
-        def rate(key: str) -> float | None:
-            if key not in pt or key not in ct:
-                return None
-            d = delta_u64(pt[key], ct[key])
-            return None if d is None or d / dt > MAX_EVENTS_PER_S else d / dt
-
-        retrans, out, in_segs = map(rate, _TCP_RATED)
+        retrans, out, in_segs = _tcp_rates_by_key(pt, ct, dt)
     ratio = None
     if retrans is not None and out is not None and out > 0:
         ratio = min(1.0, retrans / out)
@@ -317,17 +319,41 @@ def _tcp_rates(prev: NodeSample, cur: NodeSample, dt: float) -> TcpRates | None:
         if pv == cv:  # (most intervals of a healthy node: none moved; one empty dict, never written, for all)
             moved = _NONE_MOVED
         else:
-            rates, _ = deltas(pv, cv, 1.0 / dt, False, MAX_EVENTS_PER_S)
-            keys = ce.keys_
-            moved = {keys[i]: rates[i] for i in positive(rates)} or _NONE_MOVED  # usually a few of them
+            moved = _moved(ce.keys_, deltas(pv, cv, 1.0 / dt, False, MAX_EVENTS_PER_S)[0])
     else:
-        inv = 1.0 / dt  # as in C, so a replayed recording gives the very same rates
-        moved = {}
-        for key, value in ce.items():
-            before = pe.get(key)
-            if before is not None and value > before and (value - before) * inv <= MAX_EVENTS_PER_S:
-                moved[key] = (value - before) * inv
+        moved = _moved_by_key(pe, ce, dt)
     return _new_tuple(TcpRates, (retrans, out, in_segs, ratio, moved, None if out is None else round(out * dt)))
+
+
+# (the three helpers below are functions of their own so that ``_tcp_rates``, called for every
+# sample, has no closure: a comprehension or nested function would make its variables cells,
+# allocated at each call even where the code using them does not run)
+
+def _moved(keys: tuple[str, ...], rates: array) -> dict[str, float]:
+    """The TcpExt counters whose rate is above 0 (``rates``: by position in ``keys``)."""
+    return {keys[i]: rates[i] for i in positive(rates)} or _NONE_MOVED  # usually a few of them
+
+
+def _moved_by_key(pe, ce, dt: float) -> dict[str, float]:
+    """``_moved`` of two TcpExt readings of different layouts (or dicts), key by key."""
+    inv = 1.0 / dt  # as in C, so a replayed recording gives the very same rates
+    moved = {}
+    for key, value in ce.items():
+        before = pe.get(key)
+        if before is not None and value > before and (value - before) * inv <= MAX_EVENTS_PER_S:
+            moved[key] = (value - before) * inv
+    return moved
+
+
+def _tcp_rates_by_key(pt, ct, dt: float) -> list[float | None]:
+    """The rates of _TCP_RATED, key by key (Tcp readings of different layouts, or dicts)."""
+    def rate(key: str) -> float | None:
+        if key not in pt or key not in ct:
+            return None
+        d = delta_u64(pt[key], ct[key])
+        return None if d is None or d / dt > MAX_EVENTS_PER_S else d / dt
+
+    return list(map(rate, _TCP_RATED))
 
 
 _NONE_MOVED: dict[str, float] = {}  # TcpRates.ext_per_s of an interval in which no TcpExt counter moved: read only
