@@ -175,6 +175,14 @@
  *     ``counters``) of eight with an address of str (exactly), a counter read not an int
  *     (exactly) of u64, ``dt`` not a float (exactly) or 0 where a row is matched —: the
  *     pure-Python twin's to read (it never returns None).
+ *
+ * peer_names(rates, owner, self_name, names) -> (out, ordered) or None
+ *     model/flows.py _by_name's pass: ``rates`` ({address: PeerRates}) by ``owner``'s name of
+ *     each address (else the address), in their order, a name equal to ``self_name`` left
+ *     out and, with ``names`` (a frozenset), a name not in it; ``ordered``: their totals (tx +
+ *     rx, None as 0) never rising. None (no error) when a name comes twice (the caller merges
+ *     them) or an input is not as flows makes them (dicts and a frozenset exactly, names str
+ *     exactly, rates tuples whose first two are floats exactly or None): the twin's to read.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -2334,7 +2342,83 @@ fail:
     return NULL;
 }
 
+/* (r[0] or 0.0): a float (exactly) or None, else -1 */
+static inline int rate_part(PyObject *o, double *out) {
+    if (o == Py_None) {
+        *out = 0.0;
+        return 0;
+    }
+    if (!PyFloat_CheckExact(o))
+        return -1;
+    double v = PyFloat_AS_DOUBLE(o);
+    *out = v != 0.0 ? v : 0.0;
+    return 0;
+}
+
+static PyObject *peer_names(PyObject *self, PyObject *args) {
+    PyObject *rates, *owner, *self_name, *names;
+    if (!PyArg_ParseTuple(args, "OOOO", &rates, &owner, &self_name, &names))
+        return NULL;
+    if (!PyDict_CheckExact(rates) || !PyDict_CheckExact(owner) || !(self_name == Py_None || PyUnicode_CheckExact(self_name))
+        || !(names == Py_None || PyFrozenSet_CheckExact(names)))
+        Py_RETURN_NONE;
+    PyObject *out = PyDict_New(), *address, *r;
+    if (out == NULL)
+        return NULL;
+    Py_ssize_t pos = 0;
+    int ordered = 1;
+    double top = INFINITY;
+    while (PyDict_Next(rates, &pos, &address, &r)) {
+        PyObject *name = PyDict_GetItemWithError(owner, address); /* borrowed */
+        if (name == NULL) {
+            if (PyErr_Occurred())
+                goto fail;
+            name = address;
+        }
+        if (!PyUnicode_CheckExact(name) || !PyTuple_Check(r) || PyTuple_GET_SIZE(r) < 2)
+            goto none;
+        if (self_name != Py_None) {
+            int same = PyObject_RichCompareBool(name, self_name, Py_EQ);
+            if (same < 0)
+                goto fail;
+            if (same)
+                continue;
+        }
+        if (names != Py_None) {
+            int in = PySet_Contains(names, name);
+            if (in < 0)
+                goto fail;
+            if (!in)
+                continue;
+        }
+        int had = PyDict_Contains(out, name);
+        if (had < 0)
+            goto fail;
+        if (had) /* (one peer at several addresses: merged by the caller) */
+            goto none;
+        double tx, rx;
+        if (rate_part(PyTuple_GET_ITEM(r, 0), &tx) < 0 || rate_part(PyTuple_GET_ITEM(r, 1), &rx) < 0)
+            goto none;
+        if (PyDict_SetItem(out, name, r) < 0)
+            goto fail;
+        double total = tx + rx;
+        if (total > top)
+            ordered = 0;
+        top = total;
+    }
+    PyObject *pair = Py_BuildValue("(OO)", out, ordered ? Py_True : Py_False);
+    Py_DECREF(out);
+    return pair;
+none:
+    Py_DECREF(out);
+    Py_RETURN_NONE;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
+    {"peer_names", peer_names, METH_VARARGS, "A node's peer rates by the watched node they are (None: left to the twin)."},
     {"peer_like", peer_like, METH_VARARGS, "A \"peers\" field read as the layout of the one before (None: it is not)."},
     {"peer_rates", peer_rates, METH_VARARGS, "A node's peer rates against its reading before (None: left to the twin)."},
     {"put_frame", (PyCFunction)(void (*)(void))put_frame, METH_FASTCALL,

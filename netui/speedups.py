@@ -775,11 +775,40 @@ def py_peer_rates(before: tuple, peers: tuple, dt: float, positional: bool, coun
     return rates, ordered, len(rates) == rows
 
 
+
+def py_peer_names(rates: dict, owner: dict, self_name: str | None, names: frozenset | None) -> tuple[dict, bool] | None:
+    """Pure-Python twin of _speedups.peer_names."""
+    if not (type(rates) is dict and type(owner) is dict and (self_name is None or type(self_name) is str)
+            and (names is None or type(names) is frozenset)):
+        return None
+    label = owner.get
+    out: dict = {}
+    ordered = True
+    top = math.inf
+    for address, r in rates.items():
+        name = label(address, address)
+        if type(name) is not str or not isinstance(r, tuple) or len(r) < 2:
+            return None
+        if name == self_name or (names is not None and name not in names):
+            continue
+        if name in out:  # (one peer at several addresses: merged by the caller)
+            return None
+        tx, rx = r[0], r[1]
+        if not ((tx is None or type(tx) is float) and (rx is None or type(rx) is float)):
+            return None
+        out[name] = r
+        total = (tx or 0.0) + (rx or 0.0)
+        if total > top:
+            ordered = False
+        top = total
+    return out, ordered
+
+
 try:
     if os.environ.get("NETUI_PURE_PYTHON"):
         raise ImportError("NETUI_PURE_PYTHON is set")
     from netui._speedups import (column_stats, columns, deltas, frame_fields, iface_totals, mesh_check, mesh_rows,
-                                 mesh_targets, parse_rows, peak_sum, peer_like, peer_rates, pool_entries, pool_readings,
+                                 mesh_targets, parse_rows, peak_sum, peer_like, peer_names, peer_rates, pool_entries, pool_readings,
                                  pool_rows, positive, put_frame, rate_codes, share)
 
     COMPILED = True
@@ -788,7 +817,7 @@ except ImportError:
     column_stats, iface_totals, positive, frame_fields = py_column_stats, py_iface_totals, py_positive, py_frame_fields
     peak_sum, mesh_rows, pool_entries, pool_readings = py_peak_sum, py_mesh_rows, py_pool_entries, py_pool_readings
     mesh_check, mesh_targets, pool_rows, put_frame = py_mesh_check, py_mesh_targets, py_pool_rows, py_put_frame
-    peer_like, peer_rates = py_peer_like, py_peer_rates
+    peer_like, peer_names, peer_rates = py_peer_like, py_peer_names, py_peer_rates
     COMPILED = False
 
 

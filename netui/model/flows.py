@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from netui.speedups import peer_rates, py_peer_rates
+from netui.speedups import peer_names, peer_rates, py_peer_rates
 
 # the most bytes/s one peer's flows are believed at (8 Tbit/s): more is a counter gone wrong
 MAX_BYTES_PER_S = 1e12
@@ -249,6 +249,10 @@ def _by_name(rates: dict[str, PeerRates], owner: Mapping[str, str], self_name: s
              names: frozenset[str] | None) -> dict[str, PeerRates]:
     """``rates`` by the name ``owner`` gives their address (else the address itself), merged
     and busiest first; ``self_name`` left out, and with ``names`` only those."""
+    got = peer_names(rates, owner, self_name, names)  # (each name one address: in one call)
+    if got is not None:
+        named, busiest_first = got
+        return named if busiest_first else dict(sorted(named.items(), key=lambda kv: -kv[1].bytes_per_s))
     label = owner.get
     out: dict[str, PeerRates] = {}
     groups: dict[str, list[PeerRates]] | None = None

@@ -131,3 +131,31 @@ def test_the_rows_the_decoder_makes_are_rated_in_c_and_others_left_to_the_twin()
     assert compiled.peer_rates((), (small,), 1.0, False, PeerCounters, PeerRates) is None
     assert compiled.peer_rates((), (cur.peers[0],), 1, False, PeerCounters, PeerRates) is None  # (an int interval)
     assert compiled.peer_rates([], (), 1.0, False, PeerCounters, PeerRates) is None
+
+
+RATE = st.one_of(st.none(), st.sampled_from([0.0, 1.0, 2.5e9, math.inf, math.nan]), st.floats(0, 1e12))
+RATES = st.dictionaries(st.sampled_from(["10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4", "fd00::1"]),
+                        st.builds(lambda tx, rx, s: PeerRates(tx, rx, None, None, s, None), RATE, RATE,
+                                  st.integers(0, 4)), max_size=5)
+OWNER = st.dictionaries(st.sampled_from(["10.0.0.1", "10.0.0.2", "10.0.0.3", "fd00::1"]),
+                        st.sampled_from(["a", "b", "c"]), max_size=4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(RATES, OWNER, st.sampled_from([None, "a", "b", "10.0.0.4"]),
+       st.sampled_from([None, frozenset(), frozenset({"a", "b"}), frozenset({"a", "b", "c", "10.0.0.4"})]))
+def test_a_node_s_peers_by_name_are_what_the_rule_in_python_gives(rates, owner, self_name, names):
+    from netui.model import flows
+
+    got = flows._by_name(rates, owner, self_name, names)
+    kept, flows.peer_names = flows.peer_names, lambda *args: None  # (the rule as it was: all in Python)
+    try:
+        want = flows._by_name(rates, owner, self_name, names)
+    finally:
+        flows.peer_names = kept
+    assert repr(list(got.items())) == repr(list(want.items()))
+    if compiled is not None:
+        assert repr(compiled.peer_names(rates, owner, self_name, names)) == repr(
+            speedups.py_peer_names(rates, owner, self_name, names))
+    if len(set(owner.get(a, a) for a in rates)) == len(rates):  # (each name one address: made in one call)
+        assert speedups.peer_names(rates, owner, self_name, names) is not None
