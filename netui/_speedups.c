@@ -160,6 +160,39 @@
  *     a NaN (unknown) counting as nothing beside a known value, a row of two NaN skipped;
  *     None when no row is left. ValueError unless 1 <= width, 1 <= capacity, 0 <= i, j <
  *     width, count >= 0 and the buffer holds capacity * width floats.
+ *
+ * peer_like(value, keys, tail, addresses, counters) -> (flags, sockets, seen, mono, peers) or None
+ *     collectors/peers.py parse_like: a "peers" field (protocol.PEER_HEAD, PEER_ROW a peer,
+ *     PEER_ADDR a local address) read as the layout of a field parse_peers read, whose rows'
+ *     addresses were ``addresses`` (str), their family byte and 16 address bytes ``keys``
+ *     (17 bytes a row, in their order), its local addresses the bytes ``tail``. None unless
+ *     the field is status OK with as many rows, its addresses' count that of ``tail``, ``tail``
+ *     at its end, its length theirs, its clock not NaN and each row's family and address one
+ *     of ``keys`` (in any order: a row gets the address of the first key it is). ``peers``: a
+ *     tuple of ``counters`` (a subclass of tuple) of (address, sockets, sent, received,
+ *     retrans, delivery, rtt, rtt_max) a row, in the field's order. ValueError for ``keys``
+ *     not 17 bytes an address; TypeError for arguments of other types.
+ *
+ * peer_rates(before, peers, dt, positional, counters, rates) -> (rates, ordered, distinct) or None
+ *     model/flows.py _rated's pass over the rows of ``peers`` against ``before`` (tuples of
+ *     PeerCounters' eight items) ``dt`` seconds before: {address: ``rates``(tx, rx, rtt_s,
+ *     retrans_per_s, sockets, delivery)} in the rows' order (an address twice: its first
+ *     row's place, its last row's rates), ``ordered``: their totals (tx + rx, unknown as 0)
+ *     never rising, ``distinct``: each row an address of its own; a row of ``before`` matched
+ *     by position while ``positional`` and its address is the row's, else by address (the
+ *     last row of one). None (no error) when an input is not as the decoder makes them —
+ *     ``before`` and ``peers`` not tuples (exactly), a row not a tuple (exactly, or of
+ *     ``counters``) of eight with an address of str (exactly), a counter read not an int
+ *     (exactly) of u64, ``dt`` not a float (exactly) or 0 where a row is matched —: the
+ *     pure-Python twin's to read (it never returns None).
+ *
+ * peer_names(rates, owner, self_name, names) -> (out, ordered) or None
+ *     model/flows.py _by_name's pass: ``rates`` ({address: PeerRates}) by ``owner``'s name of
+ *     each address (else the address), in their order, a name equal to ``self_name`` left
+ *     out and, with ``names`` (a frozenset), a name not in it; ``ordered``: their totals (tx +
+ *     rx, None as 0) never rising. None (no error) when a name comes twice (the caller merges
+ *     them) or an input is not as flows makes them (dicts and a frozenset exactly, names str
+ *     exactly, rates tuples whose first two are floats exactly or None): the twin's to read.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -2178,7 +2211,346 @@ done_alloc:
     return out;
 }
 
+
+/* ---- the "peers" field (collectors/peers.py) and its flow rates (model/flows.py) ---- */
+
+#define PEER_HEAD_SIZE 28 /* protocol.PEER_HEAD "<BBHIIIId": status, flags, errno, sockets, seen, rows, addrs, mono */
+#define PEER_ROW_SIZE 64  /* protocol.PEER_ROW "<B3xI16sQQQQII" */
+#define PEER_ADDR_SIZE 20 /* protocol.PEER_ADDR "<B3x16s" */
+#define PEER_KEY_SIZE 17  /* a row's family and its 16 address bytes */
+
+static inline uint32_t le32(const unsigned char *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t le64(const unsigned char *p) { return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32; }
+
+static inline int peer_key_is(const unsigned char *key, const unsigned char *row) {
+    return key[0] == row[0] && memcmp(key + 1, row + 8, 16) == 0;
+}
+
+static PyObject *peer_like(PyObject *self, PyObject *args) {
+    PyObject *obj, *keys, *tail, *addresses, *counters;
+    if (!PyArg_ParseTuple(args, "OSSOO", &obj, &keys, &tail, &addresses, &counters))
+        return NULL;
+    if (!PyTuple_Check(addresses)) {
+        PyErr_SetString(PyExc_TypeError, "peer_like: addresses must be a tuple");
+        return NULL;
+    }
+    if (!PyType_Check(counters) || !PyType_IsSubtype((PyTypeObject *)counters, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "peer_like: counters must be a subclass of tuple");
+        return NULL;
+    }
+    Py_ssize_t rows = PyTuple_GET_SIZE(addresses), tail_len = PyBytes_GET_SIZE(tail);
+    if (PyBytes_GET_SIZE(keys) != rows * PEER_KEY_SIZE) {
+        PyErr_SetString(PyExc_ValueError, "peer_like: keys must be 17 bytes an address");
+        return NULL;
+    }
+    PyTypeObject *type = (PyTypeObject *)counters;
+    const unsigned char *k = (const unsigned char *)PyBytes_AS_STRING(keys);
+    Py_buffer view;
+    if (PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const unsigned char *s = (const unsigned char *)view.buf;
+    Py_ssize_t rows_end = PEER_HEAD_SIZE + rows * PEER_ROW_SIZE;
+    PyObject *peers = NULL, *out = NULL;
+    double mono;
+    if (view.len != rows_end + tail_len || s[0] != 0 || le32(s + 12) != (uint64_t)rows
+        || (uint64_t)le32(s + 16) * PEER_ADDR_SIZE != (uint64_t)tail_len
+        || memcmp(s + rows_end, PyBytes_AS_STRING(tail), tail_len) != 0)
+        goto none;
+    uint64_t mono_bits = le64(s + 20);
+    memcpy(&mono, &mono_bits, sizeof mono);
+    if (mono != mono)
+        goto none;
+    peers = PyTuple_New(rows);
+    if (peers == NULL)
+        goto fail;
+    for (Py_ssize_t i = 0; i < rows; i++) {
+        const unsigned char *r = s + PEER_HEAD_SIZE + i * PEER_ROW_SIZE;
+        Py_ssize_t j = i; /* (the row the layout had here, mostly; else wherever its address is) */
+        if (!peer_key_is(k + j * PEER_KEY_SIZE, r)) {
+            for (j = 0; j < rows && !peer_key_is(k + j * PEER_KEY_SIZE, r); j++)
+                ;
+            if (j == rows)
+                goto none;
+        }
+        PyObject *item = type->tp_alloc(type, 8);
+        if (item == NULL)
+            goto fail;
+        PyTuple_SET_ITEM(peers, i, item);
+        PyObject *address = PyTuple_GET_ITEM(addresses, j);
+        Py_INCREF(address);
+        PyTuple_SET_ITEM(item, 0, address);
+        /* sockets, sent, received, retrans, delivery, rtt, rtt_max */
+        PyObject *v[7] = {PyLong_FromUnsignedLong(le32(r + 4)), PyLong_FromUnsignedLongLong(le64(r + 24)),
+                          PyLong_FromUnsignedLongLong(le64(r + 32)), PyLong_FromUnsignedLongLong(le64(r + 40)),
+                          PyLong_FromUnsignedLongLong(le64(r + 48)), PyLong_FromUnsignedLong(le32(r + 56)),
+                          PyLong_FromUnsignedLong(le32(r + 60))};
+        int bad = 0;
+        for (int m = 0; m < 7; m++)
+            bad |= v[m] == NULL;
+        if (bad) {
+            for (int m = 0; m < 7; m++)
+                Py_XDECREF(v[m]);
+            goto fail;
+        }
+        for (int m = 0; m < 7; m++)
+            PyTuple_SET_ITEM(item, m + 1, v[m]);
+    }
+    out = PyTuple_New(5);
+    PyObject *head[4] = {PyLong_FromUnsignedLong(s[1]), PyLong_FromUnsignedLong(le32(s + 4)),
+                         PyLong_FromUnsignedLong(le32(s + 8)), PyFloat_FromDouble(mono)};
+    if (out == NULL || head[0] == NULL || head[1] == NULL || head[2] == NULL || head[3] == NULL) {
+        for (int m = 0; m < 4; m++)
+            Py_XDECREF(head[m]);
+        goto fail;
+    }
+    for (int m = 0; m < 4; m++)
+        PyTuple_SET_ITEM(out, m, head[m]);
+    PyTuple_SET_ITEM(out, 4, peers);
+    PyBuffer_Release(&view);
+    return out;
+none:
+    Py_XDECREF(peers);
+    PyBuffer_Release(&view);
+    Py_RETURN_NONE;
+fail:
+    Py_XDECREF(out);
+    Py_XDECREF(peers);
+    PyBuffer_Release(&view);
+    return NULL;
+}
+
+/* an exact int in 0..2**64-1, else 0 (and no error set) */
+static inline int u64_of(PyObject *o, uint64_t *out) {
+    if (!PyLong_CheckExact(o))
+        return 0;
+    unsigned long long v = PyLong_AsUnsignedLongLong(o);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+/* a row as flow rates read it: a tuple (exactly, or of ``counters``) of 8 whose address is a str (exactly) */
+static inline int peer_row(PyObject *row, PyTypeObject *counters) {
+    return (PyTuple_CheckExact(row) || Py_TYPE(row) == counters) && PyTuple_GET_SIZE(row) == 8
+           && PyUnicode_CheckExact(PyTuple_GET_ITEM(row, 0));
+}
+
+/* {address: row} of ``before``, the last row of an address kept; NULL with no error: not rows */
+static PyObject *peer_rows_by_address(PyObject *before, PyTypeObject *counters) {
+    PyObject *by = PyDict_New();
+    if (by == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(before); i++) {
+        PyObject *p = PyTuple_GET_ITEM(before, i);
+        if (!peer_row(p, counters) || PyDict_SetItem(by, PyTuple_GET_ITEM(p, 0), p) < 0) {
+            Py_DECREF(by);
+            return NULL;
+        }
+    }
+    return by;
+}
+
+static inline PyObject *rate_or_none(int known, double v) {
+    if (!known)
+        Py_RETURN_NONE;
+    return PyFloat_FromDouble(v);
+}
+
+#define MAX_BYTES_PER_S 1e12
+#define MAX_RTT_US 600000000ULL
+
+static PyObject *peer_rates(PyObject *self, PyObject *args) {
+    PyObject *before, *peers, *dt_obj, *counters_obj, *rates_obj;
+    int positional;
+    if (!PyArg_ParseTuple(args, "OOOpOO", &before, &peers, &dt_obj, &positional, &counters_obj, &rates_obj))
+        return NULL;
+    if (!PyType_Check(counters_obj) || !PyType_Check(rates_obj)
+        || !PyType_IsSubtype((PyTypeObject *)rates_obj, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "peer_rates: counters must be a type, rates a subclass of tuple");
+        return NULL;
+    }
+    if (!PyTuple_CheckExact(before) || !PyTuple_CheckExact(peers) || !PyFloat_CheckExact(dt_obj))
+        Py_RETURN_NONE;
+    PyTypeObject *counters = (PyTypeObject *)counters_obj, *rates_type = (PyTypeObject *)rates_obj;
+    double dt = PyFloat_AS_DOUBLE(dt_obj), top = INFINITY;
+    Py_ssize_t known = PyTuple_GET_SIZE(before), n = PyTuple_GET_SIZE(peers), rows = 0;
+    PyObject *by_address = NULL, *rates = PyDict_New(), *out = NULL;
+    int ordered = 1;
+    if (rates == NULL)
+        return NULL;
+    if (!positional && (by_address = peer_rows_by_address(before, counters)) == NULL)
+        goto none_or_fail;
+    for (; rows < n; rows++) {
+        PyObject *row = PyTuple_GET_ITEM(peers, rows), *b = NULL;
+        if (!peer_row(row, counters))
+            goto none;
+        PyObject *address = PyTuple_GET_ITEM(row, 0);
+        if (by_address == NULL) {
+            b = rows < known ? PyTuple_GET_ITEM(before, rows) : NULL;
+            if (b != NULL && !peer_row(b, counters))
+                goto none;
+            int same = 0;
+            if (b != NULL && (same = PyObject_RichCompareBool(PyTuple_GET_ITEM(b, 0), address, Py_EQ)) < 0)
+                goto fail;
+            if (!same) {
+                if ((by_address = peer_rows_by_address(before, counters)) == NULL)
+                    goto none_or_fail;
+                b = NULL;
+            }
+        }
+        if (by_address != NULL && b == NULL && (b = PyDict_GetItemWithError(by_address, address)) == NULL
+            && PyErr_Occurred())
+            goto fail;
+        uint64_t sent, received, retrans, delivery, rtt;
+        PyObject **it = &PyTuple_GET_ITEM(row, 0);
+        if (!u64_of(it[2], &sent) || !u64_of(it[3], &received) || !u64_of(it[4], &retrans)
+            || !u64_of(it[5], &delivery) || !u64_of(it[6], &rtt))
+            goto none;
+        int tx_known = 0, rx_known = 0, re_known = 0;
+        double tx = 0.0, rx = 0.0, re = 0.0, total = 0.0;
+        if (b != NULL) {
+            uint64_t b_sent, b_received, b_retrans;
+            PyObject **bt = &PyTuple_GET_ITEM(b, 0);
+            if (!u64_of(bt[2], &b_sent) || !u64_of(bt[3], &b_received) || !u64_of(bt[4], &b_retrans) || dt == 0.0)
+                goto none; /* (dt 0: Python's ZeroDivisionError, left to it) */
+            if (sent >= b_sent) {
+                tx = (double)(sent - b_sent) / dt;
+                tx_known = !(tx > MAX_BYTES_PER_S);
+            }
+            if (received >= b_received) {
+                rx = (double)(received - b_received) / dt;
+                rx_known = !(rx > MAX_BYTES_PER_S);
+            }
+            if (retrans >= b_retrans) {
+                re = (double)(retrans - b_retrans) / dt;
+                re_known = !(re > MAX_BYTES_PER_S);
+            }
+            total = (tx_known && tx != 0.0 ? tx : 0.0) + (rx_known && rx != 0.0 ? rx : 0.0);
+        }
+        PyObject *item = rates_type->tp_alloc(rates_type, 6);
+        if (item == NULL)
+            goto fail;
+        PyObject *v[6] = {rate_or_none(tx_known, tx), rate_or_none(rx_known, rx),
+                          rate_or_none(0 < rtt && rtt <= MAX_RTT_US, (double)rtt / 1e6), rate_or_none(re_known, re),
+                          it[1], rate_or_none(0 < delivery && delivery <= 1000000000000ULL, (double)delivery)};
+        Py_INCREF(it[1]);
+        int bad = 0;
+        for (int m = 0; m < 6; m++) {
+            bad |= v[m] == NULL;
+            PyTuple_SET_ITEM(item, m, v[m]);
+        }
+        if (bad || PyDict_SetItem(rates, address, item) < 0) {
+            Py_DECREF(item);
+            goto fail;
+        }
+        Py_DECREF(item);
+        if (total > top)
+            ordered = 0;
+        top = total;
+    }
+    out = Py_BuildValue("(OOO)", rates, ordered ? Py_True : Py_False,
+                        PyDict_GET_SIZE(rates) == rows ? Py_True : Py_False);
+    Py_XDECREF(by_address);
+    Py_DECREF(rates);
+    return out;
+none_or_fail:
+    if (PyErr_Occurred())
+        goto fail;
+none:
+    Py_XDECREF(by_address);
+    Py_DECREF(rates);
+    Py_RETURN_NONE;
+fail:
+    Py_XDECREF(by_address);
+    Py_DECREF(rates);
+    return NULL;
+}
+
+/* (r[0] or 0.0): a float (exactly) or None, else -1 */
+static inline int rate_part(PyObject *o, double *out) {
+    if (o == Py_None) {
+        *out = 0.0;
+        return 0;
+    }
+    if (!PyFloat_CheckExact(o))
+        return -1;
+    double v = PyFloat_AS_DOUBLE(o);
+    *out = v != 0.0 ? v : 0.0;
+    return 0;
+}
+
+static PyObject *peer_names(PyObject *self, PyObject *args) {
+    PyObject *rates, *owner, *self_name, *names;
+    if (!PyArg_ParseTuple(args, "OOOO", &rates, &owner, &self_name, &names))
+        return NULL;
+    if (!PyDict_CheckExact(rates) || !PyDict_CheckExact(owner) || !(self_name == Py_None || PyUnicode_CheckExact(self_name))
+        || !(names == Py_None || PyFrozenSet_CheckExact(names)))
+        Py_RETURN_NONE;
+    PyObject *out = PyDict_New(), *address, *r;
+    if (out == NULL)
+        return NULL;
+    Py_ssize_t pos = 0;
+    int ordered = 1;
+    double top = INFINITY;
+    while (PyDict_Next(rates, &pos, &address, &r)) {
+        PyObject *name = PyDict_GetItemWithError(owner, address); /* borrowed */
+        if (name == NULL) {
+            if (PyErr_Occurred())
+                goto fail;
+            name = address;
+        }
+        if (!PyUnicode_CheckExact(name) || !PyTuple_Check(r) || PyTuple_GET_SIZE(r) < 2)
+            goto none;
+        if (self_name != Py_None) {
+            int same = PyObject_RichCompareBool(name, self_name, Py_EQ);
+            if (same < 0)
+                goto fail;
+            if (same)
+                continue;
+        }
+        if (names != Py_None) {
+            int in = PySet_Contains(names, name);
+            if (in < 0)
+                goto fail;
+            if (!in)
+                continue;
+        }
+        int had = PyDict_Contains(out, name);
+        if (had < 0)
+            goto fail;
+        if (had) /* (one peer at several addresses: merged by the caller) */
+            goto none;
+        double tx, rx;
+        if (rate_part(PyTuple_GET_ITEM(r, 0), &tx) < 0 || rate_part(PyTuple_GET_ITEM(r, 1), &rx) < 0)
+            goto none;
+        if (PyDict_SetItem(out, name, r) < 0)
+            goto fail;
+        double total = tx + rx;
+        if (total > top)
+            ordered = 0;
+        top = total;
+    }
+    PyObject *pair = Py_BuildValue("(OO)", out, ordered ? Py_True : Py_False);
+    Py_DECREF(out);
+    return pair;
+none:
+    Py_DECREF(out);
+    Py_RETURN_NONE;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
+    {"peer_names", peer_names, METH_VARARGS, "A node's peer rates by the watched node they are (None: left to the twin)."},
+    {"peer_like", peer_like, METH_VARARGS, "A \"peers\" field read as the layout of the one before (None: it is not)."},
+    {"peer_rates", peer_rates, METH_VARARGS, "A node's peer rates against its reading before (None: left to the twin)."},
     {"put_frame", (PyCFunction)(void (*)(void))put_frame, METH_FASTCALL,
      "MeshWindow._add's common path: a prober's due frames aged out, its new frame's rows put in."},
     {"pool_entries", pool_entries, METH_VARARGS, "PairIndex._frame's pass over readings that lost no probe."},

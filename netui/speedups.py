@@ -713,12 +713,131 @@ def py_put_frame(frames, since, mono_s, value, places: array, a: int, heard, pro
     return at, pairs
 
 
+# the "peers" field's structs (collectors/protocol.py's PEER_HEAD and PEER_ROW: this module imports
+# nothing of netui's)
+_PEER_HEAD = struct.Struct("<BBHIIIId")
+_PEER_ROW = struct.Struct("<B3xI16sQQQQII")
+_PEER_ADDR_SIZE = 20
+_PEER_KEY_SIZE = 17
+
+
+def py_peer_like(value, keys: bytes, tail: bytes, addresses: tuple, counters: type) -> tuple | None:
+    """Pure-Python twin of _speedups.peer_like."""
+    if not (isinstance(keys, bytes) and isinstance(tail, bytes) and isinstance(addresses, tuple)):
+        raise TypeError("peer_like: keys and tail must be bytes, addresses a tuple")
+    if not (isinstance(counters, type) and issubclass(counters, tuple)):
+        raise TypeError("peer_like: counters must be a subclass of tuple")
+    rows = len(addresses)
+    if len(keys) != rows * _PEER_KEY_SIZE:
+        raise ValueError("peer_like: keys must be 17 bytes an address")
+    value = memoryview(value).cast("B")
+    head = _PEER_HEAD.size
+    at = head + rows * _PEER_ROW.size
+    if len(value) != at + len(tail):
+        return None
+    status, flags, _, sockets, seen, n, addrs, mono = _PEER_HEAD.unpack_from(value)
+    if status != 0 or n != rows or addrs * _PEER_ADDR_SIZE != len(tail) or value[at:] != tail or mono != mono:
+        return None
+    peers = []
+    for i, (family, count, raw, *rest) in enumerate(_PEER_ROW.iter_unpack(value[head:at])):
+        key = bytes((family,)) + raw
+        j = i
+        if keys[j * _PEER_KEY_SIZE:(j + 1) * _PEER_KEY_SIZE] != key:
+            j = next((j for j in range(rows) if keys[j * _PEER_KEY_SIZE:(j + 1) * _PEER_KEY_SIZE] == key), -1)
+            if j < 0:
+                return None
+        peers.append(tuple.__new__(counters, (addresses[j], count, *rest)))
+    return flags, sockets, seen, mono, tuple(peers)
+
+
+_MAX_BYTES_PER_S = 1e12  # model/flows.py MAX_BYTES_PER_S
+_MAX_RTT_US = 600.0 * 1e6  # model/flows.py _MAX_RTT_US
+
+
+def py_peer_rates(before: tuple, peers: tuple, dt: float, positional: bool, counters: type,
+                  rates_type: type) -> tuple[dict, bool, bool]:
+    """Pure-Python twin of _speedups.peer_rates (never None: it reads whatever the C leaves)."""
+    if not (isinstance(counters, type) and isinstance(rates_type, type) and issubclass(rates_type, tuple)):
+        raise TypeError("peer_rates: counters must be a type, rates a subclass of tuple")
+    known = len(before)
+    # (the previous reading's peers are matched by position — the sampler sends a node's
+    # peers in much the same order every reading — where their addresses are known to be
+    # distinct, else by address, the last row of an address as a dict keeps it)
+    by_address = None if positional else {p[0]: p for p in before}
+    rates: dict = {}
+    ordered = True  # busiest first already (the sampler's order, mostly)
+    top = math.inf
+    rows = 0
+    new = tuple.__new__
+    for address, sockets, sent, received, retrans, delivery, rtt, _ in peers:
+        if by_address is None:
+            b = before[rows] if rows < known else None
+            if b is None or b[0] != address:
+                by_address = {p[0]: p for p in before}
+                b = by_address.get(address)
+        else:
+            b = by_address.get(address)
+        rows += 1
+        if b is None:
+            tx = rx = retrans_per_s = None
+            total = 0.0
+        else:
+            d = sent - b[2]
+            tx = d / dt if d >= 0 else None
+            if tx is not None and tx > _MAX_BYTES_PER_S:
+                tx = None
+            d = received - b[3]
+            rx = d / dt if d >= 0 else None
+            if rx is not None and rx > _MAX_BYTES_PER_S:
+                rx = None
+            d = retrans - b[4]
+            retrans_per_s = d / dt if d >= 0 else None
+            if retrans_per_s is not None and retrans_per_s > _MAX_BYTES_PER_S:
+                retrans_per_s = None
+            total = (tx or 0.0) + (rx or 0.0)  # (PeerRates.bytes_per_s)
+        rates[address] = new(rates_type, (tx, rx, rtt / 1e6 if 0 < rtt <= _MAX_RTT_US else None, retrans_per_s,
+                                          sockets, float(delivery) if 0 < delivery <= _MAX_BYTES_PER_S else None))
+        if total > top:
+            ordered = False
+        top = total
+    return rates, ordered, len(rates) == rows
+
+
+
+def py_peer_names(rates: dict, owner: dict, self_name: str | None, names: frozenset | None) -> tuple[dict, bool] | None:
+    """Pure-Python twin of _speedups.peer_names."""
+    if not (type(rates) is dict and type(owner) is dict and (self_name is None or type(self_name) is str)
+            and (names is None or type(names) is frozenset)):
+        return None
+    label = owner.get
+    out: dict = {}
+    ordered = True
+    top = math.inf
+    for address, r in rates.items():
+        name = label(address, address)
+        if type(name) is not str or not isinstance(r, tuple) or len(r) < 2:
+            return None
+        if name == self_name or (names is not None and name not in names):
+            continue
+        if name in out:  # (one peer at several addresses: merged by the caller)
+            return None
+        tx, rx = r[0], r[1]
+        if not ((tx is None or type(tx) is float) and (rx is None or type(rx) is float)):
+            return None
+        out[name] = r
+        total = (tx or 0.0) + (rx or 0.0)
+        if total > top:
+            ordered = False
+        top = total
+    return out, ordered
+
+
 try:
     if os.environ.get("NETUI_PURE_PYTHON"):
         raise ImportError("NETUI_PURE_PYTHON is set")
     from netui._speedups import (column_stats, columns, deltas, frame_fields, iface_totals, mesh_check, mesh_rows,
-                                 mesh_targets, parse_rows, peak_sum, pool_entries, pool_readings, pool_rows, positive,
-                                 put_frame, rate_codes, share)
+                                 mesh_targets, parse_rows, peak_sum, peer_like, peer_names, peer_rates, pool_entries, pool_readings,
+                                 pool_rows, positive, put_frame, rate_codes, share)
     from netui._speedups import float_row, rate_row
 
     COMPILED = True
@@ -728,6 +847,7 @@ except ImportError:
     peak_sum, mesh_rows, pool_entries, pool_readings = py_peak_sum, py_mesh_rows, py_pool_entries, py_pool_readings
     mesh_check, mesh_targets, pool_rows, put_frame = py_mesh_check, py_mesh_targets, py_pool_rows, py_put_frame
     float_row, rate_row = py_float_row, py_rate_row
+    peer_like, peer_names, peer_rates = py_peer_like, py_peer_names, py_peer_rates
     COMPILED = False
 
 

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import os
 import socket
-import struct
-from itertools import repeat
 from typing import NamedTuple
 
 from netui.collectors.procfs import ParseError
 from netui.collectors.protocol import (PEER_ADDR, PEER_HEAD, PEER_ROW, PEERS_CAPPED, PEERS_OK, PEERS_UNAVAILABLE)
 from netui.model.flows import PeerCounters, PeerSample
+from netui.speedups import peer_like
 
 _FAMILIES = {2: socket.AF_INET, 10: socket.AF_INET6}
 _MAPPED = b"\0" * 10 + b"\xff\xff"
@@ -83,20 +82,16 @@ def parse_peers(value: bytes) -> PeerSample:
 
 class PeerLayout(NamedTuple):
     """What a node's successive "peers" fields share while its peers and addresses stay put:
-    the same bytes but for the head's counts and clock and each row's counters (``parse_like``)."""
+    the same bytes but for the head's counts and clock, each row's counters and the rows'
+    order (``parse_like``)."""
 
-    size: int  # the field's length in bytes
-    rows: int
-    key: struct.Struct  # each row's family and address bytes, in one unpack
-    known: tuple  # what ``key`` unpacked in the field the layout was taken from
-    counters: struct.Struct  # each row's sockets, sums and gauges (PeerCounters after its address), in one unpack
+    keys: bytes  # each row's family and 16 address bytes, 17 bytes a row, in the field's order
     tail: bytes  # the local addresses, packed
     addresses: tuple[str, ...]  # each row's address as text
     local_addresses: tuple[str, ...]
 
 
 LAYOUT_ROWS = 64  # a field of more rows is read row by row every time (the sampler sends at most 32)
-_LAYOUT_STRUCTS: dict[int, tuple[struct.Struct, struct.Struct]] = {}
 
 
 def layout_of(value: bytes, sample: PeerSample) -> PeerLayout | None:
@@ -105,32 +100,21 @@ def layout_of(value: bytes, sample: PeerSample) -> PeerLayout | None:
     rows = len(sample.peers)
     if not sample.available or rows > LAYOUT_ROWS:
         return None
-    structs = _LAYOUT_STRUCTS.get(rows)
-    if structs is None:
-        structs = _LAYOUT_STRUCTS[rows] = (struct.Struct("<" + "B7x16s40x" * rows),
-                                           struct.Struct("<" + "4xI16xQQQQII" * rows))
-    key, counters = structs
-    at = PEER_HEAD.size + rows * PEER_ROW.size
-    return PeerLayout(len(value), rows, key, key.unpack_from(value, PEER_HEAD.size), counters, bytes(value[at:]),
-                      tuple(p[0] for p in sample.peers), sample.local_addresses)
+    head, size = PEER_HEAD.size, PEER_ROW.size
+    keys = b"".join(value[at:at + 1] + value[at + 8:at + 24] for at in range(head, head + rows * size, size))
+    return PeerLayout(bytes(keys), bytes(value[head + rows * size:]), tuple(p[0] for p in sample.peers),
+                      sample.local_addresses)
 
 
 def parse_like(value: bytes, layout: PeerLayout) -> PeerSample | None:
-    """``parse_peers(value)`` when ``value`` has ``layout`` (its rows' families and addresses and
-    its local addresses the same bytes; each row's counters read in one unpack, the addresses'
-    texts and the local addresses' tuple those of the layout); None when it has not (then
-    ``parse_peers`` it)."""
-    if len(value) != layout.size:
+    """``parse_peers(value)`` when ``value`` has ``layout`` (its rows' families and addresses,
+    in any order, and its local addresses the same bytes; the addresses' texts and the local
+    addresses' tuple those of the layout, the rows read in one call: speedups.peer_like);
+    None when it has not (then ``parse_peers`` it)."""
+    got = peer_like(value, layout.keys, layout.tail, layout.addresses, PeerCounters)
+    if got is None:
         return None
-    status, flags, _, sockets, seen, rows, addrs, mono = PEER_HEAD.unpack_from(value)
-    head = PEER_HEAD.size
-    rows_end = head + rows * PEER_ROW.size
-    if (status != PEERS_OK or rows != layout.rows or mono != mono or value[rows_end:] != layout.tail
-            or addrs * PEER_ADDR.size != len(value) - rows_end
-            or layout.key.unpack_from(value, head) != layout.known):
-        return None
-    c = iter(layout.counters.unpack_from(value, head))  # (zip takes a row's seven from it in turn)
-    peers = tuple(map(_counters, repeat(PeerCounters), zip(layout.addresses, c, c, c, c, c, c, c)))
+    flags, sockets, seen, mono, peers = got
     return PeerSample(mono, True, None, bool(flags & PEERS_CAPPED), sockets, seen, peers, layout.local_addresses)
 
 

@@ -21,6 +21,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from netui.speedups import peer_names, peer_rates, py_peer_rates
+
 # the most bytes/s one peer's flows are believed at (8 Tbit/s): more is a counter gone wrong
 MAX_BYTES_PER_S = 1e12
 MAX_RTT_S = 600.0
@@ -183,48 +185,11 @@ def _rated(before: tuple[PeerCounters, ...], peers: tuple[PeerCounters, ...], dt
            positional: bool) -> tuple[dict[str, PeerRates], bool]:
     """The rates of ``peers`` against ``before`` (() when unknown), ``dt`` seconds before,
     busiest first, and whether each of ``peers`` is at an address of its own. ``positional``:
-    ``before``'s addresses are known distinct."""
-    known = len(before)
-    # (the previous reading's peers are matched by position — the sampler sends a node's
-    # peers in much the same order every reading — where their addresses are known to be
-    # distinct, else by address, the last row of an address as a dict keeps it)
-    by_address = None if positional else {p[0]: p for p in before}
-    rates: dict[str, PeerRates] = {}
-    ordered = True  # busiest first already (the sampler's order, mostly)
-    top = math.inf
-    rows = 0
-    for address, sockets, sent, received, retrans, delivery, rtt, _ in peers:
-        if by_address is None:
-            b = before[rows] if rows < known else None
-            if b is None or b[0] != address:
-                by_address = {p[0]: p for p in before}
-                b = by_address.get(address)
-        else:
-            b = by_address.get(address)
-        rows += 1
-        if b is None:
-            tx = rx = retrans_per_s = None
-            total = 0.0
-        else:
-            d = sent - b[2]
-            tx = d / dt if d >= 0 else None
-            if tx is not None and tx > MAX_BYTES_PER_S:
-                tx = None
-            d = received - b[3]
-            rx = d / dt if d >= 0 else None
-            if rx is not None and rx > MAX_BYTES_PER_S:
-                rx = None
-            d = retrans - b[4]
-            retrans_per_s = d / dt if d >= 0 else None
-            if retrans_per_s is not None and retrans_per_s > MAX_BYTES_PER_S:
-                retrans_per_s = None
-            total = (tx or 0.0) + (rx or 0.0)  # (PeerRates.bytes_per_s)
-        rates[address] = _rates(PeerRates, (tx, rx, rtt / 1e6 if 0 < rtt <= _MAX_RTT_US else None, retrans_per_s,
-                                            sockets, float(delivery) if 0 < delivery <= MAX_BYTES_PER_S else None))
-        if total > top:
-            ordered = False
-        top = total
-    distinct = len(rates) == rows
+    ``before``'s addresses are known distinct (speedups.peer_rates: the rows in one call)."""
+    got = peer_rates(before, peers, dt, positional, PeerCounters, PeerRates)
+    if got is None:  # (rows not as the decoder makes them: read in Python)
+        got = py_peer_rates(before, peers, dt, positional, PeerCounters, PeerRates)
+    rates, ordered, distinct = got
     if not ordered or not distinct:  # (an address twice: its place is its first row's, its rates its last's)
         rates = dict(sorted(rates.items(), key=lambda kv: -kv[1].bytes_per_s))
     return rates, distinct
@@ -284,6 +249,10 @@ def _by_name(rates: dict[str, PeerRates], owner: Mapping[str, str], self_name: s
              names: frozenset[str] | None) -> dict[str, PeerRates]:
     """``rates`` by the name ``owner`` gives their address (else the address itself), merged
     and busiest first; ``self_name`` left out, and with ``names`` only those."""
+    got = peer_names(rates, owner, self_name, names)  # (each name one address: in one call)
+    if got is not None:
+        named, busiest_first = got
+        return named if busiest_first else dict(sorted(named.items(), key=lambda kv: -kv[1].bytes_per_s))
     label = owner.get
     out: dict[str, PeerRates] = {}
     groups: dict[str, list[PeerRates]] | None = None

@@ -1,4 +1,4 @@
-"""Benchmark: the instructions per node-sample of the "peers" field's decoding and flow rates, in one process.
+"""Benchmark: the instructions per node-sample of the "peers" field's decoding, flow rates and the tick's flows, in one process.
 
 Run: sh tests/bench/steps_instructions.sh peers_instructions OUT.cg [--nodes 256] [--seconds 4]  (callgrind, the report after)
 
@@ -7,8 +7,11 @@ counters growing every frame), each with a FrameDecoder of its own, are fed WARM
 their "peers" fields, then ``--seconds`` more with each step called through a C function of
 its own (``operator.call`` for all, inside it ``functools.reduce`` the decoding, the
 FrameDecoder's of the field alone; ``itertools.starmap`` the flow rates, as ``Node.observe``
-calls ``flow_rates``; with ``--read`` each node's rates read at once, as a tick that found
-someone slow reads them all), so callgrind's inclusive counts of those are the steps' instructions.
+calls ``flow_rates``; with ``--read`` each node's rates read at once; ``filter`` the tick's
+flows, ``Fleet.peer_flows`` over the nodes' last readings — the flows between watched nodes and
+their address book, as a tick that found someone slow makes them —, once a second, their
+rates made there unless ``--read`` made them), so callgrind's inclusive counts of those are the
+steps' instructions.
 The nodes are taken in turn, as a fleet's frames come. The cyclic GC is off in the measured
 seconds.
 """
@@ -21,15 +24,19 @@ import gc
 import itertools
 import operator
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from netui.collectors.frames import FrameDecoder
+from netui.model.fleet import Fleet
 from netui.model.flows import flow_rates
+from netui.model.node import NodeState
 from tests.bench.fake_peers import FakePeers
 from tests.bench.callgrind_steps import report
+from tests.synth import node_sample
 
 WARM = 5
-STEPS = {"decode": "functools_reduce", "flow rates": "starmap_next"}
+STEPS = {"decode": "functools_reduce", "flow rates": "starmap_next", "tick's flows": "filter_next"}
 
 
 def main() -> None:
@@ -49,6 +56,14 @@ def main() -> None:
     fields = [[f.field(1000.0 + t) for f in fakes] for t in range(WARM + args.seconds)]
     samples = [None] * args.nodes
     flows = [None] * args.nodes
+    fleet = Fleet([f"rank{i:04d}" for i in range(args.nodes)])  # (named apart from their addresses)
+    nodes = list(fleet)
+    base = node_sample(0)
+
+    def settle() -> None:
+        """Each node's last reading and flows where the fleet reads them (as Node.observe leaves them)."""
+        for node, s, f in zip(nodes, samples, flows):
+            node.sample, node.flows, node.state = replace(base, peers=s), f, NodeState.UP
 
     def decode(values):
         return [d(v) for d, v in zip(decoders, values)]
@@ -64,6 +79,8 @@ def main() -> None:
 
     for values in fields[:WARM]:
         rates(decode(values))
+        settle()
+        fleet.peer_flows()
     gc.collect()
     gc.disable()
     if args.wait:  # (callgrind's instrumentation is turned on now: tests/bench/steps_instructions.sh peers_instructions)
@@ -73,7 +90,12 @@ def main() -> None:
     for values in fields[WARM:]:
         cur = operator.call(functools.reduce, lambda _, v: decode(v), [values], None)
         operator.call(lambda: list(itertools.starmap(rates, [(cur,)])))
+        settle()
+        between = operator.call(lambda: list(filter(lambda _: fleet.peer_flows(), [None])))
+        assert between
     assert all(f is not None and len(f.rates) == 5 and f.distinct for f in flows)
+    between = fleet.peer_flows()
+    assert len(between) == args.nodes and all(len(p) == 2 for p in between.values())  # (a ring: 2 a node)
 
 
 if __name__ == "__main__":
