@@ -41,7 +41,7 @@ found slow, not with the fleet.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from statistics import median
 from typing import TYPE_CHECKING
 
@@ -315,18 +315,19 @@ def _retransmitting_with(flows: Mapping[str, tuple]) -> set[str]:
     return {peer for peer, flow in flows.items() if len(flow) > 3 and flow[3] is not None and flow[3] > 0}
 
 
-@dataclass
+@dataclass(slots=True)
 class _Track:
-    """One node's recent intervals: as a straggler, as a victim."""
+    """One node's recent intervals: as a straggler, as a victim. A window is the last
+    window_intervals intervals as the bits of an int, the newest lowest (``_push``)."""
 
-    flagged: list[bool] = field(default_factory=list)  # the last window_intervals intervals, oldest first
-    victim: list[bool] = field(default_factory=list)
+    flagged: int = 0  # a straggler in each interval of the window
+    victim: int = 0
     clean: int = 0  # intervals in a row not a straggler
     unslowed: int = 0  # intervals in a row not a victim
     held: bool = False
     held_victim: bool = False
     onset: tuple[int, int] = (0, 0)  # when it became a straggler (the order of the stragglers)
-    culprit_window: list[bool] = field(default_factory=list)  # a culprit (below), the same intervals
+    culprit_window: int = 0  # a culprit (below), the same intervals
     culprit: int = 0  # intervals of the window in which it was slow both ways or slowed another
     blamed: bool = False  # held, and a culprit in an interval of the window
     last: Straggler | None = None  # its latest finding as a straggler
@@ -337,14 +338,13 @@ class _Track:
     waited: int = 0  # intervals a straggler waited for flows (waiting_for_flows) since it was last named or clean
 
     def idle(self) -> bool:
-        return not (self.held or self.held_victim or any(self.flagged) or any(self.victim))
+        return not (self.held or self.held_victim or self.flagged or self.victim)
 
 
-def _push(window: list[bool], value: bool, size: int) -> int:
-    window.append(value)
-    if len(window) > size:
-        del window[0]
-    return sum(window)
+def _push(window: int, value: bool, mask: int) -> int:
+    """The window (bits, the newest lowest) with ``value`` the newest interval, the oldest
+    beyond ``mask`` (the window's length of ones) let go; ``.bit_count()`` its count."""
+    return ((window << 1) | value) & mask
 
 
 class HeldStragglers:
@@ -370,7 +370,7 @@ class HeldStragglers:
             if s.slow or s.metric == "retrans":
                 return True
             t = tracks.get(s.node)
-            if t is not None and (t.held or any(t.flagged)):
+            if t is not None and (t.held or t.flagged):
                 return True
         return False
 
@@ -385,6 +385,7 @@ class HeldStragglers:
         waits for flows this interval does not become a straggler in it (the module's rules)."""
         rules = self.rules
         n = max(1, rules.window_intervals)
+        mask = (1 << n) - 1  # a window of n intervals (_push)
         k = min(max(1, rules.flag_intervals), n)
         m = max(1, rules.clear_intervals)
         tracks = self._tracks
@@ -413,11 +414,13 @@ class HeldStragglers:
             s = now.get(name)
             by = slowed.get(name)
             straggler = s is not None and by is None
-            flagged = _push(t.flagged, straggler, n)
-            _push(t.victim, by is not None, n)
+            t.flagged = _push(t.flagged, straggler, mask)
+            flagged = t.flagged.bit_count()
+            t.victim = _push(t.victim, by is not None, mask)
             # a culprit this interval: slow both ways, or the cause of another's slowness
             culprit = s is not None and (s.both_ways or name in causes or name in lossy)
-            t.culprit = _push(t.culprit_window, culprit, n)
+            t.culprit_window = _push(t.culprit_window, culprit, mask)
+            t.culprit = t.culprit_window.bit_count()
             if straggler:
                 t.last, t.clean = s, 0
             else:
@@ -448,7 +451,7 @@ class HeldStragglers:
             # a culprit while held and a culprit in the window: a name the flows moved to
             # another node (a job's flows read one by one as they open) is not kept
             t.blamed = t.held and t.culprit > 0
-            victim_count = sum(t.victim)
+            victim_count = t.victim.bit_count()
             if not t.held_victim and victim_count >= k:
                 t.held_victim = True
             elif t.held_victim and t.unslowed >= m:

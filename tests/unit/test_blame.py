@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from netui.model.blame import HeldStragglers, victims_of
 from netui.model.fleet import Fleet
 from netui.model.straggler import Straggler, StragglerRules
@@ -288,3 +291,17 @@ def test_the_link_the_retransmitting_flows_have_in_common_is_named():
     partial = ring({("acc1", "acc2"): 0.008, ("acc2", "acc3"): 0.02})
     partial["acc3"]["acc4"] = (None, None, 0.0001, None, 1)
     assert lossy_links(partial, ["acc2", "acc3"]) == {}
+
+
+@given(st.lists(st.booleans(), max_size=40), st.integers(1, 8))
+def test_a_window_of_bits_counts_as_the_last_intervals_do(values, size):
+    """The hold's windows (``_push``): after each interval, its count is how many of the last
+    ``size`` intervals were set, and it is empty (0) exactly when none was."""
+    from netui.model.blame import _push
+
+    window, mask = 0, (1 << size) - 1
+    for i, v in enumerate(values):
+        window = _push(window, v, mask)
+        last = values[max(0, i + 1 - size):i + 1]
+        assert window.bit_count() == sum(last)
+        assert bool(window) == any(last)
