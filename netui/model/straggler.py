@@ -286,18 +286,23 @@ def _excesses(peers: list[Node], idle: list[str], rules: StragglerRules) -> list
         # one comprehension, with some slack for rounding; the test below is the exact one
         bar = mid + rules.robust_z * spread
         cut = max(floor, bar - abs(bar) * 1e-9)
-        for i in [i for i, v in enumerate(column) if v is not None and v >= cut]:
+        flagged = [i for i, v in enumerate(column) if v is not None and v >= cut]
+        if not flagged:
+            return
+        # (the words of the median and the rule, once for every node flagged by them)
+        median_words = show(mid)
+        rule_words = f"vs the busy nodes' median {median_words} (flagged {rules.robust_z:g} σ above it; {who})"
+        t = _METRIC_THRESHOLD.get(metric)
+        for i in flagged:
             n, v = peers[i], column[i]
             if v < floor:
                 continue
             z = (v - mid) / spread
             if z >= rules.robust_z:
-                t = _METRIC_THRESHOLD.get(metric)
                 level = DEFAULT_THRESHOLDS[t].level(v) if t else Level.WARNING
                 short = f"{label} {show(v)}"
-                reason = (f"{n.name}: {short} vs the busy nodes' median {show(mid)} "
-                          f"(flagged {rules.robust_z:g} σ above it; {who}){note(i) if note else ''}")
-                headline = f"{n.name}: {short} vs median {show(mid)}"
+                reason = f"{n.name}: {short} {rule_words}{note(i) if note else ''}"
+                headline = f"{n.name}: {short} vs median {median_words}"
                 out.append(_Finding((-int(level), _EXCESS, -min(z, 1e6), n.name),
                                     Straggler(n.name, metric, v, mid, reason, headline), short, False))
 
