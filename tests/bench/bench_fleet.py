@@ -100,6 +100,7 @@ from tests.bench.fleet_probes import (
     PARTS,
     PEER_PARTS,
     ArrivalLog,
+    JudgementLog,
     UiTimes,
     discard_source_class,
     logged,
@@ -206,6 +207,7 @@ async def _child(args) -> None:
     else:
         sources = [cls(n, n, connector) for n in names]
     peers_s = time_peers() if "peers" in mods and not base.startswith("floor") else None
+    judged = JudgementLog() if not base.startswith("floor") else None
     parts_s = time_parts() if "parts" in mods else None
     mesh_s = [0.0, 0.0, 0.0, 0.0]
     mesh = "mesh" in mods and not base.startswith("floor")  # (the floor's sources turn it on themselves)
@@ -301,6 +303,8 @@ async def _child(args) -> None:
         s0, srv0, ticks0 = samples(), server.cpu_times(), monitor.ticks
         w0, c0, t0 = time.monotonic(), time.process_time(), me.cpu_times()
         arrivals.on = True
+        if judged is not None:
+            judged.on = True
         gc.callbacks.append(gc_timer)
         if profiler:
             profiler.enable()
@@ -310,6 +314,9 @@ async def _child(args) -> None:
         gc.callbacks.remove(gc_timer)
         c1, w1, t1 = time.process_time(), time.monotonic(), me.cpu_times()
         arrivals.on = False
+        if judged is not None:
+            judged.on = False
+            result.update(judged.figures())
         s1, srv1, ticks1 = samples(), server.cpu_times(), monitor.ticks
         if args.instructions:
             await asyncio.to_thread(_callgrind_instrument, "off")
@@ -522,6 +529,11 @@ def _print_result(r: dict, floor: dict | None) -> None:
     if r.get("instructions") is not None:
         print(f"  {'':32s} {r['instructions'] / max(1, r['node_samples']):,.0f} instructions per node-sample "
               f"(callgrind, the window only)")
+    if "judged_ticks" in r:
+        named = ", ".join(r["named"]) + (" …" if r["named_count"] > len(r["named"]) else "")
+        print(f"  {'':32s} the straggler pass: someone found at {r['found_ticks']} of {r['judged_ticks']} ticks "
+              f"({r['found'] / max(1, r['judged_ticks']):.0f} findings a tick, before the hold); named: "
+              f"{named or 'nobody'}")
     if "sys_s" in r:
         ticks = ""
         if r.get("tick_ms_mean") is not None and r.get("ticks"):

@@ -301,3 +301,40 @@ def time_parts() -> list[float]:
     SamplerSession.take = take
     Monitor.tick = timed_tick
     return totals
+
+
+class JudgementLog:
+    """What the straggler pass made of the fake fleet while ``on`` (a fleet of equals: no one
+    should be named): the ticks, those whose interval found someone (``find_stragglers``,
+    before the hold: the ticks that pay for findings), the findings, and every node named
+    (held) at a tick. One counter call a tick."""
+
+    def __init__(self) -> None:
+        from netui.model import fleet as fleet_module
+
+        self.on = False
+        self.ticks = self.found_ticks = self.found = 0
+        self.named: set[str] = set()
+        find, update = fleet_module.find_stragglers, fleet_module.Fleet.update_stragglers
+        log = self
+
+        def counted_find(nodes, rules=None):
+            out = find(nodes, rules)
+            if log.on:
+                log.ticks += 1
+                log.found_ticks += bool(out)
+                log.found += len(out)
+            return out
+
+        def counted_update(fleet, *args, **kwargs):
+            out = update(fleet, *args, **kwargs)
+            if log.on:
+                log.named.update(s.node for s in out)
+            return out
+
+        fleet_module.find_stragglers = counted_find  # (looked up in the module by update_stragglers)
+        fleet_module.Fleet.update_stragglers = counted_update  # type: ignore[method-assign]
+
+    def figures(self) -> dict:
+        return {"judged_ticks": self.ticks, "found_ticks": self.found_ticks, "found": self.found,
+                "named": sorted(self.named)[:5], "named_count": len(self.named)}
