@@ -77,9 +77,21 @@ DEFAULT_THRESHOLDS: dict[str, Threshold] = {
 }
 
 
+_MERGED: dict[int, tuple[dict[str, Threshold], dict[str, Threshold]]] = {}  # id(thresholds) → them, merged
+
+
 def merged(thresholds: dict[str, Threshold] | None) -> dict[str, Threshold]:
-    """The defaults with ``thresholds`` laid over them, metric by metric."""
-    return DEFAULT_THRESHOLDS if not thresholds else DEFAULT_THRESHOLDS | thresholds
+    """The defaults with ``thresholds`` laid over them, metric by metric: one dict for every
+    call with the same ones (a configuration's, rated at every sample of every node with a
+    finding; neither is changed once made, as DEFAULT_THRESHOLDS is not)."""
+    if not thresholds:
+        return DEFAULT_THRESHOLDS
+    kept = _MERGED.get(id(thresholds))
+    if kept is None or kept[0] is not thresholds:
+        if len(_MERGED) >= 64:  # (many configurations in one process: tests)
+            _MERGED.clear()
+        kept = _MERGED[id(thresholds)] = (thresholds, DEFAULT_THRESHOLDS | thresholds)
+    return kept[1]
 
 
 @dataclass(frozen=True, slots=True)

@@ -297,3 +297,17 @@ def test_the_retr_cell_is_coloured_only_when_the_ratio_is_judged():
     assert ratio.text(idle, None) == "100.00%"  # shown
     assert cell_level(ratio, idle) is Level.OK  # not judged: plain
     assert cell_level(ratio, busy) is Level.CRITICAL
+
+
+def test_a_configurations_thresholds_are_merged_with_the_defaults_once_and_rated_by_them():
+    from netui.model.health import DEFAULT_THRESHOLDS, Threshold, merged, rate
+
+    mine = {"drops_per_s": Threshold(50, 500, 5_000)}
+    first = merged(mine)
+    assert first == DEFAULT_THRESHOLDS | mine and merged(mine) is first  # one dict for every call
+    assert merged(None) is DEFAULT_THRESHOLDS and merged({}) is DEFAULT_THRESHOLDS
+    other = {"drops_per_s": Threshold(1, 2, 3)}  # another configuration: its own
+    assert merged(other)["drops_per_s"] == Threshold(1, 2, 3) and merged(mine) is first
+    readings = [("drops_per_s", 20.0, "eth0 drops 20/s"), ("time_squeeze_per_s", 150.0, "squeezed 150/s")]
+    assert rate(readings, mine) == [(Level.WARNING, "squeezed 150/s")]  # 20/s is under this one's careful
+    assert rate(readings, other) == [(Level.CRITICAL, "eth0 drops 20/s"), (Level.WARNING, "squeezed 150/s")]
