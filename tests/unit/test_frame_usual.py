@@ -78,13 +78,17 @@ def assert_same_sample(fast, careful) -> None:
 
 # --- what a frame of a steady stream may change -------------------------------------------------
 
+def _get(pairs, key) -> bytes:
+    return dict(pairs).get(key, b"")  # (b"": a change before took it out)
+
+
 def _set(pairs, key, value):
     return [(k, value if k == key else v) for k, v in pairs]
 
 
 def _cpusum(mask: int, soft: int = 3, total: int = 9):
     def change(pairs):
-        raw = dict(pairs)["cpusum"]
+        raw = _get(pairs, "cpusum")
         if len(raw) != 88:
             return pairs
         values = list(struct.unpack("<10Qd", raw))
@@ -94,12 +98,12 @@ def _cpusum(mask: int, soft: int = 3, total: int = 9):
 
 
 def _tcp_names(pairs):
-    raw = dict(pairs)["tcp"]
+    raw = _get(pairs, "tcp")
     return _set(pairs, "tcp", raw.replace(b"RtoMin", b"RtoMiN", 1))
 
 
 def _netdev_fewer(pairs):
-    raw = dict(pairs)["netdev"]
+    raw = _get(pairs, "netdev")
     names, _, values = raw.partition(b"\n")
     return _set(pairs, "netdev", b" ".join(names.split()[:-1]) + b"\n" + values[:-128])
 
@@ -132,12 +136,12 @@ CHANGES = {
     "a hottest CPU above its total": _cpusum(15, 10, 9),
     "a hottest CPU of no ticks": _cpusum(15, 0, 0),
     "bad mask": _cpusum(16),
-    "cpusum short": lambda pairs: _set(pairs, "cpusum", dict(pairs)["cpusum"][:-1]),
+    "cpusum short": lambda pairs: _set(pairs, "cpusum", _get(pairs, "cpusum")[:-1]),
     "tcp names changed": _tcp_names,
-    "tcp short": lambda pairs: _set(pairs, "tcp", dict(pairs)["tcp"][:-8]),
-    "netdev short": lambda pairs: _set(pairs, "netdev", dict(pairs)["netdev"][:-8]),
+    "tcp short": lambda pairs: _set(pairs, "tcp", _get(pairs, "tcp")[:-8]),
+    "netdev short": lambda pairs: _set(pairs, "netdev", _get(pairs, "netdev")[:-8]),
     "netdev one less": _netdev_fewer,
-    "netdev no names": lambda pairs: _set(pairs, "netdev", b"\n" + dict(pairs)["netdev"].partition(b"\n")[2]),
+    "netdev no names": lambda pairs: _set(pairs, "netdev", b"\n" + _get(pairs, "netdev").partition(b"\n")[2]),
     "records again": _records(0, b"up\n"),
     "a link down": _records(0, b"down\n"),
     "no ifsame": lambda pairs: [(k, v) for k, v in pairs if k != "ifsame"],
@@ -259,7 +263,7 @@ def usual_outcome(fn, *args):
     return tuple((v.typecode, v.tolist()) if isinstance(v, array) else (type(v), v) for v in got), None
 
 
-mutations = st.lists(st.tuples(st.sampled_from(sorted(CHANGES)), st.integers(0, 10_000)), max_size=3)
+mutations = st.lists(st.sampled_from(sorted(CHANGES)), max_size=3)
 
 
 @pytest.mark.slow
@@ -268,7 +272,7 @@ mutations = st.lists(st.tuples(st.sampled_from(sorted(CHANGES)), st.integers(0, 
 @given(mutations, st.integers(-1, 4000), st.binary(max_size=8))
 def test_the_twins_agree_on_usual_frame(changes, cut, junk):
     pairs = fields_of(2)
-    for change, _ in changes:
+    for change in changes:
         pairs = CHANGES[change](pairs)
     data = payload(pairs)
     for case in (data, data[:cut] if cut >= 0 else data + junk, bytearray(data)):
