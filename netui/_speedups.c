@@ -975,6 +975,7 @@ enum { USUAL_WALL, USUAL_MONO, USUAL_NETDEV, USUAL_CPUSUM, USUAL_TCP, USUAL_BOOT
        USUAL_NEEDED, USUAL_PEERS = USUAL_NEEDED, USUAL_MESH, USUAL_KEYS };
 #define USUAL_CPUSUM_SIZE 88 /* protocol.CPUSUM: "<10Qd" */
 
+static const Py_ssize_t usual_key_size[] = {4, 4, 6, 6, 3, 7, 8, 6, 5, 4}; /* strlen(usual_keys[k]) */
 static PyObject *one_u64, *one_i64; /* array('Q', [0]) and array('q', [0]), made on first use */
 
 /* float(value) when ``value`` is 1 to 63 of the characters 0-9 and '.' that make one float;
@@ -1109,7 +1110,7 @@ static PyObject *usual_frame(PyObject *self, PyObject *const *args, Py_ssize_t n
         if ((Py_ssize_t)size > n - at)
             goto not_usual;
         int k = 0;
-        while (k < USUAL_KEYS && !((Py_ssize_t)strlen(usual_keys[k]) == klen && memcmp(usual_keys[k], s + pos, klen) == 0))
+        while (k < USUAL_KEYS && !(usual_key_size[k] == klen && memcmp(usual_keys[k], s + pos, klen) == 0))
             k++;
         if (k == USUAL_KEYS || seen & 1u << k) /* another field, or one twice */
             goto not_usual;
