@@ -70,6 +70,23 @@
  *     fields") as soon as a field beyond the first ``limit`` begins (limit >= 0), so a
  *     payload of a million tiny fields costs ``limit`` fields of work, not a million.
  *
+ * usual_frame(payload, state, sums) -> (wall, mono, flat, tcp, ext, cpu_sums, peers, mesh), or None
+ *     A steady node's frame in one pass, without its dict of fields (collectors/frames.py
+ *     FrameDecoder): the payload's fields, read as frame_fields reads them, must be wall, mono,
+ *     netdev, cpusum, tcp, boot_id, hostname and ifsame, each once, and maybe peers and mesh
+ *     (each once), nothing else; ``state`` (bytes, bytes, bytes, int, bytes, int, int) says
+ *     what the frame before held: boot_id and hostname must be those bytes; netdev its names
+ *     line (state[2]), a newline and 16 * state[3] u64; tcp its two names lines (state[4]),
+ *     a newline, state[5] i64 and state[6] u64; cpusum 88 bytes of mask 15 (every sum, a
+ *     hottest CPU of 0 <= softirq <= total ticks, total > 0); wall and mono 1 to 63 of 0-9
+ *     and '.' that make a float. Then: wall and mono as float() reads them, the counters as
+ *     array('Q') (netdev, TcpExt) and array('q') (Tcp), ``cpu_sums`` an instance of ``sums``
+ *     (a subclass of tuple, made as tuple.__new__ makes it) of the sums after the mask, the
+ *     peers and mesh fields' bytes (None: absent). None when anything differs: the caller's
+ *     careful path reads the frame and says what is wrong. TypeError unless ``state`` is such
+ *     a tuple and ``sums`` a subclass of tuple; ValueError for a count below 1 (below 0: the
+ *     last).
+ *
  * share(part_prev, part_cur, whole_prev, whole_cur, scale) -> (array('d'), unknown)
  *     d(part) / d(whole) * scale, NaN unless 0 <= d(part) <= d(whole) and d(whole) > 0.
  *
@@ -1108,6 +1125,231 @@ static PyObject *frame_fields(PyObject *self, PyObject *args) {
     return out;
 fail:
     Py_XDECREF(out);
+    PyBuffer_Release(&view);
+    return NULL;
+}
+
+/* ---- usual_frame: a steady node's frame in one pass (collectors/frames.py FrameDecoder) ---- */
+
+/* the fields of a usual frame: those before USUAL_NEEDED are in every one, the others may be */
+static const char *const usual_keys[] = {"wall", "mono", "netdev", "cpusum", "tcp", "boot_id", "hostname", "ifsame",
+                                         "peers", "mesh"};
+enum { USUAL_WALL, USUAL_MONO, USUAL_NETDEV, USUAL_CPUSUM, USUAL_TCP, USUAL_BOOT, USUAL_HOST, USUAL_IFSAME,
+       USUAL_NEEDED, USUAL_PEERS = USUAL_NEEDED, USUAL_MESH, USUAL_KEYS };
+#define USUAL_CPUSUM_SIZE 88 /* protocol.CPUSUM: "<10Qd" */
+
+static const Py_ssize_t usual_key_size[] = {4, 4, 6, 6, 3, 7, 8, 6, 5, 4}; /* strlen(usual_keys[k]) */
+static PyObject *one_u64, *one_i64; /* array('Q', [0]) and array('q', [0]), made on first use */
+
+/* float(value) when ``value`` is 1 to 63 of the characters 0-9 and '.' that make one float;
+ * else -1 (no exception set) */
+static int usual_float(const char *s, Py_ssize_t n, double *out) {
+    char buf[64];
+    if (n < 1 || n > 63)
+        return -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!((s[i] >= '0' && s[i] <= '9') || s[i] == '.'))
+            return -1;
+    }
+    memcpy(buf, s, (size_t)n);
+    buf[n] = '\0';
+    char *end;
+    double d = PyOS_string_to_double(buf, &end, NULL);
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        return -1;
+    }
+    if (end != buf + n)
+        return -1;
+    *out = d;
+    return 0;
+}
+
+/* an array of ``n`` items like ``one`` holding the ``n`` little-endian 8-byte values at ``s`` */
+static PyObject *usual_array(PyObject *one, const char *s, Py_ssize_t n) {
+    void *data;
+    PyObject *out = new_array(one, n, &data);
+    if (out == NULL)
+        return NULL;
+    memcpy(data, s, (size_t)n * 8);
+#if PY_BIG_ENDIAN
+    uint64_t *v = data;
+    for (Py_ssize_t i = 0; i < n; i++)
+        v[i] = __builtin_bswap64(v[i]);
+#endif
+    return out;
+}
+
+static uint64_t usual_u64(const unsigned char *u) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | u[i];
+    return v;
+}
+
+/* state[i] as bytes (borrowed) or an int >= least; NULL / -1 with TypeError or ValueError */
+static PyObject *usual_bytes(PyObject *state, Py_ssize_t i) {
+    PyObject *b = PyTuple_GET_ITEM(state, i);
+    if (!PyBytes_Check(b)) {
+        PyErr_SetString(PyExc_TypeError, "usual_frame: state must be (bytes, bytes, bytes, int, bytes, int, int)");
+        return NULL;
+    }
+    return b;
+}
+
+static Py_ssize_t usual_count(PyObject *state, Py_ssize_t i, Py_ssize_t least) {
+    PyObject *o = PyTuple_GET_ITEM(state, i);
+    if (!PyLong_Check(o)) {
+        PyErr_SetString(PyExc_TypeError, "usual_frame: state must be (bytes, bytes, bytes, int, bytes, int, int)");
+        return -1;
+    }
+    Py_ssize_t v = PyLong_AsSsize_t(o);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (v < least) {
+        PyErr_SetString(PyExc_ValueError, "usual_frame: a count of the state out of range");
+        return -1;
+    }
+    return v;
+}
+
+/* does field ``f`` (a value of ``n`` bytes at ``s``) start with ``head`` and a newline, then
+ * hold ``count`` 8-byte values exactly? */
+static int usual_table(const char *s, Py_ssize_t n, PyObject *head, Py_ssize_t count) {
+    Py_ssize_t h = PyBytes_GET_SIZE(head);
+    return n - h - 1 == count * 8 && memcmp(s, PyBytes_AS_STRING(head), (size_t)h) == 0 && s[h] == '\n';
+}
+
+static PyObject *usual_frame(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "usual_frame(payload, state, sums) takes 3 arguments");
+        return NULL;
+    }
+    PyObject *state = args[1], *sums_obj = args[2];
+    if (!PyTuple_Check(state) || PyTuple_GET_SIZE(state) != 7) {
+        PyErr_SetString(PyExc_TypeError, "usual_frame: state must be (bytes, bytes, bytes, int, bytes, int, int)");
+        return NULL;
+    }
+    if (!PyType_Check(sums_obj) || !PyType_IsSubtype((PyTypeObject *)sums_obj, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "usual_frame: sums must be a subclass of tuple");
+        return NULL;
+    }
+    PyObject *boot = usual_bytes(state, 0), *host = boot ? usual_bytes(state, 1) : NULL;
+    PyObject *names = host ? usual_bytes(state, 2) : NULL;
+    Py_ssize_t nnames = names ? usual_count(state, 3, 1) : -1;
+    PyObject *tcp_names = nnames >= 0 ? usual_bytes(state, 4) : NULL;
+    Py_ssize_t ntcp = tcp_names ? usual_count(state, 5, 1) : -1;
+    Py_ssize_t next = ntcp >= 0 ? usual_count(state, 6, 0) : -1;
+    if (next < 0)
+        return NULL;
+    if (one_u64 == NULL) {
+        one_u64 = PyObject_CallFunction(array_type, "s(i)", "Q", 0);
+        if (one_u64 == NULL)
+            return NULL;
+    }
+    if (one_i64 == NULL) {
+        one_i64 = PyObject_CallFunction(array_type, "s(i)", "q", 0);
+        if (one_i64 == NULL)
+            return NULL;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const char *s = (const char *)view.buf, *at_key[USUAL_KEYS];
+    Py_ssize_t n = view.len, pos = 0, size_of[USUAL_KEYS];
+    unsigned seen = 0;
+    PyObject *out = NULL, *items[8] = {NULL};
+    while (pos < n) {
+        Py_ssize_t room = n - pos < FIELD_KEY_MAX + 1 ? n - pos : FIELD_KEY_MAX + 1;
+        const char *nul = memchr(s + pos, 0, (size_t)room);
+        if (nul == NULL || nul == s + pos)
+            goto not_usual;
+        Py_ssize_t at = nul - s + 1, klen = nul - (s + pos);
+        if (n - at < 4)
+            goto not_usual;
+        const unsigned char *u = (const unsigned char *)s + at;
+        uint32_t size = (uint32_t)u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16 | (uint32_t)u[3] << 24;
+        at += 4;
+        if ((Py_ssize_t)size > n - at)
+            goto not_usual;
+        int k = 0;
+        while (k < USUAL_KEYS && !(usual_key_size[k] == klen && memcmp(usual_keys[k], s + pos, klen) == 0))
+            k++;
+        if (k == USUAL_KEYS || seen & 1u << k) /* another field, or one twice */
+            goto not_usual;
+        seen |= 1u << k;
+        at_key[k] = s + at;
+        size_of[k] = (Py_ssize_t)size;
+        pos = at + (Py_ssize_t)size;
+    }
+    if ((seen & ((1u << USUAL_NEEDED) - 1)) != (1u << USUAL_NEEDED) - 1)
+        goto not_usual;
+    double wall, mono;
+    if (usual_float(at_key[USUAL_WALL], size_of[USUAL_WALL], &wall) < 0 ||
+        usual_float(at_key[USUAL_MONO], size_of[USUAL_MONO], &mono) < 0)
+        goto not_usual;
+    if (size_of[USUAL_BOOT] != PyBytes_GET_SIZE(boot) ||
+        memcmp(at_key[USUAL_BOOT], PyBytes_AS_STRING(boot), (size_t)size_of[USUAL_BOOT]) != 0 ||
+        size_of[USUAL_HOST] != PyBytes_GET_SIZE(host) ||
+        memcmp(at_key[USUAL_HOST], PyBytes_AS_STRING(host), (size_t)size_of[USUAL_HOST]) != 0)
+        goto not_usual;
+    if (!usual_table(at_key[USUAL_NETDEV], size_of[USUAL_NETDEV], names, 16 * nnames) ||
+        !usual_table(at_key[USUAL_TCP], size_of[USUAL_TCP], tcp_names, ntcp + next))
+        goto not_usual;
+    if (size_of[USUAL_CPUSUM] != USUAL_CPUSUM_SIZE)
+        goto not_usual;
+    const unsigned char *c = (const unsigned char *)at_key[USUAL_CPUSUM];
+    uint64_t sums[10];
+    for (int i = 0; i < 10; i++)
+        sums[i] = usual_u64(c + 8 * i);
+    /* the usual mask: everything summed, a hottest CPU of some ticks (frame_tables.parse_cpusum) */
+    if (sums[0] != 15 || sums[9] == 0 || sums[8] > sums[9])
+        goto not_usual;
+    union { uint64_t u; double d; } since;
+    since.u = usual_u64(c + 80);
+    PyTypeObject *type = (PyTypeObject *)sums_obj;
+    PyObject *sums_out = type->tp_alloc(type, 10);
+    items[5] = sums_out;
+    if (sums_out == NULL)
+        goto fail;
+    for (int i = 0; i < 9; i++) {
+        PyObject *v = PyLong_FromUnsignedLongLong(sums[i + 1]);
+        if (v == NULL)
+            goto fail;
+        PyTuple_SET_ITEM(sums_out, i, v);
+    }
+    PyObject *since_obj = PyFloat_FromDouble(since.d);
+    if (since_obj == NULL)
+        goto fail;
+    PyTuple_SET_ITEM(sums_out, 9, since_obj);
+    Py_ssize_t hn = PyBytes_GET_SIZE(names) + 1, ht = PyBytes_GET_SIZE(tcp_names) + 1;
+    if ((items[0] = PyFloat_FromDouble(wall)) == NULL || (items[1] = PyFloat_FromDouble(mono)) == NULL ||
+        (items[2] = usual_array(one_u64, at_key[USUAL_NETDEV] + hn, 16 * nnames)) == NULL ||
+        (items[3] = usual_array(one_i64, at_key[USUAL_TCP] + ht, ntcp)) == NULL ||
+        (items[4] = usual_array(one_u64, at_key[USUAL_TCP] + ht + 8 * ntcp, next)) == NULL)
+        goto fail;
+    for (int k = USUAL_PEERS; k <= USUAL_MESH; k++) {
+        if (seen & 1u << k)
+            items[6 + k - USUAL_PEERS] = PyBytes_FromStringAndSize(at_key[k], size_of[k]);
+        else {
+            Py_INCREF(Py_None);
+            items[6 + k - USUAL_PEERS] = Py_None;
+        }
+        if (items[6 + k - USUAL_PEERS] == NULL)
+            goto fail;
+    }
+    if ((out = PyTuple_New(8)) == NULL)
+        goto fail;
+    for (int i = 0; i < 8; i++)
+        PyTuple_SET_ITEM(out, i, items[i]);
+    PyBuffer_Release(&view);
+    return out;
+not_usual:
+    PyBuffer_Release(&view);
+    Py_RETURN_NONE;
+fail:
+    for (int i = 0; i < 8; i++)
+        Py_XDECREF(items[i]);
     PyBuffer_Release(&view);
     return NULL;
 }
@@ -2561,6 +2803,8 @@ static PyMethodDef methods[] = {
     {"mesh_rows", mesh_rows, METH_VARARGS, "The readings of a mesh field's rows (None: an address not in texts)."},
     {"peak_sum", peak_sum, METH_VARARGS, "The largest a + b of one row over a ring's newest rows of floats."},
     {"frame_fields", frame_fields, METH_VARARGS, "The {key: value} fields of a remote sampler frame's payload."},
+    {"usual_frame", (PyCFunction)(void (*)(void))usual_frame, METH_FASTCALL,
+     "A steady node's usual frame in one pass, or None (FrameDecoder's careful path reads it)."},
     {"positive", positive, METH_O, "Indexes of the values above 0 (NaN is not)."},
     {"iface_totals", iface_totals, METH_VARARGS, "A node's interface totals from its rates table."},
     {"column_stats", column_stats, METH_O, "(sum, max, index of the first max) of doubles."},

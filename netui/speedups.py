@@ -12,6 +12,7 @@ import math
 import os
 import re
 import struct
+import sys
 from array import array
 from functools import lru_cache
 
@@ -303,6 +304,95 @@ def py_frame_fields(payload, limit: int = -1) -> dict[str, bytes]:
         out[data[pos:nul].decode("utf-8", "replace")] = data[at : at + size]
         pos = at + size
     return out
+
+
+_USUAL_KEYS = (b"wall", b"mono", b"netdev", b"cpusum", b"tcp", b"boot_id", b"hostname", b"ifsame")
+_USUAL_MAYBE = (b"peers", b"mesh")
+_USUAL_FLOAT = re.compile(rb"[0-9.]{1,63}")
+_USUAL_SUMS = struct.Struct("<10Qd")  # (collectors/protocol.py CPUSUM)
+_USUAL_STATE = "usual_frame: state must be (bytes, bytes, bytes, int, bytes, int, int)"
+
+
+def _usual_count(value, least: int) -> int:
+    if not isinstance(value, int):
+        raise TypeError(_USUAL_STATE)
+    if value > sys.maxsize:
+        raise OverflowError("Python int too large to convert to C ssize_t")
+    if value < least:
+        raise ValueError("usual_frame: a count of the state out of range")
+    return value
+
+
+def _usual_values(value: bytes, head: bytes, count: int) -> bytes | None:
+    """The ``count`` 8-byte values after ``head`` and a newline, when that is all ``value`` holds."""
+    h = len(head)
+    if len(value) - h - 1 != 8 * count or not value.startswith(head) or value[h : h + 1] != b"\n":
+        return None
+    return value[h + 1 :]
+
+
+def _usual_array(typecode: str, raw: bytes) -> array:
+    out = array(typecode)
+    out.frombytes(raw)
+    if sys.byteorder != "little":
+        out.byteswap()
+    return out
+
+
+def py_usual_frame(payload, state: tuple, sums: type) -> tuple | None:
+    """Pure-Python twin of _speedups.usual_frame."""
+    if not isinstance(state, tuple) or len(state) != 7:
+        raise TypeError(_USUAL_STATE)
+    if not (isinstance(sums, type) and issubclass(sums, tuple)):
+        raise TypeError("usual_frame: sums must be a subclass of tuple")
+    boot, host, names = state[:3]
+    if not (isinstance(boot, bytes) and isinstance(host, bytes) and isinstance(names, bytes)):
+        raise TypeError(_USUAL_STATE)
+    nnames = _usual_count(state[3], 1)
+    if not isinstance(state[4], bytes):
+        raise TypeError(_USUAL_STATE)
+    tcp_names, ntcp, next_ = state[4], _usual_count(state[5], 1), _usual_count(state[6], 0)
+    data = bytes(memoryview(payload))
+    fields: dict[bytes, bytes] = {}
+    pos, n = 0, len(data)
+    while pos < n:
+        nul = data.find(b"\0", pos, pos + FIELD_KEY_MAX + 1)
+        if nul <= pos:
+            return None
+        at = nul + 1
+        if n - at < 4:
+            return None
+        size = int.from_bytes(data[at : at + 4], "little")
+        at += 4
+        if size > n - at:
+            return None
+        key = data[pos:nul]
+        if key in fields or (key not in _USUAL_KEYS and key not in _USUAL_MAYBE):  # another field, or one twice
+            return None
+        fields[key] = data[at : at + size]
+        pos = at + size
+    if any(k not in fields for k in _USUAL_KEYS):
+        return None
+    clocks = []
+    for key in (b"wall", b"mono"):
+        if _USUAL_FLOAT.fullmatch(fields[key]) is None:
+            return None
+        try:
+            clocks.append(float(fields[key]))
+        except ValueError:
+            return None
+    if fields[b"boot_id"] != boot or fields[b"hostname"] != host:
+        return None
+    flat = _usual_values(fields[b"netdev"], names, 16 * nnames)
+    counters = _usual_values(fields[b"tcp"], tcp_names, ntcp + next_)
+    if flat is None or counters is None or len(fields[b"cpusum"]) != _USUAL_SUMS.size:
+        return None
+    values = _USUAL_SUMS.unpack(fields[b"cpusum"])
+    if values[0] != 15 or values[9] == 0 or values[8] > values[9]:
+        return None
+    return (clocks[0], clocks[1], _usual_array("Q", flat), _usual_array("q", counters[: 8 * ntcp]),
+            _usual_array("Q", counters[8 * ntcp :]), tuple.__new__(sums, values[1:]), fields.get(b"peers"),
+            fields.get(b"mesh"))
 
 
 def py_positive(values: array) -> tuple[int, ...]:
@@ -837,7 +927,7 @@ try:
         raise ImportError("NETUI_PURE_PYTHON is set")
     from netui._speedups import (column_stats, columns, deltas, frame_fields, iface_totals, mesh_check, mesh_rows,
                                  mesh_targets, parse_rows, peak_sum, peer_like, peer_names, peer_rates, pool_entries, pool_readings,
-                                 pool_rows, positive, put_frame, rate_codes, share)
+                                 pool_rows, positive, put_frame, rate_codes, share, usual_frame)
     from netui._speedups import float_row, rate_row
 
     COMPILED = True
@@ -848,6 +938,7 @@ except ImportError:
     mesh_check, mesh_targets, pool_rows, put_frame = py_mesh_check, py_mesh_targets, py_pool_rows, py_put_frame
     float_row, rate_row = py_float_row, py_rate_row
     peer_like, peer_names, peer_rates = py_peer_like, py_peer_names, py_peer_rates
+    usual_frame = py_usual_frame
     COMPILED = False
 
 

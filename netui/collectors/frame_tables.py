@@ -124,6 +124,13 @@ def parse_tcp_compact(raw: bytes) -> TcpSample:
     return TcpSample(CounterMap(tcp_keys, tcp, tcp_index), CounterMap(ext_keys, ext, ext_index))
 
 
+def tcp_layout_of(raw: bytes) -> tuple[bytes, tuple]:
+    """The names block of a TCP table that parse_tcp_compact read (its two names lines) and
+    their layout: (Tcp names, TcpExt names, their indexes), as the samples of that table share them."""
+    second = raw.find(b"\n", raw.find(b"\n") + 1)
+    return raw[:second], _tcp_layout(raw[:second])
+
+
 _make_sums = CpuSums._make
 
 

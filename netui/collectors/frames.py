@@ -28,14 +28,15 @@ from netui.collectors.frame_tables import (
     parse_netirq_compact,
     parse_softnet_compact,
     parse_tcp_compact,
+    tcp_layout_of,
 )
 from netui.collectors.procfs import ParseError
 from netui.collectors.protocol import IB_NAMES, MAGIC, MAX_FIELDS, MAX_FRAME, MAX_RECORD_LINES, PORT_ATTRS
 from netui.collectors.protocol import TABLES as _TABLE_KEYS
 from netui.model.flows import PeerSample
 from netui.model.mesh import MeshSample
-from netui.model.samples import IfaceLayout, InterfaceTable, NodeSample
-from netui.speedups import frame_fields
+from netui.model.samples import CounterMap, CpuSums, IfaceLayout, InterfaceTable, NodeSample, TcpSample
+from netui.speedups import frame_fields, usual_frame
 
 
 class FrameError(ParseError):
@@ -87,7 +88,10 @@ class FrameDecoder:
 
     It holds what a frame may leave out: the interfaces' sysfs records (``ifsame``), and
     the layout they gave with the last interface names, so a steady node's interfaces cost
-    one comparison of names.
+    one comparison of names. Once a frame of the usual fields (``_USUAL_SUMS``) was read,
+    the next ones are read in one call (``usual_frame``) while their names, identity and
+    sums are as that frame's; any other frame goes the careful way, and the next usual one
+    sets that up again.
     """
 
     def __init__(self) -> None:
@@ -99,6 +103,9 @@ class FrameDecoder:
         self._peers: PeerSample | None = None
         self._peers_layout: PeerLayout | None = None  # what the next field likely shares with it (parse_like)
         self._ids: tuple = (None, None, None, None)  # the last boot_id and hostname fields, and their texts
+        # what a frame must share with the last usual one to be read in one call: usual_frame's
+        # state, then the boot_id and hostname texts, the interfaces' layout, the tcp table's layout
+        self._same: tuple | None = None
 
     def _peers_of(self, raw: bytes | None) -> PeerSample | None:
         """The PeerSample of a "peers" field (the one before when the sampler repeated it; one
@@ -123,6 +130,12 @@ class FrameDecoder:
         """The NodeSample carried by one payload. FrameError when it is not well formed, or
         holds more than MAX_FIELDS fields or a record of more than MAX_RECORD_LINES lines;
         of more than MAX_IFACES interfaces the first are kept, and the sample's problems say so."""
+        same = self._same
+        if same is not None:
+            got = usual_frame(payload, same[0], CpuSums)
+            if got is not None:
+                return self._same_sample(got, same)
+            self._same = None  # (the careful path may change what it holds: the next usual frame sets it again)
         self._cut = None
         sample = self._decode(payload)
         if self._cut is not None:
@@ -212,6 +225,20 @@ class FrameDecoder:
                                    ethtool_mono_s=eth_mono, interfaces=interfaces, peers=peers)
         return sample if mesh is None else replace(sample, mesh=mesh)
 
+    def _same_sample(self, got: tuple, same: tuple) -> NodeSample:
+        """The sample of a frame usual_frame read: what _usual makes of it."""
+        wall, mono, flat, tcp, ext, sums, raw_peers, raw_mesh = got
+        _, boot_id, hostname, layout, (tcp_keys, ext_keys, tcp_index, ext_index) = same
+        mesh = None
+        if raw_mesh is not None:
+            try:
+                mesh = parse_mesh(raw_mesh)
+            except ParseError as exc:  # the mesh's reading is unavailable, never the node's error
+                mesh = MeshSample(mono, available=False, error=str(exc))
+        return NodeSample(wall, mono, boot_id, InterfaceTable(layout, flat),
+                          TcpSample(CounterMap(tcp_keys, tcp, tcp_index), CounterMap(ext_keys, ext, ext_index)),
+                          None, None, None, hostname, (), None, sums, self._peers_of(raw_peers), mesh)
+
     def _usual(self, fields: dict, tables: bool, peers: PeerSample | None = None,
                mesh: MeshSample | None = None) -> NodeSample | None:
         """The sample of a frame with the usual fields (``_USUAL_SUMS``, or ``_USUAL`` with
@@ -229,7 +256,13 @@ class FrameDecoder:
         if boot_raw != ids[0] or host_raw != ids[1]:  # (the same on every frame of a node, but after a reboot)
             ids = self._ids = (bytes(boot_raw), bytes(host_raw), boot_raw.decode("utf-8", "replace").strip() or None,
                                host_raw.decode("utf-8", "replace").strip() or None)
-        return _steady(wall, mono, ids[2], ids[3], interfaces, fields, tables, peers, mesh)
+        sample = _steady(wall, mono, ids[2], ids[3], interfaces, fields, tables, peers, mesh)
+        if sample is not None and not tables and self._cut is None:  # the next frames may be read in one call
+            netdev, (tcp_names, layout) = fields["netdev"], tcp_layout_of(fields["tcp"])
+            names = netdev[: netdev.find(b"\n")]
+            self._same = ((ids[0], ids[1], bytes(names), len(interfaces.layout.names), bytes(tcp_names),
+                           len(layout[0]), len(layout[1])), ids[2], ids[3], interfaces.layout, layout)
+        return sample
 
     def _interfaces(self, texts: dict, attrs: dict, same: bool) -> InterfaceTable | None:
         """The sample's interfaces from the sampler's table; None: sample_from_texts finds

@@ -319,8 +319,8 @@ class TcpSample:
     counters of the ``TcpExt:`` pair of /proc/net/netstat (collectors.assemble.TCPEXT_FIELDS).
     """
 
-    tcp: dict[str, int]
-    ext: dict[str, int] = field(default_factory=dict)
+    tcp: Mapping[str, int]
+    ext: Mapping[str, int] = field(default_factory=dict)
 
 
 def _packed(column):
