@@ -32,8 +32,8 @@ from netui.model.fleet import Fleet
 from netui.model.health import Level
 from netui.model.leafload import LeafLoad, leaf_loads, with_suspects
 from netui.model.node import Node, NodeState
-from netui.ui.columns import (SORT_LABELS, WHY_WIDE, Column, GridOptions, cell_level, fit_columns, fleet_has_fabric,
-                              fleet_has_mesh, leaf_text, natural_ranks, sort_key, trend_top)
+from netui.ui.columns import (SORT_LABELS, WHY_WIDE, Column, GridOptions, fit_columns, fleet_has_fabric,
+                              fleet_has_mesh, leaf_text, natural_ranks, sorted_nodes, trend_top)
 from netui.ui.render import level_styles
 
 
@@ -127,6 +127,7 @@ class FleetGrid(ScrollView, can_focus=True):
         self._placed: dict[str, str] = {}  # node → its leaf ("" unplaced), when grouped
         self._columns: tuple[Column, ...] = ()
         self._widths: tuple[int, ...] = ()
+        self._cells_plan: list[tuple] = []  # per column: how its cell is made (_plan_cells)
         self._shown: list[Node] = []
         self._cursor = 0
         self._followed: str | None = None  # the node the user put the cursor on
@@ -179,10 +180,10 @@ class FleetGrid(ScrollView, can_focus=True):
         needle = self.filter.lower()
         nodes = [n for n in fleet if needle in n.name.lower() or needle in n.state.value] if needle else list(fleet)
         try:
-            return sorted(nodes, key=sort_key(self.sort, self._name_ranks.__getitem__))
+            return sorted_nodes(nodes, self.sort, self._name_ranks)
         except KeyError:  # a name not ranked yet (the first tick, another fleet): rank them all again
             self._name_ranks = natural_ranks(n.name for n in fleet)
-            return sorted(nodes, key=sort_key(self.sort, self._name_ranks.__getitem__))
+            return sorted_nodes(nodes, self.sort, self._name_ranks)
 
     # one tick -----------------------------------------------------------------------------
     def show(self, fleet: Fleet) -> None:
@@ -191,6 +192,7 @@ class FleetGrid(ScrollView, can_focus=True):
         self.mesh = fleet_has_mesh(fleet)
         self._columns = fit_columns(self.width_cells, fabric=self.fabric, mesh=self.mesh)
         self._widths = tuple(self._column_width(c, self._columns) for c in self._columns)
+        self._plan_cells()
         self._level_styles = level_styles(self.app.theme_variables)
         cursor_was_in_view = self._in_view(self._cursor)
         self._shown = self.visible_nodes(fleet)
@@ -291,26 +293,32 @@ class FleetGrid(ScrollView, can_focus=True):
         run: list[str] = []
         run_style: Style | None = None
         styles = self._level_styles
-        stale = node.state is NodeState.STALE
+        options = self.options
+        stale = self.STALE_STYLE if node.state is NodeState.STALE else None
         level = node.level  # the name's, state's and Why's (``cell_level``): asked once a row
-        for col, width in zip(self._columns, self._widths):
-            key = col.key
-            # names and states always wear their level's colour; metrics only when not ok
-            if key in _NAMED:
-                style: Style | None = styles[level]
-            elif (cell := level if key == "health" else cell_level(col, node)) is not None and cell > 0:
-                style = styles[cell]
-            elif stale and key != "health":
-                style = self.STALE_STYLE  # the last values of a node that stopped answering: dim
-            else:
-                style = None
-            text = col.text(node, self.options)
-            if key == "node" and node.name in self.marked:
+        marked = node.name in self.marked
+        for kind, width, right, text_of, metric, value_of in self._cells_plan:
+            # names and states always wear their level's colour; metrics only when not ok, and
+            # the last values of a node that stopped answering are dim (``cell_level``)
+            if kind is _METRIC:
+                cell = node.threshold(metric).level(value_of(node))
+                style: Style | None = styles[cell] if cell else stale
+            elif kind is _LEVELLED:
+                cell = value_of(node)
+                style = styles[cell] if cell else stale
+            elif kind is _PLAIN:
+                style = stale
+            elif kind is _WHY:
+                style = styles[level] if level else None
+            else:  # _NAME, _STATE
+                style = styles[level]
+            text = text_of(node, options)
+            if marked and kind is _NAME:
                 text = self.MARK + text
             if len(text) > width:
                 text = text[: width - 1] + "…"
             # one blank cell after every column separates it from the next
-            text = (text.rjust(width) if col.right else text.ljust(width)) + " "
+            text = text.rjust(width) + " " if right else text.ljust(width + 1)
             texts.append(text)
             if style is not run_style and run:
                 runs.append(("".join(run), run_style))
@@ -320,6 +328,26 @@ class FleetGrid(ScrollView, can_focus=True):
         if run:
             runs.append(("".join(run), run_style))
         return FormattedRow(texts, runs, _cells(texts))
+
+    def _plan_cells(self) -> None:
+        """How each column's cell is made and coloured (``_format``, ``cell_level``), once a
+        tick rather than once a cell."""
+        plan = []
+        for col, width in zip(self._columns, self._widths):
+            if col.key == "node":
+                kind, metric, value_of = _NAME, None, None
+            elif col.key == "state":
+                kind, metric, value_of = _STATE, None, None
+            elif col.key == "health":
+                kind, metric, value_of = _WHY, None, None
+            elif col.threshold and col.value:
+                kind, metric, value_of = _METRIC, col.threshold, col.value
+            elif col.level is not None:
+                kind, metric, value_of = _LEVELLED, None, col.level
+            else:
+                kind, metric, value_of = _PLAIN, None, None
+            plan.append((kind, width, col.right, col.text, metric, value_of))
+        self._cells_plan = plan
 
     # painting -----------------------------------------------------------------------------
     def render_lines(self, crop: Region) -> list[Strip]:
@@ -476,7 +504,10 @@ def _cells(texts: list[str]) -> int:
     return cells
 
 
-_NAMED = frozenset(("node", "state"))  # cells that wear their node's level's colour even when ok
+# how a column's cell is coloured (``_plan_cells``): the name and the state always wear their
+# node's level's colour, Why when it is not ok; a metric its threshold's level, a levelled
+# cell (Loss) its own, when not ok; plain cells none (all but Why dim on a stale node)
+_NAME, _STATE, _WHY, _METRIC, _LEVELLED, _PLAIN = "name", "state", "why", "metric", "levelled", "plain"
 
 
 def _key(line: Node | LeafLoad) -> str:
