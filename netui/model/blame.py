@@ -29,11 +29,6 @@ answer one can act on:
   straggler: it does at the first interval whose flows are read (a victim by then, never),
   or after ``unread_intervals`` such intervals in a row.
 
-The fleet's flows are read at a tick only when they can change its judgement
-(``HeldStragglers.needs_flows``): a slow direction or retransmits found, or an excess alone
-(drops, softirq, pause frames, CNPs) on a node that can be named at it, its link then judged
-by the retransmitting flows beside it (``lossy_links``).
-
 Pure: ``HeldStragglers.update`` is fed once per interval; its cost grows with the nodes
 found slow, not with the fleet.
 """
@@ -356,23 +351,6 @@ class HeldStragglers:
         self._ticks = 0  # intervals fed
         self.stragglers: list[Straggler] = []  # held, in the order they became stragglers
         self.victims: list[Straggler] = []  # held, each with its ``slowed_by``
-
-    def needs_flows(self, found: Iterable[Straggler]) -> bool:
-        """Whether the nodes' flows can change this interval's judgement of ``found``: a
-        slow direction (the victim rule) or retransmits (the wait for flows, ``victims_of``)
-        can; an excess alone (drops, softirq, pause frames, CNPs) only through its link's
-        retransmitting flows (``lossy_links``), which matter once the node can be named: it
-        was flagged already in the window, or is held. A busy fleet has one-interval bursts
-        of drops on a few nodes at most ticks, none ever named: no tick reads every node's
-        flows for them."""
-        tracks = self._tracks
-        for s in found:
-            if s.slow or s.metric == "retrans":
-                return True
-            t = tracks.get(s.node)
-            if t is not None and (t.held or t.flagged):
-                return True
-        return False
 
     def update(self, found: list[Straggler], culprits: Iterable[str] = (), peers: Flows | None = None,
                links: Sequence[FabricSuspect] = (), crossing: Crossing | None = None,

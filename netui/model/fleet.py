@@ -306,9 +306,8 @@ class Fleet:
             culprits.update(self.pair_suspects)
             found = find_stragglers(self.nodes.values(), self.straggler_rules)
             paths = self.paths()
-            # (the flows are only read when they can change what is found, or an uplink has a
-            # capacity to fill)
-            if peers is None and (held.needs_flows(found) or paths is not None and (found or self._capacities())):
+            # (the flows are only read when someone is found, or an uplink has a capacity to fill)
+            if peers is None and (found or paths is not None and self._capacities()):
                 peers = self.peer_flows()
             links, crossing = (), None
             if paths is not None:
