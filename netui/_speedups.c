@@ -783,46 +783,60 @@ static unsigned short rate_code(double v, double ceiling) {
     return (unsigned short)nearbyint(log2(1.0 + v) * 1500.0);
 }
 
+/* The rows ``rate_codes`` and ``rate_row`` code: ``obj``'s doubles (into ``v``, released
+ * on failure), rows of ``stride``, and the positions in a row of ``offsets`` (a tuple of at
+ * most 16, into ``off``, ``*k`` of them); ``*rows`` the rows. ValueError unless they fit. */
+static int rate_rows(PyObject *obj, Py_ssize_t stride, PyObject *offsets, Py_buffer *v, Py_ssize_t off[16],
+                     Py_ssize_t *k, Py_ssize_t *rows) {
+    if (get_doubles(obj, v) < 0)
+        return -1;
+    Py_ssize_t n = v->len / 8;
+    *k = PyTuple_GET_SIZE(offsets);
+    if (stride < 1 || n % stride || *k > 16) {
+        PyBuffer_Release(v);
+        PyErr_SetString(PyExc_ValueError, "not rows of that stride");
+        return -1;
+    }
+    for (Py_ssize_t j = 0; j < *k; j++) {
+        off[j] = PyLong_AsSsize_t(PyTuple_GET_ITEM(offsets, j));
+        if (off[j] == -1 && PyErr_Occurred()) {
+            PyBuffer_Release(v);
+            return -1;
+        }
+        if (off[j] < 0 || off[j] >= stride) {
+            PyBuffer_Release(v);
+            PyErr_SetString(PyExc_ValueError, "offset outside the row");
+            return -1;
+        }
+    }
+    *rows = n / stride;
+    return 0;
+}
+
+/* Each row's values at ``off`` as their codes, row after row, into ``o``. */
+static void code_rows(const double *x, Py_ssize_t rows, Py_ssize_t stride, const Py_ssize_t *off, Py_ssize_t k,
+                      double ceiling, unsigned short *o) {
+    for (Py_ssize_t r = 0; r < rows; r++)
+        for (Py_ssize_t j = 0; j < k; j++)
+            *o++ = rate_code(x[r * stride + off[j]], ceiling);
+}
+
 static PyObject *rate_codes(PyObject *self, PyObject *args) {
     PyObject *obj, *offsets;
-    Py_ssize_t stride;
+    Py_ssize_t stride, k, rows, off[16];
     double ceiling;
     if (!PyArg_ParseTuple(args, "OnO!d", &obj, &stride, &PyTuple_Type, &offsets, &ceiling))
         return NULL;
     Py_buffer v;
-    if (get_doubles(obj, &v) < 0)
+    if (rate_rows(obj, stride, offsets, &v, off, &k, &rows) < 0)
         return NULL;
-    Py_ssize_t n = v.len / 8, k = PyTuple_GET_SIZE(offsets);
-    Py_ssize_t off[16];
-    if (stride < 1 || n % stride || k > 16) {
-        PyBuffer_Release(&v);
-        PyErr_SetString(PyExc_ValueError, "not rows of that stride");
-        return NULL;
-    }
-    for (Py_ssize_t j = 0; j < k; j++) {
-        off[j] = PyLong_AsSsize_t(PyTuple_GET_ITEM(offsets, j));
-        if (off[j] == -1 && PyErr_Occurred()) {
-            PyBuffer_Release(&v);
-            return NULL;
-        }
-        if (off[j] < 0 || off[j] >= stride) {
-            PyBuffer_Release(&v);
-            PyErr_SetString(PyExc_ValueError, "offset outside the row");
-            return NULL;
-        }
-    }
-    Py_ssize_t rows = n / stride;
     void *data;
     PyObject *out = new_array(one_code, rows * k, &data);
     if (out == NULL) {
         PyBuffer_Release(&v);
         return NULL;
     }
-    const double *x = v.buf;
-    unsigned short *o = data;
-    for (Py_ssize_t r = 0; r < rows; r++)
-        for (Py_ssize_t j = 0; j < k; j++)
-            *o++ = rate_code(x[r * stride + off[j]], ceiling);
+    code_rows(v.buf, rows, stride, off, k, ceiling, data);
     PyBuffer_Release(&v);
     return out;
 }
@@ -894,10 +908,13 @@ static PyObject *rate_row(PyObject *self, PyObject *const *args, Py_ssize_t narg
         PyErr_SetString(PyExc_TypeError, "rate_row(buf, at, width, values, stride, offsets, ceiling)");
         return NULL;
     }
-    Py_ssize_t at = PyLong_AsSsize_t(args[1]), width = PyLong_AsSsize_t(args[2]);
-    Py_ssize_t stride = PyLong_AsSsize_t(args[4]);
-    double ceiling = PyFloat_AsDouble(args[6]);
-    if (PyErr_Occurred())
+    Py_ssize_t at, width, stride, k, rows, off[16];
+    double ceiling;
+    /* (each converted and checked in turn: none is called with an exception set) */
+    if (((at = PyLong_AsSsize_t(args[1])) == -1 && PyErr_Occurred())
+        || ((width = PyLong_AsSsize_t(args[2])) == -1 && PyErr_Occurred())
+        || ((stride = PyLong_AsSsize_t(args[4])) == -1 && PyErr_Occurred())
+        || ((ceiling = PyFloat_AsDouble(args[6])) == -1.0 && PyErr_Occurred()))
         return NULL;
     PyObject *offsets = args[5];
     if (!PyTuple_Check(offsets)) {
@@ -905,43 +922,19 @@ static PyObject *rate_row(PyObject *self, PyObject *const *args, Py_ssize_t narg
         return NULL;
     }
     Py_buffer v;
-    if (get_doubles(args[3], &v) < 0)
+    if (rate_rows(args[3], stride, offsets, &v, off, &k, &rows) < 0)
         return NULL;
-    Py_ssize_t n = v.len / 8, k = PyTuple_GET_SIZE(offsets);
-    Py_ssize_t off[16];
-    if (stride < 1 || n % stride || k > 16) {
-        PyBuffer_Release(&v);
-        PyErr_SetString(PyExc_ValueError, "not rows of that stride");
-        return NULL;
-    }
-    for (Py_ssize_t j = 0; j < k; j++) {
-        off[j] = PyLong_AsSsize_t(PyTuple_GET_ITEM(offsets, j));
-        if (off[j] == -1 && PyErr_Occurred()) {
-            PyBuffer_Release(&v);
-            return NULL;
-        }
-        if (off[j] < 0 || off[j] >= stride) {
-            PyBuffer_Release(&v);
-            PyErr_SetString(PyExc_ValueError, "offset outside the row");
-            return NULL;
-        }
-    }
-    Py_ssize_t rows = n / stride;
-    if (n / stride * k != width) {
+    if (rows * k != width) {
         PyBuffer_Release(&v);
         PyErr_SetString(PyExc_ValueError, "rate_row: not width codes");
         return NULL;
     }
     Py_buffer out;
-    if (get_row(args[0], &out, 2, 'H', "expected a buffer of unsigned 16-bit integers", at, rows * k) < 0) {
+    if (get_row(args[0], &out, 2, 'H', "expected a buffer of unsigned 16-bit integers", at, width) < 0) {
         PyBuffer_Release(&v);
         return NULL;
     }
-    const double *x = v.buf;
-    unsigned short *o = (unsigned short *)out.buf + at;
-    for (Py_ssize_t r = 0; r < rows; r++)
-        for (Py_ssize_t j = 0; j < k; j++)
-            *o++ = rate_code(x[r * stride + off[j]], ceiling);
+    code_rows(v.buf, rows, stride, off, k, ceiling, (unsigned short *)out.buf + at);
     PyBuffer_Release(&out);
     PyBuffer_Release(&v);
     Py_RETURN_NONE;

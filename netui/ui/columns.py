@@ -10,7 +10,7 @@ from netui.model.health import Level
 from netui.model.leafload import LeafLoad
 from netui.model.mesh import loss_level
 from netui.model.node import Node, NodeState
-from netui.ui.render import spark_sum
+from netui.ui.render import spark
 from netui.ui.why import SHORT_CELLS, long_why, short_why
 
 SPARK_WIDTH = 12
@@ -66,8 +66,10 @@ def _trend(n: Node, o: GridOptions) -> str:
     if not n.state.reachable:
         return ""  # a node that is down has no trend: its last bars are not news
     table = n.history.table  # its columns read straight (the views' calls, on every row painted)
-    return spark_sum(table.column("rx_bytes_per_s", SPARK_WIDTH), table.column("tx_bytes_per_s", SPARK_WIDTH),
-                     SPARK_WIDTH, top=o.trend_top)
+    rx = table.column("rx_bytes_per_s", SPARK_WIDTH)
+    tx = table.column("tx_bytes_per_s", SPARK_WIDTH)
+    both = [None if a is None and b is None else (a or 0) + (b or 0) for a, b in zip(rx, tx)]
+    return spark(both, SPARK_WIDTH, top=o.trend_top)
 
 
 def trend_top(nodes) -> float | None:
@@ -298,12 +300,30 @@ def leaf_text(col: Column, load: LeafLoad, o: GridOptions, width: int) -> str:
     return ""
 
 
+# how a column's cell is coloured (``cell_kind``): the name and the state always wear their
+# node's level's colour, Why when it is not ok; a metric its threshold's level, a levelled
+# cell (Loss) its own, when not ok; plain cells none (all but Why dim on a stale node: the grid)
+NAME, STATE, WHY, METRIC, LEVELLED, PLAIN = "name", "state", "why", "metric", "levelled", "plain"
+
+
+def cell_kind(col: Column) -> str:
+    """How ``col``'s cells are coloured: one of NAME, STATE, WHY, METRIC, LEVELLED, PLAIN."""
+    if col.key == "node":
+        return NAME
+    if col.key == "state":
+        return STATE
+    if col.key == "health":
+        return WHY
+    if col.threshold and col.value:
+        return METRIC
+    return LEVELLED if col.level is not None else PLAIN
+
+
 def cell_level(col: Column, node: Node) -> Level | None:
     """The level a cell is coloured with; None for plain cells."""
-    if col.key in ("node", "state", "health"):
-        return node.level
-    if col.threshold and col.value:
+    kind = cell_kind(col)
+    if kind is METRIC and col.threshold and col.value:  # (the test again: for the type checker)
         return node.threshold(col.threshold).level(col.value(node))
-    if col.level is not None:
+    if kind is LEVELLED and col.level is not None:
         return col.level(node)
-    return None
+    return None if kind is PLAIN else node.level

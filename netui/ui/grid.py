@@ -32,8 +32,9 @@ from netui.model.fleet import Fleet
 from netui.model.health import Level
 from netui.model.leafload import LeafLoad, leaf_loads, with_suspects
 from netui.model.node import Node, NodeState
-from netui.ui.columns import (SORT_LABELS, WHY_WIDE, Column, GridOptions, fit_columns, fleet_has_fabric,
-                              fleet_has_mesh, leaf_text, natural_ranks, sorted_nodes, trend_top)
+from netui.ui.columns import (LEVELLED, METRIC, NAME, PLAIN, SORT_LABELS, WHY, WHY_WIDE, Column, GridOptions,
+                              cell_kind, fit_columns, fleet_has_fabric, fleet_has_mesh, leaf_text, natural_ranks,
+                              sorted_nodes, trend_top)
 from netui.ui.render import level_styles
 
 
@@ -300,20 +301,20 @@ class FleetGrid(ScrollView, can_focus=True):
         for kind, width, right, text_of, metric, value_of in self._cells_plan:
             # names and states always wear their level's colour; metrics only when not ok, and
             # the last values of a node that stopped answering are dim (``cell_level``)
-            if kind is _METRIC:
+            if kind is METRIC:
                 cell = node.threshold(metric).level(value_of(node))
                 style: Style | None = styles[cell] if cell else stale
-            elif kind is _LEVELLED:
+            elif kind is LEVELLED:
                 cell = value_of(node)
                 style = styles[cell] if cell else stale
-            elif kind is _PLAIN:
+            elif kind is PLAIN:
                 style = stale
-            elif kind is _WHY:
+            elif kind is WHY:
                 style = styles[level] if level else None
-            else:  # _NAME, _STATE
+            else:  # NAME, STATE
                 style = styles[level]
             text = text_of(node, options)
-            if marked and kind is _NAME:
+            if marked and kind is NAME:
                 text = self.MARK + text
             if len(text) > width:
                 text = text[: width - 1] + "…"
@@ -330,24 +331,11 @@ class FleetGrid(ScrollView, can_focus=True):
         return FormattedRow(texts, runs, _cells(texts))
 
     def _plan_cells(self) -> None:
-        """How each column's cell is made and coloured (``_format``, ``cell_level``), once a
+        """How each column's cell is made and coloured (``_format``, ``cell_kind``), once a
         tick rather than once a cell."""
-        plan = []
-        for col, width in zip(self._columns, self._widths):
-            if col.key == "node":
-                kind, metric, value_of = _NAME, None, None
-            elif col.key == "state":
-                kind, metric, value_of = _STATE, None, None
-            elif col.key == "health":
-                kind, metric, value_of = _WHY, None, None
-            elif col.threshold and col.value:
-                kind, metric, value_of = _METRIC, col.threshold, col.value
-            elif col.level is not None:
-                kind, metric, value_of = _LEVELLED, None, col.level
-            else:
-                kind, metric, value_of = _PLAIN, None, None
-            plan.append((kind, width, col.right, col.text, metric, value_of))
-        self._cells_plan = plan
+        self._cells_plan = [(kind, width, col.right, col.text, col.threshold if kind is METRIC else None,
+                             col.value if kind is METRIC else col.level if kind is LEVELLED else None)
+                            for col, width in zip(self._columns, self._widths) for kind in (cell_kind(col),)]
 
     # painting -----------------------------------------------------------------------------
     def render_lines(self, crop: Region) -> list[Strip]:
@@ -502,12 +490,6 @@ def _cells(texts: list[str]) -> int:
         if not text.isascii():
             cells += cell_len(text) - len(text)
     return cells
-
-
-# how a column's cell is coloured (``_plan_cells``): the name and the state always wear their
-# node's level's colour, Why when it is not ok; a metric its threshold's level, a levelled
-# cell (Loss) its own, when not ok; plain cells none (all but Why dim on a stale node)
-_NAME, _STATE, _WHY, _METRIC, _LEVELLED, _PLAIN = "name", "state", "why", "metric", "levelled", "plain"
 
 
 def _key(line: Node | LeafLoad) -> str:

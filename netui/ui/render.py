@@ -34,32 +34,6 @@ def spark(values: Sequence[float | None], width: int, *, top: float | None = Non
     return "".join(out).rjust(width)
 
 
-def spark_sum(a: Sequence[float | None], b: Sequence[float | None], width: int, *, top: float | None = None) -> str:
-    """``spark`` of the pairwise sums of ``a`` and ``b`` (an unknown value counting as 0
-    beside a known one; both unknown: a blank), the same text: in one pass, as the grid's
-    trend column draws RX + TX on every row painted."""
-    if top is None or not 0 < top < math.inf:  # (NaN too) its own scale, or a floor line
-        return spark([None if x is None and y is None else (x or 0) + (y or 0) for x, y in zip(a, b)],
-                     width, top=top)
-    inf = math.inf
-    out = []
-    for x, y in zip(a, b):
-        if x is None:
-            if y is None:
-                out.append(" ")
-                continue
-            v = 0 + y
-        else:
-            v = x + (y or 0)
-        if not -inf < v < inf:
-            out.append(" ")
-        elif v >= top:
-            out.append(BARS[7])
-        else:  # (as spark rounds: 0 <= index <= 7 here)
-            out.append(BARS[int(v / top * 7 + 0.5)] if v > 0 else BARS[0])
-    return "".join(out[-width:]).rjust(width)
-
-
 # Theme variable carrying each level's colour.
 LEVEL_VARIABLES = {
     Level.OK: "success",

@@ -172,8 +172,11 @@ async def test_a_ring_with_one_shaped_link_names_that_node_and_never_its_neighbo
     finally:
         await asyncio.to_thread(unshape, lab, 3)
     n = len(ticks.first)
-    assert n >= TRAFFIC_S - SKIPPED_TICKS, ticks.story()
     named = sum(1 for first in ticks.first if first == "node3")
+    wrong = sum(1 for s in ticks.stragglers if set(s) - {"node3"})
+    print(f"\n{n} ticks: node3 named first in {named}, another named in {wrong}, the name changed "  # (seen with -s)
+          f"{ticks.changes()} times; named per tick {ticks.first}")
+    assert n >= TRAFFIC_S - SKIPPED_TICKS, ticks.story()
     assert named >= 0.95 * n, f"node3 named in {named} of {n} ticks\n{ticks.story()}"
     neighbours = [(i, s) for i, s in enumerate(ticks.stragglers) if {"node2", "node4"} & set(s)]
     assert not neighbours, f"a neighbour named as a straggler: {neighbours}\n{ticks.story()}"
@@ -328,8 +331,11 @@ async def test_a_ring_with_one_lossy_link_names_that_node_through_the_flows_that
     finally:
         await asyncio.to_thread(lossless, lab)
     n = len(ticks.first)
-    assert n >= TRAFFIC_S - SKIPPED_TICKS, ticks.story()
     named = sum(1 for first in ticks.first if first == "node3")
+    wrong = sum(1 for s in ticks.stragglers if set(s) - {"node3"})
+    print(f"\n{n} ticks: node3 named first in {named}, another named in {wrong}, the name changed "  # (seen with -s)
+          f"{ticks.changes()} times; named per tick {ticks.first}")
+    assert n >= TRAFFIC_S - SKIPPED_TICKS, ticks.story()
     assert named >= 0.9 * n, f"node3 named in {named} of {n} ticks\n{ticks.story()}"
     others = [(i, s) for i, s in enumerate(ticks.stragglers) if set(s) - {"node3"}]
     assert not others, f"another node named: {others}\n{ticks.story()}"

@@ -1,7 +1,6 @@
 """What the grid's tick saves must not change what it shows: the sort by natural ranks keeps
 ``units.name_key``'s order, worst first sorted in one pass keeps
-the key's, the trend column's sparkline of RX + TX drawn in one pass is ``spark``'s, and a
-row's cells are measured as ``cell_len`` measures them."""
+the key's, and a row's cells are measured as ``cell_len`` measures them."""
 
 from __future__ import annotations
 
@@ -14,7 +13,6 @@ from netui.model.health import Level
 from netui.model.node import NodeState
 from netui.ui.columns import SORTS, natural_ranks, sort_key, sorted_nodes
 from netui.ui.grid import _cells
-from netui.ui.render import spark, spark_sum
 from tests.unit.test_health_hold import _Node
 
 NAMES = ["node10", "node9", "node09", "gpu-a2", "gpu-a10", "x", "node1b", "node1a", "n0de", "Node3", "日本1"]
@@ -71,15 +69,3 @@ def test_worst_first_sorted_in_one_pass_orders_as_the_key_does_whatever_the_orde
             expected = sorted(nodes, key=sort_key(sort))
             assert sorted_nodes(nodes, sort, ranks) == expected
             assert sorted_nodes(r.sample(nodes, len(nodes)), sort, ranks) == expected
-
-
-def test_the_trend_sparkline_of_sums_is_the_sparkline_of_the_sums():
-    r = random.Random(2)
-    inf, nan = float("inf"), float("nan")
-    values = [None, None, 0.0, 1.0, 5e9, 1e10, 2e10, -3.0, 1e-9, inf, nan, 9.99e9]
-    for _ in range(2000):
-        a = [r.choice(values) for _ in range(r.randint(0, 14))]
-        b = [r.choice(values) for _ in range(r.randint(0, 14))]
-        top = r.choice([None, 1e10, 2e10, 3.0, 0.0, -1.0, inf, nan, 1.25e6])
-        both = [None if x is None and y is None else (x or 0) + (y or 0) for x, y in zip(a, b)]
-        assert spark_sum(a, b, 12, top=top) == spark(both, 12, top=top), (a, b, top)
