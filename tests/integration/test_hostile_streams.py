@@ -154,10 +154,19 @@ def test_record_runs_with_every_standard_stream_closed(tmp_path, loop):
 # --- signals to netui record -------------------------------------------------------------------
 
 
+def signals_as_a_shell_leaves_them() -> None:
+    """(A ``preexec_fn``.) The signals sent here at their default action in the child, whatever
+    the runner of the tests inherited: under ``nohup``, SIGHUP is ignored, and a shell's
+    background job (``&``) ignores SIGINT, and a child inherits what is ignored."""
+    for signum in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)
+
+
 def start_recording(out: Path, env: dict, *, ignore_hup: bool = False, stderr=subprocess.PIPE) -> subprocess.Popen:
     """``netui record`` of the captured tree every 0.1 s, once its file holds a tick."""
 
     def before() -> None:
+        signals_as_a_shell_leaves_them()
         if ignore_hup:  # as nohup starts it
             signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
@@ -278,7 +287,8 @@ def test_ctrl_c_in_a_matrix_prints_what_was_measured_marked_interrupted(shell_no
         p = subprocess.Popen([sys.executable, "-m", "netui", "bench", "iperf3", "n1", "n2", "n3", "--matrix",
                               "--duration", "1", "--test-net", "lo", "-F", str(shell_nodes / "ssh_config"),
                               *(["--json"] if fmt == "json" else [])],
-                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err, text=True, env=env,
+                             preexec_fn=signals_as_a_shell_leaves_them)
         try:
             deadline = time.monotonic() + BOUND_S
             while time.monotonic() < deadline and p.poll() is None and "· 3/6 tests" not in err_path.read_text():
