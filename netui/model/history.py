@@ -238,11 +238,13 @@ class RateTable:
         if names is not self.names and names != self.names:  # (the same tuple, sample after sample)
             self._set_names(names, self)
         row = self._count % self.capacity
-        self._t[row] = t
-        self._count += 1
         width = len(names)
         if width:
+            if len(codes) != width:  # (a slice given more or fewer would resize the whole table)
+                raise ValueError(f"{len(codes)} codes for {width} series")
             self._buf[row * width : (row + 1) * width] = codes
+        self._t[row] = t  # (a row refused above leaves the table as it was)
+        self._count += 1
 
     def append_rates(self, names: tuple[str, ...], values: array, stride: int, offsets: tuple[int, ...],
                      t: float = NAN) -> None:
@@ -252,11 +254,11 @@ class RateTable:
         if names is not self.names and names != self.names:
             self._set_names(names, self)
         row = self._count % self.capacity
+        width = len(names)
+        if width:  # (ValueError unless they are ``width`` codes: the table as it was)
+            rate_row(self._buf, row * width, width, values, stride, offsets, _CEILING)
         self._t[row] = t
         self._count += 1
-        width = len(names)
-        if width:  # (ValueError unless they are ``width`` codes)
-            rate_row(self._buf, row * width, width, values, stride, offsets, _CEILING)
 
     def _newest(self, buf: array, width: int, n: int) -> array:
         """The newest ``n`` rows of ``buf`` (``width`` items a row), oldest first."""
@@ -334,13 +336,13 @@ class FloatTable(RateTable):
             self._set_names(names, self)
         count = self._count
         row = count % self.capacity
-        self._t[row] = t
-        self._count = count + 1
         width = len(names)
-        if width:
+        if width:  # (a row refused here, ValueError or TypeError: the table as it was)
             if type(values) is not tuple or len(values) != width:
                 values = _floats_row(values, width)
             float_row(self._buf, row * width, values)  # (in C: nothing made)
+        self._t[row] = t
+        self._count = count + 1
 
     @staticmethod
     def _decode(raw: list) -> list[float | None]:

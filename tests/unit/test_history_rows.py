@@ -73,6 +73,34 @@ def test_a_row_of_another_width_is_refused_and_nothing_written():
     assert table._buf.tolist() == [0] * 6  # noqa: SLF001
 
 
+def _state(table) -> tuple:
+    return (table.times(), [table.view(n).values() for n in table.names], table._buf.tobytes())  # noqa: SLF001
+
+
+@pytest.mark.parametrize("kind", ["codes", "rates", "floats", "floats of no number"])
+def test_a_refused_row_leaves_the_table_as_it_was(kind):
+    """A row refused (the boundary then shows that node's internal error) neither advances the
+    table's time nor count, nor resizes it: the next row is the second, after the first."""
+    names = ("a", "b")
+    if kind == "floats" or kind == "floats of no number":
+        table = FloatTable(3, names)
+        good = lambda t: table.append_floats(names, (1.0, 2.0), t)  # noqa: E731
+        bad = (lambda: table.append_floats(names, (1.0, 2.0, 3.0), 9.0)) if kind == "floats" else \
+            (lambda: table.append_floats(names, (1.0, "x"), 9.0))
+    else:
+        table = RateTable(3, names)
+        good = lambda t: table.append(names, array("H", [3, 4]), t)  # noqa: E731
+        bad = (lambda: table.append(names, array("H", [3, 4, 5]), 9.0)) if kind == "codes" else \
+            (lambda: table.append_rates(names, array("d", [1.0] * 48), 16, (0, 8), 9.0))
+    good(1.0)
+    before = _state(table)
+    with pytest.raises((ValueError, TypeError)):
+        bad()
+    assert _state(table) == before and len(table._buf) == 3 * 2  # noqa: SLF001
+    good(2.0)
+    assert table.times() == [1.0, 2.0]
+
+
 @needs_c
 @settings(max_examples=300, deadline=None)
 @given(st.integers(-2, 8), st.lists(st.one_of(_VALUE, st.text(max_size=2)), max_size=6), st.integers(0, 10))
