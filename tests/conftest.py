@@ -13,6 +13,10 @@ run.
 """
 
 import functools
+import os
+import shutil
+import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -44,3 +48,29 @@ def pytest_asyncio_loop_factories(config, item):
     except eventloop.EventLoopChoiceError as exc:
         raise pytest.UsageError(str(exc)) from None
     return {name: functools.partial(eventloop.new_event_loop, name)}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _tmux_of_the_suite():
+    """The suite's tmux server, its own (TMUX_TMPDIR, inherited by every tmux the tests
+    start), with one session kept for the whole run. A tmux server exits once its last session
+    is gone, a moment after ``kill-session`` returns: the next test's ``new-session`` could meet
+    it exiting and fail ("server exited unexpectedly"). The tests' sessions never meet a user's
+    either. Ended, with its directory, at the end of the run."""
+    if shutil.which("tmux") is None:
+        yield
+        return
+    old = os.environ.get("TMUX_TMPDIR")
+    directory = tempfile.mkdtemp(prefix="netui-tmux-")
+    os.environ["TMUX_TMPDIR"] = directory
+    try:
+        subprocess.run(["tmux", "new-session", "-d", "-s", "netui-suite-keeper", "sleep", "infinity"],
+                       capture_output=True, timeout=30)
+        yield
+    finally:
+        subprocess.run(["tmux", "kill-server"], capture_output=True, timeout=30)
+        if old is None:
+            os.environ.pop("TMUX_TMPDIR", None)
+        else:
+            os.environ["TMUX_TMPDIR"] = old
+        shutil.rmtree(directory, ignore_errors=True)

@@ -132,7 +132,7 @@ async def test_replayed_rates_equal_the_live_ones_interval_by_interval(lab, tmp_
 def test_a_node_that_is_down_is_recorded_and_replays_down_with_its_reason(lab, tmp_path):
     path = tmp_path / "down.ndjson.gz"
     lab.node(3).stop_sshd()
-    r = subprocess.run([sys.executable, "-m", "netui", "record", "-o", str(path), "--count", "4", "--interval", "0.5",
+    r = subprocess.run([sys.executable, "-m", "netui", "record", "-o", str(path), "--count", "12", "--interval", "0.5",
                         "--connect-timeout", "3", "-F", str(lab.ssh_config), lab.host_pattern()],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr

@@ -61,7 +61,8 @@ async def test_a_slow_link_is_flagged_by_its_throughput_within_three_intervals_a
         await asyncio.sleep(0.5)
         for i, node in enumerate(nodes):
             peer = nodes[(i + 1) % len(nodes)]
-            iperf3.append(node.popen(["iperf3", "-c", peer.address, "-t", "14", "-b", "3G"]))
+            # (60 s: longer than the test's bounded waits add up to; killed at its end)
+            iperf3.append(node.popen(["iperf3", "-c", peer.address, "-t", "60", "-b", "3G"]))
         await wait_for(lambda: all((n.summary.tx_bytes_per_s or 0) * 8 > 1e9 for n in m.fleet), 8,
                        "traffic on every node", m)
         # all is well: nobody is flagged (a veth at 3 Gb/s can retransmit 0.1 % for a moment,

@@ -75,6 +75,13 @@ async def wait_for(predicate, timeout_s: float, what: str, monitor: Monitor | No
     raise AssertionError(f"{what}: not within {timeout_s} s; {states}")
 
 
+def others_went_on(m, names, before: dict[str, int]) -> bool:
+    """(A ``wait_for`` predicate.) Each of ``names`` has two samples more than ``before``;
+    fails at once when one of them is not up."""
+    assert all(m.fleet[name].state is NodeState.UP for name in names), {n: m.fleet[n].state for n in names}
+    return all(m.fleet[name].samples_seen > before[name] + 1 for name in names)
+
+
 async def run_until(monitor: Monitor, done, timeout_s: float, what: str) -> None:
     """Run the monitor until ``done()`` (at most ``timeout_s``); fail naming every node's state."""
     if not await monitor.run_until(done, timeout_s=timeout_s):
