@@ -18,12 +18,11 @@ import asyncio
 import json
 import subprocess
 import sys
-import time
 
 import pytest
 
 from netui.model.leafload import leaf_loads
-from tests.lab.watch import monitor_for, run_until, topology_file
+from tests.lab.watch import iperf3_servers, monitor_for, run_until, topology_file
 
 pytestmark = pytest.mark.lab
 
@@ -63,13 +62,7 @@ async def test_leaf1_sending_to_leaf2_fills_leaf1s_uplink(two_tier_lab, tmp_path
     flows = []
     try:
         await run_until(monitor, lambda: all(n.samples_seen >= 2 for n in monitor.fleet), 20, "every node sampled")
-        for client, server in ((lab.node(1), lab.node(3)), (lab.node(2), lab.node(4))):
-            flows.append(server.popen(["iperf3", "-s", "-1", "-B", server.address]))
-        deadline = time.monotonic() + 5
-        for server in (lab.node(3), lab.node(4)):
-            while "5201" not in server.exec(["ss", "-Hltn", "sport = :5201"]).stdout:
-                assert time.monotonic() < deadline, f"iperf3 on {server.name} did not listen within 5 s"
-                time.sleep(0.02)
+        flows += await asyncio.to_thread(iperf3_servers, [lab.node(3), lab.node(4)])
         for client, server in ((lab.node(1), lab.node(3)), (lab.node(2), lab.node(4))):
             flows.append(client.popen(["iperf3", "-c", server.address, "-t", "8"]))
         # past tbf's first burst, two samples into the flows

@@ -18,7 +18,7 @@ import pytest
 
 from netui.model.health import DEFAULT_RULES, HealthRules, Level
 from netui.model.node import Node, NodeState
-from tests.lab.watch import monitor_for, started, wait_for
+from tests.lab.watch import iperf3_servers, monitor_for, started, wait_for
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 is not installed (tests/run.sh installs it)"),
@@ -128,8 +128,7 @@ async def node1_watched(lab):
     try:
         await wait_for(lambda: all(n.samples_seen >= 2 for n in m.fleet), 10, "2 nodes up", m)
         node2 = lab.node(2)
-        node2.popen(["iperf3", "-s", "-1", "-B", node2.address])
-        await asyncio.sleep(0.5)
+        await asyncio.to_thread(iperf3_servers, [node2])
     except BaseException:
         await m.close()
         task.cancel()

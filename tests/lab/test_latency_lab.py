@@ -23,7 +23,7 @@ from netui.checks.latency.runner import LatencyTest
 from netui.checks.latency.tools import LatencySettings
 from tests.command import netui
 from tests.lab.network import veth_name
-from tests.lab.watch import NODES, lab_monitor, pings_left, started_all_up, stop
+from tests.lab.watch import NODES, iperf3_servers, lab_monitor, pings_left, started_all_up, stop
 
 pytestmark = pytest.mark.skipif(shutil.which("ping") is None or shutil.which("fping") is None,
                                 reason="ping and fping are not installed (tests/run.sh installs them as root)")
@@ -63,8 +63,7 @@ def queue_towards(lab, k: int, seconds: int):
                     "latency", "50ms"], check=True, capture_output=True, timeout=10)
     flows = []
     try:
-        flows.append(target.popen(["iperf3", "-s", "-1", "-p", "5399", "-B", target.address]))
-        time.sleep(0.3)
+        flows += iperf3_servers([target], 5399)
         flows.append(lab.node(1).popen(["iperf3", "-u", "-b", "12M", "-t", str(seconds), "-p", "5399",
                                         "-c", target.address]))
         time.sleep(1.0)  # the queue fills

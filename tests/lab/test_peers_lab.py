@@ -9,12 +9,11 @@ import json
 import shutil
 import statistics
 import subprocess
-import time
 
 import pytest
 
 from netui.model.flows import pair_matrix
-from tests.lab.watch import monitor_for, started, wait_for
+from tests.lab.watch import iperf3_servers, monitor_for, started, wait_for
 
 pytestmark = pytest.mark.skipif(shutil.which("iperf3") is None,
                                 reason="iperf3 is not installed (tests/run.sh installs it)")
@@ -42,11 +41,7 @@ async def test_node1s_peer_node2_carries_the_iperf3_flow_at_its_throughput(lab):
     task = await started(m)
     try:
         await wait_for(lambda: all(n.samples_seen >= 2 for n in m.fleet), 15, "2 nodes up", m)
-        listener = node2.popen(["iperf3", "-s", "-1", "-B", node2.address])
-        deadline = time.monotonic() + 5
-        while "5201" not in node2.exec(["ss", "-Hltn", "sport = :5201"]).stdout:
-            assert listener.poll() is None and time.monotonic() < deadline, "iperf3 server did not listen"
-            await asyncio.sleep(0.05)
+        listener, = await asyncio.to_thread(iperf3_servers, [node2])
         client = node1.popen(["iperf3", "-c", node2.address, "-t", str(SECONDS), "-b", "300M", "-J"],
                              stdout=subprocess.PIPE)
         out, _ = await asyncio.to_thread(client.communicate, timeout=SECONDS + 20)

@@ -17,7 +17,7 @@ import pytest
 from netui.engine.recording.reader import read_records
 from netui.engine.recording.playback import load
 from netui.engine.replay import ReplayMonitor
-from tests.lab.watch import monitor_for, started, wait_for
+from tests.lab.watch import iperf3_servers, monitor_for, started, wait_for
 
 pytestmark = pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 is not installed")
 
@@ -26,9 +26,7 @@ def traffic(lab, seconds: int, port: int) -> None:
     """node1 → node2 and node3 → node4, iperf3 for ``seconds`` on ``port`` (each test its own:
     the lab's processes of a test end at its own pace)."""
     n1, n2, n3, n4 = lab.nodes
-    n2.popen(["iperf3", "-s", "-1", "-B", n2.address, "-p", str(port)])
-    n4.popen(["iperf3", "-s", "-1", "-B", n4.address, "-p", str(port)])
-    time.sleep(0.5)
+    iperf3_servers([n2, n4], port)
     n1.popen(["iperf3", "-c", n2.address, "-p", str(port), "-t", str(seconds)])
     n3.popen(["iperf3", "-c", n4.address, "-p", str(port), "-t", str(seconds), "-b", "2G"])
 

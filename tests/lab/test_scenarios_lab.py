@@ -29,13 +29,12 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 
 import pytest
 
 from tests.lab.network import veth_name
-from tests.lab.watch import monitor_for, started, stop, wait_for
+from tests.lab.watch import iperf3_servers, monitor_for, started, stop, wait_for
 
 pytestmark = [pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 is not installed"),
               pytest.mark.slow]
@@ -76,12 +75,7 @@ class Ticks:
 
 def ring_flows(nodes, seconds: int) -> list:
     """iperf3 servers on every node, then each node sending to the next (bounded by -t)."""
-    procs = [node.popen(["iperf3", "-s", "-1", "-B", node.address]) for node in nodes]
-    deadline = time.monotonic() + 10
-    for node in nodes:  # every server listens before any client starts
-        while "5201" not in node.exec(["ss", "-Hltn", "sport = :5201"]).stdout:
-            assert time.monotonic() < deadline, f"iperf3 server on {node.name} did not listen"
-            time.sleep(0.05)
+    procs = iperf3_servers(nodes)  # every server listens before any client starts
     for i, node in enumerate(nodes):
         peer = nodes[(i + 1) % len(nodes)]
         procs.append(node.popen(["iperf3", "-c", peer.address, "-t", str(seconds), "-b", RATE]))

@@ -25,7 +25,7 @@ from netui.collectors.ssh_connect import SshConnector, SshSettings
 from netui.engine.monitor import Monitor
 from netui.model.node import NodeState
 from tests.lab.exporters import PROMETHEUS, PrometheusServer, missing_reason, start_exporters, stop
-from tests.lab.watch import others_went_on
+from tests.lab.watch import iperf3_servers, others_went_on
 
 pytestmark = [
     pytest.mark.skipif(missing_reason() is not None, reason=missing_reason() or ""),
@@ -77,8 +77,7 @@ async def test_node_exporter_shows_the_same_interfaces_and_counters_as_ssh(lab, 
     node1, node2 = lab.node(1), lab.node(2)
     try:
         await wait_for(lambda: all(n.samples_seen >= 2 for n in m.fleet), 8, "all up", m)
-        server = node2.popen(["iperf3", "-s", "-1", "-B", node2.address])
-        await asyncio.sleep(0.5)
+        server, = await asyncio.to_thread(iperf3_servers, [node2])
         iperf = node1.popen(["iperf3", "-c", node2.address, "-t", "3", "-b", "2G"])
         await asyncio.sleep(3.5)
         iperf.wait(timeout=10)
@@ -246,8 +245,7 @@ async def test_a_second_job_on_a_nodes_instance_does_not_bend_its_rates(lab, exp
             # the boot id)
             await wait_for(lambda: m.fleet["node1"].rates is not None and seen[-1].hostname == "node1"
                            and m.fleet["node1"].sample.boot_id.endswith("job=node"), 15, "node1 from its job", m)
-            server_proc = node2.popen(["iperf3", "-s", "-1", "-B", node2.address])
-            await asyncio.sleep(0.5)
+            server_proc, = await asyncio.to_thread(iperf3_servers, [node2])
             started = len(seen)
             iperf = node1.popen(["iperf3", "-c", node2.address, "-t", "8", "-b", "800M"])
             await asyncio.sleep(8.5)

@@ -16,7 +16,7 @@ import asyncssh
 import pytest
 
 from netui.model.node import NodeState
-from tests.lab.watch import monitor_for, others_went_on, settings_for, started, wait_for
+from tests.lab.watch import iperf3_servers, monitor_for, others_went_on, settings_for, started, wait_for
 
 pytestmark = pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 is not installed (tests/run.sh installs it as root)")
 
@@ -45,8 +45,7 @@ async def test_four_nodes_up_fast_and_iperf3_shows_on_exactly_those_two_rows(lab
             assert n.sample.hostname == n.name
             assert set(n.sample.interfaces) == {"lo", "eth0"}
         node1, node2 = lab.node(1), lab.node(2)
-        node2.popen(["iperf3", "-s", "-1", "-B", node2.address])
-        await asyncio.sleep(0.5)
+        await asyncio.to_thread(iperf3_servers, [node2])
         client = node1.popen(["iperf3", "-c", node2.address, "-t", "4"])
 
         def busy(name):

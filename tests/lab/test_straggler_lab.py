@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from tests.lab.watch import monitor_for, started, wait_for
+from tests.lab.watch import iperf3_servers, monitor_for, started, wait_for
 
 pytestmark = pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 is not installed")
 
@@ -57,8 +57,7 @@ async def test_a_slow_link_is_flagged_by_its_throughput_within_three_intervals_a
     try:
         await every_node_sampled(m)
         # a ring, as an all-reduce moves data: every node sends to the next and receives
-        iperf3 += [node.popen(["iperf3", "-s", "-1", "-B", node.address]) for node in nodes]
-        await asyncio.sleep(0.5)
+        iperf3 += await asyncio.to_thread(iperf3_servers, nodes)
         for i, node in enumerate(nodes):
             peer = nodes[(i + 1) % len(nodes)]
             # (60 s: longer than the test's bounded waits add up to; killed at its end)
@@ -144,8 +143,7 @@ async def test_one_way_pairs_name_the_capped_sender_first_and_not_the_acks(lab):
     try:
         await every_node_sampled(m)
         await asyncio.to_thread(lab.node(3).slow_link, "200mbit")
-        iperf3 += [nodes[b].popen(["iperf3", "-s", "-1", "-B", nodes[b].address]) for b in (1, 3)]
-        await asyncio.sleep(0.5)
+        iperf3 += await asyncio.to_thread(iperf3_servers, [nodes[1], nodes[3]])
         iperf3 += [nodes[a].popen(["iperf3", "-c", nodes[b].address, "-t", "10", "-b", "3G"])
                    for a, b in ((0, 1), (2, 3))]
         try:

@@ -45,16 +45,25 @@ def lab_monitor(lab, names=NODES, interval_s: float = 0.5) -> Monitor:
     return monitor_for(lab, names, interval_s=interval_s, settings=settings_for(lab, connect_timeout_s=5))
 
 
+def iperf3_servers(nodes, port: int = 5201, timeout_s: float = 10.0) -> list:
+    """``iperf3 -s -1`` on each of ``nodes`` (bound to its lab address, on ``port``), returned
+    once every one listens: polled with ``ss``, never connected to (``-1`` serves exactly one
+    client); fails naming the node that exited or did not listen within ``timeout_s``. (A
+    fixed wait instead lets a loaded host's client be refused.)"""
+    procs = [node.popen(["iperf3", "-s", "-1", "-B", node.address, "-p", str(port)]) for node in nodes]
+    deadline = time.monotonic() + timeout_s
+    for node, proc in zip(nodes, procs):
+        while f":{port}" not in node.exec(["ss", "-Hltn", f"sport = :{port}"]).stdout:
+            assert proc.poll() is None, f"iperf3 server on {node.name} exited early"
+            assert time.monotonic() < deadline, f"iperf3 server on {node.name} did not listen within {timeout_s} s"
+            time.sleep(0.02)
+    return procs
+
+
 def iperf_bits_per_s(client, server, seconds: int = IPERF_SECONDS) -> float:
     """Bits per second the server received in a bounded iperf3 run (``seconds`` long) from
     client to server, two lab nodes (198.18.x only)."""
-    listener = server.popen(["iperf3", "-s", "-1", "-B", server.address])
-    deadline = time.monotonic() + 5
-    # Wait for the listener without connecting to it: `-1` serves exactly one client.
-    while "5201" not in server.exec(["ss", "-Hltn", "sport = :5201"]).stdout:
-        assert listener.poll() is None, "iperf3 server exited early"
-        assert time.monotonic() < deadline, "iperf3 server did not listen within 5 s"
-        time.sleep(0.02)
+    listener, = iperf3_servers([server])
     result = client.exec(["iperf3", "-c", server.address, "-t", str(seconds), "-J"],
                          timeout_s=seconds + 20)
     listener.wait(timeout=10)
