@@ -40,25 +40,14 @@ def mesh_monitor(lab):
     return monitor_for(lab, interval_s=0.5, mesh=FAST)
 
 
-async def names_over(monitor, seconds: float) -> list[list[tuple[str, str]]]:
-    """What the mesh named (held) at each tick for ``seconds``."""
-    seen = []
+async def names_over(monitor, seconds: float, until_clear: bool = False) -> list[list[tuple[str, str]]]:
+    """What the mesh named (held) at each tick for ``seconds`` (``until_clear``: or until a
+    tick names nothing)."""
+    seen: list[list[tuple[str, str]]] = []
     end = time.monotonic() + seconds
-    while time.monotonic() < end:
+    while time.monotonic() < end and not (until_clear and seen and not seen[-1]):
         await asyncio.sleep(monitor.interval_s)
         seen.append([(s.kind, s.name) for s in monitor.fleet.mesh_suspects])
-    return seen
-
-
-async def names_until_clear(monitor, seconds: float) -> list[list[tuple[str, str]]]:
-    """What the mesh named (held) at each tick, until a tick names nothing or ``seconds`` pass."""
-    seen = []
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        await asyncio.sleep(monitor.interval_s)
-        seen.append([(s.kind, s.name) for s in monitor.fleet.mesh_suspects])
-        if not seen[-1]:
-            break
     return seen
 
 
@@ -98,7 +87,7 @@ async def test_a_clean_mesh_then_a_lossy_link_then_a_lossy_path(lab):
         # a loss again, and keep the name held for as long as they stand out.
         await asyncio.sleep(MESH_TIMEOUT_S + 3 * monitor.interval_s)
         monitor.fleet.mesh.forget("node3")
-        after = await names_until_clear(monitor, CLEAR_S)
+        after = await names_over(monitor, CLEAR_S, until_clear=True)
         print(f"\nnode3's link after its window was forgotten: named at {sum(map(bool, after))} of {len(after)} ticks")
         assert not after[-1], f"node3's link still named {CLEAR_S} s after its window was forgotten: {after}"
         node1 = lab.node(1).address

@@ -68,6 +68,13 @@ class Ticks:
         named = [frozenset(s) for s in self.stragglers]
         return sum(1 for a, b in zip(named, named[1:]) if a != b)
 
+    def tally(self, culprit: str) -> str:
+        """How often ``culprit`` was named first, another node named, the first name changed."""
+        first = sum(1 for f in self.first if f == culprit)
+        wrong = sum(1 for s in self.stragglers if set(s) - {culprit})
+        return (f"\n{len(self.first)} ticks: {culprit} named first in {first}, another named in {wrong}, "
+                f"the name changed {self.changes()} times; named per tick {self.first}")
+
     def story(self) -> str:
         return "\n".join(f"{i}: {links} {r} victims {v}"
                          for i, (links, r, v) in enumerate(zip(self.links, self.reasons, self.victims)))
@@ -167,9 +174,7 @@ async def test_a_ring_with_one_shaped_link_names_that_node_and_never_its_neighbo
         await asyncio.to_thread(unshape, lab, 3)
     n = len(ticks.first)
     named = sum(1 for first in ticks.first if first == "node3")
-    wrong = sum(1 for s in ticks.stragglers if set(s) - {"node3"})
-    print(f"\n{n} ticks: node3 named first in {named}, another named in {wrong}, the name changed "  # (seen with -s)
-          f"{ticks.changes()} times; named per tick {ticks.first}")
+    print(ticks.tally("node3"))  # (seen with -s)
     assert n >= TRAFFIC_S - SKIPPED_TICKS, ticks.story()
     assert named >= 0.95 * n, f"node3 named in {named} of {n} ticks\n{ticks.story()}"
     neighbours = [(i, s) for i, s in enumerate(ticks.stragglers) if {"node2", "node4"} & set(s)]
@@ -326,9 +331,7 @@ async def test_a_ring_with_one_lossy_link_names_that_node_through_the_flows_that
         await asyncio.to_thread(lossless, lab)
     n = len(ticks.first)
     named = sum(1 for first in ticks.first if first == "node3")
-    wrong = sum(1 for s in ticks.stragglers if set(s) - {"node3"})
-    print(f"\n{n} ticks: node3 named first in {named}, another named in {wrong}, the name changed "  # (seen with -s)
-          f"{ticks.changes()} times; named per tick {ticks.first}")
+    print(ticks.tally("node3"))  # (seen with -s)
     assert n >= TRAFFIC_S - SKIPPED_TICKS, ticks.story()
     assert named >= 0.9 * n, f"node3 named in {named} of {n} ticks\n{ticks.story()}"
     others = [(i, s) for i, s in enumerate(ticks.stragglers) if set(s) - {"node3"}]
